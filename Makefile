@@ -1,0 +1,46 @@
+# outcore — build, serve, test, benchmark.
+# GOFLAGS and CGO_CFLAGS live here and nowhere else (.ci/run calls make).
+export CGO_ENABLED := 1
+export CGO_CFLAGS := -O2 -Wno-deprecated-declarations
+export GOFLAGS := -buildvcs=false
+
+BIN    := bin/outcore
+ADDR   ?= 127.0.0.1:8080
+# Packages whose code is concurrent run again under the race detector.
+RACE_PKGS ?= ./engine/... ./experiments/... ./store/... ./web/...
+
+.PHONY: all build run test test-race bench generate check-generated deps vet clean
+
+all: build
+
+build: generate
+	go build -o $(BIN) .
+
+## run: build, create the default dataset on first start, serve the dashboard
+run: build
+	./$(BIN) serve --addr $(ADDR)
+
+## test: everything CI checks
+test: deps check-generated vet
+	go test -count=1 ./...
+	go test -count=1 -race -short $(RACE_PKGS)
+
+deps:
+	@scripts/install-deps.sh
+
+generate:
+	go tool templ generate -path web >/dev/null
+
+## check-generated: the committed *_templ.go files match their .templ sources
+check-generated:
+	@scripts/check-generated.sh
+
+vet:
+	go vet ./...
+
+## bench: the benchmarks quoted in docs/BENCHMARKS.md
+bench: deps build
+	scripts/bench.sh
+
+clean:
+	rm -rf bin

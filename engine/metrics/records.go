@@ -1,0 +1,144 @@
+// Package metrics defines what a training run reports and how it measures it:
+// the JSON-lines records that `outcore train` writes on stdout (the contract
+// between the engine and the experiment runner), stage timers, counters and
+// the per-second resource sampler.
+package metrics
+
+import "encoding/json"
+
+// Record types, the value of every record's "type" field.
+const (
+	TypeStart    = "start"    // once, before any work: config, host, backend
+	TypeProgress = "progress" // while an epoch runs, at most a few per second
+	TypeEpoch    = "epoch"    // once per finished epoch
+	TypeSample   = "sample"   // once per second of the run
+	TypeLog      = "log"      // a human-readable event (cache sizes, fallbacks, deviations)
+	TypeSummary  = "summary"  // once, last line of a run that ended by itself
+)
+
+// Outcomes of a run, as recorded in its summary and by the experiment runner.
+const (
+	OutcomeDone        = "done"
+	OutcomeFailed      = "failed"
+	OutcomeOOM         = "oom"
+	OutcomeCancelled   = "cancelled"
+	OutcomeInterrupted = "interrupted"
+)
+
+// HostFacts describes the machine a run ran on.
+type HostFacts struct {
+	Hostname  string `json:"hostname"`
+	Kernel    string `json:"kernel"`
+	Cores     int    `json:"cores"`
+	MemBytes  int64  `json:"mem_bytes"`
+	DiskModel string `json:"disk_model,omitempty"`
+	GPU       string `json:"gpu"` // "none" when no GPU was found
+	GoVersion string `json:"go_version"`
+	Version   string `json:"outcore_version"`
+	GEMM      string `json:"gemm"` // which matrix-multiply path ran: "openblas" or "gonum"
+}
+
+// StartRecord opens a run's stream.
+type StartRecord struct {
+	Type          string            `json:"type"` // "start"
+	System        string            `json:"system"`
+	Dataset       string            `json:"dataset"`
+	Config        json.RawMessage   `json:"config"` // the full run configuration
+	Host          HostFacts         `json:"host"`
+	IOBackend     string            `json:"io_backend"`           // "uring", "pread" or "mmap"
+	MemLimitBytes int64             `json:"mem_limit_bytes"`      // 0 = none
+	LimitEnforced bool              `json:"limit_enforced"`       // a memory cgroup holds the process
+	Devices       map[string]string `json:"devices"`              // stage -> "cpu" or "gpu": who ran it
+	Deviations    []string          `json:"deviations,omitempty"` // where this run departs from its paper
+}
+
+// ProgressRecord reports progress inside an epoch.
+type ProgressRecord struct {
+	Type    string  `json:"type"` // "progress"
+	Epoch   int     `json:"epoch"`
+	Batch   int     `json:"batch"`
+	Batches int     `json:"batches"`
+	Phase   string  `json:"phase,omitempty"` // e.g. "prepare", "train", "eval"
+	Elapsed float64 `json:"elapsed_s"`
+}
+
+// TierCount counts feature lookups served by one tier of a cache hierarchy.
+type TierCount struct {
+	Lookups int64 `json:"lookups"`
+	Hits    int64 `json:"hits"`
+}
+
+// Tier names used in EpochRecord.Tiers.
+const (
+	TierGPU       = "gpu"
+	TierCPU       = "cpu"
+	TierDiskCache = "disk_cache"
+	TierPacked    = "packed"
+	TierDevice    = "device" // read from the block device (a miss everywhere else)
+)
+
+// EpochRecord is one finished epoch (DESIGN §5).
+type EpochRecord struct {
+	Type   string  `json:"type"` // "epoch"
+	Epoch  int     `json:"epoch"`
+	Warmup bool    `json:"warmup"`
+	EpochS float64 `json:"epoch_s"` // first batch start -> last batch end, evaluation excluded
+
+	SampleS  float64 `json:"sample_s"`
+	ExtractS float64 `json:"extract_s"`
+	TrainS   float64 `json:"train_s"`
+	StallS   float64 `json:"stall_s"` // trainer waiting for data
+	// Stages holds variant-specific stage seconds: "inspect_s", "switch_s",
+	// "prep_s", "cache_update_s", "forward_s", "backward_s", ...
+	Stages map[string]float64 `json:"stages,omitempty"`
+
+	Batches int                  `json:"batches"`
+	Tiers   map[string]TierCount `json:"tiers,omitempty"`
+
+	BytesNeeded       int64   `json:"bytes_needed"` // rows used x row size
+	BytesRead         int64   `json:"bytes_read"`   // from the block device (/proc/self/io read_bytes)
+	ReadAmplification float64 `json:"read_amplification"`
+
+	TrainLoss float64 `json:"train_loss"`
+	TrainAcc  float64 `json:"train_acc"`
+	ValAcc    float64 `json:"val_acc"`
+	TestAcc   float64 `json:"test_acc"`
+	EvalS     float64 `json:"eval_s"`
+	WallS     float64 `json:"wall_s"` // seconds since the run started, at the end of this epoch
+}
+
+// SampleRecord is one per-second resource sample.
+type SampleRecord struct {
+	Type          string   `json:"type"`    // "sample"
+	T             float64  `json:"t"`       // seconds since the run started
+	CPUPercent    float64  `json:"cpu_pct"` // of one core; 200 = two cores busy
+	IOWaitPercent float64  `json:"iowait_pct"`
+	RSSBytes      int64    `json:"rss_bytes"`
+	CgroupBytes   int64    `json:"cgroup_bytes"` // memory cgroup usage incl. page cache; 0 without a cgroup
+	DiskReadMBps  float64  `json:"disk_read_mbps"`
+	GPUUtil       *float64 `json:"gpu_util_pct,omitempty"`
+	GPUMemBytes   *int64   `json:"gpu_mem_bytes,omitempty"`
+}
+
+// LogRecord is a human-readable event.
+type LogRecord struct {
+	Type  string  `json:"type"`  // "log"
+	Level string  `json:"level"` // "info", "warn", "error"
+	Msg   string  `json:"msg"`
+	T     float64 `json:"t"`
+}
+
+// SummaryRecord closes a run that ended by itself.
+type SummaryRecord struct {
+	Type            string  `json:"type"` // "summary"
+	Outcome         string  `json:"outcome"`
+	Epochs          int     `json:"epochs"`
+	BestEpoch       int     `json:"best_epoch"`
+	BestValAcc      float64 `json:"best_val_acc"`
+	TestAcc         float64 `json:"test_acc"`     // at the epoch of best val_acc
+	MeanEpochS      float64 `json:"mean_epoch_s"` // over non-warm-up epochs
+	TotalS          float64 `json:"total_s"`
+	PeakRSSBytes    int64   `json:"peak_rss_bytes"`
+	PeakCgroupBytes int64   `json:"peak_cgroup_bytes"`
+	Error           string  `json:"error,omitempty"`
+}
