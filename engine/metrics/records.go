@@ -94,6 +94,9 @@ type EpochRecord struct {
 
 	Batches int                  `json:"batches"`
 	Tiers   map[string]TierCount `json:"tiers,omitempty"`
+	// Counters holds variant-specific event counts ("io_requests",
+	// "superbatches", "evictions", ...), added by EpochStats.Count.
+	Counters map[string]int64 `json:"counters,omitempty"`
 
 	BytesNeeded       int64   `json:"bytes_needed"` // rows used x row size
 	BytesRead         int64   `json:"bytes_read"`   // from the block device (/proc/self/io read_bytes)

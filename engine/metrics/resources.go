@@ -1,0 +1,112 @@
+package metrics
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// GPUSampler reads one GPU's utilisation and memory in use. The gpu package
+// satisfies it through NVML; ok is false when no reading could be taken.
+type GPUSampler interface {
+	Sample() (utilPct float64, memBytes int64, ok bool)
+}
+
+// ResourceSampler takes per-second resource samples of this process: CPU %
+// (of one core), system iowait %, RSS, memory-cgroup usage (page cache
+// included), disk read MB/s from /proc/self/io, and GPU readings when a
+// GPUSampler is set. It tracks the peaks for the run summary.
+type ResourceSampler struct {
+	// GPU, when non-nil, adds GPU utilisation and memory to each sample.
+	GPU GPUSampler
+
+	mu         sync.Mutex
+	start      time.Time
+	cgroupFile string
+	prev       snapshot
+	peakRSS    int64
+	peakCgroup int64
+}
+
+// snapshot holds the cumulative counters a sample is the difference of.
+type snapshot struct {
+	at        time.Time
+	cpuS      float64
+	sysTotal  int64
+	sysIOWait int64
+	readBytes int64
+}
+
+// NewResourceSampler returns a sampler whose clock (SampleRecord.T) starts at
+// start. It finds the memory cgroup once; without one, cgroup_bytes is 0.
+func NewResourceSampler(start time.Time) *ResourceSampler {
+	r := &ResourceSampler{start: start}
+	if f, err := MemoryCgroupFile(); err == nil {
+		r.cgroupFile = f
+	}
+	r.prev = takeSnapshot()
+	return r
+}
+
+// CgroupFile is the memory-cgroup usage file in use, "" when there is none.
+func (r *ResourceSampler) CgroupFile() string { return r.cgroupFile }
+
+// takeSnapshot reads the cumulative counters; unreadable ones stay zero.
+func takeSnapshot() snapshot {
+	s := snapshot{at: time.Now()}
+	s.cpuS, _ = ProcCPUSeconds()
+	s.sysTotal, s.sysIOWait, _ = SystemCPUTimes()
+	s.readBytes, _ = ProcReadBytes()
+	return s
+}
+
+// Sample takes one sample covering the time since the previous one.
+func (r *ResourceSampler) Sample() SampleRecord {
+	cur := takeSnapshot()
+	rss, _ := ProcRSSBytes()
+	var cg int64
+	if r.cgroupFile != "" {
+		cg, _ = ReadInt64File(r.cgroupFile)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	prev := r.prev
+	r.prev = cur
+	rec := SampleRecord{Type: TypeSample, T: cur.at.Sub(r.start).Seconds(), RSSBytes: rss, CgroupBytes: cg}
+	if dt := cur.at.Sub(prev.at).Seconds(); dt > 0 {
+		rec.CPUPercent = 100 * (cur.cpuS - prev.cpuS) / dt
+		rec.DiskReadMBps = float64(cur.readBytes-prev.readBytes) / 1e6 / dt
+	}
+	if d := cur.sysTotal - prev.sysTotal; d > 0 {
+		rec.IOWaitPercent = 100 * float64(cur.sysIOWait-prev.sysIOWait) / float64(d)
+	}
+	if r.GPU != nil {
+		if u, m, ok := r.GPU.Sample(); ok {
+			rec.GPUUtil, rec.GPUMemBytes = &u, &m
+		}
+	}
+	r.peakRSS = max(r.peakRSS, rss)
+	r.peakCgroup = max(r.peakCgroup, cg)
+	return rec
+}
+
+// Peaks returns the largest RSS and cgroup usage seen by Sample so far.
+func (r *ResourceSampler) Peaks() (rss, cgroup int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.peakRSS, r.peakCgroup
+}
+
+// Run samples every interval and passes each sample to emit until ctx ends.
+func (r *ResourceSampler) Run(ctx context.Context, interval time.Duration, emit func(SampleRecord)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			emit(r.Sample())
+		}
+	}
+}
