@@ -1,0 +1,75 @@
+package nn
+
+// Dropout masks are counter-based: element i of a tensor at (seed, step,
+// site) is kept iff a 16-bit slice of splitmix64(key, i/4) is ≥ p·65536.
+// The mask is therefore deterministic for a seed, independent of how many
+// goroutines compute it, and is recomputed in the backward pass instead of
+// being stored. p is effectively quantised to 1/65536.
+
+// splitmix64 is Steele et al.'s 64-bit finaliser.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// DropoutKey derives the mask key for one dropout site in one step.
+func DropoutKey(seed, step, site uint64) uint64 {
+	return splitmix64(splitmix64(splitmix64(seed)^step) ^ site)
+}
+
+// dropThreshold converts p to the 16-bit threshold.
+func dropThreshold(p float32) uint32 {
+	t := uint32(p*65536 + 0.5)
+	return min(t, 65536)
+}
+
+// dropMask calls f(i, keep) for i in [lo, hi) (lo multiple of 4).
+func keepBits(key uint64, i int) uint64 { return splitmix64(key ^ uint64(i>>2)*0xd1342543de82ef95) }
+
+// Dropout applies inverted dropout in place: each element is zeroed with
+// probability p and the rest scaled by 1/(1-p). Use DropoutBackward with the
+// same key and p for the gradient.
+func Dropout(t *Tensor, p float32, key uint64) {
+	dropoutApply(t.Data[:t.Rows*t.Cols], p, key)
+}
+
+// DropoutBackward multiplies the gradient by the mask Dropout used.
+func DropoutBackward(g *Tensor, p float32, key uint64) {
+	dropoutApply(g.Data[:g.Rows*g.Cols], p, key)
+}
+
+func dropoutApply(d []float32, p float32, key uint64) {
+	if p <= 0 {
+		return
+	}
+	thr := dropThreshold(p)
+	scale := 1 / (1 - p)
+	if p >= 1 {
+		scale = 0
+	}
+	n := len(d)
+	parallelFor((n+3)/4, 1<<14, func(lo, hi int) {
+		for q := lo; q < hi; q++ {
+			bits := keepBits(key, q*4)
+			for k := 0; k < 4; k++ {
+				i := q*4 + k
+				if i >= n {
+					break
+				}
+				if uint32(bits>>(16*k))&0xffff < thr {
+					d[i] = 0
+				} else {
+					d[i] *= scale
+				}
+			}
+		}
+	})
+}
+
+// DropoutKeep reports whether element i is kept under (p, key); tests use it.
+func DropoutKeep(i int, p float32, key uint64) bool {
+	bits := keepBits(key, i&^3)
+	return uint32(bits>>(16*(i&3)))&0xffff >= dropThreshold(p)
+}

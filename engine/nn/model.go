@@ -1,0 +1,251 @@
+package nn
+
+import (
+	"errors"
+	"fmt"
+
+	"outcore/engine/graph"
+)
+
+// Model kinds accepted by NewModel.
+const (
+	KindSAGE = "sage"
+	KindGCN  = "gcn"
+	KindGAT  = "gat"
+)
+
+// ErrBadModel is returned (wrapped) by NewModel for an invalid configuration.
+var ErrBadModel = errors.New("invalid model configuration")
+
+// Model stacks L layers of one kind, one per block. Layer l maps
+// blocks[l]'s sources to its destinations; between layers come the
+// activation and dropout. The layouts follow the published reference
+// models:
+//
+//	sage: conv → relu → dropout → … → conv                (no input dropout)
+//	gcn:  dropout → conv → relu → dropout → … → conv       (Kipf & Welling)
+//	gat:  dropout → conv → elu → dropout → … → conv        (Veličković et al.;
+//	      hidden layers concatenate `heads` heads of hidden/heads… see NewModel;
+//	      attention dropout = Dropout)
+//
+// Forward results live in the model's arena until the next Forward.
+type Model struct {
+	Kind         string
+	Layers       []Layer
+	Act          string  // activation between layers: relu or elu
+	Dropout      float32 // feature dropout probability
+	InputDropout bool    // also drop the input features before layer 0
+	Seed         uint64
+	Opt          *Adam
+
+	arena Arena
+	step  uint64 // training forwards so far; part of the dropout key
+	// per-forward state for Backward
+	outs   []*Tensor // activation(+dropout) output of layer l (input of l+1)
+	blocks []graph.Block
+	train  bool
+}
+
+// NewModel builds a model of kind sage, gcn or gat with `layers` layers:
+// inDim → hidden → … → hidden → classes. For gat, hidden layers have `heads`
+// heads of width hidden/heads each (so their output is `hidden` wide, as
+// PyG's GAT with hidden_channels=hidden/heads) and the output layer has one
+// head; heads must divide hidden. heads is ignored for sage and gcn. The
+// optimiser is Adam with lr 0.01 and no weight decay; set m.Opt.LR and
+// m.Opt.WeightDecay (or replace m.Opt) before training.
+func NewModel(kind string, inDim, hidden, classes, layers, heads int, dropout float32, seed uint64) (*Model, error) {
+	if layers < 1 || inDim < 1 || classes < 1 || (layers > 1 && hidden < 1) {
+		return nil, fmt.Errorf("%w: layers=%d in=%d hidden=%d classes=%d (all must be ≥ 1)", ErrBadModel, layers, inDim, hidden, classes)
+	}
+	if dropout < 0 || dropout >= 1 {
+		return nil, fmt.Errorf("%w: dropout %v not in [0,1)", ErrBadModel, dropout)
+	}
+	rng := NewRNG(seed)
+	m := &Model{Kind: kind, Act: ActReLU, Dropout: dropout, Seed: seed}
+	dims := make([]int, layers+1)
+	dims[0], dims[layers] = inDim, classes
+	for l := 1; l < layers; l++ {
+		dims[l] = hidden
+	}
+	switch kind {
+	case KindSAGE:
+		for l := 0; l < layers; l++ {
+			m.Layers = append(m.Layers, NewSAGE(dims[l], dims[l+1], rng))
+		}
+	case KindGCN:
+		m.InputDropout = true
+		for l := 0; l < layers; l++ {
+			m.Layers = append(m.Layers, NewGCN(dims[l], dims[l+1], rng))
+		}
+	case KindGAT:
+		if heads < 1 || (layers > 1 && hidden%heads != 0) {
+			return nil, fmt.Errorf("%w: gat needs heads ≥ 1 dividing hidden (heads=%d hidden=%d)", ErrBadModel, heads, hidden)
+		}
+		m.InputDropout, m.Act = true, ActELU
+		for l := 0; l < layers; l++ {
+			var g *GAT
+			if l < layers-1 {
+				g = NewGAT(dims[l], heads, hidden/heads, true, rng)
+			} else {
+				g = NewGAT(dims[l], 1, classes, false, rng)
+			}
+			g.AttnDropout = dropout
+			m.Layers = append(m.Layers, g)
+		}
+	default:
+		return nil, fmt.Errorf("%w: unknown kind %q (want sage, gcn or gat)", ErrBadModel, kind)
+	}
+	m.Opt = NewAdam(m.Params(), 0.01, 0)
+	return m, nil
+}
+
+// Params returns every trainable parameter, layer by layer.
+func (m *Model) Params() []*Param {
+	var ps []*Param
+	for _, l := range m.Layers {
+		ps = append(ps, l.Params()...)
+	}
+	return ps
+}
+
+// NumParams is the total number of trainable scalars.
+func (m *Model) NumParams() int {
+	n := 0
+	for _, p := range m.Params() {
+		n += len(p.Value.Data)
+	}
+	return n
+}
+
+// ZeroGrad clears every parameter gradient.
+func (m *Model) ZeroGrad() {
+	for _, p := range m.Params() {
+		p.ZeroGrad()
+	}
+}
+
+// ArenaBytes reports the scratch memory the model holds.
+func (m *Model) ArenaBytes() int { return m.arena.Bytes() }
+
+// Validate checks that blocks and x fit the model: one block per layer,
+// consecutive blocks chained (NumDst of l = NumSrc of l+1), x of
+// blocks[0].NumSrc rows and InDim columns, and every block well formed.
+func (m *Model) Validate(blocks []graph.Block, x *Tensor) error {
+	if len(blocks) != len(m.Layers) {
+		return fmt.Errorf("model has %d layers but got %d blocks", len(m.Layers), len(blocks))
+	}
+	for l := range blocks {
+		if err := validateBlock(&blocks[l]); err != nil {
+			return fmt.Errorf("blocks[%d]: %w", l, err)
+		}
+		if l > 0 && blocks[l].NumSrc != blocks[l-1].NumDst {
+			return fmt.Errorf("blocks[%d].NumSrc=%d but blocks[%d].NumDst=%d", l, blocks[l].NumSrc, l-1, blocks[l-1].NumDst)
+		}
+	}
+	if x.Rows != blocks[0].NumSrc || x.Cols != m.Layers[0].InDim() {
+		return fmt.Errorf("features are %v, want blocks[0].NumSrc×in = %d×%d", x, blocks[0].NumSrc, m.Layers[0].InDim())
+	}
+	return nil
+}
+
+func (m *Model) dropKey(site int) uint64 { return DropoutKey(m.Seed, m.step, uint64(site)) }
+
+// Forward runs the model and returns the logits of the last block's
+// destination nodes (NumDst×classes). train enables dropout and keeps what
+// Backward needs; train=false is inference. x is not modified. It panics
+// with Validate's message on inconsistent input.
+func (m *Model) Forward(blocks []graph.Block, x *Tensor, train bool) *Tensor {
+	if err := m.Validate(blocks, x); err != nil {
+		panic("nn.Model.Forward: " + err.Error())
+	}
+	m.arena.Reset()
+	if train {
+		m.step++
+	}
+	m.train, m.blocks = train, blocks
+	m.outs = m.outs[:0]
+	p := float32(0)
+	if train {
+		p = m.Dropout
+	}
+	h := x
+	if m.InputDropout && p > 0 {
+		h = m.arena.TensorNoZero(x.Rows, x.Cols)
+		copy(h.Data, x.Data)
+		Dropout(h, p, m.dropKey(0))
+	}
+	for l, layer := range m.Layers {
+		if g, ok := layer.(*GAT); ok {
+			g.DropKey = m.dropKey(1000 + l)
+		}
+		y := layer.Forward(&m.arena, &blocks[l], h, train)
+		if l < len(m.Layers)-1 {
+			ActForward(m.Act, y)
+			if p > 0 {
+				Dropout(y, p, m.dropKey(l+1))
+			}
+			m.outs = append(m.outs, y)
+		}
+		h = y
+	}
+	return h
+}
+
+// Backward propagates dLogits (the gradient of the loss w.r.t. Forward's
+// result) through the model, adding into every Param's Grad. It must follow
+// a Forward with train=true.
+func (m *Model) Backward(dLogits *Tensor) {
+	if !m.train {
+		panic("nn.Model.Backward: the last Forward was not a training forward")
+	}
+	p := m.Dropout
+	g := dLogits
+	for l := len(m.Layers) - 1; l >= 0; l-- {
+		dx := m.Layers[l].Backward(&m.arena, g, l > 0)
+		if l == 0 {
+			break
+		}
+		// through dropout and the activation of layer l-1's output
+		if p > 0 {
+			DropoutBackward(dx, p, m.dropKey(l))
+		}
+		ActBackward(m.Act, m.outs[l-1], dx, p)
+		g = dx
+	}
+}
+
+// Step runs one training step on a mini-batch: zero gradients, forward with
+// dropout, softmax cross-entropy against labels (one per last-block
+// destination; < 0 = ignore), backward and an Adam update. It returns the
+// mean loss and the training accuracy of the batch.
+func (m *Model) Step(blocks []graph.Block, x *Tensor, labels []int32) (loss, acc float32) {
+	m.ZeroGrad()
+	logits := m.Forward(blocks, x, true)
+	if len(labels) != logits.Rows {
+		panic(fmt.Sprintf("nn.Model.Step: %d labels for %d output nodes", len(labels), logits.Rows))
+	}
+	d := m.arena.TensorNoZero(logits.Rows, logits.Cols)
+	loss, correct := SoftmaxCrossEntropy(logits, labels, d)
+	m.Backward(d)
+	m.Opt.Step()
+	n := 0
+	for _, y := range labels {
+		if y >= 0 {
+			n++
+		}
+	}
+	if n > 0 {
+		acc = float32(correct) / float32(n)
+	}
+	return loss, acc
+}
+
+// Infer is the inference-mode forward (no dropout): logits of the last
+// block's destination nodes, valid until the model's next Forward.
+func (m *Model) Infer(blocks []graph.Block, x *Tensor) *Tensor { return m.Forward(blocks, x, false) }
+
+// Evaluate returns the accuracy of Infer's predictions against labels
+// (rows with label < 0 ignored).
+func (m *Model) Evaluate(blocks []graph.Block, x *Tensor, labels []int32) float64 {
+	return Accuracy(m.Infer(blocks, x), labels)
+}
