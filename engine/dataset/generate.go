@@ -1,0 +1,487 @@
+package dataset
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"slices"
+	"time"
+)
+
+// Generate writes a synthetic dataset called name under datasetsDir and
+// returns it opened. The graph is a power-law graph with planted
+// communities, produced directly in CSC order, node by node:
+//
+//   - node v's class is c(v) = P(v) mod C for a keyed pseudorandom
+//     permutation P of [0, N), and its popularity rank inside the class is
+//     P(v) div C (so classes have equal sizes and popular nodes are scattered
+//     over the id space);
+//   - its in-degree is MinDegree + a Lomax (shifted Pareto) draw with tail
+//     index DegreeExponent, capped at MaxDegree, with the scale solved so the
+//     mean is AvgDegree;
+//   - each in-neighbour comes from c(v) with probability Homophily, else from
+//     a uniformly chosen other class, and inside the class by popularity rank
+//     r with probability ∝ (r+1)^-Popularity (so out-degrees are heavy-tailed
+//     too); duplicates and self-loops are redrawn, and the list is sorted;
+//   - its features are the class centroid plus N(0, Noise²) per entry;
+//   - it joins train/val/test with the configured probabilities.
+//
+// Every node has its own random streams derived from (Seed, v), so the output
+// is byte-identical for a seed whatever the number of workers. Memory is
+// O(Classes×FeatureDim) plus a few blocks in flight per worker: never
+// O(Nodes×FeatureDim) or O(Edges). progress, when not nil, receives a
+// carriage-return status line a few times a second.
+func Generate(ctx context.Context, datasetsDir, name string, cfg GenConfig, progress io.Writer) (*Dataset, error) {
+	return GenerateWith(ctx, datasetsDir, name, cfg, GenOptions{Progress: progress})
+}
+
+// GenOptions are the knobs of GenerateWith that are not part of the
+// dataset's identity (and so are not stored in meta.json).
+type GenOptions struct {
+	// Progress receives status lines (nil = silent).
+	Progress io.Writer
+	// Force replaces an existing dataset of the same name.
+	Force bool
+	// Preset is recorded in meta.json's source when set.
+	Preset string
+	// NoIndptr skips loading indptr into the returned Dataset (its Indptr
+	// is nil), keeping the caller's memory independent of the node count.
+	NoIndptr bool
+}
+
+// GenerateWith is Generate with options.
+func GenerateWith(ctx context.Context, datasetsDir, name string, cfg GenConfig, opt GenOptions) (*Dataset, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.resolved()
+	w, err := NewWriter(datasetsDir, name, opt.Force)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Abort()
+	g := newGenerator(cfg)
+	meta, err := g.run(ctx, w, opt.Progress)
+	if err != nil {
+		return nil, fmt.Errorf("generate %s: %w", name, err)
+	}
+	meta.Source = Source{Kind: "generator", Generator: &cfg, Preset: opt.Preset}
+	if err := w.CommitStreaming(meta); err != nil {
+		return nil, err
+	}
+	if opt.NoIndptr {
+		m, err := ReadMeta(w.FinalDir())
+		if err != nil {
+			return nil, err
+		}
+		return &Dataset{Dir: w.FinalDir(), Meta: m}, nil
+	}
+	return openChecked(w.FinalDir())
+}
+
+// generator holds the precomputed state of one generation run.
+type generator struct {
+	cfg        GenConfig
+	perm       *feistel
+	classes    uint64
+	classSize  []uint64  // nodes per class
+	rankScale  []float64 // per class: (n+1)^(1-β) - 1, for inverse-CDF rank sampling
+	centroids  []float32 // Classes × FeatureDim
+	noise      []float32 // normTable × Noise
+	lomaxScale float64
+	blockNodes int64
+}
+
+func newGenerator(cfg GenConfig) *generator {
+	g := &generator{cfg: cfg, classes: uint64(cfg.Classes)}
+	g.perm = newFeistel(uint64(cfg.Nodes), mix64(cfg.Seed^0x5eed))
+	g.classSize = make([]uint64, cfg.Classes)
+	g.rankScale = make([]float64, cfg.Classes)
+	for k := range g.classSize {
+		n := (uint64(cfg.Nodes) - uint64(k) + g.classes - 1) / g.classes
+		g.classSize[k] = n
+		if b := cfg.Popularity; b != 1 {
+			g.rankScale[k] = math.Pow(float64(n)+1, 1-b) - 1
+		} else {
+			g.rankScale[k] = math.Log(float64(n) + 1)
+		}
+	}
+	// Class centroids: i.i.d. N(0, s²) entries with s = Separation/sqrt(2D),
+	// so two centroids are Separation apart in expectation.
+	d := cfg.FeatureDim
+	s := cfg.Separation / math.Sqrt(2*float64(d))
+	g.centroids = make([]float32, cfg.Classes*d)
+	r := newStream(cfg.Seed, 0, streamGlobal)
+	for i := range g.centroids {
+		g.centroids[i] = float32(s * r.normal())
+	}
+	g.noise = make([]float32, len(normTable))
+	for i, z := range normTable {
+		g.noise[i] = z * float32(cfg.Noise)
+	}
+	g.lomaxScale = solveLomaxScale(cfg.AvgDegree-float64(cfg.MinDegree), cfg.DegreeExponent, cfg.MaxDegree-cfg.MinDegree)
+	// About 1 MiB of features per block, at least 64 nodes.
+	g.blockNodes = max(64, min(16384, (1<<20)/(int64(d)*4)))
+	return g
+}
+
+// solveLomaxScale finds λ such that E[min(floor(X), cap)] = mean for
+// X ~ Lomax(shape a, scale λ), where E = Σ_{k=1..cap} (1+k/λ)^-a.
+func solveLomaxScale(mean, a float64, capDeg int64) float64 {
+	if mean <= 0 || capDeg <= 0 {
+		return 0
+	}
+	expect := func(lam float64) float64 {
+		const exact = 2000
+		var s float64
+		k := int64(1)
+		for ; k <= capDeg && k <= exact; k++ {
+			s += math.Pow(1+float64(k)/lam, -a)
+		}
+		if k <= capDeg { // integral for the rest, midpoint-corrected
+			lo, hi := float64(k)-0.5, float64(capDeg)+0.5
+			s += lam / (a - 1) * (math.Pow(1+lo/lam, 1-a) - math.Pow(1+hi/lam, 1-a))
+		}
+		return s
+	}
+	lo, hi := 1e-9, 1e12
+	for i := 0; i < 200 && hi/lo > 1+1e-12; i++ {
+		mid := math.Sqrt(lo * hi)
+		if expect(mid) < mean {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return math.Sqrt(lo * hi)
+}
+
+// classOf returns the class and in-class popularity rank of node v.
+func (g *generator) classOf(v int64) (class, rank uint64) {
+	p := g.perm.fwd(uint64(v))
+	return p % g.classes, p / g.classes
+}
+
+// degree draws the in-degree of a node.
+func (g *generator) degree(r *wyrand) int64 {
+	c := &g.cfg
+	d := c.MinDegree
+	if g.lomaxScale > 0 {
+		u := 1 - r.float64() // (0, 1]
+		x := g.lomaxScale * (math.Pow(u, -1/c.DegreeExponent) - 1)
+		capX := float64(c.MaxDegree - c.MinDegree)
+		if x > capX {
+			x = capX
+		}
+		d += int64(x)
+	}
+	return d
+}
+
+// pick draws one in-neighbour for a node of class own.
+func (g *generator) pick(r *wyrand, own uint64) int64 {
+	k := own
+	if r.float64() >= g.cfg.Homophily {
+		k = (own + 1 + r.intn(g.classes-1)) % g.classes
+	}
+	n := g.classSize[k]
+	var rank uint64
+	if b := g.cfg.Popularity; b == 0 {
+		rank = r.intn(n)
+	} else {
+		u := r.float64()
+		var x float64
+		if b != 1 {
+			x = math.Pow(1+u*g.rankScale[k], 1/(1-b))
+		} else {
+			x = math.Exp(u * g.rankScale[k])
+		}
+		rank = uint64(x) - 1
+		if x < 1 {
+			rank = 0
+		}
+		if rank >= n {
+			rank = n - 1
+		}
+	}
+	return int64(g.perm.inv(k + g.classes*rank))
+}
+
+// Split membership codes in a block.
+const (
+	inNoSplit = iota
+	inTrain
+	inVal
+	inTest
+)
+
+// genBlock is the output of one block of consecutive nodes.
+type genBlock struct {
+	start, count int64
+	degrees      []int64
+	indices      []int64
+	features     []float32
+	labels       []int32
+	split        []uint8
+	sameClass    int64 // edges whose endpoints share a class
+}
+
+// fill generates nodes [start, start+count) into b.
+func (g *generator) fill(b *genBlock, start, count int64) {
+	c := &g.cfg
+	dim := c.FeatureDim
+	b.start, b.count = start, count
+	b.degrees = b.degrees[:0]
+	b.indices = b.indices[:0]
+	b.labels = b.labels[:0]
+	b.split = b.split[:0]
+	b.sameClass = 0
+	if cap(b.features) < int(count)*dim {
+		b.features = make([]float32, int(count)*dim)
+	}
+	b.features = b.features[:int(count)*dim]
+	tTrain, tVal, tTest := c.TrainFrac, c.TrainFrac+c.ValFrac, c.TrainFrac+c.ValFrac+c.TestFrac
+	for i := int64(0); i < count; i++ {
+		v := start + i
+		own, _ := g.classOf(v)
+		r := newStream(c.Seed, uint64(v), streamGraph)
+
+		// Split and label.
+		s := uint8(inNoSplit)
+		switch u := r.float64(); {
+		case u < tTrain:
+			s = inTrain
+		case u < tVal:
+			s = inVal
+		case u < tTest:
+			s = inTest
+		}
+		b.split = append(b.split, s)
+		label := int32(own)
+		if c.LabelSplitOnly && s == inNoSplit {
+			label = -1
+		}
+		b.labels = append(b.labels, label)
+
+		// In-neighbours: draw, drop self-loops and duplicates, redraw the
+		// shortfall a few times, sort.
+		d := g.degree(&r)
+		base := len(b.indices)
+		for round := 0; round < 4 && int64(len(b.indices)-base) < d; round++ {
+			for int64(len(b.indices)-base) < d {
+				b.indices = append(b.indices, g.pick(&r, own))
+			}
+			list := b.indices[base:]
+			slices.Sort(list)
+			list = slices.Compact(list)
+			if j, ok := slices.BinarySearch(list, v); ok {
+				list = slices.Delete(list, j, j+1)
+			}
+			b.indices = b.indices[:base+len(list)]
+		}
+		b.degrees = append(b.degrees, int64(len(b.indices)-base))
+
+		// Features: centroid + noise, four normals per 64-bit draw.
+		fr := newStream(c.Seed, uint64(v), streamFeatures)
+		row := b.features[int(i)*dim : int(i+1)*dim]
+		cent := g.centroids[int(own)*dim : int(own+1)*dim]
+		j := 0
+		for ; j+4 <= dim; j += 4 {
+			x := fr.next()
+			row[j] = cent[j] + g.noise[uint16(x)]
+			row[j+1] = cent[j+1] + g.noise[uint16(x>>16)]
+			row[j+2] = cent[j+2] + g.noise[uint16(x>>32)]
+			row[j+3] = cent[j+3] + g.noise[uint16(x>>48)]
+		}
+		if j < dim {
+			x := fr.next()
+			for ; j < dim; j++ {
+				row[j] = cent[j] + g.noise[uint16(x)]
+				x >>= 16
+			}
+		}
+	}
+	// Homophily bookkeeping (generator knows every class without I/O).
+	e := 0
+	for i, deg := range b.degrees {
+		own, _ := g.classOf(start + int64(i))
+		for _, u := range b.indices[e : e+int(deg)] {
+			if cu, _ := g.classOf(u); cu == own {
+				b.sameClass++
+			}
+		}
+		e += int(deg)
+	}
+}
+
+// run generates every block with a worker pool and writes them in order.
+func (g *generator) run(ctx context.Context, w *Writer, progress io.Writer) (Meta, error) {
+	c := &g.cfg
+	var meta Meta
+	files := map[string]*bufio.Writer{}
+	for _, f := range []string{IndptrFile, IndicesFile, LabelsFile, TrainFile, ValFile, TestFile} {
+		fh, err := w.Create(f)
+		if err != nil {
+			return meta, err
+		}
+		files[f] = bufio.NewWriterSize(fh, 1<<20)
+	}
+	feat, err := w.Create(FeaturesFile)
+	if err != nil {
+		return meta, err
+	}
+
+	workers := c.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	nblocks := (c.Nodes + g.blockNodes - 1) / g.blockNodes
+	type job struct {
+		idx int64
+		out chan *genBlock
+	}
+	jobs := make(chan job)
+	order := make(chan chan *genBlock, 2*workers)
+	// Blocks dispatched but not yet written are at most cap(order)+2, so
+	// this many buffers means a worker never waits on one the writer holds.
+	free := make(chan *genBlock, 2*workers+4)
+	for range 2*workers + 4 {
+		free <- &genBlock{}
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // producer: hands out blocks in order
+		defer close(order)
+		defer close(jobs)
+		for i := int64(0); i < nblocks; i++ {
+			out := make(chan *genBlock, 1)
+			select {
+			case order <- out:
+			case <-stop:
+				return
+			}
+			select {
+			case jobs <- job{i, out}:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			for j := range jobs {
+				var b *genBlock
+				select {
+				case b = <-free:
+				case <-stop:
+					return
+				}
+				start := j.idx * g.blockNodes
+				g.fill(b, start, min(g.blockNodes, c.Nodes-start))
+				j.out <- b
+			}
+		}()
+	}
+
+	var (
+		edges, sameClass, labeled int64
+		counts                    [4]int64
+		i64                       = make([]int64, 0, 1<<14)
+		one                       [8]byte
+		began                     = time.Now()
+		lastReport                time.Time
+	)
+	writeI64 := func(bw *bufio.Writer, xs []int64) error {
+		_, err := bw.Write(asBytes(xs))
+		return err
+	}
+	if err := writeI64(files[IndptrFile], []int64{0}); err != nil {
+		return meta, fmt.Errorf("write %s: %w", IndptrFile, err)
+	}
+	var done int64
+	for out := range order {
+		if err := ctx.Err(); err != nil {
+			return meta, err
+		}
+		var b *genBlock
+		select {
+		case b = <-out:
+		case <-ctx.Done():
+			return meta, ctx.Err()
+		}
+		// indptr
+		i64 = i64[:0]
+		for _, d := range b.degrees {
+			edges += d
+			i64 = append(i64, edges)
+		}
+		if err := writeI64(files[IndptrFile], i64); err != nil {
+			return meta, fmt.Errorf("write %s: %w", IndptrFile, err)
+		}
+		if err := writeI64(files[IndicesFile], b.indices); err != nil {
+			return meta, fmt.Errorf("write %s: %w", IndicesFile, err)
+		}
+		if _, err := feat.Write(asBytes(b.features)); err != nil {
+			return meta, fmt.Errorf("write %s: %w", FeaturesFile, err)
+		}
+		if _, err := files[LabelsFile].Write(asBytes(b.labels)); err != nil {
+			return meta, fmt.Errorf("write %s: %w", LabelsFile, err)
+		}
+		for i, s := range b.split {
+			if b.labels[i] >= 0 {
+				labeled++
+			}
+			if s == inNoSplit {
+				continue
+			}
+			counts[s]++
+			f := [...]string{"", TrainFile, ValFile, TestFile}[s]
+			le.PutUint64(one[:], uint64(b.start+int64(i)))
+			if _, err := files[f].Write(one[:]); err != nil {
+				return meta, fmt.Errorf("write %s: %w", f, err)
+			}
+		}
+		sameClass += b.sameClass
+		done += b.count
+		free <- b
+		if progress != nil && time.Since(lastReport) > 200*time.Millisecond {
+			lastReport = time.Now()
+			reportProgress(progress, w.Name(), done, c.Nodes, done*int64(c.FeatureDim)*4, began)
+		}
+	}
+	for name, bw := range files {
+		if err := bw.Flush(); err != nil {
+			return meta, fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	if progress != nil {
+		reportProgress(progress, w.Name(), done, c.Nodes, done*int64(c.FeatureDim)*4, began)
+		fmt.Fprintln(progress)
+	}
+	if done != c.Nodes {
+		return meta, fmt.Errorf("internal error: wrote %d of %d nodes", done, c.Nodes)
+	}
+	meta = Meta{
+		Nodes: c.Nodes, Edges: edges, FeatureDim: c.FeatureDim, Classes: c.Classes,
+		Labeled: labeled, Train: counts[inTrain], Val: counts[inVal], Test: counts[inTest],
+		SortedNeighbors: true,
+	}
+	if edges > 0 {
+		h := float64(sameClass) / float64(edges)
+		meta.EdgeHomophily = &h
+	}
+	return meta, nil
+}
+
+func reportProgress(w io.Writer, name string, done, total, bytes int64, began time.Time) {
+	el := time.Since(began).Seconds()
+	rate := 0.0
+	if el > 0 {
+		rate = float64(bytes) / el / 1e6
+	}
+	fmt.Fprintf(w, "\rgenerating %s: %5.1f%%  %d/%d nodes  %.0f MiB features  %.0f MB/s  %.1fs ",
+		name, 100*float64(done)/float64(max(total, 1)), done, total, float64(bytes)/(1<<20), rate, el)
+}
