@@ -11,14 +11,14 @@ import (
 
 // File names inside one dataset directory (DESIGN §4).
 const (
-	MetaFile     = "meta.json"   // Meta as JSON
-	IndptrFile   = "indptr.bin"  // int64 little-endian, Nodes+1 entries (CSC column pointers)
-	IndicesFile  = "indices.bin" // int64 little-endian, Edges entries: in-neighbours of each node
+	MetaFile     = "meta.json"    // Meta as JSON
+	IndptrFile   = "indptr.bin"   // int64 little-endian, Nodes+1 entries (CSC column pointers)
+	IndicesFile  = "indices.bin"  // int64 little-endian, Edges entries: in-neighbours of each node
 	FeaturesFile = "features.bin" // float32 little-endian, Nodes×FeatureDim row-major, no padding
-	LabelsFile   = "labels.bin"  // int32 little-endian, Nodes entries, -1 = unlabeled
-	TrainFile    = "train.bin"   // int64 node ids of the training split
-	ValFile      = "val.bin"     // int64 node ids of the validation split
-	TestFile     = "test.bin"    // int64 node ids of the test split
+	LabelsFile   = "labels.bin"   // int32 little-endian, Nodes entries, -1 = unlabeled
+	TrainFile    = "train.bin"    // int64 node ids of the training split
+	ValFile      = "val.bin"      // int64 node ids of the validation split
+	TestFile     = "test.bin"     // int64 node ids of the test split
 )
 
 // FormatVersion is the version of the on-disk layout written into meta.json.
@@ -119,9 +119,9 @@ type Meta struct {
 	// EdgeHomophily is the share of edges whose two endpoints have the same
 	// class (generator: planted classes of all edges; importers: among
 	// edges with both endpoints labeled). Nil when unknown.
-	EdgeHomophily *float64 `json:"edge_homophily,omitempty"`
-	Source          Source    `json:"source"`
-	Created         time.Time `json:"created"`
+	EdgeHomophily *float64  `json:"edge_homophily,omitempty"`
+	Source        Source    `json:"source"`
+	Created       time.Time `json:"created"`
 }
 
 // RowBytes is the size of one feature row in bytes.
