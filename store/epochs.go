@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"outcore/engine/metrics"
+)
+
+// Epoch is one stored epoch of a run: the child's EpochRecord and when the
+// runner received it.
+type Epoch struct {
+	RunID      int64
+	ReceivedAt time.Time
+	metrics.EpochRecord
+}
+
+const epochInsertSQL = `
+	INSERT OR REPLACE INTO epochs(run_id, epoch, warmup, epoch_s, sample_s, extract_s, train_s, stall_s,
+		batches, bytes_needed, bytes_read, read_amplification, train_loss, train_acc, val_acc, test_acc,
+		eval_s, wall_s, stages_json, tiers_json, received_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+func epochArgs(runID int64, e *metrics.EpochRecord, received int64) ([]any, error) {
+	stages, tiers := []byte("{}"), []byte("{}")
+	var err error
+	if len(e.Stages) > 0 {
+		if stages, err = json.Marshal(e.Stages); err != nil {
+			return nil, fmt.Errorf("epoch %d stages: %w", e.Epoch, err)
+		}
+	}
+	if len(e.Tiers) > 0 {
+		if tiers, err = json.Marshal(e.Tiers); err != nil {
+			return nil, fmt.Errorf("epoch %d tiers: %w", e.Epoch, err)
+		}
+	}
+	return []any{runID, e.Epoch, b2i(e.Warmup), e.EpochS, e.SampleS, e.ExtractS, e.TrainS, e.StallS,
+		e.Batches, e.BytesNeeded, e.BytesRead, e.ReadAmplification, e.TrainLoss, e.TrainAcc, e.ValAcc, e.TestAcc,
+		e.EvalS, e.WallS, string(stages), string(tiers), received}, nil
+}
+
+// InsertEpoch stores one epoch of a run (replacing an earlier record of the
+// same epoch number) and bumps the run's epochs_done.
+func (t *Tx) InsertEpoch(runID int64, e *metrics.EpochRecord) error {
+	args, err := epochArgs(runID, e, ms(t.now))
+	if err != nil {
+		return fmt.Errorf("run %d: %w", runID, err)
+	}
+	if _, err := t.tx.ExecContext(t.ctx, epochInsertSQL, args...); err != nil {
+		return fmt.Errorf("insert epoch %d of run %d: %w", e.Epoch, runID, err)
+	}
+	if _, err := t.tx.ExecContext(t.ctx,
+		`UPDATE runs SET epochs_done = (SELECT count(*) FROM epochs WHERE run_id = ?1) WHERE id = ?1`, runID); err != nil {
+		return fmt.Errorf("run %d epochs_done: %w", runID, err)
+	}
+	return nil
+}
+
+const epochCols = `run_id, epoch, warmup, epoch_s, sample_s, extract_s, train_s, stall_s,
+	batches, bytes_needed, bytes_read, read_amplification, train_loss, train_acc, val_acc, test_acc,
+	eval_s, wall_s, stages_json, tiers_json, received_at`
+
+func scanEpoch(sc interface{ Scan(...any) error }) (Epoch, error) {
+	var e Epoch
+	var stages, tiers string
+	var received sql.NullInt64
+	err := sc.Scan(&e.RunID, &e.EpochRecord.Epoch, &e.Warmup, &e.EpochS, &e.SampleS, &e.ExtractS, &e.TrainS, &e.StallS,
+		&e.Batches, &e.BytesNeeded, &e.BytesRead, &e.ReadAmplification, &e.TrainLoss, &e.TrainAcc, &e.ValAcc, &e.TestAcc,
+		&e.EvalS, &e.WallS, &stages, &tiers, &received)
+	if err != nil {
+		return e, err
+	}
+	e.Type = metrics.TypeEpoch
+	e.ReceivedAt = fromMS(received)
+	if stages != "" && stages != "{}" {
+		if err := json.Unmarshal([]byte(stages), &e.Stages); err != nil {
+			return e, fmt.Errorf("epoch %d stages: %w", e.EpochRecord.Epoch, err)
+		}
+	}
+	if tiers != "" && tiers != "{}" {
+		if err := json.Unmarshal([]byte(tiers), &e.Tiers); err != nil {
+			return e, fmt.Errorf("epoch %d tiers: %w", e.EpochRecord.Epoch, err)
+		}
+	}
+	return e, nil
+}
+
+// Epochs returns a run's epochs in order.
+func (s *Store) Epochs(ctx context.Context, runID int64) ([]Epoch, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+epochCols+` FROM epochs WHERE run_id = ? ORDER BY epoch`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("epochs of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []Epoch
+	for rows.Next() {
+		e, err := scanEpoch(rows)
+		if err != nil {
+			return nil, fmt.Errorf("epochs of run %d: %w", runID, err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("epochs of run %d: %w", runID, err)
+	}
+	return out, nil
+}

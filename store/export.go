@@ -1,0 +1,327 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// What ExportCSV exports: one row per run, per epoch or per sample.
+const (
+	ExportRuns    = "runs"
+	ExportEpochs  = "epochs"
+	ExportSamples = "samples"
+)
+
+// ExportKinds lists the values ExportCSV accepts for what.
+var ExportKinds = []string{ExportRuns, ExportEpochs, ExportSamples}
+
+// ExportCSV writes an experiment's runs, epochs or samples to w as tidy CSV:
+// a header line, then one row per observation, each with a run_id column
+// and the run's grid cell (system, mem_limit_bytes, feature_dim,
+// batch_size, model, fanout, repeat, attempt, status) so the rows can be
+// grouped without a join. Superseded attempts are included (status and
+// attempt tell them apart).
+//
+// Rows stream from the database run by run in primary-key order, so memory
+// stays constant whatever the experiment's size. Text cells that a
+// spreadsheet would take for a formula (starting with = + - @ tab or CR)
+// are prefixed with a single quote; numbers are written as numbers.
+func (s *Store) ExportCSV(ctx context.Context, w io.Writer, experimentID int64, what string) error {
+	if _, err := s.Experiment(ctx, experimentID); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	cw := csv.NewWriter(bw)
+	var err error
+	switch what {
+	case ExportRuns:
+		err = s.exportRuns(ctx, cw, experimentID)
+	case ExportEpochs:
+		err = s.exportEpochs(ctx, cw, experimentID)
+	case ExportSamples:
+		err = s.exportSamples(ctx, cw, experimentID)
+	default:
+		return fmt.Errorf("export: unknown kind %q (want one of %s)", what, strings.Join(ExportKinds, ", "))
+	}
+	if err != nil {
+		return fmt.Errorf("export %s of experiment %d: %w", what, experimentID, err)
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("export %s of experiment %d: %w", what, experimentID, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("export %s of experiment %d: %w", what, experimentID, err)
+	}
+	return nil
+}
+
+// CSVSafe returns s escaped for spreadsheets: a cell starting with = + - @
+// tab or carriage return gets a leading single quote (CSV injection).
+func CSVSafe(s string) string {
+	if s == "" {
+		return s
+	}
+	switch s[0] {
+	case '=', '+', '-', '@', '\t', '\r':
+		return "'" + s
+	}
+	return s
+}
+
+func fmtF(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+func fmtI(v int64) string   { return strconv.FormatInt(v, 10) }
+
+func fmtNF(v sql.NullFloat64) string {
+	if !v.Valid {
+		return ""
+	}
+	return fmtF(v.Float64)
+}
+
+func fmtNI(v sql.NullInt64) string {
+	if !v.Valid {
+		return ""
+	}
+	return fmtI(v.Int64)
+}
+
+func fmtTime(v sql.NullInt64) string {
+	if !v.Valid || v.Int64 == 0 {
+		return ""
+	}
+	return time.UnixMilli(v.Int64).UTC().Format(time.RFC3339Nano)
+}
+
+// cellCols are the columns that identify a run's grid cell in every export.
+var cellCols = []string{"run_id", "system", "dataset", "model", "mem_limit_bytes", "feature_dim", "batch_size", "fanout", "repeat", "attempt", "status"}
+
+// runCell is a run's identifying columns, already formatted.
+type runCell struct {
+	id    int64
+	cells []string
+}
+
+// runCells lists an experiment's runs (every attempt) in id order with
+// their cell columns; a run list is small (one row per run).
+func (s *Store) runCells(ctx context.Context, experimentID int64) ([]runCell, error) {
+	rows, err := s.r.QueryContext(ctx, `
+		SELECT id, system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, repeat, attempt, status
+		FROM runs WHERE experiment_id = ? ORDER BY id`, experimentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []runCell
+	for rows.Next() {
+		var id, limit int64
+		var dim, batch, rep, attempt int
+		var system, dataset, model, fanout, status string
+		if err := rows.Scan(&id, &system, &dataset, &model, &limit, &dim, &batch, &fanout, &rep, &attempt, &status); err != nil {
+			return nil, err
+		}
+		out = append(out, runCell{id: id, cells: []string{
+			fmtI(id), CSVSafe(system), CSVSafe(dataset), CSVSafe(model), fmtI(limit), strconv.Itoa(dim), strconv.Itoa(batch),
+			CSVSafe(fanout), strconv.Itoa(rep), strconv.Itoa(attempt), status,
+		}})
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int64) error {
+	header := append(append([]string{}, cellCols...),
+		"experiment_id", "seq", "superseded", "retry_of", "limit_enforced", "limit_note", "cache_dropped", "io_backend",
+		"outcore_version", "go_version", "exit_code", "signal", "error", "epochs_done", "mean_epoch_s", "best_val_acc",
+		"test_acc", "total_s", "peak_rss_bytes", "peak_cgroup_bytes", "queued_at", "started_at", "ended_at",
+		"host_json", "config_json")
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	rows, err := s.r.QueryContext(ctx, `
+		SELECT id, system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, repeat, attempt, status,
+			experiment_id, seq, superseded, retry_of, limit_enforced, limit_note, cache_dropped, io_backend,
+			outcore_version, go_version, exit_code, signal, error, epochs_done, mean_epoch_s, best_val_acc,
+			test_acc, total_s, peak_rss_bytes, peak_cgroup_bytes, queued_at, started_at, ended_at, host_json, config_json
+		FROM runs WHERE experiment_id = ? ORDER BY id`, experimentID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, limit, expID int64
+		var dim, batch, rep, attempt, seq, epochs int
+		var superseded, enforced, dropped bool
+		var system, dataset, model, fanout, status, note, backend, ov, gv, sig, errMsg, host, config string
+		var retryOf, exit, peakRSS, peakCG, queued, started, ended sql.NullInt64
+		var mean, best, test, total sql.NullFloat64
+		if err := rows.Scan(&id, &system, &dataset, &model, &limit, &dim, &batch, &fanout, &rep, &attempt, &status,
+			&expID, &seq, &superseded, &retryOf, &enforced, &note, &dropped, &backend,
+			&ov, &gv, &exit, &sig, &errMsg, &epochs, &mean, &best,
+			&test, &total, &peakRSS, &peakCG, &queued, &started, &ended, &host, &config); err != nil {
+			return err
+		}
+		rec := []string{
+			fmtI(id), CSVSafe(system), CSVSafe(dataset), CSVSafe(model), fmtI(limit), strconv.Itoa(dim), strconv.Itoa(batch),
+			CSVSafe(fanout), strconv.Itoa(rep), strconv.Itoa(attempt), status,
+			fmtI(expID), strconv.Itoa(seq), strconv.Itoa(b2i(superseded)), fmtNI(retryOf), strconv.Itoa(b2i(enforced)),
+			CSVSafe(note), strconv.Itoa(b2i(dropped)), CSVSafe(backend), CSVSafe(ov), CSVSafe(gv), fmtNI(exit),
+			CSVSafe(sig), CSVSafe(errMsg), strconv.Itoa(epochs), fmtNF(mean), fmtNF(best), fmtNF(test), fmtNF(total),
+			fmtNI(peakRSS), fmtNI(peakCG), fmtTime(queued), fmtTime(started), fmtTime(ended), CSVSafe(host), CSVSafe(config),
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// jsonKeys returns the sorted distinct keys of a JSON-object column over an
+// experiment's epochs (stage names, tier names).
+func (s *Store) jsonKeys(ctx context.Context, experimentID int64, col string) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `
+		SELECT DISTINCT j.key FROM runs r JOIN epochs e ON e.run_id = r.id, json_each(e.`+col+`) j
+		WHERE r.experiment_id = ?`, experimentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys, rows.Err()
+}
+
+func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID int64) error {
+	runs, err := s.runCells(ctx, experimentID)
+	if err != nil {
+		return err
+	}
+	stageKeys, err := s.jsonKeys(ctx, experimentID, "stages_json")
+	if err != nil {
+		return err
+	}
+	tierKeys, err := s.jsonKeys(ctx, experimentID, "tiers_json")
+	if err != nil {
+		return err
+	}
+	header := append(append([]string{}, cellCols...),
+		"epoch", "warmup", "epoch_s", "sample_s", "extract_s", "train_s", "stall_s", "batches",
+		"bytes_needed", "bytes_read", "read_amplification", "train_loss", "train_acc", "val_acc", "test_acc",
+		"eval_s", "wall_s")
+	for _, k := range stageKeys {
+		header = append(header, "stage_"+strings.TrimSuffix(k, "_s")+"_s")
+	}
+	for _, k := range tierKeys {
+		header = append(header, "tier_"+k+"_lookups", "tier_"+k+"_hits")
+	}
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	rec := make([]string, len(header))
+	for _, rc := range runs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rows, err := s.r.QueryContext(ctx, `SELECT `+epochCols+` FROM epochs WHERE run_id = ? ORDER BY epoch`, rc.id)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			e, err := scanEpoch(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			rec = rec[:0]
+			rec = append(rec, rc.cells...)
+			rec = append(rec, strconv.Itoa(e.EpochRecord.Epoch), strconv.Itoa(b2i(e.Warmup)), fmtF(e.EpochS), fmtF(e.SampleS),
+				fmtF(e.ExtractS), fmtF(e.TrainS), fmtF(e.StallS), strconv.Itoa(e.Batches), fmtI(e.BytesNeeded),
+				fmtI(e.BytesRead), fmtF(e.ReadAmplification), fmtF(e.TrainLoss), fmtF(e.TrainAcc), fmtF(e.ValAcc),
+				fmtF(e.TestAcc), fmtF(e.EvalS), fmtF(e.WallS))
+			for _, k := range stageKeys {
+				if v, ok := e.Stages[k]; ok {
+					rec = append(rec, fmtF(v))
+				} else {
+					rec = append(rec, "")
+				}
+			}
+			for _, k := range tierKeys {
+				if v, ok := e.Tiers[k]; ok {
+					rec = append(rec, fmtI(v.Lookups), fmtI(v.Hits))
+				} else {
+					rec = append(rec, "", "")
+				}
+			}
+			if err := cw.Write(rec); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) exportSamples(ctx context.Context, cw *csv.Writer, experimentID int64) error {
+	runs, err := s.runCells(ctx, experimentID)
+	if err != nil {
+		return err
+	}
+	header := append(append([]string{}, cellCols...),
+		"t", "cpu_pct", "iowait_pct", "rss_bytes", "cgroup_bytes", "disk_read_mbps", "gpu_util_pct", "gpu_mem_bytes")
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	rec := make([]string, 0, len(header))
+	for _, rc := range runs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rows, err := s.r.QueryContext(ctx, `
+			SELECT t, cpu_pct, iowait_pct, rss_bytes, cgroup_bytes, disk_read_mbps, gpu_util_pct, gpu_mem_bytes
+			FROM samples WHERE run_id = ? ORDER BY t`, rc.id)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var t, cpu, iow, disk float64
+			var rss, cg int64
+			var gu sql.NullFloat64
+			var gm sql.NullInt64
+			if err := rows.Scan(&t, &cpu, &iow, &rss, &cg, &disk, &gu, &gm); err != nil {
+				rows.Close()
+				return err
+			}
+			rec = rec[:0]
+			rec = append(rec, rc.cells...)
+			rec = append(rec, fmtF(t), fmtF(cpu), fmtF(iow), fmtI(rss), fmtI(cg), fmtF(disk), fmtNF(gu), fmtNI(gm))
+			if err := cw.Write(rec); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+

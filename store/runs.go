@@ -1,0 +1,513 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"outcore/engine/metrics"
+)
+
+// Run is one child process of an experiment: one cell of its grid, one
+// attempt. Fields set by the runner as the run goes are zero until then.
+type Run struct {
+	ID           int64
+	ExperimentID int64
+	Seq          int   // index of the cell in the experiment's expansion
+	Attempt      int   // 1 for the first attempt; a retry adds one
+	RetryOf      int64 // the run this one retries, 0 for a first attempt
+	Superseded   bool  // a retry replaced this run
+	QueuePos     int64 // global queue order, lower first
+	Status       string
+	// CancelRequested is set by Cancel for a running run; the process that
+	// runs it sees the flag and stops the child.
+	CancelRequested bool
+
+	// The cell of the grid.
+	System        string
+	Dataset       string
+	Model         string
+	MemLimitBytes int64 // 0 = no limit
+	FeatureDim    int
+	BatchSize     int
+	Fanout        string // e.g. "10,10,10"
+	Repeat        int    // 0-based
+	Config        json.RawMessage
+
+	// How it ran.
+	LimitEnforced  bool
+	LimitNote      string // the cgroup version, or why the limit was not enforced
+	CgroupPath     string
+	CacheDropped   bool // the page cache was dropped just before the run
+	Host           json.RawMessage
+	IOBackend      string
+	Devices        json.RawMessage // stage -> "cpu"/"gpu", from the child's start record
+	Deviations     json.RawMessage // []string from the child's start record
+	OutcoreVersion string
+	GoVersion      string
+	PID            int
+
+	// How it ended.
+	ExitCode        *int // nil while running and when killed by a signal
+	Signal          string
+	Error           string
+	StderrTail      string
+	EpochsDone      int
+	MeanEpochS      *float64 // over the non-warm-up epochs stored for the run
+	BestValAcc      *float64
+	TestAcc         *float64 // at the epoch of best val_acc
+	TotalS          *float64
+	PeakRSSBytes    *int64
+	PeakCgroupBytes *int64
+	Summary         json.RawMessage // the child's summary record, if it wrote one
+	Progress        json.RawMessage // the last progress record
+
+	QueuedAt  time.Time
+	StartedAt time.Time
+	EndedAt   time.Time
+}
+
+const runCols = `id, experiment_id, seq, attempt, retry_of, superseded, queue_pos, status, cancel_requested,
+	system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, repeat, config_json,
+	limit_enforced, limit_note, cgroup_path, cache_dropped, host_json, io_backend, devices_json, deviations_json,
+	outcore_version, go_version, pid,
+	exit_code, signal, error, stderr_tail, epochs_done, mean_epoch_s, best_val_acc, test_acc, total_s,
+	peak_rss_bytes, peak_cgroup_bytes, summary_json, progress_json,
+	queued_at, started_at, ended_at`
+
+func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
+	var r Run
+	var retryOf, exitCode, peakRSS, peakCG, queued, started, ended sql.NullInt64
+	var mean, best, test, total sql.NullFloat64
+	var config, host, devices, deviations string
+	var summary, progress sql.NullString
+	err := sc.Scan(&r.ID, &r.ExperimentID, &r.Seq, &r.Attempt, &retryOf, &r.Superseded, &r.QueuePos, &r.Status, &r.CancelRequested,
+		&r.System, &r.Dataset, &r.Model, &r.MemLimitBytes, &r.FeatureDim, &r.BatchSize, &r.Fanout, &r.Repeat, &config,
+		&r.LimitEnforced, &r.LimitNote, &r.CgroupPath, &r.CacheDropped, &host, &r.IOBackend, &devices, &deviations,
+		&r.OutcoreVersion, &r.GoVersion, &r.PID,
+		&exitCode, &r.Signal, &r.Error, &r.StderrTail, &r.EpochsDone, &mean, &best, &test, &total,
+		&peakRSS, &peakCG, &summary, &progress,
+		&queued, &started, &ended)
+	if err != nil {
+		return r, err
+	}
+	r.RetryOf = retryOf.Int64
+	if exitCode.Valid {
+		v := int(exitCode.Int64)
+		r.ExitCode = &v
+	}
+	r.MeanEpochS, r.BestValAcc, r.TestAcc, r.TotalS = nf(mean), nf(best), nf(test), nf(total)
+	r.PeakRSSBytes, r.PeakCgroupBytes = ni(peakRSS), ni(peakCG)
+	r.Config, r.Host = json.RawMessage(config), json.RawMessage(host)
+	r.Devices, r.Deviations = json.RawMessage(devices), json.RawMessage(deviations)
+	if summary.Valid {
+		r.Summary = json.RawMessage(summary.String)
+	}
+	if progress.Valid {
+		r.Progress = json.RawMessage(progress.String)
+	}
+	r.QueuedAt, r.StartedAt, r.EndedAt = fromMS(queued), fromMS(started), fromMS(ended)
+	return r, nil
+}
+
+func nf(v sql.NullFloat64) *float64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Float64
+}
+
+func ni(v sql.NullInt64) *int64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Int64
+}
+
+func jsonOr(b json.RawMessage, def string) string {
+	if len(b) == 0 {
+		return def
+	}
+	return string(b)
+}
+
+// InsertRun queues r at the end of the queue: it sets r.ID, r.QueuePos,
+// r.Status (queued) and r.QueuedAt. r.Attempt defaults to 1.
+func (t *Tx) InsertRun(r *Run) error {
+	if r.Attempt == 0 {
+		r.Attempt = 1
+	}
+	if err := t.tx.QueryRowContext(t.ctx, `SELECT coalesce(max(queue_pos), 0) + 1 FROM runs`).Scan(&r.QueuePos); err != nil {
+		return fmt.Errorf("insert run: queue position: %w", err)
+	}
+	r.Status = StatusQueued
+	r.QueuedAt = time.UnixMilli(ms(t.now))
+	var retryOf sql.NullInt64
+	if r.RetryOf != 0 {
+		retryOf = sql.NullInt64{Int64: r.RetryOf, Valid: true}
+	}
+	res, err := t.tx.ExecContext(t.ctx, `
+		INSERT INTO runs(experiment_id, seq, attempt, retry_of, queue_pos, status,
+			system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, repeat, config_json, queued_at)
+		VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ExperimentID, r.Seq, r.Attempt, retryOf, r.QueuePos,
+		r.System, r.Dataset, r.Model, r.MemLimitBytes, r.FeatureDim, r.BatchSize, r.Fanout, r.Repeat,
+		jsonOr(r.Config, "{}"), ms(r.QueuedAt))
+	if err != nil {
+		return fmt.Errorf("insert run: %w", err)
+	}
+	r.ID, err = res.LastInsertId()
+	if err != nil {
+		return fmt.Errorf("insert run: %w", err)
+	}
+	return nil
+}
+
+// Run reads one run inside the transaction.
+func (t *Tx) Run(id int64) (Run, error) {
+	r, err := scanRun(t.tx.QueryRowContext(t.ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("run %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return r, fmt.Errorf("run %d: %w", id, err)
+	}
+	return r, nil
+}
+
+// NextQueued returns the queued run that comes first in the queue, and
+// false when none is queued.
+func (t *Tx) NextQueued() (Run, bool, error) {
+	r, err := scanRun(t.tx.QueryRowContext(t.ctx,
+		`SELECT `+runCols+` FROM runs WHERE status = 'queued' ORDER BY queue_pos LIMIT 1`))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("next queued run: %w", err)
+	}
+	return r, true, nil
+}
+
+// RunStart is what the runner knows when it starts a run's child.
+type RunStart struct {
+	PID            int
+	LimitEnforced  bool
+	LimitNote      string
+	CgroupPath     string
+	CacheDropped   bool
+	Host           json.RawMessage
+	OutcoreVersion string
+	GoVersion      string
+}
+
+// ClaimRun moves a queued run to running (started now). It returns false,
+// and changes nothing, when the run is no longer queued.
+func (t *Tx) ClaimRun(id int64) (bool, error) {
+	res, err := t.tx.ExecContext(t.ctx,
+		`UPDATE runs SET status = 'running', started_at = ?, cancel_requested = 0 WHERE id = ? AND status = 'queued'`,
+		ms(t.now), id)
+	if err != nil {
+		return false, fmt.Errorf("claim run %d: %w", id, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// SetRunStarted records how a running run's child was started.
+func (t *Tx) SetRunStarted(id int64, s RunStart) error {
+	_, err := t.tx.ExecContext(t.ctx, `
+		UPDATE runs SET pid = ?, limit_enforced = ?, limit_note = ?, cgroup_path = ?, cache_dropped = ?,
+			host_json = ?, outcore_version = ?, go_version = ?
+		WHERE id = ?`,
+		s.PID, b2i(s.LimitEnforced), s.LimitNote, s.CgroupPath, b2i(s.CacheDropped),
+		jsonOr(s.Host, "{}"), s.OutcoreVersion, s.GoVersion, id)
+	if err != nil {
+		return fmt.Errorf("record start of run %d: %w", id, err)
+	}
+	return nil
+}
+
+// ApplyStartRecord stores what the child reported in its start record: the
+// I/O backend, which device ran each stage, the deviations from its paper,
+// and the child's own version when it reported one.
+func (t *Tx) ApplyStartRecord(id int64, rec metrics.StartRecord) error {
+	devices, err := json.Marshal(rec.Devices)
+	if err != nil {
+		return fmt.Errorf("run %d start record: %w", id, err)
+	}
+	if rec.Devices == nil {
+		devices = []byte("{}")
+	}
+	deviations, err := json.Marshal(rec.Deviations)
+	if err != nil {
+		return fmt.Errorf("run %d start record: %w", id, err)
+	}
+	if rec.Deviations == nil {
+		deviations = []byte("[]")
+	}
+	_, err = t.tx.ExecContext(t.ctx, `
+		UPDATE runs SET io_backend = ?, devices_json = ?, deviations_json = ?,
+			outcore_version = CASE WHEN ? <> '' THEN ? ELSE outcore_version END
+		WHERE id = ?`,
+		rec.IOBackend, string(devices), string(deviations), rec.Host.Version, rec.Host.Version, id)
+	if err != nil {
+		return fmt.Errorf("run %d start record: %w", id, err)
+	}
+	return nil
+}
+
+// SetProgress stores a running run's last progress record.
+func (t *Tx) SetProgress(id int64, progress json.RawMessage) error {
+	if _, err := t.tx.ExecContext(t.ctx, `UPDATE runs SET progress_json = ? WHERE id = ?`, string(progress), id); err != nil {
+		return fmt.Errorf("run %d progress: %w", id, err)
+	}
+	return nil
+}
+
+// RunEnd is how a run ended.
+type RunEnd struct {
+	Status          string // an outcome
+	ExitCode        *int
+	Signal          string
+	Error           string
+	StderrTail      string
+	Summary         json.RawMessage // the child's summary record, nil without one
+	TotalS          float64
+	PeakRSSBytes    int64 // 0 = unknown
+	PeakCgroupBytes int64 // 0 = unknown
+}
+
+// FinishRun records a running run's outcome. The per-run aggregates
+// (epochs_done, mean_epoch_s over non-warm-up epochs, best_val_acc and the
+// test_acc at that epoch) are computed from the epochs stored for the run,
+// so they agree with the epochs table whatever the child's summary says.
+// It returns false, and changes nothing, when the run is not running.
+func (t *Tx) FinishRun(id int64, e RunEnd) (bool, error) {
+	if !Finished(e.Status) {
+		return false, fmt.Errorf("finish run %d: %q is not an outcome", id, e.Status)
+	}
+	var exit sql.NullInt64
+	if e.ExitCode != nil {
+		exit = sql.NullInt64{Int64: int64(*e.ExitCode), Valid: true}
+	}
+	var summary sql.NullString
+	if len(e.Summary) > 0 {
+		summary = sql.NullString{String: string(e.Summary), Valid: true}
+	}
+	res, err := t.tx.ExecContext(t.ctx, `
+		UPDATE runs SET status = ?, exit_code = ?, signal = ?, error = ?, stderr_tail = ?, summary_json = ?,
+			total_s = ?, peak_rss_bytes = nullif(?, 0), peak_cgroup_bytes = nullif(?, 0), ended_at = ?, pid = 0
+		WHERE id = ? AND status = 'running'`,
+		e.Status, exit, e.Signal, e.Error, e.StderrTail, summary,
+		e.TotalS, e.PeakRSSBytes, e.PeakCgroupBytes, ms(t.now), id)
+	if err != nil {
+		return false, fmt.Errorf("finish run %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	if err := t.refreshAggregates(id); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// refreshAggregates recomputes a run's per-run aggregates from its epochs.
+func (t *Tx) refreshAggregates(id int64) error {
+	_, err := t.tx.ExecContext(t.ctx, `
+		UPDATE runs SET
+			epochs_done = (SELECT count(*) FROM epochs WHERE run_id = ?1),
+			mean_epoch_s = (SELECT avg(epoch_s) FROM epochs WHERE run_id = ?1 AND warmup = 0),
+			best_val_acc = (SELECT max(val_acc) FROM epochs WHERE run_id = ?1),
+			test_acc = (SELECT test_acc FROM epochs WHERE run_id = ?1 ORDER BY val_acc DESC, epoch LIMIT 1)
+		WHERE id = ?1`, id)
+	if err != nil {
+		return fmt.Errorf("run %d aggregates: %w", id, err)
+	}
+	return nil
+}
+
+// CancelQueued marks a queued run cancelled. It returns false when the run
+// was not queued.
+func (t *Tx) CancelQueued(id int64) (bool, error) {
+	res, err := t.tx.ExecContext(t.ctx,
+		`UPDATE runs SET status = 'cancelled', ended_at = ?, error = 'cancelled before it started' WHERE id = ? AND status = 'queued'`,
+		ms(t.now), id)
+	if err != nil {
+		return false, fmt.Errorf("cancel run %d: %w", id, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// RequestCancel flags a running run for cancellation. It returns false when
+// the run was not running.
+func (t *Tx) RequestCancel(id int64) (bool, error) {
+	res, err := t.tx.ExecContext(t.ctx, `UPDATE runs SET cancel_requested = 1 WHERE id = ? AND status = 'running'`, id)
+	if err != nil {
+		return false, fmt.Errorf("cancel run %d: %w", id, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// MarkInterrupted ends every run left running (by a server that stopped
+// without finishing them) as interrupted and returns them as they were.
+// Call it only while holding the queue: a running run of a live server
+// would be marked too.
+func (t *Tx) MarkInterrupted() ([]Run, error) {
+	rows, err := t.tx.QueryContext(t.ctx, `SELECT `+runCols+` FROM runs WHERE status = 'running' ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("find interrupted runs: %w", err)
+	}
+	var runs []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("find interrupted runs: %w", err)
+		}
+		runs = append(runs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find interrupted runs: %w", err)
+	}
+	for _, r := range runs {
+		if _, err := t.tx.ExecContext(t.ctx, `
+			UPDATE runs SET status = 'interrupted', ended_at = ?, pid = 0,
+				error = 'the server stopped while the run was running'
+			WHERE id = ?`, ms(t.now), r.ID); err != nil {
+			return nil, fmt.Errorf("mark run %d interrupted: %w", r.ID, err)
+		}
+		if err := t.refreshAggregates(r.ID); err != nil {
+			return nil, err
+		}
+	}
+	return runs, nil
+}
+
+// RetryRun queues a new attempt of a finished run: a copy of its cell and
+// config with attempt+1, at the end of the queue. The old run is marked
+// superseded (it keeps its epochs and samples). The error wraps ErrConflict
+// when the run has not finished or was already retried, ErrNotFound when
+// there is no such run.
+func (t *Tx) RetryRun(id int64) (Run, error) {
+	old, err := t.Run(id)
+	if err != nil {
+		return Run{}, fmt.Errorf("retry: %w", err)
+	}
+	if !Finished(old.Status) {
+		return Run{}, fmt.Errorf("retry run %d: it is %s: %w", id, old.Status, ErrConflict)
+	}
+	if old.Superseded {
+		return Run{}, fmt.Errorf("retry run %d: already retried (retry the newest attempt): %w", id, ErrConflict)
+	}
+	nr := Run{
+		ExperimentID: old.ExperimentID, Seq: old.Seq, Attempt: old.Attempt + 1, RetryOf: old.ID,
+		System: old.System, Dataset: old.Dataset, Model: old.Model, MemLimitBytes: old.MemLimitBytes,
+		FeatureDim: old.FeatureDim, BatchSize: old.BatchSize, Fanout: old.Fanout, Repeat: old.Repeat,
+		Config: old.Config,
+	}
+	if err := t.InsertRun(&nr); err != nil {
+		return Run{}, fmt.Errorf("retry run %d: %w", id, err)
+	}
+	if _, err := t.tx.ExecContext(t.ctx, `UPDATE runs SET superseded = 1 WHERE id = ?`, id); err != nil {
+		return Run{}, fmt.Errorf("retry run %d: %w", id, err)
+	}
+	return nr, nil
+}
+
+// Run returns one run; the error wraps ErrNotFound when there is none.
+func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
+	r, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("run %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return r, fmt.Errorf("run %d: %w", id, err)
+	}
+	return r, nil
+}
+
+// RunFilter selects runs for Runs. Zero fields select everything.
+type RunFilter struct {
+	ExperimentID int64    // 0 = every experiment
+	Statuses     []string // nil = any status
+	Current      bool     // only runs not superseded by a retry
+}
+
+// Runs returns the runs a filter selects, in experiment order, then cell
+// order (seq), then attempt.
+func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
+	var where []string
+	var args []any
+	if f.ExperimentID != 0 {
+		where = append(where, "experiment_id = ?")
+		args = append(args, f.ExperimentID)
+	}
+	if f.Current {
+		where = append(where, "superseded = 0")
+	}
+	if len(f.Statuses) > 0 {
+		where = append(where, "status IN (?"+strings.Repeat(", ?", len(f.Statuses)-1)+")")
+		for _, st := range f.Statuses {
+			args = append(args, st)
+		}
+	}
+	q := `SELECT ` + runCols + ` FROM runs`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY experiment_id, seq, attempt"
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
+}
+
+// CancelRequested returns the ids of running runs flagged for cancellation
+// (by this or another process).
+func (s *Store) CancelRequested(ctx context.Context) ([]int64, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'running' AND cancel_requested = 1`)
+	if err != nil {
+		return nil, fmt.Errorf("cancel requests: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("cancel requests: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// QueuedCount returns how many runs wait in the queue.
+func (s *Store) QueuedCount(ctx context.Context) (int, error) {
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE status = 'queued'`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count queued runs: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,378 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"outcore/engine/metrics"
+	"outcore/store"
+)
+
+func open(t *testing.T) *store.Store {
+	t.Helper()
+	s, err := store.OpenDataDir(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// seed creates an experiment with n runs of the given systems.
+func seed(t *testing.T, s *store.Store, systems ...string) (store.Experiment, []store.Run) {
+	t.Helper()
+	ctx := context.Background()
+	e := store.Experiment{Name: "e", Dataset: "tiny", Grid: json.RawMessage(`{"dataset":"tiny"}`)}
+	var runs []store.Run
+	err := s.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertExperiment(&e); err != nil {
+			return err
+		}
+		for i, sys := range systems {
+			r := store.Run{ExperimentID: e.ID, Seq: i, System: sys, Dataset: "tiny", Model: "sage",
+				MemLimitBytes: 256 << 20, Config: json.RawMessage(`{"system":"` + sys + `"}`)}
+			if err := tx.InsertRun(&r); err != nil {
+				return err
+			}
+			runs = append(runs, r)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, runs
+}
+
+func finish(t *testing.T, s *store.Store, id int64, status string, epochS ...float64) {
+	t.Helper()
+	ctx := context.Background()
+	err := s.Update(ctx, func(tx *store.Tx) error {
+		if ok, err := tx.ClaimRun(id); err != nil || !ok {
+			return errors.Join(err, errors.New("claim failed"))
+		}
+		for i, es := range epochS {
+			if err := tx.InsertEpoch(id, &metrics.EpochRecord{Epoch: i, Warmup: i == 0 && len(epochS) > 1, EpochS: es,
+				ValAcc: float64(i) / 10, TestAcc: float64(i) / 20,
+				Stages: map[string]float64{"inspect_s": 0.5}, Tiers: map[string]metrics.TierCount{"cpu": {Lookups: 10, Hits: 4}}}); err != nil {
+				return err
+			}
+		}
+		_, err := tx.FinishRun(id, store.RunEnd{Status: status, PeakCgroupBytes: 100})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExperimentCountsAndQueue(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	e, runs := seed(t, s, "pyg+", "ginex", "gnndrive")
+	got, err := s.Experiment(ctx, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Counts.Total != 3 || got.Counts.Queued != 3 || got.Counts.State() != "queued" {
+		t.Fatalf("counts %+v", got.Counts)
+	}
+	// queue order is insertion order
+	var next store.Run
+	s.Update(ctx, func(tx *store.Tx) error {
+		var ok bool
+		var err error
+		next, ok, err = tx.NextQueued()
+		if !ok || err != nil {
+			t.Fatalf("NextQueued: %v %v", ok, err)
+		}
+		return nil
+	})
+	if next.ID != runs[0].ID {
+		t.Fatalf("next queued %d, want %d", next.ID, runs[0].ID)
+	}
+	finish(t, s, runs[0].ID, store.StatusDone, 3, 1, 2)
+	finish(t, s, runs[1].ID, store.StatusOOM)
+	list, err := s.ListExperiments(ctx)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("list %v %v", list, err)
+	}
+	c := list[0].Counts
+	if c.Done != 1 || c.OOM != 1 || c.Queued != 1 || c.Finished() != 2 {
+		t.Fatalf("counts %+v", c)
+	}
+	r, err := s.Run(ctx, runs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// warm-up epoch 0 (3 s) excluded from the mean: (1+2)/2
+	if r.MeanEpochS == nil || *r.MeanEpochS != 1.5 || r.EpochsDone != 3 || *r.BestValAcc != 0.2 || *r.TestAcc != 0.1 {
+		t.Fatalf("aggregates: mean %v epochs %d best %v test %v", r.MeanEpochS, r.EpochsDone, r.BestValAcc, r.TestAcc)
+	}
+	eps, err := s.Epochs(ctx, r.ID)
+	if err != nil || len(eps) != 3 || eps[1].Stages["inspect_s"] != 0.5 || eps[1].Tiers["cpu"].Hits != 4 || !eps[0].Warmup {
+		t.Fatalf("epochs %+v %v", eps, err)
+	}
+}
+
+func TestRetryAndConflicts(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	e, runs := seed(t, s, "ginex")
+	err := s.Update(ctx, func(tx *store.Tx) error { _, err := tx.RetryRun(runs[0].ID); return err })
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("retry of a queued run: %v, want ErrConflict", err)
+	}
+	finish(t, s, runs[0].ID, store.StatusFailed)
+	var nr store.Run
+	if err := s.Update(ctx, func(tx *store.Tx) (err error) { nr, err = tx.RetryRun(runs[0].ID); return }); err != nil {
+		t.Fatal(err)
+	}
+	if nr.Attempt != 2 || nr.RetryOf != runs[0].ID || nr.Status != store.StatusQueued || nr.Seq != runs[0].Seq {
+		t.Fatalf("retry %+v", nr)
+	}
+	got, _ := s.Experiment(ctx, e.ID)
+	if got.Counts.Total != 1 || got.Counts.Queued != 1 || got.Counts.Failed != 0 {
+		t.Fatalf("superseded run still counted: %+v", got.Counts)
+	}
+	err = s.Update(ctx, func(tx *store.Tx) error { _, err := tx.RetryRun(runs[0].ID); return err })
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second retry of the same run: %v, want ErrConflict", err)
+	}
+	all, _ := s.Runs(ctx, store.RunFilter{ExperimentID: e.ID})
+	cur, _ := s.Runs(ctx, store.RunFilter{ExperimentID: e.ID, Current: true})
+	if len(all) != 2 || len(cur) != 1 || cur[0].ID != nr.ID {
+		t.Fatalf("runs all=%d current=%d", len(all), len(cur))
+	}
+}
+
+func TestMarkInterruptedAndCancel(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	_, runs := seed(t, s, "a", "b", "c")
+	s.Update(ctx, func(tx *store.Tx) error {
+		tx.ClaimRun(runs[0].ID)
+		return tx.InsertEpoch(runs[0].ID, &metrics.EpochRecord{Epoch: 0, EpochS: 2})
+	})
+	if err := s.Update(ctx, func(tx *store.Tx) error {
+		if ok, _ := tx.CancelQueued(runs[0].ID); ok {
+			t.Error("CancelQueued cancelled a running run")
+		}
+		if ok, _ := tx.RequestCancel(runs[0].ID); !ok {
+			t.Error("RequestCancel refused a running run")
+		}
+		if ok, _ := tx.CancelQueued(runs[1].ID); !ok {
+			t.Error("CancelQueued refused a queued run")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ids, _ := s.CancelRequested(ctx)
+	if len(ids) != 1 || ids[0] != runs[0].ID {
+		t.Fatalf("cancel requested %v", ids)
+	}
+	var marked []store.Run
+	s.Update(ctx, func(tx *store.Tx) (err error) { marked, err = tx.MarkInterrupted(); return })
+	if len(marked) != 1 || marked[0].ID != runs[0].ID {
+		t.Fatalf("marked %v", marked)
+	}
+	r, _ := s.Run(ctx, runs[0].ID)
+	if r.Status != store.StatusInterrupted || r.EpochsDone != 1 || r.EndedAt.IsZero() {
+		t.Fatalf("interrupted run %+v", r)
+	}
+	r1, _ := s.Run(ctx, runs[1].ID)
+	if r1.Status != store.StatusCancelled {
+		t.Fatalf("cancelled run status %s", r1.Status)
+	}
+}
+
+func TestDeleteExperiment(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	e, runs := seed(t, s, "a", "b")
+	e2, _ := seed(t, s, "c")
+	finish(t, s, runs[0].ID, store.StatusDone, 1, 2)
+	s.Update(ctx, func(tx *store.Tx) error {
+		tx.AppendEvent(&store.Event{ExperimentID: e.ID, Kind: store.EventExperiment, Msg: "created"})
+		tx.AppendEvent(&store.Event{ExperimentID: e.ID, RunID: runs[0].ID, Kind: store.EventLog, Msg: "hi"})
+		return tx.InsertSamples(runs[0].ID, []metrics.SampleRecord{{T: 1}, {T: 2}})
+	})
+	s.Update(ctx, func(tx *store.Tx) error { tx.ClaimRun(runs[1].ID); return nil })
+	err := s.Update(ctx, func(tx *store.Tx) error { return tx.DeleteExperiment(e.ID) })
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("delete with a running run: %v, want ErrConflict", err)
+	}
+	s.Update(ctx, func(tx *store.Tx) error { _, err := tx.FinishRun(runs[1].ID, store.RunEnd{Status: store.StatusCancelled}); return err })
+	if err := s.Update(ctx, func(tx *store.Tx) error { return tx.DeleteExperiment(e.ID) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Experiment(ctx, e.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("deleted experiment: %v", err)
+	}
+	if eps, _ := s.Epochs(ctx, runs[0].ID); len(eps) != 0 {
+		t.Fatalf("epochs survived: %d", len(eps))
+	}
+	if smp, _ := s.Samples(ctx, runs[0].ID, 0, 0, 0); len(smp) != 0 {
+		t.Fatalf("samples survived: %d", len(smp))
+	}
+	if evs, _ := s.EventsSince(ctx, 0, 0); len(evs) != 0 {
+		t.Fatalf("events survived: %v", evs)
+	}
+	if _, err := s.Experiment(ctx, e2.ID); err != nil {
+		t.Fatalf("other experiment: %v", err)
+	}
+	err = s.Update(ctx, func(tx *store.Tx) error { return tx.DeleteExperiment(e.ID) })
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+}
+
+func TestEventsMonotonicAndPrune(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	e, runs := seed(t, s, "a")
+	var ids []int64
+	s.Update(ctx, func(tx *store.Tx) error {
+		for _, k := range []string{store.EventStatus, store.EventSample, store.EventProgress, store.EventEpoch} {
+			ev := store.Event{ExperimentID: e.ID, RunID: runs[0].ID, Kind: k, Data: json.RawMessage(`{"k":1}`)}
+			if err := tx.AppendEvent(&ev); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, ev.ID)
+		}
+		return nil
+	})
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			t.Fatalf("ids not increasing: %v", ids)
+		}
+	}
+	evs, _ := s.EventsSince(ctx, ids[0], 0)
+	if len(evs) != 3 || evs[0].ID != ids[1] || string(evs[0].Data) != `{"k":1}` {
+		t.Fatalf("since: %+v", evs)
+	}
+	s.Update(ctx, func(tx *store.Tx) error { return tx.PruneTransient(runs[0].ID) })
+	evs, _ = s.EventsSince(ctx, 0, 0)
+	if len(evs) != 2 || evs[0].Kind != store.EventStatus || evs[1].Kind != store.EventEpoch {
+		t.Fatalf("after prune: %+v", evs)
+	}
+	// ids are never reused after a delete
+	var again store.Event
+	s.Update(ctx, func(tx *store.Tx) error {
+		again = store.Event{ExperimentID: e.ID, Kind: store.EventLog}
+		return tx.AppendEvent(&again)
+	})
+	if again.ID <= ids[3] {
+		t.Fatalf("id %d reused (last %d)", again.ID, ids[3])
+	}
+	if last, _ := s.LastEventID(ctx); last != again.ID {
+		t.Fatalf("LastEventID %d, want %d", last, again.ID)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	e, runs := seed(t, s, "ginex", "ginex", "pyg+", "pyg+")
+	finish(t, s, runs[0].ID, store.StatusDone, 2)
+	finish(t, s, runs[1].ID, store.StatusDone, 4)
+	finish(t, s, runs[2].ID, store.StatusOOM)
+	cells, err := s.Compare(ctx, e.ID)
+	if err != nil || len(cells) != 2 {
+		t.Fatalf("cells %+v %v", cells, err)
+	}
+	g := cells[0]
+	if g.System != "ginex" || g.Runs != 2 || g.Done != 2 || *g.MeanEpochS != 3 || *g.MinEpochS != 2 || *g.MaxEpochS != 4 {
+		t.Fatalf("ginex cell %+v", g)
+	}
+	if d := *g.StdEpochS - 1.4142135623730951; d > 1e-9 || d < -1e-9 {
+		t.Fatalf("std %v", *g.StdEpochS)
+	}
+	p := cells[1]
+	if p.System != "pyg+" || p.OOM != 1 || p.Other != 1 || p.MeanEpochS != nil {
+		t.Fatalf("pyg+ cell %+v", p)
+	}
+}
+
+func TestExportCSV(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	e, runs := seed(t, s, "=cmd|calc", "ginex")
+	finish(t, s, runs[0].ID, store.StatusDone, 1, 2)
+	s.Update(ctx, func(tx *store.Tx) error {
+		g := 50.0
+		return tx.InsertSamples(runs[0].ID, []metrics.SampleRecord{{T: 0, CPUPercent: -1.5}, {T: 1, CPUPercent: 100, GPUUtil: &g}})
+	})
+	for _, tc := range []struct {
+		what string
+		rows int
+		cols []string
+	}{
+		{store.ExportRuns, 2, []string{"run_id", "system", "mem_limit_bytes", "status", "mean_epoch_s"}},
+		{store.ExportEpochs, 2, []string{"run_id", "epoch", "epoch_s", "stage_inspect_s", "tier_cpu_hits"}},
+		{store.ExportSamples, 2, []string{"run_id", "t", "cpu_pct", "gpu_util_pct"}},
+	} {
+		var buf bytes.Buffer
+		if err := s.ExportCSV(ctx, &buf, e.ID, tc.what); err != nil {
+			t.Fatalf("%s: %v", tc.what, err)
+		}
+		recs, err := csv.NewReader(&buf).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.what, err)
+		}
+		if len(recs) != tc.rows+1 {
+			t.Fatalf("%s: %d lines, want %d", tc.what, len(recs), tc.rows+1)
+		}
+		col := map[string]int{}
+		for i, h := range recs[0] {
+			col[h] = i
+		}
+		for _, c := range tc.cols {
+			if _, ok := col[c]; !ok {
+				t.Fatalf("%s: no column %s in %v", tc.what, c, recs[0])
+			}
+		}
+		if got := recs[1][col["system"]]; got != "'=cmd|calc" {
+			t.Errorf("%s: formula not escaped: %q", tc.what, got)
+		}
+		switch tc.what {
+		case store.ExportSamples:
+			if recs[1][col["cpu_pct"]] != "-1.5" || recs[1][col["gpu_util_pct"]] != "" || recs[2][col["gpu_util_pct"]] != "50" {
+				t.Errorf("samples rows %v", recs[1:])
+			}
+		case store.ExportEpochs:
+			if recs[2][col["stage_inspect_s"]] != "0.5" || recs[2][col["tier_cpu_hits"]] != "4" {
+				t.Errorf("epoch row %v", recs[2])
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := s.ExportCSV(ctx, &buf, e.ID, "bogus"); err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Fatalf("bad kind: %v", err)
+	}
+	if err := s.ExportCSV(ctx, &buf, 999, store.ExportRuns); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("missing experiment: %v", err)
+	}
+}
+
+func TestDatasetsUpsert(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	d := store.Dataset{Name: "tiny", Path: "/x/tiny", Nodes: 10, FeatureDim: 8}
+	s.Update(ctx, func(tx *store.Tx) error { return tx.UpsertDataset(&d) })
+	d.Nodes = 20
+	s.Update(ctx, func(tx *store.Tx) error { return tx.UpsertDataset(&d) })
+	got, err := s.Dataset(ctx, "tiny")
+	if err != nil || got.Nodes != 20 || got.ID != d.ID {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if _, err := s.Dataset(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("%v", err)
+	}
+}
