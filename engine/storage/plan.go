@@ -1,0 +1,102 @@
+package storage
+
+import (
+	"cmp"
+	"slices"
+)
+
+// This file plans device reads for a set of wanted byte spans (GNNDrive
+// §4.4 "Access Granularity"): each span is widened to the aligned blocks
+// that cover it, blocks shared by several spans are read once, and runs of
+// adjacent blocks are merged into one request of at most maxSeg bytes.
+
+// item is one span a caller wants: len(dst) bytes from file offset off,
+// copied into dst, on behalf of request req.
+type item struct {
+	off int64
+	dst []byte
+	req int32
+}
+
+// span is one aligned device read of [off, end).
+type span struct {
+	off, end int64
+}
+
+// planPiece copies bytes [at, at+len(dst)) of span seg into dst.
+type planPiece struct {
+	seg int32
+	at  int
+	dst []byte
+	req int32
+}
+
+// planner holds reusable scratch space so planning does not allocate in
+// steady state.
+type planner struct {
+	bs     int64 // block size, a power of two
+	maxSeg int64 // largest span, a multiple of bs
+	items  []item
+	spans  []span
+	pieces []planPiece
+}
+
+// plan sorts p.items by offset and fills p.spans and p.pieces. Items of
+// length 0 produce nothing.
+func (p *planner) plan() {
+	p.spans = p.spans[:0]
+	p.pieces = p.pieces[:0]
+	byOff := func(a, b item) int { return cmp.Compare(a.off, b.off) }
+	if !slices.IsSortedFunc(p.items, byOff) {
+		slices.SortFunc(p.items, byOff)
+	}
+	mask := p.bs - 1
+	cur := -1
+	for i := range p.items {
+		it := &p.items[i]
+		if len(it.dst) == 0 {
+			continue
+		}
+		a := it.off &^ mask
+		b := (it.off + int64(len(it.dst)) + mask) &^ mask
+		switch {
+		case cur >= 0 && a < p.spans[cur].end:
+			// Shares a block with the current span: never read it twice.
+		case cur >= 0 && a == p.spans[cur].end && b-p.spans[cur].off <= p.maxSeg:
+			// Adjacent and fits: merge into one request.
+		default:
+			p.spans = append(p.spans, span{a, a})
+			cur++
+		}
+		for b > p.spans[cur].end {
+			room := p.spans[cur].off + p.maxSeg
+			if b <= room {
+				p.spans[cur].end = b
+				break
+			}
+			p.spans[cur].end = room
+			p.spans = append(p.spans, span{room, room})
+			cur++
+		}
+	}
+	j := 0
+	for i := range p.items {
+		it := &p.items[i]
+		lo, hi := it.off, it.off+int64(len(it.dst))
+		if lo == hi {
+			continue
+		}
+		for p.spans[j].end <= lo {
+			j++
+		}
+		for k := j; k < len(p.spans) && p.spans[k].off < hi; k++ {
+			s, e := max(lo, p.spans[k].off), min(hi, p.spans[k].end)
+			p.pieces = append(p.pieces, planPiece{
+				seg: int32(k),
+				at:  int(s - p.spans[k].off),
+				dst: it.dst[s-lo : e-lo],
+				req: it.req,
+			})
+		}
+	}
+}

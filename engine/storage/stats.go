@@ -1,0 +1,189 @@
+package storage
+
+import (
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// HistBuckets is the number of latency buckets: bucket 0 holds latencies
+// under 1 µs, bucket i (i >= 1) those in [2^(i-1), 2^i) µs; the last bucket
+// also holds everything longer.
+const HistBuckets = 40
+
+// Histogram counts latencies in log2 buckets of microseconds.
+type Histogram struct {
+	Buckets [HistBuckets]int64
+}
+
+// bucketOf returns the bucket index of a latency in nanoseconds.
+func bucketOf(ns int64) int {
+	if ns < 1000 {
+		return 0
+	}
+	b := bits.Len64(uint64(ns / 1000))
+	if b >= HistBuckets {
+		b = HistBuckets - 1
+	}
+	return b
+}
+
+// bucketBounds returns the bucket's [lo, hi) range in microseconds.
+func bucketBounds(i int) (lo, hi float64) {
+	if i == 0 {
+		return 0, 1
+	}
+	return float64(uint64(1) << (i - 1)), float64(uint64(1) << i)
+}
+
+// Add records one latency.
+func (h *Histogram) Add(d time.Duration) { h.Buckets[bucketOf(int64(d))]++ }
+
+// Count is the number of recorded latencies.
+func (h *Histogram) Count() int64 {
+	var n int64
+	for _, c := range h.Buckets {
+		n += c
+	}
+	return n
+}
+
+// Percentile returns the latency below which a fraction p (0..1] of the
+// recorded latencies fall, interpolated linearly inside its bucket; 0 when
+// nothing is recorded.
+func (h *Histogram) Percentile(p float64) time.Duration {
+	n := h.Count()
+	if n == 0 {
+		return 0
+	}
+	p = min(max(p, 0), 1)
+	target := p * float64(n)
+	var cum float64
+	for i, c := range h.Buckets {
+		if c == 0 {
+			continue
+		}
+		if cum+float64(c) >= target {
+			lo, hi := bucketBounds(i)
+			frac := (target - cum) / float64(c)
+			us := lo + frac*(hi-lo)
+			return time.Duration(us * float64(time.Microsecond))
+		}
+		cum += float64(c)
+	}
+	lo, _ := bucketBounds(HistBuckets - 1)
+	return time.Duration(lo * float64(time.Microsecond))
+}
+
+// Stats are a File's counters, summed over its Readers.
+type Stats struct {
+	// Backend is the backend the File uses.
+	Backend Backend
+	// Rows is the number of rows requested through ReadRows (duplicates
+	// included).
+	Rows int64
+	// Requests is the number of device reads issued after coalescing
+	// (re-issued remainders of short reads included). For mmap it is the
+	// number of row or range copies, each of which may fault.
+	Requests int64
+	// BytesNeeded is the number of bytes callers asked for (duplicates
+	// included).
+	BytesNeeded int64
+	// BytesRead is the number of bytes the device reads returned (aligned
+	// blocks). For mmap it is the page-granular size of the copied spans, an
+	// upper bound of the device reads (page-cache hits read nothing; the
+	// exact figure is /proc/self/io read_bytes).
+	BytesRead int64
+	// Retries counts reads re-issued after a short read, EINTR or EAGAIN.
+	Retries int64
+	// Interrupts counts waits for completions that returned EINTR and were
+	// retried.
+	Interrupts int64
+	// Latency is the histogram of device-request latencies (submission to
+	// reaped completion; for mmap, one row or range copy).
+	Latency Histogram
+}
+
+// Amplification is BytesRead / BytesNeeded (0 when nothing was needed).
+func (s Stats) Amplification() float64 {
+	if s.BytesNeeded == 0 {
+		return 0
+	}
+	return float64(s.BytesRead) / float64(s.BytesNeeded)
+}
+
+// String is a one-line summary.
+func (s Stats) String() string {
+	return fmt.Sprintf("backend=%s rows=%d requests=%d bytes_needed=%d bytes_read=%d amplification=%.3f retries=%d interrupts=%d p50_us=%.1f p99_us=%.1f",
+		s.Backend, s.Rows, s.Requests, s.BytesNeeded, s.BytesRead, s.Amplification(), s.Retries, s.Interrupts,
+		float64(s.Latency.Percentile(0.50))/1e3, float64(s.Latency.Percentile(0.99))/1e3)
+}
+
+// counters are the atomic totals a File keeps; Readers add local tallies.
+type counters struct {
+	rows, requests, bytesNeeded, bytesRead, retries, interrupts atomic.Int64
+	hist                                                        [HistBuckets]atomic.Int64
+}
+
+// tally is a Reader-local, non-atomic batch of counts.
+type tally struct {
+	rows, requests, bytesNeeded, bytesRead, retries, interrupts int64
+	hist                                                        [HistBuckets]int64
+	dirty                                                       bool
+}
+
+// flush adds t to c and zeroes t.
+func (t *tally) flush(c *counters) {
+	if !t.dirty {
+		return
+	}
+	c.rows.Add(t.rows)
+	c.requests.Add(t.requests)
+	c.bytesNeeded.Add(t.bytesNeeded)
+	c.bytesRead.Add(t.bytesRead)
+	c.retries.Add(t.retries)
+	c.interrupts.Add(t.interrupts)
+	for i, v := range t.hist {
+		if v != 0 {
+			c.hist[i].Add(v)
+		}
+	}
+	*t = tally{}
+}
+
+// latency records one latency in nanoseconds.
+func (t *tally) latency(ns int64) {
+	t.hist[bucketOf(ns)]++
+	t.dirty = true
+}
+
+// snapshot reads c.
+func (c *counters) snapshot(b Backend) Stats {
+	s := Stats{
+		Backend:     b,
+		Rows:        c.rows.Load(),
+		Requests:    c.requests.Load(),
+		BytesNeeded: c.bytesNeeded.Load(),
+		BytesRead:   c.bytesRead.Load(),
+		Retries:     c.retries.Load(),
+		Interrupts:  c.interrupts.Load(),
+	}
+	for i := range c.hist {
+		s.Latency.Buckets[i] = c.hist[i].Load()
+	}
+	return s
+}
+
+// reset zeroes c.
+func (c *counters) reset() {
+	c.rows.Store(0)
+	c.requests.Store(0)
+	c.bytesNeeded.Store(0)
+	c.bytesRead.Store(0)
+	c.retries.Store(0)
+	c.interrupts.Store(0)
+	for i := range c.hist {
+		c.hist[i].Store(0)
+	}
+}
