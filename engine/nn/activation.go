@@ -22,9 +22,7 @@ func ActForward(act string, t *Tensor) {
 			}
 		default:
 			for i, v := range s {
-				if v < 0 {
-					s[i] = 0
-				}
+				s[i] = max(v, 0)
 			}
 		}
 	})
@@ -51,11 +49,66 @@ func ActBackward(act string, out, g *Tensor, p float32) {
 				}
 			}
 		default:
+			tbl := [2]float32{0, 1}
 			for i := lo; i < hi; i++ {
-				if o[i] <= 0 {
-					d[i] = 0
-				}
+				d[i] *= tbl[b2u(o[i] > 0)]
 			}
+		}
+	})
+}
+
+// b2u converts a bool to 0/1 without a branch.
+func b2u(b bool) uint8 {
+	var u uint8
+	if b {
+		u = 1
+	}
+	return u
+}
+
+// actDropForward applies the activation and then inverted dropout (p, key)
+// in one pass over t.
+func actDropForward(act string, t *Tensor, p float32, key uint64) {
+	if p <= 0 {
+		ActForward(act, t)
+		return
+	}
+	if act != ActReLU {
+		ActForward(act, t)
+		Dropout(t, p, key)
+		return
+	}
+	d := t.Data[:t.Rows*t.Cols]
+	thr := dropThreshold(p)
+	tbl := [2]float32{1 / (1 - p), 0}
+	n := len(d)
+	parallelFor((n+3)/4, 1<<14, func(lo, hi int) {
+		for q := lo; q < hi; q++ {
+			bits := keepBits(key, q*4)
+			for k := 0; k < 4 && q*4+k < n; k++ {
+				i := q*4 + k
+				d[i] = max(d[i], 0) * tbl[dropBit(bits>>(16*k), thr)]
+			}
+		}
+	})
+}
+
+// actDropBackward is the gradient of actDropForward: g (w.r.t. its output)
+// becomes the gradient w.r.t. its input, in place. out is its output.
+func actDropBackward(act string, out, g *Tensor, p float32, key uint64) {
+	if act != ActReLU {
+		DropoutBackward(g, p, key)
+		ActBackward(act, out, g, p)
+		return
+	}
+	// relu: the output is > 0 exactly where the input was > 0 and the
+	// element was kept, so no mask needs recomputing
+	o := out.Data[:out.Rows*out.Cols]
+	d := g.Data[:g.Rows*g.Cols]
+	tbl := [2]float32{0, 1 / (1 - p)}
+	parallelFor(len(d), 1<<15, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			d[i] *= tbl[b2u(o[i] > 0)]
 		}
 	})
 }

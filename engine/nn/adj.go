@@ -117,20 +117,23 @@ func (a *adj) transpose(ar *Arena) {
 	}
 }
 
-// spmm computes out[i] (+)= Σ_e w[e,h]·x[src(e)] per head: x is numSrc×(heads·f),
-// out is numDst×(heads·f). With accumulate false out is overwritten.
-func (a *adj) spmm(x, out *Tensor, accumulate bool) {
+// spmm computes out[i] (+)= Σ_e w[e,h]·x[src(e)] per head over `cols`
+// columns (heads·f): row j of x is xd[j*xld:j*xld+cols], row i of out is
+// od[i*old:i*old+cols] (strided, so callers can target a column block of a
+// wider matrix). With accumulate false out is overwritten.
+func (a *adj) spmm(xd []float32, xld int, od []float32, old, cols int, accumulate bool) {
 	H := a.heads
-	f := x.Cols / H
+	f := cols / H
 	deg := max(1, a.edges()/max(1, a.numDst))
-	parallelFor(a.numDst, grainFor(deg*x.Cols), func(lo, hi int) {
+	parallelFor(a.numDst, grainFor(deg*cols), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			o := out.Row(i)
+			o := od[i*old : i*old+cols]
 			if !accumulate {
 				clear(o)
 			}
 			for e := a.ptr[i]; e < a.ptr[i+1]; e++ {
-				xr := x.Row(int(a.idx[e]))
+				j := int(a.idx[e])
+				xr := xd[j*xld : j*xld+cols]
 				if H == 1 {
 					axpy(a.w[e], xr, o)
 					continue
@@ -144,21 +147,23 @@ func (a *adj) spmm(x, out *Tensor, accumulate bool) {
 }
 
 // spmmT computes out[j] (+)= Σ_{e: src(e)=j} w[e,h]·g[dst(e)] per head: the
-// transpose of spmm. g is numDst×(heads·f), out is numSrc×(heads·f).
-func (a *adj) spmmT(g, out *Tensor, accumulate bool, ar *Arena) {
+// transpose of spmm, with the same strided addressing (g: numDst rows,
+// out: numSrc rows).
+func (a *adj) spmmT(gd []float32, gld int, od []float32, old, cols int, accumulate bool, ar *Arena) {
 	a.transpose(ar)
 	H := a.heads
-	f := g.Cols / H
+	f := cols / H
 	deg := max(1, a.edges()/max(1, a.numSrc))
-	parallelFor(a.numSrc, grainFor(deg*g.Cols), func(lo, hi int) {
+	parallelFor(a.numSrc, grainFor(deg*cols), func(lo, hi int) {
 		for j := lo; j < hi; j++ {
-			o := out.Row(j)
+			o := od[j*old : j*old+cols]
 			if !accumulate {
 				clear(o)
 			}
 			for p := a.tptr[j]; p < a.tptr[j+1]; p++ {
 				e := a.tedge[p]
-				gr := g.Row(int(a.tdst[p]))
+				i := int(a.tdst[p])
+				gr := gd[i*gld : i*gld+cols]
 				if H == 1 {
 					axpy(a.w[e], gr, o)
 					continue

@@ -140,7 +140,7 @@ func (l *GAT) Forward(ar *Arena, b *graph.Block, x *Tensor, train bool) *Tensor 
 		}
 	})
 	l.full = ar.TensorNoZero(nd, HF)
-	l.a.spmm(l.z, l.full, false)
+	l.a.spmm(l.z.Data, HF, l.full.Data, HF, HF, false)
 	if l.Concat {
 		addBias(l.full, l.Bias.Value.Data)
 		return l.full
@@ -228,7 +228,7 @@ func (l *GAT) Backward(ar *Arena, dy *Tensor, needDX bool) *Tensor {
 	})
 	// dz = Σ α'·dOut over out-edges, plus the score terms
 	dz := ar.TensorNoZero(ns, HF)
-	l.a.spmmT(dOut, dz, false, ar)
+	l.a.spmmT(dOut.Data, HF, dz.Data, HF, HF, false, ar)
 	del := ar.Floats(ns * H)
 	parallelFor(ns, grainFor(16*HF), func(lo, hi int) {
 		for j := lo; j < hi; j++ {

@@ -96,12 +96,12 @@ func (l *GCN) Forward(ar *Arena, b *graph.Block, x *Tensor, train bool) *Tensor 
 	l.aggFirst = aggregateFirst(l.a.edges(), b.NumDst, b.NumSrc, l.In, l.Out)
 	if l.aggFirst {
 		l.agg = ar.TensorNoZero(b.NumDst, l.In)
-		l.a.spmm(x, l.agg, false)
+		l.a.spmm(x.Data, l.In, l.agg.Data, l.In, l.In, false)
 		Gemm(false, false, b.NumDst, l.Out, l.In, 1, l.agg.Data, l.In, l.W.Value.Data, l.Out, 0, y.Data, l.Out)
 	} else {
 		l.proj = ar.TensorNoZero(b.NumSrc, l.Out)
 		Gemm(false, false, b.NumSrc, l.Out, l.In, 1, x.Data, l.In, l.W.Value.Data, l.Out, 0, l.proj.Data, l.Out)
-		l.a.spmm(l.proj, y, false)
+		l.a.spmm(l.proj.Data, l.Out, y.Data, l.Out, l.Out, false)
 	}
 	addBias(y, l.Bias.Value.Data)
 	return y
@@ -119,12 +119,12 @@ func (l *GCN) Backward(ar *Arena, dy *Tensor, needDX bool) *Tensor {
 			dagg := ar.TensorNoZero(nd, l.In)
 			Gemm(false, true, nd, l.In, l.Out, 1, dy.Data, l.Out, l.W.Value.Data, l.Out, 0, dagg.Data, l.In)
 			dx = ar.TensorNoZero(ns, l.In)
-			l.a.spmmT(dagg, dx, false, ar)
+			l.a.spmmT(dagg.Data, l.In, dx.Data, l.In, l.In, false, ar)
 		}
 		return dx
 	}
 	dproj := ar.TensorNoZero(ns, l.Out)
-	l.a.spmmT(dy, dproj, false, ar)
+	l.a.spmmT(dy.Data, l.Out, dproj.Data, l.Out, l.Out, false, ar)
 	Gemm(true, false, l.In, l.Out, ns, 1, l.x.Data, l.In, dproj.Data, l.Out, 1, l.W.Grad.Data, l.Out)
 	if needDX {
 		dx = ar.TensorNoZero(ns, l.In)

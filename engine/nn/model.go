@@ -180,10 +180,7 @@ func (m *Model) Forward(blocks []graph.Block, x *Tensor, train bool) *Tensor {
 		}
 		y := layer.Forward(&m.arena, &blocks[l], h, train)
 		if l < len(m.Layers)-1 {
-			ActForward(m.Act, y)
-			if p > 0 {
-				Dropout(y, p, m.dropKey(l+1))
-			}
+			actDropForward(m.Act, y, p, m.dropKey(l+1))
 			m.outs = append(m.outs, y)
 		}
 		h = y
@@ -206,10 +203,7 @@ func (m *Model) Backward(dLogits *Tensor) {
 			break
 		}
 		// through dropout and the activation of layer l-1's output
-		if p > 0 {
-			DropoutBackward(dx, p, m.dropKey(l))
-		}
-		ActBackward(m.Act, m.outs[l-1], dx, p)
+		actDropBackward(m.Act, m.outs[l-1], dx, p, m.dropKey(l))
 		g = dx
 	}
 }

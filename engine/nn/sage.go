@@ -12,13 +12,18 @@ import (
 //	h_i' = W_selfᵀ·h_i + W_neighᵀ·mean_{j∈N(i)} h_j + b
 //
 // A destination with no in-neighbours aggregates to zero. Weights are in×out.
+// W_self and W_neigh share one backing array (W_self rows first) so that,
+// when aggregating first, the layer is one GEMM [h_dst | mean] · [W_self;
+// W_neigh] with k = 2·in, and its backward is one GEMM per gradient.
 type SAGE struct {
 	In, Out       int
 	WSelf, WNeigh *Param
 	Bias          *Param
 
+	wcat, gcat []float32 // [W_self; W_neigh] and its gradient, 2in×out
+
 	// forward cache
-	x, agg, proj *Tensor
+	x, cat, proj *Tensor
 	a            adj
 	numDst       int
 	aggFirst     bool
@@ -26,9 +31,10 @@ type SAGE struct {
 
 // NewSAGE returns a SAGE layer with Glorot weights and zero bias.
 func NewSAGE(in, out int, rng *rand.Rand) *SAGE {
-	l := &SAGE{In: in, Out: out,
-		WSelf: newParam("sage.w_self", in, out), WNeigh: newParam("sage.w_neigh", in, out),
+	l := &SAGE{In: in, Out: out, wcat: make([]float32, 2*in*out), gcat: make([]float32, 2*in*out),
 		Bias: newParam("sage.bias", 1, out)}
+	l.WSelf = &Param{Name: "sage.w_self", Value: FromSlice(in, out, l.wcat[:in*out]), Grad: FromSlice(in, out, l.gcat[:in*out])}
+	l.WNeigh = &Param{Name: "sage.w_neigh", Value: FromSlice(in, out, l.wcat[in*out:]), Grad: FromSlice(in, out, l.gcat[in*out:])}
 	Glorot(l.WSelf.Value, in, out, rng)
 	Glorot(l.WNeigh.Value, in, out, rng)
 	return l
@@ -46,9 +52,10 @@ func (l *SAGE) Params() []*Param { return []*Param{l.WSelf, l.WNeigh, l.Bias} }
 // Forward computes the layer for block b on source features x.
 func (l *SAGE) Forward(ar *Arena, b *graph.Block, x *Tensor, train bool) *Tensor {
 	checkInput("SAGE", b, x, l.In)
-	l.x, l.numDst = x, b.NumDst
+	in, out, nd, ns := l.In, l.Out, b.NumDst, b.NumSrc
+	l.x, l.numDst = x, nd
 	l.a.fromBlock(b, 1, ar)
-	for i := 0; i < b.NumDst; i++ {
+	for i := 0; i < nd; i++ {
 		s, t := b.Indptr[i], b.Indptr[i+1]
 		if t > s {
 			inv := 1 / float32(t-s)
@@ -57,17 +64,24 @@ func (l *SAGE) Forward(ar *Arena, b *graph.Block, x *Tensor, train bool) *Tensor
 			}
 		}
 	}
-	y := ar.TensorNoZero(b.NumDst, l.Out)
-	Gemm(false, false, b.NumDst, l.Out, l.In, 1, x.Data, l.In, l.WSelf.Value.Data, l.Out, 0, y.Data, l.Out)
-	l.aggFirst = aggregateFirst(l.a.edges(), b.NumDst, b.NumSrc, l.In, l.Out)
+	y := ar.TensorNoZero(nd, out)
+	l.aggFirst = aggregateFirst(l.a.edges(), nd, ns, in, out)
 	if l.aggFirst {
-		l.agg = ar.TensorNoZero(b.NumDst, l.In)
-		l.a.spmm(x, l.agg, false)
-		Gemm(false, false, b.NumDst, l.Out, l.In, 1, l.agg.Data, l.In, l.WNeigh.Value.Data, l.Out, 1, y.Data, l.Out)
+		// cat = [x_dst | mean_{N(i)} x_j], y = cat·[W_self; W_neigh]
+		l.cat = ar.TensorNoZero(nd, 2*in)
+		cat := l.cat
+		parallelFor(nd, grainFor(in), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				copy(cat.Data[i*2*in:i*2*in+in], x.Row(i))
+			}
+		})
+		l.a.spmm(x.Data, in, cat.Data[in:], 2*in, in, false)
+		Gemm(false, false, nd, out, 2*in, 1, cat.Data, 2*in, l.wcat, out, 0, y.Data, out)
 	} else {
-		l.proj = ar.TensorNoZero(b.NumSrc, l.Out)
-		Gemm(false, false, b.NumSrc, l.Out, l.In, 1, x.Data, l.In, l.WNeigh.Value.Data, l.Out, 0, l.proj.Data, l.Out)
-		l.a.spmm(l.proj, y, true)
+		Gemm(false, false, nd, out, in, 1, x.Data, in, l.WSelf.Value.Data, out, 0, y.Data, out)
+		l.proj = ar.TensorNoZero(ns, out)
+		Gemm(false, false, ns, out, in, 1, x.Data, in, l.WNeigh.Value.Data, out, 0, l.proj.Data, out)
+		l.a.spmm(l.proj.Data, out, y.Data, out, out, true)
 	}
 	addBias(y, l.Bias.Value.Data)
 	return y
@@ -76,30 +90,35 @@ func (l *SAGE) Forward(ar *Arena, b *graph.Block, x *Tensor, train bool) *Tensor
 // Backward adds parameter gradients and returns dL/dx when needDX is set.
 func (l *SAGE) Backward(ar *Arena, dy *Tensor, needDX bool) *Tensor {
 	checkGrad("SAGE", dy, l.numDst, l.Out)
-	nd, ns := l.numDst, l.x.Rows
-	// dW_self += x_dstᵀ·dy
-	Gemm(true, false, l.In, l.Out, nd, 1, l.x.Data, l.In, dy.Data, l.Out, 1, l.WSelf.Grad.Data, l.Out)
+	in, out, nd, ns := l.In, l.Out, l.numDst, l.x.Rows
 	accumColSum(dy, l.Bias.Grad.Data)
-	var dx *Tensor
 	if l.aggFirst {
-		Gemm(true, false, l.In, l.Out, nd, 1, l.agg.Data, l.In, dy.Data, l.Out, 1, l.WNeigh.Grad.Data, l.Out)
-		if needDX {
-			dagg := ar.TensorNoZero(nd, l.In)
-			Gemm(false, true, nd, l.In, l.Out, 1, dy.Data, l.Out, l.WNeigh.Value.Data, l.Out, 0, dagg.Data, l.In)
-			dx = ar.TensorNoZero(ns, l.In)
-			l.a.spmmT(dagg, dx, false, ar)
+		// d[W_self; W_neigh] += catᵀ·dy
+		Gemm(true, false, 2*in, out, nd, 1, l.cat.Data, 2*in, dy.Data, out, 1, l.gcat, out)
+		if !needDX {
+			return nil
 		}
-	} else {
-		dproj := ar.TensorNoZero(ns, l.Out)
-		l.a.spmmT(dy, dproj, false, ar)
-		Gemm(true, false, l.In, l.Out, ns, 1, l.x.Data, l.In, dproj.Data, l.Out, 1, l.WNeigh.Grad.Data, l.Out)
-		if needDX {
-			dx = ar.TensorNoZero(ns, l.In)
-			Gemm(false, true, ns, l.In, l.Out, 1, dproj.Data, l.Out, l.WNeigh.Value.Data, l.Out, 0, dx.Data, l.In)
-		}
+		// dcat = dy·[W_self; W_neigh]ᵀ = [d x_dst | d mean]
+		dcat := ar.TensorNoZero(nd, 2*in)
+		Gemm(false, true, nd, 2*in, out, 1, dy.Data, out, l.wcat, out, 0, dcat.Data, 2*in)
+		dx := ar.TensorNoZero(ns, in)
+		l.a.spmmT(dcat.Data[in:], 2*in, dx.Data, in, in, false, ar)
+		parallelFor(nd, grainFor(in), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				axpy(1, dcat.Data[i*2*in:i*2*in+in], dx.Row(i))
+			}
+		})
+		return dx
 	}
-	if needDX {
-		Gemm(false, true, nd, l.In, l.Out, 1, dy.Data, l.Out, l.WSelf.Value.Data, l.Out, 1, dx.Data, l.In)
+	Gemm(true, false, in, out, nd, 1, l.x.Data, in, dy.Data, out, 1, l.WSelf.Grad.Data, out)
+	dproj := ar.TensorNoZero(ns, out)
+	l.a.spmmT(dy.Data, out, dproj.Data, out, out, false, ar)
+	Gemm(true, false, in, out, ns, 1, l.x.Data, in, dproj.Data, out, 1, l.WNeigh.Grad.Data, out)
+	if !needDX {
+		return nil
 	}
+	dx := ar.TensorNoZero(ns, in)
+	Gemm(false, true, ns, in, out, 1, dproj.Data, out, l.WNeigh.Value.Data, out, 0, dx.Data, in)
+	Gemm(false, true, nd, in, out, 1, dy.Data, out, l.WSelf.Value.Data, out, 1, dx.Data, in)
 	return dx
 }

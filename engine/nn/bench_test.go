@@ -1,0 +1,151 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"outcore/engine/graph"
+)
+
+// Benchmarks (docs/benchmarks/nn.md):
+//
+//	go test -run '^$' -bench 'Gemm|SAGEStep' -count=5 ./engine/nn
+
+var gemmShapes = []struct {
+	name    string
+	ta, tb  bool
+	m, n, k int
+}{
+	// layer-0 forward of a 100k-dst block: X(100k×128)·W(128×256)
+	{"fwd_100kx128x256", false, false, 100000, 256, 128},
+	// its weight gradient Xᵀ(128×100k)·dY(100k×256)
+	{"dW_128x256x100k", true, false, 128, 256, 100000},
+	// a hidden layer's input gradient dY(100k×256)·Wᵀ(256×256)
+	{"dX_100kx256x256", false, true, 100000, 256, 256},
+}
+
+func BenchmarkGemm(b *testing.B) {
+	for _, be := range []string{BackendOpenBLAS, BackendGonum} {
+		for _, s := range gemmShapes {
+			b.Run(be+"/"+s.name, func(b *testing.B) {
+				if be == BackendOpenBLAS {
+					if _, err := loadOpenBLAS(2); err != nil {
+						b.Skip(err)
+					}
+				}
+				rng := rand.New(rand.NewPCG(1, 1))
+				a := randTensor(rng, s.m, s.k)
+				if s.ta {
+					a = randTensor(rng, s.k, s.m)
+				}
+				bb := randTensor(rng, s.k, s.n)
+				if s.tb {
+					bb = randTensor(rng, s.n, s.k)
+				}
+				c := NewTensor(s.m, s.n)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := GemmWith(be, s.ta, s.tb, s.m, s.n, s.k, 1, a.Data, a.Cols, bb.Data, bb.Cols, 0, c.Data, s.n); err != nil {
+						b.Fatal(err)
+					}
+				}
+				flops := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N)
+				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// sampledBlocks builds the blocks of one mini-batch the way a uniform
+// neighbour sampler would on a random graph of n nodes: `batch` seeds, then
+// for each layer (last first) fanout distinct random neighbours per
+// destination, deduplicated into local ids with destinations first.
+func sampledBlocks(rng *rand.Rand, n, batch int, fanouts []int) []graph.Block {
+	L := len(fanouts)
+	blocks := make([]graph.Block, L)
+	dst := make([]int64, 0, batch)
+	seen := map[int64]bool{}
+	for len(dst) < batch {
+		v := rng.Int64N(int64(n))
+		if !seen[v] {
+			seen[v] = true
+			dst = append(dst, v)
+		}
+	}
+	for l := L - 1; l >= 0; l-- {
+		local := make(map[int64]int32, len(dst)*fanouts[l])
+		src := append([]int64{}, dst...)
+		for i, v := range dst {
+			local[v] = int32(i)
+		}
+		b := graph.Block{NumDst: len(dst), Indptr: make([]int32, len(dst)+1)}
+		for i := range dst {
+			row := map[int64]bool{}
+			for len(row) < fanouts[l] {
+				u := rng.Int64N(int64(n))
+				if row[u] || u == dst[i] {
+					continue
+				}
+				row[u] = true
+				id, ok := local[u]
+				if !ok {
+					id = int32(len(src))
+					local[u] = id
+					src = append(src, u)
+				}
+				b.Indices = append(b.Indices, id)
+			}
+			b.Indptr[i+1] = int32(len(b.Indices))
+		}
+		b.NumSrc = len(src)
+		blocks[l] = b
+		dst = src
+	}
+	return blocks
+}
+
+// BenchmarkSAGEStep times one 3-layer GraphSAGE training step (forward,
+// loss, backward, Adam) on a batch of 1000 seeds with fanout 10,10,10,
+// 128-dim inputs, 256 hidden, 47 classes, sampled from random graphs of n
+// nodes (n = 2.4M is ogbn-products' size, where nearly every sampled node
+// is distinct).
+func BenchmarkSAGEStep(b *testing.B) {
+	for _, n := range []int{200_000, 2_400_000} {
+		rng := rand.New(rand.NewPCG(2, 2))
+		blocks := sampledBlocks(rng, n, 1000, []int{10, 10, 10})
+		b.Run(fmt.Sprintf("n=%d/src=%d", n, blocks[0].NumSrc), func(b *testing.B) {
+			x := randTensor(rng, blocks[0].NumSrc, 128)
+			labels := make([]int32, 1000)
+			for i := range labels {
+				labels[i] = int32(rng.IntN(47))
+			}
+			m, err := NewModel(KindSAGE, 128, 256, 47, 3, 1, 0.5, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < 2; i++ { // warm the arena (it coalesces after the first step)
+				m.Step(blocks, x, labels)
+			}
+			var fwd, bwd time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				m.ZeroGrad()
+				logits := m.Forward(blocks, x, true)
+				d := m.arena.TensorNoZero(logits.Rows, logits.Cols)
+				SoftmaxCrossEntropy(logits, labels, d)
+				t1 := time.Now()
+				m.Backward(d)
+				m.Opt.Step()
+				t2 := time.Now()
+				fwd += t1.Sub(t0)
+				bwd += t2.Sub(t1)
+			}
+			b.ReportMetric(float64(fwd.Milliseconds())/float64(b.N), "fwd_ms")
+			b.ReportMetric(float64(bwd.Milliseconds())/float64(b.N), "bwd_ms")
+			b.ReportMetric(float64(m.ArenaBytes())/(1<<20), "arena_MiB")
+		})
+	}
+}
