@@ -16,11 +16,12 @@ type alignment struct {
 	source string // where block came from, for the log line
 }
 
-// detectAlignment finds the direct-I/O alignment of the open file fd:
-// ioctl(BLKSSZGET) on the block device holding it, else
-// statx(STATX_DIOALIGN), else st_blksize, else 512. When both BLKSSZGET and
-// STATX_DIOALIGN answer, the larger wins (the file system may ask for more
-// than the device).
+// detectAlignment finds the direct-I/O alignment of the open file fd: the
+// logical sector size of the block device holding it (ioctl(BLKSSZGET) on
+// the device node, or the same number from sysfs where the node cannot be
+// opened), else statx(STATX_DIOALIGN), else st_blksize, else 512. When the
+// device and STATX_DIOALIGN both answer, the larger wins (the file system
+// may ask for more than the device).
 func detectAlignment(fd int) alignment {
 	a := alignment{mem: 512}
 	var sx unix.Statx_t
@@ -35,12 +36,15 @@ func detectAlignment(fd int) alignment {
 		if sx.Mode&unix.S_IFMT == unix.S_IFBLK {
 			major, minor = sx.Rdev_major, sx.Rdev_minor
 		}
-		if ss, dev, err := blockDeviceSectorSize(major, minor); err == nil && ss > 0 {
-			a.block, a.source = ss, "BLKSSZGET "+dev
+		ss, src, err := blockDeviceSectorSize(major, minor)
+		if err != nil {
+			ss, src, err = sysfsSectorSize(major, minor)
+		}
+		if err == nil && ss > 0 {
+			a.block, a.source = ss, src
 			if dioOff > ss {
-				a.block, a.source = dioOff, fmt.Sprintf("statx STATX_DIOALIGN (BLKSSZGET %s says %d)", dev, ss)
+				a.block, a.source = dioOff, fmt.Sprintf("statx STATX_DIOALIGN (%s says %d)", src, ss)
 			}
-			a.mem = max(a.mem, 1)
 			return a
 		}
 	}
@@ -55,6 +59,26 @@ func detectAlignment(fd int) alignment {
 	}
 	a.block, a.source = 512, "default"
 	return a
+}
+
+// sysfsSectorSize reads the logical block size of block device major:minor
+// (or, for a partition, of its disk) from sysfs.
+func sysfsSectorSize(major, minor uint32) (int64, string, error) {
+	dir := fmt.Sprintf("/sys/dev/block/%d:%d", major, minor)
+	var err error
+	for _, p := range []string{dir + "/queue/logical_block_size", dir + "/../queue/logical_block_size"} {
+		var b []byte
+		if b, err = os.ReadFile(p); err != nil {
+			continue
+		}
+		var n int64
+		if _, err = fmt.Sscan(strings.TrimSpace(string(b)), &n); err != nil || n <= 0 || n&(n-1) != 0 {
+			err = fmt.Errorf("%s: bad block size %q", p, b)
+			continue
+		}
+		return n, "sysfs " + p, nil
+	}
+	return 0, "", err
 }
 
 // blockDeviceSectorSize asks the block device major:minor for its logical
