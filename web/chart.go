@@ -1,0 +1,141 @@
+package web
+
+import (
+	"math"
+	"sort"
+)
+
+// Chart is one comparison view: the data behind an ECharts chart in the
+// browser, a tidy CSV download and a server-rendered SVG/PDF figure. It
+// says what it shows in words (Note) so a figure carries n and the spread.
+type Chart struct {
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	XLabel string `json:"x_label"`
+	YLabel string `json:"y_label"`
+	// XType is "category", "value" or "log"; YType "value" or "log".
+	XType string `json:"x_type"`
+	YType string `json:"y_type"`
+	// Kind is "line" (points joined per series), "bar" (grouped bars),
+	// "stack" (stacked bars) or "scatter".
+	Kind       string   `json:"kind"`
+	Categories []string `json:"categories,omitempty"` // x labels when XType is "category"
+	Series     []Series `json:"series"`
+	Note       string   `json:"note"`            // what the marks mean: statistic, spread, n
+	Empty      string   `json:"empty,omitempty"` // why there is nothing to draw, when so
+	// XFormat tells the browser how to label x values: "bytes" or "" (plain).
+	XFormat string `json:"x_format,omitempty"`
+}
+
+// Series is one line, bar group or stack layer.
+type Series struct {
+	Name   string `json:"name"`
+	Color  string `json:"color"`  // Okabe–Ito colour (colour-blind safe)
+	Marker string `json:"marker"` // shape name; ECharts symbol and gonum glyph agree on it
+	Stack  string `json:"stack,omitempty"`
+	// Dash tells apart series sharing a variant's colour: 0 solid, 1 dashed, 2 dotted, 3 dash-dot.
+	Dash   int     `json:"dash,omitempty"`
+	Points []Point `json:"points"`
+}
+
+// Point is one observation of a series, aggregated over repeated runs.
+// Y is nil where there is no value (out of memory, failed, not run yet);
+// Status says which.
+type Point struct {
+	X      float64  `json:"x"`     // value on a numeric x axis, or category index
+	Label  string   `json:"label"` // the x value in words ("512 MiB", "gnndrive")
+	Y      *float64 `json:"y"`     // mean over the runs that produced a value
+	SD     float64  `json:"sd"`    // sample standard deviation (0 when n < 2)
+	Min    float64  `json:"min"`
+	Max    float64  `json:"max"`
+	N      int      `json:"n"`                // runs (or epochs) behind Y
+	Status string   `json:"status"`           // "ok", "oom", "failed", "pending", "partial"
+	Detail string   `json:"detail,omitempty"` // e.g. "1 of 3 runs OOM"
+	Runs   []int64  `json:"runs,omitempty"`
+}
+
+// Point statuses.
+const (
+	StatusOK      = "ok"
+	StatusOOM     = "oom"
+	StatusFailed  = "failed"
+	StatusPending = "pending"
+	StatusPartial = "partial" // some runs gave a value, others OOM or failed
+	// StatusNoBaseline: a normalised value is missing because the baseline has none there.
+	StatusNoBaseline = "no-baseline"
+)
+
+// okabeIto is the Okabe–Ito palette (Okabe & Ito 2008), yellow last as it is faint on white.
+var okabeIto = []string{"#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442"}
+
+// markers pair with colours so series stay apart in greyscale prints.
+var markers = []string{"circle", "triangle", "rect", "diamond", "cross", "plus", "ring", "square"}
+
+// variantOrder fixes each variant's colour and marker across every chart and figure.
+var variantOrder = []string{"pyg+", "ginex", "mariusgnn", "gnndrive", "diskgnn", "gids", "helios"}
+
+// style returns the colour and marker of the i-th distinct series.
+func style(i int) (string, string) {
+	return okabeIto[i%len(okabeIto)], markers[i%len(markers)]
+}
+
+// variantIndex is the variant's fixed style index; unknown names follow the known ones.
+func variantIndex(v string, others []string) int {
+	for i, name := range variantOrder {
+		if name == v {
+			return i
+		}
+	}
+	for i, name := range others {
+		if name == v {
+			return len(variantOrder) + i
+		}
+	}
+	return len(variantOrder)
+}
+
+// stats summarises repeated observations.
+type stats struct {
+	n        int
+	mean, sd float64
+	min, max float64
+}
+
+func summarise(xs []float64) stats {
+	s := stats{n: len(xs)}
+	if s.n == 0 {
+		return s
+	}
+	s.min, s.max = math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		s.mean += x
+		s.min = math.Min(s.min, x)
+		s.max = math.Max(s.max, x)
+	}
+	s.mean /= float64(s.n)
+	if s.n > 1 {
+		var ss float64
+		for _, x := range xs {
+			ss += (x - s.mean) * (x - s.mean)
+		}
+		s.sd = math.Sqrt(ss / float64(s.n-1))
+	}
+	return s
+}
+
+// point builds a Point from observations; an empty set gives Y nil.
+func point(x float64, label string, xs []float64) Point {
+	p := Point{X: x, Label: label, Status: StatusOK}
+	st := summarise(xs)
+	p.N = st.n
+	if st.n > 0 {
+		m := st.mean
+		p.Y, p.SD, p.Min, p.Max = &m, st.sd, st.min, st.max
+	}
+	return p
+}
+
+// sortPoints orders a series' points by x.
+func sortPoints(ps []Point) {
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].X < ps[j].X })
+}

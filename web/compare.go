@@ -1,0 +1,846 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"outcore/engine/metrics"
+)
+
+// RunData is what the comparison views need to know about one run: the
+// grid point it stands for, how it ended and its epochs so far.
+type RunData struct {
+	ID       int64
+	System   string
+	MemLimit int64 // bytes; 0 = no limit
+	Dim      int   // feature dimension the run used
+	Batch    int
+	Model    string
+	Fanout   string
+	Repeat   int
+	Status   string // queued, running, done, failed, oom, cancelled, interrupted
+	Epochs   []metrics.EpochRecord
+}
+
+// Run statuses as the comparison views group them.
+const (
+	RunQueued      = "queued"
+	RunRunning     = "running"
+	RunDone        = metrics.OutcomeDone
+	RunFailed      = metrics.OutcomeFailed
+	RunOOM         = metrics.OutcomeOOM
+	RunCancelled   = metrics.OutcomeCancelled
+	RunInterrupted = metrics.OutcomeInterrupted
+)
+
+// gridAxis is one axis of an experiment's grid other than the variant.
+type gridAxis struct {
+	key   string
+	label string
+	num   func(RunData) float64 // sort key
+	text  func(RunData) string
+}
+
+var gridAxes = []gridAxis{
+	{"mem_limit", "memory limit", func(r RunData) float64 {
+		if r.MemLimit <= 0 {
+			return math.Inf(1) // "no limit" sorts last
+		}
+		return float64(r.MemLimit)
+	}, func(r RunData) string { return memLabel(r.MemLimit) }},
+	{"dim", "feature dim", func(r RunData) float64 { return float64(r.Dim) }, func(r RunData) string { return strconv.Itoa(r.Dim) }},
+	{"batch_size", "batch size", func(r RunData) float64 { return float64(r.Batch) }, func(r RunData) string { return strconv.Itoa(r.Batch) }},
+	{"model", "model", func(r RunData) float64 { return 0 }, func(r RunData) string { return r.Model }},
+	{"fanout", "fanout", func(r RunData) float64 { return 0 }, func(r RunData) string { return r.Fanout }},
+}
+
+func axisByKey(key string) gridAxis {
+	for _, a := range gridAxes {
+		if a.key == key {
+			return a
+		}
+	}
+	panic("web: unknown grid axis " + key)
+}
+
+// memLabel writes a memory limit for people: "512 MiB", "1.5 GiB", "no limit".
+func memLabel(b int64) string {
+	if b <= 0 {
+		return "no limit"
+	}
+	return FormatBytes(b)
+}
+
+// FormatBytes writes a byte count with a binary unit.
+func FormatBytes(b int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v := float64(b)
+	i := 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d B", b)
+	}
+	s := strconv.FormatFloat(v, 'f', 1, 64)
+	s = strings.TrimSuffix(s, ".0")
+	return s + " " + units[i]
+}
+
+// Comparison is an experiment's runs arranged for the views of DESIGN §6.
+type Comparison struct {
+	runs     []RunData
+	variants []string   // in fixed display order
+	varying  []gridAxis // axes with more than one value
+	others   []string   // variants not in variantOrder, for styling
+}
+
+// NewComparison arranges runs for comparison.
+func NewComparison(runs []RunData) *Comparison {
+	c := &Comparison{runs: runs}
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if !seen[r.System] {
+			seen[r.System] = true
+			c.variants = append(c.variants, r.System)
+		}
+	}
+	for _, v := range c.variants {
+		if variantIndex(v, nil) == len(variantOrder) {
+			c.others = append(c.others, v)
+		}
+	}
+	sort.Slice(c.variants, func(i, j int) bool {
+		return variantIndex(c.variants[i], c.others) < variantIndex(c.variants[j], c.others)
+	})
+	for _, a := range gridAxes {
+		vals := map[string]bool{}
+		for _, r := range runs {
+			vals[a.text(r)] = true
+		}
+		if len(vals) > 1 {
+			c.varying = append(c.varying, a)
+		}
+	}
+	return c
+}
+
+// Variants lists the experiment's variants in display order.
+func (c *Comparison) Variants() []string { return c.variants }
+
+// Varies says whether the grid has more than one value on the axis.
+func (c *Comparison) Varies(key string) bool {
+	for _, a := range c.varying {
+		if a.key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// cellLabel names the run's grid point on the varying axes, leaving out the
+// given keys ("" when nothing else varies).
+func (c *Comparison) cellLabel(r RunData, exclude ...string) string {
+	var parts []string
+next:
+	for _, a := range c.varying {
+		for _, e := range exclude {
+			if a.key == e {
+				continue next
+			}
+		}
+		v := a.text(r)
+		if a.key == "mem_limit" {
+			parts = append(parts, v)
+		} else {
+			parts = append(parts, a.label+" "+v)
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// cellOrder sorts runs by their grid point so categories come out in grid order.
+func (c *Comparison) cellLess(a, b RunData) bool {
+	for _, ax := range c.varying {
+		if x, y := ax.num(a), ax.num(b); x != y {
+			return x < y
+		}
+		if x, y := ax.text(a), ax.text(b); x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+// seriesStyle gives a series of a variant the variant's colour and marker.
+func (c *Comparison) seriesStyle(variant string) (string, string) {
+	return style(variantIndex(variant, c.others))
+}
+
+// measured reports whether a run's epochs count as a measurement: finished
+// runs and the finished epochs of a running one. OOM and failed runs do not.
+func measured(r RunData) bool {
+	return (r.Status == RunDone || r.Status == RunRunning) && len(r.Epochs) > 0
+}
+
+// steadyEpochs are the epochs not flagged as warm-up, or all of them when every epoch is.
+func steadyEpochs(r RunData) []metrics.EpochRecord {
+	var out []metrics.EpochRecord
+	for _, e := range r.Epochs {
+		if !e.Warmup {
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return r.Epochs
+	}
+	return out
+}
+
+// epochMean averages f over a run's steady epochs.
+func epochMean(r RunData, f func(metrics.EpochRecord) float64) float64 {
+	es := steadyEpochs(r)
+	var s float64
+	for _, e := range es {
+		s += f(e)
+	}
+	return s / float64(len(es))
+}
+
+func epochSeconds(e metrics.EpochRecord) float64 { return e.EpochS }
+
+// cell collects the runs of one grid point and one series.
+type cell struct {
+	x     float64
+	label string
+	runs  []RunData
+}
+
+// aggregate turns a cell's runs into a Point of f (one value per measured run).
+func aggregate(cl *cell, f func(RunData) (float64, bool)) Point {
+	var xs []float64
+	var oom, failed, pending int
+	var ids []int64
+	for _, r := range cl.runs {
+		ids = append(ids, r.ID)
+		switch {
+		case r.Status == RunOOM:
+			oom++
+		case r.Status == RunFailed || r.Status == RunCancelled || r.Status == RunInterrupted:
+			failed++
+		case !measured(r):
+			pending++
+		default:
+			if v, ok := f(r); ok {
+				xs = append(xs, v)
+			} else {
+				pending++
+			}
+		}
+	}
+	p := point(cl.x, cl.label, xs)
+	p.Runs = ids
+	total := len(cl.runs)
+	switch {
+	case len(xs) > 0 && oom+failed > 0:
+		p.Status = StatusPartial
+		p.Detail = fmt.Sprintf("%d of %d runs OOM, %d failed", oom, total, failed)
+	case len(xs) > 0:
+		p.Status = StatusOK
+		if pending > 0 {
+			p.Detail = fmt.Sprintf("%d of %d runs still to come", pending, total)
+		}
+	case oom > 0:
+		p.Status = StatusOOM
+		p.Detail = fmt.Sprintf("%d of %d runs OOM", oom, total)
+	case failed > 0:
+		p.Status = StatusFailed
+		p.Detail = fmt.Sprintf("%d of %d runs failed or stopped", failed, total)
+	default:
+		p.Status = StatusPending
+	}
+	return p
+}
+
+// ChartIDs lists the experiment page's charts in page order.
+var ChartIDs = []string{
+	"epoch-vs-mem", "epoch-vs-dim", "epoch-vs-batch", "normalised", "stages",
+	"hit-vs-mem", "tier-hits", "disk-read", "amplification", "time-to-accuracy", "accuracy",
+}
+
+// Chart builds one view by id; baseline names the variant the normalised
+// runtime divides by ("" = the first variant). ok is false for an unknown id.
+func (c *Comparison) Chart(id, baseline string) (Chart, bool) {
+	switch id {
+	case "epoch-vs-mem":
+		return c.versus("mem_limit", id, "Epoch time vs memory limit", "GNNDrive Fig. 9, DiskGNN Fig. 9"), true
+	case "epoch-vs-dim":
+		return c.versus("dim", id, "Epoch time vs feature dimension", "GNNDrive Fig. 8"), true
+	case "epoch-vs-batch":
+		return c.versus("batch_size", id, "Epoch time vs batch size", "GNNDrive Fig. 10"), true
+	case "normalised":
+		return c.normalised(baseline), true
+	case "stages":
+		return c.stages(), true
+	case "hit-vs-mem":
+		return c.hitVsMem(), true
+	case "tier-hits":
+		return c.tierHits(), true
+	case "disk-read":
+		return c.perCell(id, "Disk read per epoch", "MiB read from the device per epoch",
+			"DiskGNN Table 1", func(r RunData) (float64, bool) {
+				return epochMean(r, func(e metrics.EpochRecord) float64 { return float64(e.BytesRead) / (1 << 20) }), true
+			}), true
+	case "amplification":
+		return c.perCell(id, "Read amplification", "bytes read / bytes needed",
+			"DiskGNN Fig. 10", func(r RunData) (float64, bool) {
+				var read, need float64
+				for _, e := range steadyEpochs(r) {
+					read += float64(e.BytesRead)
+					need += float64(e.BytesNeeded)
+				}
+				if need == 0 {
+					return 0, false
+				}
+				return read / need, true
+			}), true
+	case "time-to-accuracy":
+		return c.timeToAccuracy(), true
+	case "accuracy":
+		return c.accuracy(), true
+	}
+	return Chart{}, false
+}
+
+// Charts builds every view in page order.
+func (c *Comparison) Charts(baseline string) []Chart {
+	out := make([]Chart, 0, len(ChartIDs))
+	for _, id := range ChartIDs {
+		ch, _ := c.Chart(id, baseline)
+		out = append(out, ch)
+	}
+	return out
+}
+
+// versus is "epoch time vs <axis>": one line per variant (and per value of
+// the other varying axes), mean ± sd over repeats, OOM and failed cells marked.
+func (c *Comparison) versus(axisKey, id, title, ref string) Chart {
+	ax := axisByKey(axisKey)
+	ch := Chart{ID: id, Title: title, XLabel: ax.label, YLabel: "epoch time (s)", XType: "category", YType: "value", Kind: "line",
+		Note: "Mean epoch time of the steady (non-warm-up) epochs of each run; points are the mean over repeated runs, error bars ± one sample standard deviation, n runs per point in the tooltip and CSV. ✕ marks a cell where every run ran out of memory (OOM), ! where runs failed. After " + ref + "."}
+	if len(c.runs) == 0 {
+		ch.Empty = "No runs yet."
+		return ch
+	}
+	if !c.Varies(axisKey) {
+		ch.Empty = fmt.Sprintf("The %s was not varied in this experiment (every run: %s).", ax.label, ax.text(c.runs[0]))
+		return ch
+	}
+	// Categories: the axis values in numeric order.
+	type val struct {
+		n float64
+		t string
+	}
+	var vals []val
+	seen := map[string]bool{}
+	for _, r := range c.runs {
+		if t := ax.text(r); !seen[t] {
+			seen[t] = true
+			vals = append(vals, val{ax.num(r), t})
+		}
+	}
+	sort.Slice(vals, func(i, j int) bool { return vals[i].n < vals[j].n })
+	index := map[string]int{}
+	for i, v := range vals {
+		ch.Categories = append(ch.Categories, v.t)
+		index[v.t] = i
+	}
+	ch.Series = c.seriesOver(func(r RunData) (float64, string) {
+		t := ax.text(r)
+		return float64(index[t]), t
+	}, axisKey, func(r RunData) (float64, bool) { return epochMean(r, epochSeconds), true })
+	return ch
+}
+
+// seriesOver groups runs into one series per variant and value of the
+// varying axes other than exclude, placing each run at x(r).
+func (c *Comparison) seriesOver(x func(RunData) (float64, string), exclude string, f func(RunData) (float64, bool)) []Series {
+	type key struct{ variant, rest string }
+	cells := map[key]map[float64]*cell{}
+	var keys []key
+	runs := append([]RunData(nil), c.runs...)
+	sort.SliceStable(runs, func(i, j int) bool {
+		vi, vj := variantIndex(runs[i].System, c.others), variantIndex(runs[j].System, c.others)
+		if vi != vj {
+			return vi < vj
+		}
+		return c.cellLess(runs[i], runs[j])
+	})
+	for _, r := range runs {
+		k := key{r.System, c.cellLabel(r, exclude)}
+		m := cells[k]
+		if m == nil {
+			m = map[float64]*cell{}
+			cells[k] = m
+			keys = append(keys, k)
+		}
+		xv, xl := x(r)
+		cl := m[xv]
+		if cl == nil {
+			cl = &cell{x: xv, label: xl}
+			m[xv] = cl
+		}
+		cl.runs = append(cl.runs, r)
+	}
+	var out []Series
+	perVariant := map[string]int{}
+	for _, k := range keys {
+		name := k.variant
+		if k.rest != "" {
+			name += " · " + k.rest
+		}
+		col, mk := c.seriesStyle(k.variant)
+		s := Series{Name: name, Color: col, Marker: mk, Dash: perVariant[k.variant] % 4}
+		perVariant[k.variant]++
+		for _, cl := range cells[k] {
+			s.Points = append(s.Points, aggregate(cl, f))
+		}
+		sortPoints(s.Points)
+		out = append(out, s)
+	}
+	return out
+}
+
+// cellCategories lists the grid points (all varying axes but the variant)
+// in grid order, with a run's category index.
+func (c *Comparison) cellCategories() ([]string, func(RunData) int) {
+	runs := append([]RunData(nil), c.runs...)
+	sort.SliceStable(runs, func(i, j int) bool { return c.cellLess(runs[i], runs[j]) })
+	index := map[string]int{}
+	var cats []string
+	for _, r := range runs {
+		l := c.cellLabel(r)
+		if _, ok := index[l]; !ok {
+			index[l] = len(cats)
+			cats = append(cats, l)
+		}
+	}
+	if len(cats) == 1 && cats[0] == "" {
+		cats[0] = "all runs"
+	}
+	return cats, func(r RunData) int { return index[c.cellLabel(r)] }
+}
+
+// perCell is a grouped bar chart: categories are grid points, one bar per variant.
+func (c *Comparison) perCell(id, title, ylabel, ref string, f func(RunData) (float64, bool)) Chart {
+	ch := Chart{ID: id, Title: title, XLabel: "grid point", YLabel: ylabel, XType: "category", YType: "value", Kind: "bar",
+		Note: "Steady epochs of each run averaged, then the mean over repeated runs; error bars ± one sample standard deviation; n in the tooltip and CSV. After " + ref + "."}
+	if len(c.runs) == 0 {
+		ch.Empty = "No runs yet."
+		return ch
+	}
+	cats, idx := c.cellCategories()
+	ch.Categories = cats
+	ch.Series = c.seriesByVariant(cats, idx, f)
+	return ch
+}
+
+// seriesByVariant makes one series per variant over category indexes.
+func (c *Comparison) seriesByVariant(cats []string, idx func(RunData) int, f func(RunData) (float64, bool)) []Series {
+	var out []Series
+	for _, v := range c.variants {
+		col, mk := c.seriesStyle(v)
+		s := Series{Name: v, Color: col, Marker: mk}
+		cells := map[int]*cell{}
+		for _, r := range c.runs {
+			if r.System != v {
+				continue
+			}
+			i := idx(r)
+			if cells[i] == nil {
+				cells[i] = &cell{x: float64(i), label: cats[i]}
+			}
+			cells[i].runs = append(cells[i].runs, r)
+		}
+		for _, cl := range cells {
+			s.Points = append(s.Points, aggregate(cl, f))
+		}
+		sortPoints(s.Points)
+		out = append(out, s)
+	}
+	return out
+}
+
+// normalised is runtime relative to a baseline variant at each grid point (DiskGNN Fig. 8).
+func (c *Comparison) normalised(baseline string) Chart {
+	if !contains(c.variants, baseline) && len(c.variants) > 0 {
+		baseline = c.variants[0]
+	}
+	ch := Chart{ID: "normalised", Title: "Runtime normalised to " + baseline, XLabel: "grid point",
+		YLabel: "epoch time / " + baseline + " epoch time", XType: "category", YType: "value", Kind: "bar",
+		Note: "Each variant's mean epoch time divided by the baseline's mean epoch time at the same grid point (1 = as fast as " + baseline + ", below 1 = faster); error bars ± the variant's standard deviation divided by the baseline mean; n = the variant's runs. No bar where the baseline or the variant has no measurement (OOM, failed). After DiskGNN Fig. 8."}
+	if len(c.runs) == 0 {
+		ch.Empty = "No runs yet."
+		return ch
+	}
+	cats, idx := c.cellCategories()
+	ch.Categories = cats
+	base := map[int]float64{}
+	for _, s := range c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { return epochMean(r, epochSeconds), true }) {
+		if s.Name != baseline {
+			continue
+		}
+		for _, p := range s.Points {
+			if p.Y != nil && *p.Y > 0 {
+				base[int(p.X)] = *p.Y
+			}
+		}
+	}
+	for _, s := range c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { return epochMean(r, epochSeconds), true }) {
+		for i := range s.Points {
+			p := &s.Points[i]
+			b, ok := base[int(p.X)]
+			if p.Y == nil {
+				continue
+			}
+			if !ok {
+				p.Y = nil
+				p.Status = StatusNoBaseline
+				p.Detail = "no " + baseline + " measurement at this grid point"
+				continue
+			}
+			y := *p.Y / b
+			p.Y, p.SD, p.Min, p.Max = &y, p.SD/b, p.Min/b, p.Max/b
+		}
+		ch.Series = append(ch.Series, s)
+	}
+	return ch
+}
+
+// stageNames lists the standard stages then the variant-specific ones found.
+func (c *Comparison) stageNames() []string {
+	names := []string{"sample_s", "extract_s", "train_s", "stall_s"}
+	extra := map[string]bool{}
+	for _, r := range c.runs {
+		for _, e := range r.Epochs {
+			for k := range e.Stages {
+				extra[k] = true
+			}
+		}
+	}
+	var xs []string
+	for k := range extra {
+		if !contains(names, k) {
+			xs = append(xs, k)
+		}
+	}
+	sort.Strings(xs)
+	return append(names, xs...)
+}
+
+// stageValue reads one stage's seconds from an epoch.
+func stageValue(e metrics.EpochRecord, name string) float64 {
+	switch name {
+	case "sample_s":
+		return e.SampleS
+	case "extract_s":
+		return e.ExtractS
+	case "train_s":
+		return e.TrainS
+	case "stall_s":
+		return e.StallS
+	}
+	return e.Stages[name]
+}
+
+// stages is the stage breakdown as stacked bars, one bar per variant and grid point (Ginex Fig. 14, GIDS Fig. 5).
+func (c *Comparison) stages() Chart {
+	ch := Chart{ID: "stages", Title: "Stage breakdown per epoch", XLabel: "variant · grid point", YLabel: "seconds per epoch",
+		XType: "category", YType: "value", Kind: "stack",
+		Note: "Seconds each stage spent per steady epoch, mean over repeated runs (error bars on each layer: ± one standard deviation; n in the tooltip and CSV). Stages of pipelined variants overlap in time, so a bar can exceed the epoch time. After Ginex Fig. 14 and GIDS Fig. 5."}
+	if len(c.runs) == 0 {
+		ch.Empty = "No runs yet."
+		return ch
+	}
+	cats, idx := c.variantCellCategories()
+	ch.Categories = cats
+	for i, st := range c.stageNames() {
+		col, mk := style(i + 1)
+		s := Series{Name: strings.TrimSuffix(st, "_s"), Color: col, Marker: mk, Stack: "stages"}
+		cells := map[int]*cell{}
+		for _, r := range c.runs {
+			j := idx(r)
+			if cells[j] == nil {
+				cells[j] = &cell{x: float64(j), label: cats[j]}
+			}
+			cells[j].runs = append(cells[j].runs, r)
+		}
+		name := st
+		for _, cl := range cells {
+			s.Points = append(s.Points, aggregate(cl, func(r RunData) (float64, bool) {
+				return epochMean(r, func(e metrics.EpochRecord) float64 { return stageValue(e, name) }), true
+			}))
+		}
+		sortPoints(s.Points)
+		ch.Series = append(ch.Series, s)
+	}
+	return ch
+}
+
+// variantCellCategories are "variant · grid point" labels in variant then grid order.
+func (c *Comparison) variantCellCategories() ([]string, func(RunData) int) {
+	runs := append([]RunData(nil), c.runs...)
+	sort.SliceStable(runs, func(i, j int) bool {
+		vi, vj := variantIndex(runs[i].System, c.others), variantIndex(runs[j].System, c.others)
+		if vi != vj {
+			return vi < vj
+		}
+		return c.cellLess(runs[i], runs[j])
+	})
+	label := func(r RunData) string {
+		if l := c.cellLabel(r); l != "" {
+			return r.System + " · " + l
+		}
+		return r.System
+	}
+	index := map[string]int{}
+	var cats []string
+	for _, r := range runs {
+		l := label(r)
+		if _, ok := index[l]; !ok {
+			index[l] = len(cats)
+			cats = append(cats, l)
+		}
+	}
+	return cats, func(r RunData) int { return index[label(r)] }
+}
+
+// hitRatio is the share of feature lookups served without reading the
+// device: hits summed over the cache tiers divided by the lookups of the
+// tier that sees every lookup (the largest count).
+func hitRatio(r RunData) (float64, bool) {
+	var hits, lookups float64
+	for _, e := range steadyEpochs(r) {
+		var maxLookups int64
+		for tier, t := range e.Tiers {
+			if tier != metrics.TierDevice {
+				hits += float64(t.Hits)
+			}
+			if t.Lookups > maxLookups {
+				maxLookups = t.Lookups
+			}
+		}
+		lookups += float64(maxLookups)
+	}
+	if lookups == 0 {
+		return 0, false
+	}
+	return hits / lookups, true
+}
+
+// hitVsMem is the overall cache hit ratio against the memory limit, one line per variant (Ginex Fig. 5, GIDS Fig. 11).
+func (c *Comparison) hitVsMem() Chart {
+	ch := Chart{ID: "hit-vs-mem", Title: "Cache hit ratio vs memory limit", XLabel: "memory limit", YLabel: "hit ratio",
+		XType: "category", YType: "value", Kind: "line",
+		Note: "Feature lookups served by any cache tier (GPU, CPU, disk cache, packed chunks) over all lookups, steady epochs; mean over repeated runs, error bars ± one standard deviation; ✕ = OOM. Variants without a feature cache have no points. After Ginex Fig. 5 and GIDS Fig. 11."}
+	if len(c.runs) == 0 {
+		ch.Empty = "No runs yet."
+		return ch
+	}
+	ax := axisByKey("mem_limit")
+	type val struct {
+		n float64
+		t string
+	}
+	var vals []val
+	seen := map[string]bool{}
+	for _, r := range c.runs {
+		if t := ax.text(r); !seen[t] {
+			seen[t] = true
+			vals = append(vals, val{ax.num(r), t})
+		}
+	}
+	sort.Slice(vals, func(i, j int) bool { return vals[i].n < vals[j].n })
+	index := map[string]int{}
+	for i, v := range vals {
+		ch.Categories = append(ch.Categories, v.t)
+		index[v.t] = i
+	}
+	ch.Series = c.seriesOver(func(r RunData) (float64, string) {
+		t := ax.text(r)
+		return float64(index[t]), t
+	}, "mem_limit", hitRatio)
+	return ch
+}
+
+// tierOrder is the display order of cache tiers.
+var tierOrder = []string{metrics.TierGPU, metrics.TierCPU, metrics.TierDiskCache, metrics.TierPacked, metrics.TierDevice}
+
+// tierHits is each tier's hit ratio per variant and grid point.
+func (c *Comparison) tierHits() Chart {
+	ch := Chart{ID: "tier-hits", Title: "Hit ratio per cache tier", XLabel: "variant · grid point", YLabel: "hits / lookups at the tier",
+		XType: "category", YType: "value", Kind: "bar",
+		Note: "For each tier, the lookups that reached it and were served there (hits / lookups), steady epochs, mean over repeated runs ± one standard deviation. The device tier counts rows read from the block device."}
+	if len(c.runs) == 0 {
+		ch.Empty = "No runs yet."
+		return ch
+	}
+	present := map[string]bool{}
+	for _, r := range c.runs {
+		for _, e := range r.Epochs {
+			for t := range e.Tiers {
+				present[t] = true
+			}
+		}
+	}
+	var tiers []string
+	for _, t := range tierOrder {
+		if present[t] {
+			tiers = append(tiers, t)
+			delete(present, t)
+		}
+	}
+	var rest []string
+	for t := range present {
+		rest = append(rest, t)
+	}
+	sort.Strings(rest)
+	tiers = append(tiers, rest...)
+	if len(tiers) == 0 {
+		ch.Empty = "No run has reported cache tiers yet."
+		return ch
+	}
+	cats, idx := c.variantCellCategories()
+	ch.Categories = cats
+	for i, tier := range tiers {
+		col, mk := style(i + 1)
+		s := Series{Name: tier, Color: col, Marker: mk}
+		cells := map[int]*cell{}
+		for _, r := range c.runs {
+			j := idx(r)
+			if cells[j] == nil {
+				cells[j] = &cell{x: float64(j), label: cats[j]}
+			}
+			cells[j].runs = append(cells[j].runs, r)
+		}
+		t := tier
+		for _, cl := range cells {
+			s.Points = append(s.Points, aggregate(cl, func(r RunData) (float64, bool) {
+				var hits, lookups float64
+				for _, e := range steadyEpochs(r) {
+					hits += float64(e.Tiers[t].Hits)
+					lookups += float64(e.Tiers[t].Lookups)
+				}
+				if lookups == 0 {
+					return 0, false
+				}
+				return hits / lookups, true
+			}))
+		}
+		sortPoints(s.Points)
+		ch.Series = append(ch.Series, s)
+	}
+	return ch
+}
+
+// timeToAccuracy is validation accuracy against wall-clock time, one line per run (GNNDrive Fig. 14).
+func (c *Comparison) timeToAccuracy() Chart {
+	ch := Chart{ID: "time-to-accuracy", Title: "Time to accuracy", XLabel: "time since run start (s)", YLabel: "validation accuracy",
+		XType: "value", YType: "value", Kind: "line",
+		Note: "Validation accuracy after each epoch against the run's wall-clock time at the end of that epoch (evaluation included). One line per run, not averaged: repeats of a variant share its colour. After GNNDrive Fig. 14."}
+	runs := append([]RunData(nil), c.runs...)
+	sort.SliceStable(runs, func(i, j int) bool {
+		vi, vj := variantIndex(runs[i].System, c.others), variantIndex(runs[j].System, c.others)
+		if vi != vj {
+			return vi < vj
+		}
+		return runs[i].ID < runs[j].ID
+	})
+	dash := map[string]int{} // series name -> dash, one per grid point of a variant
+	perVariant := map[string]int{}
+	for _, r := range runs {
+		if len(r.Epochs) == 0 || r.Status == RunOOM {
+			continue
+		}
+		name := r.System
+		if l := c.cellLabel(r); l != "" {
+			name += " · " + l
+		}
+		if _, ok := dash[name]; !ok {
+			dash[name] = perVariant[r.System] % 4
+			perVariant[r.System]++
+		}
+		col, mk := c.seriesStyle(r.System)
+		s := Series{Name: name, Color: col, Marker: mk, Dash: dash[name]}
+		for _, e := range r.Epochs {
+			y := e.ValAcc
+			s.Points = append(s.Points, Point{X: e.WallS, Label: fmt.Sprintf("epoch %d", e.Epoch), Y: &y, N: 1, Status: StatusOK, Runs: []int64{r.ID}})
+		}
+		ch.Series = append(ch.Series, s)
+	}
+	if len(ch.Series) == 0 {
+		ch.Empty = "No epoch has finished yet."
+	}
+	return ch
+}
+
+// accuracy is the test accuracy at each run's best validation epoch, per
+// variant and grid point (DiskGNN Table 3); AccuracyRows gives the table.
+func (c *Comparison) accuracy() Chart {
+	ch := Chart{ID: "accuracy", Title: "Test accuracy at the best validation epoch", XLabel: "grid point", YLabel: "test accuracy",
+		XType: "category", YType: "value", Kind: "bar",
+		Note: "Each run's test accuracy at the epoch of its best validation accuracy; mean over repeated runs ± one standard deviation, n runs. MariusGNN samples only inside buffered partitions, so lower accuracy there is expected. After DiskGNN Table 3."}
+	if len(c.runs) == 0 {
+		ch.Empty = "No runs yet."
+		return ch
+	}
+	cats, idx := c.cellCategories()
+	ch.Categories = cats
+	ch.Series = c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { _, t := bestAcc(r); return t, true })
+	return ch
+}
+
+// AccuracyRow is one line of the accuracy table: a variant at a grid point.
+type AccuracyRow struct {
+	Variant, Cell string
+	Val, Test     Point // best validation accuracy and test accuracy at that epoch
+	Epochs        Point // epochs run
+}
+
+// AccuracyRows is the accuracy table (DiskGNN Table 3), variants then grid points.
+func (c *Comparison) AccuracyRows() []AccuracyRow {
+	cats, idx := c.cellCategories()
+	val := c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { v, _ := bestAcc(r); return v, true })
+	test := c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { _, t := bestAcc(r); return t, true })
+	eps := c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { return float64(len(r.Epochs)), true })
+	var rows []AccuracyRow
+	for i := range val {
+		for j, p := range val[i].Points {
+			rows = append(rows, AccuracyRow{Variant: val[i].Name, Cell: p.Label, Val: p, Test: test[i].Points[j], Epochs: eps[i].Points[j]})
+		}
+	}
+	return rows
+}
+
+// bestAcc is a run's best validation accuracy and the test accuracy at that epoch.
+func bestAcc(r RunData) (val, test float64) {
+	for i, e := range r.Epochs {
+		if i == 0 || e.ValAcc > val {
+			val, test = e.ValAcc, e.TestAcc
+		}
+	}
+	return val, test
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,109 @@
+package views
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/a-h/templ"
+)
+
+// widthStyle is a bar width as a safe inline style.
+func widthStyle(pct float64) templ.SafeCSS {
+	if pct < 0 {
+		pct = 0
+	}
+	if pct > 100 {
+		pct = 100
+	}
+	return templ.SafeCSS(fmt.Sprintf("width:%.1f%%", pct))
+}
+
+// colorStyle is a swatch colour as a safe inline style; only #rrggbb passes.
+func colorStyle(c string) templ.SafeCSS {
+	if len(c) != 7 || c[0] != '#' {
+		return ""
+	}
+	if _, err := strconv.ParseUint(c[1:], 16, 32); err != nil {
+		return ""
+	}
+	return templ.SafeCSS("background:" + c)
+}
+
+func i64(v int64) string { return strconv.FormatInt(v, 10) }
+
+func itoa(v int) string { return strconv.Itoa(v) }
+
+// duration formats the time between two unix-ms instants (until 0 = now).
+func duration(sinceMS, untilMS int64) string {
+	if sinceMS == 0 {
+		return "–"
+	}
+	end := time.Now()
+	if untilMS != 0 {
+		end = time.UnixMilli(untilMS)
+	}
+	return FormatDuration(end.Sub(time.UnixMilli(sinceMS)))
+}
+
+// FormatDuration writes a duration the way the page's ticker does: "4s", "2m 05s", "1h 03m".
+func FormatDuration(d time.Duration) string {
+	s := int64(d.Round(time.Second) / time.Second)
+	if s < 0 {
+		s = 0
+	}
+	h, m, r := s/3600, (s%3600)/60, s%60
+	switch {
+	case h > 0:
+		return fmt.Sprintf("%dh %02dm", h, m)
+	case m > 0:
+		return fmt.Sprintf("%dm %02ds", m, r)
+	}
+	return fmt.Sprintf("%ds", r)
+}
+
+// countsLabel says how many runs finished and how.
+func countsLabel(c Counts) string {
+	s := fmt.Sprintf("%d/%d runs", c.Finished(), c.Total)
+	if c.Running > 0 {
+		s += fmt.Sprintf(" · %d running", c.Running)
+	}
+	if c.OOM > 0 {
+		s += fmt.Sprintf(" · %d OOM", c.OOM)
+	}
+	if c.Failed > 0 {
+		s += fmt.Sprintf(" · %d failed", c.Failed)
+	}
+	if c.Other > 0 {
+		s += fmt.Sprintf(" · %d stopped", c.Other)
+	}
+	return s
+}
+
+// wideStyle lets a chart card span the whole row.
+func wideStyle(wide bool) templ.SafeCSS {
+	if wide {
+		return "grid-column: 1 / -1"
+	}
+	return ""
+}
+
+func anyRunning(jobs []Job) bool {
+	for _, j := range jobs {
+		if !j.Finished {
+			return true
+		}
+	}
+	return false
+}
+
+// jobBar colours a job's progress bar by its state.
+func jobBar(state string) string {
+	switch state {
+	case "done":
+		return "done"
+	case "failed":
+		return "failed"
+	}
+	return ""
+}

@@ -1,0 +1,240 @@
+// Package views holds the dashboard's templ components and the plain view
+// models they render. Handlers in package web fill the models from the
+// store; components do no I/O and no formatting decisions beyond layout.
+package views
+
+// Page is what every full page needs besides its own content.
+type Page struct {
+	Title string
+	Nav   string // "experiments", "new", "datasets": the highlighted tab
+	CSRF  string // token for forms and for htmx requests (meta tag)
+	// Stream is the page's live event stream URL ("" = no stream), with
+	// the resume point already in it.
+	Stream string
+}
+
+// Counts are an experiment's runs by status.
+type Counts struct {
+	Total, Queued, Running, Done, Failed, OOM, Other int
+}
+
+// Percent of the total for a count, for bar widths.
+func (c Counts) Percent(n int) float64 {
+	if c.Total == 0 {
+		return 0
+	}
+	return 100 * float64(n) / float64(c.Total)
+}
+
+// Finished counts runs with an outcome.
+func (c Counts) Finished() int { return c.Done + c.Failed + c.OOM + c.Other }
+
+// ExperimentRow is one line of the experiment list.
+type ExperimentRow struct {
+	ID       int64
+	Name     string
+	Dataset  string
+	Variants string
+	State    string // empty, queued, running, finished
+	Counts   Counts
+	Created  string
+	// StartedMS and EndedMS bound the runs' wall time in unix ms (0 = not
+	// yet); the page ticks the duration while EndedMS is 0.
+	StartedMS, EndedMS int64
+}
+
+// FormOption is one choice of a select or checkbox group.
+type FormOption struct {
+	Value, Label string
+	Selected     bool
+	Note         string
+}
+
+// ExperimentForm is the new-experiment form as typed, with its errors.
+type ExperimentForm struct {
+	Name        string
+	DatasetMode string // "existing" or "generate"
+	Dataset     string
+	Datasets    []FormOption
+	Preset      string
+	Presets     []FormOption
+	NewDataset  string
+	Variants    []FormOption // Selected = checked
+	MemLimits   string
+	Dims        string
+	Batches     string
+	Model       string
+	Models      []FormOption
+	Fanouts     string
+	Epochs      string
+	Repeats     string
+	Errors      map[string]string // field name -> message; "" key = whole form
+	Preview     Preview
+}
+
+// Err returns the error message of a field ("" = none).
+func (f ExperimentForm) Err(field string) string { return f.Errors[field] }
+
+// Preview is the live count of runs the grid makes.
+type Preview struct {
+	Runs    int
+	Factors string // "3 variants × 2 limits × 2 repeats"
+	Problem string // why the grid is not valid yet ("" = valid)
+}
+
+// RunRow is one run in an experiment's queue table.
+type RunRow struct {
+	ID                 int64
+	ExperimentID       int64
+	Seq                int
+	Attempt            int
+	System             string
+	MemLimit           string
+	Dim                string
+	Batch              string
+	Model              string
+	Fanout             string
+	Repeat             int
+	Status             string
+	Progress           Progress
+	EpochTime          string // mean steady epoch time or "–"
+	BestVal            string
+	StartedMS, EndedMS int64
+	Error              string
+	CanCancel          bool
+	CanRetry           bool
+}
+
+// Progress is how far a run is.
+type Progress struct {
+	Percent float64
+	Label   string // "epoch 2/5 · batch 40/120"
+	Status  string // colours the bar
+}
+
+// ExperimentView is the experiment page.
+type ExperimentView struct {
+	ID         int64
+	Name       string
+	Dataset    string
+	State      string
+	Counts     Counts
+	Created    string
+	StartedMS  int64
+	EndedMS    int64
+	Grid       string // the grid as JSON, indented
+	Runs       []RunRow
+	Variants   []string
+	Baseline   string
+	Charts     []ChartSlot
+	Accuracy   []AccuracyRow
+	CanCancel  bool
+	CanDelete  bool
+	ChartsURL  string
+	ExportBase string // "/experiments/7/export"
+}
+
+// ChartSlot is where one chart goes on a page.
+type ChartSlot struct {
+	ID    string
+	Title string
+	Note  string
+	Wide  bool
+	// Exports links: CSV of the chart's data, SVG and PDF figures.
+	CSV, SVG, PDF string
+}
+
+// AccuracyRow is one line of the accuracy table.
+type AccuracyRow struct {
+	Variant, Cell   string
+	Color           string
+	N               int
+	Val, Test, Eps  string // "0.812 ± 0.004"
+	Status          string
+}
+
+// RunView is the run page.
+type RunView struct {
+	ID           int64
+	ExperimentID int64
+	Title        string // "gnndrive · 512 MiB · repeat 1"
+	Status       string
+	Progress     Progress
+	Facts        []KV // config and how it ran
+	Config       string
+	Summary      []KV
+	Epochs       []EpochRow
+	Logs         []LogLine
+	StderrTail   string
+	Error        string
+	Deviations   []string
+	Devices      []KV
+	StartedMS    int64
+	EndedMS      int64
+	ChartsURL    string
+	Charts       []ChartSlot
+	CanCancel    bool
+	CanRetry     bool
+	ExportBase   string
+}
+
+// KV is one labelled value.
+type KV struct{ K, V string }
+
+// EpochRow is one line of a run's per-epoch table.
+type EpochRow struct {
+	RunID                                          int64
+	Epoch                                          int
+	Warmup                                         bool
+	EpochS, SampleS, ExtractS, TrainS, StallS      string
+	Batches                                        string
+	HitRatio, ReadMiB, Amplification               string
+	Loss, TrainAcc, ValAcc, TestAcc, WallS         string
+}
+
+// LogLine is one line of a run's log.
+type LogLine struct {
+	ID    int64 // event id, unique on the page
+	T     string
+	Level string
+	Msg   string
+}
+
+// DatasetRow is one dataset in the data directory.
+type DatasetRow struct {
+	Name, Nodes, Edges, Dim, Classes, Features, Split, Source, Created string
+	Problem                                                           string // why it cannot be opened, if so
+}
+
+// Job is a dataset generation or import running in the server.
+type Job struct {
+	ID       int64
+	Kind     string // "generate" or "import"
+	Name     string
+	State    string // running, done, failed
+	Percent  float64
+	Message  string
+	Started  string
+	Finished bool
+}
+
+// DatasetForms are the generate and import forms with their errors.
+type DatasetForms struct {
+	GenName, GenPreset, GenSeed       string
+	Presets                           []FormOption
+	ImpKind, ImpPath, ImpName         string
+	ImportKinds                       []FormOption
+	ImportRoot                        string // where import paths must lie
+	Errors                            map[string]string
+}
+
+// Err returns the error message of a field ("" = none).
+func (f DatasetForms) Err(field string) string { return f.Errors[field] }
+
+// DatasetsView is the datasets page.
+type DatasetsView struct {
+	Datasets []DatasetRow
+	Jobs     []Job
+	Forms    DatasetForms
+	DataDir  string
+}
