@@ -146,11 +146,11 @@ type ChartSlot struct {
 
 // AccuracyRow is one line of the accuracy table.
 type AccuracyRow struct {
-	Variant, Cell   string
-	Color           string
-	N               int
-	Val, Test, Eps  string // "0.812 ± 0.004"
-	Status          string
+	Variant, Cell  string
+	Color          string
+	N              int
+	Val, Test, Eps string // "0.812 ± 0.004"
+	Status         string
 }
 
 // RunView is the run page.
@@ -183,13 +183,13 @@ type KV struct{ K, V string }
 
 // EpochRow is one line of a run's per-epoch table.
 type EpochRow struct {
-	RunID                                          int64
-	Epoch                                          int
-	Warmup                                         bool
-	EpochS, SampleS, ExtractS, TrainS, StallS      string
-	Batches                                        string
-	HitRatio, ReadMiB, Amplification               string
-	Loss, TrainAcc, ValAcc, TestAcc, WallS         string
+	RunID                                     int64
+	Epoch                                     int
+	Warmup                                    bool
+	EpochS, SampleS, ExtractS, TrainS, StallS string
+	Batches                                   string
+	HitRatio, ReadMiB, Amplification          string
+	Loss, TrainAcc, ValAcc, TestAcc, WallS    string
 }
 
 // LogLine is one line of a run's log.
@@ -203,7 +203,7 @@ type LogLine struct {
 // DatasetRow is one dataset in the data directory.
 type DatasetRow struct {
 	Name, Nodes, Edges, Dim, Classes, Features, Split, Source, Created string
-	Problem                                                           string // why it cannot be opened, if so
+	Problem                                                            string // why it cannot be opened, if so
 }
 
 // Job is a dataset generation or import running in the server.
@@ -220,12 +220,12 @@ type Job struct {
 
 // DatasetForms are the generate and import forms with their errors.
 type DatasetForms struct {
-	GenName, GenPreset, GenSeed       string
-	Presets                           []FormOption
-	ImpKind, ImpPath, ImpName         string
-	ImportKinds                       []FormOption
-	ImportRoot                        string // where import paths must lie
-	Errors                            map[string]string
+	GenName, GenPreset, GenSeed string
+	Presets                     []FormOption
+	ImpKind, ImpPath, ImpName   string
+	ImportKinds                 []FormOption
+	ImportRoot                  string // where import paths must lie
+	Errors                      map[string]string
 }
 
 // Err returns the error message of a field ("" = none).
