@@ -31,6 +31,12 @@ func ProcRSSBytes() (int64, error) {
 	return readKeyed("/proc/self/status", "VmRSS:", 1024)
 }
 
+// ProcPeakRSSBytes returns the peak resident set size (VmHWM) from
+// /proc/self/status.
+func ProcPeakRSSBytes() (int64, error) {
+	return readKeyed("/proc/self/status", "VmHWM:", 1024)
+}
+
 // readKeyed finds the line that starts with key in file p and returns its
 // first number times mul.
 func readKeyed(p, key string, mul int64) (int64, error) {

@@ -2,7 +2,9 @@
 
 package metrics
 
-import "errors"
+import (
+	"errors"
+)
 
 // ErrNoCgroup reports that the process is not in a memory cgroup whose usage
 // can be read.
@@ -27,3 +29,15 @@ func MemoryCgroupFile() (string, error) { return "", ErrNoCgroup }
 
 // ReadInt64File is unavailable off Linux.
 func ReadInt64File(p string) (int64, error) { return 0, errNoProc }
+
+// CollectHost returns what Go knows without /proc.
+func CollectHost() HostFacts { return HostFacts{GPU: "none"} }
+
+// DiskModel is unknown off Linux.
+func DiskModel(path string) string { return "" }
+
+// MemoryCgroupLimit is unavailable off Linux.
+func MemoryCgroupLimit() (int64, bool) { return 0, false }
+
+// ProcPeakRSSBytes is unavailable off Linux.
+func ProcPeakRSSBytes() (int64, error) { return 0, errNoProc }

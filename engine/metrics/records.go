@@ -143,5 +143,9 @@ type SummaryRecord struct {
 	TotalS          float64 `json:"total_s"`
 	PeakRSSBytes    int64   `json:"peak_rss_bytes"`
 	PeakCgroupBytes int64   `json:"peak_cgroup_bytes"`
-	Error           string  `json:"error,omitempty"`
+	// PrepareS is the time of the variant's Prepare (offline phases);
+	// PrepareStages splits it by phase ("inspect_s", "pack_s", ...).
+	PrepareS      float64            `json:"prepare_s"`
+	PrepareStages map[string]float64 `json:"prepare_stages,omitempty"`
+	Error         string             `json:"error,omitempty"`
 }

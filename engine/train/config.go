@@ -1,0 +1,397 @@
+package train
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"outcore/engine/storage"
+)
+
+// ErrConfig marks an invalid configuration; the message names the field.
+var ErrConfig = errors.New("invalid config")
+
+// Evaluation modes (Config.Eval).
+const (
+	// EvalSampled runs inference on sampled neighbourhoods with EvalFanout
+	// (default: the training fanouts), with a fixed RNG so every epoch
+	// evaluates on the same sample.
+	EvalSampled = "sampled"
+	// EvalFull runs inference on full neighbourhoods (every fanout -1).
+	EvalFull = "full"
+)
+
+// Config is one training run. The `outcore train` flags and the JSON file
+// given by --config map onto it field for field (JSON names below).
+type Config struct {
+	Dataset string `json:"dataset"`
+	DataDir string `json:"data_dir,omitempty"`
+	System  string `json:"system"`
+
+	Model   string  `json:"model"`  // sage, gcn or gat
+	Layers  int     `json:"layers"` // = len(Fanout)
+	Hidden  int     `json:"hidden"`
+	Heads   int     `json:"heads"` // gat only
+	Dropout float64 `json:"dropout"`
+
+	// Fanout is the number of neighbours sampled per hop, seeds' hop first;
+	// -1 takes all neighbours.
+	Fanout []int `json:"fanout"`
+	Batch  int   `json:"batch"` // seeds per training batch; 0 = the whole training split
+
+	Epochs      int     `json:"epochs"`
+	LR          float64 `json:"lr"`
+	WeightDecay float64 `json:"weight_decay"`
+	Seed        int64   `json:"seed"`
+
+	// RowNormalize divides every feature row by its sum (Planetoid
+	// preprocessing; GCN on Cora needs it).
+	RowNormalize bool `json:"row_normalize,omitempty"`
+
+	// Eval is "sampled" (default) or "full".
+	Eval string `json:"eval"`
+	// EvalFanout overrides the fanouts of sampled evaluation.
+	EvalFanout []int `json:"eval_fanout,omitempty"`
+	// EvalBatch is the number of nodes per evaluation batch (default Batch,
+	// at least 1000).
+	EvalBatch int `json:"eval_batch,omitempty"`
+	// EvalEvery evaluates every n-th epoch (and always the last); default 1.
+	EvalEvery int `json:"eval_every,omitempty"`
+
+	// WarmupEpochs are the first epochs flagged warmup in their records and
+	// left out of the summary's mean epoch time. Default 1 when Epochs > 1.
+	WarmupEpochs *int `json:"warmup_epochs,omitempty"`
+
+	// IO is the storage backend: uring, pread, mmap or auto.
+	IO string `json:"io"`
+	// QueueDepth is the I/O depth per reader (0 = storage default).
+	QueueDepth int `json:"queue_depth,omitempty"`
+
+	// MemLimit is the memory budget: bytes with a unit ("2GiB", "512MB",
+	// "1048576") or a percentage of the dataset's feature bytes ("25%").
+	// "" = no limit. Resolved into MemLimitBytes by Resolve.
+	MemLimit      string `json:"mem_limit,omitempty"`
+	MemLimitBytes int64  `json:"mem_limit_bytes,omitempty"`
+
+	// Options are variant-specific settings (cache sizes, superbatch size,
+	// worker counts, ...), read by each System through Opts.
+	Options map[string]string `json:"options,omitempty"`
+}
+
+// DefaultConfig returns the defaults of `outcore train`: 3-layer GraphSAGE,
+// 256 hidden, fanout 10,10,10, batch 1000, 10 epochs, lr 0.003, the reference
+// system.
+func DefaultConfig() Config {
+	return Config{
+		System: "reference", Model: "sage", Layers: 3, Hidden: 256, Heads: 4,
+		Dropout: 0.5, Fanout: []int{10, 10, 10}, Batch: 1000, Epochs: 10,
+		LR: 0.003, Seed: 1, Eval: EvalSampled, EvalEvery: 1, IO: "auto",
+	}
+}
+
+// LoadConfigFile reads a JSON config file over the defaults; unknown fields
+// are an error naming the field.
+func LoadConfigFile(path string) (Config, error) {
+	cfg := DefaultConfig()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Errorf("read config %s: %w", path, err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
+	}
+	return cfg, nil
+}
+
+// Warmup returns the number of warm-up epochs.
+func (c *Config) Warmup() int {
+	if c.WarmupEpochs != nil {
+		return *c.WarmupEpochs
+	}
+	if c.Epochs > 1 {
+		return 1
+	}
+	return 0
+}
+
+// Validate checks every field and fills derived defaults (Layers from
+// Fanout, EvalEvery, EvalBatch). The error names the first bad field by its
+// JSON name.
+func (c *Config) Validate() error {
+	bad := func(field, format string, a ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrConfig, field, fmt.Sprintf(format, a...))
+	}
+	if c.Dataset == "" {
+		return bad("dataset", "missing (name of a dataset in the data directory)")
+	}
+	if c.System == "" {
+		c.System = "reference"
+	}
+	if _, ok := lookup(c.System); !ok {
+		return bad("system", "unknown system %q (have %s)", c.System, strings.Join(Names(), ", "))
+	}
+	switch c.Model {
+	case "sage", "gcn", "gat":
+	default:
+		return bad("model", "%q, want sage, gcn or gat", c.Model)
+	}
+	if len(c.Fanout) == 0 {
+		return bad("fanout", "empty (one count per layer, -1 = all)")
+	}
+	for i, f := range c.Fanout {
+		if f == 0 || f < -1 {
+			return bad("fanout", "entry %d is %d, want a positive count or -1", i, f)
+		}
+	}
+	if c.Layers == 0 {
+		c.Layers = len(c.Fanout)
+	}
+	if c.Layers != len(c.Fanout) {
+		return bad("layers", "%d layers but %d fanouts", c.Layers, len(c.Fanout))
+	}
+	if c.Hidden <= 0 {
+		return bad("hidden", "%d, want > 0", c.Hidden)
+	}
+	if c.Model == "gat" {
+		if c.Heads <= 0 {
+			return bad("heads", "%d, want > 0", c.Heads)
+		}
+		if c.Hidden%c.Heads != 0 {
+			return bad("heads", "%d heads do not divide hidden %d (hidden is the concatenated width)", c.Heads, c.Hidden)
+		}
+	}
+	if c.Dropout < 0 || c.Dropout >= 1 {
+		return bad("dropout", "%v, want 0 <= p < 1", c.Dropout)
+	}
+	if c.Batch < 0 {
+		return bad("batch", "%d, want >= 0 (0 = whole training split)", c.Batch)
+	}
+	if c.Epochs <= 0 {
+		return bad("epochs", "%d, want > 0", c.Epochs)
+	}
+	if !(c.LR > 0) {
+		return bad("lr", "%v, want > 0", c.LR)
+	}
+	if c.WeightDecay < 0 {
+		return bad("weight_decay", "%v, want >= 0", c.WeightDecay)
+	}
+	switch c.Eval {
+	case "":
+		c.Eval = EvalSampled
+	case EvalSampled, EvalFull:
+	default:
+		return bad("eval", "%q, want sampled or full", c.Eval)
+	}
+	if c.EvalFanout != nil {
+		if len(c.EvalFanout) != len(c.Fanout) {
+			return bad("eval_fanout", "%d entries for %d layers", len(c.EvalFanout), len(c.Fanout))
+		}
+		for i, f := range c.EvalFanout {
+			if f == 0 || f < -1 {
+				return bad("eval_fanout", "entry %d is %d, want a positive count or -1", i, f)
+			}
+		}
+	}
+	if c.EvalBatch < 0 {
+		return bad("eval_batch", "%d, want >= 0", c.EvalBatch)
+	}
+	if c.EvalBatch == 0 {
+		c.EvalBatch = max(c.Batch, 1000)
+	}
+	if c.EvalEvery < 0 {
+		return bad("eval_every", "%d, want >= 0", c.EvalEvery)
+	}
+	if c.EvalEvery == 0 {
+		c.EvalEvery = 1
+	}
+	if c.WarmupEpochs != nil && (*c.WarmupEpochs < 0 || *c.WarmupEpochs >= c.Epochs && c.Epochs > 1) {
+		return bad("warmup_epochs", "%d, want 0 <= n < epochs (%d)", *c.WarmupEpochs, c.Epochs)
+	}
+	if _, err := storage.ParseBackend(c.IO); err != nil {
+		return bad("io", "%v", err)
+	}
+	if c.QueueDepth < 0 || c.QueueDepth > 4096 {
+		return bad("queue_depth", "%d, want 0..4096", c.QueueDepth)
+	}
+	if c.MemLimitBytes < 0 {
+		return bad("mem_limit_bytes", "%d, want >= 0", c.MemLimitBytes)
+	}
+	if c.MemLimit != "" {
+		if _, _, err := parseMemLimit(c.MemLimit); err != nil {
+			return bad("mem_limit", "%v", err)
+		}
+	}
+	return nil
+}
+
+// EvalFanouts returns the fanouts evaluation samples with.
+func (c *Config) EvalFanouts() []int {
+	if c.Eval == EvalFull {
+		f := make([]int, len(c.Fanout))
+		for i := range f {
+			f[i] = -1
+		}
+		return f
+	}
+	if c.EvalFanout != nil {
+		return c.EvalFanout
+	}
+	return c.Fanout
+}
+
+// ResolveMemLimit sets MemLimitBytes from MemLimit given the dataset's
+// feature bytes (for percentages). An explicit MemLimitBytes wins when
+// MemLimit is empty.
+func (c *Config) ResolveMemLimit(featureBytes int64) error {
+	if c.MemLimit == "" {
+		return nil
+	}
+	b, err := ParseMemLimit(c.MemLimit, featureBytes)
+	if err != nil {
+		return fmt.Errorf("%w: mem_limit: %v", ErrConfig, err)
+	}
+	c.MemLimitBytes = b
+	return nil
+}
+
+// ParseMemLimit parses a memory limit: a byte count with an optional unit
+// (B, KB, MB, GB, TB powers of 1000; KiB, MiB, GiB, TiB powers of 1024; K, M,
+// G, T are taken as binary), or a percentage of featureBytes ("25%").
+// "0" and "" mean no limit.
+func ParseMemLimit(s string, featureBytes int64) (int64, error) {
+	v, pct, err := parseMemLimit(s)
+	if err != nil {
+		return 0, err
+	}
+	if pct {
+		if featureBytes <= 0 {
+			return 0, fmt.Errorf("%q is a percentage but the feature size is unknown", s)
+		}
+		return int64(v / 100 * float64(featureBytes)), nil
+	}
+	return int64(v), nil
+}
+
+// parseMemLimit returns the number (bytes, or percent when pct).
+func parseMemLimit(s string) (v float64, pct bool, err error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, false, nil
+	}
+	if strings.HasSuffix(t, "%") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
+		if err != nil || v <= 0 || v > 10000 {
+			return 0, false, fmt.Errorf("bad percentage %q (want e.g. 25%%)", s)
+		}
+		return v, true, nil
+	}
+	i := len(t)
+	for i > 0 && (t[i-1] < '0' || t[i-1] > '9') && t[i-1] != '.' {
+		i--
+	}
+	num, unit := strings.TrimSpace(t[:i]), strings.ToLower(strings.TrimSpace(t[i:]))
+	mul := map[string]float64{
+		"": 1, "b": 1,
+		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+		"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40,
+		"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+	}[unit]
+	if mul == 0 {
+		return 0, false, fmt.Errorf("bad unit %q in %q (want B, KB, MB, GB, KiB, MiB, GiB, TiB or %%)", t[i:], s)
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f < 0 {
+		return 0, false, fmt.Errorf("bad size %q", s)
+	}
+	return f * mul, false, nil
+}
+
+// ParseIntList parses "10,10,10" (entries may be -1).
+func ParseIntList(s string) ([]int, error) {
+	var out []int
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		v, err := strconv.Atoi(p)
+		if err != nil {
+			return nil, fmt.Errorf("bad list entry %q in %q", p, s)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("empty list %q", s)
+	}
+	return out, nil
+}
+
+// Opts reads variant-specific options (Config.Options) with typed getters
+// whose errors name the option.
+type Opts map[string]string
+
+// Int returns option name as an int, def when absent.
+func (o Opts) Int(name string, def int) (int, error) {
+	s, ok := o[name]
+	if !ok {
+		return def, nil
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return def, fmt.Errorf("%w: options.%s: %q is not an integer", ErrConfig, name, s)
+	}
+	return v, nil
+}
+
+// Float returns option name as a float64, def when absent.
+func (o Opts) Float(name string, def float64) (float64, error) {
+	s, ok := o[name]
+	if !ok {
+		return def, nil
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return def, fmt.Errorf("%w: options.%s: %q is not a number", ErrConfig, name, s)
+	}
+	return v, nil
+}
+
+// Bool returns option name as a bool, def when absent.
+func (o Opts) Bool(name string, def bool) (bool, error) {
+	s, ok := o[name]
+	if !ok {
+		return def, nil
+	}
+	v, err := strconv.ParseBool(strings.TrimSpace(s))
+	if err != nil {
+		return def, fmt.Errorf("%w: options.%s: %q is not true/false", ErrConfig, name, s)
+	}
+	return v, nil
+}
+
+// Bytes returns option name as a byte count ("64MiB", "10%" of base), def
+// when absent.
+func (o Opts) Bytes(name string, base, def int64) (int64, error) {
+	s, ok := o[name]
+	if !ok {
+		return def, nil
+	}
+	v, err := ParseMemLimit(s, base)
+	if err != nil {
+		return def, fmt.Errorf("%w: options.%s: %v", ErrConfig, name, err)
+	}
+	return v, nil
+}
+
+// String returns option name, def when absent.
+func (o Opts) String(name, def string) string {
+	if s, ok := o[name]; ok {
+		return s
+	}
+	return def
+}

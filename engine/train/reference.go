@@ -1,0 +1,116 @@
+package train
+
+// The reference pipeline: the plain, sequential sample → gather → train loop
+// that every variant is compared against. No cache, no overlap, no
+// reordering: for each batch of the epoch's standard order it samples the
+// multi-hop neighbourhood, reads the feature rows of the input nodes from
+// features.bin through engine/storage (O_DIRECT with the uring or pread
+// backend, page cache with mmap), and trains one step.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"outcore/engine/graph"
+	"outcore/engine/metrics"
+	"outcore/engine/nn"
+	"outcore/engine/sample"
+	"outcore/engine/storage"
+)
+
+// ReferenceName is the registered name of the reference pipeline.
+const ReferenceName = "reference"
+
+func init() {
+	Register(ReferenceName, func(cfg Config) (System, error) { return &reference{cfg: cfg}, nil })
+}
+
+type reference struct {
+	cfg       Config
+	topoMode  string
+	closeTopo func() error
+	feats     *storage.File
+	s         *sample.Sampler
+	g         *Gatherer
+	x         nn.Tensor
+	mb        graph.MiniBatch
+}
+
+func (r *reference) Name() string { return ReferenceName }
+
+func (r *reference) Devices() map[string]string {
+	return map[string]string{"sample": "cpu", "extract": "cpu", "train": "cpu"}
+}
+
+func (r *reference) Deviations() []string { return nil }
+
+// Prepare opens the topology and the features file. Option "topology"
+// chooses where indices live: memory, mmap or storage; by default memory
+// when there is no memory limit or the indices take at most a quarter of it,
+// else storage.
+func (r *reference) Prepare(ctx context.Context, env *Env) error {
+	idxBytes := env.Dataset.Edges() * 8
+	mode := Opts(r.cfg.Options).String("topology", "")
+	if mode == "" {
+		mode = "memory"
+		if env.MemBudget > 0 && idxBytes > env.MemBudget/4 {
+			mode = "storage"
+		}
+	}
+	r.topoMode = mode
+	t0 := time.Now()
+	topo, closeTopo, err := env.Topology(mode)
+	if err != nil {
+		return err
+	}
+	r.closeTopo = closeTopo
+	env.PrepareStage("load_topology_s", time.Since(t0))
+	env.Logf("reference: indices (%d MiB) via %s", idxBytes>>20, mode)
+	if r.s, err = env.NewSampler(topo); err != nil {
+		return err
+	}
+	if r.feats, err = env.OpenFeatures(); err != nil {
+		return err
+	}
+	r.g, err = NewGatherer(r.feats, env.Dataset.Meta.FeatureDim)
+	return err
+}
+
+func (r *reference) RunEpoch(ctx context.Context, env *Env, epoch int, ep *metrics.EpochStats) error {
+	for i, seeds := range env.EpochBatches(epoch) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		if err := r.s.SampleInto(&r.mb, epoch, i, seeds); err != nil {
+			return err
+		}
+		ep.Add(metrics.StageSample, time.Since(t0))
+		if err := env.Gather(ctx, ep, r.g, &r.mb, &r.x); err != nil {
+			return err
+		}
+		if _, err := env.TrainStep(ep, &r.mb, &r.x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *reference) Close() error {
+	var errs []error
+	if r.g != nil {
+		errs = append(errs, r.g.Close())
+	}
+	if r.feats != nil {
+		errs = append(errs, r.feats.Close())
+	}
+	if r.closeTopo != nil {
+		errs = append(errs, r.closeTopo())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close reference: %w", err)
+	}
+	return nil
+}

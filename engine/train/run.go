@@ -1,0 +1,308 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"outcore/engine/dataset"
+	"outcore/engine/metrics"
+	"outcore/engine/nn"
+	"outcore/engine/storage"
+)
+
+// RunOptions are the parts of a run that are not its configuration.
+type RunOptions struct {
+	// Progress, when set, also receives every progress record (the CLI draws
+	// its terminal bar from them).
+	Progress func(metrics.ProgressRecord)
+	// OnEpoch, when set, also receives every epoch record.
+	OnEpoch func(metrics.EpochRecord)
+	// GPU, when set, adds GPU readings to the per-second samples; GPUName
+	// goes into the start record's host facts ("none" when empty).
+	GPU     metrics.GPUSampler
+	GPUName string
+	// Version is outcore's version string for the start record.
+	Version string
+	// SampleInterval is the resource-sampling period (default 1 s).
+	SampleInterval time.Duration
+}
+
+// Run executes one training run of cfg.System and writes its records to out
+// as JSON lines: start, log records, per-second samples, progress, one epoch
+// record per epoch (training then evaluation; evaluation is excluded from
+// epoch_s and from bytes_read), and a summary whose test_acc is the test
+// accuracy at the epoch of best val_acc. Every error after the first record
+// ends the stream with a summary of outcome "failed" (or "cancelled" when ctx
+// ended the run); the error is also returned.
+func Run(ctx context.Context, cfg Config, out io.Writer, opt *RunOptions) (metrics.SummaryRecord, error) {
+	if opt == nil {
+		opt = &RunOptions{}
+	}
+	emit := metrics.NewEmitter(out)
+	r := &runner{cfg: cfg, opt: opt, emit: emit}
+	sum, err := r.run(ctx)
+	sum.Type = metrics.TypeSummary
+	sum.TotalS = emit.T()
+	if err != nil {
+		sum.Outcome = metrics.OutcomeFailed
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			sum.Outcome = metrics.OutcomeCancelled
+		}
+		sum.Error = err.Error()
+	} else {
+		sum.Outcome = metrics.OutcomeDone
+	}
+	if eerr := emit.Emit(sum); eerr != nil && err == nil {
+		err = eerr
+	}
+	return sum, err
+}
+
+// runner holds one run's state.
+type runner struct {
+	cfg  Config
+	opt  *RunOptions
+	emit *metrics.Emitter
+
+	mu      sync.Mutex
+	started bool
+	pending []string // storage log lines before the start record
+}
+
+// logLine routes a library log line into a log record (held back until the
+// start record is out).
+func (r *runner) logLine(line string) {
+	r.mu.Lock()
+	if !r.started {
+		r.pending = append(r.pending, line)
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	_ = r.emit.Infof("%s", line)
+}
+
+func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error) {
+	sum.BestEpoch = -1
+	cfg := r.cfg
+	if err := cfg.Validate(); err != nil {
+		return sum, err
+	}
+	ds, err := dataset.OpenByName(dataset.ResolveDataDir(cfg.DataDir), cfg.Dataset)
+	if err != nil {
+		return sum, fmt.Errorf("open dataset: %w", err)
+	}
+	if err := cfg.ResolveMemLimit(ds.FeatureBytes()); err != nil {
+		return sum, err
+	}
+	labels, err := ds.Labels()
+	if err != nil {
+		return sum, fmt.Errorf("read labels: %w", err)
+	}
+	env := &Env{Config: cfg, Dataset: ds, Labels: labels, MemBudget: cfg.MemLimitBytes, Emit: r.emit}
+	if env.Train, err = ds.TrainIDs(); err != nil {
+		return sum, fmt.Errorf("read train split: %w", err)
+	}
+	if env.Val, err = ds.ValIDs(); err != nil {
+		return sum, fmt.Errorf("read val split: %w", err)
+	}
+	if env.Test, err = ds.TestIDs(); err != nil {
+		return sum, fmt.Errorf("read test split: %w", err)
+	}
+	if len(env.Train) == 0 {
+		return sum, fmt.Errorf("dataset %s has an empty training split", cfg.Dataset)
+	}
+	if ds.Meta.Classes < 2 {
+		return sum, fmt.Errorf("dataset %s has %d classes, need at least 2", cfg.Dataset, ds.Meta.Classes)
+	}
+	backend, _ := storage.ParseBackend(cfg.IO)
+	env.Storage = storage.Options{Backend: backend, QueueDepth: cfg.QueueDepth, Logger: r.logLine}
+	if env.Trainer, err = NewTrainer(cfg, ds.Meta.FeatureDim, ds.Meta.Classes, labels); err != nil {
+		return sum, err
+	}
+	factory, _ := Lookup(cfg.System)
+	sys, err := factory(cfg)
+	if err != nil {
+		return sum, fmt.Errorf("create system %s: %w", cfg.System, err)
+	}
+	defer func() {
+		if cerr := sys.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+
+	// The evaluator's own reader of features.bin also tells the start
+	// record which backend the run uses.
+	evalFeats, err := env.OpenFeatures()
+	if err != nil {
+		return sum, err
+	}
+	defer evalFeats.Close()
+	evalTopo, closeEvalTopo, err := env.Topology("mmap")
+	if err != nil {
+		return sum, err
+	}
+	defer closeEvalTopo()
+	ev, err := NewEvaluator(cfg, env.Trainer, evalTopo, evalFeats)
+	if err != nil {
+		return sum, err
+	}
+	defer ev.Close()
+
+	if err := r.start(cfg, ds, sys, evalFeats.Backend()); err != nil {
+		return sum, err
+	}
+	env.progress = func(p metrics.ProgressRecord) {
+		_ = r.emit.Emit(p)
+		if r.opt.Progress != nil {
+			r.opt.Progress(p)
+		}
+	}
+
+	rs := metrics.NewResourceSampler(r.emit.Start())
+	rs.GPU = r.opt.GPU
+	sctx, stopSampler := context.WithCancel(ctx)
+	var swg sync.WaitGroup
+	swg.Add(1)
+	go func() {
+		defer swg.Done()
+		iv := r.opt.SampleInterval
+		if iv <= 0 {
+			iv = time.Second
+		}
+		rs.Run(sctx, iv, func(s metrics.SampleRecord) { _ = r.emit.Emit(s) })
+	}()
+	defer func() {
+		stopSampler()
+		swg.Wait()
+		last := rs.Sample()
+		_ = r.emit.Emit(last)
+		sum.PeakRSSBytes, sum.PeakCgroupBytes = rs.Peaks()
+		if hwm, err := metrics.ProcPeakRSSBytes(); err == nil && hwm > sum.PeakRSSBytes {
+			sum.PeakRSSBytes = hwm
+		}
+	}()
+
+	env.Progress(0, 0, 1, "prepare")
+	t0 := time.Now()
+	if err := sys.Prepare(ctx, env); err != nil {
+		return sum, fmt.Errorf("%s prepare: %w", cfg.System, err)
+	}
+	sum.PrepareS = time.Since(t0).Seconds()
+	env.prepMu.Lock()
+	sum.PrepareStages = env.prepStages
+	env.prepMu.Unlock()
+	_ = r.emit.Infof("%s prepared in %.3fs", cfg.System, sum.PrepareS)
+
+	var steady, all []float64
+	for epoch := 0; epoch < cfg.Epochs; epoch++ {
+		rec, err := r.epoch(ctx, env, sys, ev, epoch)
+		if err != nil {
+			return sum, err
+		}
+		sum.Epochs = epoch + 1
+		all = append(all, rec.EpochS)
+		if !rec.Warmup {
+			steady = append(steady, rec.EpochS)
+		}
+	}
+	if len(steady) == 0 {
+		steady = all
+	}
+	for _, v := range steady {
+		sum.MeanEpochS += v / float64(len(steady))
+	}
+	sum.BestEpoch, sum.BestValAcc, sum.TestAcc = env.Trainer.Best()
+	return sum, nil
+}
+
+// start emits the start record and any log lines held back until then.
+func (r *runner) start(cfg Config, ds *dataset.Dataset, sys System, backend storage.Backend) error {
+	cj, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("encode config: %w", err)
+	}
+	host := metrics.CollectHost()
+	host.GEMM = nn.GemmBackend()
+	host.Version = r.opt.Version
+	host.DiskModel = metrics.DiskModel(ds.Dir)
+	if r.opt.GPUName != "" {
+		host.GPU = r.opt.GPUName
+	}
+	rec := metrics.StartRecord{
+		Type: metrics.TypeStart, System: cfg.System, Dataset: cfg.Dataset, Config: cj, Host: host,
+		IOBackend: string(backend), MemLimitBytes: cfg.MemLimitBytes,
+		Devices: map[string]string{"sample": "cpu", "extract": "cpu", "train": "cpu"},
+	}
+	if lim, ok := metrics.MemoryCgroupLimit(); ok {
+		rec.LimitEnforced = true
+		if rec.MemLimitBytes == 0 {
+			rec.MemLimitBytes = lim
+		}
+	}
+	if d, ok := sys.(Describer); ok {
+		if dev := d.Devices(); len(dev) > 0 {
+			rec.Devices = dev
+		}
+		rec.Deviations = d.Deviations()
+	}
+	if err := r.emit.Emit(rec); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.started = true
+	pending := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	for _, l := range pending {
+		_ = r.emit.Infof("%s", l)
+	}
+	return nil
+}
+
+// epoch runs and evaluates one epoch and emits its record.
+func (r *runner) epoch(ctx context.Context, env *Env, sys System, ev *Evaluator, epoch int) (metrics.EpochRecord, error) {
+	cfg := env.Config
+	ep := metrics.NewEpochStats()
+	rb0, _ := metrics.ProcReadBytes()
+	ep.BatchStarted()
+	if err := sys.RunEpoch(ctx, env, epoch, ep); err != nil {
+		return metrics.EpochRecord{}, fmt.Errorf("%s epoch %d: %w", cfg.System, epoch, err)
+	}
+	rb1, _ := metrics.ProcReadBytes()
+	var rec metrics.EpochRecord
+	ep.Fill(&rec)
+	rec.Epoch = epoch
+	rec.Warmup = epoch < cfg.Warmup()
+	rec.BytesRead = rb1 - rb0
+	rec.ReadAmplification = metrics.ReadAmplification(rec.BytesRead, rec.BytesNeeded)
+	if want := env.NumBatches(); rec.Batches != want {
+		env.Warnf("%s epoch %d trained %d batches, the epoch has %d", cfg.System, epoch, rec.Batches, want)
+	}
+	if (epoch+1)%cfg.EvalEvery == 0 || epoch == cfg.Epochs-1 {
+		t0 := time.Now()
+		env.Progress(epoch, 0, 2, "eval")
+		val, err := ev.Accuracy(ctx, env.Val, 1)
+		if err != nil {
+			return rec, err
+		}
+		test, err := ev.Accuracy(ctx, env.Test, 2)
+		if err != nil {
+			return rec, err
+		}
+		env.Progress(epoch, 2, 2, "eval")
+		rec.ValAcc, rec.TestAcc = val, test
+		rec.EvalS = time.Since(t0).Seconds()
+		env.Trainer.Observe(epoch, val, test)
+	}
+	rec.WallS = r.emit.T()
+	if r.opt.OnEpoch != nil {
+		r.opt.OnEpoch(rec)
+	}
+	return rec, r.emit.Emit(rec)
+}
