@@ -48,7 +48,9 @@ func OpenMmapIndices(path string, edges int64) (*MmapIndices, error) {
 }
 
 // Gather implements IndexSource.
-func (m *MmapIndices) Gather(pos []int64, out []int64) error { return MemIndices(m.all).Gather(pos, out) }
+func (m *MmapIndices) Gather(pos []int64, out []int64) error {
+	return MemIndices(m.all).Gather(pos, out)
+}
 
 // All implements InMemory.
 func (m *MmapIndices) All() []int64 { return m.all }
