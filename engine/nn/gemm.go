@@ -34,7 +34,7 @@ func initGemm() {
 			gemmWhy = GemmEnv + "=gonum"
 			return
 		}
-		lib, err := loadOpenBLAS(runtime.NumCPU())
+		lib, err := loadOpenBLAS(blasThreads())
 		if err != nil {
 			gemmWhy = err.Error()
 			return
@@ -42,6 +42,16 @@ func initGemm() {
 		gemmBackend, gemmImpl = BackendOpenBLAS, openblasGemm
 		gemmWhy = "loaded " + lib
 	})
+}
+
+// blasThreads is the OpenBLAS thread count: GOMAXPROCS (which follows the
+// CPU affinity and cgroup quota), or 0 = leave OpenBLAS's own choice when
+// OPENBLAS_NUM_THREADS is set.
+func blasThreads() int {
+	if os.Getenv("OPENBLAS_NUM_THREADS") != "" {
+		return 0
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // GemmBackend reports which implementation Gemm uses: "openblas" (cblas_sgemm
@@ -78,7 +88,7 @@ func GemmWith(backend string, transA, transB bool, m, n, k int, alpha float32, a
 	case BackendGonum:
 		impl = gonumGemm
 	case BackendOpenBLAS:
-		if _, err := loadOpenBLAS(runtime.NumCPU()); err != nil {
+		if _, err := loadOpenBLAS(blasThreads()); err != nil {
 			return fmt.Errorf("gemm backend %s: %w", backend, err)
 		}
 		impl = openblasGemm

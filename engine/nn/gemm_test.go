@@ -43,7 +43,7 @@ func naiveGemm(ta, tb bool, m, n, k int, alpha float32, a []float32, lda int, b 
 
 func backends(t *testing.T) []string {
 	bs := []string{BackendGonum}
-	if _, err := loadOpenBLAS(2); err == nil {
+	if _, err := loadOpenBLAS(blasThreads()); err == nil {
 		bs = append(bs, BackendOpenBLAS)
 	} else {
 		t.Logf("openblas unavailable, checking gonum only: %v", err)
@@ -133,7 +133,7 @@ func TestGemmEnvOverride(t *testing.T) {
 // TestModelSameOnBothBackends trains a few steps with each GEMM backend and
 // checks the weights agree to float32 rounding.
 func TestModelSameOnBothBackends(t *testing.T) {
-	if _, err := loadOpenBLAS(2); err != nil {
+	if _, err := loadOpenBLAS(blasThreads()); err != nil {
 		t.Skipf("openblas unavailable: %v", err)
 	}
 	initGemm()

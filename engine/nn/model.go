@@ -3,6 +3,7 @@ package nn
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"outcore/engine/graph"
 )
@@ -44,7 +45,18 @@ type Model struct {
 	outs   []*Tensor // activation(+dropout) output of layer l (input of l+1)
 	blocks []graph.Block
 	train  bool
+	times  StepTimes
 }
+
+// StepTimes is the wall time of the parts of the last Step.
+type StepTimes struct {
+	Forward  time.Duration // forward pass and loss
+	Backward time.Duration // backward pass
+	Update   time.Duration // optimiser step (and ZeroGrad)
+}
+
+// LastStepTimes returns the timing of the most recent Step.
+func (m *Model) LastStepTimes() StepTimes { return m.times }
 
 // NewModel builds a model of kind sage, gcn or gat with `layers` layers:
 // inDim → hidden → … → hidden → classes. For gat, hidden layers have `heads`
@@ -213,15 +225,21 @@ func (m *Model) Backward(dLogits *Tensor) {
 // destination; < 0 = ignore), backward and an Adam update. It returns the
 // mean loss and the training accuracy of the batch.
 func (m *Model) Step(blocks []graph.Block, x *Tensor, labels []int32) (loss, acc float32) {
+	t0 := time.Now()
 	m.ZeroGrad()
+	t1 := time.Now()
 	logits := m.Forward(blocks, x, true)
 	if len(labels) != logits.Rows {
 		panic(fmt.Sprintf("nn.Model.Step: %d labels for %d output nodes", len(labels), logits.Rows))
 	}
 	d := m.arena.TensorNoZero(logits.Rows, logits.Cols)
 	loss, correct := SoftmaxCrossEntropy(logits, labels, d)
+	t2 := time.Now()
 	m.Backward(d)
+	t3 := time.Now()
 	m.Opt.Step()
+	t4 := time.Now()
+	m.times = StepTimes{Forward: t2.Sub(t1), Backward: t3.Sub(t2), Update: t4.Sub(t3) + t1.Sub(t0)}
 	n := 0
 	for _, y := range labels {
 		if y >= 0 {
