@@ -4,10 +4,10 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
-	"io"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -190,7 +190,7 @@ func TestImportLINQSBad(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ImportLINQS(context.Background(), t.TempDir(), "m", t.TempDir(), ImportOptions{}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "no *.content file") {
+	if _, err := ImportLINQS(context.Background(), t.TempDir(), "m", t.TempDir(), ImportOptions{}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "no *.content or *.content.gz file") {
 		t.Errorf("empty dir: %v", err)
 	}
 }

@@ -44,7 +44,10 @@ func ImportOGB(ctx context.Context, datasetsDir, name, srcDir string, opt Import
 	job.meta.Undirected = opt.Undirected
 	abs, _ := filepath.Abs(srcDir)
 	job.meta.Source = Source{Kind: "ogb", Path: abs}
-	input := func(p string) { rel, _ := filepath.Rel(srcDir, p); job.meta.Source.Inputs = append(job.meta.Source.Inputs, rel) }
+	input := func(p string) {
+		rel, _ := filepath.Rel(srcDir, p)
+		job.meta.Source.Inputs = append(job.meta.Source.Inputs, rel)
+	}
 
 	// Node count, when given.
 	n := int64(-1)
