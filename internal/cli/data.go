@@ -236,7 +236,11 @@ func printMeta(w io.Writer, dir string, m dataset.Meta) {
 	fmt.Fprintf(tw, "dir\t%s\n", dir)
 	fmt.Fprintf(tw, "nodes\t%d\n", m.Nodes)
 	fmt.Fprintf(tw, "edges\t%d (mean in-degree %.2f)\n", m.Edges, float64(m.Edges)/math.Max(float64(m.Nodes), 1))
-	fmt.Fprintf(tw, "undirected\t%v (both directions stored: %v)\n", m.Undirected, m.Undirected)
+	if m.Undirected {
+		fmt.Fprintf(tw, "undirected\tyes: every edge is stored in both directions\n")
+	} else {
+		fmt.Fprintf(tw, "undirected\tno: directed in-neighbour lists\n")
+	}
 	fmt.Fprintf(tw, "features\t%d × %d float32 = %s\n", m.Nodes, m.FeatureDim, human(m.FeatureBytes()))
 	fmt.Fprintf(tw, "classes\t%d\n", m.Classes)
 	if len(m.ClassNames) > 0 {
@@ -388,6 +392,97 @@ func dataList(args []string) error {
 	return tw.Flush()
 }
 
+const importUsage = `usage:
+  outcore data import linqs DIR --name N [--split planetoid|random|none] [flags]
+  outcore data import ogb DIR --name N [--undirected] [--split NAME|random|none] [flags]
+  outcore data import npy --name N --features X.npy [--labels Y.npy]
+        (--edges E.npy | --indptr P.npy --indices I.npy)
+        [--train T.npy --val V.npy --test S.npy] [--undirected] [flags]`
+
 func dataImport(ctx context.Context, args []string) error {
-	return fmt.Errorf("%w: data import: not implemented yet", ErrUsage)
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(os.Stderr, importUsage)
+		if len(args) == 0 {
+			return fmt.Errorf("%w: import needs a format: linqs, npy or ogb", ErrUsage)
+		}
+		return nil
+	}
+	format := args[0]
+	fs := flag.NewFlagSet("data import "+format, flag.ContinueOnError)
+	dataDir := fs.String("data-dir", "", "data directory")
+	name := fs.String("name", "", "dataset name (required)")
+	var opt dataset.ImportOptions
+	fs.BoolVar(&opt.Force, "force", false, "replace an existing dataset of that name")
+	fs.StringVar(&opt.Split, "split", "", "split: the source's own (default), random, none; ogb: a split/ subdirectory name")
+	fs.Float64Var(&opt.TrainFrac, "train-frac", 0, "random split: train fraction of labeled nodes (default 0.6)")
+	fs.Float64Var(&opt.ValFrac, "val-frac", 0, "random split: validation fraction (default 0.2)")
+	fs.Float64Var(&opt.TestFrac, "test-frac", 0, "random split: test fraction (default 0.2)")
+	fs.Uint64Var(&opt.Seed, "seed", 1, "random split seed")
+	fs.BoolVar(&opt.KeepSelfLoops, "keep-self-loops", false, "keep self-loops (dropped and counted by default)")
+	fs.Int64Var(&opt.SortBudget, "sort-budget", 0, "edges held in memory by the external sort (default 4Mi = 64 MiB)")
+	var src dataset.NPYSources
+	minPos, maxPos := 1, 1
+	switch format {
+	case "linqs":
+	case "ogb":
+		fs.BoolVar(&opt.Undirected, "undirected", false, "store both directions of every edge (e.g. ogbn-products, ogbn-arxiv as usually trained)")
+	case "npy":
+		minPos, maxPos = 0, 0
+		fs.BoolVar(&opt.Undirected, "undirected", false, "store both directions of every edge")
+		fs.StringVar(&src.Features, "features", "", "features .npy, shape (N, D), float32/float64 (required)")
+		fs.StringVar(&src.Labels, "labels", "", "labels .npy, shape (N,), ints (-1 unlabeled) or floats (NaN unlabeled)")
+		fs.StringVar(&src.Edges, "edges", "", "edge list .npy, shape (2, E) [sources; destinations] or (E, 2)")
+		fs.StringVar(&src.Indptr, "indptr", "", "CSC indptr .npy, shape (N+1,)")
+		fs.StringVar(&src.Indices, "indices", "", "CSC indices .npy, shape (E,)")
+		fs.StringVar(&src.Train, "train", "", "train split .npy: node ids or a boolean mask")
+		fs.StringVar(&src.Val, "val", "", "validation split .npy")
+		fs.StringVar(&src.Test, "test", "", "test split .npy")
+		fs.IntVar(&src.Classes, "classes", 0, "class count (default: max label + 1)")
+	default:
+		fmt.Fprintln(os.Stderr, importUsage)
+		return fmt.Errorf("%w: unknown import format %q (want linqs, npy or ogb)", ErrUsage, format)
+	}
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), importUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseArgs(fs, args[1:], minPos, maxPos)
+	if err != nil {
+		return helpOK(err)
+	}
+	if *name == "" {
+		fs.Usage()
+		return fmt.Errorf("%w: --name is required", ErrUsage)
+	}
+	opt.Progress = progressWriter()
+	root := dataset.DatasetsDir(dataset.ResolveDataDir(*dataDir))
+	began := time.Now()
+	var d *dataset.Dataset
+	switch format {
+	case "linqs":
+		d, err = dataset.ImportLINQS(ctx, root, *name, pos[0], opt)
+	case "ogb":
+		d, err = dataset.ImportOGB(ctx, root, *name, pos[0], opt)
+	case "npy":
+		d, err = dataset.ImportNPY(ctx, root, *name, src, opt)
+	}
+	if err != nil {
+		if errors.Is(err, dataset.ErrConfig) || errors.Is(err, dataset.ErrBadName) {
+			return fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		return err
+	}
+	m := d.Meta
+	fmt.Printf("imported %s (%s) into %s in %.2f s\n", m.Name, format, d.Dir, time.Since(began).Seconds())
+	fmt.Printf("  %d nodes, %d edges stored", m.Nodes, m.Edges)
+	if m.Undirected {
+		fmt.Print(" (undirected: both directions)")
+	}
+	fmt.Printf(", %d features, %d classes, split %d/%d/%d (%s)\n", m.FeatureDim, m.Classes, m.Train, m.Val, m.Test, m.Source.Split)
+	s := m.Source
+	fmt.Printf("  input edges dropped: %d naming unknown nodes, %d duplicates, %d self-loops\n", s.SkippedEdges, s.DuplicateEdges, s.SelfLoops)
+	if m.EdgeHomophily != nil {
+		fmt.Printf("  edge homophily %.4f\n", *m.EdgeHomophily)
+	}
+	return nil
 }
