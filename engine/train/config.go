@@ -69,6 +69,10 @@ type Config struct {
 	IO string `json:"io"`
 	// QueueDepth is the I/O depth per reader (0 = storage default).
 	QueueDepth int `json:"queue_depth,omitempty"`
+	// AllowBuffered lets storage fall back to page-cache reads (with a log
+	// line) where the file system refuses O_DIRECT, e.g. tmpfs in tests.
+	// Measurement runs leave it off.
+	AllowBuffered bool `json:"allow_buffered,omitempty"`
 
 	// MemLimit is the memory budget: bytes with a unit ("2GiB", "512MB",
 	// "1048576") or a percentage of the dataset's feature bytes ("25%").
@@ -81,12 +85,13 @@ type Config struct {
 	Options map[string]string `json:"options,omitempty"`
 }
 
-// DefaultConfig returns the defaults of `outcore train`: 3-layer GraphSAGE,
+// DefaultConfig returns the defaults of `outcore train`: 3-layer GraphSAGE
+// (Layers 0 = derived from Fanout),
 // 256 hidden, fanout 10,10,10, batch 1000, 10 epochs, lr 0.003, the reference
 // system.
 func DefaultConfig() Config {
 	return Config{
-		System: "reference", Model: "sage", Layers: 3, Hidden: 256, Heads: 4,
+		System: "reference", Model: "sage", Hidden: 256, Heads: 4,
 		Dropout: 0.5, Fanout: []int{10, 10, 10}, Batch: 1000, Epochs: 10,
 		LR: 0.003, Seed: 1, Eval: EvalSampled, EvalEvery: 1, IO: "auto",
 	}

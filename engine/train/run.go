@@ -121,7 +121,7 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 		return sum, fmt.Errorf("dataset %s has %d classes, need at least 2", cfg.Dataset, ds.Meta.Classes)
 	}
 	backend, _ := storage.ParseBackend(cfg.IO)
-	env.Storage = storage.Options{Backend: backend, QueueDepth: cfg.QueueDepth, Logger: r.logLine}
+	env.Storage = storage.Options{Backend: backend, QueueDepth: cfg.QueueDepth, AllowBuffered: cfg.AllowBuffered, Logger: r.logLine}
 	if env.Trainer, err = NewTrainer(cfg, ds.Meta.FeatureDim, ds.Meta.Classes, labels); err != nil {
 		return sum, err
 	}
