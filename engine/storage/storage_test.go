@@ -66,9 +66,16 @@ func TestReadRange(t *testing.T) {
 		{size, 0},
 		{0, size}, // the whole file
 	}
-	for _, b := range backends {
-		t.Run(string(b), func(t *testing.T) {
-			f := open(t, path, b, Options{QueueDepth: 8, MaxMergeBytes: 64 << 10, Workers: 3})
+	configs := map[string]Options{
+		"uring":                 {Backend: BackendUring},
+		"uring-fixed-file-bufs": {Backend: BackendUring, FixedFile: true, FixedBuffers: true},
+		"pread":                 {Backend: BackendPread, Workers: 3},
+		"mmap":                  {Backend: BackendMmap},
+	}
+	for name, o := range configs {
+		t.Run(name, func(t *testing.T) {
+			o.QueueDepth, o.MaxMergeBytes = 8, 64<<10
+			f := open(t, path, o.Backend, o)
 			r := reader(t, f)
 			for _, c := range cases {
 				dst := make([]byte, c.n)
