@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"outcore/engine/metrics"
+	"outcore/engine/system"
 	"outcore/engine/train"
 	"outcore/gpu"
 )
@@ -42,6 +43,11 @@ func Train(ctx context.Context, args []string) error {
 	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	// --mem-limit: re-run this command inside its own memory cgroup and
+	// watch it (engine/system/memlimit.go); handled=false runs it here.
+	if handled, err := system.RunUnderMemLimit(ctx, cfg, args, os.Stdout, os.Stderr); handled {
+		return err
 	}
 	g := gpu.Open()
 	defer g.Close()

@@ -1,0 +1,124 @@
+package system
+
+// Memory accounting shared by the variants. Each variant sizes its caches
+// and buffers from the run's memory budget the way its paper does; all of
+// them need the same few measurements first: what the process holds before
+// any cache exists, how many input nodes a mini-batch has, and how much
+// workspace one training step takes. Ginex §3.5 gets these "by a short
+// offline profiling"; profileWorkspace is that profiling.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"outcore/engine/graph"
+	"outcore/engine/nn"
+	"outcore/engine/sample"
+	"outcore/engine/train"
+)
+
+// workspace is what profiling measured.
+type workspace struct {
+	baseBytes  int64 // resident memory before caches: runtime, indptr, labels, model
+	maxInputs  int   // most input nodes of a profiled mini-batch (M_b)
+	meanInputs int
+	arenaBytes int64 // model workspace of one training step on the largest batch
+	rowBytes   int64
+	batches    int // mini-batches profiled
+}
+
+// batchInputBytes is the size of one gathered batch input of the largest
+// profiled batch.
+func (w workspace) batchInputBytes() int64 { return int64(w.maxInputs) * w.rowBytes }
+
+// profileWorkspace samples the first n training batches of epoch 0 and runs
+// one training step of a throw-away copy of the model on the largest of them
+// (zero features: only the shapes matter), so the real model is untouched.
+func profileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology, n int) (workspace, error) {
+	w := workspace{rowBytes: env.Dataset.RowBytes()}
+	s, err := env.NewSampler(topo)
+	if err != nil {
+		return w, err
+	}
+	batches := env.EpochBatches(0)
+	n = min(n, len(batches))
+	var largest *graph.MiniBatch
+	sum := 0
+	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			return w, err
+		}
+		mb, err := s.Sample(0, i, batches[i])
+		if err != nil {
+			return w, fmt.Errorf("profile: %w", err)
+		}
+		sum += len(mb.InputNodes)
+		if len(mb.InputNodes) > w.maxInputs {
+			w.maxInputs = len(mb.InputNodes)
+			largest = mb
+		}
+	}
+	w.batches = n
+	if n > 0 {
+		w.meanInputs = sum / n
+	}
+	if largest != nil {
+		cfg := env.Config
+		m, err := nn.NewModel(cfg.Model, env.Trainer.InDim(), cfg.Hidden, env.Trainer.Classes(), len(cfg.Fanout), cfg.Heads, float32(cfg.Dropout), uint64(cfg.Seed))
+		if err != nil {
+			return w, fmt.Errorf("profile: %w", err)
+		}
+		x := nn.NewTensor(len(largest.InputNodes), env.Trainer.InDim())
+		labels := make([]int32, len(largest.Seeds))
+		m.Step(largest.Blocks, x, labels)
+		w.arenaBytes = int64(m.ArenaBytes())
+	}
+	s, largest = nil, nil
+	runtime.GC()
+	debug.FreeOSMemory()
+	w.baseBytes = anonRSS()
+	return w, nil
+}
+
+// anonRSS is the process's anonymous resident memory (/proc/self/status
+// RssAnon): heap, stacks and allocations, without the file pages of its
+// memory maps, which are page cache the kernel can reclaim.
+func anonRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 1 {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// reserveBytes is the region Ginex §3.5 keeps free "for memory
+// fluctuations": a tenth of the budget, at least 32 MiB.
+func reserveBytes(budget int64) int64 { return max(budget/10, 32<<20) }
+
+// applyGoMemoryLimit tells the Go runtime about the budget so that the
+// garbage collector works harder instead of letting the heap grow past it
+// (the page cache, which the kernel reclaims, gets the rest). It returns the
+// soft limit set (0 when there is no budget).
+func applyGoMemoryLimit(budget int64) int64 {
+	if budget <= 0 {
+		return 0
+	}
+	limit := budget - budget/8
+	debug.SetMemoryLimit(limit)
+	return limit
+}

@@ -1,0 +1,663 @@
+package system
+
+// "ginex": Ginex (SSD-enabled Billion-scale GNN Training on a Single Machine
+// via Provably Optimal In-memory Caching, VLDB '22). Implemented:
+//
+//   - §3.1 (Fig. 7–9): the inspector–executor pipeline. Each epoch is cut
+//     into superbatches of S iterations. Per superbatch: superbatch sample
+//     (all S mini-batches sampled by a pool of workers, their ids and adj
+//     written to runtime files on the data disk), changeset precomputation,
+//     feature-cache initialisation ("switch") and the main loop. The
+//     superbatch-level pipeline runs the changeset precomputation of
+//     superbatch k (its third pass) while superbatch k+1 is being sampled,
+//     as the artifact's inspect() does; passes 1–2 run just before.
+//   - §3.2 (Fig. 10): the static neighbour cache, built offline by the
+//     out/in-degree score and sized from the budget, dumped to a file, loaded
+//     at the start of every superbatch sample stage and freed after it.
+//     Sampling reads uncached neighbour lists with O_DIRECT preads (§4).
+//   - §3.3–3.4 (Fig. 11–13): the feature cache with direct addressing,
+//     initialised per superbatch from the init file (the first entries in
+//     access order), gathered from with O_DIRECT preads for misses, and
+//     updated after every gather from that iteration's changeset, which the
+//     three-pass O(S) algorithm computed by simulating Belady exactly
+//     (engine/cache). While iteration i trains, iteration i+1 is gathered
+//     (the artifact's gather thread).
+//   - §3.5: cache sizes from the memory budget, by a short offline profiling:
+//     neighbour cache = budget − peak of the sample stage − reserve; feature
+//     cache = budget − peak of the main loop − reserve. The two caches never
+//     coexist (sample stage and main loop alternate). Superbatch size from
+//     option superbatch (the artifact's default 1000, capped at an epoch)
+//     and the runtime-file storage budget.
+//
+// Stages: inspect_s (superbatch sample + changeset precomputation, the
+// pipelined inspector), switch_s (feature-cache initialisation), gather time
+// as extract_s, cache_update_s, train_s, stall_s (the trainer waiting for
+// its batch's gather and runtime files); also sample_s (samplers' busy
+// time), changeset_s (the three passes), neighbor_cache_load_s and
+// runfile_io_s (loading runtime files in the main loop). Tiers: "cpu" =
+// feature cache, "device" = O_DIRECT reads. Counters: neighbor_lists and
+// neighbor_cache_hits (sampling), runfile_bytes (written).
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"outcore/engine/cache"
+	"outcore/engine/dataset"
+	"outcore/engine/graph"
+	"outcore/engine/metrics"
+	"outcore/engine/nn"
+	"outcore/engine/sample"
+	"outcore/engine/storage"
+	"outcore/engine/train"
+)
+
+// GinexName is the registered name of the Ginex variant.
+const GinexName = "ginex"
+
+func init() {
+	train.Register(GinexName, func(cfg train.Config) (train.System, error) { return newGinex(cfg) })
+}
+
+type ginex struct {
+	cfg           train.Config
+	superbatch    int
+	samplers      int
+	ioThreads     int
+	profile       int
+	runfileBudget int64
+	ncBytesOpt    int64 // explicit sizes (options), -1 = from the budget
+	fcBytesOpt    int64
+	keepRunFiles  bool
+
+	scratch   string // runtime-file directory of this run
+	ncPath    string
+	indptr    []int64
+	nodes     int64
+	dim       int
+	rowBytes  int64
+	idxFile   *storage.File
+	disk      *sample.StorageIndices
+	feats     *storage.File
+	featRead  storage.Reader
+	fcEntries int
+	ncBytes   int64
+	ncCached  int
+	deviate   []string
+}
+
+func newGinex(cfg train.Config) (*ginex, error) {
+	o := train.Opts(cfg.Options)
+	g := &ginex{cfg: cfg}
+	var err error
+	get := func(name string, def int, dst *int) {
+		if err == nil {
+			*dst, err = o.Int(name, def)
+		}
+	}
+	get("superbatch", 1000, &g.superbatch)
+	get("samplers", 2*runtime.NumCPU(), &g.samplers)
+	get("io_threads", 8*runtime.NumCPU(), &g.ioThreads)
+	get("profile_batches", 8, &g.profile)
+	if err == nil {
+		g.runfileBudget, err = o.Bytes("runfile_budget", 0, 100<<30)
+	}
+	if err == nil {
+		g.ncBytesOpt, err = o.Bytes("neighbor_cache", 0, -1)
+	}
+	if err == nil {
+		g.fcBytesOpt, err = o.Bytes("feature_cache", 0, -1)
+	}
+	if err == nil {
+		g.keepRunFiles, err = o.Bool("keep_runfiles", false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if g.superbatch < 1 || g.samplers < 1 || g.ioThreads < 1 || g.profile < 1 {
+		return nil, fmt.Errorf("%w: ginex: superbatch, samplers, io_threads and profile_batches must be >= 1", train.ErrConfig)
+	}
+	return g, nil
+}
+
+func (g *ginex) Name() string { return GinexName }
+
+func (g *ginex) Devices() map[string]string {
+	return map[string]string{"sample": "cpu", "changeset": "cpu", "extract": "cpu", "train": "cpu"}
+}
+
+func (g *ginex) Deviations() []string {
+	return append([]string{
+		"training runs on the CPU (the paper trains on a GPU); the gather of the next iteration overlaps the current iteration's CPU training",
+		"the changeset precomputation runs on the CPU with a heap over the cache state (O(|ids| log C) per iteration) instead of the paper's GPU top-k over all candidates; the cache states are the same Belady states",
+		"nodes that are not accessed again in the superbatch are not inserted into the feature cache (they would be evicted unused; misses are unchanged)",
+	}, g.deviate...)
+}
+
+// dataDirOf returns the data directory holding a dataset directory
+// (<data>/datasets/<name>).
+func dataDirOf(datasetDir string) string { return filepath.Dir(filepath.Dir(datasetDir)) }
+
+func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
+	applyGoMemoryLimit(env.MemBudget)
+	g.indptr = env.Dataset.Indptr
+	g.nodes = env.Dataset.Nodes()
+	g.dim = env.Dataset.Meta.FeatureDim
+	g.rowBytes = env.Dataset.RowBytes()
+	var err error
+	g.scratch, err = os.MkdirTemp(filepath.Join(dataDirOf(env.Dataset.Dir)), fmt.Sprintf("ginex-run-%d-", os.Getpid()))
+	if err != nil {
+		return fmt.Errorf("ginex: runtime-file directory: %w", err)
+	}
+	// O_DIRECT preads for both the topology and the features (§4).
+	opts := env.Storage
+	if opts.Backend == storage.BackendAuto {
+		opts.Backend = storage.BackendPread
+	}
+	if opts.Backend != storage.BackendPread {
+		g.deviate = append(g.deviate, fmt.Sprintf("reads go through the %s backend instead of pread+O_DIRECT (--io)", opts.Backend))
+	}
+	opts.Workers = g.ioThreads
+	idxOpts := opts
+	idxOpts.RowBytes = 8
+	if g.idxFile, err = storage.OpenFile(env.Dataset.Path(dataset.IndicesFile), idxOpts); err != nil {
+		return fmt.Errorf("ginex: open indices: %w", err)
+	}
+	g.disk = sample.NewStorageIndices(g.idxFile)
+	fo := opts
+	fo.RowBytes = g.rowBytes
+	if g.feats, err = storage.OpenFile(env.Dataset.Path(dataset.FeaturesFile), fo); err != nil {
+		return fmt.Errorf("ginex: open features: %w", err)
+	}
+	if g.featRead, err = g.feats.NewReader(); err != nil {
+		return fmt.Errorf("ginex: features reader: %w", err)
+	}
+
+	// Short offline profiling (§3.5), sampling from disk.
+	t0 := time.Now()
+	ws, err := profileWorkspace(ctx, env, sample.Topology{Indptr: g.indptr, Indices: g.disk}, g.profile)
+	if err != nil {
+		return err
+	}
+	env.PrepareStage("profile_s", time.Since(t0))
+	batches := env.NumBatches()
+	S := min(g.superbatch, batches)
+	// Runtime files per iteration ≈ ids (8 B/node) + adj (≈ 3 blocks of
+	// int32 indices) + update; the storage budget caps the superbatch.
+	perIter := int64(ws.meanInputs) * 24
+	if perIter > 0 && int64(S)*perIter*2 > g.runfileBudget { // ×2: two superbatches exist at once
+		S = max(1, int(g.runfileBudget/(2*perIter)))
+		g.deviate = append(g.deviate, fmt.Sprintf("superbatch cut to %d iterations by the runtime-file budget", S))
+	}
+	g.superbatch = S
+	perBatch := int64(ws.maxInputs) * 24
+	reserve := reserveBytes(env.MemBudget)
+	accesses := int64(S) * int64(ws.meanInputs)
+	// Peak of the sample stage: samplers' id maps and in-flight batches, and
+	// the previous superbatch's changeset workspace (pass 3 overlaps).
+	samplePeak := ws.baseBytes + int64(g.samplers)*(g.nodes*8+perBatch) +
+		cache.ChangesetWorkspaceBytes(g.nodes, accesses, 0) + reserve
+	// Peak of the main loop: model step, two batch inputs (double-buffered
+	// gather), prefetched runtime files, a read chunk.
+	mainPeak := ws.baseBytes + ws.arenaBytes + 2*ws.batchInputBytes() + 4*perBatch + gatherChunk*g.rowBytes + reserve
+	topoBytes := 8*g.nodes + 8*(env.Dataset.Edges()+g.nodes)
+	featBytes := g.nodes*g.rowBytes + 4*g.nodes
+	switch {
+	case g.ncBytesOpt >= 0:
+		g.ncBytes = g.ncBytesOpt
+	case env.MemBudget > 0:
+		g.ncBytes = max(0, env.MemBudget-samplePeak)
+	default:
+		g.ncBytes = topoBytes
+	}
+	g.ncBytes = min(g.ncBytes, topoBytes)
+	fcBytes := int64(0)
+	switch {
+	case g.fcBytesOpt >= 0:
+		fcBytes = g.fcBytesOpt
+	case env.MemBudget > 0:
+		fcBytes = max(0, env.MemBudget-mainPeak)
+	default:
+		fcBytes = featBytes
+	}
+	fcBytes = min(fcBytes, featBytes)
+	g.fcEntries = cache.FeatureCacheEntries(fcBytes, g.nodes, g.dim)
+	// The changeset precomputation must know the cache capacity.
+	env.Logf("ginex: superbatch %d iterations (%d per epoch), %d samplers, %d I/O threads (%s, direct=%v); profiled M_b %d, model step %d MiB, base %d MiB",
+		S, batches, g.samplers, g.ioThreads, g.feats.Backend(), g.feats.Direct(), ws.maxInputs, ws.arenaBytes>>20, ws.baseBytes>>20)
+	env.Logf("ginex: budget %d MiB: neighbour cache %d MiB (sample-stage peak %d MiB), feature cache %d MiB = %d entries, %.1f%% of nodes (main-loop peak %d MiB)",
+		env.MemBudget>>20, g.ncBytes>>20, samplePeak>>20, fcBytes>>20, g.fcEntries, 100*float64(g.fcEntries)/float64(g.nodes), mainPeak>>20)
+	if env.MemBudget > 0 && mainPeak > env.MemBudget {
+		env.Warnf("ginex: the main loop's workspace (%d MiB) exceeds the memory budget (%d MiB): expect an OOM kill", mainPeak>>20, env.MemBudget>>20)
+	}
+
+	// Offline: build the neighbour cache by score and dump it (§3.1).
+	t1 := time.Now()
+	if err := g.buildNeighborCache(env); err != nil {
+		return err
+	}
+	env.PrepareStage("neighbor_cache_build_s", time.Since(t1))
+	return nil
+}
+
+// buildNeighborCache computes out-degrees with one pass over indices.bin,
+// selects lists by out/in-degree score within the budget, and writes the
+// cache file.
+func (g *ginex) buildNeighborCache(env *train.Env) error {
+	g.ncPath = filepath.Join(g.scratch, "neighbor_cache.bin")
+	path := env.Dataset.Path(dataset.IndicesFile)
+	defer dropFileCache(path)
+	outDeg := make([]int64, g.nodes)
+	if err := scanIndices(path, func(chunk []int64) {
+		for _, u := range chunk {
+			if u >= 0 && u < g.nodes {
+				outDeg[u]++
+			}
+		}
+	}); err != nil {
+		return fmt.Errorf("ginex: out-degrees: %w", err)
+	}
+	sr, err := newSeqIndexReader(path)
+	if err != nil {
+		return err
+	}
+	defer sr.close()
+	nc, err := cache.BuildNeighborCache(g.indptr, outDeg, g.ncBytes, sr.read)
+	if err != nil {
+		return fmt.Errorf("ginex: %w", err)
+	}
+	outDeg = nil
+	g.ncCached = nc.Cached()
+	env.Logf("ginex: neighbour cache holds the in-neighbour lists of %d nodes (%.1f%%), %d MiB", nc.Cached(), 100*float64(nc.Cached())/float64(g.nodes), nc.Bytes()>>20)
+	if err := nc.WriteFile(g.ncPath); err != nil {
+		return err
+	}
+	dropFileCache(g.ncPath)
+	return nil
+}
+
+// scanIndices streams indices.bin in 4 MiB chunks.
+func scanIndices(path string, fn func([]int64)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	buf := make([]int64, 512<<10)
+	b := sliceBytes(buf)
+	for {
+		n, err := io.ReadFull(f, b)
+		if n%8 != 0 {
+			return fmt.Errorf("%s: size not a multiple of 8", path)
+		}
+		if n > 0 {
+			fn(buf[:n/8])
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// seqIndexReader serves BuildNeighborCache's reads, which come in
+// ascending position order, with one forward sweep over indices.bin.
+type seqIndexReader struct {
+	f   *os.File
+	r   *bufio.Reader
+	pos int64 // entry the reader is at
+}
+
+func newSeqIndexReader(path string) (*seqIndexReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &seqIndexReader{f: f, r: bufio.NewReaderSize(f, 1<<20)}, nil
+}
+
+func (s *seqIndexReader) read(start int64, dst []int64) error {
+	if start < s.pos || start-s.pos > 1<<20 {
+		if _, err := s.f.Seek(start*8, io.SeekStart); err != nil {
+			return err
+		}
+		s.r.Reset(s.f)
+	} else if start > s.pos {
+		if _, err := s.r.Discard(int((start - s.pos) * 8)); err != nil {
+			return err
+		}
+	}
+	if _, err := io.ReadFull(s.r, sliceBytes(dst)); err != nil {
+		return err
+	}
+	s.pos = start + int64(len(dst))
+	return nil
+}
+
+func (s *seqIndexReader) close() { s.f.Close() }
+
+// gatherChunk is how many missing rows one ReadRows call reads.
+const gatherChunk = 8192
+
+// superbatchPlan is an inspected superbatch waiting for its main loop.
+type superbatchPlan struct {
+	dir   superbatchDir
+	iters int
+	init  []int64
+	stats cache.ChangesetStats
+}
+
+func (g *ginex) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {
+	batches := env.EpochBatches(epoch)
+	S := g.superbatch
+	numSB := (len(batches) + S - 1) / S
+	ep.BatchStarted()
+	var prev *superbatchPlan
+	var tracker *cache.NextAccessTracker
+	for k := 0; k <= numSB; k++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// inspect(k): passes 1–2 of superbatch k-1, then sample superbatch k
+		// while pass 3 of k-1 runs.
+		tInspect := time.Now()
+		if prev != nil {
+			t0 := time.Now()
+			var err error
+			tracker, prev.init, err = cache.BuildNextAccessTracker(g.nodes, g.fcEntries, &runTrace{dir: prev.dir, n: prev.iters})
+			if err != nil {
+				return fmt.Errorf("ginex: superbatch %d changesets: %w", k-1, err)
+			}
+			ep.Add("changeset_s", time.Since(t0))
+		}
+		var pass3 sync.WaitGroup
+		var pass3Err error
+		if prev != nil {
+			pass3.Add(1)
+			go func(p *superbatchPlan, tr *cache.NextAccessTracker) {
+				defer pass3.Done()
+				t0 := time.Now()
+				pass3Err = g.precompute(p, tr)
+				ep.Add("changeset_s", time.Since(t0))
+			}(prev, tracker)
+		}
+		var next *superbatchPlan
+		var sampleErr error
+		if k < numSB {
+			lo, hi := k*S, min((k+1)*S, len(batches))
+			next, sampleErr = g.superbatchSample(ctx, env, ep, epoch, k, batches, lo, hi)
+		}
+		pass3.Wait()
+		tracker = nil
+		ep.Add("inspect_s", time.Since(tInspect))
+		if sampleErr != nil {
+			return sampleErr
+		}
+		if pass3Err != nil {
+			return fmt.Errorf("ginex: superbatch %d changesets: %w", k-1, pass3Err)
+		}
+		if prev != nil {
+			if err := g.execute(ctx, env, ep, prev); err != nil {
+				return err
+			}
+			if !g.keepRunFiles {
+				if err := removeSuperbatch(prev.dir); err != nil {
+					return err
+				}
+			}
+		}
+		prev = next
+	}
+	return nil
+}
+
+// superbatchSample loads the neighbour cache, samples iterations [lo,hi) of
+// the epoch with the worker pool, writes their runtime files, and frees the
+// neighbour cache (Fig. 8(b)).
+func (g *ginex) superbatchSample(ctx context.Context, env *train.Env, ep *metrics.EpochStats, epoch, k int, batches [][]int64, lo, hi int) (*superbatchPlan, error) {
+	dir := superbatchDir(filepath.Join(g.scratch, fmt.Sprintf("e%d_sb%d", epoch, k)))
+	if err := os.MkdirAll(string(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("ginex: %w", err)
+	}
+	t0 := time.Now()
+	nc, err := cache.ReadNeighborCacheFile(g.ncPath)
+	if err != nil {
+		return nil, err
+	}
+	dropFileCache(g.ncPath)
+	ep.Add("neighbor_cache_load_s", time.Since(t0))
+	src := &cachedIndices{indptr: g.indptr, nc: nc, disk: g.disk}
+	proto, err := env.NewSampler(sample.Topology{Indptr: g.indptr, Indices: src})
+	if err != nil {
+		return nil, err
+	}
+	pool := startSamplers(ctx, proto, epoch, batches[lo:hi], lo, g.samplers, 2*g.samplers, 0, ep)
+	var written int64
+	var werr error
+	for mb := range pool.out {
+		if werr != nil {
+			continue
+		}
+		// Iteration mb.Index-lo of the superbatch is the epoch's batch mb.Index.
+		n, err := writeBatchFiles(dir, mb.Index-lo, mb)
+		written += n
+		werr = err
+	}
+	if err := pool.stop(); err != nil {
+		return nil, err
+	}
+	if werr != nil {
+		return nil, werr
+	}
+	ep.Count("neighbor_lists", src.lookups.Load())
+	ep.Count("neighbor_cache_hits", src.hits.Load())
+	ep.Count("runfile_bytes", written)
+	nc, src = nil, nil
+	runtime.GC()
+	debug.FreeOSMemory()
+	return &superbatchPlan{dir: dir, iters: hi - lo}, nil
+}
+
+// precompute runs pass 3 and writes the init and update files (Fig. 8(c)).
+func (g *ginex) precompute(p *superbatchPlan, tr *cache.NextAccessTracker) error {
+	if err := writeInit(p.dir, p.init); err != nil {
+		return err
+	}
+	st, err := cache.SimulateBelady(tr, p.init, g.fcEntries, &runTrace{dir: p.dir, n: p.iters}, func(cs cache.Changeset) error {
+		_, err := writeUpdate(p.dir, cs)
+		return err
+	})
+	p.stats = st
+	return err
+}
+
+// loaded is one iteration's runtime files.
+type loaded struct {
+	mb  *graph.MiniBatch
+	cs  cache.Changeset
+	err error
+}
+
+// execute runs switch and the main loop of a superbatch (Fig. 8(d)–(e)).
+func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochStats, p *superbatchPlan) error {
+	// Switch: initialise the feature cache from the init file.
+	t0 := time.Now()
+	fc, err := cache.NewFeatureCache(g.nodes, g.dim, g.fcEntries)
+	if err != nil {
+		return fmt.Errorf("ginex: %w", err)
+	}
+	init, err := readInit(p.dir)
+	if err != nil {
+		return err
+	}
+	buf := make([]float32, gatherChunk*g.dim)
+	for lo := 0; lo < len(init); lo += gatherChunk {
+		ids := init[lo:min(lo+gatherChunk, len(init))]
+		if err := g.featRead.ReadRows(ctx, ids, train.Float32Bytes(buf[:len(ids)*g.dim])); err != nil {
+			return fmt.Errorf("ginex: switch: %w", err)
+		}
+		for j, v := range ids {
+			if err := fc.Insert(v, buf[j*g.dim:(j+1)*g.dim]); err != nil {
+				return fmt.Errorf("ginex: switch: %w", err)
+			}
+		}
+	}
+	ep.Add("switch_s", time.Since(t0))
+	ep.Count("switch_rows", int64(len(init)))
+
+	// Runtime-file loader: ids, adj and update files in batch order.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	loadQ := make(chan loaded, 4)
+	go func() {
+		defer close(loadQ)
+		for i := 0; i < p.iters; i++ {
+			t0 := time.Now()
+			mb, err := readBatch(p.dir, i, g.indptr)
+			var cs cache.Changeset
+			if err == nil {
+				cs, err = readUpdate(p.dir, i)
+			}
+			ep.Add("runfile_io_s", time.Since(t0))
+			select {
+			case loadQ <- loaded{mb: mb, cs: cs, err: err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	next := func() (loaded, error) {
+		l, ok := <-loadQ
+		if !ok {
+			if err := ctx.Err(); err != nil {
+				return l, err
+			}
+			return l, errors.New("ginex: runtime-file loader stopped early")
+		}
+		return l, l.err
+	}
+	type gathered struct {
+		x   *nn.Tensor
+		err error
+	}
+	xs := [2]*nn.Tensor{{}, {}}
+	var miss []int
+	gather := func(l loaded, x *nn.Tensor) error {
+		t0 := time.Now()
+		defer func() { ep.Add(metrics.StageExtract, time.Since(t0)) }()
+		ids := l.mb.InputNodes
+		x.Resize(len(ids), g.dim)
+		miss = fc.Gather(ids, x.Data, miss)
+		n := int64(len(ids))
+		m := int64(len(miss))
+		ep.AddTier(metrics.TierCPU, n, n-m)
+		ep.AddTier(metrics.TierDevice, m, m)
+		ep.AddBytesNeeded(n * g.rowBytes)
+		var mids []int64
+		for lo := 0; lo < len(miss); lo += gatherChunk {
+			part := miss[lo:min(lo+gatherChunk, len(miss))]
+			mids = mids[:0]
+			for _, j := range part {
+				mids = append(mids, ids[j])
+			}
+			if err := g.featRead.ReadRows(ctx, mids, train.Float32Bytes(buf[:len(mids)*g.dim])); err != nil {
+				return fmt.Errorf("ginex: gather: %w", err)
+			}
+			for k, j := range part {
+				copy(x.Data[j*g.dim:(j+1)*g.dim], buf[k*g.dim:(k+1)*g.dim])
+			}
+		}
+		return nil
+	}
+	cur, err := next()
+	if err != nil {
+		return err
+	}
+	t1 := time.Now()
+	if err := gather(cur, xs[0]); err != nil {
+		return err
+	}
+	ep.Add(metrics.StageStall, time.Since(t1))
+	var pending chan gathered
+	for idx := 0; idx < p.iters; idx++ {
+		x := xs[idx%2]
+		if pending != nil {
+			t0 := time.Now()
+			r := <-pending
+			ep.Add(metrics.StageStall, time.Since(t0))
+			if r.err != nil {
+				return r.err
+			}
+		}
+		// Cache update with this iteration's changeset (Fig. 11 ④⑤).
+		t2 := time.Now()
+		if err := fc.Apply(cur.cs, x.Data); err != nil {
+			return fmt.Errorf("ginex: %w", err)
+		}
+		ep.Add("cache_update_s", time.Since(t2))
+		// Gather the next iteration while this one trains.
+		var following loaded
+		pending = nil
+		if idx+1 < p.iters {
+			t0 := time.Now()
+			following, err = next()
+			ep.Add(metrics.StageStall, time.Since(t0))
+			if err != nil {
+				return err
+			}
+			pending = make(chan gathered, 1)
+			go func(l loaded, x *nn.Tensor) {
+				pending <- gathered{x: x, err: gather(l, x)}
+			}(following, xs[(idx+1)%2])
+		}
+		if _, err := env.TrainStep(ep, cur.mb, x); err != nil {
+			if pending != nil {
+				<-pending
+			}
+			return err
+		}
+		cur = following
+	}
+	ep.Count("changeset_misses", p.stats.Misses)
+	xs[0], xs[1], fc = nil, nil, nil
+	runtime.GC()
+	debug.FreeOSMemory()
+	return nil
+}
+
+func (g *ginex) Close() error {
+	var errs []error
+	if g.featRead != nil {
+		errs = append(errs, g.featRead.Close())
+	}
+	if g.feats != nil {
+		errs = append(errs, g.feats.Close())
+	}
+	if g.disk != nil {
+		errs = append(errs, g.disk.Close())
+	}
+	if g.idxFile != nil {
+		errs = append(errs, g.idxFile.Close())
+	}
+	if g.scratch != "" && !g.keepRunFiles {
+		errs = append(errs, os.RemoveAll(g.scratch))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close ginex: %w", err)
+	}
+	return nil
+}

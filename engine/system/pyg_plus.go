@@ -1,0 +1,227 @@
+package system
+
+// "pyg+": PyTorch Geometric extended to disk-based training over a
+// memory-mapped graph, the baseline of Ginex §2.2–2.3 and §5.1 ("PyG+") and
+// of GNNDrive §3 and §5. Implemented here:
+//
+//   - Topology and features are memory-mapped with readahead disabled
+//     (Ginex §5.1: "we disable the readahead feature"); indptr is in memory.
+//     All caching is the OS page cache, which the run's memory cgroup limits
+//     (so topology and feature pages compete, GNNDrive §3 "memory
+//     contention").
+//   - A pool of sampling workers feeds a queue (Ginex §2.2, Fig. 3: "spawn
+//     multiple sub-processes ... puts the result into a shared queue"),
+//     dispatching at most prefetch × workers batches ahead, like PyTorch's
+//     DataLoader; the main loop takes batches in order.
+//   - Gather runs on the trainer's critical path: the main loop copies the
+//     batch's feature rows out of the mapping, page faults and all, then
+//     trains (Ginex §2.2 "the main process ... executes the remaining jobs,
+//     i.e. gather, transfer, and compute").
+//   - The gather uses more I/O threads than twice the core count (Ginex §5.1,
+//     GNNDrive §5): option io_threads, default 4 × cores.
+//
+// Stages: sample_s (workers' busy time), extract_s (gather), train_s,
+// stall_s (main loop waiting for a sampled batch, plus the gather it does
+// itself: the time compute is stalled by data preparation, Ginex Fig. 14).
+// Tiers: "cpu" = page cache (rows whose page was resident when the gather
+// started, found with mincore), "device" = the rest.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"outcore/engine/dataset"
+	"outcore/engine/graph"
+	"outcore/engine/metrics"
+	"outcore/engine/nn"
+	"outcore/engine/sample"
+	"outcore/engine/train"
+)
+
+// PyGPlusName is the registered name of the PyG+ variant.
+const PyGPlusName = "pyg+"
+
+func init() {
+	train.Register(PyGPlusName, func(cfg train.Config) (train.System, error) { return newPyGPlus(cfg) })
+}
+
+type pygPlus struct {
+	cfg       train.Config
+	workers   int
+	prefetch  int
+	ioThreads int
+	pcStats   bool
+
+	topo      sample.Topology
+	closeTopo func() error
+	sampler   *sample.Sampler
+	feats     *mapping
+	rowBytes  int64
+	dim       int
+	x         nn.Tensor
+	resident  []byte // mincore vector of the feature mapping
+}
+
+func newPyGPlus(cfg train.Config) (*pygPlus, error) {
+	o := train.Opts(cfg.Options)
+	p := &pygPlus{cfg: cfg}
+	var err error
+	if p.workers, err = o.Int("samplers", runtime.NumCPU()); err != nil {
+		return nil, err
+	}
+	if p.prefetch, err = o.Int("prefetch", 2); err != nil {
+		return nil, err
+	}
+	if p.ioThreads, err = o.Int("io_threads", 4*runtime.NumCPU()); err != nil {
+		return nil, err
+	}
+	if p.pcStats, err = o.Bool("pagecache_stats", true); err != nil {
+		return nil, err
+	}
+	if p.workers < 1 || p.prefetch < 1 || p.ioThreads < 1 {
+		return nil, fmt.Errorf("%w: pyg+: samplers, prefetch and io_threads must be >= 1", train.ErrConfig)
+	}
+	return p, nil
+}
+
+func (p *pygPlus) Name() string { return PyGPlusName }
+
+func (p *pygPlus) Devices() map[string]string {
+	return map[string]string{"sample": "cpu", "extract": "cpu", "train": "cpu"}
+}
+
+func (p *pygPlus) Deviations() []string {
+	return []string{
+		"training runs on the CPU (the paper's PyG+ trains on a GPU); gather and compute are not overlapped by a transfer stage",
+		fmt.Sprintf("sampling workers are goroutines sharing one process (%d), not DataLoader sub-processes", p.workers),
+		"gather copies rows with cgo threads from the mapping (one page fault per missing 4 KiB page), as numpy memmap indexing does",
+	}
+}
+
+func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
+	applyGoMemoryLimit(env.MemBudget)
+	t0 := time.Now()
+	topo, closeTopo, err := env.Topology("mmap")
+	if err != nil {
+		return err
+	}
+	p.topo, p.closeTopo = topo, closeTopo
+	if p.sampler, err = env.NewSampler(topo); err != nil {
+		return err
+	}
+	if p.feats, err = mapFile(env.Dataset.Path(dataset.FeaturesFile)); err != nil {
+		return err
+	}
+	p.rowBytes = env.Dataset.RowBytes()
+	p.dim = env.Dataset.Meta.FeatureDim
+	env.PrepareStage("map_s", time.Since(t0))
+	if p.pcStats && len(p.feats.data) > 0 {
+		p.resident = make([]byte, (len(p.feats.data)+pageSize-1)/pageSize)
+	}
+	env.Logf("pyg+: indices and features memory-mapped (MADV_RANDOM); %d sampling workers, prefetch %d, %d gather threads; memory limit %d MiB (page cache only)",
+		p.workers, p.prefetch, p.ioThreads, env.MemBudget>>20)
+	return nil
+}
+
+var pageSize = unix.Getpagesize()
+
+func (p *pygPlus) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {
+	batches := env.EpochBatches(epoch)
+	ep.BatchStarted()
+	pool := startSamplers(ctx, p.sampler, epoch, batches, 0, p.workers, p.prefetch*p.workers, p.prefetch*p.workers, ep)
+	pending := map[int]*graph.MiniBatch{}
+	var err error
+	for i := 0; i < len(batches) && err == nil; i++ {
+		// Wait for batch i from the shared queue.
+		t0 := time.Now()
+		mb := pending[i]
+		for mb == nil {
+			got, ok := <-pool.out
+			if !ok {
+				err = pool.Err()
+				if err == nil {
+					err = ctx.Err()
+				}
+				if err == nil {
+					err = fmt.Errorf("pyg+: sampling workers stopped before batch %d", i)
+				}
+				break
+			}
+			if got.Index == i {
+				mb = got
+			} else {
+				pending[got.Index] = got
+			}
+		}
+		if err != nil {
+			break
+		}
+		delete(pending, i)
+		pool.release()
+		wait := time.Since(t0)
+		// Gather on the critical path: page faults on the mapping.
+		t1 := time.Now()
+		err = p.gather(ep, mb)
+		gather := time.Since(t1)
+		ep.Add(metrics.StageExtract, gather)
+		ep.Add(metrics.StageStall, wait+gather)
+		if err != nil {
+			break
+		}
+		_, err = env.TrainStep(ep, mb, &p.x)
+	}
+	if serr := pool.stop(); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// gather fills p.x with the rows of mb.InputNodes from the mapping.
+func (p *pygPlus) gather(ep *metrics.EpochStats, mb *graph.MiniBatch) error {
+	ids := mb.InputNodes
+	n := int64(len(ids))
+	p.x.Resize(len(ids), p.dim)
+	if p.resident != nil {
+		// Page-cache residency before the gather: hits of the "cpu" tier.
+		if err := mincore(p.feats.data, p.resident); err == nil {
+			var hits int64
+			for _, v := range ids {
+				first := v * p.rowBytes / int64(pageSize)
+				last := (v*p.rowBytes + p.rowBytes - 1) / int64(pageSize)
+				hit := true
+				for pg := first; pg <= last; pg++ {
+					if p.resident[pg]&1 == 0 {
+						hit = false
+						break
+					}
+				}
+				if hit {
+					hits++
+				}
+			}
+			ep.AddTier(metrics.TierCPU, n, hits)
+			ep.AddTier(metrics.TierDevice, n-hits, n-hits)
+		}
+	}
+	ep.AddBytesNeeded(n * p.rowBytes)
+	return gatherMapped(p.feats, p.rowBytes, ids, train.Float32Bytes(p.x.Data[:len(ids)*p.dim]), p.ioThreads)
+}
+
+func (p *pygPlus) Close() error {
+	var errs []error
+	if p.feats != nil {
+		errs = append(errs, p.feats.close())
+	}
+	if p.closeTopo != nil {
+		errs = append(errs, p.closeTopo())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close pyg+: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package system
+
+// A pool of sampling workers feeding a queue: PyG+'s DataLoader workers
+// (Ginex §2.2, Fig. 3) and GNNDrive's samplers (GNNDrive §4.1 ①–②). Each
+// worker owns a sampler (sample.Sampler.Clone shares the topology) and
+// samples whole mini-batches; batches come out in completion order. With
+// ahead > 0, at most ahead batches are dispatched and not yet consumed, and
+// batches are dispatched in index order (PyTorch's prefetch window), so a
+// consumer that wants them in order never waits for one not dispatched.
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"outcore/engine/graph"
+	"outcore/engine/metrics"
+	"outcore/engine/sample"
+)
+
+type samplerPool struct {
+	out    chan *graph.MiniBatch
+	tokens chan struct{}
+	errMu  sync.Mutex
+	err    error
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
+}
+
+// startSamplers samples batches[i] as MiniBatch index base+i of epoch with
+// workers clones of proto. out has capacity queue. ahead > 0 bounds the
+// batches dispatched and not yet released (consumer calls release once per
+// batch taken).
+func startSamplers(ctx context.Context, proto *sample.Sampler, epoch int, batches [][]int64, base, workers, queue, ahead int, ep *metrics.EpochStats) *samplerPool {
+	ctx, cancel := context.WithCancel(ctx)
+	p := &samplerPool{out: make(chan *graph.MiniBatch, queue), cancel: cancel}
+	if ahead > 0 {
+		p.tokens = make(chan struct{}, ahead)
+		for i := 0; i < ahead; i++ {
+			p.tokens <- struct{}{}
+		}
+	}
+	var next int
+	var nextMu sync.Mutex
+	take := func() (int, bool) {
+		if p.tokens != nil {
+			select {
+			case <-p.tokens:
+			case <-ctx.Done():
+				return 0, false
+			}
+		}
+		nextMu.Lock()
+		defer nextMu.Unlock()
+		if next >= len(batches) {
+			return 0, false
+		}
+		i := next
+		next++
+		return i, true
+	}
+	workers = max(1, workers)
+	for w := 0; w < workers; w++ {
+		s := proto
+		if w > 0 {
+			s = proto.Clone()
+		}
+		p.wg.Add(1)
+		go func(s *sample.Sampler) {
+			defer p.wg.Done()
+			for {
+				i, ok := take()
+				if !ok {
+					return
+				}
+				t0 := time.Now()
+				mb, err := s.Sample(epoch, base+i, batches[i])
+				ep.Add(metrics.StageSample, time.Since(t0))
+				if err != nil {
+					p.fail(err)
+					return
+				}
+				select {
+				case p.out <- mb:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}(s)
+	}
+	go func() {
+		p.wg.Wait()
+		close(p.out)
+	}()
+	return p
+}
+
+func (p *samplerPool) fail(err error) {
+	p.errMu.Lock()
+	if p.err == nil {
+		p.err = err
+	}
+	p.errMu.Unlock()
+	p.cancel()
+}
+
+// release returns one dispatch token (a batch was consumed).
+func (p *samplerPool) release() {
+	if p.tokens != nil {
+		p.tokens <- struct{}{}
+	}
+}
+
+// stop cancels the workers, waits for them and returns the first sampling
+// error.
+func (p *samplerPool) stop() error {
+	p.cancel()
+	for range p.out {
+	}
+	p.errMu.Lock()
+	defer p.errMu.Unlock()
+	return p.err
+}
+
+// Err returns the first sampling error so far.
+func (p *samplerPool) Err() error {
+	p.errMu.Lock()
+	defer p.errMu.Unlock()
+	return p.err
+}
