@@ -235,6 +235,51 @@ type genBlock struct {
 	labels       []int32
 	split        []uint8
 	sameClass    int64 // edges whose endpoints share a class
+	seen         uintSet
+}
+
+// uintSet is a reusable open-addressing hash set of uint64 for the
+// duplicate check of one node's neighbour draws. Generation stamps make
+// reset O(1) instead of clearing the table.
+type uintSet struct {
+	keys  []uint64
+	stamp []uint32
+	gen   uint32
+	mask  uint64
+}
+
+// reset empties the set and sizes it for n insertions (load ≤ 1/2).
+func (s *uintSet) reset(n int64) {
+	size := uint64(16)
+	for size < uint64(2*n) {
+		size <<= 1
+	}
+	if uint64(len(s.keys)) < size {
+		s.keys = make([]uint64, size)
+		s.stamp = make([]uint32, size)
+		s.gen = 0
+	}
+	s.mask = size - 1
+	s.gen++
+	if s.gen == 0 { // wrapped: clear stamps once every 2^32 resets
+		clear(s.stamp)
+		s.gen = 1
+	}
+}
+
+// insert adds x and reports whether it was absent.
+func (s *uintSet) insert(x uint64) bool {
+	i := (x * 0x9e3779b97f4a7c15) >> 20 & s.mask
+	for {
+		if s.stamp[i] != s.gen {
+			s.stamp[i], s.keys[i] = s.gen, x
+			return true
+		}
+		if s.keys[i] == x {
+			return false
+		}
+		i = (i + 1) & s.mask
+	}
 }
 
 // fill generates nodes [start, start+count) into b.
@@ -274,24 +319,20 @@ func (g *generator) fill(b *genBlock, start, count int64) {
 		}
 		b.labels = append(b.labels, label)
 
-		// In-neighbours, drawn as permutation positions: drop self-loops and
-		// duplicates (positions are unique iff nodes are), redraw the
-		// shortfall a few times, count same-class edges (pos mod C), then map
-		// to node ids and sort.
+		// In-neighbours, drawn as permutation positions (unique iff the
+		// nodes are): a draw that repeats one already taken, or is v itself,
+		// is redrawn, up to 4d draws in all. Same-class edges are counted on
+		// positions (pos mod C), which are then mapped to node ids and sorted.
 		d := g.degree(&r)
 		self := g.perm.fwd(uint64(v))
 		base := len(b.indices)
-		for round := 0; round < 4 && int64(len(b.indices)-base) < d; round++ {
-			for int64(len(b.indices)-base) < d {
-				b.indices = append(b.indices, int64(g.pick(&r, own)))
+		b.seen.reset(d)
+		for tries := 4 * d; int64(len(b.indices)-base) < d && tries > 0; tries-- {
+			p := g.pick(&r, own)
+			if p == self || !b.seen.insert(p) {
+				continue
 			}
-			list := b.indices[base:]
-			slices.Sort(list)
-			list = slices.Compact(list)
-			if j, ok := slices.BinarySearch(list, int64(self)); ok {
-				list = slices.Delete(list, j, j+1)
-			}
-			b.indices = b.indices[:base+len(list)]
+			b.indices = append(b.indices, int64(p))
 		}
 		list := b.indices[base:]
 		for j, p := range list {
@@ -335,12 +376,13 @@ func (g *generator) run(ctx context.Context, w *Writer, progress io.Writer) (Met
 		if err != nil {
 			return meta, err
 		}
-		files[f] = bufio.NewWriterSize(fh, 1<<20)
+		files[f] = bufio.NewWriterSize(newSeqWriter(fh), 1<<20)
 	}
-	feat, err := w.Create(FeaturesFile)
+	featFile, err := w.Create(FeaturesFile)
 	if err != nil {
 		return meta, err
 	}
+	feat := newSeqWriter(featFile)
 
 	workers := c.Workers
 	if workers == 0 {
