@@ -112,42 +112,55 @@ func sampledBlocks(rng *rand.Rand, n, batch int, fanouts []int) []graph.Block {
 // nodes (n = 2.4M is ogbn-products' size, where nearly every sampled node
 // is distinct).
 func BenchmarkSAGEStep(b *testing.B) {
-	for _, n := range []int{200_000, 2_400_000} {
-		rng := rand.New(rand.NewPCG(2, 2))
-		blocks := sampledBlocks(rng, n, 1000, []int{10, 10, 10})
-		b.Run(fmt.Sprintf("n=%d/src=%d", n, blocks[0].NumSrc), func(b *testing.B) {
-			x := randTensor(rng, blocks[0].NumSrc, 128)
-			labels := make([]int32, 1000)
-			for i := range labels {
-				labels[i] = int32(rng.IntN(47))
-			}
-			m, err := NewModel(KindSAGE, 128, 256, 47, 3, 1, 0.5, 1)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for i := 0; i < 2; i++ { // warm the arena (it coalesces after the first step)
-				m.Step(blocks, x, labels)
-			}
-			var fwd, bwd time.Duration
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
-				m.ZeroGrad()
-				logits := m.Forward(blocks, x, true)
-				d := m.arena.TensorNoZero(logits.Rows, logits.Cols)
-				SoftmaxCrossEntropy(logits, labels, d)
-				t1 := time.Now()
-				m.Backward(d)
-				m.Opt.Step()
-				t2 := time.Now()
-				fwd += t1.Sub(t0)
-				bwd += t2.Sub(t1)
-			}
-			b.ReportMetric(float64(fwd.Milliseconds())/float64(b.N), "fwd_ms")
-			b.ReportMetric(float64(bwd.Milliseconds())/float64(b.N), "bwd_ms")
-			b.ReportMetric(float64(m.ArenaBytes())/(1<<20), "arena_MiB")
-		})
+	for _, be := range []string{BackendOpenBLAS, BackendGonum} {
+		for _, n := range []int{200_000, 2_400_000} {
+			rng := rand.New(rand.NewPCG(2, 2))
+			blocks := sampledBlocks(rng, n, 1000, []int{10, 10, 10})
+			b.Run(fmt.Sprintf("%s/n=%d/src=%d", be, n, blocks[0].NumSrc), func(b *testing.B) {
+				defer useBackend(b, be)()
+				x := randTensor(rng, blocks[0].NumSrc, 128)
+				labels := make([]int32, 1000)
+				for i := range labels {
+					labels[i] = int32(rng.IntN(47))
+				}
+				m, err := NewModel(KindSAGE, 128, 256, 47, 3, 1, 0.5, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := 0; i < 2; i++ { // warm the arena (it coalesces after the first step)
+					m.Step(blocks, x, labels)
+				}
+				var fwd, bwd time.Duration
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					m.Step(blocks, x, labels)
+					st := m.LastStepTimes()
+					fwd += st.Forward
+					bwd += st.Backward + st.Update
+				}
+				b.ReportMetric(float64(fwd.Milliseconds())/float64(b.N), "fwd_ms")
+				b.ReportMetric(float64(bwd.Milliseconds())/float64(b.N), "bwd_ms")
+				b.ReportMetric(float64(m.ArenaBytes())/(1<<20), "arena_MiB")
+			})
+		}
 	}
+}
+
+// useBackend switches Gemm to the named backend for one benchmark and
+// returns the function that restores the automatic choice.
+func useBackend(b *testing.B, be string) func() {
+	initGemm()
+	saved := gemmImpl
+	switch be {
+	case BackendGonum:
+		gemmImpl = gonumGemm
+	case BackendOpenBLAS:
+		if _, err := loadOpenBLAS(blasThreads()); err != nil {
+			b.Skip(err)
+		}
+		gemmImpl = openblasGemm
+	}
+	return func() { gemmImpl = saved }
 }
 
 // BenchmarkModelStep times one training step (forward, loss, backward,

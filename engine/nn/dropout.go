@@ -25,7 +25,8 @@ func dropThreshold(p float32) uint32 {
 	return min(t, 65536)
 }
 
-// dropMask calls f(i, keep) for i in [lo, hi) (lo multiple of 4).
+// keepBits returns the 64 random bits shared by elements i&^3 … i|3: element
+// i uses bits [16·(i&3), 16·(i&3)+16).
 func keepBits(key uint64, i int) uint64 { return splitmix64(key ^ uint64(i>>2)*0xd1342543de82ef95) }
 
 // Dropout applies inverted dropout in place: each element is zeroed with
