@@ -23,6 +23,10 @@ type RunData struct {
 	Repeat   int
 	Status   string // queued, running, done, failed, oom, cancelled, interrupted
 	Epochs   []metrics.EpochRecord
+	// Run-level aggregates the store keeps for finished runs; they stand in
+	// for the epochs where a page shows only the accuracy table.
+	EpochsDone      int
+	BestVal, TestAt *float64
 }
 
 // Run statuses as the comparison views group them.
@@ -184,7 +188,7 @@ func (c *Comparison) seriesStyle(variant string) (string, string) {
 // measured reports whether a run's epochs count as a measurement: finished
 // runs and the finished epochs of a running one. OOM and failed runs do not.
 func measured(r RunData) bool {
-	return (r.Status == RunDone || r.Status == RunRunning) && len(r.Epochs) > 0
+	return (r.Status == RunDone || r.Status == RunRunning) && (len(r.Epochs) > 0 || r.BestVal != nil)
 }
 
 // steadyEpochs are the epochs not flagged as warm-up, or all of them when every epoch is.
@@ -212,6 +216,16 @@ func epochMean(r RunData, f func(metrics.EpochRecord) float64) float64 {
 }
 
 func epochSeconds(e metrics.EpochRecord) float64 { return e.EpochS }
+
+// perEpoch makes a run metric of the mean of f over the steady epochs; no epochs, no value.
+func perEpoch(f func(metrics.EpochRecord) float64) func(RunData) (float64, bool) {
+	return func(r RunData) (float64, bool) {
+		if len(r.Epochs) == 0 {
+			return 0, false
+		}
+		return epochMean(r, f), true
+	}
+}
 
 // cell collects the runs of one grid point and one series.
 type cell struct {
@@ -292,9 +306,7 @@ func (c *Comparison) Chart(id, baseline string) (Chart, bool) {
 		return c.tierHits(), true
 	case "disk-read":
 		return c.perCell(id, "Disk read per epoch", "MiB read from the device per epoch",
-			"DiskGNN Table 1", func(r RunData) (float64, bool) {
-				return epochMean(r, func(e metrics.EpochRecord) float64 { return float64(e.BytesRead) / (1 << 20) }), true
-			}), true
+			"DiskGNN Table 1", perEpoch(func(e metrics.EpochRecord) float64 { return float64(e.BytesRead) / (1 << 20) })), true
 	case "amplification":
 		return c.perCell(id, "Read amplification", "bytes read / bytes needed",
 			"DiskGNN Fig. 10", func(r RunData) (float64, bool) {
@@ -362,7 +374,7 @@ func (c *Comparison) versus(axisKey, id, title, ref string) Chart {
 	ch.Series = c.seriesOver(func(r RunData) (float64, string) {
 		t := ax.text(r)
 		return float64(index[t]), t
-	}, axisKey, func(r RunData) (float64, bool) { return epochMean(r, epochSeconds), true })
+	}, axisKey, perEpoch(epochSeconds))
 	return ch
 }
 
@@ -490,7 +502,7 @@ func (c *Comparison) normalised(baseline string) Chart {
 	cats, idx := c.cellCategories()
 	ch.Categories = cats
 	base := map[int]float64{}
-	for _, s := range c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { return epochMean(r, epochSeconds), true }) {
+	for _, s := range c.seriesByVariant(cats, idx, perEpoch(epochSeconds)) {
 		if s.Name != baseline {
 			continue
 		}
@@ -500,7 +512,7 @@ func (c *Comparison) normalised(baseline string) Chart {
 			}
 		}
 	}
-	for _, s := range c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { return epochMean(r, epochSeconds), true }) {
+	for _, s := range c.seriesByVariant(cats, idx, perEpoch(epochSeconds)) {
 		for i := range s.Points {
 			p := &s.Points[i]
 			b, ok := base[int(p.X)]
@@ -581,9 +593,7 @@ func (c *Comparison) stages() Chart {
 		}
 		name := st
 		for _, cl := range cells {
-			s.Points = append(s.Points, aggregate(cl, func(r RunData) (float64, bool) {
-				return epochMean(r, func(e metrics.EpochRecord) float64 { return stageValue(e, name) }), true
-			}))
+			s.Points = append(s.Points, aggregate(cl, perEpoch(func(e metrics.EpochRecord) float64 { return stageValue(e, name) })))
 		}
 		sortPoints(s.Points)
 		ch.Series = append(ch.Series, s)
@@ -800,7 +810,7 @@ func (c *Comparison) accuracy() Chart {
 	}
 	cats, idx := c.cellCategories()
 	ch.Categories = cats
-	ch.Series = c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { _, t := bestAcc(r); return t, true })
+	ch.Series = c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { _, t, ok := bestAcc(r); return t, ok })
 	return ch
 }
 
@@ -814,9 +824,14 @@ type AccuracyRow struct {
 // AccuracyRows is the accuracy table (DiskGNN Table 3), variants then grid points.
 func (c *Comparison) AccuracyRows() []AccuracyRow {
 	cats, idx := c.cellCategories()
-	val := c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { v, _ := bestAcc(r); return v, true })
-	test := c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { _, t := bestAcc(r); return t, true })
-	eps := c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { return float64(len(r.Epochs)), true })
+	val := c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { v, _, ok := bestAcc(r); return v, ok })
+	test := c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { _, t, ok := bestAcc(r); return t, ok })
+	eps := c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) {
+		if len(r.Epochs) > 0 {
+			return float64(len(r.Epochs)), true
+		}
+		return float64(r.EpochsDone), true
+	})
 	var rows []AccuracyRow
 	for i := range val {
 		for j, p := range val[i].Points {
@@ -826,14 +841,22 @@ func (c *Comparison) AccuracyRows() []AccuracyRow {
 	return rows
 }
 
-// bestAcc is a run's best validation accuracy and the test accuracy at that epoch.
-func bestAcc(r RunData) (val, test float64) {
+// bestAcc is a run's best validation accuracy and the test accuracy at that
+// epoch (the first such epoch on ties), from its epochs or else from the
+// store's aggregates.
+func bestAcc(r RunData) (val, test float64, ok bool) {
 	for i, e := range r.Epochs {
 		if i == 0 || e.ValAcc > val {
 			val, test = e.ValAcc, e.TestAcc
 		}
 	}
-	return val, test
+	if len(r.Epochs) > 0 {
+		return val, test, true
+	}
+	if r.BestVal != nil && r.TestAt != nil {
+		return *r.BestVal, *r.TestAt, true
+	}
+	return 0, 0, false
 }
 
 func contains(xs []string, s string) bool {

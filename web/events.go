@@ -52,6 +52,10 @@ func (h *EventsHandler) Stream(c *fiber.Ctx) error {
 	return nil
 }
 
+// aheadLimit is how long a stream waits for the hub to reach the id a page
+// was rendered at before it gives up and asks the page to reload.
+const aheadLimit = 3 * time.Second
+
 // streamEvents writes the scope's events after `after` until the peer goes
 // away or the hub closes.
 func streamEvents(w *bufio.Writer, hub *Hub, scope string, after int64, beat time.Duration) {
@@ -66,13 +70,23 @@ func streamEvents(w *bufio.Writer, hub *Hub, scope string, after int64, beat tim
 	ticker := time.NewTicker(beat)
 	defer ticker.Stop()
 	cursor := after
+	var aheadSince time.Time
 	for {
 		select {
 		case <-hub.Done():
 			return
 		default:
 		}
-		events, gap, wake := hub.Since(scope, cursor)
+		events, gap, ahead, wake := hub.Since(scope, cursor)
+		if ahead {
+			if aheadSince.IsZero() {
+				aheadSince = time.Now()
+			} else if time.Since(aheadSince) > aheadLimit {
+				gap = true
+			}
+		} else {
+			aheadSince = time.Time{}
+		}
 		if gap {
 			writeEvent(w, Event{ID: hub.LastID(), Name: EventReload, Data: "resume impossible"})
 			_ = w.Flush()
@@ -85,10 +99,15 @@ func streamEvents(w *bufio.Writer, hub *Hub, scope string, after int64, beat tim
 		if len(events) > 0 && w.Flush() != nil {
 			return
 		}
+		var poll <-chan time.Time
+		if ahead {
+			poll = time.After(100 * time.Millisecond)
+		}
 		select {
 		case <-hub.Done():
 			return
 		case <-wake:
+		case <-poll:
 		case <-ticker.C:
 			if _, err := w.WriteString(": ping\n\n"); err != nil {
 				return

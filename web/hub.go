@@ -1,13 +1,12 @@
 package web
 
-import (
-	"sync"
-	"time"
-)
+import "sync"
 
 // Event is one message of a live stream (Server-Sent Events).
 type Event struct {
-	ID    int64  // monotonically increasing over the server's life and across restarts
+	// ID is the id of the store event (run_events.id) it was made from:
+	// increasing, never reused, the same across server restarts.
+	ID    int64
 	Scope string // which page's stream carries it: ScopeExperiments, "experiment:7", "run:42", ScopeDatasets
 	Name  string // the SSE event name: EventUpdate, EventCharts or EventReload
 	Data  string // HTML fragment (htmx out-of-band swaps) or a short JSON/text payload
@@ -15,10 +14,10 @@ type Event struct {
 
 // SSE event names the pages listen to.
 const (
-	// EventUpdate carries HTML with hx-swap-oob elements; htmx swaps them into the page.
+	// EventUpdate carries HTML with hx-swap-oob elements; htmx swaps them
+	// into the page. When it holds ChartsMarker the page also refetches its
+	// chart data (throttled).
 	EventUpdate = "update"
-	// EventCharts says the page's chart data changed; the page refetches it (throttled).
-	EventCharts = "charts"
 	// EventReload tells the page that the stream cannot resume without a gap
 	// (too old a Last-Event-ID, or a restarted server): the page reloads itself.
 	EventReload = "reload"
@@ -30,14 +29,18 @@ const (
 	ScopeDatasets    = "datasets"
 )
 
+// ChartsMarker in an update's HTML tells the page its charts changed.
+const ChartsMarker = `<template data-charts-changed></template>`
+
 // Hub keeps the recent events of every scope and wakes the streams that
-// follow them. Event ids start from the wall clock in microseconds when the
-// hub is made, so ids a browser saw from an earlier server process are
-// always smaller than this process's first id and are recognised as a gap.
+// follow them. Ids come from the store's event log, so they increase across
+// restarts; the hub holds only events after seed (the newest id when the
+// server started), and a stream asked to resume from before seed, or from
+// before events the hub has dropped, is told to reload instead.
 type Hub struct {
 	mu       sync.Mutex
-	seed     int64 // the id before this process's first event
-	last     int64
+	seed     int64 // the newest store event id when the hub was made
+	last     int64 // the newest id published
 	perScope int
 	maxScope int
 	scopes   map[string]*scopeRing
@@ -52,16 +55,16 @@ type scopeRing struct {
 	evicted int64   // the largest id dropped from this ring
 }
 
-// NewHub returns a hub keeping up to perScope recent events for each of at
-// most maxScopes scopes (the least recently active scope is dropped first).
-func NewHub(perScope, maxScopes int) *Hub {
+// NewHub returns a hub whose events follow the store event seed, keeping
+// up to perScope recent events for each of at most maxScopes scopes (the
+// least recently active scope is dropped first).
+func NewHub(seed int64, perScope, maxScopes int) *Hub {
 	if perScope < 1 {
 		perScope = 1
 	}
 	if maxScopes < 1 {
 		maxScopes = 1
 	}
-	seed := time.Now().UnixMicro()
 	return &Hub{
 		seed: seed, last: seed, perScope: perScope, maxScope: maxScopes,
 		scopes: map[string]*scopeRing{},
@@ -69,33 +72,48 @@ func NewHub(perScope, maxScopes int) *Hub {
 	}
 }
 
-// Publish appends an event to a scope, wakes the streams and returns its id.
-// After Close it does nothing and returns 0.
-func (h *Hub) Publish(scope, name, data string) int64 {
+// Publish appends events (ids increasing within each scope, above the
+// seed) and wakes the streams. After Close it does nothing.
+func (h *Hub) Publish(evs ...Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
-		return 0
+	if h.closed || len(evs) == 0 {
+		return
 	}
-	h.last++
-	ev := Event{ID: h.last, Scope: scope, Name: name, Data: data}
-	r := h.scopes[scope]
-	if r == nil {
-		if len(h.scopes) >= h.maxScope {
-			h.dropOldestScope()
+	for _, ev := range evs {
+		r := h.scopes[ev.Scope]
+		if r == nil {
+			if len(h.scopes) >= h.maxScope {
+				h.dropOldestScope()
+			}
+			r = &scopeRing{}
+			h.scopes[ev.Scope] = r
 		}
-		r = &scopeRing{}
-		h.scopes[scope] = r
+		if n := len(r.events); n > 0 && ev.ID <= r.events[n-1].ID {
+			panic("web: hub events out of order in scope " + ev.Scope)
+		}
+		if len(r.events) >= h.perScope {
+			r.evicted = r.events[0].ID
+			copy(r.events, r.events[1:])
+			r.events = r.events[:len(r.events)-1]
+		}
+		r.events = append(r.events, ev)
+		if ev.ID > h.last {
+			h.last = ev.ID
+		}
 	}
-	if len(r.events) >= h.perScope {
-		r.evicted = r.events[0].ID
-		copy(r.events, r.events[1:])
-		r.events = r.events[:len(r.events)-1]
-	}
-	r.events = append(r.events, ev)
 	close(h.wake)
 	h.wake = make(chan struct{})
-	return ev.ID
+}
+
+// Advance records that the store has no events up to id for any scope
+// (the feed read them and none concerned a page), so LastID moves on.
+func (h *Hub) Advance(id int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if id > h.last {
+		h.last = id
+	}
 }
 
 // dropOldestScope forgets the scope whose newest event is oldest. Called with h.mu held.
@@ -117,8 +135,7 @@ func (h *Hub) dropOldestScope() {
 	delete(h.scopes, oldest)
 }
 
-// LastID is the id of the newest event of any scope; a page rendered now
-// embeds it so that its stream starts exactly after what the page shows.
+// LastID is the newest store event id the hub has seen.
 func (h *Hub) LastID() int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -127,23 +144,25 @@ func (h *Hub) LastID() int64 {
 
 // Since returns the scope's events with ids above after, oldest first, and
 // a channel closed by the next Publish or by Close. gap is true when events
-// after `after` may have been lost: the id predates this process, lies in
-// the future, or falls before events this hub has already dropped.
-func (h *Hub) Since(scope string, after int64) (events []Event, gap bool, wake <-chan struct{}) {
+// after `after` may be lost to the hub: the id predates this process or
+// falls before events it dropped. ahead is true when after is beyond what
+// the hub has seen (a page rendered from the store a moment before the
+// feed caught up): the caller waits, and treats a long wait as a gap.
+func (h *Hub) Since(scope string, after int64) (events []Event, gap, ahead bool, wake <-chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if after < h.seed || after > h.last {
-		return nil, true, h.wake
+	if after < h.seed || after < h.pruned {
+		return nil, true, false, h.wake
 	}
-	if after < h.pruned {
-		return nil, true, h.wake
+	if after > h.last {
+		return nil, false, true, h.wake
 	}
 	r := h.scopes[scope]
 	if r == nil {
-		return nil, false, h.wake
+		return nil, false, false, h.wake
 	}
 	if after < r.evicted {
-		return nil, true, h.wake
+		return nil, true, false, h.wake
 	}
 	for i, ev := range r.events {
 		if ev.ID > after {
@@ -151,7 +170,7 @@ func (h *Hub) Since(scope string, after int64) (events []Event, gap bool, wake <
 			break
 		}
 	}
-	return events, false, h.wake
+	return events, false, false, h.wake
 }
 
 // Done is closed by Close.

@@ -17,7 +17,7 @@
   // htmx has to open a new EventSource (after the old one closed) the URL
   // carries after=<last id seen>, so nothing is repeated or skipped.
   var lastSeen = {};
-  var liveNames = ["update", "charts", "reload"];
+  var liveNames = ["update", "reload"];
   function setLive(state) {
     var dot = document.getElementById("live-dot"), txt = document.getElementById("live-text");
     if (!dot) return;
@@ -35,7 +35,9 @@
       });
     });
     es.addEventListener("reload", function () { es.close(); window.location.reload(); });
-    es.addEventListener("charts", function () { scheduleCharts(); });
+    es.addEventListener("update", function (e) {
+      if (e.data && e.data.indexOf("data-charts-changed") >= 0) scheduleCharts();
+    });
     es.addEventListener("open", function () { setLive("on"); });
     es.addEventListener("error", function () { setLive("off"); });
     return es;
@@ -45,7 +47,7 @@
   // the page is dropped from the fragment.
   document.addEventListener("htmx:oobBeforeSwap", function (e) {
     var frag = e.detail.fragment, target = e.detail.target;
-    if (!frag || !frag.children) return;
+    if (!frag || !frag.children || !frag.hasAttribute || !frag.hasAttribute("data-append")) return;
     Array.prototype.slice.call(frag.children).forEach(function (el) {
       var existing = el.id && document.getElementById(el.id);
       if (existing && existing !== target) frag.removeChild(el);

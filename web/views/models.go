@@ -214,6 +214,7 @@ type Job struct {
 	State    string // running, done, failed
 	Percent  float64
 	Message  string
+	Link     string // what the job made, e.g. the experiment it created
 	Started  string
 	Finished bool
 }

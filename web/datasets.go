@@ -1,0 +1,239 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"outcore/engine/dataset"
+	"outcore/web/views"
+)
+
+// DatasetsHandler serves the datasets page: the datasets of the data
+// directory, and generate and import jobs.
+type DatasetsHandler struct {
+	DataDir    string
+	ImportRoot string // imports read only from inside this folder
+	Jobs       *Jobs
+}
+
+// importKinds are the importers the page offers.
+var importKinds = []struct{ Value, Label, Note string }{
+	{"linqs", "LINQS (*.content, *.cites)", "e.g. Cora: a folder with cora.content and cora.cites (and a derived/ split)"},
+	{"ogb", "OGB raw files", "raw/edge.csv.gz, raw/node-feat.csv.gz, raw/node-label.csv.gz, split/<name>/{train,valid,test}.csv.gz"},
+	{"npy", "NumPy .npy files", "features.npy, and optionally labels.npy, edges.npy (or indptr.npy + indices.npy), train.npy, val.npy, test.npy"},
+}
+
+// datasetRows lists the data directory's datasets.
+func datasetRows(dataDir string) ([]views.DatasetRow, error) {
+	entries, err := dataset.ListEntries(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]views.DatasetRow, 0, len(entries))
+	for _, e := range entries {
+		if e.Err != nil {
+			rows = append(rows, views.DatasetRow{Name: e.Name, Problem: e.Err.Error()})
+			continue
+		}
+		m := e.Meta
+		src := m.Source.Kind
+		if m.Source.Preset != "" {
+			src += " (preset " + m.Source.Preset + ")"
+		}
+		rows = append(rows, views.DatasetRow{
+			Name: e.Name, Nodes: strconv.FormatInt(m.Nodes, 10), Edges: strconv.FormatInt(m.Edges, 10),
+			Dim: strconv.Itoa(m.FeatureDim), Classes: strconv.Itoa(m.Classes), Features: FormatBytes(m.FeatureBytes()),
+			Split: fmt.Sprintf("%d / %d / %d", m.Train, m.Val, m.Test), Source: src, Created: fmtTime(m.Created),
+		})
+	}
+	return rows, nil
+}
+
+// jobViews converts job snapshots.
+func jobViews(js []JobState) []views.Job {
+	out := make([]views.Job, len(js))
+	for i, j := range js {
+		out[i] = views.Job{ID: j.ID, Kind: j.Kind, Name: j.Name, State: j.State, Percent: j.Percent,
+			Message: j.Message, Link: j.Link, Started: fmtTime(j.Started), Finished: j.Finished}
+	}
+	return out
+}
+
+// forms fills the generate and import forms.
+func (h *DatasetsHandler) forms(genPreset, genName, genSeed, impKind, impPath, impName string, errs map[string]string) views.DatasetForms {
+	f := views.DatasetForms{GenName: genName, GenPreset: genPreset, GenSeed: genSeed, ImpKind: impKind, ImpPath: impPath, ImpName: impName,
+		ImportRoot: h.ImportRoot, Errors: errs}
+	for _, p := range dataset.PresetNames() {
+		f.Presets = append(f.Presets, views.FormOption{Value: p, Label: p + " — " + dataset.PresetDoc(p), Selected: p == genPreset})
+	}
+	for _, k := range importKinds {
+		f.ImportKinds = append(f.ImportKinds, views.FormOption{Value: k.Value, Label: k.Label, Note: k.Note, Selected: k.Value == impKind})
+	}
+	return f
+}
+
+func (h *DatasetsHandler) page(c *fiber.Ctx, f views.DatasetForms) error {
+	rows, err := datasetRows(h.DataDir)
+	if err != nil {
+		return err
+	}
+	v := views.DatasetsView{Datasets: rows, Jobs: jobViews(h.Jobs.List()), Forms: f, DataDir: dataset.DatasetsDir(h.DataDir)}
+	return renderPage(c, views.DatasetsPage(pageMeta(c, "Datasets", "datasets"), v))
+}
+
+// List handles GET /datasets.
+func (h *DatasetsHandler) List(c *fiber.Ctx) error {
+	return h.page(c, h.forms("tiny", "", "1", "linqs", "", "", nil))
+}
+
+// JobsFragment handles GET /datasets/jobs: the job list, polled while a job runs.
+func (h *DatasetsHandler) JobsFragment(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return views.JobList(jobViews(h.Jobs.List())).Render(c.UserContext(), c.Response().BodyWriter())
+}
+
+// checkNewName validates the name of a dataset about to be made.
+func (h *DatasetsHandler) checkNewName(name string) string {
+	if name == "" {
+		return "name: give the dataset a name"
+	}
+	if err := dataset.ValidateName(name); err != nil {
+		return "name: " + err.Error()
+	}
+	if _, err := os.Stat(filepath.Join(dataset.DatasetsDir(h.DataDir), name)); err == nil {
+		return fmt.Sprintf("name: a dataset named %q exists already", name)
+	}
+	if h.Jobs.Busy(name) {
+		return fmt.Sprintf("name: a job is already making %q", name)
+	}
+	return ""
+}
+
+// Generate handles POST /datasets/generate.
+func (h *DatasetsHandler) Generate(c *fiber.Ctx) error {
+	preset, name, seedS := c.FormValue("preset"), strings.TrimSpace(c.FormValue("name")), strings.TrimSpace(c.FormValue("seed"))
+	errs := map[string]string{}
+	cfg, err := dataset.Preset(preset)
+	if err != nil {
+		errs["preset"] = fmt.Sprintf("preset: unknown preset %q (have %s)", preset, strings.Join(dataset.PresetNames(), ", "))
+	}
+	if msg := h.checkNewName(name); msg != "" {
+		errs["name"] = msg
+	}
+	if seedS != "" {
+		seed, err := strconv.ParseUint(seedS, 10, 64)
+		if err != nil {
+			errs["seed"] = fmt.Sprintf("seed: %q is not a whole number ≥ 0", seedS)
+		}
+		cfg.Seed = seed
+	}
+	if len(errs) > 0 {
+		c.Status(fiber.StatusUnprocessableEntity)
+		return h.page(c, h.forms(preset, name, seedS, "linqs", "", "", errs))
+	}
+	h.Jobs.Generate(name, preset, cfg, nil)
+	return redirect(c, "/datasets")
+}
+
+// ErrOutsideImportRoot is returned for an import path that leaves the import folder.
+var ErrOutsideImportRoot = errors.New("import path outside the import folder")
+
+// ResolveImportPath confines an import source to root: p is relative to
+// root or absolute; it must not contain "..", and after following symbolic
+// links it must still lie inside root and be a folder.
+func ResolveImportPath(root, p string) (string, error) {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return "", errors.New("give the source folder")
+	}
+	for _, part := range strings.Split(filepath.ToSlash(p), "/") {
+		if part == ".." {
+			return "", fmt.Errorf("%q: %w (no \"..\")", p, ErrOutsideImportRoot)
+		}
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", fmt.Errorf("import folder %s: %w", root, err)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Clean(p))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%s: no such folder", p)
+		}
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	rel, err := filepath.Rel(realRoot, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s resolves to %s: %w %s", p, real, ErrOutsideImportRoot, root)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("%s is not a folder", p)
+	}
+	return real, nil
+}
+
+// npySources finds the .npy files of an npy import by their conventional names.
+func npySources(dir string) (dataset.NPYSources, error) {
+	find := func(names ...string) string {
+		for _, n := range names {
+			p := filepath.Join(dir, n)
+			if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
+				return p
+			}
+		}
+		return ""
+	}
+	s := dataset.NPYSources{
+		Features: find("features.npy", "node_feat.npy", "x.npy"),
+		Labels:   find("labels.npy", "node_label.npy", "y.npy"),
+		Edges:    find("edges.npy", "edge_index.npy"),
+		Indptr:   find("indptr.npy"),
+		Indices:  find("indices.npy"),
+		Train:    find("train.npy", "train_idx.npy"),
+		Val:      find("val.npy", "valid.npy", "valid_idx.npy"),
+		Test:     find("test.npy", "test_idx.npy"),
+	}
+	if s.Features == "" {
+		return s, fmt.Errorf("%s: no features.npy", dir)
+	}
+	return s, nil
+}
+
+// Import handles POST /datasets/import.
+func (h *DatasetsHandler) Import(c *fiber.Ctx) error {
+	kind, p, name := c.FormValue("kind"), c.FormValue("path"), strings.TrimSpace(c.FormValue("name"))
+	errs := map[string]string{}
+	known := false
+	for _, k := range importKinds {
+		known = known || k.Value == kind
+	}
+	if !known {
+		errs["kind"] = fmt.Sprintf("format: unknown import format %q", kind)
+	}
+	src, err := ResolveImportPath(h.ImportRoot, p)
+	if err != nil {
+		errs["path"] = "source folder: " + err.Error()
+	}
+	if msg := h.checkNewName(name); msg != "" {
+		errs["name"] = msg
+	}
+	if len(errs) > 0 {
+		c.Status(fiber.StatusUnprocessableEntity)
+		return h.page(c, h.forms("tiny", "", "1", kind, p, name, errs))
+	}
+	h.Jobs.Import(kind, name, src)
+	return redirect(c, "/datasets")
+}

@@ -1,0 +1,34 @@
+package web
+
+import (
+	"context"
+	"io"
+
+	"outcore/store"
+)
+
+// Store is what the pages read from the experiment store; *store.Store
+// implements it.
+type Store interface {
+	ListExperiments(ctx context.Context) ([]store.Experiment, error)
+	Experiment(ctx context.Context, id int64) (store.Experiment, error)
+	Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error)
+	Run(ctx context.Context, id int64) (store.Run, error)
+	Epochs(ctx context.Context, runID int64) ([]store.Epoch, error)
+	Samples(ctx context.Context, runID int64, fromT, toT float64, limit int) ([]store.Sample, error)
+	RunEvents(ctx context.Context, runID int64, kinds ...string) ([]store.Event, error)
+	EventsSince(ctx context.Context, after int64, limit int) ([]store.Event, error)
+	LastEventID(ctx context.Context) (int64, error)
+	ExportCSV(ctx context.Context, w io.Writer, experimentID int64, what string) error
+}
+
+// Queue is what the pages ask of the experiment runner: create an
+// experiment from a grid (its runs join the queue), cancel, retry, delete.
+// Validation errors name the field they concern.
+type Queue interface {
+	Create(ctx context.Context, grid []byte) (int64, error)
+	CancelRun(ctx context.Context, runID int64) error
+	RetryRun(ctx context.Context, runID int64) error
+	CancelExperiment(ctx context.Context, id int64) error
+	DeleteExperiment(ctx context.Context, id int64) error
+}

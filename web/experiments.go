@@ -1,0 +1,480 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"outcore/engine/dataset"
+	"outcore/store"
+	"outcore/web/views"
+)
+
+// ExperimentsHandler serves the experiment list, the new-experiment form,
+// an experiment's page and its exports.
+type ExperimentsHandler struct {
+	Store   Store
+	Queue   Queue
+	DataDir string
+	Jobs    *Jobs
+}
+
+// idParam reads the :id route parameter.
+func idParam(c *fiber.Ctx) (int64, error) {
+	id, err := parseID(c.Params("id"))
+	if err != nil {
+		return 0, fiber.NewError(fiber.StatusBadRequest, "id: "+err.Error())
+	}
+	return id, nil
+}
+
+// streamURL is a page's live stream, resuming after the store event the page was rendered at.
+func streamURL(scope string, id int64, after int64) string {
+	return fmt.Sprintf("/events?%s=%d&after=%d", scope, id, after)
+}
+
+// List handles GET /experiments.
+func (h *ExperimentsHandler) List(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	after, err := h.Store.LastEventID(ctx)
+	if err != nil {
+		return err
+	}
+	exps, err := h.Store.ListExperiments(ctx)
+	if err != nil {
+		return err
+	}
+	runs, err := h.Store.Runs(ctx, store.RunFilter{Current: true})
+	if err != nil {
+		return err
+	}
+	byExp := map[int64][]store.Run{}
+	for _, r := range runs {
+		byExp[r.ExperimentID] = append(byExp[r.ExperimentID], r)
+	}
+	rows := make([]views.ExperimentRow, len(exps))
+	for i, e := range exps {
+		rows[i] = experimentRow(e, byExp[e.ID])
+	}
+	p := pageMeta(c, "Experiments", "experiments")
+	p.Stream = fmt.Sprintf("/events?scope=%s&after=%d", ScopeExperiments, after)
+	return renderPage(c, views.ExperimentsPage(p, rows))
+}
+
+// formEnv answers validation's questions from the data directory.
+func (h *ExperimentsHandler) formEnv() (FormEnv, []dataset.Entry) {
+	entries, _ := dataset.ListEntries(h.DataDir) // an unreadable folder shows as no datasets
+	return FormEnv{
+		Dataset: func(name string) (DatasetFacts, bool) {
+			for _, e := range entries {
+				if e.Name == name {
+					return DatasetFacts{Exists: true, FeatureBytes: e.Meta.FeatureBytes()}, e.Err == nil
+				}
+			}
+			return DatasetFacts{}, false
+		},
+		Preset: func(name string) (int64, bool) {
+			cfg, err := dataset.Preset(name)
+			if err != nil {
+				return 0, false
+			}
+			return cfg.Nodes * int64(cfg.FeatureDim) * 4, true
+		},
+		ValidName: dataset.ValidateName,
+	}, entries
+}
+
+// defaultForm is the form as first shown: the first dataset, two variants
+// at three limits, two repeats.
+func defaultForm(entries []dataset.Entry) FormInput {
+	in := FormInput{DatasetMode: "existing", Preset: "tiny", Model: "sage", Variants: []string{"pyg+", "gnndrive"},
+		MemLimits: "256MiB, 512MiB, 1GiB", Batches: "1024", Fanouts: "10,5", Epochs: "3", Repeats: "2"}
+	for _, e := range entries {
+		if e.Err == nil {
+			in.Dataset = e.Name
+			break
+		}
+	}
+	if in.Dataset == "" {
+		in.DatasetMode = "generate"
+		in.NewDataset = "tiny"
+	}
+	return in
+}
+
+// formView fills the form's view model.
+func formView(in FormInput, entries []dataset.Entry, g Grid, errs map[string]string) views.ExperimentForm {
+	f := views.ExperimentForm{
+		Name: in.Name, DatasetMode: in.DatasetMode, Dataset: in.Dataset, Preset: in.Preset, NewDataset: in.NewDataset,
+		MemLimits: in.MemLimits, Dims: in.Dims, Batches: in.Batches, Model: in.Model, Fanouts: in.Fanouts,
+		Epochs: in.Epochs, Repeats: in.Repeats, Errors: errs,
+	}
+	for _, e := range entries {
+		label := e.Name
+		if e.Err != nil {
+			continue
+		}
+		label = fmt.Sprintf("%s — %d nodes, %d dims, %s of features", e.Name, e.Meta.Nodes, e.Meta.FeatureDim, FormatBytes(e.Meta.FeatureBytes()))
+		f.Datasets = append(f.Datasets, views.FormOption{Value: e.Name, Label: label, Selected: e.Name == in.Dataset})
+	}
+	for _, p := range dataset.PresetNames() {
+		f.Presets = append(f.Presets, views.FormOption{Value: p, Label: p + " — " + dataset.PresetDoc(p), Selected: p == in.Preset})
+	}
+	for _, v := range Variants {
+		f.Variants = append(f.Variants, views.FormOption{Value: v.Name, Label: v.Name, Note: v.Note, Selected: contains(in.Variants, v.Name)})
+	}
+	for _, m := range Models {
+		f.Models = append(f.Models, views.FormOption{Value: m, Label: m, Selected: m == in.Model})
+	}
+	f.Preview = views.Preview{Runs: g.Runs(), Factors: g.Factors()}
+	if len(errs) > 0 {
+		f.Preview.Problem = "Fix the fields marked in red."
+		if msg := errs[""]; msg != "" {
+			f.Preview.Problem = msg
+		}
+	}
+	return f
+}
+
+// readForm reads the submitted form.
+func readForm(c *fiber.Ctx) FormInput {
+	in := FormInput{
+		Name: c.FormValue("name"), DatasetMode: c.FormValue("dataset_mode"), Dataset: c.FormValue("dataset"),
+		Preset: c.FormValue("preset"), NewDataset: c.FormValue("new_dataset"),
+		MemLimits: c.FormValue("mem_limits"), Dims: c.FormValue("dims"), Batches: c.FormValue("batches"),
+		Model: c.FormValue("model"), Fanouts: c.FormValue("fanouts"), Epochs: c.FormValue("epochs"), Repeats: c.FormValue("repeats"),
+	}
+	if mf, err := c.MultipartForm(); err == nil && mf != nil {
+		in.Variants = mf.Value["variants"]
+	} else {
+		c.Request().PostArgs().VisitAll(func(k, v []byte) {
+			if string(k) == "variants" {
+				in.Variants = append(in.Variants, string(v))
+			}
+		})
+	}
+	return in
+}
+
+// New handles GET /experiments/new.
+func (h *ExperimentsHandler) New(c *fiber.Ctx) error {
+	env, entries := h.formEnv()
+	in := defaultForm(entries)
+	g, _ := ValidateForm(in, env)
+	return renderPage(c, views.NewExperimentPage(pageMeta(c, "New experiment", "new"), formView(in, entries, g, nil)))
+}
+
+// Preview handles POST /experiments/preview: the run count and the inline
+// errors of the form as typed so far.
+func (h *ExperimentsHandler) Preview(c *fiber.Ctx) error {
+	env, entries := h.formEnv()
+	in := readForm(c)
+	g, errs := ValidateForm(in, env)
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return views.PreviewResponse(formView(in, entries, g, errs)).Render(c.UserContext(), c.Response().BodyWriter())
+}
+
+// Create handles POST /experiments: a form (re-shown with inline errors on
+// bad input) or a JSON grid (answered with JSON). A grid on a dataset to be
+// generated starts a dataset job that creates the experiment when the
+// dataset is ready.
+func (h *ExperimentsHandler) Create(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	if strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) {
+		return h.createJSON(c)
+	}
+	env, entries := h.formEnv()
+	in := readForm(c)
+	g, errs := ValidateForm(in, env)
+	if len(errs) == 0 && in.DatasetMode == "generate" {
+		cfg, _ := dataset.Preset(in.Preset)
+		grid, queue, preset := g.JSON(), h.Queue, in.Preset
+		h.Jobs.Generate(g.Dataset, preset, cfg, func(jctx context.Context) (string, error) {
+			id, err := queue.Create(jctx, grid)
+			if err != nil {
+				return "", fmt.Errorf("dataset ready, but the experiment was not created: %w", err)
+			}
+			return fmt.Sprintf("/experiments/%d", id), nil
+		})
+		return redirect(c, "/datasets")
+	}
+	if len(errs) == 0 {
+		id, err := h.Queue.Create(ctx, g.JSON())
+		if err == nil {
+			return redirect(c, fmt.Sprintf("/experiments/%d", id))
+		}
+		field, msg := fieldOf(err)
+		errs[field] = msg
+	}
+	c.Status(fiber.StatusUnprocessableEntity)
+	return renderPage(c, views.NewExperimentPage(pageMeta(c, "New experiment", "new"), formView(in, entries, g, errs)))
+}
+
+// createJSON creates an experiment from a grid file's JSON.
+func (h *ExperimentsHandler) createJSON(c *fiber.Ctx) error {
+	var g json.RawMessage
+	if err := json.Unmarshal(c.Body(), &g); err != nil {
+		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": "body: not JSON: " + err.Error()})
+	}
+	id, err := h.Queue.Create(c.UserContext(), g)
+	if err != nil {
+		field, msg := fieldOf(err)
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": msg, "field": field})
+	}
+	c.Set(fiber.HeaderLocation, fmt.Sprintf("/experiments/%d", id))
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"id": id, "url": fmt.Sprintf("/experiments/%d", id)})
+}
+
+// fieldOf finds which form field a runner validation error is about.
+func fieldOf(err error) (field, msg string) {
+	msg = err.Error()
+	keys := []struct{ key, field string }{
+		{"mem_limit", "mem_limits"}, {"system", "variants"}, {"variant", "variants"},
+		{"batch_size", "batches"}, {"fanout", "fanouts"}, {"dim", "dims"},
+		{"repeat", "repeats"}, {"epochs", "epochs"}, {"model", "model"}, {"dataset", "dataset"}, {"name", "name"},
+	}
+	for _, k := range keys {
+		if strings.Contains(msg, k.key) {
+			return k.field, msg
+		}
+	}
+	return "", msg
+}
+
+// redirect sends the browser on: HX-Redirect for htmx, 303 otherwise.
+func redirect(c *fiber.Ctx, to string) error {
+	if c.Get("HX-Request") != "" {
+		c.Set("HX-Redirect", to)
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	return c.Redirect(to, fiber.StatusSeeOther)
+}
+
+// experimentPage loads what an experiment page shows.
+func (h *ExperimentsHandler) experimentPage(ctx context.Context, id int64, baseline string) (views.ExperimentView, error) {
+	e, err := h.Store.Experiment(ctx, id)
+	if err != nil {
+		return views.ExperimentView{}, err
+	}
+	runs, err := h.Store.Runs(ctx, store.RunFilter{ExperimentID: id, Current: true})
+	if err != nil {
+		return views.ExperimentView{}, err
+	}
+	return experimentView(e, runs, baseline), nil
+}
+
+// experimentView builds an experiment page from its runs (without epochs:
+// charts load from charts.json, the accuracy table uses the runs' aggregates).
+func experimentView(e store.Experiment, runs []store.Run, baseline string) views.ExperimentView {
+	rd := make([]RunData, len(runs))
+	rows := make([]views.RunRow, len(runs))
+	for i, r := range runs {
+		rd[i] = runData(r, nil)
+		rows[i] = runRow(r)
+	}
+	cmp := NewComparison(rd)
+	if !contains(cmp.Variants(), baseline) && len(cmp.Variants()) > 0 {
+		baseline = cmp.Variants()[0]
+	}
+	s, en := runSpan(runs)
+	grid := string(e.Grid)
+	var pretty json.RawMessage
+	if json.Unmarshal(e.Grid, &pretty) == nil {
+		if b, err := json.MarshalIndent(pretty, "", "  "); err == nil {
+			grid = string(b)
+		}
+	}
+	v := views.ExperimentView{
+		ID: e.ID, Name: experimentTitle(e), Dataset: e.Dataset, State: e.Counts.State(), Counts: counts(e.Counts),
+		Created: fmtTime(e.CreatedAt), StartedMS: s, EndedMS: en, Grid: grid, Runs: rows,
+		Variants: cmp.Variants(), Baseline: baseline, Accuracy: accuracyRows(cmp),
+		CanCancel:  e.Counts.Queued+e.Counts.Running > 0,
+		CanDelete:  e.Counts.Running == 0,
+		ChartsURL:  fmt.Sprintf("/experiments/%d/charts.json", e.ID),
+		ExportBase: fmt.Sprintf("/experiments/%d/export", e.ID),
+	}
+	base := fmt.Sprintf("/experiments/%d", e.ID)
+	for _, id := range ChartIDs {
+		if id == "accuracy" {
+			continue // the table below the charts
+		}
+		ch, _ := cmp.Chart(id, baseline)
+		v.Charts = append(v.Charts, chartSlot(base, ch, id == "time-to-accuracy" || id == "stages"))
+	}
+	return v
+}
+
+// Show handles GET /experiments/:id.
+func (h *ExperimentsHandler) Show(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	after, err := h.Store.LastEventID(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := h.experimentPage(ctx, id, c.Query("baseline"))
+	if err != nil {
+		return err
+	}
+	p := pageMeta(c, v.Name, "experiments")
+	p.Stream = streamURL("experiment", id, after)
+	return renderPage(c, views.ExperimentPage(p, v))
+}
+
+// loadComparison reads an experiment's current runs with their epochs.
+func loadComparison(ctx context.Context, st Store, id int64) (*Comparison, error) {
+	if _, err := st.Experiment(ctx, id); err != nil {
+		return nil, err
+	}
+	runs, err := st.Runs(ctx, store.RunFilter{ExperimentID: id, Current: true})
+	if err != nil {
+		return nil, err
+	}
+	rd := make([]RunData, len(runs))
+	for i, r := range runs {
+		var eps []store.Epoch
+		if r.Status != store.StatusQueued {
+			if eps, err = st.Epochs(ctx, r.ID); err != nil {
+				return nil, err
+			}
+		}
+		rd[i] = runData(r, eps)
+	}
+	return NewComparison(rd), nil
+}
+
+// ChartsJSON handles GET /experiments/:id/charts.json?baseline=V.
+func (h *ExperimentsHandler) ChartsJSON(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	cmp, err := loadComparison(c.UserContext(), h.Store, id)
+	if err != nil {
+		return err
+	}
+	baseline := c.Query("baseline")
+	if baseline != "" && !contains(cmp.Variants(), baseline) {
+		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("baseline: %q is not a variant of this experiment", baseline))
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(fiber.Map{"charts": cmp.Charts(baseline)})
+}
+
+// splitChartFile reads "<chart>.<ext>" with ext csv, svg or pdf.
+func splitChartFile(file string, known []string) (id, ext string, err error) {
+	i := strings.LastIndexByte(file, '.')
+	if i < 0 {
+		return "", "", fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("chart file %q: want <chart>.csv, .svg or .pdf", file))
+	}
+	id, ext = file[:i], file[i+1:]
+	if !contains(known, id) {
+		return "", "", fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("no chart %q (have %s)", id, strings.Join(known, ", ")))
+	}
+	if ext != "csv" && ext != FigureSVG && ext != FigurePDF {
+		return "", "", fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("chart file %q: want .csv, .svg or .pdf", file))
+	}
+	return id, ext, nil
+}
+
+// sendChart writes a chart as CSV data or as a figure.
+func sendChart(c *fiber.Ctx, ch Chart, ext, filename string) error {
+	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s.%s"`, filename, ext))
+	switch ext {
+	case "csv":
+		c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
+		return WriteChartCSV(c.Response().BodyWriter(), ch)
+	case FigureSVG:
+		c.Set(fiber.HeaderContentType, "image/svg+xml")
+	case FigurePDF:
+		c.Set(fiber.HeaderContentType, "application/pdf")
+	}
+	err := RenderFigure(ch, ext, c.Response().BodyWriter())
+	if errors.Is(err, ErrNoData) {
+		c.Set(fiber.HeaderContentDisposition, "")
+		return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("chart %s has no data yet: %s", ch.ID, ch.Empty))
+	}
+	return err
+}
+
+// ChartFile handles GET /experiments/:id/charts/<chart>.{csv,svg,pdf}.
+func (h *ExperimentsHandler) ChartFile(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	chartID, ext, err := splitChartFile(c.Params("file"), ChartIDs)
+	if err != nil {
+		return err
+	}
+	cmp, err := loadComparison(c.UserContext(), h.Store, id)
+	if err != nil {
+		return err
+	}
+	baseline := c.Query("baseline")
+	if baseline != "" && !contains(cmp.Variants(), baseline) {
+		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("baseline: %q is not a variant of this experiment", baseline))
+	}
+	ch, _ := cmp.Chart(chartID, baseline)
+	return sendChart(c, ch, ext, fmt.Sprintf("experiment-%d-%s", id, chartID))
+}
+
+// Export handles GET /experiments/:id/export/{runs,epochs,samples}.csv,
+// streamed from the store in constant memory.
+func (h *ExperimentsHandler) Export(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	what, ok := strings.CutSuffix(c.Params("file"), ".csv")
+	if !ok || !contains(store.ExportKinds, what) {
+		return fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("export %q: want one of runs.csv, epochs.csv, samples.csv", c.Params("file")))
+	}
+	if _, err := h.Store.Experiment(c.UserContext(), id); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
+	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="experiment-%d-%s.csv"`, id, what))
+	st := h.Store
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		if err := st.ExportCSV(context.Background(), w, id, what); err != nil {
+			// The status is sent already; say so in the body, where a reader sees it.
+			fmt.Fprintf(w, "\n# export stopped: %v\n", err)
+		}
+	})
+	return nil
+}
+
+// Cancel handles POST /experiments/:id/cancel: queued runs are cancelled,
+// running ones stopped.
+func (h *ExperimentsHandler) Cancel(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if err := h.Queue.CancelExperiment(c.UserContext(), id); err != nil {
+		return err
+	}
+	return redirect(c, "/experiments/"+strconv.FormatInt(id, 10))
+}
+
+// Delete handles POST /experiments/:id/delete.
+func (h *ExperimentsHandler) Delete(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if err := h.Queue.DeleteExperiment(c.UserContext(), id); err != nil {
+		return err
+	}
+	return redirect(c, "/experiments")
+}

@@ -1,0 +1,224 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"outcore/engine/dataset"
+)
+
+// Jobs runs dataset generations and imports in the background, one at a
+// time (they compete for the disk), and remembers the recent ones with
+// their progress for the datasets page.
+type Jobs struct {
+	dataDir string
+	keep    int
+	ctx     context.Context
+	cancel  context.CancelFunc
+	run     sync.Mutex // held while a job works: one at a time
+	wg      sync.WaitGroup
+
+	mu   sync.Mutex
+	next int64
+	jobs []*job // newest first
+}
+
+type job struct {
+	id       int64
+	kind     string
+	name     string
+	started  time.Time
+	state    string // waiting, running, done, failed
+	percent  float64
+	message  string
+	link     string // where to go when done (an experiment it created)
+	finished bool
+}
+
+// Job states.
+const (
+	JobWaiting = "waiting"
+	JobRunning = "running"
+	JobDone    = "done"
+	JobFailed  = "failed"
+)
+
+// JobState is a snapshot of one job.
+type JobState struct {
+	ID       int64
+	Kind     string // "generate" or "import"
+	Name     string // the dataset
+	State    string
+	Percent  float64
+	Message  string
+	Link     string
+	Started  time.Time
+	Finished bool
+}
+
+// NewJobs runs jobs on the datasets of dataDir, remembering the last keep of them.
+func NewJobs(dataDir string, keep int) *Jobs {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Jobs{dataDir: dataDir, keep: keep, ctx: ctx, cancel: cancel}
+}
+
+// List returns the remembered jobs, newest first.
+func (j *Jobs) List() []JobState {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]JobState, len(j.jobs))
+	for i, jb := range j.jobs {
+		out[i] = JobState{ID: jb.id, Kind: jb.kind, Name: jb.name, State: jb.state, Percent: jb.percent,
+			Message: jb.message, Link: jb.link, Started: jb.started, Finished: jb.finished}
+	}
+	return out
+}
+
+// Busy reports whether a job of that dataset name is waiting or running.
+func (j *Jobs) Busy(name string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, jb := range j.jobs {
+		if jb.name == name && !jb.finished {
+			return true
+		}
+	}
+	return false
+}
+
+// Wait blocks until every started job has ended.
+func (j *Jobs) Wait() { j.wg.Wait() }
+
+// Close cancels the running job and waits for every job to end.
+func (j *Jobs) Close() {
+	j.cancel()
+	j.wg.Wait()
+}
+
+// start registers a job and runs work in the background. work reports
+// progress through the writer it is given and returns a link to show when
+// done ("" for none).
+func (j *Jobs) start(kind, name string, work func(ctx context.Context, progress *progressWriter) (string, error)) int64 {
+	j.mu.Lock()
+	j.next++
+	jb := &job{id: j.next, kind: kind, name: name, started: time.Now(), state: JobWaiting, message: "waiting for the job before it"}
+	j.jobs = append([]*job{jb}, j.jobs...)
+	if len(j.jobs) > j.keep {
+		j.jobs = j.jobs[:j.keep]
+	}
+	j.mu.Unlock()
+	j.wg.Add(1)
+	go func() {
+		defer j.wg.Done()
+		j.run.Lock()
+		defer j.run.Unlock()
+		j.update(jb, func() { jb.state, jb.message = JobRunning, "starting" })
+		pw := &progressWriter{set: func(pct float64, msg string) {
+			j.update(jb, func() {
+				if pct >= 0 {
+					jb.percent = pct
+				}
+				jb.message = msg
+			})
+		}}
+		link, err := work(j.ctx, pw)
+		j.update(jb, func() {
+			jb.finished = true
+			if err != nil {
+				jb.state, jb.message = JobFailed, err.Error()
+				return
+			}
+			jb.state, jb.percent, jb.link = JobDone, 100, link
+			jb.message = "done"
+		})
+	}()
+	return jb.id
+}
+
+func (j *Jobs) update(jb *job, f func()) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	f()
+}
+
+// Generate makes dataset name from a preset's configuration; then, when
+// set, runs after (e.g. creating the experiment that waits for the dataset)
+// and shows the link it returns.
+func (j *Jobs) Generate(name, preset string, cfg dataset.GenConfig, after func(ctx context.Context) (string, error)) int64 {
+	return j.start("generate", name, func(ctx context.Context, pw *progressWriter) (string, error) {
+		_, err := dataset.GenerateWith(ctx, dataset.DatasetsDir(j.dataDir), name, cfg,
+			dataset.GenOptions{Progress: pw, Preset: preset, NoIndptr: true})
+		if err != nil {
+			return "", err
+		}
+		if after == nil {
+			return "", nil
+		}
+		pw.set(100, "dataset ready; creating the experiment")
+		return after(ctx)
+	})
+}
+
+// Import runs an importer over a source folder already checked by the caller.
+func (j *Jobs) Import(kind, name, src string) int64 {
+	return j.start("import "+kind, name, func(ctx context.Context, pw *progressWriter) (string, error) {
+		dir := dataset.DatasetsDir(j.dataDir)
+		opt := dataset.ImportOptions{Progress: pw}
+		var err error
+		switch kind {
+		case "linqs":
+			_, err = dataset.ImportLINQS(ctx, dir, name, src, opt)
+		case "ogb":
+			_, err = dataset.ImportOGB(ctx, dir, name, src, opt)
+		case "npy":
+			var srcs dataset.NPYSources
+			srcs, err = npySources(src)
+			if err == nil {
+				_, err = dataset.ImportNPY(ctx, dir, name, srcs, opt)
+			}
+		default:
+			err = fmt.Errorf("unknown import format %q", kind)
+		}
+		return "", err
+	})
+}
+
+// progressWriter turns the status lines a generator or importer writes
+// ("\rgenerating x:  42.0% ...") into a percentage and a message.
+type progressWriter struct {
+	set  func(pct float64, msg string)
+	line []byte
+}
+
+var percentRE = regexp.MustCompile(`(\d+(?:\.\d+)?)%`)
+
+// Write implements io.Writer.
+func (p *progressWriter) Write(b []byte) (int, error) {
+	for _, c := range b {
+		if c == '\r' || c == '\n' {
+			p.flush()
+			continue
+		}
+		p.line = append(p.line, c)
+	}
+	return len(b), nil
+}
+
+func (p *progressWriter) flush() {
+	if len(p.line) == 0 {
+		return
+	}
+	msg := string(p.line)
+	p.line = p.line[:0]
+	pct := -1.0
+	if m := percentRE.FindStringSubmatch(msg); m != nil {
+		if v, err := strconv.ParseFloat(m[1], 64); err == nil && v <= 100 {
+			pct = v
+		}
+	}
+	p.set(pct, msg)
+}

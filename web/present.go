@@ -1,0 +1,289 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"outcore/engine/metrics"
+	"outcore/store"
+	"outcore/web/views"
+)
+
+// This file turns store rows into the view models of package views.
+
+// timeFormat is how the pages write wall-clock times.
+const timeFormat = "2006-01-02 15:04:05"
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	return t.Local().Format(timeFormat)
+}
+
+func msOf(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// fmtF writes a measurement with 3 significant decimals, "–" for none.
+func fmtF(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v >= 1000 || v <= -1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 100 || v <= -100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case v >= 1 || v <= -1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+func fmtPF(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmtF(*v)
+}
+
+// fmtMeanSD writes "0.812 ± 0.004" (the spread only with n > 1).
+func fmtMeanSD(p Point) string {
+	if p.Y == nil {
+		return "–"
+	}
+	if p.N > 1 {
+		return fmtF(*p.Y) + " ± " + fmtF(p.SD)
+	}
+	return fmtF(*p.Y)
+}
+
+// counts converts the store's status counts.
+func counts(c store.StatusCounts) views.Counts {
+	return views.Counts{Total: c.Total, Queued: c.Queued, Running: c.Running, Done: c.Done,
+		Failed: c.Failed, OOM: c.OOM, Other: c.Cancelled + c.Interrupted}
+}
+
+// experimentTitle is an experiment's name, or a made-up one.
+func experimentTitle(e store.Experiment) string {
+	if strings.TrimSpace(e.Name) != "" {
+		return e.Name
+	}
+	return fmt.Sprintf("experiment %d", e.ID)
+}
+
+// runSpan is the wall-clock span of a set of runs: first start, last end
+// (0 while any run is unfinished).
+func runSpan(runs []store.Run) (started, ended int64) {
+	open := false
+	for _, r := range runs {
+		if s := msOf(r.StartedAt); s != 0 && (started == 0 || s < started) {
+			started = s
+		}
+		if !store.Finished(r.Status) {
+			open = true
+		}
+		if e := msOf(r.EndedAt); e > ended {
+			ended = e
+		}
+	}
+	if open || started == 0 {
+		ended = 0
+	}
+	return started, ended
+}
+
+// variantList names the distinct variants of runs in display order.
+func variantList(runs []store.Run) []string {
+	rd := make([]RunData, len(runs))
+	for i, r := range runs {
+		rd[i] = RunData{System: r.System}
+	}
+	return NewComparison(rd).Variants()
+}
+
+// experimentRow is an experiment's line in the list.
+func experimentRow(e store.Experiment, runs []store.Run) views.ExperimentRow {
+	s, en := runSpan(runs)
+	return views.ExperimentRow{
+		ID: e.ID, Name: experimentTitle(e), Dataset: e.Dataset,
+		Variants: strings.Join(variantList(runs), ", "),
+		State:    e.Counts.State(), Counts: counts(e.Counts),
+		Created:   fmtTime(e.CreatedAt),
+		StartedMS: s, EndedMS: en,
+	}
+}
+
+// runConfig reads the fields of a run's child configuration the pages show.
+type runConfig struct {
+	Epochs int `json:"epochs"`
+}
+
+func parseRunConfig(raw json.RawMessage) runConfig {
+	var c runConfig
+	_ = json.Unmarshal(raw, &c) // a config the page cannot read shows no epoch total
+	return c
+}
+
+// runProgress says how far a run is.
+func runProgress(r store.Run) views.Progress {
+	total := parseRunConfig(r.Config).Epochs
+	p := views.Progress{Status: r.Status}
+	switch r.Status {
+	case store.StatusQueued:
+		p.Label = "queued"
+	case store.StatusRunning:
+		var pr metrics.ProgressRecord
+		if len(r.Progress) > 0 && json.Unmarshal(r.Progress, &pr) == nil && pr.Batches > 0 {
+			frac := float64(pr.Batch) / float64(pr.Batches)
+			if total > 0 {
+				p.Percent = 100 * (float64(pr.Epoch) + frac) / float64(total)
+				p.Label = fmt.Sprintf("epoch %d/%d · batch %d/%d", pr.Epoch+1, total, pr.Batch, pr.Batches)
+			} else {
+				p.Percent = 100 * frac
+				p.Label = fmt.Sprintf("epoch %d · batch %d/%d", pr.Epoch+1, pr.Batch, pr.Batches)
+			}
+			if pr.Phase != "" && pr.Phase != "train" {
+				p.Label += " · " + pr.Phase
+			}
+		} else {
+			p.Label = "starting"
+		}
+		p.Status = ""
+	case store.StatusDone:
+		p.Percent = 100
+		p.Label = fmt.Sprintf("done · %d epochs", r.EpochsDone)
+	default:
+		if total > 0 {
+			p.Percent = 100 * float64(r.EpochsDone) / float64(total)
+		}
+		p.Label = fmt.Sprintf("%s after %d epochs", r.Status, r.EpochsDone)
+		if r.Status == store.StatusOOM {
+			p.Label = fmt.Sprintf("out of memory after %d epochs", r.EpochsDone)
+		}
+	}
+	return p
+}
+
+// runRow is a run's line in the queue table.
+func runRow(r store.Run) views.RunRow {
+	dim := "dataset's"
+	if r.FeatureDim > 0 {
+		dim = strconv.Itoa(r.FeatureDim)
+	}
+	batch := "–"
+	if r.BatchSize > 0 {
+		batch = strconv.Itoa(r.BatchSize)
+	}
+	return views.RunRow{
+		ID: r.ID, ExperimentID: r.ExperimentID, Seq: r.Seq, Attempt: r.Attempt,
+		System: r.System, MemLimit: memLabel(r.MemLimitBytes), Dim: dim, Batch: batch,
+		Model: r.Model, Fanout: r.Fanout, Repeat: r.Repeat, Status: r.Status,
+		Progress:  runProgress(r),
+		EpochTime: fmtPF(r.MeanEpochS), BestVal: fmtPF(r.BestValAcc),
+		StartedMS: msOf(r.StartedAt), EndedMS: msOf(r.EndedAt),
+		Error:     r.Error,
+		CanCancel: r.Status == store.StatusQueued || r.Status == store.StatusRunning,
+		CanRetry:  store.Finished(r.Status) && !r.Superseded,
+	}
+}
+
+// runData projects a run and its epochs for the comparison views.
+func runData(r store.Run, epochs []store.Epoch) RunData {
+	d := RunData{ID: r.ID, System: r.System, MemLimit: r.MemLimitBytes, Dim: r.FeatureDim,
+		Batch: r.BatchSize, Model: r.Model, Fanout: r.Fanout, Repeat: r.Repeat, Status: r.Status,
+		EpochsDone: r.EpochsDone, BestVal: r.BestValAcc, TestAt: r.TestAcc}
+	for _, e := range epochs {
+		d.Epochs = append(d.Epochs, e.EpochRecord)
+	}
+	return d
+}
+
+// epochRow is one line of a run's epoch table.
+func epochRow(runID int64, e metrics.EpochRecord) views.EpochRow {
+	hit := "–"
+	if h, ok := hitRatio(RunData{Epochs: []metrics.EpochRecord{e}}); ok {
+		hit = fmtF(h)
+	}
+	return views.EpochRow{
+		RunID: runID, Epoch: e.Epoch, Warmup: e.Warmup,
+		EpochS: fmtF(e.EpochS), SampleS: fmtF(e.SampleS), ExtractS: fmtF(e.ExtractS), TrainS: fmtF(e.TrainS), StallS: fmtF(e.StallS),
+		Batches: strconv.Itoa(e.Batches), HitRatio: hit,
+		ReadMiB: fmtF(float64(e.BytesRead) / (1 << 20)), Amplification: fmtF(e.ReadAmplification),
+		Loss: fmtF(e.TrainLoss), TrainAcc: fmtF(e.TrainAcc), ValAcc: fmtF(e.ValAcc), TestAcc: fmtF(e.TestAcc),
+		WallS: fmtF(e.WallS),
+	}
+}
+
+// logLine is one event of a run's log.
+func logLine(ev store.Event, start time.Time) views.LogLine {
+	t := fmtTime(ev.At)
+	if !start.IsZero() && !ev.At.Before(start) {
+		t = fmt.Sprintf("%7.1fs", ev.At.Sub(start).Seconds())
+	}
+	msg := ev.Msg
+	if ev.Kind == store.EventStatus && msg == "" {
+		var d struct {
+			Status string `json:"status"`
+		}
+		_ = json.Unmarshal(ev.Data, &d)
+		msg = "status: " + d.Status
+	}
+	return views.LogLine{ID: ev.ID, T: t, Level: ev.Level, Msg: msg}
+}
+
+// chartSlot places a chart of an experiment or run page, with its export links.
+func chartSlot(base string, ch Chart, wide bool) views.ChartSlot {
+	return views.ChartSlot{ID: ch.ID, Title: ch.Title, Note: ch.Note, Wide: wide,
+		CSV: base + "/charts/" + ch.ID + ".csv",
+		SVG: base + "/charts/" + ch.ID + ".svg",
+		PDF: base + "/charts/" + ch.ID + ".pdf"}
+}
+
+// accuracyRows is the accuracy table of a comparison.
+func accuracyRows(cmp *Comparison) []views.AccuracyRow {
+	var out []views.AccuracyRow
+	for _, r := range cmp.AccuracyRows() {
+		col, _ := cmp.seriesStyle(r.Variant)
+		status := r.Val.Detail
+		if r.Val.Status != StatusOK && r.Val.Status != StatusPartial && status == "" {
+			status = r.Val.Status
+		}
+		cell := r.Cell
+		out = append(out, views.AccuracyRow{
+			Variant: r.Variant, Cell: cell, Color: col, N: r.Val.N,
+			Val: fmtMeanSD(r.Val), Test: fmtMeanSD(r.Test), Eps: fmtMeanSD(r.Epochs), Status: status,
+		})
+	}
+	return out
+}
+
+// render renders a component to a string (for the live stream).
+func render(ctx context.Context, c templ.Component) (string, error) {
+	var b bytes.Buffer
+	if err := c.Render(ctx, &b); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// sortedKeys lists a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

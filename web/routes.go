@@ -1,0 +1,55 @@
+package web
+
+import (
+	"github.com/gofiber/fiber/v2"
+)
+
+// routes is the dashboard's one route table.
+func (s *Server) routes() {
+	csrf := NewCSRF(s.cfg.CSRFKey)
+	exp := &ExperimentsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue, DataDir: s.cfg.DataDir, Jobs: s.jobs}
+	runs := &RunsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue}
+	data := &DatasetsHandler{DataDir: s.cfg.DataDir, ImportRoot: s.cfg.ImportRoot, Jobs: s.jobs}
+	events := &EventsHandler{Hub: s.hub, Heartbeat: s.cfg.Heartbeat}
+
+	a := s.app
+	a.Use(securityHeaders)
+	a.Get("/static/*", staticFiles())
+	a.Use(csrf.Middleware())
+
+	a.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/experiments", fiber.StatusSeeOther) })
+
+	a.Get("/experiments", exp.List)
+	a.Post("/experiments", exp.Create)
+	a.Get("/experiments/new", exp.New)
+	a.Post("/experiments/preview", exp.Preview)
+	a.Get("/experiments/:id", exp.Show)
+	a.Get("/experiments/:id/charts.json", exp.ChartsJSON)
+	a.Get("/experiments/:id/charts/:file", exp.ChartFile) // <chart>.csv, .svg or .pdf
+	a.Get("/experiments/:id/export/:file", exp.Export)    // runs.csv, epochs.csv, samples.csv
+	a.Post("/experiments/:id/cancel", exp.Cancel)
+	a.Post("/experiments/:id/delete", exp.Delete)
+
+	a.Get("/runs/:id", runs.Show)
+	a.Get("/runs/:id/charts.json", runs.ChartsJSON)
+	a.Get("/runs/:id/charts/:file", runs.ChartFile)
+	a.Post("/runs/:id/cancel", runs.Cancel)
+	a.Post("/runs/:id/retry", runs.Retry)
+
+	a.Get("/datasets", data.List)
+	a.Get("/datasets/jobs", data.JobsFragment)
+	a.Post("/datasets/generate", data.Generate)
+	a.Post("/datasets/import", data.Import)
+
+	a.Get("/events", events.Stream)
+}
+
+// securityHeaders keeps pages from being framed or sniffed and limits
+// where scripts come from (everything is served by this server).
+func securityHeaders(c *fiber.Ctx) error {
+	c.Set("X-Content-Type-Options", "nosniff")
+	c.Set("X-Frame-Options", "DENY")
+	c.Set("Referrer-Policy", "same-origin")
+	c.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'")
+	return c.Next()
+}

@@ -1,0 +1,284 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"outcore/engine/metrics"
+	"outcore/store"
+	"outcore/web/views"
+)
+
+// RunsHandler serves a run's page, its charts and its epochs as CSV, and
+// cancels or retries it.
+type RunsHandler struct {
+	Store Store
+	Queue Queue
+}
+
+// logTail is how many log lines a run page shows.
+const logTail = 200
+
+// runTitle names a run by its grid point.
+func runTitle(r store.Run) string {
+	parts := []string{r.System, memLabel(r.MemLimitBytes)}
+	if r.FeatureDim > 0 {
+		parts = append(parts, "dim "+strconv.Itoa(r.FeatureDim))
+	}
+	if r.BatchSize > 0 {
+		parts = append(parts, "batch "+strconv.Itoa(r.BatchSize))
+	}
+	parts = append(parts, fmt.Sprintf("repeat %d", r.Repeat))
+	if r.Attempt > 1 {
+		parts = append(parts, fmt.Sprintf("attempt %d", r.Attempt))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// runFacts are the configuration lines of a run page.
+func runFacts(r store.Run) []views.KV {
+	yes := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	kv := []views.KV{
+		{K: "variant", V: r.System}, {K: "dataset", V: r.Dataset}, {K: "model", V: r.Model},
+		{K: "memory limit", V: memLabel(r.MemLimitBytes)},
+		{K: "limit enforced", V: yes(r.LimitEnforced) + note(r.LimitNote)},
+		{K: "feature dim", V: dimLabel(r.FeatureDim)},
+		{K: "batch size", V: strconv.Itoa(r.BatchSize)}, {K: "fanout", V: r.Fanout},
+		{K: "repeat", V: strconv.Itoa(r.Repeat)}, {K: "attempt", V: strconv.Itoa(r.Attempt)},
+		{K: "I/O backend", V: orDash(r.IOBackend)},
+		{K: "page cache dropped before", V: yes(r.CacheDropped)},
+		{K: "queued", V: fmtTime(r.QueuedAt)}, {K: "started", V: fmtTime(r.StartedAt)}, {K: "ended", V: fmtTime(r.EndedAt)},
+	}
+	var host metrics.HostFacts
+	if json.Unmarshal(r.Host, &host) == nil && host.Hostname != "" {
+		kv = append(kv,
+			views.KV{K: "host", V: fmt.Sprintf("%s · %d cores · %s RAM · kernel %s", host.Hostname, host.Cores, FormatBytes(host.MemBytes), host.Kernel)},
+			views.KV{K: "disk", V: orDash(host.DiskModel)},
+			views.KV{K: "GPU", V: orDash(host.GPU)},
+			views.KV{K: "GEMM", V: orDash(host.GEMM)})
+	}
+	kv = append(kv, views.KV{K: "versions", V: fmt.Sprintf("outcore %s · %s", orDash(r.OutcoreVersion), orDash(r.GoVersion))})
+	return kv
+}
+
+func note(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+func dimLabel(d int) string {
+	if d <= 0 {
+		return "the dataset's"
+	}
+	return strconv.Itoa(d)
+}
+
+// runSummary is what a finished run reported.
+func runSummary(r store.Run) []views.KV {
+	if !store.Finished(r.Status) {
+		return nil
+	}
+	kv := []views.KV{{K: "outcome", V: r.Status}, {K: "epochs", V: strconv.Itoa(r.EpochsDone)},
+		{K: "mean epoch time (s)", V: fmtPF(r.MeanEpochS)},
+		{K: "best val acc", V: fmtPF(r.BestValAcc)}, {K: "test acc at best val", V: fmtPF(r.TestAcc)},
+		{K: "total time (s)", V: fmtPF(r.TotalS)}}
+	if r.PeakRSSBytes != nil {
+		kv = append(kv, views.KV{K: "peak RSS", V: FormatBytes(*r.PeakRSSBytes)})
+	}
+	if r.PeakCgroupBytes != nil {
+		kv = append(kv, views.KV{K: "peak cgroup (incl. page cache)", V: FormatBytes(*r.PeakCgroupBytes)})
+	}
+	if r.ExitCode != nil {
+		kv = append(kv, views.KV{K: "exit code", V: strconv.Itoa(*r.ExitCode)})
+	}
+	if r.Signal != "" {
+		kv = append(kv, views.KV{K: "signal", V: r.Signal})
+	}
+	return kv
+}
+
+// runView builds a run page from the run, its epochs and its log events.
+func runView(r store.Run, epochs []store.Epoch, logs []store.Event) views.RunView {
+	v := views.RunView{
+		ID: r.ID, ExperimentID: r.ExperimentID, Title: runTitle(r), Status: r.Status, Progress: runProgress(r),
+		Facts: runFacts(r), Summary: runSummary(r), StderrTail: r.StderrTail, Error: r.Error,
+		StartedMS:  msOf(r.StartedAt),
+		ChartsURL:  fmt.Sprintf("/runs/%d/charts.json", r.ID),
+		ExportBase: fmt.Sprintf("/experiments/%d/export", r.ExperimentID),
+		CanCancel:  r.Status == store.StatusQueued || r.Status == store.StatusRunning,
+		CanRetry:   store.Finished(r.Status) && !r.Superseded,
+	}
+	if store.Finished(r.Status) {
+		v.EndedMS = msOf(r.EndedAt)
+	}
+	var cfg any
+	if json.Unmarshal(r.Config, &cfg) == nil {
+		if b, err := json.MarshalIndent(cfg, "", "  "); err == nil {
+			v.Config = string(b)
+		}
+	}
+	var devices map[string]string
+	if json.Unmarshal(r.Devices, &devices) == nil {
+		for _, k := range sortedKeys(devices) {
+			v.Devices = append(v.Devices, views.KV{K: k, V: devices[k]})
+		}
+	}
+	_ = json.Unmarshal(r.Deviations, &v.Deviations)
+	for _, e := range epochs {
+		v.Epochs = append(v.Epochs, epochRow(r.ID, e.EpochRecord))
+	}
+	if len(logs) > logTail {
+		logs = logs[len(logs)-logTail:]
+	}
+	for _, ev := range logs {
+		v.Logs = append(v.Logs, logLine(ev, r.StartedAt))
+	}
+	base := fmt.Sprintf("/runs/%d", r.ID)
+	for _, ch := range RunCharts(nil, nil) {
+		v.Charts = append(v.Charts, chartSlot(base, ch, false))
+	}
+	return v
+}
+
+// loadRun reads a run with its epochs and log.
+func loadRun(ctx context.Context, st Store, id int64) (store.Run, []store.Epoch, []store.Event, error) {
+	r, err := st.Run(ctx, id)
+	if err != nil {
+		return r, nil, nil, err
+	}
+	epochs, err := st.Epochs(ctx, id)
+	if err != nil {
+		return r, nil, nil, err
+	}
+	logs, err := st.RunEvents(ctx, id, store.EventLog, store.EventStatus)
+	if err != nil {
+		return r, nil, nil, err
+	}
+	sort.Slice(logs, func(i, j int) bool { return logs[i].ID < logs[j].ID })
+	return r, epochs, logs, nil
+}
+
+// Show handles GET /runs/:id.
+func (h *RunsHandler) Show(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	after, err := h.Store.LastEventID(ctx)
+	if err != nil {
+		return err
+	}
+	r, epochs, logs, err := loadRun(ctx, h.Store, id)
+	if err != nil {
+		return err
+	}
+	p := pageMeta(c, fmt.Sprintf("Run %d", id), "experiments")
+	p.Stream = streamURL("run", id, after)
+	return renderPage(c, views.RunPage(p, runView(r, epochs, logs)))
+}
+
+// runCharts loads a run's epochs and samples and builds its charts.
+func (h *RunsHandler) runCharts(ctx context.Context, id int64) ([]Chart, error) {
+	if _, err := h.Store.Run(ctx, id); err != nil {
+		return nil, err
+	}
+	epochs, err := h.Store.Epochs(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	samples, err := h.Store.Samples(ctx, id, 0, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	return RunCharts(epochs, samples), nil
+}
+
+// ChartsJSON handles GET /runs/:id/charts.json.
+func (h *RunsHandler) ChartsJSON(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	charts, err := h.runCharts(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(fiber.Map{"charts": charts})
+}
+
+// ChartFile handles GET /runs/:id/charts/<chart>.{csv,svg,pdf}.
+func (h *RunsHandler) ChartFile(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	chartID, ext, err := splitChartFile(c.Params("file"), RunChartIDs)
+	if err != nil {
+		return err
+	}
+	charts, err := h.runCharts(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	for _, ch := range charts {
+		if ch.ID == chartID {
+			return sendChart(c, ch, ext, fmt.Sprintf("run-%d-%s", id, chartID))
+		}
+	}
+	return fiber.ErrNotFound
+}
+
+// Cancel handles POST /runs/:id/cancel.
+func (h *RunsHandler) Cancel(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if err := h.Queue.CancelRun(c.UserContext(), id); err != nil {
+		return err
+	}
+	return doneOrRedirect(c, fmt.Sprintf("/runs/%d", id))
+}
+
+// Retry handles POST /runs/:id/retry: a new attempt joins the queue.
+func (h *RunsHandler) Retry(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if err := h.Queue.RetryRun(c.UserContext(), id); err != nil {
+		return err
+	}
+	return doneOrRedirect(c, fmt.Sprintf("/runs/%d", id))
+}
+
+// doneOrRedirect answers an action: htmx buttons get 204 (the page's live
+// stream shows the change), plain forms a redirect.
+func doneOrRedirect(c *fiber.Ctx, to string) error {
+	if c.Get("HX-Request") != "" {
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	return c.Redirect(to, fiber.StatusSeeOther)
+}

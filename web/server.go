@@ -1,0 +1,222 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"outcore/store"
+	"outcore/web/views"
+)
+
+// Config is what the dashboard needs.
+type Config struct {
+	Store Store
+	Queue Queue
+	// DataDir is the data directory: datasets live in DataDir/datasets.
+	DataDir string
+	// ImportRoot is the only folder dataset imports may read from
+	// (default DataDir/imports; created if missing).
+	ImportRoot string
+	// CSRFKey signs CSRF tokens (at least 16 bytes). Default: read from
+	// DataDir/csrf.key, created with 32 random bytes if missing.
+	CSRFKey []byte
+	// Poll is how often the live feed reads new store events (default 150 ms).
+	Poll time.Duration
+	// Heartbeat is the interval of SSE comment lines (default 15 s).
+	Heartbeat time.Duration
+	// Log receives request errors and feed problems (default: stderr).
+	Log *log.Logger
+}
+
+// Server is the dashboard: the fiber app, the live feed and the dataset jobs.
+type Server struct {
+	cfg  Config
+	app  *fiber.App
+	hub  *Hub
+	feed *Feed
+	jobs *Jobs
+}
+
+// New builds the dashboard. It reads the store's newest event id, so the
+// live streams start from there.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Queue == nil {
+		return nil, errors.New("web: Config needs a Store and a Queue")
+	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("web: Config needs a DataDir")
+	}
+	if cfg.ImportRoot == "" {
+		cfg.ImportRoot = filepath.Join(cfg.DataDir, "imports")
+	}
+	if err := os.MkdirAll(cfg.ImportRoot, 0o755); err != nil {
+		return nil, fmt.Errorf("web: import folder: %w", err)
+	}
+	if cfg.Log == nil {
+		cfg.Log = log.New(os.Stderr, "serve: ", log.LstdFlags)
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 150 * time.Millisecond
+	}
+	if len(cfg.CSRFKey) == 0 {
+		k, err := loadOrCreateKey(filepath.Join(cfg.DataDir, "csrf.key"))
+		if err != nil {
+			return nil, err
+		}
+		cfg.CSRFKey = k
+	}
+	if len(cfg.CSRFKey) < 16 {
+		return nil, errors.New("web: CSRF key shorter than 16 bytes")
+	}
+	seed, err := cfg.Store.LastEventID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	s := &Server{cfg: cfg}
+	s.hub = NewHub(seed, 512, 4096)
+	s.feed = &Feed{Store: cfg.Store, Hub: s.hub, Poll: cfg.Poll, Log: cfg.Log, cursor: seed}
+	s.jobs = NewJobs(cfg.DataDir, 20)
+	s.app = fiber.New(fiber.Config{
+		AppName:               "outcore",
+		DisableStartupMessage: true,
+		ErrorHandler:          s.errorHandler,
+		ReadTimeout:           30 * time.Second,
+		IdleTimeout:           30 * time.Second,
+		// No WriteTimeout: event streams stay open for hours.
+		BodyLimit: 4 << 20,
+	})
+	s.routes()
+	return s, nil
+}
+
+// App is the fiber app (for tests: app.Test).
+func (s *Server) App() *fiber.App { return s.app }
+
+// Hub is the live event hub.
+func (s *Server) Hub() *Hub { return s.hub }
+
+// Serve runs the live feed and serves HTTP on ln until ctx ends, then
+// shuts down: every event stream is closed first so that shutdown does
+// not wait on them.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	feedDone := make(chan struct{})
+	feedCtx, stopFeed := context.WithCancel(ctx)
+	go func() {
+		defer close(feedDone)
+		s.feed.Run(feedCtx)
+	}()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- s.app.Listener(ln) }()
+	var err error
+	select {
+	case err = <-serveErr:
+	case <-ctx.Done():
+	}
+	stopFeed()
+	<-feedDone
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if serr := s.Shutdown(shutdownCtx); serr != nil && err == nil {
+		err = serr
+	}
+	return err
+}
+
+// Shutdown closes the event streams, stops dataset jobs and shuts the HTTP
+// server down (forcibly after ctx's deadline).
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.hub.Close()
+	s.jobs.Close()
+	if s.app.Server() == nil {
+		return nil
+	}
+	err := s.app.ShutdownWithContext(ctx)
+	if err != nil && strings.Contains(err.Error(), "not running") {
+		return nil
+	}
+	return err
+}
+
+// errorHandler answers failed requests: a page for browsers, plain text for
+// htmx and API callers.
+func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	code := fiber.StatusInternalServerError
+	msg := err.Error()
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &fe):
+		code = fe.Code
+	case errors.Is(err, store.ErrNotFound):
+		code = fiber.StatusNotFound
+	case errors.Is(err, store.ErrConflict):
+		code = fiber.StatusConflict
+	}
+	if code >= 500 {
+		s.cfg.Log.Printf("%s %s: %v", c.Method(), c.Path(), err)
+	}
+	c.Status(code)
+	if c.Get("HX-Request") != "" || !strings.Contains(c.Get(fiber.HeaderAccept), "text/html") {
+		c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
+		return c.SendString(msg)
+	}
+	title := fmt.Sprintf("%d %s", code, httpStatusText(code))
+	return renderPage(c, views.ErrorPage(pageMeta(c, title, ""), code, msg))
+}
+
+// isNotFound reports whether err says a row is missing.
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+func httpStatusText(code int) string {
+	switch code {
+	case 400:
+		return "Bad request"
+	case 403:
+		return "Forbidden"
+	case 404:
+		return "Not found"
+	case 409:
+		return "Conflict"
+	case 422:
+		return "Invalid input"
+	}
+	return "Error"
+}
+
+// pageMeta fills the parts of every page.
+func pageMeta(c *fiber.Ctx, title, nav string) views.Page {
+	return views.Page{Title: title, Nav: nav, CSRF: Token(c)}
+}
+
+// renderPage writes a full HTML page.
+func renderPage(c *fiber.Ctx, comp interface {
+	Render(ctx context.Context, w io.Writer) error
+}) error {
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return comp.Render(c.UserContext(), c.Response().BodyWriter())
+}
+
+// loadOrCreateKey reads a secret key file, creating it (mode 0600) if missing.
+func loadOrCreateKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil && len(b) >= 16 {
+		return b, nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	tok := (&CSRF{}).mint() // random bytes, encoded
+	if err := os.WriteFile(path, []byte(tok), 0o600); err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return []byte(tok), nil
+}
