@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -30,27 +29,30 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var genOnce sync.Map // name -> *sync.Once
+var genOnce sync.Map // name -> *onceErr
+
+// onceErr runs a dataset's creation once and remembers its error.
+type onceErr struct {
+	once sync.Once
+	err  error
+}
 
 // genDataset generates a dataset called name once per test binary.
 func genDataset(t testing.TB, name string, edit func(c *dataset.GenConfig)) {
 	t.Helper()
-	o, _ := genOnce.LoadOrStore(name, &sync.Once{})
-	var gerr error
-	o.(*sync.Once).Do(func() {
+	o, _ := genOnce.LoadOrStore(name, new(onceErr))
+	oe := o.(*onceErr)
+	oe.once.Do(func() {
 		c := dataset.DefaultGenConfig()
 		c.Nodes, c.FeatureDim, c.Classes, c.AvgDegree = 3000, 16, 4, 8
 		c.TrainFrac, c.ValFrac, c.TestFrac = 0.3, 0.1, 0.1
 		if edit != nil {
 			edit(&c)
 		}
-		_, gerr = dataset.Generate(context.Background(), dataset.DatasetsDir(testDataDir), name, c, nil)
+		_, oe.err = dataset.Generate(context.Background(), dataset.DatasetsDir(testDataDir), name, c, nil)
 	})
-	if gerr != nil {
-		t.Fatalf("generate %s: %v", name, gerr)
-	}
-	if _, err := os.Stat(filepath.Join(dataset.DatasetsDir(testDataDir), name, dataset.MetaFile)); err != nil {
-		t.Fatalf("dataset %s missing (generation failed earlier)", name)
+	if oe.err != nil {
+		t.Fatalf("generate %s: %v", name, oe.err)
 	}
 }
 
