@@ -98,3 +98,9 @@ func (a *Arena) Ints(n int) []int32 { return a.i.alloc(n) }
 
 // Bytes reports the arena's reserved memory in bytes.
 func (a *Arena) Bytes() int { return a.f.bytes(4) + a.i.bytes(4) }
+
+// Release drops all of the arena's memory (for the garbage collector); the
+// next allocations start from scratch.
+func (a *Arena) Release() {
+	*a = Arena{}
+}

@@ -136,6 +136,14 @@ func (m *Model) ZeroGrad() {
 	}
 }
 
+// FreeScratch releases the model's scratch arena, e.g. after a one-off
+// full-graph inference that made it much larger than training needs.
+// Tensors returned by earlier Forward calls become invalid.
+func (m *Model) FreeScratch() {
+	m.arena.Release()
+	m.outs, m.train = nil, false
+}
+
 // ArenaBytes reports the scratch memory the model holds.
 func (m *Model) ArenaBytes() int { return m.arena.Bytes() }
 

@@ -229,4 +229,14 @@ func TestArenaSteadyState(t *testing.T) {
 		t.Fatalf("%v allocations per step in steady state", allocs)
 	}
 	t.Logf("steady state: arena %d bytes, %v allocs/step", before, allocs)
+	if st := m.LastStepTimes(); st.Forward <= 0 || st.Backward <= 0 {
+		t.Fatalf("LastStepTimes not recorded: %+v", st)
+	}
+	m.FreeScratch()
+	if m.ArenaBytes() != 0 {
+		t.Fatalf("FreeScratch left %d bytes", m.ArenaBytes())
+	}
+	if loss, _ := m.Step(blocks, x, y); loss <= 0 {
+		t.Fatalf("step after FreeScratch: loss %v", loss)
+	}
 }
