@@ -72,24 +72,33 @@ outcore_iops() { # backend, extra flags...
 		tee -a "$log" | sed -n 's/.* iops=\([0-9]*\).*/\1/p'
 }
 
+load() { # uptime plus CPU and I/O pressure (PSI "some" avg10), where available
+	local l
+	l="$(uptime | sed 's/.*load average/load average/')"
+	for r in cpu io; do
+		[[ -r /proc/pressure/$r ]] && l+=", ${r}_pressure_avg10=$(awk '/^some/ {sub("avg10=", "", $2); print $2}' /proc/pressure/$r)%"
+	done
+	echo "$l"
+}
+
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%d\n", (a[NR/2]+a[NR/2+1])/2}'; }
 
 log=$(mktemp)
 echo "bench-io: file=$file bs=$bs depth=$depth seconds=$secs repeats=$repeats" >&2
-echo "bench-io: load before: $(uptime)" >&2
+echo "bench-io: load before: $(load)" >&2
 fio_runs=() uring_runs=() pread_runs=() mmap_runs=()
 for i in $(seq "$repeats"); do
 	fio_runs+=("$(fio_iops)")
 	uring_runs+=("$(outcore_iops uring)")
-	echo "bench-io: run $i: fio=${fio_runs[-1]} uring=${uring_runs[-1]}" >&2
+	echo "bench-io: run $i: fio=${fio_runs[-1]} uring=${uring_runs[-1]} ($(load))" >&2
 done
 for i in $(seq "$repeats"); do
-	pread_runs+=("$(outcore_iops pread --workers "$depth")")
+	pread_runs+=("$(outcore_iops pread)")
 	drop_caches
 	mmap_runs+=("$(outcore_iops mmap)")
-	echo "bench-io: run $i: pread=${pread_runs[-1]} mmap=${mmap_runs[-1]}" >&2
+	echo "bench-io: run $i: pread=${pread_runs[-1]} mmap=${mmap_runs[-1]} ($(load))" >&2
 done
-echo "bench-io: load after: $(uptime)" >&2
+echo "bench-io: load after: $(load)" >&2
 echo "bench-io: outcore lines:" >&2
 sed 's/^/  /' "$log" >&2
 rm -f "$log"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync"
 
@@ -307,10 +308,15 @@ func (f *File) Rows() int64 {
 func (f *File) Options() Options { return f.opts }
 
 // RowRequest builds the asynchronous Request for row id into
-// dst[:RowBytes]. The row and dst are checked by Submit.
+// dst[:RowBytes]; like that slice expression it panics when dst is shorter
+// than a row. Submit checks that the row lies inside the file.
 func (f *File) RowRequest(id int64, dst []byte, tag uint64) Request {
-	n := min(int64(len(dst)), f.opts.RowBytes)
-	return Request{Off: id * f.opts.RowBytes, Dst: dst[:n], Tag: tag}
+	rb := f.opts.RowBytes
+	off := int64(-1) // rejected by Submit
+	if rb > 0 && id >= 0 && id <= math.MaxInt64/rb {
+		off = id * rb
+	}
+	return Request{Off: off, Dst: dst[:rb], Tag: tag}
 }
 
 // Stats returns the counters summed over all Readers.

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 )
 
@@ -37,6 +38,7 @@ type planner struct {
 	bs     int64 // block size, a power of two
 	maxSeg int64 // largest span, a multiple of bs
 	items  []item
+	tmp    []item // radix-sort scratch
 	spans  []span
 	pieces []planPiece
 }
@@ -46,10 +48,7 @@ type planner struct {
 func (p *planner) plan() {
 	p.spans = p.spans[:0]
 	p.pieces = p.pieces[:0]
-	byOff := func(a, b item) int { return cmp.Compare(a.off, b.off) }
-	if !slices.IsSortedFunc(p.items, byOff) {
-		slices.SortFunc(p.items, byOff)
-	}
+	p.sortItems()
 	mask := p.bs - 1
 	cur := -1
 	for i := range p.items {
@@ -99,4 +98,57 @@ func (p *planner) plan() {
 			})
 		}
 	}
+}
+
+// radixBits is the digit width of sortItems' radix sort.
+const radixBits = 11
+
+// sortItems orders p.items by offset (offsets are non-negative). Short or
+// already sorted lists are left to a comparison sort; longer ones get an
+// LSD radix sort over only the offset bits that differ, which is several
+// times faster than a comparison sort on a mini-batch's thousands of rows.
+func (p *planner) sortItems() {
+	byOff := func(a, b item) int { return cmp.Compare(a.off, b.off) }
+	n := len(p.items)
+	if slices.IsSortedFunc(p.items, byOff) {
+		return
+	}
+	if n <= 64 {
+		slices.SortFunc(p.items, byOff)
+		return
+	}
+	var or, hi uint64
+	for i := range p.items {
+		o := uint64(p.items[i].off)
+		or |= o
+		hi = max(hi, o)
+	}
+	lo := bits.TrailingZeros64(or) // bits every offset has as zero
+	top := bits.Len64(hi)
+	if cap(p.tmp) < n {
+		p.tmp = make([]item, n)
+	}
+	src, dst := p.items, p.tmp[:n]
+	var count [1 << radixBits]int
+	for shift := lo; shift < top; shift += radixBits {
+		clear(count[:])
+		for i := range src {
+			count[(uint64(src[i].off)>>shift)&(1<<radixBits-1)]++
+		}
+		pos := 0
+		for d, c := range count {
+			count[d] = pos
+			pos += c
+		}
+		for i := range src {
+			d := (uint64(src[i].off) >> shift) & (1<<radixBits - 1)
+			dst[count[d]] = src[i]
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &p.items[0] {
+		copy(p.items, src)
+	}
+	clear(p.tmp[:n]) // drop references to caller memory
 }

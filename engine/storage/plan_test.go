@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -88,7 +89,7 @@ func TestPlanRandom(t *testing.T) {
 	for round := range 300 {
 		bs := int64(1) << (9 + rng.IntN(4))
 		p := planner{bs: bs, maxSeg: bs * int64(1+rng.IntN(16))}
-		n := rng.IntN(40)
+		n := rng.IntN(200) // past 64 items planning radix-sorts
 		for i := range n {
 			l := int64(rng.IntN(3000))
 			off := rng.Int64N(size - l + 1)
@@ -126,5 +127,34 @@ func TestPlanNoAllocs(t *testing.T) {
 	p.plan()
 	if a := testing.AllocsPerRun(50, func() { fill(); p.plan() }); a != 0 {
 		t.Fatalf("plan allocates %.1f times per call", a)
+	}
+}
+
+// TestSortItems checks the radix sort against a comparison sort on large,
+// unaligned and aligned offsets.
+func TestSortItems(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 50 {
+		var p planner
+		n := 65 + rng.IntN(3000)
+		align := int64(1) << rng.IntN(13)
+		for i := range n {
+			p.items = append(p.items, item{off: rng.Int64N(1<<(10+rng.IntN(40))) / align * align, req: int32(i)})
+		}
+		want := slices.Clone(p.items)
+		slices.SortFunc(want, func(a, b item) int { return cmp.Compare(a.off, b.off) })
+		p.sortItems()
+		for i := range want {
+			if p.items[i].off != want[i].off {
+				t.Fatalf("round %d: position %d has offset %d, want %d", round, i, p.items[i].off, want[i].off)
+			}
+		}
+		seen := map[int32]bool{}
+		for _, it := range p.items {
+			seen[it.req] = true
+		}
+		if len(seen) != n {
+			t.Fatalf("round %d: sort lost items (%d distinct of %d)", round, len(seen), n)
+		}
 	}
 }

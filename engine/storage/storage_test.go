@@ -113,6 +113,8 @@ func TestBadInput(t *testing.T) {
 			isErr(t, r.ReadRange(ctx, -1, make([]byte, 1)), ErrOutOfRange, "negative offset")
 			isErr(t, r.ReadRange(ctx, 10_001, nil), ErrOutOfRange, "offset past EOF")
 			isErr(t, r.Submit([]Request{{Off: 0, Dst: dst}, {Off: 9_950, Dst: dst, Tag: 7}}), ErrOutOfRange, "submit across EOF")
+			isErr(t, r.Submit([]Request{f.RowRequest(1<<62, dst, 1)}), ErrOutOfRange, "row request with an overflowing id")
+			isErr(t, r.Submit([]Request{f.RowRequest(-3, dst, 1)}), ErrOutOfRange, "row request with a negative id")
 			if n := r.Outstanding(); n != 0 {
 				t.Fatalf("a rejected Submit left %d requests outstanding", n)
 			}
