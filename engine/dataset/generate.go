@@ -92,6 +92,7 @@ type generator struct {
 	centroids  []float32 // Classes × FeatureDim
 	noise      []float32 // normTable × Noise
 	lomaxScale float64
+	negInvExp  float64 // -1/DegreeExponent
 	blockNodes int64
 }
 
@@ -116,6 +117,7 @@ func newGenerator(cfg GenConfig) *generator {
 	for i, z := range normTable {
 		g.noise[i] = z * float32(cfg.Noise)
 	}
+	g.negInvExp = -1 / cfg.DegreeExponent
 	g.lomaxScale = solveLomaxScale(cfg.AvgDegree-float64(cfg.MinDegree), cfg.DegreeExponent, cfg.MaxDegree-cfg.MinDegree)
 	// About 1 MiB of features per block, at least 64 nodes.
 	g.blockNodes = max(64, min(16384, (1<<20)/(int64(d)*4)))
@@ -190,7 +192,7 @@ func (g *generator) degree(r *wyrand) int64 {
 	d := c.MinDegree
 	if g.lomaxScale > 0 {
 		u := 1 - r.float64() // (0, 1]
-		x := g.lomaxScale * (math.Pow(u, -1/c.DegreeExponent) - 1)
+		x := g.lomaxScale * (math.Exp(math.Log(u)*g.negInvExp) - 1) // u^(-1/a)
 		capX := float64(c.MaxDegree - c.MinDegree)
 		if x > capX {
 			x = capX

@@ -26,6 +26,9 @@ const coraDir = "testdata/cora"
 // citation lines contain 302 directed duplicates after symmetrisation and no
 // self-loops or unknown papers).
 func TestImportCora(t *testing.T) {
+	if testing.Short() {
+		t.Skip("single-threaded parsing of 7.8 MB; runs in the non-short pass")
+	}
 	checkCoraCopy(t)
 	dir := t.TempDir()
 	d, err := ImportLINQS(context.Background(), dir, "cora", coraDir, ImportOptions{})
@@ -530,17 +533,20 @@ func TestImportNPYBad(t *testing.T) {
 // distribution passes) the external sort gives the same CSC as sorting in
 // memory.
 func TestEdgeSorterExternal(t *testing.T) {
-	const n, e = 5000, 60000
+	n, e := 5000, 60000
+	if testing.Short() {
+		e = 15000
+	}
 	r := newStream(7, 0, streamGlobal)
 	type edge struct{ u, v int64 }
 	edges := make([]edge, e)
 	for i := range edges {
 		// skewed destinations so some buckets hold one heavy node
-		v := int64(r.intn(n))
+		v := int64(r.intn(uint64(n)))
 		if i%3 == 0 {
 			v = int64(r.intn(10))
 		}
-		edges[i] = edge{int64(r.intn(n)), v}
+		edges[i] = edge{int64(r.intn(uint64(n))), v}
 	}
 	want := make([][]int64, n)
 	for _, x := range edges {
@@ -559,7 +565,7 @@ func TestEdgeSorterExternal(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer w.Abort()
-			s, err := newEdgeSorter(w.Dir(), n, budget, true)
+			s, err := newEdgeSorter(w.Dir(), int64(n), budget, true)
 			if err != nil {
 				t.Fatal(err)
 			}

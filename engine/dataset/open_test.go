@@ -58,11 +58,56 @@ var corruptions = []struct {
 	}, []string{MetaFile}},
 }
 
+// templateDataset generates one tiny dataset per test binary run; tests
+// that damage a dataset work on copies (copyDataset) to stay fast under -race.
+var templateDir string
+
+func copyDataset(t *testing.T, root, name string) *Dataset {
+	t.Helper()
+	if templateDir == "" {
+		base, err := os.MkdirTemp("", "outcore-dataset-template-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		templateDir = genTiny(t, base, "template", nil).Dir
+	}
+	dst := filepath.Join(root, name)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	des, err := os.ReadDir(templateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		b, err := os.ReadFile(filepath.Join(templateDir, de.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, de.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if templateDir != "" {
+		os.RemoveAll(filepath.Dir(templateDir))
+	}
+	os.Exit(code)
+}
+
 func TestOpenDetectsCorruption(t *testing.T) {
 	root := t.TempDir()
 	for i, c := range corruptions {
 		t.Run(c.name, func(t *testing.T) {
-			d := genTiny(t, root, "c"+string(rune('a'+i)), nil)
+			d := copyDataset(t, root, "c"+string(rune('a'+i)))
 			c.do(t, d)
 			_, err := Open(d.Dir)
 			if !errors.Is(err, ErrCorrupt) {
@@ -108,7 +153,7 @@ func TestVerifyDetects(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d := genTiny(t, root, "v"+string(rune('a'+i)), nil)
+			d := copyDataset(t, root, "v"+string(rune('a'+i)))
 			if _, err := Verify(d.Dir, c.opt); err != nil {
 				t.Fatalf("clean dataset: %v", err)
 			}
