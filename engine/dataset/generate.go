@@ -191,7 +191,7 @@ func (g *generator) degree(r *wyrand) int64 {
 	c := &g.cfg
 	d := c.MinDegree
 	if g.lomaxScale > 0 {
-		u := 1 - r.float64() // (0, 1]
+		u := 1 - r.float64()                                        // (0, 1]
 		x := g.lomaxScale * (math.Exp(math.Log(u)*g.negInvExp) - 1) // u^(-1/a)
 		capX := float64(c.MaxDegree - c.MinDegree)
 		if x > capX {
