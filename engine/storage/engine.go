@@ -51,7 +51,7 @@ type piece struct {
 type segment struct {
 	off    int64  // aligned file offset
 	n      int    // aligned length
-	want   int    // bytes the device must return: min(n, size-off)
+	want   int    // bytes the device must return: up to the last byte a piece needs
 	done   int    // bytes returned so far (short reads are re-issued)
 	slot   int32  // buffer slot while in flight
 	buf    []byte // the slot's buffer, [:n]
@@ -155,7 +155,6 @@ func (e *engine) finishReq(i int32) {
 func (e *engine) enqueue() {
 	e.pl.plan()
 	segs := e.segs[:0]
-	size := e.f.size
 	for _, sp := range e.pl.spans {
 		var s *segment
 		if n := len(e.segFree); n > 0 {
@@ -165,7 +164,7 @@ func (e *engine) enqueue() {
 			s = &segment{}
 		}
 		s.off, s.n = sp.off, int(sp.end-sp.off)
-		s.want = int(min(sp.end, size) - sp.off)
+		s.want = 0 // raised to the end of the last byte a piece needs
 		s.done, s.err, s.slot, s.buf = 0, nil, -1, nil
 		s.pieces = s.pieces[:0]
 		segs = append(segs, s)
@@ -173,6 +172,7 @@ func (e *engine) enqueue() {
 	for _, pp := range e.pl.pieces {
 		s := segs[pp.seg]
 		s.pieces = append(s.pieces, piece{at: pp.at, dst: pp.dst, req: pp.req})
+		s.want = max(s.want, pp.at+len(pp.dst))
 		e.reqs[pp.req].remaining++
 	}
 	for _, it := range e.pl.items {

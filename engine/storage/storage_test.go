@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -381,8 +382,22 @@ func TestConcurrentReaders(t *testing.T) {
 	}
 }
 
-// TestCancel cancels a large read and checks that the Reader is usable
-// afterwards.
+// countdownCtx is a context whose Err turns to Canceled after n calls, so
+// a read is cancelled while reads are in flight.
+type countdownCtx struct {
+	context.Context
+	n int
+}
+
+func (c *countdownCtx) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestCancel cancels reads before they start and while they are in flight,
+// and checks that the Reader is usable afterwards.
 func TestCancel(t *testing.T) {
 	dir := directDir(t)
 	path, data := writeRandomFile(t, dir, "cancel.bin", 4<<20, 8)
@@ -394,6 +409,17 @@ func TestCancel(t *testing.T) {
 			cancel()
 			if err := r.ReadRange(ctx, 0, make([]byte, 1<<20)); err != context.Canceled {
 				t.Fatalf("cancelled ReadRange: %v", err)
+			}
+			// 2048 single-block requests at depth 4: cancelled after a few.
+			err := r.ReadRange(&countdownCtx{Context: context.Background(), n: 3}, 0, make([]byte, 1<<20))
+			if err != context.Canceled {
+				t.Fatalf("ReadRange cancelled in flight: %v", err)
+			}
+			if s := f.Stats(); s.Requests == 0 || s.Requests >= 2048 {
+				t.Fatalf("cancel in flight issued %d of 2048 requests", s.Requests)
+			}
+			if n := r.Outstanding(); n != 0 {
+				t.Fatalf("%d requests outstanding after a cancelled read", n)
 			}
 			dst := make([]byte, 3*512)
 			if err := r.ReadRows(context.Background(), []int64{3, 1, 4}, dst); err != nil {
@@ -513,5 +539,39 @@ func TestCloseRules(t *testing.T) {
 		}
 		_, err = f.NewReader()
 		isErr(t, err, ErrClosed, string(b)+": NewReader after Close")
+	}
+}
+
+// TestFileShrinks truncates a file after it was opened: reads past the new
+// end get a short read, are re-issued, and fail with io.ErrUnexpectedEOF
+// instead of returning stale or zero bytes.
+func TestFileShrinks(t *testing.T) {
+	dir := directDir(t)
+	path, data := writeRandomFile(t, dir, "shrink.bin", 64<<10, 13)
+	for _, b := range []Backend{BackendUring, BackendPread} {
+		t.Run(string(b), func(t *testing.T) {
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f := open(t, path, b, Options{RowBytes: 1000})
+			r := reader(t, f)
+			if err := os.Truncate(path, 40_000+300); err != nil {
+				t.Fatal(err)
+			}
+			dst := make([]byte, 2000)
+			// Row 40 spans [40000, 41000): the read of its blocks returns
+			// 300 bytes, the re-issued rest returns 0.
+			err := r.ReadRows(context.Background(), []int64{1, 40}, dst)
+			isErr(t, err, io.ErrUnexpectedEOF, "row across the new end")
+			err = r.ReadRows(context.Background(), []int64{50, 1}, dst)
+			isErr(t, err, io.ErrUnexpectedEOF, "row beyond the new end")
+			if s := f.Stats(); s.Retries == 0 {
+				t.Errorf("the short read was not re-issued (retries=0)")
+			}
+			if err := r.ReadRows(context.Background(), []int64{39, 2}, dst); err != nil {
+				t.Fatalf("rows before the new end: %v", err)
+			}
+			checkRows(t, data, 1000, []int64{39, 2}, dst)
+		})
 	}
 }
