@@ -60,6 +60,11 @@ type Config struct {
 	EvalBatch int `json:"eval_batch,omitempty"`
 	// EvalEvery evaluates every n-th epoch (and always the last); default 1.
 	EvalEvery int `json:"eval_every,omitempty"`
+	// EvalMaxNodes caps the validation and test sets evaluated each epoch:
+	// a larger split is replaced by a fixed random subset of this size (the
+	// same every epoch; a log record says so). 0 = DefaultEvalMaxNodes,
+	// -1 = no cap.
+	EvalMaxNodes int `json:"eval_max_nodes,omitempty"`
 
 	// WarmupEpochs are the first epochs flagged warmup in their records and
 	// left out of the summary's mean epoch time. Default 1 when Epochs > 1.
@@ -84,6 +89,11 @@ type Config struct {
 	// worker counts, ...), read by each System through Opts.
 	Options map[string]string `json:"options,omitempty"`
 }
+
+// DefaultEvalMaxNodes is the default cap on evaluated nodes per split: with
+// 10,000 nodes the standard error of an accuracy is at most 0.5 points, and
+// evaluating a large split in full would cost more I/O than the epoch.
+const DefaultEvalMaxNodes = 10000
 
 // DefaultConfig returns the defaults of `outcore train`: 3-layer GraphSAGE
 // (Layers 0 = derived from Fanout),
@@ -213,6 +223,12 @@ func (c *Config) Validate() error {
 	}
 	if c.EvalEvery == 0 {
 		c.EvalEvery = 1
+	}
+	if c.EvalMaxNodes < -1 {
+		return bad("eval_max_nodes", "%d, want -1 (no cap), 0 (default %d) or a positive count", c.EvalMaxNodes, DefaultEvalMaxNodes)
+	}
+	if c.EvalMaxNodes == 0 {
+		c.EvalMaxNodes = DefaultEvalMaxNodes
 	}
 	if c.WarmupEpochs != nil && (*c.WarmupEpochs < 0 || *c.WarmupEpochs >= c.Epochs && c.Epochs > 1) {
 		return bad("warmup_epochs", "%d, want 0 <= n < epochs (%d)", *c.WarmupEpochs, c.Epochs)

@@ -12,6 +12,7 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	"outcore/engine/nn"
+	"outcore/engine/sample"
 	"outcore/engine/storage"
 )
 
@@ -113,6 +114,16 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	}
 	if env.Test, err = ds.TestIDs(); err != nil {
 		return sum, fmt.Errorf("read test split: %w", err)
+	}
+	for _, sp := range []struct {
+		name string
+		ids  *[]int64
+		salt int
+	}{{"val", &env.Val, 1}, {"test", &env.Test, 2}} {
+		if n := len(*sp.ids); cfg.EvalMaxNodes > 0 && n > cfg.EvalMaxNodes {
+			*sp.ids = sample.Shuffle(*sp.ids, cfg.Seed^evalSeedSalt, sp.salt)[:cfg.EvalMaxNodes]
+			r.logLine(fmt.Sprintf("evaluation: %s split has %d nodes, evaluating a fixed random subset of %d (eval_max_nodes)", sp.name, n, cfg.EvalMaxNodes))
+		}
 	}
 	if len(env.Train) == 0 {
 		return sum, fmt.Errorf("dataset %s has an empty training split", cfg.Dataset)
