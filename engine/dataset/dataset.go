@@ -41,6 +41,30 @@ type Dataset struct {
 // and name the file and the problem.
 func Open(dir string) (*Dataset, error) { return verifyDir(dir, true) }
 
+// OpenQuick opens dir checking only what costs O(Nodes): meta.json, every
+// file's size, and indptr (start 0, non-decreasing, ends at the edge
+// count). It skips the scans of indices, labels and splits, which read
+// 8×Edges bytes; use it when the dataset was verified before (e.g. by Open
+// once per experiment, or by `outcore data verify`) and start-up time
+// matters.
+func OpenQuick(dir string) (*Dataset, error) {
+	if !hostLittleEndian() {
+		return nil, errors.New("dataset: this build requires a little-endian host")
+	}
+	m, err := ReadMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dataset{Dir: dir, Meta: m}
+	if err := d.checkSizes(); err != nil {
+		return nil, err
+	}
+	if d.Indptr, err = d.checkIndptr(true); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // verifyDir runs Open's checks; without keepIndptr it streams indptr too and
 // returns a Dataset whose Indptr is nil (memory independent of size).
 func verifyDir(dir string, keepIndptr bool) (*Dataset, error) {
@@ -253,6 +277,23 @@ func ListEntries(dataDir string) ([]Entry, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// Leftovers lists hidden directories under dataDir's datasets folder that a
+// Writer creates (.tmp-<name>-<rand> while writing, .old-<name>-<rand>
+// while replacing). A writer removes them itself, even on error or Ctrl-C;
+// they survive only a killed process and are safe to delete when no
+// generator or importer is running.
+func Leftovers(dataDir string) []string {
+	root := DatasetsDir(dataDir)
+	des, _ := os.ReadDir(root)
+	var out []string
+	for _, de := range des {
+		if de.IsDir() && (strings.HasPrefix(de.Name(), ".tmp-") || strings.HasPrefix(de.Name(), ".old-")) {
+			out = append(out, filepath.Join(root, de.Name()))
+		}
+	}
+	return out
 }
 
 // List returns the meta.json of every dataset under dataDir whose meta.json

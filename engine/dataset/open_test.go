@@ -113,6 +113,12 @@ func TestOpenDetectsCorruption(t *testing.T) {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Open: %v, want ErrCorrupt", err)
 			}
+			// OpenQuick sees damage to meta.json, sizes and indptr only.
+			_, qerr := OpenQuick(d.Dir)
+			quick := !strings.Contains(c.name, "index") && !strings.Contains(c.name, "label out") && !strings.Contains(c.name, "split id")
+			if quick != errors.Is(qerr, ErrCorrupt) {
+				t.Errorf("OpenQuick: %v (expected to detect: %v)", qerr, quick)
+			}
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q lacks %q", err, w)

@@ -370,6 +370,10 @@ func dataList(args []string) error {
 	if err != nil {
 		return err
 	}
+	if left := dataset.Leftovers(dd); len(left) > 0 {
+		defer fmt.Fprintf(os.Stderr, "note: %d leftover temporary director(ies) from interrupted writes (safe to delete when no generator/importer runs):\n  %s\n",
+			len(left), strings.Join(left, "\n  "))
+	}
 	if len(es) == 0 {
 		fmt.Printf("no datasets in %s\n", dataset.DatasetsDir(dd))
 		return nil
