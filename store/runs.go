@@ -234,8 +234,9 @@ func (t *Tx) SetRunStarted(id int64, s RunStart) error {
 
 // ApplyStartRecord stores what the child reported in its start record: the
 // I/O backend, which device ran each stage, the deviations from its paper,
-// and the child's own version when it reported one.
-func (t *Tx) ApplyStartRecord(id int64, rec metrics.StartRecord) error {
+// the child's own version when it reported one, and host (the host facts
+// to keep, when not empty).
+func (t *Tx) ApplyStartRecord(id int64, rec metrics.StartRecord, host json.RawMessage) error {
 	devices, err := json.Marshal(rec.Devices)
 	if err != nil {
 		return fmt.Errorf("run %d start record: %w", id, err)
@@ -252,9 +253,11 @@ func (t *Tx) ApplyStartRecord(id int64, rec metrics.StartRecord) error {
 	}
 	_, err = t.tx.ExecContext(t.ctx, `
 		UPDATE runs SET io_backend = ?, devices_json = ?, deviations_json = ?,
-			outcore_version = CASE WHEN ? <> '' THEN ? ELSE outcore_version END
+			outcore_version = CASE WHEN ? <> '' THEN ? ELSE outcore_version END,
+			host_json = CASE WHEN ? <> '' THEN ? ELSE host_json END
 		WHERE id = ?`,
-		rec.IOBackend, string(devices), string(deviations), rec.Host.Version, rec.Host.Version, id)
+		rec.IOBackend, string(devices), string(deviations), rec.Host.Version, rec.Host.Version,
+		string(host), string(host), id)
 	if err != nil {
 		return fmt.Errorf("run %d start record: %w", id, err)
 	}

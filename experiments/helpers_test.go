@@ -1,0 +1,203 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"outcore/engine/dataset"
+	"outcore/experiments/cgroup"
+	"outcore/store"
+)
+
+var (
+	tinyOnce sync.Once
+	tinyDir  string
+	tinyErr  error
+)
+
+// tinyDataset generates the tiny preset once per test binary and returns
+// its directory.
+func tinyDataset(t *testing.T) string {
+	t.Helper()
+	tinyOnce.Do(func() {
+		root, err := os.MkdirTemp("", "outcore-exp-tiny-")
+		if err != nil {
+			tinyErr = err
+			return
+		}
+		cfg, err := dataset.Preset("tiny")
+		if err != nil {
+			tinyErr = err
+			return
+		}
+		_, tinyErr = dataset.GenerateWith(context.Background(), root, "tiny", cfg, dataset.GenOptions{Preset: "tiny", NoIndptr: true})
+		tinyDir = filepath.Join(root, "tiny")
+	})
+	if tinyErr != nil {
+		t.Fatal(tinyErr)
+	}
+	return tinyDir
+}
+
+// newDataDir returns a data directory holding a copy of the tiny dataset.
+func newDataDir(t *testing.T) string {
+	t.Helper()
+	src := tinyDataset(t)
+	dir := t.TempDir()
+	dst := filepath.Join(dataset.DatasetsDir(dir), "tiny")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if err := os.Link(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			b, err := os.ReadFile(filepath.Join(src, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+// harness is a data directory with a store and a manager whose children
+// are the fake train.
+type harness struct {
+	t       *testing.T
+	dataDir string
+	st      *store.Store
+	m       *Manager
+	cancel  context.CancelFunc
+	runErr  chan error
+}
+
+func newHarness(t *testing.T, mod func(*Options)) *harness {
+	t.Helper()
+	dir := newDataDir(t)
+	st, err := store.OpenDataDir(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions(dir, st)
+	opts.Logf = t.Logf
+	if mod != nil {
+		mod(&opts)
+	}
+	m, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, dataDir: dir, st: st, m: m}
+	t.Cleanup(func() {
+		h.stop()
+		m.Close()
+		st.Close()
+	})
+	return h
+}
+
+// start runs the queue in the background.
+func (h *harness) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	h.runErr = make(chan error, 1)
+	go func() { h.runErr <- h.m.Run(ctx) }()
+}
+
+// stop ends the queue and waits for Run to return.
+func (h *harness) stop() {
+	if h.cancel == nil {
+		return
+	}
+	h.cancel()
+	select {
+	case err := <-h.runErr:
+		if err != nil {
+			h.t.Errorf("Run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		h.t.Error("Run did not return after cancel")
+	}
+	h.cancel = nil
+}
+
+func (h *harness) create(grid string) store.Experiment {
+	h.t.Helper()
+	e, err := h.m.Create(context.Background(), []byte(grid))
+	if err != nil {
+		h.t.Fatalf("create: %v", err)
+	}
+	return e
+}
+
+// waitRuns waits until every current run of the experiment satisfies ok.
+func (h *harness) waitRuns(expID int64, what string, ok func(store.Run) bool) []store.Run {
+	h.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		runs, err := h.st.Runs(context.Background(), store.RunFilter{ExperimentID: expID, Current: true})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		all := len(runs) > 0
+		for _, r := range runs {
+			if !ok(r) {
+				all = false
+			}
+		}
+		if all {
+			return runs
+		}
+		if time.Now().After(deadline) {
+			for _, r := range runs {
+				h.t.Logf("run %d: %s %s", r.ID, r.Status, r.Error)
+			}
+			h.t.Fatalf("timed out waiting for runs to be %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func finished(r store.Run) bool { return store.Finished(r.Status) }
+
+// waitStatus waits until run id has status.
+func (h *harness) waitStatus(id int64, status string) store.Run {
+	h.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r, err := h.st.Run(context.Background(), id)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if r.Status == status {
+			return r
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("run %d is %s (%s), want %s", id, r.Status, r.Error, status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// haveCgroups reports whether memory cgroups work here.
+func haveCgroups(t *testing.T) bool {
+	_, err := cgroup.Detect()
+	if err != nil && !errors.Is(err, cgroup.ErrUnavailable) {
+		t.Fatal(err)
+	}
+	if err != nil {
+		t.Logf("no memory cgroups: %v", err)
+	}
+	return err == nil
+}

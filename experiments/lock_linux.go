@@ -1,0 +1,39 @@
+package experiments
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// queueLock is an exclusive advisory lock on <datadir>/queue.lock: the
+// process holding it is the one that runs the data directory's queue.
+type queueLock struct{ f *os.File }
+
+// lockQueue takes the queue lock without waiting; the error wraps
+// ErrQueueBusy when another process holds it.
+func lockQueue(dataDir string) (*queueLock, error) {
+	p := filepath.Join(dataDir, "queue.lock")
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", p, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w (%s is locked)", ErrQueueBusy, p)
+		}
+		return nil, fmt.Errorf("lock %s: %w", p, err)
+	}
+	f.Truncate(0)
+	fmt.Fprintf(f, "%d\n", os.Getpid())
+	return &queueLock{f: f}, nil
+}
+
+func (l *queueLock) unlock() {
+	unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
+	l.f.Close()
+}

@@ -1,0 +1,174 @@
+package experiments
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"outcore/engine/metrics"
+	"outcore/engine/train"
+	"outcore/store"
+)
+
+// The test binary doubles as the two other processes the runner deals
+// with, selected by environment variables (the usual os/exec test pattern):
+//
+//   - envFakeTrain=1: a fake `outcore train --config FILE` that writes the
+//     records of engine/metrics on stdout and behaves as the config's
+//     options ask (see fakeTrain);
+//   - envServer=DATADIR: a queue server over DATADIR that prints every
+//     event it publishes ("EVENT id kind run msg") — killed with SIGKILL by
+//     TestServerKilledLosesNoEpoch.
+const (
+	envFakeTrain = "OUTCORE_TEST_FAKE_TRAIN"
+	envServer    = "OUTCORE_TEST_SERVER"
+)
+
+// fakeSystems are registered in the engine's registry so that grids naming
+// them validate; the fake child never calls their factory.
+var fakeSystems = []string{"fake", "fake2", "fake3"}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envFakeTrain) != "" {
+		os.Exit(fakeTrain(os.Args[len(os.Args)-1]))
+	}
+	for _, name := range fakeSystems {
+		train.Register(name, func(train.Config) (train.System, error) { return nil, fmt.Errorf("fake system") })
+	}
+	if dir := os.Getenv(envServer); dir != "" {
+		os.Exit(fakeServer(dir))
+	}
+	os.Exit(m.Run())
+}
+
+// fakeTrain emulates `outcore train`. Options (config "options"):
+//
+//	epochs: from the config; epoch_ms (default 20): time per epoch;
+//	alloc_mib: MiB allocated and touched, spread over the epochs;
+//	fail: exit 3 after the first epoch with this message on stderr;
+//	hang: "1" sleeps after the first epoch until killed;
+//	ignore_term: "1" ignores SIGTERM;
+//	report: a file to which "epoch N" is appended report_ms (default 300)
+//	after epoch N's record was written to stdout;
+//	stderr_kib: KiB of noise written to stderr first.
+func fakeTrain(cfgPath string) int {
+	b, err := os.ReadFile(cfgPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	var cfg train.Config
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	opt := train.Opts(cfg.Options)
+	epochMS, _ := opt.Int("epoch_ms", 20)
+	allocMiB, _ := opt.Int("alloc_mib", 0)
+	reportMS, _ := opt.Int("report_ms", 300)
+	if opt.String("ignore_term", "") == "1" {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	if n, _ := opt.Int("stderr_kib", 0); n > 0 {
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(os.Stderr, "noise line %06d %s\n", i, string(make([]byte, 1000)))
+		}
+	}
+	em := metrics.NewEmitter(os.Stdout)
+	rss, _ := metrics.ProcRSSBytes()
+	em.Emit(metrics.StartRecord{Type: metrics.TypeStart, System: cfg.System, Dataset: cfg.Dataset, Config: b,
+		Host: metrics.HostFacts{GEMM: "fake", Cores: 1}, IOBackend: "pread", MemLimitBytes: cfg.MemLimitBytes,
+		Devices: map[string]string{"sample": "cpu", "train": "cpu"}, Deviations: []string{"fake child"}})
+	fmt.Println("not json: a stray line")
+	var keep [][]byte
+	for ep := 0; ep < cfg.Epochs; ep++ {
+		for bt := 0; bt < 3; bt++ {
+			em.Emit(metrics.ProgressRecord{Type: metrics.TypeProgress, Epoch: ep, Batch: bt, Batches: 3, Phase: "train", Elapsed: em.T()})
+		}
+		if allocMiB > 0 {
+			per := allocMiB / cfg.Epochs
+			for i := 0; i < per; i++ {
+				blk := make([]byte, 1<<20)
+				for j := 0; j < len(blk); j += 4096 {
+					blk[j] = 1
+				}
+				keep = append(keep, blk)
+			}
+		}
+		time.Sleep(time.Duration(epochMS) * time.Millisecond)
+		if r, err := metrics.ProcRSSBytes(); err == nil {
+			rss = max(rss, r)
+		}
+		em.Emit(metrics.SampleRecord{Type: metrics.TypeSample, T: float64(ep), CPUPercent: 50, RSSBytes: rss})
+		em.Emit(metrics.LogRecord{Type: metrics.TypeLog, Level: "info", Msg: fmt.Sprintf("epoch %d done", ep), T: em.T()})
+		em.Emit(metrics.EpochRecord{Type: metrics.TypeEpoch, Epoch: ep, Warmup: ep == 0 && cfg.Epochs > 1,
+			EpochS: float64(epochMS) / 1000 * float64(ep+1), Batches: 3, ValAcc: 0.5 + float64(ep)/100, TestAcc: 0.4,
+			Stages: map[string]float64{"inspect_s": 0.01}, Tiers: map[string]metrics.TierCount{"device": {Lookups: 10, Hits: 10}}})
+		if p := opt.String("report", ""); p != "" {
+			time.Sleep(time.Duration(reportMS) * time.Millisecond)
+			f, _ := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			fmt.Fprintf(f, "epoch %d\n", ep)
+			f.Close()
+		}
+		if ep == 0 {
+			if msg := opt.String("fail", ""); msg != "" {
+				fmt.Fprintln(os.Stderr, msg)
+				return 3
+			}
+			if opt.String("hang", "") == "1" {
+				time.Sleep(time.Hour)
+			}
+		}
+	}
+	em.Emit(metrics.SummaryRecord{Type: metrics.TypeSummary, Outcome: metrics.OutcomeDone, Epochs: cfg.Epochs,
+		PeakRSSBytes: rss, TotalS: em.T(), MeanEpochS: float64(epochMS) / 1000})
+	_ = keep
+	return 0
+}
+
+// fakeServer runs the queue of dataDir and prints published events until
+// killed.
+func fakeServer(dataDir string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	st, err := store.OpenDataDir(ctx, dataDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	m, err := New(testOptions(dataDir, st))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ch, cancel := m.Subscribe()
+	defer cancel()
+	go func() {
+		for ev := range ch {
+			fmt.Printf("EVENT %d %s %d %s\n", ev.ID, ev.Kind, ev.RunID, strconv.Quote(ev.Msg))
+		}
+	}()
+	if err := m.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// testOptions runs children as the fake train of this test binary.
+func testOptions(dataDir string, st *store.Store) Options {
+	return Options{
+		DataDir:   dataDir,
+		Store:     st,
+		Binary:    os.Args[0],
+		Args:      []string{"-test.run=^$", "--"},
+		Env:       []string{envFakeTrain + "=1"},
+		KillGrace: 2 * time.Second,
+	}
+}

@@ -1,0 +1,443 @@
+// Package experiments runs grids of training runs: an experiment is a
+// dataset, a base configuration and axes (variants, memory limits, feature
+// dimensions, batch sizes, models, fanouts, repeats) expanded into runs.
+// Runs wait in a queue stored in SQLite (outcore/store) and run one at a
+// time by default, each as an `outcore train --config <file>` child in its
+// own memory cgroup (outcore/experiments/cgroup). The child's JSON lines
+// (engine/metrics/records.go) become epochs, samples and events as they
+// arrive; each epoch is committed the moment it arrives, so killing the
+// server loses none the child reported.
+//
+// The dashboard (web/) uses a Manager:
+//
+//	st, _ := store.OpenDataDir(ctx, dataDir)
+//	m, _ := experiments.New(experiments.Options{DataDir: dataDir, Store: st})
+//	go m.Run(ctx)                     // the queue; returns when ctx ends
+//	exp, err := m.Create(ctx, gridJSON) // errors.Is(err, ErrInvalid): show err to the user
+//	ch, stop := m.SubscribeFrom(lastEventID) // SSE: resume after Last-Event-ID
+//	m.CancelRun(ctx, id); m.RetryRun(ctx, id); m.DeleteExperiment(ctx, id)
+//
+// Reads (experiment list, runs, epochs, samples, comparison, CSV export)
+// go straight to the store: m.Store().
+//
+// Several processes may share a data directory: one runs the queue (Run
+// takes an exclusive lock), the others create, cancel, retry and delete by
+// writing to the database; the queue process notices within a second.
+package experiments
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"outcore/engine/dataset"
+	"outcore/experiments/cgroup"
+	"outcore/gpu"
+	"outcore/store"
+)
+
+// Sentinel errors callers branch on.
+var (
+	// ErrQueueBusy: another process runs this data directory's queue.
+	ErrQueueBusy = errors.New("another outcore process is running the queue of this data directory")
+	// ErrNotFound: no such experiment or run (wraps store.ErrNotFound).
+	ErrNotFound = store.ErrNotFound
+	// ErrConflict: the run or experiment is not in a state that allows the
+	// action (wraps store.ErrConflict).
+	ErrConflict = store.ErrConflict
+)
+
+// Options configure a Manager. DataDir and Store are required.
+type Options struct {
+	// DataDir holds datasets/, outcore.db, runs/ (per-run config and
+	// stderr files) and queue.lock.
+	DataDir string
+	// Store is the open database of DataDir.
+	Store *store.Store
+	// Binary is the outcore executable children run as
+	// `<Binary> train --config <file>`; default os.Executable().
+	Binary string
+	// Args replaces the default child arguments {"train", "--config"}; the
+	// config file path is appended. Tests use it to run a fake child.
+	Args []string
+	// Env is added to the children's environment.
+	Env []string
+	// Concurrency is how many runs may run at once; default 1 (runs
+	// compete for the same disk and cores).
+	Concurrency int
+	// DropCaches drops the page cache before each run when permitted
+	// (root); whether it happened is recorded per run.
+	DropCaches bool
+	// KeepPageCache leaves the run's dataset files in the page cache
+	// between runs. By default the runner evicts their clean pages before
+	// each run (posix_fadvise DONTNEED, no root needed): a page cached by an
+	// earlier run stays charged to that run's cgroup, so without eviction a
+	// run would read from cache its own limit does not pay for.
+	KeepPageCache bool
+	// KillGrace is how long a cancelled child has between SIGTERM and
+	// SIGKILL; default 10 s.
+	KillGrace time.Duration
+	// NoCgroups runs children without memory cgroups (limit_enforced =
+	// false, with the reason recorded), as on a machine without them.
+	NoCgroups bool
+	// GPU samples the GPU beside each run to fill samples the child sent
+	// without GPU numbers; default gpu.Open() (no GPU: nothing is filled).
+	GPU gpu.Sampler
+	// MinMemory rejects limits a variant cannot start with; default
+	// ConservativeMinMemory.
+	MinMemory MinMemoryFunc
+	// Logf receives the runner's diagnostics; default discards them.
+	Logf func(format string, args ...any)
+}
+
+// Manager creates experiments, runs their queue and publishes events. It
+// is safe for concurrent use.
+type Manager struct {
+	opts Options
+	st   *store.Store
+	hub  *hub
+
+	wake chan struct{} // a run was queued or a slot freed
+
+	mu      sync.Mutex
+	active  map[int64]*activeRun // running in this process
+	running bool                 // Run is active
+	closed  bool
+
+	cgOnce sync.Once
+	cg     *cgroup.Manager
+	cgErr  error
+
+	dsMu sync.Mutex
+	dsGen map[string]*sync.Mutex // per derived dataset being generated
+}
+
+// New returns a Manager. It does not start the queue: call Run.
+func New(opts Options) (*Manager, error) {
+	if opts.DataDir == "" || opts.Store == nil {
+		return nil, errors.New("experiments: Options.DataDir and Options.Store are required")
+	}
+	if opts.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("experiments: find the outcore binary: %w", err)
+		}
+		opts.Binary = exe
+	}
+	if opts.Args == nil {
+		opts.Args = []string{"train", "--config"}
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 1
+	}
+	if opts.KillGrace <= 0 {
+		opts.KillGrace = 10 * time.Second
+	}
+	if opts.GPU == nil {
+		opts.GPU = gpu.Open()
+	}
+	if opts.MinMemory == nil {
+		opts.MinMemory = ConservativeMinMemory
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	m := &Manager{
+		opts:   opts,
+		st:     opts.Store,
+		wake:   make(chan struct{}, 1),
+		active: map[int64]*activeRun{},
+		dsGen:  map[string]*sync.Mutex{},
+	}
+	m.hub = newHub(opts.Store, opts.Logf)
+	return m, nil
+}
+
+// Store returns the database the manager writes to (for reads).
+func (m *Manager) Store() *store.Store { return m.st }
+
+// Close ends every subscription. Runs are stopped by cancelling Run's
+// context, not by Close.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.hub.close()
+	return m.opts.GPU.Close()
+}
+
+// update runs fn in a write transaction and wakes subscribers after the
+// commit.
+func (m *Manager) update(ctx context.Context, fn func(*store.Tx) error) error {
+	err := m.st.Update(ctx, fn)
+	if err == nil {
+		m.hub.kick()
+	}
+	return err
+}
+
+// signal wakes the queue loop.
+func (m *Manager) signal() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Subscribe returns the events written from now on, and a function that
+// ends the subscription (it closes the channel). See SubscribeFrom.
+func (m *Manager) Subscribe() (<-chan Event, func()) {
+	last, err := m.st.LastEventID(context.Background())
+	if err != nil {
+		m.opts.Logf("subscribe: %v", err)
+	}
+	return m.hub.subscribe(last)
+}
+
+// SubscribeFrom returns every event with id > lastID, oldest first — the
+// stored ones, then live ones as they are written — and a function that
+// ends the subscription. An SSE handler passes the client's Last-Event-ID
+// (0 for everything) and sends each event with its ID; a client that
+// reconnects resumes without duplicates or gaps. A subscriber that reads
+// slowly only falls behind: nothing is dropped and nothing is buffered for
+// it beyond 64 events. Transient kinds (sample, progress) of finished runs
+// are pruned from the log, so a late client does not see those.
+func (m *Manager) SubscribeFrom(lastID int64) (<-chan Event, func()) {
+	return m.hub.subscribe(lastID)
+}
+
+// Create validates a grid file (see Grid), stores the experiment and
+// queues its runs. Bad input is rejected with an error wrapping ErrInvalid
+// that names the field ("axes.mem_limit[2]: ..."); nothing is stored then.
+func (m *Manager) Create(ctx context.Context, gridJSON []byte) (store.Experiment, error) {
+	g, err := ParseGrid(gridJSON)
+	if err != nil {
+		return store.Experiment{}, err
+	}
+	specs, datasets, err := plan(g, m.opts.DataDir, m.opts.MinMemory)
+	if err != nil {
+		return store.Experiment{}, err
+	}
+	base, err := json.Marshal(g.Base)
+	if err != nil {
+		return store.Experiment{}, fmt.Errorf("encode base config: %w", err)
+	}
+	e := store.Experiment{Name: g.Name, Dataset: g.Dataset, Grid: g.Raw, BaseConfig: base}
+	err = m.update(ctx, func(tx *store.Tx) error {
+		for _, d := range datasets {
+			if !d.Exists {
+				continue
+			}
+			meta, _ := json.Marshal(d.Meta)
+			row := store.Dataset{Name: d.Name, Path: filepath.Join(dataset.DatasetsDir(m.opts.DataDir), d.Name),
+				Nodes: d.Meta.Nodes, Edges: d.Meta.Edges, FeatureDim: d.Meta.FeatureDim, Classes: d.Meta.Classes,
+				Source: d.Meta.Source.Kind, Meta: meta}
+			if err := tx.UpsertDataset(&row); err != nil {
+				return err
+			}
+		}
+		if err := tx.InsertExperiment(&e); err != nil {
+			return err
+		}
+		for _, sp := range specs {
+			cfg, err := json.Marshal(sp.Config)
+			if err != nil {
+				return fmt.Errorf("encode config of run %d: %w", sp.Seq, err)
+			}
+			r := store.Run{ExperimentID: e.ID, Seq: sp.Seq, System: sp.System, Dataset: sp.Dataset, Model: sp.Model,
+				MemLimitBytes: sp.MemLimitBytes, FeatureDim: sp.FeatureDim, BatchSize: sp.BatchSize,
+				Fanout: FormatFanout(sp.Fanout), Repeat: sp.Repeat, Config: cfg}
+			if err := tx.InsertRun(&r); err != nil {
+				return err
+			}
+		}
+		return tx.AppendEvent(&store.Event{ExperimentID: e.ID, Kind: store.EventExperiment,
+			Msg: fmt.Sprintf("created with %d runs", len(specs)), Data: eventData(map[string]any{"action": "created", "runs": len(specs)})})
+	})
+	if err != nil {
+		return store.Experiment{}, fmt.Errorf("create experiment: %w", err)
+	}
+	m.signal()
+	return m.st.Experiment(ctx, e.ID)
+}
+
+// CancelRun cancels one run: a queued run becomes cancelled at once; a
+// running one is stopped (SIGTERM to its cgroup, SIGKILL after KillGrace)
+// and ends as cancelled. The error wraps ErrConflict when the run has
+// already finished.
+func (m *Manager) CancelRun(ctx context.Context, runID int64) error {
+	var r store.Run
+	var state string
+	err := m.update(ctx, func(tx *store.Tx) error {
+		var err error
+		if r, err = tx.Run(runID); err != nil {
+			return err
+		}
+		if ok, err := tx.CancelQueued(runID); err != nil {
+			return err
+		} else if ok {
+			state = "cancelled"
+			return tx.AppendEvent(statusEvent(r, store.StatusCancelled, "cancelled before it started"))
+		}
+		if ok, err := tx.RequestCancel(runID); err != nil {
+			return err
+		} else if ok {
+			state = "stopping"
+			return tx.AppendEvent(&store.Event{ExperimentID: r.ExperimentID, RunID: r.ID, Kind: store.EventLog,
+				Msg: "cancel requested"})
+		}
+		return fmt.Errorf("cancel run %d: it is %s: %w", runID, r.Status, ErrConflict)
+	})
+	if err != nil {
+		return err
+	}
+	if state == "stopping" {
+		m.mu.Lock()
+		ar := m.active[runID]
+		m.mu.Unlock()
+		if ar != nil {
+			ar.stop(stopCancel)
+		}
+	}
+	return nil
+}
+
+// CancelExperiment cancels every queued or running run of an experiment
+// and returns how many it cancelled.
+func (m *Manager) CancelExperiment(ctx context.Context, id int64) (int, error) {
+	if _, err := m.st.Experiment(ctx, id); err != nil {
+		return 0, err
+	}
+	runs, err := m.st.Runs(ctx, store.RunFilter{ExperimentID: id, Statuses: []string{store.StatusQueued, store.StatusRunning}})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range runs {
+		if err := m.CancelRun(ctx, r.ID); err != nil {
+			if errors.Is(err, ErrConflict) {
+				continue // finished meanwhile
+			}
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// RetryRun queues a new attempt of a finished run (any outcome) at the
+// end of the queue and returns it; the old run is kept, marked superseded.
+// The error wraps ErrConflict when the run is queued, running or was
+// already retried.
+func (m *Manager) RetryRun(ctx context.Context, runID int64) (store.Run, error) {
+	var nr store.Run
+	err := m.update(ctx, func(tx *store.Tx) error {
+		var err error
+		if nr, err = tx.RetryRun(runID); err != nil {
+			return err
+		}
+		return tx.AppendEvent(statusEvent(nr, store.StatusQueued, fmt.Sprintf("attempt %d of run %d queued", nr.Attempt, runID)))
+	})
+	if err != nil {
+		return store.Run{}, err
+	}
+	m.signal()
+	return nr, nil
+}
+
+// RetryExperiment retries every current run of an experiment that ended
+// failed, cancelled or interrupted (not done, and not oom: an OOM is a
+// result; retry those one by one with RetryRun). It returns the new runs.
+func (m *Manager) RetryExperiment(ctx context.Context, id int64) ([]store.Run, error) {
+	if _, err := m.st.Experiment(ctx, id); err != nil {
+		return nil, err
+	}
+	runs, err := m.st.Runs(ctx, store.RunFilter{ExperimentID: id, Current: true,
+		Statuses: []string{store.StatusFailed, store.StatusCancelled, store.StatusInterrupted}})
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Run
+	for _, r := range runs {
+		nr, err := m.RetryRun(ctx, r.ID)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, nr)
+	}
+	return out, nil
+}
+
+// DeleteExperiment cancels the experiment's runs, waits until none is
+// running (at most KillGrace plus 30 s), then deletes the experiment with
+// its runs, epochs, samples, events and run files.
+func (m *Manager) DeleteExperiment(ctx context.Context, id int64) error {
+	if _, err := m.CancelExperiment(ctx, id); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(m.opts.KillGrace + 30*time.Second)
+	var runs []store.Run
+	for {
+		var err error
+		runs, err = m.st.Runs(ctx, store.RunFilter{ExperimentID: id})
+		if err != nil {
+			return err
+		}
+		running := 0
+		for _, r := range runs {
+			if r.Status == store.StatusRunning {
+				running++
+			}
+		}
+		if running == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("delete experiment %d: %d run(s) still running after cancel: %w", id, running, ErrConflict)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	err := m.update(ctx, func(tx *store.Tx) error {
+		if err := tx.DeleteExperiment(id); err != nil {
+			return err
+		}
+		return tx.AppendEvent(&store.Event{ExperimentID: id, Kind: store.EventExperiment, Msg: "deleted",
+			Data: eventData(map[string]any{"action": "deleted"})})
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		os.RemoveAll(m.runDir(r.ID))
+	}
+	return nil
+}
+
+// runDir is where a run's config and stderr files live.
+func (m *Manager) runDir(id int64) string {
+	return filepath.Join(m.opts.DataDir, "runs", fmt.Sprint(id))
+}
+
+func eventData(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// statusEvent is the event of a run entering status.
+func statusEvent(r store.Run, status, msg string) *store.Event {
+	return &store.Event{ExperimentID: r.ExperimentID, RunID: r.ID, Kind: store.EventStatus, Msg: msg,
+		Data: eventData(map[string]any{"status": status, "system": r.System, "mem_limit_bytes": r.MemLimitBytes,
+			"repeat": r.Repeat, "attempt": r.Attempt, "seq": r.Seq})}
+}

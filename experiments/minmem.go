@@ -1,0 +1,27 @@
+package experiments
+
+import (
+	"outcore/engine/dataset"
+	"outcore/engine/train"
+)
+
+// MinMemoryFunc returns the least memory limit a run can start with; a
+// grid whose limit is below it is rejected at creation. It must be a lower
+// bound: limits above it that still run out of memory are legitimate
+// results (outcome oom), as in the papers' OOM cells.
+type MinMemoryFunc func(cfg train.Config, meta dataset.Meta) int64
+
+// RuntimeFloor is the memory an `outcore train` process holds before it
+// loads anything: the Go runtime, the binary's text and data, and the
+// first heap arenas (measured: see docs/benchmarks/store.md).
+const RuntimeFloor = 24 << 20
+
+// ConservativeMinMemory is the runner's own lower bound, used until the
+// engine exports a per-variant one: the runtime floor plus what every
+// variant keeps in memory for the whole run — the CSC indptr array
+// (8 bytes per node + 8, kept in memory by all the papers' systems) and
+// the labels (4 bytes per node). Variant caches are not counted: they are
+// sized from the limit, so they cannot make a limit impossible.
+func ConservativeMinMemory(cfg train.Config, meta dataset.Meta) int64 {
+	return RuntimeFloor + 8*(meta.Nodes+1) + 4*meta.Nodes
+}

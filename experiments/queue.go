@@ -1,0 +1,209 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"os"
+	"fmt"
+	"sync"
+	"time"
+
+	"outcore/experiments/cgroup"
+	"outcore/store"
+)
+
+// stopReason says why a running child is being stopped.
+type stopReason int
+
+const (
+	stopNone     stopReason = iota
+	stopCancel              // a user cancelled the run: outcome cancelled
+	stopShutdown            // the server is stopping: outcome interrupted
+)
+
+// activeRun is a run whose child this process is running.
+type activeRun struct {
+	id     int64
+	mu     sync.Mutex
+	reason stopReason
+	stopCh chan struct{} // closed by the first stop
+}
+
+func newActiveRun(id int64) *activeRun { return &activeRun{id: id, stopCh: make(chan struct{})} }
+
+// stop asks the run to stop; the first reason wins.
+func (a *activeRun) stop(r stopReason) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.reason == stopNone {
+		a.reason = r
+		close(a.stopCh)
+	}
+}
+
+func (a *activeRun) stopReason() stopReason {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.reason
+}
+
+// Run runs the queue until ctx ends: it takes the data directory's queue
+// lock (ErrQueueBusy if another process holds it), marks runs a previous
+// server left running as interrupted, then starts queued runs in queue
+// order, Options.Concurrency at a time, and waits for more. When ctx ends,
+// running children are stopped and their runs end as interrupted; Run
+// returns once they are recorded.
+func (m *Manager) Run(ctx context.Context) error {
+	lock, err := lockQueue(m.opts.DataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.unlock()
+	m.mu.Lock()
+	if m.running {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: Run already active in this process", ErrQueueBusy)
+	}
+	m.running = true
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		m.running = false
+		m.mu.Unlock()
+	}()
+
+	if err := m.recoverInterrupted(ctx); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		for ctx.Err() == nil && m.activeCount() < m.opts.Concurrency {
+			r, ok, err := m.claimNext(ctx)
+			if err != nil {
+				m.opts.Logf("queue: %v", err)
+				break
+			}
+			if !ok {
+				break
+			}
+			ar := newActiveRun(r.ID)
+			m.mu.Lock()
+			m.active[r.ID] = ar
+			m.mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m.execute(ctx, r, ar)
+				m.mu.Lock()
+				delete(m.active, r.ID)
+				m.mu.Unlock()
+				m.signal()
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			m.mu.Lock()
+			for _, ar := range m.active {
+				ar.stop(stopShutdown)
+			}
+			m.mu.Unlock()
+			return nil
+		case <-m.wake:
+		case <-tick.C:
+			m.pollCancels(ctx)
+		}
+	}
+}
+
+// Running reports whether this process runs the queue.
+func (m *Manager) Running() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.running
+}
+
+func (m *Manager) activeCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.active)
+}
+
+// claimNext moves the first queued run to running.
+func (m *Manager) claimNext(ctx context.Context) (store.Run, bool, error) {
+	var r store.Run
+	var ok bool
+	err := m.update(ctx, func(tx *store.Tx) error {
+		var err error
+		r, ok, err = tx.NextQueued()
+		if err != nil || !ok {
+			return err
+		}
+		if ok, err = tx.ClaimRun(r.ID); err != nil || !ok {
+			return err
+		}
+		r.Status = store.StatusRunning
+		return tx.AppendEvent(statusEvent(r, store.StatusRunning, "starting"))
+	})
+	return r, ok, err
+}
+
+// pollCancels stops runs of this process that another process flagged for
+// cancellation.
+func (m *Manager) pollCancels(ctx context.Context) {
+	ids, err := m.st.CancelRequested(ctx)
+	if err != nil {
+		m.opts.Logf("queue: %v", err)
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range ids {
+		if ar := m.active[id]; ar != nil {
+			ar.stop(stopCancel)
+		}
+	}
+}
+
+// recoverInterrupted ends the runs a stopped server left running as
+// interrupted and removes their cgroups (killing anything left in them).
+func (m *Manager) recoverInterrupted(ctx context.Context) error {
+	var runs []store.Run
+	err := m.update(ctx, func(tx *store.Tx) error {
+		var err error
+		if runs, err = tx.MarkInterrupted(); err != nil {
+			return err
+		}
+		for _, r := range runs {
+			if err := tx.PruneTransient(r.ID); err != nil {
+				return err
+			}
+			if err := tx.AppendEvent(statusEvent(r, store.StatusInterrupted,
+				"the server stopped while the run was running; retry it to run it again")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("recover interrupted runs: %w", err)
+	}
+	for _, r := range runs {
+		if r.CgroupPath == "" {
+			continue
+		}
+		g, err := cgroup.Open(r.CgroupPath)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				m.opts.Logf("run %d: %v", r.ID, err)
+			}
+			continue
+		}
+		if err := g.Remove(); err != nil {
+			m.opts.Logf("run %d: %v", r.ID, err)
+		}
+	}
+	return nil
+}
