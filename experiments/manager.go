@@ -113,7 +113,7 @@ type Manager struct {
 	cg     *cgroup.Manager
 	cgErr  error
 
-	dsMu sync.Mutex
+	dsMu  sync.Mutex
 	dsGen map[string]*sync.Mutex // per derived dataset being generated
 }
 

@@ -3,8 +3,8 @@ package experiments
 import (
 	"context"
 	"errors"
-	"os"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 

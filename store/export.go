@@ -324,4 +324,3 @@ func (s *Store) exportSamples(ctx context.Context, cw *csv.Writer, experimentID 
 	}
 	return nil
 }
-

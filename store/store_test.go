@@ -208,7 +208,10 @@ func TestDeleteExperiment(t *testing.T) {
 	if !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("delete with a running run: %v, want ErrConflict", err)
 	}
-	s.Update(ctx, func(tx *store.Tx) error { _, err := tx.FinishRun(runs[1].ID, store.RunEnd{Status: store.StatusCancelled}); return err })
+	s.Update(ctx, func(tx *store.Tx) error {
+		_, err := tx.FinishRun(runs[1].ID, store.RunEnd{Status: store.StatusCancelled})
+		return err
+	})
 	if err := s.Update(ctx, func(tx *store.Tx) error { return tx.DeleteExperiment(e.ID) }); err != nil {
 		t.Fatal(err)
 	}
