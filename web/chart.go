@@ -65,14 +65,16 @@ const (
 	StatusNoBaseline = "no-baseline"
 )
 
-// okabeIto is the Okabe–Ito palette (Okabe & Ito 2008), yellow last as it is faint on white.
-var okabeIto = []string{"#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442"}
+// okabeIto is the Okabe–Ito palette (Okabe & Ito 2008) with a neutral grey
+// added before yellow, which is faint on white and so comes last.
+var okabeIto = []string{"#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#7F7F7F", "#F0E442"}
 
 // markers pair with colours so series stay apart in greyscale prints.
-var markers = []string{"circle", "triangle", "rect", "diamond", "cross", "plus", "ring", "square"}
+var markers = []string{"circle", "triangle", "rect", "diamond", "cross", "plus", "ring", "square", "circle"}
 
 // variantOrder fixes each variant's colour and marker across every chart and figure.
-var variantOrder = []string{"pyg+", "ginex", "mariusgnn", "gnndrive", "diskgnn", "gids", "helios"}
+// "reference" is the engine's plain sequential pipeline (engine/train).
+var variantOrder = []string{"pyg+", "ginex", "mariusgnn", "gnndrive", "diskgnn", "gids", "helios", "reference"}
 
 // style returns the colour and marker of the i-th distinct series.
 func style(i int) (string, string) {

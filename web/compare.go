@@ -289,6 +289,26 @@ var ChartIDs = []string{
 // Chart builds one view by id; baseline names the variant the normalised
 // runtime divides by ("" = the first variant). ok is false for an unknown id.
 func (c *Comparison) Chart(id, baseline string) (Chart, bool) {
+	ch, ok := c.chart(id, baseline)
+	if ok && ch.Empty == "" && !hasMarks(ch) {
+		ch.Empty = "Nothing measured yet: the chart fills in as runs report epochs."
+	}
+	return ch, ok
+}
+
+// hasMarks reports whether a chart has anything to draw: a value, or an OOM or failed cell.
+func hasMarks(ch Chart) bool {
+	for _, s := range ch.Series {
+		for _, p := range s.Points {
+			if p.Y != nil || statusWord(p.Status) != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (c *Comparison) chart(id, baseline string) (Chart, bool) {
 	switch id {
 	case "epoch-vs-mem":
 		return c.versus("mem_limit", id, "Epoch time vs memory limit", "GNNDrive Fig. 9, DiskGNN Fig. 9"), true

@@ -70,7 +70,7 @@ func (h *DatasetsHandler) forms(genPreset, genName, genSeed, impKind, impPath, i
 	f := views.DatasetForms{GenName: genName, GenPreset: genPreset, GenSeed: genSeed, ImpKind: impKind, ImpPath: impPath, ImpName: impName,
 		ImportRoot: h.ImportRoot, Errors: errs}
 	for _, p := range dataset.PresetNames() {
-		f.Presets = append(f.Presets, views.FormOption{Value: p, Label: p + " — " + dataset.PresetDoc(p), Selected: p == genPreset})
+		f.Presets = append(f.Presets, views.FormOption{Value: p, Label: presetLabel(p), Note: dataset.PresetDoc(p), Selected: p == genPreset})
 	}
 	for _, k := range importKinds {
 		f.ImportKinds = append(f.ImportKinds, views.FormOption{Value: k.Value, Label: k.Label, Note: k.Note, Selected: k.Value == impKind})

@@ -23,12 +23,17 @@ type Store interface {
 }
 
 // Queue is what the pages ask of the experiment runner: create an
-// experiment from a grid (its runs join the queue), cancel, retry, delete.
-// Validation errors name the field they concern.
+// experiment from a grid file (its runs join the queue), cancel, retry,
+// delete, and follow the store's event log; *experiments.Manager
+// implements it. Create's validation errors wrap experiments.ErrInvalid and
+// name the field.
 type Queue interface {
-	Create(ctx context.Context, grid []byte) (int64, error)
+	Create(ctx context.Context, gridJSON []byte) (store.Experiment, error)
 	CancelRun(ctx context.Context, runID int64) error
-	RetryRun(ctx context.Context, runID int64) error
-	CancelExperiment(ctx context.Context, id int64) error
+	RetryRun(ctx context.Context, runID int64) (store.Run, error)
+	CancelExperiment(ctx context.Context, id int64) (int, error)
 	DeleteExperiment(ctx context.Context, id int64) error
+	// SubscribeFrom delivers every event with id > lastID in order, stored
+	// ones first, then live ones; the function ends the subscription.
+	SubscribeFrom(lastID int64) (<-chan store.Event, func())
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"outcore/engine/dataset"
+	"outcore/experiments"
 	"outcore/store"
 	"outcore/web/views"
 )
@@ -64,7 +65,7 @@ func (h *ExperimentsHandler) List(c *fiber.Ctx) error {
 	}
 	p := pageMeta(c, "Experiments", "experiments")
 	p.Stream = fmt.Sprintf("/events?scope=%s&after=%d", ScopeExperiments, after)
-	return renderPage(c, views.ExperimentsPage(p, rows))
+	return renderPage(c, views.ExperimentsPage(p, rows, listExamples(h.DataDir)))
 }
 
 // formEnv answers validation's questions from the data directory.
@@ -124,10 +125,10 @@ func formView(in FormInput, entries []dataset.Entry, g Grid, errs map[string]str
 		f.Datasets = append(f.Datasets, views.FormOption{Value: e.Name, Label: label, Selected: e.Name == in.Dataset})
 	}
 	for _, p := range dataset.PresetNames() {
-		f.Presets = append(f.Presets, views.FormOption{Value: p, Label: p + " — " + dataset.PresetDoc(p), Selected: p == in.Preset})
+		f.Presets = append(f.Presets, views.FormOption{Value: p, Label: presetLabel(p), Note: dataset.PresetDoc(p), Selected: p == in.Preset})
 	}
-	for _, v := range Variants {
-		f.Variants = append(f.Variants, views.FormOption{Value: v.Name, Label: v.Name, Note: v.Note, Selected: contains(in.Variants, v.Name)})
+	for _, v := range Variants() {
+		f.Variants = append(f.Variants, views.FormOption{Value: v, Label: v, Note: variantNotes[v], Selected: contains(in.Variants, v)})
 	}
 	for _, m := range Models {
 		f.Models = append(f.Models, views.FormOption{Value: m, Label: m, Selected: m == in.Model})
@@ -140,6 +141,15 @@ func formView(in FormInput, entries []dataset.Entry, g Grid, errs map[string]str
 		}
 	}
 	return f
+}
+
+// presetLabel names a preset with its size in a few words.
+func presetLabel(p string) string {
+	cfg, err := dataset.Preset(p)
+	if err != nil {
+		return p
+	}
+	return fmt.Sprintf("%s — %d nodes, %d dims, %s of features", p, cfg.Nodes, cfg.FeatureDim, FormatBytes(cfg.Nodes*int64(cfg.FeatureDim)*4))
 }
 
 // readForm reads the submitted form.
@@ -189,6 +199,9 @@ func (h *ExperimentsHandler) Create(c *fiber.Ctx) error {
 	if strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) {
 		return h.createJSON(c)
 	}
+	if ex := c.FormValue("example"); ex != "" {
+		return h.startExample(c, ex)
+	}
 	env, entries := h.formEnv()
 	in := readForm(c)
 	g, errs := ValidateForm(in, env)
@@ -196,18 +209,21 @@ func (h *ExperimentsHandler) Create(c *fiber.Ctx) error {
 		cfg, _ := dataset.Preset(in.Preset)
 		grid, queue, preset := g.JSON(), h.Queue, in.Preset
 		h.Jobs.Generate(g.Dataset, preset, cfg, func(jctx context.Context) (string, error) {
-			id, err := queue.Create(jctx, grid)
+			e, err := queue.Create(jctx, grid)
 			if err != nil {
 				return "", fmt.Errorf("dataset ready, but the experiment was not created: %w", err)
 			}
-			return fmt.Sprintf("/experiments/%d", id), nil
+			return fmt.Sprintf("/experiments/%d", e.ID), nil
 		})
 		return redirect(c, "/datasets")
 	}
 	if len(errs) == 0 {
-		id, err := h.Queue.Create(ctx, g.JSON())
+		e, err := h.Queue.Create(ctx, g.JSON())
 		if err == nil {
-			return redirect(c, fmt.Sprintf("/experiments/%d", id))
+			return redirect(c, fmt.Sprintf("/experiments/%d", e.ID))
+		}
+		if !errors.Is(err, experiments.ErrInvalid) {
+			return err
 		}
 		field, msg := fieldOf(err)
 		errs[field] = msg
@@ -222,29 +238,62 @@ func (h *ExperimentsHandler) createJSON(c *fiber.Ctx) error {
 	if err := json.Unmarshal(c.Body(), &g); err != nil {
 		return c.Status(fiber.StatusBadRequest).JSON(fiber.Map{"error": "body: not JSON: " + err.Error()})
 	}
-	id, err := h.Queue.Create(c.UserContext(), g)
+	e, err := h.Queue.Create(c.UserContext(), g)
 	if err != nil {
-		field, msg := fieldOf(err)
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": msg, "field": field})
+		if !errors.Is(err, experiments.ErrInvalid) {
+			return err
+		}
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": err.Error(), "field": invalidField(err)})
 	}
-	c.Set(fiber.HeaderLocation, fmt.Sprintf("/experiments/%d", id))
-	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"id": id, "url": fmt.Sprintf("/experiments/%d", id)})
+	url := fmt.Sprintf("/experiments/%d", e.ID)
+	c.Set(fiber.HeaderLocation, url)
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"id": e.ID, "url": url, "runs": e.Counts.Total})
 }
 
-// fieldOf finds which form field a runner validation error is about.
-func fieldOf(err error) (field, msg string) {
-	msg = err.Error()
-	keys := []struct{ key, field string }{
-		{"mem_limit", "mem_limits"}, {"system", "variants"}, {"variant", "variants"},
-		{"batch_size", "batches"}, {"fanout", "fanouts"}, {"dim", "dims"},
-		{"repeat", "repeats"}, {"epochs", "epochs"}, {"model", "model"}, {"dataset", "dataset"}, {"name", "name"},
+// startExample queues a ready-to-start grid file.
+func (h *ExperimentsHandler) startExample(c *fiber.Ctx, file string) error {
+	grid, err := readExample(h.DataDir, file)
+	if err != nil {
+		return fiber.NewError(fiber.StatusBadRequest, err.Error())
 	}
-	for _, k := range keys {
-		if strings.Contains(msg, k.key) {
-			return k.field, msg
+	e, err := h.Queue.Create(c.UserContext(), grid)
+	if err != nil {
+		if errors.Is(err, experiments.ErrInvalid) {
+			return fiber.NewError(fiber.StatusUnprocessableEntity, fmt.Sprintf("example %s: %v", file, err))
+		}
+		return err
+	}
+	return redirect(c, fmt.Sprintf("/experiments/%d", e.ID))
+}
+
+// invalidField is the grid field a runner validation error names
+// ("axes.mem_limit[1]" in "invalid experiment: axes.mem_limit[1]: ...").
+func invalidField(err error) string {
+	rest, ok := strings.CutPrefix(err.Error(), experiments.ErrInvalid.Error()+": ")
+	if !ok {
+		if i := strings.Index(err.Error(), experiments.ErrInvalid.Error()+": "); i >= 0 {
+			rest = err.Error()[i+len(experiments.ErrInvalid.Error())+2:]
 		}
 	}
-	return "", msg
+	field, _, _ := strings.Cut(rest, ": ")
+	return field
+}
+
+// gridFields maps grid fields to the form's fields.
+var gridFields = map[string]string{
+	"name": "name", "dataset": "dataset", "system": "variants", "mem_limit": "mem_limits",
+	"feature_dim": "dims", "batch_size": "batches", "batch": "batches", "model": "model",
+	"fanout": "fanouts", "epochs": "epochs", "repeat": "repeats",
+}
+
+// fieldOf finds which form field a runner validation error is about ("" = the whole form).
+func fieldOf(err error) (field, msg string) {
+	f := strings.TrimPrefix(invalidField(err), "axes.")
+	if i := strings.IndexByte(f, '['); i >= 0 {
+		f = f[:i]
+	}
+	msg = strings.TrimPrefix(err.Error(), experiments.ErrInvalid.Error()+": ")
+	return gridFields[f], msg
 }
 
 // redirect sends the browser on: HX-Redirect for htmx, 303 otherwise.
@@ -461,7 +510,7 @@ func (h *ExperimentsHandler) Cancel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Queue.CancelExperiment(c.UserContext(), id); err != nil {
+	if _, err := h.Queue.CancelExperiment(c.UserContext(), id); err != nil {
 		return err
 	}
 	return redirect(c, "/experiments/"+strconv.FormatInt(id, 10))

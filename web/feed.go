@@ -7,7 +7,6 @@ import (
 	"io"
 	"log"
 	"strings"
-	"time"
 
 	"github.com/a-h/templ"
 
@@ -16,62 +15,81 @@ import (
 	"outcore/web/views"
 )
 
-// Feed turns the store's event log into the pages' live updates: it reads
-// new events every Poll, renders for each the HTML fragments the pages that
-// show it need (out-of-band swaps keyed by element id) and publishes them on
-// the hub under the event's own id.
+// Feed turns the store's event log into the pages' live updates: it
+// follows the log through the runner's subscription (woken by each commit),
+// renders for each event the HTML fragments the pages showing it need
+// (out-of-band swaps keyed by element id) and publishes them on the hub
+// under the event's own id.
 type Feed struct {
+	Source interface {
+		SubscribeFrom(lastID int64) (<-chan store.Event, func())
+	}
 	Store  Store
 	Hub    *Hub
-	Poll   time.Duration
 	Log    *log.Logger
-	cursor int64 // the newest store event read
+	cursor int64 // the newest store event handled
 }
 
-// Run polls until ctx ends.
+// maxFeedBatch bounds how many events one publish carries.
+const maxFeedBatch = 500
+
+// Run follows the event log until ctx ends or the subscription closes.
 func (f *Feed) Run(ctx context.Context) {
-	t := time.NewTicker(f.Poll)
-	defer t.Stop()
+	ch, stop := f.Source.SubscribeFrom(f.cursor)
+	defer stop()
 	for {
-		if err := f.Step(ctx); err != nil && ctx.Err() == nil {
-			f.Log.Printf("live feed: %v", err)
-		}
+		var batch []store.Event
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case ev, ok := <-ch:
+			if !ok {
+				return
+			}
+			batch = append(batch, ev)
+		}
+	drain:
+		for len(batch) < maxFeedBatch {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, ev)
+			default:
+				break drain
+			}
+		}
+		if err := f.Handle(ctx, batch); err != nil && ctx.Err() == nil {
+			f.Log.Printf("live feed: %v", err)
 		}
 	}
 }
 
-// Step reads the events after the cursor and publishes their updates.
-func (f *Feed) Step(ctx context.Context) error {
-	for {
-		evs, err := f.Store.EventsSince(ctx, f.cursor, 500)
+// Handle publishes the updates of a batch of events (in id order). An
+// event whose update cannot be rendered is logged and skipped.
+func (f *Feed) Handle(ctx context.Context, evs []store.Event) error {
+	var out []Event
+	var firstErr error
+	for i, ev := range evs {
+		if superseded(evs, i) {
+			continue
+		}
+		more, err := f.updates(ctx, ev)
 		if err != nil {
-			return err
-		}
-		if len(evs) == 0 {
-			return nil
-		}
-		var out []Event
-		for i, ev := range evs {
-			if superseded(evs, i) {
-				continue
+			if firstErr == nil {
+				firstErr = fmt.Errorf("event %d (%s): %w", ev.ID, ev.Kind, err)
 			}
-			more, err := f.updates(ctx, ev)
-			if err != nil {
-				return fmt.Errorf("event %d (%s): %w", ev.ID, ev.Kind, err)
-			}
-			out = append(out, more...)
+			continue
 		}
-		f.Hub.Publish(out...)
-		f.cursor = evs[len(evs)-1].ID
-		f.Hub.Advance(f.cursor)
-		if len(evs) < 500 {
-			return nil
-		}
+		out = append(out, more...)
 	}
+	f.Hub.Publish(out...)
+	if n := len(evs); n > 0 {
+		f.cursor = evs[n-1].ID
+		f.Hub.Advance(f.cursor)
+	}
+	return firstErr
 }
 
 // superseded reports whether a later event of the batch makes evs[i]

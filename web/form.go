@@ -3,11 +3,12 @@ package web
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"outcore/engine/train"
 )
 
 // Limits on what the new-experiment form accepts.
@@ -23,15 +24,26 @@ const (
 	maxLayers     = 6
 )
 
-// Variants lists the system variants the form offers, in display order, with a line on each.
-var Variants = []struct{ Name, Note string }{
-	{"pyg+", "PyG+: memory-mapped topology and features, page-cache faults on the critical path"},
-	{"ginex", "Ginex (VLDB'22): superbatch inspector–executor, Belady feature cache, neighbour cache"},
-	{"mariusgnn", "MariusGNN: partition buffer, sampling inside buffered partitions"},
-	{"gnndrive", "GNNDrive (ICPP'24): async io_uring extractors, staging and feature buffers"},
-	{"diskgnn", "DiskGNN: offline sampling, four-level feature store, packed chunks"},
-	{"gids", "GIDS (VLDB'24): storage-access accumulator, constant CPU buffer, window buffering"},
-	{"helios", "Helios: heterogeneous GPU/CPU cache, decoupled I/O submission and completion"},
+// variantNotes describe the variants in one line each (DESIGN §1).
+var variantNotes = map[string]string{
+	"pyg+":      "PyG+: memory-mapped topology and features, page-cache faults on the critical path",
+	"ginex":     "Ginex (VLDB'22): superbatch inspector–executor, Belady feature cache, neighbour cache",
+	"mariusgnn": "MariusGNN: partition buffer, sampling inside buffered partitions",
+	"gnndrive":  "GNNDrive (ICPP'24): async io_uring extractors, staging and feature buffers",
+	"diskgnn":   "DiskGNN: offline sampling, four-level feature store, packed chunks",
+	"gids":      "GIDS (VLDB'24): storage-access accumulator, constant CPU buffer, window buffering",
+	"helios":    "Helios: heterogeneous GPU/CPU cache, decoupled I/O submission and completion",
+	"reference": "reference: the plain sequential sample → gather → train loop, no cache, no overlap",
+}
+
+// Variants lists the variants the engine has registered, in display order.
+func Variants() []string {
+	names := train.Names()
+	rd := make([]RunData, len(names))
+	for i, n := range names {
+		rd[i] = RunData{System: n}
+	}
+	return NewComparison(rd).Variants()
 }
 
 // Models the form offers.
@@ -54,8 +66,8 @@ type FormInput struct {
 	Repeats     string
 }
 
-// Grid is an experiment as the experiment runner takes it (the grid file of
-// `outcore exp create --file`).
+// Grid is an experiment as the form builds it: the grid file of `outcore
+// exp create --file` (see experiments.Grid), which the runner validates again.
 type Grid struct {
 	Name    string   `json:"name,omitempty"`
 	Dataset string   `json:"dataset"`
@@ -68,7 +80,7 @@ type Grid struct {
 type GridAxes struct {
 	System    []string `json:"system"`
 	MemLimit  []string `json:"mem_limit,omitempty"`
-	Dim       []int    `json:"dim,omitempty"`
+	Dim       []int    `json:"feature_dim,omitempty"`
 	BatchSize []int    `json:"batch_size,omitempty"`
 	Fanout    []string `json:"fanout,omitempty"`
 	Repeat    int      `json:"repeat"`
@@ -174,17 +186,14 @@ func ValidateForm(in FormInput, env FormEnv) (Grid, map[string]string) {
 	}
 
 	seen := map[string]bool{}
+	known := Variants()
 	for _, v := range in.Variants {
 		if seen[v] {
 			continue
 		}
 		seen[v] = true
-		known := false
-		for _, k := range Variants {
-			known = known || k.Name == v
-		}
-		if !known {
-			errs["variants"] = fmt.Sprintf("variants: unknown variant %q", v)
+		if !contains(known, v) {
+			errs["variants"] = fmt.Sprintf("variants: unknown variant %q (have %s)", v, strings.Join(known, ", "))
 			break
 		}
 		g.Axes.System = append(g.Axes.System, v)
@@ -312,81 +321,38 @@ func parseFanouts(s string) ([]string, error) {
 	return out, nil
 }
 
-// byteUnits are the units a memory limit may carry.
-var byteUnits = map[string]int64{
-	"": 1, "b": 1,
-	"k": 1 << 10, "kb": 1000, "kib": 1 << 10,
-	"m": 1 << 20, "mb": 1000 * 1000, "mib": 1 << 20,
-	"g": 1 << 30, "gb": 1000 * 1000 * 1000, "gib": 1 << 30,
-	"t": 1 << 40, "tb": 1000 * 1000 * 1000 * 1000, "tib": 1 << 40,
-}
-
-// ParseBytes reads "512MiB", "1.5 GB", "4096" into bytes.
-func ParseBytes(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
-	num, unit := t, ""
-	if i >= 0 {
-		num, unit = t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	}
-	mult, ok := byteUnits[unit]
-	if !ok || num == "" {
-		return 0, fmt.Errorf("%q: want a size such as 512MiB, 2GB or 4096", s)
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v <= 0 || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q: want a positive size", s)
-	}
-	b := v * float64(mult)
-	if b > float64(1<<50) {
-		return 0, fmt.Errorf("%q is too large", s)
-	}
-	if b < 1<<20 {
-		return 0, fmt.Errorf("%q is below 1 MiB; a run cannot start in that", s)
-	}
-	return int64(math.Ceil(b)), nil
-}
-
-// parseMemLimits reads the memory-limit list: sizes, percentages of the
-// dataset's feature file, or "none". Sizes are written back as bytes with a
-// "B" suffix so the runner parses one form only; percentages become bytes.
+// parseMemLimits reads the memory-limit list: sizes with a unit, a
+// percentage of the dataset's feature file, or "none" (engine/train's
+// syntax, which the runner reads again). Each must come to at least 1 MiB.
 func parseMemLimits(s string, featureBytes int64) ([]string, error) {
 	items := splitList(s)
 	if len(items) > maxAxisValues {
 		return nil, fmt.Errorf("at most %d values", maxAxisValues)
 	}
 	var out []string
-	seen := map[string]bool{}
+	seen := map[int64]string{}
 	for _, it := range items {
-		var v string
-		switch {
-		case strings.EqualFold(it, "none"):
-			v = "none"
-		case strings.HasSuffix(it, "%"):
-			p, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(it, "%")), 64)
-			if err != nil || p <= 0 || p > 10000 {
-				return nil, fmt.Errorf("%q: a percentage is a number above 0 and at most 10000", it)
-			}
-			if featureBytes <= 0 {
+		var b int64
+		if !strings.EqualFold(it, "none") {
+			if strings.HasSuffix(it, "%") && featureBytes <= 0 {
 				return nil, fmt.Errorf("%q: a percentage needs a dataset whose feature size is known", it)
 			}
-			b := int64(math.Ceil(p / 100 * float64(featureBytes)))
-			if b < 1<<20 {
-				return nil, fmt.Errorf("%q of %s is %s, below 1 MiB; a run cannot start in that", it, FormatBytes(featureBytes), FormatBytes(b))
-			}
-			v = strconv.FormatInt(b, 10) + "B"
-		default:
-			b, err := ParseBytes(it)
+			v, err := train.ParseMemLimit(it, featureBytes)
 			if err != nil {
 				return nil, err
 			}
-			v = strconv.FormatInt(b, 10) + "B"
+			if v < 1<<20 {
+				return nil, fmt.Errorf("%q is %s, below 1 MiB; no run starts in that", it, FormatBytes(v))
+			}
+			b = v
+		} else {
+			it = "none"
 		}
-		if seen[v] {
-			return nil, fmt.Errorf("%s is listed twice", it)
+		if prev, dup := seen[b]; dup {
+			return nil, fmt.Errorf("%s and %s are the same limit", prev, it)
 		}
-		seen[v] = true
-		out = append(out, v)
+		seen[b] = it
+		out = append(out, it)
 	}
 	return out, nil
 }

@@ -268,10 +268,11 @@ func (h *RunsHandler) Retry(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Queue.RetryRun(c.UserContext(), id); err != nil {
+	nr, err := h.Queue.RetryRun(c.UserContext(), id)
+	if err != nil {
 		return err
 	}
-	return doneOrRedirect(c, fmt.Sprintf("/runs/%d", id))
+	return doneOrRedirect(c, fmt.Sprintf("/runs/%d", nr.ID))
 }
 
 // doneOrRedirect answers an action: htmx buttons get 204 (the page's live

@@ -30,8 +30,6 @@ type Config struct {
 	// CSRFKey signs CSRF tokens (at least 16 bytes). Default: read from
 	// DataDir/csrf.key, created with 32 random bytes if missing.
 	CSRFKey []byte
-	// Poll is how often the live feed reads new store events (default 150 ms).
-	Poll time.Duration
 	// Heartbeat is the interval of SSE comment lines (default 15 s).
 	Heartbeat time.Duration
 	// Log receives request errors and feed problems (default: stderr).
@@ -65,9 +63,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = log.New(os.Stderr, "serve: ", log.LstdFlags)
 	}
-	if cfg.Poll <= 0 {
-		cfg.Poll = 150 * time.Millisecond
-	}
 	if len(cfg.CSRFKey) == 0 {
 		k, err := loadOrCreateKey(filepath.Join(cfg.DataDir, "csrf.key"))
 		if err != nil {
@@ -84,7 +79,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg}
 	s.hub = NewHub(seed, 512, 4096)
-	s.feed = &Feed{Store: cfg.Store, Hub: s.hub, Poll: cfg.Poll, Log: cfg.Log, cursor: seed}
+	s.feed = &Feed{Source: cfg.Queue, Store: cfg.Store, Hub: s.hub, Log: cfg.Log, cursor: seed}
 	s.jobs = NewJobs(cfg.DataDir, 20)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "outcore",

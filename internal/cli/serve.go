@@ -2,10 +2,166 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"outcore/engine/dataset"
+	"outcore/engine/train"
+	"outcore/experiments"
+	"outcore/store"
+	"outcore/web"
+)
+
+const serveUsage = `usage: outcore serve [--addr 127.0.0.1:8080] [--data-dir DIR]
+
+Serves the experiment dashboard and runs the experiment queue (one run at a
+time by default). On first start it creates the default dataset (preset
+"small", named "default") and a ready-to-start example experiment, which the
+experiment list offers with a Start button (nothing runs until you start it).
+It binds 127.0.0.1 unless --addr names another address.`
+
+// Default dataset and example made on first start.
+const (
+	defaultDataset = "default"
+	defaultPreset  = "small"
+	exampleFile    = "example-memory-limits.json"
 )
 
 // Serve runs `outcore serve`.
 func Serve(ctx context.Context, args []string) error {
-	return errors.New("serve: not implemented yet")
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
+	dataDir := fs.String("data-dir", "", "data directory (default: $OUTCORE_DATA, else $XDG_DATA_HOME/outcore, else ~/.local/share/outcore)")
+	concurrency := fs.Int("concurrency", 1, "runs that may run at the same time")
+	dropCaches := fs.Bool("drop-caches", false, "drop the page cache before each run (needs root)")
+	fs.Usage = func() { fmt.Fprintln(os.Stderr, serveUsage); fs.PrintDefaults() }
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if *concurrency < 1 {
+		return fmt.Errorf("%w: --concurrency must be at least 1", ErrUsage)
+	}
+	dir := dataset.ResolveDataDir(*dataDir)
+	logger := log.New(os.Stderr, "serve: ", log.LstdFlags)
+
+	if err := firstStart(ctx, dir, logger); err != nil {
+		return err
+	}
+	st, err := store.OpenDataDir(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	mgr, err := experiments.New(experiments.Options{
+		DataDir: dir, Store: st, Concurrency: *concurrency, DropCaches: *dropCaches,
+		Logf: func(format string, a ...any) { logger.Printf(format, a...) },
+	})
+	if err != nil {
+		return err
+	}
+	defer mgr.Close()
+	srv, err := web.New(ctx, web.Config{Store: st, Queue: mgr, DataDir: dir, Log: logger})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	if host, _, _ := net.SplitHostPort(ln.Addr().String()); !net.ParseIP(host).IsLoopback() {
+		logger.Printf("warning: listening on %s, reachable from other machines; the dashboard has no login", ln.Addr())
+	}
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := mgr.Run(ctx); err != nil {
+			if errors.Is(err, experiments.ErrQueueBusy) {
+				logger.Printf("queue: %v; this server shows experiments but does not run them", err)
+				return
+			}
+			logger.Printf("queue stopped: %v", err)
+		}
+	}()
+	fmt.Fprintf(os.Stderr, "outcore dashboard: http://%s  (data directory %s; Ctrl-C stops)\n", ln.Addr(), dir)
+	err = srv.Serve(ctx, ln)
+	wg.Wait() // running children are stopped and recorded as interrupted
+	return err
+}
+
+// firstStart creates the default dataset and the example experiment's grid
+// file when the data directory has no dataset yet.
+func firstStart(ctx context.Context, dir string, logger *log.Logger) error {
+	entries, err := dataset.ListEntries(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) > 0 {
+		return nil
+	}
+	cfg, err := dataset.Preset(defaultPreset)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "first start: generating the default dataset %q (preset %s: %s) in %s\n",
+		defaultDataset, defaultPreset, dataset.PresetDoc(defaultPreset), dataset.DatasetsDir(dir))
+	if _, err := dataset.GenerateWith(ctx, dataset.DatasetsDir(dir), defaultDataset, cfg,
+		dataset.GenOptions{Progress: os.Stderr, Preset: defaultPreset, NoIndptr: true}); err != nil {
+		return fmt.Errorf("first start: %w", err)
+	}
+	fmt.Fprintln(os.Stderr)
+	grid, err := exampleGrid()
+	if err != nil {
+		return err
+	}
+	wrote, err := web.WriteExample(dir, exampleFile, grid)
+	if err != nil {
+		return err
+	}
+	if wrote {
+		logger.Printf("first start: example experiment ready to start: %s", filepath.Join(web.ExamplesDir(dir), exampleFile))
+	}
+	return nil
+}
+
+// exampleGrid is the example experiment: the registered baseline and
+// paper variants at three memory limits around the default dataset's
+// feature size (≈100 MB), two repeats each.
+func exampleGrid() ([]byte, error) {
+	var systems []string
+	for _, s := range []string{"pyg+", "ginex", "gnndrive"} {
+		for _, n := range train.Names() {
+			if n == s {
+				systems = append(systems, s)
+			}
+		}
+	}
+	if len(systems) == 0 {
+		return nil, errors.New("first start: no system variant is registered")
+	}
+	g := map[string]any{
+		"name":    "Example: epoch time vs memory limit",
+		"dataset": defaultDataset,
+		"model":   "sage",
+		"epochs":  3,
+		"axes": map[string]any{
+			"system":     systems,
+			"mem_limit":  []string{"64MiB", "128MiB", "256MiB"},
+			"batch_size": []int{1024},
+			"fanout":     []string{"10,5"},
+			"repeat":     2,
+		},
+	}
+	return json.MarshalIndent(g, "", "  ")
 }

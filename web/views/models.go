@@ -43,6 +43,16 @@ type ExperimentRow struct {
 	StartedMS, EndedMS int64
 }
 
+// Example is a ready-to-start grid file.
+type Example struct {
+	File    string
+	Name    string
+	Dataset string
+	Runs    int
+	Summary string
+	Problem string // why it cannot start, if so
+}
+
 // FormOption is one choice of a select or checkbox group.
 type FormOption struct {
 	Value, Label string
