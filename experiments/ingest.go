@@ -195,7 +195,8 @@ func (g *ingester) applyStart(rec metrics.StartRecord, line []byte) {
 	if c.MemBytes != 0 {
 		h.MemBytes = c.MemBytes
 	}
-	if c.DiskModel != "" {
+	if c.DiskModel != "" && h.DiskModel == "" {
+		// The runner's own value names the disk of the data directory.
 		h.DiskModel = c.DiskModel
 	}
 	if c.GPU != "" {

@@ -104,10 +104,11 @@ type Manager struct {
 
 	wake chan struct{} // a run was queued or a slot freed
 
-	mu      sync.Mutex
-	active  map[int64]*activeRun // running in this process
-	running bool                 // Run is active
-	closed  bool
+	mu       sync.Mutex
+	active   map[int64]*activeRun // running in this process
+	running  bool                 // Run is active
+	draining bool                 // Drain was called
+	closed   bool
 
 	cgOnce sync.Once
 	cg     *cgroup.Manager

@@ -80,7 +80,10 @@ func (m *Manager) Run(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
-		for ctx.Err() == nil && m.activeCount() < m.opts.Concurrency {
+		if m.isDraining() && m.activeCount() == 0 {
+			return nil
+		}
+		for ctx.Err() == nil && !m.isDraining() && m.activeCount() < m.opts.Concurrency {
 			r, ok, err := m.claimNext(ctx)
 			if err != nil {
 				m.opts.Logf("queue: %v", err)
@@ -116,6 +119,22 @@ func (m *Manager) Run(ctx context.Context) error {
 			m.pollCancels(ctx)
 		}
 	}
+}
+
+// Drain makes Run stop starting runs and return once the runs it started
+// have finished (`outcore exp create --wait` uses it when its experiment is
+// done, so that it does not cut off a run of another experiment).
+func (m *Manager) Drain() {
+	m.mu.Lock()
+	m.draining = true
+	m.mu.Unlock()
+	m.signal()
+}
+
+func (m *Manager) isDraining() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.draining
 }
 
 // Running reports whether this process runs the queue.
