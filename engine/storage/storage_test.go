@@ -575,3 +575,43 @@ func TestFileShrinks(t *testing.T) {
 		})
 	}
 }
+
+// TestSteadyStateAllocs checks that reading does not allocate per request
+// once a Reader is warm (ReadRows, and a Submit/Reap cycle).
+func TestSteadyStateAllocs(t *testing.T) {
+	dir := directDir(t)
+	path, _ := writeRandomFile(t, dir, "allocs.bin", 1<<20, 14)
+	for _, b := range []Backend{BackendUring, BackendPread} {
+		t.Run(string(b), func(t *testing.T) {
+			const rb = 512
+			f := open(t, path, b, Options{RowBytes: rb, QueueDepth: 32})
+			r := reader(t, f)
+			ctx := context.Background()
+			ids := []int64{9, 100, 3, 1500, 77, 78, 2000, 5}
+			dst := make([]byte, len(ids)*rb)
+			reqs := make([]Request, len(ids))
+			done := make([]Completion, 0, len(ids))
+			cycle := func() {
+				if err := r.ReadRows(ctx, ids, dst); err != nil {
+					t.Fatal(err)
+				}
+				for i, id := range ids {
+					reqs[i] = f.RowRequest(id, dst[i*rb:], uint64(i))
+				}
+				if err := r.Submit(reqs); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				if done, err = r.Reap(ctx, done[:0], len(ids)); err != nil || len(done) != len(ids) {
+					t.Fatalf("Reap: %d completions, %v", len(done), err)
+				}
+			}
+			for range 10 {
+				cycle()
+			}
+			if a := testing.AllocsPerRun(50, cycle); a > 0 {
+				t.Errorf("%.1f allocations per ReadRows + Submit/Reap cycle of %d rows", a, len(ids))
+			}
+		})
+	}
+}
