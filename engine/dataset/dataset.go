@@ -112,17 +112,27 @@ func openChecked(dir string) (*Dataset, error) {
 
 // OpenByName opens the dataset called name under dataDir (see DatasetsDir).
 func OpenByName(dataDir, name string) (*Dataset, error) {
-	if err := ValidateName(name); err != nil {
+	dir, err := DirByName(dataDir, name)
+	if err != nil {
 		return nil, err
+	}
+	return Open(dir)
+}
+
+// DirByName returns the directory of dataset name under dataDir, failing
+// with ErrBadName or ErrNotFound.
+func DirByName(dataDir, name string) (string, error) {
+	if err := ValidateName(name); err != nil {
+		return "", err
 	}
 	dir := filepath.Join(DatasetsDir(dataDir), name)
 	if _, err := os.Stat(dir); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %q in %s", ErrNotFound, name, DatasetsDir(dataDir))
+			return "", fmt.Errorf("%w: %q in %s", ErrNotFound, name, DatasetsDir(dataDir))
 		}
-		return nil, fmt.Errorf("stat %s: %w", dir, err)
+		return "", fmt.Errorf("stat %s: %w", dir, err)
 	}
-	return Open(dir)
+	return dir, nil
 }
 
 // Path returns the path of one of the dataset's files (e.g. FeaturesFile).

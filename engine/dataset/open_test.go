@@ -113,6 +113,9 @@ func TestOpenDetectsCorruption(t *testing.T) {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Open: %v, want ErrCorrupt", err)
 			}
+			if _, verr := Verify(d.Dir, VerifyOptions{}); !errors.Is(verr, ErrCorrupt) {
+				t.Errorf("Verify: %v, want ErrCorrupt", verr)
+			}
 			// OpenQuick sees damage to meta.json, sizes and indptr only.
 			_, qerr := OpenQuick(d.Dir)
 			quick := !strings.Contains(c.name, "index") && !strings.Contains(c.name, "label out") && !strings.Contains(c.name, "split id")

@@ -35,16 +35,27 @@ type Report struct {
 	FeaturesChecked bool `json:"features_checked"`
 }
 
-// Verify runs Open's checks and then the full ones: splits are disjoint,
+// Verify runs Open's checks and then the full ones (one pass over
+// indices.bin for both): splits are disjoint,
 // free of duplicates and labeled; neighbour lists are sorted and duplicate-
 // free when meta.json says so; an undirected graph stores every edge in both
 // directions; and, with opt.Features, every feature is finite. Memory is
 // O(Nodes) (labels, out-degrees, split marks), never O(Edges) or features.
 // The first failure is returned wrapped in ErrCorrupt, naming the file.
 func Verify(dir string, opt VerifyOptions) (*Report, error) {
-	d, err := Open(dir)
+	// OpenQuick plus the label and split scans; the index range check is
+	// folded into the one pass over indices.bin below.
+	d, err := OpenQuick(dir)
 	if err != nil {
 		return nil, err
+	}
+	if err := d.checkLabels(); err != nil {
+		return nil, err
+	}
+	for _, s := range []string{SplitTrain, SplitVal, SplitTest} {
+		if err := d.checkSplit(s); err != nil {
+			return nil, err
+		}
 	}
 	m := d.Meta
 	r := &Report{Meta: m, MinInDegree: math.MaxInt64}
@@ -86,6 +97,9 @@ func Verify(dir string, opt VerifyOptions) (*Report, error) {
 			e := off + int64(i)
 			for e >= d.Indptr[v+1] {
 				v++
+			}
+			if uint64(u) >= uint64(m.Nodes) {
+				return d.corrupt(IndicesFile, "index out of range: indices[%d] = %d (in-neighbour of node %d), nodes = %d", e, u, v, m.Nodes)
 			}
 			out[u]++
 			if u == v {

@@ -217,16 +217,21 @@ func dataInfo(args []string) error {
 	if err != nil {
 		return helpOK(err)
 	}
-	d, err := dataset.OpenByName(dataset.ResolveDataDir(*dataDir), pos[0])
+	// info reads meta.json only (instant at any size); verify checks files.
+	dir, err := dataset.DirByName(dataset.ResolveDataDir(*dataDir), pos[0])
+	if err != nil {
+		return err
+	}
+	m, err := dataset.ReadMeta(dir)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(d.Meta)
+		return enc.Encode(m)
 	}
-	printMeta(os.Stdout, d.Dir, d.Meta)
+	printMeta(os.Stdout, dir, m)
 	return nil
 }
 
@@ -307,12 +312,12 @@ func dataVerify(args []string) error {
 	if err != nil {
 		return helpOK(err)
 	}
-	if err := dataset.ValidateName(pos[0]); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	dir := dataset.DatasetsDir(dataset.ResolveDataDir(*dataDir)) + string(os.PathSeparator) + pos[0]
-	if _, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("%w: %q (%v)", dataset.ErrNotFound, pos[0], err)
+	dir, err := dataset.DirByName(dataset.ResolveDataDir(*dataDir), pos[0])
+	if err != nil {
+		if errors.Is(err, dataset.ErrBadName) {
+			return fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		return err
 	}
 	began := time.Now()
 	r, err := dataset.Verify(dir, dataset.VerifyOptions{Features: *features})
