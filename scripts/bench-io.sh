@@ -33,8 +33,15 @@ if [[ ! -x $outcore ]]; then
 fi
 
 created=0
+cleanup() { if [[ $created == 1 && ${BENCH_IO_KEEP:-0} != 1 ]]; then rm -f "$file"; fi; }
+trap cleanup EXIT
 want=$((gib << 30))
-if [[ ! -f $file || $(stat -c %s "$file") -lt $want ]]; then
+if [[ -e $file ]]; then
+	# Never write over an existing file: it may be someone's data.
+	if [[ $(stat -c %s "$file") -lt $want ]]; then
+		echo "bench-io: note: $file is smaller than ${gib} GiB; reads may hit the page cache or the host's disk cache" >&2
+	fi
+else
 	mkdir -p "$(dirname "$file")"
 	fstype=$(stat -f -c %T "$(dirname "$file")")
 	if [[ $fstype == tmpfs ]]; then
@@ -42,12 +49,10 @@ if [[ ! -f $file || $(stat -c %s "$file") -lt $want ]]; then
 		exit 1
 	fi
 	echo "bench-io: writing ${gib} GiB to $file" >&2
+	created=1
 	fio --name=create --filename="$file" --rw=write --bs=1M --size="${gib}G" --direct=1 \
 		--ioengine=psync --output=/dev/null
-	created=1
 fi
-cleanup() { if [[ $created == 1 && ${BENCH_IO_KEEP:-0} != 1 ]]; then rm -f "$file"; fi; }
-trap cleanup EXIT
 
 drop_caches() {
 	sync
