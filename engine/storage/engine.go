@@ -184,6 +184,8 @@ func (e *engine) enqueue() {
 	e.segs = segs[:0]
 	clear(e.pl.items) // drop references to caller memory
 	e.pl.items = e.pl.items[:0]
+	clear(e.pl.pieces)
+	e.pl.pieces = e.pl.pieces[:0]
 }
 
 // pump re-issues short reads and binds pending segments to free slots, then
@@ -208,8 +210,12 @@ func (e *engine) pump() error {
 		e.slots[slot] = s
 		batch = append(batch, s)
 	}
-	if e.pendHead == len(e.pending) {
-		e.pending = e.pending[:0]
+	if e.pendHead > 0 && 2*e.pendHead >= len(e.pending) {
+		// Reclaim the consumed front so a queue that never empties
+		// (a producer always ahead of the device) does not grow.
+		n := copy(e.pending, e.pending[e.pendHead:])
+		clear(e.pending[n:])
+		e.pending = e.pending[:n]
 		e.pendHead = 0
 	}
 	e.batch = batch[:0]

@@ -100,8 +100,10 @@ type Stats struct {
 	// Interrupts counts waits for completions that returned EINTR and were
 	// retried.
 	Interrupts int64
-	// Latency is the histogram of device-request latencies (submission to
-	// reaped completion; for mmap, one row or range copy).
+	// Latency is the histogram of device-request latencies: from handing
+	// the read to the device (after it waited for a free buffer slot) to
+	// reaping its completion; for pread this includes waiting for a free
+	// worker. For mmap it is one row or range copy, faults included.
 	Latency Histogram
 }
 

@@ -615,3 +615,64 @@ func TestSteadyStateAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestPendingQueueBounded keeps the device busy with a producer that is
+// always ahead of it and checks that the queue of waiting reads stays
+// bounded by what was submitted and not yet issued.
+func TestPendingQueueBounded(t *testing.T) {
+	dir := directDir(t)
+	path, data := writeRandomFile(t, dir, "pending.bin", 1<<20, 15)
+	const rb, depth = 512, 4
+	f := open(t, path, BackendUring, Options{RowBytes: rb, QueueDepth: depth, MaxMergeBytes: rb})
+	r := reader(t, f)
+	e := r.(*engine)
+	rng := rand.New(rand.NewPCG(15, 15))
+	bufs := make([][]byte, 64)
+	ids := make([]int64, len(bufs))
+	var done []Completion
+	submit := func(slots []uint64) {
+		var reqs []Request
+		for _, slot := range slots {
+			ids[slot] = rng.Int64N(f.Rows())
+			bufs[slot] = make([]byte, rb)
+			reqs = append(reqs, f.RowRequest(ids[slot], bufs[slot], slot))
+		}
+		if err := r.Submit(reqs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := make([]uint64, len(bufs))
+	for i := range all {
+		all[i] = uint64(i)
+	}
+	submit(all)
+	maxCap := 0
+	for round := 0; round < 300; round++ {
+		var err error
+		if done, err = r.Reap(context.Background(), done[:0], 1); err != nil {
+			t.Fatal(err)
+		}
+		var again []uint64
+		for _, c := range done {
+			if c.Err != nil {
+				t.Fatal(c.Err)
+			}
+			if !bytes.Equal(bufs[c.Tag], data[ids[c.Tag]*rb:(ids[c.Tag]+1)*rb]) {
+				t.Fatalf("tag %d: wrong bytes", c.Tag)
+			}
+			again = append(again, c.Tag)
+		}
+		submit(again) // refill the slots just reaped: always ~60 waiting
+		e.mu.Lock()
+		maxCap = max(maxCap, cap(e.pending))
+		e.mu.Unlock()
+	}
+	if maxCap > 4*len(bufs) {
+		t.Fatalf("pending queue grew to capacity %d with at most %d requests waiting", maxCap, len(bufs))
+	}
+	for r.Outstanding() > 0 {
+		if _, err := r.Reap(context.Background(), nil, r.Outstanding()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
