@@ -54,6 +54,9 @@ func importCora(t *testing.T) {
 // reference pipeline. Validation is checked every 5th epoch to keep the test
 // short (the full table evaluates every epoch).
 func TestCoraGCNShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("accuracy run; covered by the non-short pass")
+	}
 	importCora(t)
 	var sum float64
 	seeds := []int64{1, 2}

@@ -13,6 +13,9 @@ import (
 // `small` preset (64 dims, 16 classes, mean in-degree 12) but with 6000
 // nodes, and asserts test accuracy far above chance (1/16).
 func TestSAGELearnsGenerated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("accuracy run; covered by the non-short pass")
+	}
 	genDataset(t, "small6k", func(c *dataset.GenConfig) {
 		p, err := dataset.Preset("small")
 		if err != nil {
