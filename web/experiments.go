@@ -513,7 +513,7 @@ func (h *ExperimentsHandler) Cancel(c *fiber.Ctx) error {
 	if _, err := h.Queue.CancelExperiment(c.UserContext(), id); err != nil {
 		return err
 	}
-	return redirect(c, "/experiments/"+strconv.FormatInt(id, 10))
+	return doneOrRedirect(c, "/experiments/"+strconv.FormatInt(id, 10))
 }
 
 // Delete handles POST /experiments/:id/delete.

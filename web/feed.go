@@ -269,6 +269,7 @@ func (f *Feed) runPageUpdate(ctx context.Context, r store.Run, logEv *store.Even
 	v := runView(r, epochs, nil)
 	fr := &fragments{ctx: ctx}
 	fr.swap("div", "innerHTML:#run-header", views.RunHeaderBody(v))
+	fr.swap("div", "innerHTML:#run-facts", views.RunFacts(v))
 	fr.swap("div", "innerHTML:#run-summary", views.RunSummaryBody(v))
 	if logEv != nil {
 		fr.appendTo("div", "beforeend", "#log-lines", views.LogLineView(logLine(*logEv, r.StartedAt)))
@@ -350,6 +351,9 @@ func (f *Feed) logged(ctx context.Context, ev store.Event) ([]Event, error) {
 	}
 	fr := &fragments{ctx: ctx}
 	fr.appendTo("div", "beforeend", "#log-lines", views.LogLineView(logLine(ev, r.StartedAt)))
+	// The child's start record arrives as a log line and fills in the backend,
+	// devices and deviations.
+	fr.swap("div", "innerHTML:#run-facts", views.RunFacts(runView(r, nil, nil)))
 	if fr.err != nil {
 		return nil, fr.err
 	}

@@ -69,6 +69,17 @@ func fmtMeanSD(p Point) string {
 	return fmtF(*p.Y)
 }
 
+// fmtCount writes a mean count: "3", or "2.5 (2–3)" when runs differ.
+func fmtCount(p Point) string {
+	if p.Y == nil {
+		return "–"
+	}
+	if p.Min == p.Max {
+		return strconv.FormatFloat(p.Min, 'f', 0, 64)
+	}
+	return fmt.Sprintf("%s (%g–%g)", fmtF(*p.Y), p.Min, p.Max)
+}
+
 // counts converts the store's status counts.
 func counts(c store.StatusCounts) views.Counts {
 	return views.Counts{Total: c.Total, Queued: c.Queued, Running: c.Running, Done: c.Done,
@@ -263,7 +274,7 @@ func accuracyRows(cmp *Comparison) []views.AccuracyRow {
 		cell := r.Cell
 		out = append(out, views.AccuracyRow{
 			Variant: r.Variant, Cell: cell, Color: col, N: r.Val.N,
-			Val: fmtMeanSD(r.Val), Test: fmtMeanSD(r.Test), Eps: fmtMeanSD(r.Epochs), Status: status,
+			Val: fmtMeanSD(r.Val), Test: fmtMeanSD(r.Test), Eps: fmtCount(r.Epochs), Status: status,
 		})
 	}
 	return out

@@ -1,0 +1,482 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"image/png"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"outcore/engine/dataset"
+	"outcore/experiments"
+	"outcore/store"
+)
+
+// The end-to-end test drives a real headless Chromium against a real
+// server: the real experiment queue runs real `outcore train` children on
+// the tiny dataset, and the page follows them over the live stream.
+
+// findChromium returns Debian's chromium, or "" when it is not installed.
+func findChromium() string {
+	for _, p := range []string{os.Getenv("OUTCORE_CHROMIUM"), "/usr/bin/chromium"} {
+		if p != "" {
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	return ""
+}
+
+// buildOutcore builds the outcore binary the queue runs as children.
+func buildOutcore(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "outcore")
+	cmd := exec.Command("go", "build", "-o", bin, "outcore")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build outcore: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// browser starts headless Chromium with the flags that work as root here.
+func browser(t *testing.T, chrome string) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chrome),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		// Pages in background tabs must not be throttled: the test times them.
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelB(); cancelA() })
+	if err := chromedp.Do(ctx); err != nil { // start the browser now
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// js evaluates an expression in the page.
+func js[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitJS polls a boolean expression until it holds.
+func waitJS(t *testing.T, ctx context.Context, d time.Duration, what, expr string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s (last error %v)", d, what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func do(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// typeInto clears an input, then types text into it key by key.
+func typeInto(t *testing.T, ctx context.Context, id, text string) {
+	t.Helper()
+	js[string](t, ctx, fmt.Sprintf(`(el => { el.value = ''; return el.value })(document.getElementById(%q))`, id))
+	do(t, ctx, chromedp.SendKeys(chromedp.ID(id), text))
+}
+
+// choose picks an option of a select as a user would (value, then change event).
+func choose(t *testing.T, ctx context.Context, id, value string) {
+	t.Helper()
+	got := js[string](t, ctx, fmt.Sprintf(`(el => { el.value = %q; el.dispatchEvent(new Event('change', {bubbles: true})); return el.value })(document.getElementById(%q))`, value, id))
+	if got != value {
+		t.Fatalf("select %s has no option %q", id, value)
+	}
+}
+
+// nonBlank checks that a PNG is not a blank (single-colour) picture: a
+// share of its pixels must differ from the background (the corner colour).
+func nonBlank(t *testing.T, what string, b []byte, minShare float64) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: not a PNG: %v", what, err)
+	}
+	bg := img.At(img.Bounds().Min.X, img.Bounds().Min.Y)
+	br, bgc, bb, _ := bg.RGBA()
+	var differ, total int
+	colours := map[[3]uint32]bool{}
+	r := img.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y += 2 {
+		for x := r.Min.X; x < r.Max.X; x += 2 {
+			pr, pg, pb, _ := img.At(x, y).RGBA()
+			total++
+			if pr != br || pg != bgc || pb != bb {
+				differ++
+			}
+			if len(colours) < 64 {
+				colours[[3]uint32{pr >> 12, pg >> 12, pb >> 12}] = true
+			}
+		}
+	}
+	share := float64(differ) / float64(total)
+	if share < minShare || len(colours) < 3 {
+		t.Errorf("%s looks blank: %.2f%% of pixels differ from the background, %d colours", what, 100*share, len(colours))
+	}
+}
+
+// saveShot keeps a screenshot when OUTCORE_E2E_SHOTS names a folder.
+func saveShot(name string, b []byte) {
+	if dir := os.Getenv("OUTCORE_E2E_SHOTS"); dir != "" {
+		os.WriteFile(filepath.Join(dir, name), b, 0o644)
+	}
+}
+
+func TestEndToEndBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test runs in the full pass (go test without -short)")
+	}
+	chrome := findChromium()
+	if chrome == "" {
+		t.Skip("chromium is not installed (scripts/install-deps.sh installs Debian's chromium): skipping the browser test")
+	}
+	bin := buildOutcore(t)
+
+	dir := t.TempDir()
+	copyDir(t, tinyDir, filepath.Join(dataset.DatasetsDir(dir), "tiny"))
+	ctx, stop := context.WithCancel(context.Background())
+	st, err := store.OpenDataDir(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	logf := func(format string, a ...any) {
+		logMu.Lock()
+		fmt.Fprintf(&logs, format+"\n", a...)
+		logMu.Unlock()
+	}
+	mgr, err := experiments.New(experiments.Options{DataDir: dir, Store: st, Binary: bin, Logf: logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(ctx, Config{Store: st, Queue: mgr, DataDir: dir, Log: log.New(io.Discard, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); srv.Serve(ctx, ln) }()
+	go func() { defer wg.Done(); mgr.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		wg.Wait()
+		mgr.Close()
+		st.Close()
+		if t.Failed() {
+			logMu.Lock()
+			t.Logf("runner log:\n%s", logs.String())
+			logMu.Unlock()
+		}
+	})
+
+	page := browser(t, chrome)
+
+	// 1. The form: fill it in, see the live preview and inline errors, submit.
+	do(t, page, chromedp.Navigate(base+"/experiments/new"), chromedp.WaitVisible(chromedp.ID("create")))
+	choose(t, page, "dataset", "tiny")
+	typeInto(t, page, "name", "e2e on tiny")
+	for _, v := range Variants() {
+		want := v == "pyg+" || v == "gnndrive"
+		checked := js[bool](t, page, fmt.Sprintf(`document.querySelector('input[name=variants][value=%q]').checked`, v))
+		if checked != want {
+			do(t, page, chromedp.Click(chromedp.CSS(fmt.Sprintf(`input[name=variants][value=%q]`, v))))
+		}
+	}
+	typeInto(t, page, "mem_limits", "64MiB, 128MiB")
+	typeInto(t, page, "batches", "1024")
+	typeInto(t, page, "fanouts", "5,5")
+	typeInto(t, page, "epochs", "2")
+	typeInto(t, page, "repeats", "0")
+	waitJS(t, page, 10*time.Second, "the inline error under repeats",
+		`document.getElementById('err-repeats').textContent.includes('repeats')`)
+	typeInto(t, page, "repeats", "2")
+	waitJS(t, page, 10*time.Second, "the preview to count 8 runs without errors",
+		`document.getElementById('preview-runs').textContent.trim() === '8' && document.getElementById('err-repeats').textContent === ''`)
+	shot, err := chromedp.Run(page, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saveShot("new.png", shot)
+	do(t, page, chromedp.Click(chromedp.ID("create")))
+	waitJS(t, page, 20*time.Second, "the experiment page", `/\/experiments\/\d+$/.test(location.pathname) && !!document.getElementById('queue-rows')`)
+	loc := js[string](t, page, `location.pathname`)
+	expID, _ := strconv.ParseInt(strings.TrimPrefix(loc, "/experiments/"), 10, 64)
+	xp, err := st.Experiment(ctx, expID)
+	if err != nil || xp.Name != "e2e on tiny" || xp.Counts.Total != 8 {
+		t.Fatalf("stored experiment %+v, %v", xp, err)
+	}
+	runs, _ := st.Runs(ctx, store.RunFilter{ExperimentID: expID, Current: true})
+
+	// A second tab follows the last run's page from before it starts and
+	// notes when each epoch row appears.
+	runTab, cancelTab := chromedp.NewContext(page)
+	defer cancelTab()
+	last := runs[len(runs)-1]
+	do(t, runTab, chromedp.Navigate(fmt.Sprintf("%s/runs/%d", base, last.ID)), chromedp.WaitVisible(chromedp.ID("epoch-rows")))
+	js[chromedp.Void](t, runTab, `window.__arrivals = {};
+		new MutationObserver(() => document.querySelectorAll('#epoch-rows tr').forEach(r => {
+			if (!(r.id in window.__arrivals)) window.__arrivals[r.id] = Date.now();
+		})).observe(document.getElementById('epoch-rows'), {childList: true}); true`)
+
+	// Note when the hub publishes each update of the last run's page.
+	published := map[int64]time.Time{}
+	var pubMu sync.Mutex
+	go func() {
+		cursor := srv.Hub().LastID()
+		for ctx.Err() == nil {
+			evs, _, _, wake := srv.Hub().Since(RunScope(last.ID), cursor)
+			pubMu.Lock()
+			for _, ev := range evs {
+				published[ev.ID] = time.Now()
+				cursor = ev.ID
+			}
+			pubMu.Unlock()
+			select {
+			case <-wake:
+			case <-ctx.Done():
+			}
+		}
+	}()
+
+	// 2. Watch the runs finish live: no reload, rows change status in place.
+	js[chromedp.Void](t, page, `window.__noReload = 42; window.__seen = {};
+		setInterval(() => document.querySelectorAll('#queue-rows tr').forEach(r => window.__seen[r.dataset.status] = true), 50); true`)
+	waitJS(t, page, 5*time.Minute, "all 8 runs to finish on the page",
+		`document.querySelectorAll('#queue-rows tr[data-status=done], #queue-rows tr[data-status=oom], #queue-rows tr[data-status=failed]').length === 8`)
+	if !js[bool](t, page, `window.__noReload === 42 && window.__seen.running === true && window.__seen.done === true`) {
+		t.Error("the page did not follow the runs live (reloaded, or never showed a running run)")
+	}
+	if got := js[string](t, page, `document.getElementById('live-text').textContent`); got != "live" {
+		t.Errorf("live indicator says %q", got)
+	}
+	runs, _ = st.Runs(ctx, store.RunFilter{ExperimentID: expID, Current: true})
+	measured := 0
+	for _, r := range runs {
+		if !store.Finished(r.Status) {
+			t.Fatalf("run %d is %s in the store but finished on the page", r.ID, r.Status)
+		}
+		if r.Status == store.StatusDone {
+			measured++
+		}
+		if r.Status == store.StatusFailed {
+			t.Errorf("run %d failed: %s\n%s", r.ID, r.Error, r.StderrTail)
+		}
+	}
+	if measured == 0 {
+		t.Fatal("no run finished as done")
+	}
+
+	// 3. Every chart renders (SVG in the DOM, a non-blank picture).
+	waitJS(t, page, 20*time.Second, "the charts to show every finished run",
+		fmt.Sprintf(`document.querySelector('[data-chart=time-to-accuracy]').getAttribute('data-series') === '%d'`, measured))
+	type chartState struct {
+		ID, Rendered, Text string
+		Paths              int
+	}
+	states := js[[]chartState](t, page, `Array.from(document.querySelectorAll('[data-chart]')).map(el => ({
+		ID: el.dataset.chart, Rendered: el.dataset.rendered || '', Text: el.textContent.trim(),
+		Paths: el.querySelectorAll('svg path, svg rect, svg line').length}))`)
+	if len(states) != len(ChartIDs)-1 {
+		t.Errorf("%d charts on the page, want %d", len(states), len(ChartIDs)-1)
+	}
+	mustDraw := map[string]bool{"epoch-vs-mem": true, "normalised": true, "stages": true, "disk-read": true,
+		"amplification": true, "time-to-accuracy": true}
+	for _, s := range states {
+		switch s.Rendered {
+		case "chart":
+			if s.Paths < 5 {
+				t.Errorf("chart %s has an SVG with %d shapes", s.ID, s.Paths)
+				continue
+			}
+			b, err := chromedp.Run(page, chromedp.Screenshot(chromedp.CSS(`[data-chart="`+s.ID+`"]`)))
+			if err != nil {
+				t.Fatalf("screenshot %s: %v", s.ID, err)
+			}
+			nonBlank(t, "chart "+s.ID, b, 0.02)
+			saveShot("chart-"+s.ID+".png", b)
+		case "empty":
+			if mustDraw[s.ID] || s.Text == "" {
+				t.Errorf("chart %s shows no data: %q", s.ID, s.Text)
+			}
+		default:
+			t.Errorf("chart %s not rendered (data-rendered=%q)", s.ID, s.Rendered)
+		}
+	}
+	shot, err = chromedp.Run(page, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonBlank(t, "experiment page", shot, 0.05)
+	saveShot("experiment.png", shot)
+
+	// 4. The CSV the page links to matches the database.
+	fetchText := func(href string) string {
+		return js[string](t, page, fmt.Sprintf(`fetch(%q).then(r => r.ok ? r.text() : Promise.reject(r.status))`, href))
+	}
+	epochsHref := js[string](t, page, `document.getElementById('export-epochs').getAttribute('href')`)
+	rows, err := csv.NewReader(strings.NewReader(fetchText(epochsHref))).ReadAll()
+	if err != nil {
+		t.Fatalf("epochs CSV: %v", err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, c := range []string{"run_id", "epoch", "epoch_s", "val_acc", "bytes_read"} {
+		if _, ok := col[c]; !ok {
+			t.Fatalf("epochs CSV lacks column %s: %v", c, rows[0])
+		}
+	}
+	want := map[string]store.Epoch{}
+	for _, r := range runs {
+		eps, err := st.Epochs(ctx, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range eps {
+			want[fmt.Sprintf("%d/%d", r.ID, e.EpochRecord.Epoch)] = e
+		}
+	}
+	if len(rows)-1 != len(want) {
+		t.Errorf("epochs CSV has %d rows, the store %d epochs", len(rows)-1, len(want))
+	}
+	for _, row := range rows[1:] {
+		key := row[col["run_id"]] + "/" + row[col["epoch"]]
+		e, ok := want[key]
+		if !ok {
+			t.Errorf("CSV row %s not in the store", key)
+			continue
+		}
+		for name, v := range map[string]float64{"epoch_s": e.EpochS, "val_acc": e.ValAcc, "bytes_read": float64(e.BytesRead)} {
+			got, err := strconv.ParseFloat(row[col[name]], 64)
+			if err != nil || got != v {
+				t.Errorf("CSV %s %s = %q, store %v", key, name, row[col[name]], v)
+			}
+		}
+	}
+	runsCSV, err := csv.NewReader(strings.NewReader(fetchText(js[string](t, page,
+		`document.getElementById('export-runs').getAttribute('href')`)))).ReadAll()
+	if err != nil || len(runsCSV) != len(runs)+1 {
+		t.Fatalf("runs CSV: %d rows, %v", len(runsCSV), err)
+	}
+	rc := map[string]int{}
+	for i, h := range runsCSV[0] {
+		rc[h] = i
+	}
+	status := map[string]string{}
+	for _, r := range runs {
+		status[strconv.FormatInt(r.ID, 10)] = r.Status
+	}
+	for _, row := range runsCSV[1:] {
+		if status[row[rc["run_id"]]] != row[rc["status"]] {
+			t.Errorf("runs CSV: run %s is %q, store %q", row[rc["run_id"]], row[rc["status"]], status[row[rc["run_id"]]])
+		}
+	}
+	for _, f := range []string{"epoch-vs-mem.csv", "epoch-vs-mem.svg", "stages.pdf"} {
+		if b := fetchText(fmt.Sprintf("/experiments/%d/charts/%s", expID, f)); len(b) < 100 {
+			t.Errorf("%s: %d bytes", f, len(b))
+		}
+	}
+
+	// 5. Epoch rows reached the run page within a second of the runner
+	// receiving them from the child (store received_at vs the browser clock).
+	arrivals := js[map[string]float64](t, runTab, `window.__arrivals`)
+	eps, _ := st.Epochs(ctx, last.ID)
+	if len(eps) == 0 {
+		t.Fatalf("run %d has no epochs", last.ID)
+	}
+	for _, e := range eps {
+		id := fmt.Sprintf("epoch-%d-%d", last.ID, e.EpochRecord.Epoch)
+		at, ok := arrivals[id]
+		if !ok {
+			t.Errorf("epoch row %s never appeared live on the run page", id)
+			continue
+		}
+		lag := time.UnixMilli(int64(at)).Sub(e.ReceivedAt)
+		var pub time.Duration
+		evs, _ := st.RunEvents(ctx, last.ID, store.EventEpoch)
+		pubMu.Lock()
+		for _, ev := range evs {
+			if strings.HasPrefix(ev.Msg, fmt.Sprintf("epoch %d:", e.EpochRecord.Epoch)) {
+				pub = published[ev.ID].Sub(e.ReceivedAt)
+			}
+		}
+		pubMu.Unlock()
+		t.Logf("epoch %d of run %d: published %v and on the page %v after the runner received it", e.EpochRecord.Epoch, last.ID, pub, lag)
+		if lag > time.Second {
+			t.Errorf("epoch row %s appeared %v after the runner received it (> 1 s; the hub published it after %v)", id, lag, pub)
+		}
+	}
+	if n := js[int](t, runTab, `document.querySelectorAll('#epoch-rows tr').length`); n != len(eps) {
+		t.Errorf("run page shows %d epoch rows, store has %d (duplicates or losses)", n, len(eps))
+	}
+	waitJS(t, runTab, 20*time.Second, "the run page's charts",
+		`Array.from(document.querySelectorAll('[data-chart]')).every(el => el.dataset.rendered === 'chart')`)
+	shot, err = chromedp.Run(runTab, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonBlank(t, "run page", shot, 0.05)
+	saveShot("run.png", shot)
+
+	// 6. The experiment list shows it finished.
+	do(t, page, chromedp.Navigate(base+"/experiments"), chromedp.WaitVisible(chromedp.ID(fmt.Sprintf("exp-%d", expID))))
+	if got := js[string](t, page, fmt.Sprintf(`document.getElementById('exp-%d').dataset.state`, expID)); got != "finished" {
+		t.Errorf("list shows the experiment as %q", got)
+	}
+	shot, _ = chromedp.Run(page, chromedp.FullScreenshot(100))
+	saveShot("list.png", shot)
+}
