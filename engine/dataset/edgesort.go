@@ -127,7 +127,7 @@ func (s *edgeSorter) Finish(w *Writer) (res sortResult, err error) {
 	if err != nil {
 		return res, err
 	}
-	idxW := bufio.NewWriterSize(idxF, 1<<20)
+	idxW := bufio.NewWriterSize(newSeqWriter(idxF), 1<<20)
 	var adj []int64
 	for first := 0; first < nb; first += maxOpenBuckets {
 		last := min(nb, first+maxOpenBuckets)

@@ -79,7 +79,7 @@ func ImportNPY(ctx context.Context, datasetsDir, name string, src NPYSources, op
 	if err != nil {
 		return nil, err
 	}
-	fw := bufio.NewWriterSize(ff, 1<<20)
+	fw := bufio.NewWriterSize(newSeqWriter(ff), 1<<20)
 	if err := fa.streamFloat32(0, n*dim, int(dim), func(off int64, xs []float32) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -359,7 +359,7 @@ func (j *importJob) copyCSC(ctx context.Context, indptrPath, indicesPath string,
 		return err
 	}
 	ipW := bufio.NewWriterSize(ipF, 1<<20)
-	ixW := bufio.NewWriterSize(ixF, 1<<20)
+	ixW := bufio.NewWriterSize(newSeqWriter(ixF), 1<<20)
 	var edges, same, labeled int64
 	sorted := true
 	var b [8]byte

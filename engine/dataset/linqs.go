@@ -61,7 +61,7 @@ func ImportLINQS(ctx context.Context, datasetsDir, name, srcDir string, opt Impo
 	if err != nil {
 		return nil, err
 	}
-	fw := bufio.NewWriterSize(ff, 1<<20)
+	fw := bufio.NewWriterSize(newSeqWriter(ff), 1<<20)
 	idf, err := w.Create(NodeIDsFile)
 	if err != nil {
 		return nil, err

@@ -76,7 +76,7 @@ func ImportOGB(ctx context.Context, datasetsDir, name, srcDir string, opt Import
 	if err != nil {
 		return nil, err
 	}
-	fw := bufio.NewWriterSize(ff, 1<<20)
+	fw := bufio.NewWriterSize(newSeqWriter(ff), 1<<20)
 	dim := -1
 	var rows int64
 	var row []float32
