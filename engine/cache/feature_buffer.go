@@ -89,6 +89,9 @@ type FeatureBufferConfig struct {
 	Slots      int   // rows of the buffer
 	Extractors int   // N_e
 	MaxBatch   int   // M_b: most nodes in one mini-batch
+	// Rows, when set, is the memory of the buffer's rows (at least
+	// Slots×Dim float32s, e.g. allocated outside the Go heap); nil allocates.
+	Rows []float32
 }
 
 // FeatureBufferBytes is the memory a buffer of this configuration holds:
@@ -162,8 +165,15 @@ func NewFeatureBuffer(c FeatureBufferConfig) (*FeatureBuffer, error) {
 		table:   NewMappingTable(c.Nodes),
 		reverse: make([]int64, c.Slots),
 		standby: NewStandbyList(c.Slots),
-		data:    make([]float32, c.Slots*c.Dim),
+		data:    c.Rows,
 	}
+	if b.data == nil {
+		b.data = make([]float32, c.Slots*c.Dim)
+	} else if len(b.data) < c.Slots*c.Dim {
+		return nil, fmt.Errorf("cache: feature buffer: %d floats of row memory for %d slots × %d", len(b.data), c.Slots, c.Dim)
+	}
+	b.data = b.data[:c.Slots*c.Dim]
+	b.cfg.Rows = nil
 	b.cond = sync.NewCond(&b.mu)
 	for s := range b.reverse {
 		b.reverse[s] = -1

@@ -41,13 +41,25 @@ func FeatureCacheEntries(budget, numNodes int64, dim int) int {
 // NewFeatureCache returns an empty cache of capacity rows of dim float32s
 // for a graph of numNodes nodes.
 func NewFeatureCache(numNodes int64, dim, capacity int) (*FeatureCache, error) {
+	return NewFeatureCacheOn(numNodes, dim, capacity, nil)
+}
+
+// NewFeatureCacheOn is NewFeatureCache keeping the rows in rows (at least
+// capacity×dim float32s, e.g. allocated outside the Go heap); nil allocates.
+func NewFeatureCacheOn(numNodes int64, dim, capacity int, rows []float32) (*FeatureCache, error) {
 	if numNodes <= 0 || dim <= 0 || capacity < 0 {
 		return nil, fmt.Errorf("cache: feature cache: bad shape nodes=%d dim=%d capacity=%d", numNodes, dim, capacity)
+	}
+	if rows == nil {
+		rows = make([]float32, capacity*dim)
+	}
+	if len(rows) < capacity*dim {
+		return nil, fmt.Errorf("cache: feature cache: %d floats of row memory for %d rows × %d", len(rows), capacity, dim)
 	}
 	c := &FeatureCache{
 		dim:     dim,
 		address: make([]int32, numNodes),
-		data:    make([]float32, capacity*dim),
+		data:    rows[:capacity*dim],
 		free:    make([]int32, 0, capacity),
 	}
 	c.Reset()

@@ -169,6 +169,16 @@ func (nc *NeighborCache) WriteFile(path string) error {
 
 // ReadNeighborCacheFile loads a cache written by WriteFile.
 func ReadNeighborCacheFile(path string) (*NeighborCache, error) {
+	return ReadNeighborCacheFileInto(path, nil)
+}
+
+// ReadNeighborCacheFileInto is ReadNeighborCacheFile with the cache's
+// arrays obtained from alloc (e.g. memory outside the Go heap, which the
+// caller frees when done with the cache); nil alloc uses make.
+func ReadNeighborCacheFileInto(path string, alloc func(n int) ([]int64, error)) (*NeighborCache, error) {
+	if alloc == nil {
+		alloc = func(n int) ([]int64, error) { return make([]int64, n), nil }
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cache: read neighbour cache: %w", err)
@@ -189,7 +199,13 @@ func ReadNeighborCacheFile(path string) (*NeighborCache, error) {
 	if uint64(st.Size()) != 32+8*(n+cells) {
 		return nil, fmt.Errorf("cache: read %s: size %d does not match header: %w", path, st.Size(), ErrBadNeighborCacheFile)
 	}
-	nc := &NeighborCache{address: make([]int64, n), array: make([]int64, cells), cached: int(cached)}
+	nc := &NeighborCache{cached: int(cached)}
+	if nc.address, err = alloc(int(n)); err != nil {
+		return nil, fmt.Errorf("cache: read neighbour cache %s: %w", path, err)
+	}
+	if nc.array, err = alloc(int(cells)); err != nil {
+		return nil, fmt.Errorf("cache: read neighbour cache %s: %w", path, err)
+	}
 	if _, err := io.ReadFull(r, int64Bytes(nc.address)); err != nil {
 		return nil, fmt.Errorf("cache: read neighbour cache %s: %w", path, err)
 	}

@@ -110,15 +110,45 @@ func anonRSS() int64 {
 // fluctuations": a tenth of the budget, at least 32 MiB.
 func reserveBytes(budget int64) int64 { return max(budget/10, 32<<20) }
 
-// applyGoMemoryLimit tells the Go runtime about the budget so that the
-// garbage collector works harder instead of letting the heap grow past it
-// (the page cache, which the kernel reclaims, gets the rest). It returns the
-// soft limit set (0 when there is no budget).
-func applyGoMemoryLimit(budget int64) int64 {
+// applyGoMemoryLimit keeps the Go heap close to its live size under a
+// budget. The papers' systems free tensors as soon as they die (reference
+// counting), so their anonymous memory is their live data; Go's default
+// (GOGC=100) lets the heap grow to twice the live data, and that slack would
+// come out of the page cache the budget leaves to the OS (PyG+ and
+// GNNDrive's topology live there). So, under a budget, collect at 25% growth
+// and cap the Go runtime at what the budget leaves after the memory held
+// outside the Go heap (offHeap: caches, buffers) and the page cache the
+// variant wants to keep (keepCached), but never below heapNeed (the heap the
+// variant needs; below it the collector would run without pause). It returns
+// the soft limit set (0 when there is no budget).
+func applyGoMemoryLimit(budget, offHeap, keepCached, heapNeed int64) int64 {
 	if budget <= 0 {
 		return 0
 	}
-	limit := budget - budget/8
+	debug.SetGCPercent(25)
+	limit := budget - budget/8 - offHeap - keepCached
+	limit = max(limit, heapNeed, 32<<20)
 	debug.SetMemoryLimit(limit)
 	return limit
+}
+
+// maxInputBound is the most input nodes a training batch can have: the
+// seeds times 1 + f1 + f1·f2 + … (all fanouts positive), or every node.
+func maxInputBound(env *train.Env) int64 {
+	b := int64(env.Config.Batch)
+	if b <= 0 || b > int64(len(env.Train)) {
+		b = int64(len(env.Train))
+	}
+	total, level := b, b
+	for _, f := range env.Config.Fanout {
+		if f < 0 {
+			return env.Dataset.Nodes()
+		}
+		level *= int64(f)
+		total += level
+		if total >= env.Dataset.Nodes() {
+			return env.Dataset.Nodes()
+		}
+	}
+	return total
 }

@@ -73,19 +73,38 @@ func (e *extractor) extract(ctx context.Context, mb *graph.MiniBatch, x *cache.E
 			}
 			return 0
 		})
-		e.reqs = e.reqs[:0]
-		for _, i := range e.order {
-			l := x.Loads[i]
-			e.reqs = append(e.reqs, e.feats.RowRequest(l.Node, train.Float32Bytes(e.buf.Row(l.Slot)), uint64(i)))
+		// Requests go to the ring in windows of submitAhead so that the
+		// reader's per-request bookkeeping stays small; the next window is
+		// submitted as soon as the previous one is issued, so the ring is
+		// never idle while loads remain.
+		submitted := 0
+		submit := func() error {
+			if submitted == len(e.order) || e.r.Outstanding() > submitAhead/2 {
+				return nil
+			}
+			hi := min(submitted+submitAhead, len(e.order))
+			e.reqs = e.reqs[:0]
+			for _, i := range e.order[submitted:hi] {
+				l := x.Loads[i]
+				e.reqs = append(e.reqs, e.feats.RowRequest(l.Node, train.Float32Bytes(e.buf.Row(l.Slot)), uint64(i)))
+			}
+			if err := e.r.Submit(e.reqs); err != nil {
+				return fmt.Errorf("gnndrive extractor %d, batch %d: submit %d reads: %w", e.id, mb.Index, len(e.reqs), err)
+			}
+			submitted = hi
+			return nil
 		}
-		if err := e.r.Submit(e.reqs); err != nil {
-			return fmt.Errorf("gnndrive extractor %d, batch %d: submit %d reads: %w", e.id, mb.Index, len(e.reqs), err)
+		if err := submit(); err != nil {
+			return err
 		}
 		// Phase 2: as reads complete, their rows are in the buffer slots
 		// (the Reader copies out of its aligned staging buffers); mark them
 		// valid so other extractors waiting on them proceed.
 		done := 0
 		for done < len(x.Loads) {
+			if err := submit(); err != nil {
+				return err
+			}
 			var err error
 			e.comps, err = e.r.Reap(ctx, e.comps[:0], 1)
 			if err != nil {
@@ -107,6 +126,9 @@ func (e *extractor) extract(ctx context.Context, mb *graph.MiniBatch, x *cache.E
 	}
 	return nil
 }
+
+// submitAhead is the most loads an extractor has submitted and not reaped.
+const submitAhead = 4096
 
 // runExtractors starts the extractor goroutines: they take mini-batches from
 // in until it closes, and put extracted ones into out. fail is called with

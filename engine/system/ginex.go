@@ -93,6 +93,13 @@ type ginex struct {
 	ncBytes   int64
 	ncCached  int
 	deviate   []string
+	maxBatch  int
+	budget    int64
+	// Go heap each stage needs (for the collector's limit; the caches are
+	// outside the heap)
+	sampleHeap, mainHeap int64
+	xs                   [2]*nn.Tensor // double-buffered batch inputs, outside the Go heap
+	runMem               offHeap
 }
 
 func newGinex(cfg train.Config) (*ginex, error) {
@@ -148,7 +155,8 @@ func (g *ginex) Deviations() []string {
 func dataDirOf(datasetDir string) string { return filepath.Dir(filepath.Dir(datasetDir)) }
 
 func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
-	applyGoMemoryLimit(env.MemBudget)
+	applyGoMemoryLimit(env.MemBudget, 0, 0, 0)
+	g.budget = env.MemBudget
 	g.indptr = env.Dataset.Indptr
 	g.nodes = env.Dataset.Nodes()
 	g.dim = env.Dataset.Meta.FeatureDim
@@ -199,16 +207,28 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 		g.deviate = append(g.deviate, fmt.Sprintf("superbatch cut to %d iterations by the runtime-file budget", S))
 	}
 	g.superbatch = S
+	g.maxBatch = ws.maxInputs + ws.maxInputs/10
+	g.xs = [2]*nn.Tensor{{}, {}}
+	for _, x := range g.xs {
+		if xd, err := g.runMem.float32s(g.maxBatch * g.dim); err == nil {
+			x.Data = xd[:0]
+		}
+	}
 	perBatch := int64(ws.maxInputs) * 24
 	reserve := reserveBytes(env.MemBudget)
 	accesses := int64(S) * int64(ws.meanInputs)
+	xsBytes := 2 * int64(g.maxBatch) * g.rowBytes // double-buffered batch inputs, off the Go heap
 	// Peak of the sample stage: samplers' id maps and in-flight batches, and
-	// the previous superbatch's changeset workspace (pass 3 overlaps).
-	samplePeak := ws.baseBytes + int64(g.samplers)*(g.nodes*8+perBatch) +
-		cache.ChangesetWorkspaceBytes(g.nodes, accesses, 0) + reserve
-	// Peak of the main loop: model step, two batch inputs (double-buffered
-	// gather), prefetched runtime files, a read chunk.
-	mainPeak := ws.baseBytes + ws.arenaBytes + 2*ws.batchInputBytes() + 4*perBatch + gatherChunk*g.rowBytes + reserve
+	// the previous superbatch's changeset workspace (pass 3 overlaps); the
+	// Go heap gets a quarter on top (GOGC 25).
+	g.sampleHeap = ws.baseBytes + ws.arenaBytes + int64(g.samplers)*(g.nodes*8+perBatch) +
+		cache.ChangesetWorkspaceBytes(g.nodes, accesses, 0)
+	samplePeak := g.sampleHeap + g.sampleHeap/4 + xsBytes + reserve
+	// Peak of the main loop: model step, prefetched runtime files, a read
+	// chunk and the feature cache's address table on the heap; two batch
+	// inputs (double-buffered gather) off it.
+	g.mainHeap = ws.baseBytes + ws.arenaBytes + 4*perBatch + gatherChunk*g.rowBytes + 4*g.nodes
+	mainPeak := g.mainHeap + g.mainHeap/4 + xsBytes + reserve
 	topoBytes := 8*g.nodes + 8*(env.Dataset.Edges()+g.nodes)
 	featBytes := g.nodes*g.rowBytes + 4*g.nodes
 	switch {
@@ -431,7 +451,10 @@ func (g *ginex) superbatchSample(ctx context.Context, env *train.Env, ep *metric
 		return nil, fmt.Errorf("ginex: %w", err)
 	}
 	t0 := time.Now()
-	nc, err := cache.ReadNeighborCacheFile(g.ncPath)
+	applyGoMemoryLimit(g.budget, g.ncBytes+2*int64(g.maxBatch)*g.rowBytes, 0, g.sampleHeap)
+	var ncMem offHeap
+	defer ncMem.free() // after the workers are done with the cache
+	nc, err := cache.ReadNeighborCacheFileInto(g.ncPath, ncMem.int64s)
 	if err != nil {
 		return nil, err
 	}
@@ -493,7 +516,14 @@ type loaded struct {
 func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochStats, p *superbatchPlan) error {
 	// Switch: initialise the feature cache from the init file.
 	t0 := time.Now()
-	fc, err := cache.NewFeatureCache(g.nodes, g.dim, g.fcEntries)
+	applyGoMemoryLimit(g.budget, int64(g.fcEntries)*g.rowBytes+2*int64(g.maxBatch)*g.rowBytes, 0, g.mainHeap)
+	var fcMem offHeap
+	defer fcMem.free()
+	rows, err := fcMem.float32s(g.fcEntries * g.dim)
+	if err != nil {
+		return fmt.Errorf("ginex: feature cache: %w", err)
+	}
+	fc, err := cache.NewFeatureCacheOn(g.nodes, g.dim, g.fcEntries, rows)
 	if err != nil {
 		return fmt.Errorf("ginex: %w", err)
 	}
@@ -554,7 +584,7 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 		x   *nn.Tensor
 		err error
 	}
-	xs := [2]*nn.Tensor{{}, {}}
+	xs := g.xs
 	var miss []int
 	gather := func(l loaded, x *nn.Tensor) error {
 		t0 := time.Now()
@@ -633,7 +663,7 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 		cur = following
 	}
 	ep.Count("changeset_misses", p.stats.Misses)
-	xs[0], xs[1], fc = nil, nil, nil
+	fc = nil
 	runtime.GC()
 	debug.FreeOSMemory()
 	return nil
@@ -653,6 +683,8 @@ func (g *ginex) Close() error {
 	if g.idxFile != nil {
 		errs = append(errs, g.idxFile.Close())
 	}
+	g.xs = [2]*nn.Tensor{}
+	errs = append(errs, g.runMem.free())
 	if g.scratch != "" && !g.keepRunFiles {
 		errs = append(errs, os.RemoveAll(g.scratch))
 	}

@@ -77,6 +77,7 @@ type gnnDrive struct {
 	deviate   []string
 	x         nn.Tensor
 	lastStats cache.BufferStats
+	mem       offHeap
 }
 
 func newGNNDrive(cfg train.Config) (*gnnDrive, error) {
@@ -123,7 +124,6 @@ func (g *gnnDrive) Deviations() []string {
 }
 
 func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
-	applyGoMemoryLimit(env.MemBudget)
 	g.dim = env.Dataset.Meta.FeatureDim
 	t0 := time.Now()
 	topo, closeTopo, err := env.Topology("mmap")
@@ -160,36 +160,66 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	paperSlots := int64(float64(int64(g.maxBatch)*int64(g.trainQ+1)) * g.bufferFactor)
 	paperSlots = min(paperSlots, nodes)
 	slots, extractors := paperSlots, g.extractors
+	mb := int64(g.maxBatch)
+	perBatch := int64(ws.maxInputs) * 24 // ids, blocks and aliases of one in-flight mini-batch
+	depth := opts.QueueDepth
+	if depth == 0 {
+		depth = storage.DefaultQueueDepth
+	}
+	// The Go heap: what profiling saw, the model step, the mini-batches in
+	// the queues, the samplers' id maps, the mapping table and the readers'
+	// request bookkeeping.
+	heapNeed := ws.baseBytes + ws.arenaBytes +
+		int64(g.extractQ+g.samplers+g.extractors+g.trainQ)*perBatch +
+		int64(g.samplers)*nodes*8 + nodes*8 + int64(g.extractors)*submitAhead*256
+	keepTopo := int64(0)
 	if env.MemBudget > 0 {
-		perBatch := int64(ws.maxInputs) * 24 // ids, blocks and aliases of one in-flight mini-batch
-		depth := opts.QueueDepth
-		if depth == 0 {
-			depth = storage.DefaultQueueDepth
-		}
-		work := ws.baseBytes + ws.arenaBytes + int64(g.maxBatch)*rowBytes + // trainer's x
-			int64(g.extractQ+g.samplers+g.extractors+g.trainQ)*perBatch +
-			int64(g.samplers)*nodes*8 + // samplers' id maps
+		work := heapNeed + heapNeed/4 + // the heap and its collection slack (GOGC 25)
+			mb*rowBytes + // trainer's x
 			int64(g.extractors)*int64(depth)*storage.DefaultMaxMergeBytes + // staging (ring buffers)
-			nodes*8 + // mapping table
 			reserveBytes(env.MemBudget)
-		avail := (env.MemBudget - work) / (rowBytes + 17)
-		env.Logf("gnndrive: budget %d MiB, workspace %d MiB (base %d, model step %d, batch input %d, reserve %d); feature buffer may use %d MiB",
-			env.MemBudget>>20, work>>20, ws.baseBytes>>20, ws.arenaBytes>>20, (int64(g.maxBatch)*rowBytes)>>20, reserveBytes(env.MemBudget)>>20, max(avail, 0)*rowBytes>>20)
-		slots = min(slots, max(avail, 0))
-		if slots < int64(extractors)*int64(g.maxBatch) {
-			extractors = int(max(1, slots/int64(g.maxBatch)))
-			if extractors < g.extractors {
-				g.deviate = append(g.deviate, fmt.Sprintf("the memory budget holds the N_e × M_b reservation for only %d extractor(s) (of %d asked)", extractors, g.extractors))
-				env.Warnf("gnndrive: budget holds the N_e × M_b reservation for %d extractor(s) only", extractors)
-			}
+		perSlot := rowBytes + 17
+		availAll := max(0, env.MemBudget-work) / perSlot
+		// §4.2: extractors are decided "with regard to the volume of
+		// topological data and the capacity of available host memory":
+		// leave the memory-mapped indices their page cache if possible.
+		topo := env.Dataset.Edges() * 8
+		availTopo := max(0, env.MemBudget-work-topo) / perSlot
+		env.Logf("gnndrive: budget %d MiB, workspace %d MiB (base %d, model step %d, batch input %d, reserve %d); feature buffer may use %d MiB, %d MiB leaving the indices (%d MiB) cached",
+			env.MemBudget>>20, work>>20, ws.baseBytes>>20, ws.arenaBytes>>20, (mb*rowBytes)>>20, reserveBytes(env.MemBudget)>>20, availAll*rowBytes>>20, availTopo*rowBytes>>20, topo>>20)
+		switch {
+		case availTopo >= int64(extractors)*mb:
+			slots = min(slots, availTopo)
+			keepTopo = topo
+		case availTopo >= mb:
+			slots = min(slots, availTopo)
+			extractors = int(slots / mb)
+			keepTopo = topo
+		default:
+			slots = min(slots, availAll)
+			extractors = int(max(1, min(int64(extractors), slots/mb)))
+			g.deviate = append(g.deviate, "the memory budget cannot hold a mini-batch of features next to the page cache of the indices: the topology is squeezed")
+			env.Warnf("gnndrive: budget too small to keep the indices cached next to one mini-batch of features")
+		}
+		if extractors < g.extractors {
+			g.deviate = append(g.deviate, fmt.Sprintf("the memory budget holds the N_e × M_b reservation for %d extractor(s) (of %d asked)", extractors, g.extractors))
+			env.Warnf("gnndrive: budget holds the N_e × M_b reservation for %d extractor(s) only", extractors)
 		}
 	}
-	slots = max(slots, int64(extractors)*int64(g.maxBatch))
+	slots = max(slots, int64(extractors)*mb)
+	rows, err := g.mem.float32s(int(slots) * g.dim)
+	if err != nil {
+		return fmt.Errorf("gnndrive: feature buffer: %w", err)
+	}
 	if g.buf, err = cache.NewFeatureBuffer(cache.FeatureBufferConfig{
-		Nodes: nodes, Dim: g.dim, Slots: int(slots), Extractors: extractors, MaxBatch: g.maxBatch,
+		Nodes: nodes, Dim: g.dim, Slots: int(slots), Extractors: extractors, MaxBatch: g.maxBatch, Rows: rows,
 	}); err != nil {
 		return fmt.Errorf("gnndrive: %w", err)
 	}
+	if xd, err := g.mem.float32s(g.maxBatch * g.dim); err == nil {
+		g.x.Data = xd[:0]
+	}
+	goLimit := applyGoMemoryLimit(env.MemBudget, (slots+mb)*rowBytes, keepTopo, heapNeed)
 	g.extractors = extractors
 	for i := 0; i < extractors; i++ {
 		r, err := g.feats.NewReader()
@@ -198,9 +228,9 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 		}
 		g.exs = append(g.exs, &extractor{id: i, r: r, feats: g.feats, buf: g.buf})
 	}
-	env.Logf("gnndrive: %d samplers, %d extractors (%s, direct=%v), queues %d/%d; M_b %d (profiled max %d, mean %d over %d batches); feature buffer %d slots = %d MiB (%.1f%% of the feature table)",
+	env.Logf("gnndrive: %d samplers, %d extractors (%s, direct=%v), queues %d/%d; M_b %d (profiled max %d, mean %d over %d batches); feature buffer %d slots = %d MiB (%.1f%% of the feature table); Go heap limit %d MiB",
 		g.samplers, extractors, g.feats.Backend(), g.feats.Direct(), g.extractQ, g.trainQ, g.maxBatch, ws.maxInputs, ws.meanInputs, ws.batches,
-		slots, (slots*rowBytes)>>20, 100*float64(slots)/float64(nodes))
+		slots, (slots*rowBytes)>>20, 100*float64(slots)/float64(nodes), goLimit>>20)
 	return nil
 }
 
@@ -290,6 +320,8 @@ func (g *gnnDrive) Close() error {
 		errs = append(errs, g.closeTopo())
 	}
 	g.buf = nil
+	g.x.Data = nil
+	errs = append(errs, g.mem.free())
 	runtime.GC()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close gnndrive: %w", err)

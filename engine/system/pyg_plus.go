@@ -65,6 +65,7 @@ type pygPlus struct {
 	dim       int
 	x         nn.Tensor
 	resident  []byte // mincore vector of the feature mapping
+	mem       offHeap
 }
 
 func newPyGPlus(cfg train.Config) (*pygPlus, error) {
@@ -104,7 +105,7 @@ func (p *pygPlus) Deviations() []string {
 }
 
 func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
-	applyGoMemoryLimit(env.MemBudget)
+	applyGoMemoryLimit(env.MemBudget, 0, 0, 0)
 	t0 := time.Now()
 	topo, closeTopo, err := env.Topology("mmap")
 	if err != nil {
@@ -119,6 +120,11 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	p.rowBytes = env.Dataset.RowBytes()
 	p.dim = env.Dataset.Meta.FeatureDim
+	// The gathered batch input, sized for the largest batch possible with
+	// these fanouts (Resize falls back to the heap beyond it).
+	if xd, err := p.mem.float32s(int(min(env.Dataset.Nodes(), maxInputBound(env))) * p.dim); err == nil {
+		p.x.Data = xd[:0]
+	}
 	env.PrepareStage("map_s", time.Since(t0))
 	if p.pcStats && len(p.feats.data) > 0 {
 		p.resident = make([]byte, (len(p.feats.data)+pageSize-1)/pageSize)
@@ -217,6 +223,8 @@ func (p *pygPlus) Close() error {
 	if p.feats != nil {
 		errs = append(errs, p.feats.close())
 	}
+	p.x.Data = nil
+	errs = append(errs, p.mem.free())
 	if p.closeTopo != nil {
 		errs = append(errs, p.closeTopo())
 	}
