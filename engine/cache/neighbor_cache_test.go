@@ -138,3 +138,44 @@ func TestStaticCacheAndFeatureCacheErrors(t *testing.T) {
 		t.Fatalf("FeatureCacheEntries = %d, want 5", got)
 	}
 }
+
+func TestNeighborCacheFileIntoAndRowMemory(t *testing.T) {
+	g := powerLawGraph(500, 4, 3)
+	nc, err := BuildNeighborCache(g.indptr, g.outDeg, 1<<20, func(s int64, d []int64) error { copy(d, g.indices[s:]); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "nc.bin")
+	if err := nc.WriteFile(p); err != nil {
+		t.Fatal(err)
+	}
+	var handed int
+	back, err := ReadNeighborCacheFileInto(p, func(n int) ([]int64, error) { handed += n; return make([]int64, n), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if handed != len(nc.address)+len(nc.array) || !slices.Equal(back.array, nc.array) {
+		t.Fatalf("allocator handed %d cells for %d+%d", handed, len(nc.address), len(nc.array))
+	}
+	boom := errors.New("no memory")
+	if _, err := ReadNeighborCacheFileInto(p, func(int) ([]int64, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Fatalf("allocator failure: %v", err)
+	}
+	rows := make([]float32, 3*2)
+	fc, err := NewFeatureCacheOn(10, 2, 3, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fc.Insert(4, []float32{7, 8}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(rows, 7) {
+		t.Fatal("feature cache did not use the given row memory")
+	}
+	if _, err := NewFeatureCacheOn(10, 2, 3, rows[:5]); err == nil {
+		t.Fatal("short row memory accepted")
+	}
+	if _, err := NewFeatureBuffer(FeatureBufferConfig{Nodes: 10, Dim: 2, Slots: 4, Extractors: 1, MaxBatch: 4, Rows: make([]float32, 7)}); err == nil {
+		t.Fatal("short buffer row memory accepted")
+	}
+}
