@@ -22,11 +22,17 @@ type RunData struct {
 	Fanout   string
 	Repeat   int
 	Status   string // queued, running, done, failed, oom, cancelled, interrupted
-	Epochs   []metrics.EpochRecord
+	Digest   *Digest // the run's epochs summarised; nil when it has none (or they were not read)
 	// Run-level aggregates the store keeps for finished runs; they stand in
-	// for the epochs where a page shows only the accuracy table.
+	// for the digest where a page shows only the accuracy table.
 	EpochsDone      int
 	BestVal, TestAt *float64
+
+	// Filled by NewComparison: the run's value on each grid axis (sort key
+	// and words) and its variant's display index.
+	axisNum  [numAxes]float64
+	axisText [numAxes]string
+	vi       int
 }
 
 // Run statuses as the comparison views group them.
@@ -46,19 +52,23 @@ type gridAxis struct {
 	label string
 	num   func(RunData) float64 // sort key
 	text  func(RunData) string
+	idx   int // position in gridAxes
 }
 
-var gridAxes = []gridAxis{
+// numAxes is len(gridAxes).
+const numAxes = 5
+
+var gridAxes = [numAxes]gridAxis{
 	{"mem_limit", "memory limit", func(r RunData) float64 {
 		if r.MemLimit <= 0 {
 			return math.Inf(1) // "no limit" sorts last
 		}
 		return float64(r.MemLimit)
-	}, func(r RunData) string { return memLabel(r.MemLimit) }},
-	{"dim", "feature dim", func(r RunData) float64 { return float64(r.Dim) }, func(r RunData) string { return strconv.Itoa(r.Dim) }},
-	{"batch_size", "batch size", func(r RunData) float64 { return float64(r.Batch) }, func(r RunData) string { return strconv.Itoa(r.Batch) }},
-	{"model", "model", func(r RunData) float64 { return 0 }, func(r RunData) string { return r.Model }},
-	{"fanout", "fanout", func(r RunData) float64 { return 0 }, func(r RunData) string { return r.Fanout }},
+	}, func(r RunData) string { return memLabel(r.MemLimit) }, 0},
+	{"dim", "feature dim", func(r RunData) float64 { return float64(r.Dim) }, func(r RunData) string { return strconv.Itoa(r.Dim) }, 1},
+	{"batch_size", "batch size", func(r RunData) float64 { return float64(r.Batch) }, func(r RunData) string { return strconv.Itoa(r.Batch) }, 2},
+	{"model", "model", func(r RunData) float64 { return 0 }, func(r RunData) string { return r.Model }, 3},
+	{"fanout", "fanout", func(r RunData) float64 { return 0 }, func(r RunData) string { return r.Fanout }, 4},
 }
 
 func axisByKey(key string) gridAxis {
@@ -69,6 +79,10 @@ func axisByKey(key string) gridAxis {
 	}
 	panic("web: unknown grid axis " + key)
 }
+
+// value and word are a run's position on an axis (precomputed).
+func (a gridAxis) value(r RunData) float64 { return r.axisNum[a.idx] }
+func (a gridAxis) word(r RunData) string   { return r.axisText[a.idx] }
 
 // memLabel writes a memory limit for people: "512 MiB", "1.5 GiB", "no limit".
 func memLabel(b int64) string {
@@ -97,15 +111,25 @@ func FormatBytes(b int64) string {
 
 // Comparison is an experiment's runs arranged for the views of DESIGN §6.
 type Comparison struct {
-	runs     []RunData
+	runs     []RunData // by variant, then grid point
 	variants []string   // in fixed display order
 	varying  []gridAxis // axes with more than one value
 	others   []string   // variants not in variantOrder, for styling
+
+	cells        *categories // grid points, computed once
+	variantCells *categories // variant · grid point, computed once
+}
+
+// categories are the x labels of a category chart and each run's place.
+type categories struct {
+	labels []string
+	index  map[int64]int // run id -> category
 }
 
 // NewComparison arranges runs for comparison.
-func NewComparison(runs []RunData) *Comparison {
-	c := &Comparison{runs: runs}
+func NewComparison(in []RunData) *Comparison {
+	runs := append([]RunData(nil), in...)
+	c := &Comparison{}
 	seen := map[string]bool{}
 	for _, r := range runs {
 		if !seen[r.System] {
@@ -121,15 +145,29 @@ func NewComparison(runs []RunData) *Comparison {
 	sort.Slice(c.variants, func(i, j int) bool {
 		return variantIndex(c.variants[i], c.others) < variantIndex(c.variants[j], c.others)
 	})
+	for i := range runs {
+		r := &runs[i]
+		for _, a := range gridAxes {
+			r.axisNum[a.idx], r.axisText[a.idx] = a.num(*r), a.text(*r)
+		}
+		r.vi = variantIndex(r.System, c.others)
+	}
 	for _, a := range gridAxes {
 		vals := map[string]bool{}
 		for _, r := range runs {
-			vals[a.text(r)] = true
+			vals[a.word(r)] = true
 		}
 		if len(vals) > 1 {
 			c.varying = append(c.varying, a)
 		}
 	}
+	sort.SliceStable(runs, func(i, j int) bool {
+		if runs[i].vi != runs[j].vi {
+			return runs[i].vi < runs[j].vi
+		}
+		return c.cellLess(runs[i], runs[j])
+	})
+	c.runs = runs
 	return c
 }
 
@@ -157,7 +195,7 @@ next:
 				continue next
 			}
 		}
-		v := a.text(r)
+		v := a.word(r)
 		if a.key == "mem_limit" {
 			parts = append(parts, v)
 		} else {
@@ -170,10 +208,10 @@ next:
 // cellOrder sorts runs by their grid point so categories come out in grid order.
 func (c *Comparison) cellLess(a, b RunData) bool {
 	for _, ax := range c.varying {
-		if x, y := ax.num(a), ax.num(b); x != y {
+		if x, y := ax.value(a), ax.value(b); x != y {
 			return x < y
 		}
-		if x, y := ax.text(a), ax.text(b); x != y {
+		if x, y := ax.word(a), ax.word(b); x != y {
 			return x < y
 		}
 	}
@@ -188,42 +226,17 @@ func (c *Comparison) seriesStyle(variant string) (string, string) {
 // measured reports whether a run's epochs count as a measurement: finished
 // runs and the finished epochs of a running one. OOM and failed runs do not.
 func measured(r RunData) bool {
-	return (r.Status == RunDone || r.Status == RunRunning) && (len(r.Epochs) > 0 || r.BestVal != nil)
+	return (r.Status == RunDone || r.Status == RunRunning) && (r.Digest != nil || r.BestVal != nil)
 }
 
-// steadyEpochs are the epochs not flagged as warm-up, or all of them when every epoch is.
-func steadyEpochs(r RunData) []metrics.EpochRecord {
-	var out []metrics.EpochRecord
-	for _, e := range r.Epochs {
-		if !e.Warmup {
-			out = append(out, e)
-		}
-	}
-	if len(out) == 0 {
-		return r.Epochs
-	}
-	return out
-}
-
-// epochMean averages f over a run's steady epochs.
-func epochMean(r RunData, f func(metrics.EpochRecord) float64) float64 {
-	es := steadyEpochs(r)
-	var s float64
-	for _, e := range es {
-		s += f(e)
-	}
-	return s / float64(len(es))
-}
-
-func epochSeconds(e metrics.EpochRecord) float64 { return e.EpochS }
-
-// perEpoch makes a run metric of the mean of f over the steady epochs; no epochs, no value.
-func perEpoch(f func(metrics.EpochRecord) float64) func(RunData) (float64, bool) {
+// mean makes a run metric of a steady-epoch mean (a stage the run did not
+// report counts 0 s); no epochs, no value.
+func mean(name string, scale float64) func(RunData) (float64, bool) {
 	return func(r RunData) (float64, bool) {
-		if len(r.Epochs) == 0 {
+		if r.Digest == nil {
 			return 0, false
 		}
-		return epochMean(r, f), true
+		return r.Digest.Mean[name] * scale, true
 	}
 }
 
@@ -326,19 +339,14 @@ func (c *Comparison) chart(id, baseline string) (Chart, bool) {
 		return c.tierHits(), true
 	case "disk-read":
 		return c.perCell(id, "Disk read per epoch", "MiB read from the device per epoch",
-			"DiskGNN Table 1", perEpoch(func(e metrics.EpochRecord) float64 { return float64(e.BytesRead) / (1 << 20) })), true
+			"DiskGNN Table 1", mean("bytes_read", 1.0/(1<<20))), true
 	case "amplification":
 		return c.perCell(id, "Read amplification", "bytes read / bytes needed",
 			"DiskGNN Fig. 10", func(r RunData) (float64, bool) {
-				var read, need float64
-				for _, e := range steadyEpochs(r) {
-					read += float64(e.BytesRead)
-					need += float64(e.BytesNeeded)
-				}
-				if need == 0 {
+				if r.Digest == nil || r.Digest.BytesNeeded == 0 {
 					return 0, false
 				}
-				return read / need, true
+				return r.Digest.BytesRead / r.Digest.BytesNeeded, true
 			}), true
 	case "time-to-accuracy":
 		return c.timeToAccuracy(), true
@@ -369,7 +377,7 @@ func (c *Comparison) versus(axisKey, id, title, ref string) Chart {
 		return ch
 	}
 	if !c.Varies(axisKey) {
-		ch.Empty = fmt.Sprintf("The %s was not varied in this experiment (every run: %s).", ax.label, ax.text(c.runs[0]))
+		ch.Empty = fmt.Sprintf("The %s was not varied in this experiment (every run: %s).", ax.label, ax.word(c.runs[0]))
 		return ch
 	}
 	// Categories: the axis values in numeric order.
@@ -380,9 +388,9 @@ func (c *Comparison) versus(axisKey, id, title, ref string) Chart {
 	var vals []val
 	seen := map[string]bool{}
 	for _, r := range c.runs {
-		if t := ax.text(r); !seen[t] {
+		if t := ax.word(r); !seen[t] {
 			seen[t] = true
-			vals = append(vals, val{ax.num(r), t})
+			vals = append(vals, val{ax.value(r), t})
 		}
 	}
 	sort.Slice(vals, func(i, j int) bool { return vals[i].n < vals[j].n })
@@ -392,9 +400,9 @@ func (c *Comparison) versus(axisKey, id, title, ref string) Chart {
 		index[v.t] = i
 	}
 	ch.Series = c.seriesOver(func(r RunData) (float64, string) {
-		t := ax.text(r)
+		t := ax.word(r)
 		return float64(index[t]), t
-	}, axisKey, perEpoch(epochSeconds))
+	}, axisKey, mean("epoch_s", 1))
 	return ch
 }
 
@@ -404,15 +412,7 @@ func (c *Comparison) seriesOver(x func(RunData) (float64, string), exclude strin
 	type key struct{ variant, rest string }
 	cells := map[key]map[float64]*cell{}
 	var keys []key
-	runs := append([]RunData(nil), c.runs...)
-	sort.SliceStable(runs, func(i, j int) bool {
-		vi, vj := variantIndex(runs[i].System, c.others), variantIndex(runs[j].System, c.others)
-		if vi != vj {
-			return vi < vj
-		}
-		return c.cellLess(runs[i], runs[j])
-	})
-	for _, r := range runs {
+	for _, r := range c.runs {
 		k := key{r.System, c.cellLabel(r, exclude)}
 		m := cells[k]
 		if m == nil {
@@ -450,21 +450,37 @@ func (c *Comparison) seriesOver(x func(RunData) (float64, string), exclude strin
 // cellCategories lists the grid points (all varying axes but the variant)
 // in grid order, with a run's category index.
 func (c *Comparison) cellCategories() ([]string, func(RunData) int) {
-	runs := append([]RunData(nil), c.runs...)
-	sort.SliceStable(runs, func(i, j int) bool { return c.cellLess(runs[i], runs[j]) })
-	index := map[string]int{}
-	var cats []string
-	for _, r := range runs {
-		l := c.cellLabel(r)
-		if _, ok := index[l]; !ok {
-			index[l] = len(cats)
-			cats = append(cats, l)
+	if c.cells == nil {
+		order := make([]int, len(c.runs))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(i, j int) bool { return c.cellLess(c.runs[order[i]], c.runs[order[j]]) })
+		c.cells = c.categorise(order, func(r RunData) string { return c.cellLabel(r) })
+		if len(c.cells.labels) == 1 && c.cells.labels[0] == "" {
+			c.cells.labels[0] = "all runs"
 		}
 	}
-	if len(cats) == 1 && cats[0] == "" {
-		cats[0] = "all runs"
+	cats := c.cells
+	return cats.labels, func(r RunData) int { return cats.index[r.ID] }
+}
+
+// categorise gives each run (taken in order) the category of its label.
+func (c *Comparison) categorise(order []int, label func(RunData) string) *categories {
+	cats := &categories{index: make(map[int64]int, len(order))}
+	byLabel := map[string]int{}
+	for _, i := range order {
+		r := c.runs[i]
+		l := label(r)
+		k, ok := byLabel[l]
+		if !ok {
+			k = len(cats.labels)
+			byLabel[l] = k
+			cats.labels = append(cats.labels, l)
+		}
+		cats.index[r.ID] = k
 	}
-	return cats, func(r RunData) int { return index[c.cellLabel(r)] }
+	return cats
 }
 
 // perCell is a grouped bar chart: categories are grid points, one bar per variant.
@@ -522,7 +538,7 @@ func (c *Comparison) normalised(baseline string) Chart {
 	cats, idx := c.cellCategories()
 	ch.Categories = cats
 	base := map[int]float64{}
-	for _, s := range c.seriesByVariant(cats, idx, perEpoch(epochSeconds)) {
+	for _, s := range c.seriesByVariant(cats, idx, mean("epoch_s", 1)) {
 		if s.Name != baseline {
 			continue
 		}
@@ -532,7 +548,7 @@ func (c *Comparison) normalised(baseline string) Chart {
 			}
 		}
 	}
-	for _, s := range c.seriesByVariant(cats, idx, perEpoch(epochSeconds)) {
+	for _, s := range c.seriesByVariant(cats, idx, mean("epoch_s", 1)) {
 		for i := range s.Points {
 			p := &s.Points[i]
 			b, ok := base[int(p.X)]
@@ -558,8 +574,8 @@ func (c *Comparison) stageNames() []string {
 	names := []string{"sample_s", "extract_s", "train_s", "stall_s"}
 	extra := map[string]bool{}
 	for _, r := range c.runs {
-		for _, e := range r.Epochs {
-			for k := range e.Stages {
+		if r.Digest != nil {
+			for _, k := range r.Digest.Stages {
 				extra[k] = true
 			}
 		}
@@ -613,7 +629,7 @@ func (c *Comparison) stages() Chart {
 		}
 		name := st
 		for _, cl := range cells {
-			s.Points = append(s.Points, aggregate(cl, perEpoch(func(e metrics.EpochRecord) float64 { return stageValue(e, name) })))
+			s.Points = append(s.Points, aggregate(cl, mean(name, 1)))
 		}
 		sortPoints(s.Points)
 		ch.Series = append(ch.Series, s)
@@ -623,54 +639,26 @@ func (c *Comparison) stages() Chart {
 
 // variantCellCategories are "variant · grid point" labels in variant then grid order.
 func (c *Comparison) variantCellCategories() ([]string, func(RunData) int) {
-	runs := append([]RunData(nil), c.runs...)
-	sort.SliceStable(runs, func(i, j int) bool {
-		vi, vj := variantIndex(runs[i].System, c.others), variantIndex(runs[j].System, c.others)
-		if vi != vj {
-			return vi < vj
+	if c.variantCells == nil {
+		order := make([]int, len(c.runs))
+		for i := range order {
+			order[i] = i // c.runs is in variant, then grid order
 		}
-		return c.cellLess(runs[i], runs[j])
-	})
-	label := func(r RunData) string {
-		if l := c.cellLabel(r); l != "" {
-			return r.System + " · " + l
-		}
-		return r.System
+		c.variantCells = c.categorise(order, func(r RunData) string {
+			if l := c.cellLabel(r); l != "" {
+				return r.System + " · " + l
+			}
+			return r.System
+		})
 	}
-	index := map[string]int{}
-	var cats []string
-	for _, r := range runs {
-		l := label(r)
-		if _, ok := index[l]; !ok {
-			index[l] = len(cats)
-			cats = append(cats, l)
-		}
-	}
-	return cats, func(r RunData) int { return index[label(r)] }
+	cats := c.variantCells
+	return cats.labels, func(r RunData) int { return cats.index[r.ID] }
 }
 
 // hitRatio is the share of feature lookups served without reading the
 // device: hits summed over the cache tiers divided by the lookups of the
 // tier that sees every lookup (the largest count).
-func hitRatio(r RunData) (float64, bool) {
-	var hits, lookups float64
-	for _, e := range steadyEpochs(r) {
-		var maxLookups int64
-		for tier, t := range e.Tiers {
-			if tier != metrics.TierDevice {
-				hits += float64(t.Hits)
-			}
-			if t.Lookups > maxLookups {
-				maxLookups = t.Lookups
-			}
-		}
-		lookups += float64(maxLookups)
-	}
-	if lookups == 0 {
-		return 0, false
-	}
-	return hits / lookups, true
-}
+func hitRatio(r RunData) (float64, bool) { return r.Digest.HitRatio() }
 
 // hitVsMem is the overall cache hit ratio against the memory limit, one line per variant (Ginex Fig. 5, GIDS Fig. 11).
 func (c *Comparison) hitVsMem() Chart {
@@ -689,9 +677,9 @@ func (c *Comparison) hitVsMem() Chart {
 	var vals []val
 	seen := map[string]bool{}
 	for _, r := range c.runs {
-		if t := ax.text(r); !seen[t] {
+		if t := ax.word(r); !seen[t] {
 			seen[t] = true
-			vals = append(vals, val{ax.num(r), t})
+			vals = append(vals, val{ax.value(r), t})
 		}
 	}
 	sort.Slice(vals, func(i, j int) bool { return vals[i].n < vals[j].n })
@@ -701,7 +689,7 @@ func (c *Comparison) hitVsMem() Chart {
 		index[v.t] = i
 	}
 	ch.Series = c.seriesOver(func(r RunData) (float64, string) {
-		t := ax.text(r)
+		t := ax.word(r)
 		return float64(index[t]), t
 	}, "mem_limit", hitRatio)
 	return ch
@@ -721,8 +709,8 @@ func (c *Comparison) tierHits() Chart {
 	}
 	present := map[string]bool{}
 	for _, r := range c.runs {
-		for _, e := range r.Epochs {
-			for t := range e.Tiers {
+		if r.Digest != nil {
+			for t := range r.Digest.Tiers {
 				present[t] = true
 			}
 		}
@@ -760,15 +748,11 @@ func (c *Comparison) tierHits() Chart {
 		t := tier
 		for _, cl := range cells {
 			s.Points = append(s.Points, aggregate(cl, func(r RunData) (float64, bool) {
-				var hits, lookups float64
-				for _, e := range steadyEpochs(r) {
-					hits += float64(e.Tiers[t].Hits)
-					lookups += float64(e.Tiers[t].Lookups)
-				}
-				if lookups == 0 {
+				if r.Digest == nil || r.Digest.Tiers[t].Lookups == 0 {
 					return 0, false
 				}
-				return hits / lookups, true
+				tc := r.Digest.Tiers[t]
+				return float64(tc.Hits) / float64(tc.Lookups), true
 			}))
 		}
 		sortPoints(s.Points)
@@ -782,18 +766,10 @@ func (c *Comparison) timeToAccuracy() Chart {
 	ch := Chart{ID: "time-to-accuracy", Title: "Time to accuracy", XLabel: "time since run start (s)", YLabel: "validation accuracy",
 		XType: "value", YType: "value", Kind: "line",
 		Note: "Validation accuracy after each epoch against the run's wall-clock time at the end of that epoch (evaluation included). One line per run, not averaged: repeats of a variant share its colour. After GNNDrive Fig. 14."}
-	runs := append([]RunData(nil), c.runs...)
-	sort.SliceStable(runs, func(i, j int) bool {
-		vi, vj := variantIndex(runs[i].System, c.others), variantIndex(runs[j].System, c.others)
-		if vi != vj {
-			return vi < vj
-		}
-		return runs[i].ID < runs[j].ID
-	})
 	dash := map[string]int{} // series name -> dash, one per grid point of a variant
 	perVariant := map[string]int{}
-	for _, r := range runs {
-		if len(r.Epochs) == 0 || r.Status == RunOOM {
+	for _, r := range c.runs {
+		if r.Digest == nil || r.Status == RunOOM {
 			continue
 		}
 		name := r.System
@@ -806,7 +782,7 @@ func (c *Comparison) timeToAccuracy() Chart {
 		}
 		col, mk := c.seriesStyle(r.System)
 		s := Series{Name: name, Color: col, Marker: mk, Dash: dash[name]}
-		for _, e := range r.Epochs {
+		for _, e := range r.Digest.Curve {
 			y := e.ValAcc
 			s.Points = append(s.Points, Point{X: e.WallS, Label: fmt.Sprintf("epoch %d", e.Epoch), Y: &y, N: 1, Status: StatusOK, Runs: []int64{r.ID}})
 		}
@@ -847,8 +823,8 @@ func (c *Comparison) AccuracyRows() []AccuracyRow {
 	val := c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { v, _, ok := bestAcc(r); return v, ok })
 	test := c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) { _, t, ok := bestAcc(r); return t, ok })
 	eps := c.seriesByVariant(cats, idx, func(r RunData) (float64, bool) {
-		if len(r.Epochs) > 0 {
-			return float64(len(r.Epochs)), true
+		if r.Digest != nil {
+			return float64(r.Digest.Epochs), true
 		}
 		return float64(r.EpochsDone), true
 	})
@@ -865,13 +841,8 @@ func (c *Comparison) AccuracyRows() []AccuracyRow {
 // epoch (the first such epoch on ties), from its epochs or else from the
 // store's aggregates.
 func bestAcc(r RunData) (val, test float64, ok bool) {
-	for i, e := range r.Epochs {
-		if i == 0 || e.ValAcc > val {
-			val, test = e.ValAcc, e.TestAcc
-		}
-	}
-	if len(r.Epochs) > 0 {
-		return val, test, true
+	if r.Digest != nil {
+		return r.Digest.BestVal, r.Digest.TestAtBest, true
 	}
 	if r.BestVal != nil && r.TestAt != nil {
 		return *r.BestVal, *r.TestAt, true

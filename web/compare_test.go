@@ -124,7 +124,7 @@ func TestChartsWithoutRuns(t *testing.T) {
 	}
 	runs := fixtureRuns()
 	for i := range runs {
-		runs[i].Status, runs[i].Epochs = RunQueued, nil
+		runs[i].Status, runs[i].Digest = RunQueued, nil
 	}
 	if ch := NewChartOrDie(t, NewComparison(runs), "epoch-vs-mem"); ch.Empty == "" {
 		t.Error("only queued runs, but the chart is not empty")

@@ -24,6 +24,7 @@ type ExperimentsHandler struct {
 	Queue   Queue
 	DataDir string
 	Jobs    *Jobs
+	Digests *digestCache // finished runs' epochs, summarised once
 }
 
 // idParam reads the :id route parameter.
@@ -349,11 +350,12 @@ func experimentView(e store.Experiment, runs []store.Run, baseline string) views
 		ExportBase: fmt.Sprintf("/experiments/%d/export", e.ID),
 	}
 	base := fmt.Sprintf("/experiments/%d", e.ID)
+	frames := NewComparison(nil) // titles and notes only: the data comes from charts.json
 	for _, id := range ChartIDs {
 		if id == "accuracy" {
 			continue // the table below the charts
 		}
-		ch, _ := cmp.Chart(id, baseline)
+		ch, _ := frames.Chart(id, baseline)
 		v.Charts = append(v.Charts, chartSlot(base, ch, id == "time-to-accuracy" || id == "stages"))
 	}
 	return v
@@ -379,8 +381,9 @@ func (h *ExperimentsHandler) Show(c *fiber.Ctx) error {
 	return renderPage(c, views.ExperimentPage(p, v))
 }
 
-// loadComparison reads an experiment's current runs with their epochs.
-func loadComparison(ctx context.Context, st Store, id int64) (*Comparison, error) {
+// loadComparison reads an experiment's current runs with their epochs
+// (a finished run's from the digest cache once read).
+func loadComparison(ctx context.Context, st Store, cache *digestCache, id int64) (*Comparison, error) {
 	if _, err := st.Experiment(ctx, id); err != nil {
 		return nil, err
 	}
@@ -390,6 +393,11 @@ func loadComparison(ctx context.Context, st Store, id int64) (*Comparison, error
 	}
 	rd := make([]RunData, len(runs))
 	for i, r := range runs {
+		if d, ok := cache.get(r); ok {
+			rd[i] = runData(r, nil)
+			rd[i].Digest = d
+			continue
+		}
 		var eps []store.Epoch
 		if r.Status != store.StatusQueued {
 			if eps, err = st.Epochs(ctx, r.ID); err != nil {
@@ -397,6 +405,7 @@ func loadComparison(ctx context.Context, st Store, id int64) (*Comparison, error
 			}
 		}
 		rd[i] = runData(r, eps)
+		cache.put(r, rd[i].Digest)
 	}
 	return NewComparison(rd), nil
 }
@@ -407,7 +416,7 @@ func (h *ExperimentsHandler) ChartsJSON(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	cmp, err := loadComparison(c.UserContext(), h.Store, id)
+	cmp, err := loadComparison(c.UserContext(), h.Store, h.Digests, id)
 	if err != nil {
 		return err
 	}
@@ -465,7 +474,7 @@ func (h *ExperimentsHandler) ChartFile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	cmp, err := loadComparison(c.UserContext(), h.Store, id)
+	cmp, err := loadComparison(c.UserContext(), h.Store, h.Digests, id)
 	if err != nil {
 		return err
 	}

@@ -21,9 +21,10 @@ func fixtureRuns() []RunData {
 					r.Status = RunFailed
 				}
 				if r.Status == RunDone {
+					var eps []metrics.EpochRecord
 					for e := 0; e < 3; e++ {
 						t := float64(3-vi)*(1+float64(2-li)*0.5) + float64(rep)*0.1 + float64(e)*0.01
-						r.Epochs = append(r.Epochs, metrics.EpochRecord{
+						eps = append(eps, metrics.EpochRecord{
 							Type: "epoch", Epoch: e, Warmup: e == 0, EpochS: t,
 							SampleS: t * 0.2, ExtractS: t * 0.5, TrainS: t * 0.3, StallS: t * 0.1,
 							Stages:  map[string]float64{"inspect_s": 0.05 * float64(vi)},
@@ -38,6 +39,7 @@ func fixtureRuns() []RunData {
 							TrainLoss: 1.0 / float64(e+1), WallS: float64(e+1) * t,
 						})
 					}
+					r.Digest = DigestEpochs(eps)
 				}
 				runs = append(runs, r)
 			}

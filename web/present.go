@@ -215,8 +215,12 @@ func runData(r store.Run, epochs []store.Epoch) RunData {
 	d := RunData{ID: r.ID, System: r.System, MemLimit: r.MemLimitBytes, Dim: r.FeatureDim,
 		Batch: r.BatchSize, Model: r.Model, Fanout: r.Fanout, Repeat: r.Repeat, Status: r.Status,
 		EpochsDone: r.EpochsDone, BestVal: r.BestValAcc, TestAt: r.TestAcc}
-	for _, e := range epochs {
-		d.Epochs = append(d.Epochs, e.EpochRecord)
+	if len(epochs) > 0 {
+		recs := make([]metrics.EpochRecord, len(epochs))
+		for i, e := range epochs {
+			recs[i] = e.EpochRecord
+		}
+		d.Digest = DigestEpochs(recs)
 	}
 	return d
 }
@@ -224,7 +228,7 @@ func runData(r store.Run, epochs []store.Epoch) RunData {
 // epochRow is one line of a run's epoch table.
 func epochRow(runID int64, e metrics.EpochRecord) views.EpochRow {
 	hit := "–"
-	if h, ok := hitRatio(RunData{Epochs: []metrics.EpochRecord{e}}); ok {
+	if h, ok := DigestEpochs([]metrics.EpochRecord{e}).HitRatio(); ok {
 		hit = fmtF(h)
 	}
 	return views.EpochRow{

@@ -39,16 +39,16 @@ func runStages(epochs []store.Epoch) Chart {
 		ch.Empty = "No epoch has finished yet."
 		return ch
 	}
-	rd := RunData{}
-	for _, e := range epochs {
-		rd.Epochs = append(rd.Epochs, e.EpochRecord)
+	recs := make([]metrics.EpochRecord, len(epochs))
+	for i, e := range epochs {
+		recs[i] = e.EpochRecord
 		label := fmt.Sprintf("%d", e.EpochRecord.Epoch)
 		if e.Warmup {
 			label += " (w)"
 		}
 		ch.Categories = append(ch.Categories, label)
 	}
-	for i, name := range NewComparison([]RunData{rd}).stageNames() {
+	for i, name := range NewComparison([]RunData{{Digest: DigestEpochs(recs)}}).stageNames() {
 		col, mk := style(i + 1)
 		s := Series{Name: name[:len(name)-2], Color: col, Marker: mk, Stack: "stages"}
 		for j, e := range epochs {

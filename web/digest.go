@@ -1,0 +1,151 @@
+package web
+
+import (
+	"sort"
+	"sync"
+
+	"outcore/engine/metrics"
+	"outcore/store"
+)
+
+// Digest is what the comparison views use of one run's epochs, computed
+// once: means over the steady (non-warm-up) epochs — or over every epoch
+// when all are warm-up — tier and byte counts, and the accuracy curve.
+type Digest struct {
+	Epochs int                // epochs reported
+	Steady int                // epochs the means and sums are over
+	Mean   map[string]float64 // "epoch_s", "sample_s", "extract_s", "train_s", "stall_s", "bytes_read" and the variant stages
+	Stages []string           // variant-specific stage names, sorted
+	Tiers  map[string]metrics.TierCount
+	// CacheHits are lookups served by a tier other than the device;
+	// Lookups are those of the tier that saw them all (the largest count).
+	CacheHits, Lookups     float64
+	BytesRead, BytesNeeded float64
+	BestVal, TestAtBest    float64 // best validation accuracy and the test accuracy at that epoch
+	Curve                  []CurvePoint
+}
+
+// CurvePoint is one epoch on the time-to-accuracy curve.
+type CurvePoint struct {
+	Epoch  int
+	WallS  float64
+	ValAcc float64
+}
+
+// standardStages are the stage fields every epoch record has.
+var standardStages = []string{"sample_s", "extract_s", "train_s", "stall_s"}
+
+// DigestEpochs summarises a run's epochs; nil for none.
+func DigestEpochs(eps []metrics.EpochRecord) *Digest {
+	if len(eps) == 0 {
+		return nil
+	}
+	d := &Digest{Epochs: len(eps), Mean: map[string]float64{}, Tiers: map[string]metrics.TierCount{}}
+	anySteady := false
+	for _, e := range eps {
+		anySteady = anySteady || !e.Warmup
+	}
+	extra := map[string]bool{}
+	for i, e := range eps {
+		if i == 0 || e.ValAcc > d.BestVal {
+			d.BestVal, d.TestAtBest = e.ValAcc, e.TestAcc
+		}
+		d.Curve = append(d.Curve, CurvePoint{Epoch: e.Epoch, WallS: e.WallS, ValAcc: e.ValAcc})
+		if anySteady && e.Warmup {
+			continue
+		}
+		d.Steady++
+		d.Mean["epoch_s"] += e.EpochS
+		d.Mean["sample_s"] += e.SampleS
+		d.Mean["extract_s"] += e.ExtractS
+		d.Mean["train_s"] += e.TrainS
+		d.Mean["stall_s"] += e.StallS
+		d.Mean["bytes_read"] += float64(e.BytesRead)
+		for k, v := range e.Stages {
+			d.Mean[k] += v
+			extra[k] = true
+		}
+		var most int64
+		for tier, t := range e.Tiers {
+			c := d.Tiers[tier]
+			c.Hits += t.Hits
+			c.Lookups += t.Lookups
+			d.Tiers[tier] = c
+			if tier != metrics.TierDevice {
+				d.CacheHits += float64(t.Hits)
+			}
+			most = max(most, t.Lookups)
+		}
+		d.Lookups += float64(most)
+		d.BytesRead += float64(e.BytesRead)
+		d.BytesNeeded += float64(e.BytesNeeded)
+	}
+	for k := range d.Mean {
+		d.Mean[k] /= float64(d.Steady)
+	}
+	for k := range extra {
+		if !contains(standardStages, k) {
+			d.Stages = append(d.Stages, k)
+		}
+	}
+	sort.Strings(d.Stages)
+	return d
+}
+
+// HitRatio is the share of lookups a cache tier served (false without lookups).
+func (d *Digest) HitRatio() (float64, bool) {
+	if d == nil || d.Lookups == 0 {
+		return 0, false
+	}
+	return d.CacheHits / d.Lookups, true
+}
+
+// digestCache keeps the digests of finished runs, whose epochs no longer
+// change, so an experiment's charts read each finished run's epochs once.
+type digestCache struct {
+	mu  sync.Mutex
+	max int
+	m   map[int64]cachedDigest
+}
+
+type cachedDigest struct {
+	epochs int // the run's epoch count when digested: a mismatch means stale
+	d      *Digest
+}
+
+func newDigestCache(max int) *digestCache {
+	return &digestCache{max: max, m: map[int64]cachedDigest{}}
+}
+
+// get returns a finished run's digest if it is cached and current.
+func (c *digestCache) get(r store.Run) (*Digest, bool) {
+	if c == nil || !store.Finished(r.Status) {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cd, ok := c.m[r.ID]
+	if !ok || cd.epochs != r.EpochsDone {
+		return nil, false
+	}
+	return cd.d, true
+}
+
+// put keeps a finished run's digest.
+func (c *digestCache) put(r store.Run, d *Digest) {
+	if c == nil || !store.Finished(r.Status) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= c.max {
+		n := 0
+		for k := range c.m { // forget about half, in map order
+			if n++; n > c.max/2 {
+				break
+			}
+			delete(c.m, k)
+		}
+	}
+	c.m[r.ID] = cachedDigest{epochs: r.EpochsDone, d: d}
+}
