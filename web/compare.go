@@ -21,7 +21,7 @@ type RunData struct {
 	Model    string
 	Fanout   string
 	Repeat   int
-	Status   string // queued, running, done, failed, oom, cancelled, interrupted
+	Status   string  // queued, running, done, failed, oom, cancelled, interrupted
 	Digest   *Digest // the run's epochs summarised; nil when it has none (or they were not read)
 	// Run-level aggregates the store keeps for finished runs; they stand in
 	// for the digest where a page shows only the accuracy table.
@@ -111,7 +111,7 @@ func FormatBytes(b int64) string {
 
 // Comparison is an experiment's runs arranged for the views of DESIGN §6.
 type Comparison struct {
-	runs     []RunData // by variant, then grid point
+	runs     []RunData  // by variant, then grid point
 	variants []string   // in fixed display order
 	varying  []gridAxis // axes with more than one value
 	others   []string   // variants not in variantOrder, for styling
