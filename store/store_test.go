@@ -379,3 +379,54 @@ func TestDatasetsUpsert(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+func TestSampleSeries(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	_, runs := seed(t, s, "a")
+	var recs []metrics.SampleRecord
+	for i := 0; i < 1000; i++ {
+		rec := metrics.SampleRecord{T: float64(i), CPUPercent: float64(i % 10), RSSBytes: int64(i)}
+		if i >= 500 {
+			g := 10.0
+			rec.GPUUtil = &g
+		}
+		recs = append(recs, rec)
+	}
+	s.Update(ctx, func(tx *store.Tx) error { return tx.InsertSamples(runs[0].ID, recs) })
+	series, err := s.SampleSeries(ctx, runs[0].ID, 0, 0, 100)
+	if err != nil || len(series) != 100 {
+		t.Fatalf("%d points, %v", len(series), err)
+	}
+	// bucket 0 holds t = 0..9: mean t 4.5, mean cpu 4.5
+	if series[0].T != 4.5 || series[0].CPUPercent != 4.5 || series[0].RSSBytes != 4 || series[0].GPUUtil != nil {
+		t.Fatalf("first bucket %+v", series[0])
+	}
+	if series[99].GPUUtil == nil || *series[99].GPUUtil != 10 {
+		t.Fatalf("last bucket %+v", series[99])
+	}
+	win, _ := s.SampleSeries(ctx, runs[0].ID, 100, 200, 10)
+	if len(win) != 10 || win[0].T != 104.5 {
+		t.Fatalf("window %+v", win)
+	}
+	few, _ := s.SampleSeries(ctx, runs[0].ID, 0, 0, 5000)
+	if len(few) != 1000 {
+		t.Fatalf("more points than samples: %d", len(few))
+	}
+	// Re-sent samples (same t) replace the stored ones, across a partial chunk.
+	var again []metrics.SampleRecord
+	for i := 0; i < 150; i++ {
+		again = append(again, metrics.SampleRecord{T: float64(i), CPUPercent: 77})
+	}
+	if err := s.Update(ctx, func(tx *store.Tx) error { return tx.InsertSamples(runs[0].ID, again) }); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := s.Samples(ctx, runs[0].ID, 0, 0, 0)
+	if len(all) != 1000 || all[149].CPUPercent != 77 || all[150].CPUPercent != 0 {
+		t.Fatalf("after re-send: %d samples, cpu[149]=%v cpu[150]=%v", len(all), all[149].CPUPercent, all[150].CPUPercent)
+	}
+	none, err := s.SampleSeries(ctx, 999, 0, 0, 10)
+	if err != nil || len(none) != 0 {
+		t.Fatalf("missing run: %v %v", none, err)
+	}
+}

@@ -174,22 +174,32 @@ func waitExperiment(ctx context.Context, m *experiments.Manager, e store.Experim
 	st := m.Store()
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	runErr := make(chan error, 1)
-	go func() { runErr <- m.Run(runCtx) }()
+	// runErr is non-nil while a Run attempt is in flight. When another
+	// process holds the queue, Run is tried again every second: that
+	// process may be another --wait that leaves once its own experiment is
+	// done.
+	var runErr chan error
+	startRun := func() {
+		runErr = make(chan error, 1)
+		go func() { runErr <- m.Run(runCtx) }()
+	}
+	startRun()
+	watching := false
 	events, unsub := m.SubscribeFrom(lastID)
 	defer unsub()
 	p := &progressPrinter{out: out, st: st, total: e.Counts.Total, tty: term.IsTerminal(int(os.Stderr.Fd()))}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	owner := true
 	for {
 		check := false
 		select {
 		case err := <-runErr:
 			runErr = nil
 			if errors.Is(err, experiments.ErrQueueBusy) {
-				owner = false
-				fmt.Fprintln(out, "another process runs the queue; watching")
+				if !watching {
+					watching = true
+					fmt.Fprintln(out, "another process runs the queue; watching")
+				}
 				continue
 			}
 			if err != nil {
@@ -210,8 +220,11 @@ func waitExperiment(ctx context.Context, m *experiments.Manager, e store.Experim
 			}
 		case <-tick.C:
 			check = true
+			if runErr == nil {
+				startRun()
+			}
 		case <-ctx.Done():
-			if owner && runErr != nil {
+			if runErr != nil {
 				// Run stops the children and records their runs interrupted.
 				<-runErr
 			}
@@ -227,9 +240,9 @@ func waitExperiment(ctx context.Context, m *experiments.Manager, e store.Experim
 		}
 		if cur.Counts.State() == "finished" {
 			p.clear()
-			if owner && runErr != nil {
+			if runErr != nil {
 				m.Drain()
-				if err := <-runErr; err != nil {
+				if err := <-runErr; err != nil && !errors.Is(err, experiments.ErrQueueBusy) {
 					return err
 				}
 			}
