@@ -35,7 +35,7 @@ const (
 	benchRuns    = 1000
 	benchEpochs  = 50
 	benchSamples = 50 * 600 // per run: 600 one-second samples per epoch
-	bigRuns      = 500 // runs of experiment 1; the other 500 are 50 × 10
+	bigRuns      = 500      // runs of experiment 1; the other 500 are 50 × 10
 )
 
 var (
