@@ -6,7 +6,12 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+
+	"outcore/engine/metrics"
 )
+
+// The engine's resource sampler takes a gpu.Sampler as its GPU source.
+var _ metrics.GPUSampler = Sampler(nil)
 
 // TestOpenOnThisMachine runs the real NVML path: without a driver it must
 // report "no GPU" and sample ok=false; with one it must sample.
