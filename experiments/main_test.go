@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -44,7 +45,11 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(envServer); dir != "" {
 		os.Exit(fakeServer(dir))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if tinyDir != "" {
+		os.RemoveAll(filepath.Dir(tinyDir))
+	}
+	os.Exit(code)
 }
 
 // fakeTrain emulates `outcore train`. Options (config "options"):
