@@ -98,8 +98,6 @@ type ginex struct {
 	// Go heap each stage needs (for the collector's limit; the caches are
 	// outside the heap)
 	sampleHeap, mainHeap int64
-	xs                   [2]*nn.Tensor // double-buffered batch inputs, outside the Go heap
-	runMem               offHeap
 }
 
 func newGinex(cfg train.Config) (*ginex, error) {
@@ -208,22 +206,16 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	g.superbatch = S
 	g.maxBatch = ws.maxInputs + ws.maxInputs/10
-	g.xs = [2]*nn.Tensor{{}, {}}
-	for _, x := range g.xs {
-		if xd, err := g.runMem.float32s(g.maxBatch * g.dim); err == nil {
-			x.Data = xd[:0]
-		}
-	}
 	perBatch := int64(ws.maxInputs) * 24
 	reserve := reserveBytes(env.MemBudget)
 	accesses := int64(S) * int64(ws.meanInputs)
-	xsBytes := 2 * int64(g.maxBatch) * g.rowBytes // double-buffered batch inputs, off the Go heap
+	xsBytes := 2 * int64(g.maxBatch) * g.rowBytes // double-buffered batch inputs of the main loop, off the Go heap
 	// Peak of the sample stage: samplers' id maps and in-flight batches, and
 	// the previous superbatch's changeset workspace (pass 3 overlaps); the
 	// Go heap gets a quarter on top (GOGC 25).
 	g.sampleHeap = ws.baseBytes + ws.arenaBytes + int64(g.samplers)*(g.nodes*8+perBatch) +
 		cache.ChangesetWorkspaceBytes(g.nodes, accesses, 0)
-	samplePeak := g.sampleHeap + g.sampleHeap/4 + xsBytes + reserve
+	samplePeak := g.sampleHeap + g.sampleHeap/4 + reserve
 	// Peak of the main loop: model step, prefetched runtime files, a read
 	// chunk and the feature cache's address table on the heap; two batch
 	// inputs (double-buffered gather) off it.
@@ -451,7 +443,7 @@ func (g *ginex) superbatchSample(ctx context.Context, env *train.Env, ep *metric
 		return nil, fmt.Errorf("ginex: %w", err)
 	}
 	t0 := time.Now()
-	applyGoMemoryLimit(g.budget, g.ncBytes+2*int64(g.maxBatch)*g.rowBytes, 0, g.sampleHeap)
+	applyGoMemoryLimit(g.budget, g.ncBytes, 0, g.sampleHeap)
 	var ncMem offHeap
 	defer ncMem.free() // after the workers are done with the cache
 	nc, err := cache.ReadNeighborCacheFileInto(g.ncPath, ncMem.int64s)
@@ -527,6 +519,13 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 	if err != nil {
 		return fmt.Errorf("ginex: %w", err)
 	}
+	// The double-buffered batch inputs live as long as the main loop.
+	xs := [2]*nn.Tensor{{}, {}}
+	for _, x := range xs {
+		if xd, err := fcMem.float32s(g.maxBatch * g.dim); err == nil {
+			x.Data = xd[:0]
+		}
+	}
 	init, err := readInit(p.dir)
 	if err != nil {
 		return err
@@ -584,7 +583,6 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 		x   *nn.Tensor
 		err error
 	}
-	xs := g.xs
 	var miss []int
 	gather := func(l loaded, x *nn.Tensor) error {
 		t0 := time.Now()
@@ -683,8 +681,6 @@ func (g *ginex) Close() error {
 	if g.idxFile != nil {
 		errs = append(errs, g.idxFile.Close())
 	}
-	g.xs = [2]*nn.Tensor{}
-	errs = append(errs, g.runMem.free())
 	if g.scratch != "" && !g.keepRunFiles {
 		errs = append(errs, os.RemoveAll(g.scratch))
 	}

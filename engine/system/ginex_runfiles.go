@@ -81,9 +81,15 @@ func (w *fileWriter) raw(b []byte) {
 	w.n += int64(len(b))
 }
 
+// close flushes the file and waits until it is on the disk: runtime files
+// are written while the memory budget is tight, and dirty pages, unlike
+// clean ones, cannot be reclaimed at once when the memory cgroup fills up.
 func (w *fileWriter) close() error {
 	if w.err == nil {
 		w.err = w.w.Flush()
+	}
+	if w.err == nil {
+		w.err = w.f.Sync()
 	}
 	if err := w.f.Close(); w.err == nil {
 		w.err = err
