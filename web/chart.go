@@ -1,8 +1,10 @@
 package web
 
 import (
+	"fmt"
 	"math"
 	"sort"
+	"strconv"
 )
 
 // Chart is one comparison view: the data behind an ECharts chart in the
@@ -76,9 +78,25 @@ var markers = []string{"circle", "triangle", "rect", "diamond", "cross", "plus",
 // "reference" is the engine's plain sequential pipeline (engine/train).
 var variantOrder = []string{"pyg+", "ginex", "mariusgnn", "gnndrive", "diskgnn", "gids", "helios", "reference"}
 
-// style returns the colour and marker of the i-th distinct series.
+// style returns the colour and marker of the i-th distinct series: the
+// palette, then its tints (half-way to white), so up to 18 series differ.
 func style(i int) (string, string) {
-	return okabeIto[i%len(okabeIto)], markers[i%len(markers)]
+	col := okabeIto[i%len(okabeIto)]
+	if (i/len(okabeIto))%2 == 1 {
+		col = tint(col)
+	}
+	return col, markers[i%len(markers)]
+}
+
+// tint mixes a #rrggbb colour half-way with white.
+func tint(hex string) string {
+	v, err := strconv.ParseUint(hex[1:], 16, 32)
+	if err != nil {
+		return hex
+	}
+	mix := func(c uint64) uint64 { return (c + 255) / 2 }
+	r, g, b := mix(v>>16&0xff), mix(v>>8&0xff), mix(v&0xff)
+	return fmt.Sprintf("#%02X%02X%02X", r, g, b)
 }
 
 // variantIndex is the variant's fixed style index; unknown names follow the known ones.

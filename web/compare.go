@@ -761,14 +761,21 @@ func (c *Comparison) tierHits() Chart {
 	return ch
 }
 
-// timeToAccuracy is validation accuracy against wall-clock time, one line per run (GNNDrive Fig. 14).
+// timeToAccuracy is validation accuracy against wall-clock time (GNNDrive
+// Fig. 14): one line per variant and grid point, each point an epoch —
+// its mean wall-clock time and mean validation accuracy over the repeated
+// runs that reached it, error bars ± one standard deviation of the accuracy.
 func (c *Comparison) timeToAccuracy() Chart {
 	ch := Chart{ID: "time-to-accuracy", Title: "Time to accuracy", XLabel: "time since run start (s)", YLabel: "validation accuracy",
 		XType: "value", YType: "value", Kind: "line",
-		Note: "Validation accuracy after each epoch against the run's wall-clock time at the end of that epoch (evaluation included). One line per run, not averaged: repeats of a variant share its colour. After GNNDrive Fig. 14."}
-	dash := map[string]int{} // series name -> dash, one per grid point of a variant
-	perVariant := map[string]int{}
-	for _, r := range c.runs {
+		Note: "Validation accuracy after each epoch against the wall-clock time at the end of that epoch (evaluation included); each point is the mean over the repeated runs that reached that epoch (x: mean time, y: mean accuracy, error bars ± one standard deviation of the accuracy, n in the tooltip and CSV). OOM runs are left out. After GNNDrive Fig. 14."}
+	type group struct {
+		variant, name string
+		runs          []RunData
+	}
+	var groups []*group
+	byName := map[string]*group{}
+	for _, r := range c.runs { // in variant, then grid order
 		if r.Digest == nil || r.Status == RunOOM {
 			continue
 		}
@@ -776,15 +783,35 @@ func (c *Comparison) timeToAccuracy() Chart {
 		if l := c.cellLabel(r); l != "" {
 			name += " · " + l
 		}
-		if _, ok := dash[name]; !ok {
-			dash[name] = perVariant[r.System] % 4
-			perVariant[r.System]++
+		g := byName[name]
+		if g == nil {
+			g = &group{variant: r.System, name: name}
+			byName[name] = g
+			groups = append(groups, g)
 		}
-		col, mk := c.seriesStyle(r.System)
-		s := Series{Name: name, Color: col, Marker: mk, Dash: dash[name]}
-		for _, e := range r.Digest.Curve {
-			y := e.ValAcc
-			s.Points = append(s.Points, Point{X: e.WallS, Label: fmt.Sprintf("epoch %d", e.Epoch), Y: &y, N: 1, Status: StatusOK, Runs: []int64{r.ID}})
+		g.runs = append(g.runs, r)
+	}
+	perVariant := map[string]int{}
+	for _, g := range groups {
+		col, mk := c.seriesStyle(g.variant)
+		s := Series{Name: g.name, Color: col, Marker: mk, Dash: perVariant[g.variant] % 4}
+		perVariant[g.variant]++
+		for k := 0; ; k++ {
+			var walls, accs []float64
+			var ids []int64
+			epoch := 0
+			for _, r := range g.runs {
+				if k < len(r.Digest.Curve) {
+					p := r.Digest.Curve[k]
+					walls, accs, ids, epoch = append(walls, p.WallS), append(accs, p.ValAcc), append(ids, r.ID), p.Epoch
+				}
+			}
+			if len(accs) == 0 {
+				break
+			}
+			pt := point(summarise(walls).mean, fmt.Sprintf("epoch %d", epoch), accs)
+			pt.Runs = ids
+			s.Points = append(s.Points, pt)
 		}
 		ch.Series = append(ch.Series, s)
 	}

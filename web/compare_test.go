@@ -102,8 +102,14 @@ func TestStagesHitsDiskAccuracy(t *testing.T) {
 		t.Errorf("pyg+ amplification %v, want 2", *p.Y)
 	}
 	tta := NewChartOrDie(t, cmp, "time-to-accuracy")
-	if len(tta.Series) != 15 { // 18 runs - 2 OOM - 1 failed without epochs
-		t.Errorf("time-to-accuracy has %d lines, want 15", len(tta.Series))
+	if len(tta.Series) != 8 { // 9 grid points of a variant, less pyg+ at 256 MiB (OOM)
+		t.Errorf("time-to-accuracy has %d lines, want 8", len(tta.Series))
+	}
+	if p := find(t, tta, "ginex · 512 MiB", "epoch 2"); p.N != 2 || p.SD != 0 || math.Abs(*p.Y-0.71) > 1e-12 {
+		t.Errorf("ginex 512 MiB epoch 2: %+v", p)
+	}
+	if p := find(t, tta, "gnndrive · 512 MiB", "epoch 0"); p.N != 1 {
+		t.Errorf("gnndrive 512 MiB has one measured repeat: %+v", p)
 	}
 	rows := cmp.AccuracyRows()
 	if len(rows) != 9 {

@@ -47,9 +47,9 @@ func datasetRows(dataDir string) ([]views.DatasetRow, error) {
 			src += " (preset " + m.Source.Preset + ")"
 		}
 		rows = append(rows, views.DatasetRow{
-			Name: e.Name, Nodes: strconv.FormatInt(m.Nodes, 10), Edges: strconv.FormatInt(m.Edges, 10),
+			Name: e.Name, Nodes: fmtInt(m.Nodes), Edges: fmtInt(m.Edges),
 			Dim: strconv.Itoa(m.FeatureDim), Classes: strconv.Itoa(m.Classes), Features: FormatBytes(m.FeatureBytes()),
-			Split: fmt.Sprintf("%d / %d / %d", m.Train, m.Val, m.Test), Source: src, Created: fmtTime(m.Created),
+			Split: fmtInt(m.Train) + " / " + fmtInt(m.Val) + " / " + fmtInt(m.Test), Source: src, Created: fmtTime(m.Created),
 		})
 	}
 	return rows, nil

@@ -105,12 +105,7 @@ func figureSubtitle(ch Chart) string {
 	if hi == 0 {
 		n = "n = 0"
 	}
-	var s string
-	if ch.ID == "time-to-accuracy" {
-		s = "one line per run (" + n + " per point)"
-	} else {
-		s = "mean ± 1 s.d. over repeated runs, " + n + " runs per point"
-	}
+	s := "mean ± 1 s.d. over repeated runs, " + n + " runs per point"
 	if oom {
 		s += "; OOM = out of memory"
 	}
@@ -177,7 +172,7 @@ func addLines(p *plot.Plot, ch Chart) error {
 		points.Shape = glyph(s.Marker)
 		points.Radius = vg.Points(3)
 		p.Add(line, points)
-		if ch.ID != "time-to-accuracy" {
+		{
 			eb, err := plotter.NewYErrorBars(errorXYs{xys, errs})
 			if err != nil {
 				return err

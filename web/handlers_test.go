@@ -574,7 +574,7 @@ func TestRunPageAndActions(t *testing.T) {
 func TestDatasetsPageAndGenerate(t *testing.T) {
 	e := newEnv(t)
 	code, page := e.get("/datasets")
-	if code != 200 || !strings.Contains(page, `id="dataset-tiny"`) || !strings.Contains(page, "8192") {
+	if code != 200 || !strings.Contains(page, `id="dataset-tiny"`) || !strings.Contains(page, "8,192") {
 		t.Fatalf("datasets page: %d", code)
 	}
 	for _, tc := range []struct {

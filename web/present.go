@@ -36,6 +36,20 @@ func msOf(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
+// fmtInt writes a count with thousands separators: 2,097,152.
+func fmtInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}
+
 // fmtF writes a measurement with 3 significant decimals, "–" for none.
 func fmtF(v float64) string {
 	switch {
@@ -149,7 +163,10 @@ func parseRunConfig(raw json.RawMessage) runConfig {
 
 // runProgress says how far a run is.
 func runProgress(r store.Run) views.Progress {
-	total := parseRunConfig(r.Config).Epochs
+	total := 0
+	if r.Status != store.StatusQueued && r.Status != store.StatusDone {
+		total = parseRunConfig(r.Config).Epochs // only where the bar needs it: parsing costs
+	}
 	p := views.Progress{Status: r.Status}
 	switch r.Status {
 	case store.StatusQueued:

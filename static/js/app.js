@@ -158,7 +158,7 @@
         if (p.y !== null && p.y !== undefined) {
           var base = 0;
           if (ch.kind === "stack") { base = stackBase[p.x] || 0; stackBase[p.x] = base + p.y; }
-          if (p.n > 1 && p.sd > 0 && ch.id !== "time-to-accuracy") {
+          if (p.n > 1 && p.sd > 0) {
             marks.push({ kind: "err", x: p.x, y: base + p.y, sd: p.sd, slot: slot, color: isBar ? "#222" : s.color });
           }
         } else if (statusWord[p.status] && !(ch.kind === "stack" && si > 0)) {
