@@ -720,3 +720,21 @@ func TestSecurityHeaders(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+func TestHostGuard(t *testing.T) {
+	e := newEnv(t)
+	srv, err := New(context.Background(), Config{Store: e.st, Queue: e.mgr, DataDir: e.dir, CSRFKey: []byte("0123456789abcdef"),
+		Hosts: []string{"localhost", "127.0.0.1", "::1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	for host, want := range map[string]int{"127.0.0.1:8080": 200, "localhost:8080": 200, "[::1]:8080": 200, "evil.example:8080": 421, "localhost.evil.example": 421} {
+		req := httptest.NewRequest(http.MethodGet, "/experiments", nil)
+		req.Host = host
+		resp, err := srv.App().Test(req, 5000)
+		if err != nil || resp.StatusCode != want {
+			t.Errorf("Host %s: %v %v, want %d", host, resp.StatusCode, err, want)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package web
 
 import (
+	"fmt"
+	"net"
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -14,6 +18,9 @@ func (s *Server) routes() {
 	events := &EventsHandler{Hub: s.hub, Heartbeat: s.cfg.Heartbeat}
 
 	a := s.app
+	if len(s.cfg.Hosts) > 0 {
+		a.Use(hostGuard(s.cfg.Hosts))
+	}
 	a.Use(securityHeaders)
 	a.Get("/static/*", staticFiles())
 	a.Use(csrf.Middleware())
@@ -43,6 +50,25 @@ func (s *Server) routes() {
 	a.Post("/datasets/import", data.Import)
 
 	a.Get("/events", events.Stream)
+}
+
+// hostGuard refuses requests for a Host name not in the list (DNS rebinding).
+func hostGuard(hosts []string) fiber.Handler {
+	ok := map[string]bool{}
+	for _, h := range hosts {
+		ok[strings.ToLower(h)] = true
+	}
+	return func(c *fiber.Ctx) error {
+		host := c.Hostname()
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.Trim(strings.ToLower(host), "[]")
+		if !ok[host] {
+			return fiber.NewError(fiber.StatusMisdirectedRequest, fmt.Sprintf("host %q is not served here", c.Hostname()))
+		}
+		return c.Next()
+	}
 }
 
 // securityHeaders keeps pages from being framed or sniffed and limits

@@ -34,6 +34,10 @@ type Config struct {
 	Heartbeat time.Duration
 	// Log receives request errors and feed problems (default: stderr).
 	Log *log.Logger
+	// Hosts, when set, are the only Host header names (without port)
+	// requests may carry: a page of another site that a DNS rebinding points
+	// at 127.0.0.1 then cannot read the dashboard. Empty = any host.
+	Hosts []string
 }
 
 // Server is the dashboard: the fiber app, the live feed and the dataset jobs.

@@ -70,16 +70,20 @@ func Serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer mgr.Close()
-	srv, err := web.New(ctx, web.Config{Store: st, Queue: mgr, DataDir: dir, Log: logger})
-	if err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	if host, _, _ := net.SplitHostPort(ln.Addr().String()); !net.ParseIP(host).IsLoopback() {
+	defer ln.Close()
+	var hosts []string // on loopback, only loopback names (no DNS rebinding)
+	if host, _, _ := net.SplitHostPort(ln.Addr().String()); net.ParseIP(host).IsLoopback() {
+		hosts = []string{"localhost", "127.0.0.1", "::1"}
+	} else {
 		logger.Printf("warning: listening on %s, reachable from other machines; the dashboard has no login", ln.Addr())
+	}
+	srv, err := web.New(ctx, web.Config{Store: st, Queue: mgr, DataDir: dir, Log: logger, Hosts: hosts})
+	if err != nil {
+		return err
 	}
 
 	var wg sync.WaitGroup
