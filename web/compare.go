@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"outcore/engine/metrics"
+	"outcore/experiments"
 )
 
 // RunData is what the comparison views need to know about one run: the
@@ -89,24 +90,7 @@ func memLabel(b int64) string {
 	if b <= 0 {
 		return "no limit"
 	}
-	return FormatBytes(b)
-}
-
-// FormatBytes writes a byte count with a binary unit.
-func FormatBytes(b int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v := float64(b)
-	i := 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", b)
-	}
-	s := strconv.FormatFloat(v, 'f', 1, 64)
-	s = strings.TrimSuffix(s, ".0")
-	return s + " " + units[i]
+	return experiments.FormatBytes(b)
 }
 
 // Comparison is an experiment's runs arranged for the views of DESIGN §6.

@@ -31,18 +31,18 @@ func TestEpochTimeVsMemoryLimit(t *testing.T) {
 		t.Errorf("series order %v", got)
 	}
 	// pyg+ at 256 MiB: both repeats OOM.
-	if p := find(t, ch, "pyg+", "256 MiB"); p.Status != StatusOOM || p.Y != nil || p.N != 0 {
+	if p := find(t, ch, "pyg+", "256MiB"); p.Status != StatusOOM || p.Y != nil || p.N != 0 {
 		t.Errorf("pyg+ 256 MiB: %+v", p)
 	}
 	// ginex at 1 GiB (li=2, vi=1): steady epochs 1 and 2 average t+0.015 per run.
-	p := find(t, ch, "ginex", "1 GiB")
+	p := find(t, ch, "ginex", "1GiB")
 	r0 := 2.0*1 + 0.015
 	r1 := r0 + 0.1
 	if p.N != 2 || math.Abs(*p.Y-(r0+r1)/2) > 1e-9 || math.Abs(p.SD-0.1/math.Sqrt2) > 1e-9 || math.Abs(p.Min-r0) > 1e-9 || math.Abs(p.Max-r1) > 1e-9 {
 		t.Errorf("ginex 1 GiB: %+v (want mean %v)", p, (r0+r1)/2)
 	}
 	// gnndrive at 512 MiB: one repeat failed, one measured.
-	if p := find(t, ch, "gnndrive", "512 MiB"); p.Status != StatusPartial || p.N != 1 {
+	if p := find(t, ch, "gnndrive", "512MiB"); p.Status != StatusPartial || p.N != 1 {
 		t.Errorf("gnndrive 512 MiB: %+v", p)
 	}
 	if ch, _ := cmp.Chart("epoch-vs-dim", ""); ch.Empty == "" {
@@ -53,18 +53,18 @@ func TestEpochTimeVsMemoryLimit(t *testing.T) {
 func TestNormalisedRuntime(t *testing.T) {
 	cmp := NewComparison(fixtureRuns())
 	ch, _ := cmp.Chart("normalised", "ginex")
-	if p := find(t, ch, "ginex", "512 MiB"); math.Abs(*p.Y-1) > 1e-12 {
+	if p := find(t, ch, "ginex", "512MiB"); math.Abs(*p.Y-1) > 1e-12 {
 		t.Errorf("baseline not 1: %v", *p.Y)
 	}
-	g := find(t, ch, "gnndrive", "1 GiB")
-	gi := find(t, NewChartOrDie(t, cmp, "epoch-vs-mem"), "ginex", "1 GiB")
-	gd := find(t, NewChartOrDie(t, cmp, "epoch-vs-mem"), "gnndrive", "1 GiB")
+	g := find(t, ch, "gnndrive", "1GiB")
+	gi := find(t, NewChartOrDie(t, cmp, "epoch-vs-mem"), "ginex", "1GiB")
+	gd := find(t, NewChartOrDie(t, cmp, "epoch-vs-mem"), "gnndrive", "1GiB")
 	if math.Abs(*g.Y - *gd.Y / *gi.Y) > 1e-12 {
 		t.Errorf("gnndrive/ginex at 1 GiB = %v, want %v", *g.Y, *gd.Y / *gi.Y)
 	}
 	// With pyg+ as baseline, 256 MiB has no baseline (OOM): n/a, not a bar.
 	ch, _ = cmp.Chart("normalised", "pyg+")
-	if p := find(t, ch, "ginex", "256 MiB"); p.Y != nil || p.Status != StatusNoBaseline {
+	if p := find(t, ch, "ginex", "256MiB"); p.Y != nil || p.Status != StatusNoBaseline {
 		t.Errorf("ginex 256 MiB over an OOM baseline: %+v", p)
 	}
 	// An unknown baseline falls back to the first variant.
@@ -90,7 +90,7 @@ func TestStagesHitsDiskAccuracy(t *testing.T) {
 	}
 	hv := NewChartOrDie(t, cmp, "hit-vs-mem")
 	// gnndrive (vi=2) at 512 MiB (li=1): cpu hits 300+100+100 of 1000 lookups.
-	if p := find(t, hv, "gnndrive", "512 MiB"); math.Abs(*p.Y-0.5) > 1e-12 {
+	if p := find(t, hv, "gnndrive", "512MiB"); math.Abs(*p.Y-0.5) > 1e-12 {
 		t.Errorf("hit ratio %v, want 0.5", *p.Y)
 	}
 	tiers := NewChartOrDie(t, cmp, "tier-hits")
@@ -98,17 +98,17 @@ func TestStagesHitsDiskAccuracy(t *testing.T) {
 		t.Errorf("tier series %v", tiers.Series)
 	}
 	amp := NewChartOrDie(t, cmp, "amplification")
-	if p := find(t, amp, "pyg+", "1 GiB"); math.Abs(*p.Y-2) > 1e-12 {
+	if p := find(t, amp, "pyg+", "1GiB"); math.Abs(*p.Y-2) > 1e-12 {
 		t.Errorf("pyg+ amplification %v, want 2", *p.Y)
 	}
 	tta := NewChartOrDie(t, cmp, "time-to-accuracy")
 	if len(tta.Series) != 8 { // 9 grid points of a variant, less pyg+ at 256 MiB (OOM)
 		t.Errorf("time-to-accuracy has %d lines, want 8", len(tta.Series))
 	}
-	if p := find(t, tta, "ginex · 512 MiB", "epoch 2"); p.N != 2 || p.SD != 0 || math.Abs(*p.Y-0.71) > 1e-12 {
+	if p := find(t, tta, "ginex · 512MiB", "epoch 2"); p.N != 2 || p.SD != 0 || math.Abs(*p.Y-0.71) > 1e-12 {
 		t.Errorf("ginex 512 MiB epoch 2: %+v", p)
 	}
-	if p := find(t, tta, "gnndrive · 512 MiB", "epoch 0"); p.N != 1 {
+	if p := find(t, tta, "gnndrive · 512MiB", "epoch 0"); p.N != 1 {
 		t.Errorf("gnndrive 512 MiB has one measured repeat: %+v", p)
 	}
 	rows := cmp.AccuracyRows()
@@ -116,7 +116,7 @@ func TestStagesHitsDiskAccuracy(t *testing.T) {
 		t.Fatalf("%d accuracy rows", len(rows))
 	}
 	for _, r := range rows {
-		if r.Variant == "ginex" && r.Cell == "256 MiB" && (r.Val.N != 2 || math.Abs(*r.Val.Y-0.71) > 1e-12) {
+		if r.Variant == "ginex" && r.Cell == "256MiB" && (r.Val.N != 2 || math.Abs(*r.Val.Y-0.71) > 1e-12) {
 			t.Errorf("ginex 256 MiB best val %+v", r.Val)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"outcore/store"
 )
 
 // CSVWriter writes tidy CSV: one row per observation, one column per
@@ -40,7 +42,7 @@ func csvCell(v any) string {
 	case nil:
 		return ""
 	case string:
-		return EscapeCSVText(x)
+		return store.CSVSafe(x)
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return ""
@@ -66,14 +68,6 @@ func csvCell(v any) string {
 		return strconv.FormatBool(x)
 	}
 	panic("web: CSV cell of unexpected type")
-}
-
-// EscapeCSVText defuses a text cell a spreadsheet would read as a formula.
-func EscapeCSVText(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
 }
 
 // WriteChartCSV writes a chart's data, one row per point of each series.

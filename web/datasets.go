@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"outcore/engine/dataset"
+	"outcore/experiments"
 	"outcore/web/views"
 )
 
@@ -48,7 +49,7 @@ func datasetRows(dataDir string) ([]views.DatasetRow, error) {
 		}
 		rows = append(rows, views.DatasetRow{
 			Name: e.Name, Nodes: fmtInt(m.Nodes), Edges: fmtInt(m.Edges),
-			Dim: strconv.Itoa(m.FeatureDim), Classes: strconv.Itoa(m.Classes), Features: FormatBytes(m.FeatureBytes()),
+			Dim: strconv.Itoa(m.FeatureDim), Classes: strconv.Itoa(m.Classes), Features: experiments.FormatBytes(m.FeatureBytes()),
 			Split: fmtInt(m.Train) + " / " + fmtInt(m.Val) + " / " + fmtInt(m.Test), Source: src, Created: fmtTime(m.Created),
 		})
 	}

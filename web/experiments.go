@@ -122,7 +122,7 @@ func formView(in FormInput, entries []dataset.Entry, g Grid, errs map[string]str
 		if e.Err != nil {
 			continue
 		}
-		label = fmt.Sprintf("%s — %s nodes, %d dims, %s of features", e.Name, fmtInt(e.Meta.Nodes), e.Meta.FeatureDim, FormatBytes(e.Meta.FeatureBytes()))
+		label = fmt.Sprintf("%s — %s nodes, %d dims, %s of features", e.Name, fmtInt(e.Meta.Nodes), e.Meta.FeatureDim, experiments.FormatBytes(e.Meta.FeatureBytes()))
 		f.Datasets = append(f.Datasets, views.FormOption{Value: e.Name, Label: label, Selected: e.Name == in.Dataset})
 	}
 	for _, p := range dataset.PresetNames() {
@@ -150,7 +150,7 @@ func presetLabel(p string) string {
 	if err != nil {
 		return p
 	}
-	return fmt.Sprintf("%s — %s nodes, %d dims, %s of features", p, fmtInt(cfg.Nodes), cfg.FeatureDim, FormatBytes(cfg.Nodes*int64(cfg.FeatureDim)*4))
+	return fmt.Sprintf("%s — %s nodes, %d dims, %s of features", p, fmtInt(cfg.Nodes), cfg.FeatureDim, experiments.FormatBytes(cfg.Nodes*int64(cfg.FeatureDim)*4))
 }
 
 // readForm reads the submitted form.

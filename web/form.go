@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"outcore/engine/train"
+	"outcore/experiments"
 )
 
 // Limits on what the new-experiment form accepts.
@@ -342,7 +343,7 @@ func parseMemLimits(s string, featureBytes int64) ([]string, error) {
 				return nil, err
 			}
 			if v < 1<<20 {
-				return nil, fmt.Errorf("%q is %s, below 1 MiB; no run starts in that", it, FormatBytes(v))
+				return nil, fmt.Errorf("%q is %s, below 1 MiB; no run starts in that", it, experiments.FormatBytes(v))
 			}
 			b = v
 		} else {

@@ -387,7 +387,7 @@ func TestChartsJSONAndFiles(t *testing.T) {
 	oomSeen := false
 	for _, s := range mem.Series {
 		for _, p := range s.Points {
-			if s.Name == "pyg+" && p.Label == "64 MiB" {
+			if s.Name == "pyg+" && p.Label == "64MiB" {
 				oomSeen = p.Status == StatusOOM && p.Y == nil
 			}
 			if p.Y != nil && p.N != 2 {
@@ -517,7 +517,7 @@ func TestRunPageAndActions(t *testing.T) {
 		t.Fatalf("status %d", code)
 	}
 	for _, want := range []string{fmt.Sprintf(`id="epoch-%d-1"`, runs[0].ID), "log line of epoch 1", "panic: boom",
-		`data-chart="run-util"`, `data-chart="run-stages"`, "pyg+ · 64 MiB"} {
+		`data-chart="run-util"`, `data-chart="run-stages"`, "pyg+ · 64MiB"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("run page lacks %q", want)
 		}

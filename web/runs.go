@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"outcore/engine/metrics"
+	"outcore/experiments"
 	"outcore/store"
 	"outcore/web/views"
 )
@@ -63,7 +64,7 @@ func runFacts(r store.Run) []views.KV {
 	var host metrics.HostFacts
 	if json.Unmarshal(r.Host, &host) == nil && host.Hostname != "" {
 		kv = append(kv,
-			views.KV{K: "host", V: fmt.Sprintf("%s · %d cores · %s RAM · kernel %s", host.Hostname, host.Cores, FormatBytes(host.MemBytes), host.Kernel)},
+			views.KV{K: "host", V: fmt.Sprintf("%s · %d cores · %s RAM · kernel %s", host.Hostname, host.Cores, experiments.FormatBytes(host.MemBytes), host.Kernel)},
 			views.KV{K: "disk", V: orDash(host.DiskModel)},
 			views.KV{K: "GPU", V: orDash(host.GPU)},
 			views.KV{K: "GEMM", V: orDash(host.GEMM)})
@@ -103,10 +104,10 @@ func runSummary(r store.Run) []views.KV {
 		{K: "best val acc", V: fmtPF(r.BestValAcc)}, {K: "test acc at best val", V: fmtPF(r.TestAcc)},
 		{K: "total time (s)", V: fmtPF(r.TotalS)}}
 	if r.PeakRSSBytes != nil {
-		kv = append(kv, views.KV{K: "peak RSS", V: FormatBytes(*r.PeakRSSBytes)})
+		kv = append(kv, views.KV{K: "peak RSS", V: experiments.FormatBytes(*r.PeakRSSBytes)})
 	}
 	if r.PeakCgroupBytes != nil {
-		kv = append(kv, views.KV{K: "peak cgroup (incl. page cache)", V: FormatBytes(*r.PeakCgroupBytes)})
+		kv = append(kv, views.KV{K: "peak cgroup (incl. page cache)", V: experiments.FormatBytes(*r.PeakCgroupBytes)})
 	}
 	if r.ExitCode != nil {
 		kv = append(kv, views.KV{K: "exit code", V: strconv.Itoa(*r.ExitCode)})
