@@ -364,7 +364,13 @@ func (c *Comparison) versus(axisKey, id, title, ref string) Chart {
 		ch.Empty = fmt.Sprintf("The %s was not varied in this experiment (every run: %s).", ax.label, ax.word(c.runs[0]))
 		return ch
 	}
-	// Categories: the axis values in numeric order.
+	ch.Categories, ch.Series = c.overAxis(ax, mean("epoch_s", 1))
+	return ch
+}
+
+// overAxis makes one line per variant (and value of the other varying
+// axes) across the values of ax, in numeric order, as category labels.
+func (c *Comparison) overAxis(ax gridAxis, f func(RunData) (float64, bool)) ([]string, []Series) {
 	type val struct {
 		n float64
 		t string
@@ -378,16 +384,16 @@ func (c *Comparison) versus(axisKey, id, title, ref string) Chart {
 		}
 	}
 	sort.Slice(vals, func(i, j int) bool { return vals[i].n < vals[j].n })
+	var cats []string
 	index := map[string]int{}
 	for i, v := range vals {
-		ch.Categories = append(ch.Categories, v.t)
+		cats = append(cats, v.t)
 		index[v.t] = i
 	}
-	ch.Series = c.seriesOver(func(r RunData) (float64, string) {
+	return cats, c.seriesOver(func(r RunData) (float64, string) {
 		t := ax.word(r)
 		return float64(index[t]), t
-	}, axisKey, mean("epoch_s", 1))
-	return ch
+	}, ax.key, f)
 }
 
 // seriesOver groups runs into one series per variant and value of the
@@ -653,29 +659,7 @@ func (c *Comparison) hitVsMem() Chart {
 		ch.Empty = "No runs yet."
 		return ch
 	}
-	ax := axisByKey("mem_limit")
-	type val struct {
-		n float64
-		t string
-	}
-	var vals []val
-	seen := map[string]bool{}
-	for _, r := range c.runs {
-		if t := ax.word(r); !seen[t] {
-			seen[t] = true
-			vals = append(vals, val{ax.value(r), t})
-		}
-	}
-	sort.Slice(vals, func(i, j int) bool { return vals[i].n < vals[j].n })
-	index := map[string]int{}
-	for i, v := range vals {
-		ch.Categories = append(ch.Categories, v.t)
-		index[v.t] = i
-	}
-	ch.Series = c.seriesOver(func(r RunData) (float64, string) {
-		t := ax.word(r)
-		return float64(index[t]), t
-	}, "mem_limit", hitRatio)
+	ch.Categories, ch.Series = c.overAxis(axisByKey("mem_limit"), hitRatio)
 	return ch
 }
 

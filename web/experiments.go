@@ -420,12 +420,21 @@ func (h *ExperimentsHandler) ChartsJSON(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	baseline := c.Query("baseline")
-	if baseline != "" && !contains(cmp.Variants(), baseline) {
-		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("baseline: %q is not a variant of this experiment", baseline))
+	baseline, err := baselineParam(c, cmp)
+	if err != nil {
+		return err
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(fiber.Map{"charts": cmp.Charts(baseline)})
+}
+
+// baselineParam reads ?baseline=, which must name a variant of the comparison.
+func baselineParam(c *fiber.Ctx, cmp *Comparison) (string, error) {
+	b := c.Query("baseline")
+	if b != "" && !contains(cmp.Variants(), b) {
+		return "", fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("baseline: %q is not a variant of this experiment", b))
+	}
+	return b, nil
 }
 
 // splitChartFile reads "<chart>.<ext>" with ext csv, svg or pdf.
@@ -478,9 +487,9 @@ func (h *ExperimentsHandler) ChartFile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	baseline := c.Query("baseline")
-	if baseline != "" && !contains(cmp.Variants(), baseline) {
-		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("baseline: %q is not a variant of this experiment", baseline))
+	baseline, err := baselineParam(c, cmp)
+	if err != nil {
+		return err
 	}
 	ch, _ := cmp.Chart(chartID, baseline)
 	return sendChart(c, ch, ext, fmt.Sprintf("experiment-%d-%s", id, chartID))
