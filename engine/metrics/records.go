@@ -106,6 +106,9 @@ type EpochRecord struct {
 	TrainAcc  float64 `json:"train_acc"`
 	ValAcc    float64 `json:"val_acc"`
 	TestAcc   float64 `json:"test_acc"`
+	// Evaluated is false for epochs skipped by eval_every; their val_acc,
+	// test_acc and eval_s are 0, not measurements.
+	Evaluated bool    `json:"evaluated"`
 	EvalS     float64 `json:"eval_s"`
 	WallS     float64 `json:"wall_s"` // seconds since the run started, at the end of this epoch
 }

@@ -307,7 +307,7 @@ func (r *runner) epoch(ctx context.Context, env *Env, sys System, ev *Evaluator,
 			return rec, err
 		}
 		env.Progress(epoch, 2, 2, "eval")
-		rec.ValAcc, rec.TestAcc = val, test
+		rec.ValAcc, rec.TestAcc, rec.Evaluated = val, test, true
 		rec.EvalS = time.Since(t0).Seconds()
 		env.Trainer.Observe(epoch, val, test)
 	}

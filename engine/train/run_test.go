@@ -158,7 +158,7 @@ func TestRunReference(t *testing.T) {
 		if e.BytesNeeded <= 0 || e.Tiers[metrics.TierDevice].Lookups*16*4 != e.BytesNeeded {
 			t.Fatalf("bytes needed %d, device lookups %d", e.BytesNeeded, e.Tiers[metrics.TierDevice].Lookups)
 		}
-		if e.ValAcc <= 0 || e.TestAcc <= 0 || e.EvalS <= 0 || e.WallS <= 0 {
+		if !e.Evaluated || e.ValAcc <= 0 || e.TestAcc <= 0 || e.EvalS <= 0 || e.WallS <= 0 {
 			t.Fatalf("epoch %d eval %+v", e.Epoch, e)
 		}
 	}
