@@ -169,7 +169,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		return c.SendString(msg)
 	}
 	title := fmt.Sprintf("%d %s", code, httpStatusText(code))
-	return renderPage(c, views.ErrorPage(pageMeta(c, title, ""), code, msg))
+	return renderPage(c, views.ErrorPage(pageMeta(c, title, ""), msg))
 }
 
 // isNotFound reports whether err says a row is missing.

@@ -260,7 +260,7 @@ func Layout(p Page) templ.Component {
 }
 
 // ErrorPage shows an error that stopped a page from rendering.
-func ErrorPage(p Page, status int, msg string) templ.Component {
+func ErrorPage(p Page, msg string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
