@@ -46,11 +46,15 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 		anySteady = anySteady || !e.Warmup
 	}
 	extra := map[string]bool{}
-	for i, e := range eps {
-		if i == 0 || e.ValAcc > d.BestVal {
-			d.BestVal, d.TestAtBest = e.ValAcc, e.TestAcc
+	seenEval := false
+	for _, e := range eps {
+		if evaluated(e) {
+			if !seenEval || e.ValAcc > d.BestVal {
+				d.BestVal, d.TestAtBest = e.ValAcc, e.TestAcc
+			}
+			seenEval = true
+			d.Curve = append(d.Curve, CurvePoint{Epoch: e.Epoch, WallS: e.WallS, ValAcc: e.ValAcc})
 		}
-		d.Curve = append(d.Curve, CurvePoint{Epoch: e.Epoch, WallS: e.WallS, ValAcc: e.ValAcc})
 		if anySteady && e.Warmup {
 			continue
 		}
@@ -90,6 +94,13 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 	}
 	sort.Strings(d.Stages)
 	return d
+}
+
+// evaluated reports whether an epoch's accuracies are measurements: the
+// record says so, or (records stored without the flag) it spent time
+// evaluating or has an accuracy. Epochs skipped by eval_every have neither.
+func evaluated(e metrics.EpochRecord) bool {
+	return e.Evaluated || e.EvalS > 0 || e.ValAcc != 0 || e.TestAcc != 0
 }
 
 // HitRatio is the share of lookups a cache tier served (false without lookups).

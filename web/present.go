@@ -248,14 +248,18 @@ func epochRow(runID int64, e metrics.EpochRecord) views.EpochRow {
 	if h, ok := DigestEpochs([]metrics.EpochRecord{e}).HitRatio(); ok {
 		hit = fmtF(h)
 	}
-	return views.EpochRow{
+	row := views.EpochRow{
 		RunID: runID, Epoch: e.Epoch, Warmup: e.Warmup,
 		EpochS: fmtF(e.EpochS), SampleS: fmtF(e.SampleS), ExtractS: fmtF(e.ExtractS), TrainS: fmtF(e.TrainS), StallS: fmtF(e.StallS),
 		Batches: strconv.Itoa(e.Batches), HitRatio: hit,
 		ReadMiB: fmtF(float64(e.BytesRead) / (1 << 20)), Amplification: fmtF(e.ReadAmplification),
-		Loss: fmtF(e.TrainLoss), TrainAcc: fmtF(e.TrainAcc), ValAcc: fmtF(e.ValAcc), TestAcc: fmtF(e.TestAcc),
+		Loss: fmtF(e.TrainLoss), TrainAcc: fmtF(e.TrainAcc), ValAcc: "–", TestAcc: "–",
 		WallS: fmtF(e.WallS),
 	}
+	if evaluated(e) { // epochs skipped by eval_every have no accuracy
+		row.ValAcc, row.TestAcc = fmtF(e.ValAcc), fmtF(e.TestAcc)
+	}
+	return row
 }
 
 // logLine is one event of a run's log.

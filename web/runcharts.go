@@ -68,18 +68,22 @@ func runAccuracy(epochs []store.Epoch) Chart {
 		return ch
 	}
 	type metric struct {
-		name string
-		f    func(metrics.EpochRecord) float64
+		name      string
+		f         func(metrics.EpochRecord) float64
+		needsEval bool
 	}
 	for i, m := range []metric{
-		{"train loss", func(e metrics.EpochRecord) float64 { return e.TrainLoss }},
-		{"train acc", func(e metrics.EpochRecord) float64 { return e.TrainAcc }},
-		{"val acc", func(e metrics.EpochRecord) float64 { return e.ValAcc }},
-		{"test acc", func(e metrics.EpochRecord) float64 { return e.TestAcc }},
+		{"train loss", func(e metrics.EpochRecord) float64 { return e.TrainLoss }, false},
+		{"train acc", func(e metrics.EpochRecord) float64 { return e.TrainAcc }, false},
+		{"val acc", func(e metrics.EpochRecord) float64 { return e.ValAcc }, true},
+		{"test acc", func(e metrics.EpochRecord) float64 { return e.TestAcc }, true},
 	} {
 		col, mk := style(i + 1)
 		s := Series{Name: m.name, Color: col, Marker: mk}
 		for _, e := range epochs {
+			if m.needsEval && !evaluated(e.EpochRecord) {
+				continue // skipped by eval_every: no accuracy to show
+			}
 			s.Points = append(s.Points, one(float64(e.EpochRecord.Epoch), fmt.Sprintf("epoch %d", e.EpochRecord.Epoch), m.f(e.EpochRecord)))
 		}
 		ch.Series = append(ch.Series, s)
