@@ -26,6 +26,7 @@ type GAT struct {
 	W, AttSrc, AttDst, Bias *Param
 
 	x, z, full *Tensor
+	xs         *csrInput // x in CSR form when sparse, else nil
 	el, er     []float32 // numSrc×H, numDst×H
 	alpha      []float32 // E×H softmax (before dropout)
 	a          adj       // weights: α after dropout
@@ -89,7 +90,8 @@ func (l *GAT) Forward(ar *Arena, b *graph.Block, x *Tensor, train bool) *Tensor 
 		l.dropP = l.AttnDropout
 	}
 	l.z = ar.TensorNoZero(ns, HF)
-	Gemm(false, false, ns, HF, l.In, 1, x.Data, l.In, l.W.Value.Data, HF, 0, l.z.Data, HF)
+	l.xs = sparsify(ar, x)
+	inputTimesW(l.xs, x, ns, l.W.Value.Data, HF, l.z.Data, false)
 	l.el = ar.Floats(ns * H)
 	l.er = ar.Floats(nd * H)
 	headDots(l.z, ns, H, F, l.AttSrc.Value.Data, l.el)
@@ -262,7 +264,7 @@ func (l *GAT) Backward(ar *Arena, dy *Tensor, needDX bool) *Tensor {
 			}
 		}
 	})
-	Gemm(true, false, l.In, HF, ns, 1, l.x.Data, l.In, dz.Data, HF, 1, l.W.Grad.Data, HF)
+	inputTGradAdd(l.xs, l.x, ns, dz.Data, HF, l.W.Grad.Data)
 	if !needDX {
 		return nil
 	}

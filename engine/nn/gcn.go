@@ -24,6 +24,7 @@ type GCN struct {
 	W, Bias *Param
 
 	x, agg, proj *Tensor
+	xs           *csrInput // x in CSR form when sparse (transform-first only)
 	a            adj
 	numDst       int
 	aggFirst     bool
@@ -100,7 +101,8 @@ func (l *GCN) Forward(ar *Arena, b *graph.Block, x *Tensor, train bool) *Tensor 
 		Gemm(false, false, b.NumDst, l.Out, l.In, 1, l.agg.Data, l.In, l.W.Value.Data, l.Out, 0, y.Data, l.Out)
 	} else {
 		l.proj = ar.TensorNoZero(b.NumSrc, l.Out)
-		Gemm(false, false, b.NumSrc, l.Out, l.In, 1, x.Data, l.In, l.W.Value.Data, l.Out, 0, l.proj.Data, l.Out)
+		l.xs = sparsify(ar, x)
+		inputTimesW(l.xs, x, b.NumSrc, l.W.Value.Data, l.Out, l.proj.Data, false)
 		l.a.spmm(l.proj.Data, l.Out, y.Data, l.Out, l.Out, false)
 	}
 	addBias(y, l.Bias.Value.Data)
@@ -125,7 +127,7 @@ func (l *GCN) Backward(ar *Arena, dy *Tensor, needDX bool) *Tensor {
 	}
 	dproj := ar.TensorNoZero(ns, l.Out)
 	l.a.spmmT(dy.Data, l.Out, dproj.Data, l.Out, l.Out, false, ar)
-	Gemm(true, false, l.In, l.Out, ns, 1, l.x.Data, l.In, dproj.Data, l.Out, 1, l.W.Grad.Data, l.Out)
+	inputTGradAdd(l.xs, l.x, ns, dproj.Data, l.Out, l.W.Grad.Data)
 	if needDX {
 		dx = ar.TensorNoZero(ns, l.In)
 		Gemm(false, true, ns, l.In, l.Out, 1, dproj.Data, l.Out, l.W.Value.Data, l.Out, 0, dx.Data, l.In)

@@ -34,6 +34,7 @@ func initGemm() {
 			gemmWhy = GemmEnv + "=gonum"
 			return
 		}
+		quietOpenBLASThreads()
 		lib, err := loadOpenBLAS(blasThreads())
 		if err != nil {
 			gemmWhy = err.Error()
@@ -42,6 +43,19 @@ func initGemm() {
 		gemmBackend, gemmImpl = BackendOpenBLAS, openblasGemm
 		gemmWhy = "loaded " + lib
 	})
+}
+
+// quietOpenBLASThreads sets OPENBLAS_THREAD_TIMEOUT=4 (unless the user set
+// it) before the library is loaded. By default OpenBLAS's worker threads
+// keep polling with sched_yield for 2^28 cycles (~0.1 s) after every call,
+// taking a core from the Go loops (aggregation, dropout) that run between
+// GEMMs: on full-batch Cora that cost ~40% of the wall time and most of the
+// system time. With 2^4 cycles they sleep at once and are woken per call,
+// which costs microseconds against GEMMs of milliseconds.
+func quietOpenBLASThreads() {
+	if _, set := os.LookupEnv("OPENBLAS_THREAD_TIMEOUT"); !set {
+		os.Setenv("OPENBLAS_THREAD_TIMEOUT", "4")
+	}
 }
 
 // blasThreads is the OpenBLAS thread count: GOMAXPROCS (which follows the
@@ -88,6 +102,7 @@ func GemmWith(backend string, transA, transB bool, m, n, k int, alpha float32, a
 	case BackendGonum:
 		impl = gonumGemm
 	case BackendOpenBLAS:
+		quietOpenBLASThreads()
 		if _, err := loadOpenBLAS(blasThreads()); err != nil {
 			return fmt.Errorf("gemm backend %s: %w", backend, err)
 		}

@@ -209,14 +209,34 @@ type gradCase struct {
 	nd, ns, maxDeg int
 	in, out        int
 	withDeg        bool
+	sparse         bool // ~95% zero input: exercises the CSR input path
 }
 
 var gradCases = []gradCase{
-	{"small", 5, 9, 4, 3, 4, false},
-	{"degrees", 6, 11, 5, 4, 3, true},
-	{"wide-in", 4, 10, 6, 12, 2, false}, // transform-first order
-	{"wide-out", 4, 6, 3, 2, 9, true},   // aggregate-first order
-	{"isolated", 3, 3, 0, 3, 3, false},  // no edges at all
+	{"small", 5, 9, 4, 3, 4, false, false},
+	{"degrees", 6, 11, 5, 4, 3, true, false},
+	{"wide-in", 4, 10, 6, 12, 2, false, false}, // transform-first order
+	{"wide-out", 4, 6, 3, 2, 9, true, false},   // aggregate-first order
+	{"isolated", 3, 3, 0, 3, 3, false, false},  // no edges at all
+	{"sparse-input", 5, 8, 4, 40, 3, true, true},
+}
+
+// inputFor returns the random input of a case (mostly zeros when sparse).
+func inputFor(rng *rand.Rand, c gradCase) *Tensor {
+	x := randTensor(rng, c.ns, c.in)
+	if c.sparse {
+		for i := range x.Data {
+			if rng.Float64() < 0.99 && i%c.in != (i/c.in)%c.in {
+				x.Data[i] = 0
+			}
+		}
+		// one non-zero per row is kept: an all-zero row gives GAT scores of
+		// exactly 0, the LeakyReLU kink, where finite differences are meaningless
+		if sparsify(&Arena{}, x) == nil {
+			panic("inputFor: sparse case is not sparse enough for the CSR path")
+		}
+	}
+	return x
 }
 
 func TestSAGEGradients(t *testing.T) {
@@ -226,7 +246,7 @@ func TestSAGEGradients(t *testing.T) {
 			b := randomBlock(rng, c.nd, c.ns, c.maxDeg, c.withDeg)
 			l := NewSAGE(c.in, c.out, rng)
 			randomize(rng, l.Params())
-			x := randTensor(rng, c.ns, c.in)
+			x := inputFor(rng, c)
 			r := randTensor(rng, c.nd, c.out)
 			var ar Arena
 			y := l.Forward(&ar, &b, x, true)
@@ -248,7 +268,7 @@ func TestGCNGradients(t *testing.T) {
 			b := randomBlock(rng, c.nd, c.ns, c.maxDeg, c.withDeg)
 			l := NewGCN(c.in, c.out, rng)
 			randomize(rng, l.Params())
-			x := randTensor(rng, c.ns, c.in)
+			x := inputFor(rng, c)
 			r := randTensor(rng, c.nd, c.out)
 			var ar Arena
 			y := l.Forward(&ar, &b, x, true)
@@ -279,7 +299,7 @@ func TestGATGradients(t *testing.T) {
 				l := NewGAT(c.in, gc.heads, gc.f, gc.concat, rng)
 				l.AttnDropout, l.DropKey = gc.drop, 12345
 				randomize(rng, l.Params())
-				x := randTensor(rng, c.ns, c.in)
+				x := inputFor(rng, c)
 				r := randTensor(rng, c.nd, l.OutDim())
 				var ar Arena
 				y := l.Forward(&ar, &b, x, true)

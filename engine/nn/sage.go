@@ -24,6 +24,7 @@ type SAGE struct {
 
 	// forward cache
 	x, cat, proj *Tensor
+	xs           *csrInput // x in CSR form when sparse (transform-first only)
 	a            adj
 	numDst       int
 	aggFirst     bool
@@ -78,9 +79,10 @@ func (l *SAGE) Forward(ar *Arena, b *graph.Block, x *Tensor, train bool) *Tensor
 		l.a.spmm(x.Data, in, cat.Data[in:], 2*in, in, false)
 		Gemm(false, false, nd, out, 2*in, 1, cat.Data, 2*in, l.wcat, out, 0, y.Data, out)
 	} else {
-		Gemm(false, false, nd, out, in, 1, x.Data, in, l.WSelf.Value.Data, out, 0, y.Data, out)
+		l.xs = sparsify(ar, x)
+		inputTimesW(l.xs, x, nd, l.WSelf.Value.Data, out, y.Data, false)
 		l.proj = ar.TensorNoZero(ns, out)
-		Gemm(false, false, ns, out, in, 1, x.Data, in, l.WNeigh.Value.Data, out, 0, l.proj.Data, out)
+		inputTimesW(l.xs, x, ns, l.WNeigh.Value.Data, out, l.proj.Data, false)
 		l.a.spmm(l.proj.Data, out, y.Data, out, out, true)
 	}
 	addBias(y, l.Bias.Value.Data)
@@ -110,10 +112,10 @@ func (l *SAGE) Backward(ar *Arena, dy *Tensor, needDX bool) *Tensor {
 		})
 		return dx
 	}
-	Gemm(true, false, in, out, nd, 1, l.x.Data, in, dy.Data, out, 1, l.WSelf.Grad.Data, out)
+	inputTGradAdd(l.xs, l.x, nd, dy.Data, out, l.WSelf.Grad.Data)
 	dproj := ar.TensorNoZero(ns, out)
 	l.a.spmmT(dy.Data, out, dproj.Data, out, out, false, ar)
-	Gemm(true, false, in, out, ns, 1, l.x.Data, in, dproj.Data, out, 1, l.WNeigh.Grad.Data, out)
+	inputTGradAdd(l.xs, l.x, ns, dproj.Data, out, l.WNeigh.Grad.Data)
 	if !needDX {
 		return nil
 	}
