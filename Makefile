@@ -13,8 +13,10 @@ RACE_PKGS ?= ./engine/... ./experiments/... ./store/... ./web/...
 
 all: build
 
+VERSION_LDFLAGS := -X outcore/internal/version.Commit=$(shell git rev-parse --short=12 HEAD 2>/dev/null)
+
 build: generate
-	go build -o $(BIN) .
+	go build -ldflags '$(VERSION_LDFLAGS)' -o $(BIN) .
 
 ## run: build, create the default dataset on first start, serve the dashboard
 run: build

@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"outcore/internal/version"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -34,27 +34,8 @@ func hostFacts(dir, gpuName string) metrics.HostFacts {
 	return h
 }
 
-// Version is this build's outcore version: the main module's version when
-// built from a tagged module, else its VCS revision, else "devel".
-func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && s.Value != "" {
-			r := s.Value
-			if len(r) > 12 {
-				r = r[:12]
-			}
-			return "devel+" + r
-		}
-	}
-	return "devel"
-}
+// Version is this build's outcore version (see package version).
+func Version() string { return version.String() }
 
 func memTotal() int64 {
 	f, err := os.Open("/proc/meminfo")

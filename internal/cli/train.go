@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
+	"outcore/internal/version"
 	"sort"
 	"strings"
 	"sync"
@@ -247,12 +247,7 @@ func (o *optList) Set(s string) error {
 	return nil
 }
 
-func outcoreVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+func outcoreVersion() string { return version.String() }
 
 // progressBar draws one updating line on a terminal and one line per epoch.
 type progressBar struct {
