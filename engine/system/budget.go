@@ -28,8 +28,11 @@ type workspace struct {
 	maxInputs  int   // most input nodes of a profiled mini-batch (M_b)
 	meanInputs int
 	arenaBytes int64 // model workspace of one training step on the largest batch
-	rowBytes   int64
-	batches    int // mini-batches profiled
+	// stepExtra is what the process held during the profiled step beyond
+	// base, arena and batch input: matrix-library buffers, collector slack.
+	stepExtra int64
+	rowBytes  int64
+	batches   int // mini-batches profiled
 }
 
 // batchInputBytes is the size of one gathered batch input of the largest
@@ -77,6 +80,11 @@ func profileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 		labels := make([]int32, len(largest.Seeds))
 		m.Step(largest.Blocks, x, labels)
 		w.arenaBytes = int64(m.ArenaBytes())
+		during := anonRSS()
+		x, m = nil, nil
+		runtime.GC()
+		debug.FreeOSMemory()
+		w.stepExtra = max(0, during-anonRSS()-w.arenaBytes-w.batchInputBytes())
 	}
 	s, largest = nil, nil
 	runtime.GC()
@@ -115,18 +123,23 @@ func reserveBytes(budget int64) int64 { return max(budget/10, 32<<20) }
 // counting), so their anonymous memory is their live data; Go's default
 // (GOGC=100) lets the heap grow to twice the live data, and that slack would
 // come out of the page cache the budget leaves to the OS (PyG+ and
-// GNNDrive's topology live there). So, under a budget, collect at 25% growth
-// and cap the Go runtime at what the budget leaves after the memory held
-// outside the Go heap (offHeap: caches, buffers) and the page cache the
-// variant wants to keep (keepCached), but never below heapNeed (the heap the
-// variant needs; below it the collector would run without pause). It returns
-// the soft limit set (0 when there is no budget).
+// GNNDrive's topology live there) or push the process over the limit. So,
+// under a budget, collect at 25% growth, and cap the Go runtime at the heap
+// the variant planned for (heapNeed plus that quarter), or at what the
+// budget leaves after the memory held outside the Go heap (offHeap: caches,
+// buffers) and the page cache the variant wants to keep (keepCached),
+// whichever is smaller, but never below heapNeed (below it the collector
+// would run without pause). heapNeed 0 means "no plan": the budget decides.
+// It returns the soft limit set (0 when there is no budget).
 func applyGoMemoryLimit(budget, offHeap, keepCached, heapNeed int64) int64 {
 	if budget <= 0 {
 		return 0
 	}
 	debug.SetGCPercent(25)
 	limit := budget - budget/8 - offHeap - keepCached
+	if heapNeed > 0 {
+		limit = min(limit, heapNeed+heapNeed/4)
+	}
 	limit = max(limit, heapNeed, 32<<20)
 	debug.SetMemoryLimit(limit)
 	return limit

@@ -213,13 +213,13 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	// Peak of the sample stage: samplers' id maps and in-flight batches, and
 	// the previous superbatch's changeset workspace (pass 3 overlaps); the
 	// Go heap gets a quarter on top (GOGC 25).
-	g.sampleHeap = ws.baseBytes + ws.arenaBytes + int64(g.samplers)*(g.nodes*8+perBatch) +
+	g.sampleHeap = ws.baseBytes + ws.arenaBytes + ws.stepExtra + int64(g.samplers)*(g.nodes*8+perBatch) +
 		cache.ChangesetWorkspaceBytes(g.nodes, accesses, 0)
 	samplePeak := g.sampleHeap + g.sampleHeap/4 + reserve
 	// Peak of the main loop: model step, prefetched runtime files, a read
 	// chunk and the feature cache's address table on the heap; two batch
 	// inputs (double-buffered gather) off it.
-	g.mainHeap = ws.baseBytes + ws.arenaBytes + 4*perBatch + gatherChunk*g.rowBytes + 4*g.nodes
+	g.mainHeap = ws.baseBytes + ws.arenaBytes + ws.stepExtra + 4*perBatch + gatherChunk*g.rowBytes + 4*g.nodes
 	mainPeak := g.mainHeap + g.mainHeap/4 + xsBytes + reserve
 	topoBytes := 8*g.nodes + 8*(env.Dataset.Edges()+g.nodes)
 	featBytes := g.nodes*g.rowBytes + 4*g.nodes
@@ -244,8 +244,8 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	fcBytes = min(fcBytes, featBytes)
 	g.fcEntries = cache.FeatureCacheEntries(fcBytes, g.nodes, g.dim)
 	// The changeset precomputation must know the cache capacity.
-	env.Logf("ginex: superbatch %d iterations (%d per epoch), %d samplers, %d I/O threads (%s, direct=%v); profiled M_b %d, model step %d MiB, base %d MiB",
-		S, batches, g.samplers, g.ioThreads, g.feats.Backend(), g.feats.Direct(), ws.maxInputs, ws.arenaBytes>>20, ws.baseBytes>>20)
+	env.Logf("ginex: superbatch %d iterations (%d per epoch), %d samplers, %d I/O threads (%s, direct=%v); profiled M_b %d, model step %d MiB (+%d MiB around it), base %d MiB",
+		S, batches, g.samplers, g.ioThreads, g.feats.Backend(), g.feats.Direct(), ws.maxInputs, ws.arenaBytes>>20, ws.stepExtra>>20, ws.baseBytes>>20)
 	env.Logf("ginex: budget %d MiB: neighbour cache %d MiB (sample-stage peak %d MiB), feature cache %d MiB = %d entries, %.1f%% of nodes (main-loop peak %d MiB)",
 		env.MemBudget>>20, g.ncBytes>>20, samplePeak>>20, fcBytes>>20, g.fcEntries, 100*float64(g.fcEntries)/float64(g.nodes), mainPeak>>20)
 	if env.MemBudget > 0 && mainPeak > env.MemBudget {
@@ -508,6 +508,10 @@ type loaded struct {
 func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochStats, p *superbatchPlan) error {
 	// Switch: initialise the feature cache from the init file.
 	t0 := time.Now()
+	// The inspector's garbage (trace buffers, the tracker) goes before the
+	// cache is filled.
+	runtime.GC()
+	debug.FreeOSMemory()
 	applyGoMemoryLimit(g.budget, int64(g.fcEntries)*g.rowBytes+2*int64(g.maxBatch)*g.rowBytes, 0, g.mainHeap)
 	var fcMem offHeap
 	defer fcMem.free()

@@ -169,7 +169,7 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	// The Go heap: what profiling saw, the model step, the mini-batches in
 	// the queues, the samplers' id maps, the mapping table and the readers'
 	// request bookkeeping.
-	heapNeed := ws.baseBytes + ws.arenaBytes +
+	heapNeed := ws.baseBytes + ws.arenaBytes + ws.stepExtra +
 		int64(g.extractQ+g.samplers+g.extractors+g.trainQ)*perBatch +
 		int64(g.samplers)*nodes*8 + nodes*8 + int64(g.extractors)*submitAhead*256
 	keepTopo := int64(0)
@@ -185,8 +185,8 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 		// leave the memory-mapped indices their page cache if possible.
 		topo := env.Dataset.Edges() * 8
 		availTopo := max(0, env.MemBudget-work-topo) / perSlot
-		env.Logf("gnndrive: budget %d MiB, workspace %d MiB (base %d, model step %d, batch input %d, reserve %d); feature buffer may use %d MiB, %d MiB leaving the indices (%d MiB) cached",
-			env.MemBudget>>20, work>>20, ws.baseBytes>>20, ws.arenaBytes>>20, (mb*rowBytes)>>20, reserveBytes(env.MemBudget)>>20, availAll*rowBytes>>20, availTopo*rowBytes>>20, topo>>20)
+		env.Logf("gnndrive: budget %d MiB, workspace %d MiB (base %d, model step %d +%d, batch input %d, reserve %d); feature buffer may use %d MiB, %d MiB leaving the indices (%d MiB) cached",
+			env.MemBudget>>20, work>>20, ws.baseBytes>>20, ws.arenaBytes>>20, ws.stepExtra>>20, (mb*rowBytes)>>20, reserveBytes(env.MemBudget)>>20, availAll*rowBytes>>20, availTopo*rowBytes>>20, topo>>20)
 		switch {
 		case availTopo >= int64(extractors)*mb:
 			slots = min(slots, availTopo)
