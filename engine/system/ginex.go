@@ -48,6 +48,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -534,6 +535,9 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 	if err != nil {
 		return err
 	}
+	// Read the rows in file order: neighbouring rows merge into larger
+	// device reads (the order of insertion does not matter).
+	slices.Sort(init)
 	buf := make([]float32, gatherChunk*g.dim)
 	for lo := 0; lo < len(init); lo += gatherChunk {
 		ids := init[lo:min(lo+gatherChunk, len(init))]
