@@ -154,6 +154,17 @@ func (g *ingester) handle(line []byte) {
 		g.mu.Unlock()
 		g.events = append(g.events, g.event(store.EventLog, "info",
 			fmt.Sprintf("summary: %s after %d epochs", rec.Outcome, rec.Epochs), g.summaryRaw))
+		if len(rec.Deviations) > 0 {
+			// The summary's list is complete (it adds what Prepare decided).
+			evs := g.events
+			g.events = nil
+			g.write(func(tx *store.Tx) error {
+				if err := g.writePending(tx, evs); err != nil {
+					return err
+				}
+				return tx.SetDeviations(g.run.ID, rec.Deviations)
+			})
+		}
 	default:
 		g.events = append(g.events, g.event(store.EventLog, "info", "record of unknown type "+head.Type, append(json.RawMessage(nil), line...)))
 	}

@@ -264,6 +264,22 @@ func (t *Tx) ApplyStartRecord(id int64, rec metrics.StartRecord, host json.RawMe
 	return nil
 }
 
+// SetDeviations replaces a run's list of deviations from its paper (the
+// summary record's complete list).
+func (t *Tx) SetDeviations(id int64, deviations []string) error {
+	b, err := json.Marshal(deviations)
+	if err != nil {
+		return fmt.Errorf("run %d deviations: %w", id, err)
+	}
+	if deviations == nil {
+		b = []byte("[]")
+	}
+	if _, err := t.tx.ExecContext(t.ctx, `UPDATE runs SET deviations_json = ? WHERE id = ?`, string(b), id); err != nil {
+		return fmt.Errorf("run %d deviations: %w", id, err)
+	}
+	return nil
+}
+
 // SetProgress stores a running run's last progress record.
 func (t *Tx) SetProgress(id int64, progress json.RawMessage) error {
 	if _, err := t.tx.ExecContext(t.ctx, `UPDATE runs SET progress_json = ? WHERE id = ?`, string(progress), id); err != nil {

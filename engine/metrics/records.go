@@ -150,5 +150,10 @@ type SummaryRecord struct {
 	// PrepareStages splits it by phase ("inspect_s", "pack_s", ...).
 	PrepareS      float64            `json:"prepare_s"`
 	PrepareStages map[string]float64 `json:"prepare_stages,omitempty"`
-	Error         string             `json:"error,omitempty"`
+	// Deviations is every departure from the variant's paper, including
+	// those decided while preparing (sizes that did not fit the budget, the
+	// model step held outside it); the start record has only those known
+	// before.
+	Deviations []string `json:"deviations,omitempty"`
+	Error      string   `json:"error,omitempty"`
 }

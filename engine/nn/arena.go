@@ -47,8 +47,11 @@ func (c *chunkList[T]) reset() {
 		for _, ch := range c.chunks {
 			total += len(ch)
 		}
-		// one chunk big enough for the last step's peak (plus slack)
+		// one chunk big enough for the last step's peak (plus slack); the
+		// old chunks are dropped first so that, under a memory limit, the
+		// collector can reuse them for the new one instead of holding both
 		total = max(total, c.peak+c.peak/8)
+		c.chunks = nil
 		c.chunks = [][]T{make([]T, total)}
 	}
 	c.cur, c.off, c.peak = 0, 0, 0

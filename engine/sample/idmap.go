@@ -14,8 +14,23 @@ type idMap struct {
 }
 
 // denseLimit is the largest node count for which a sampler keeps dense
-// per-node arrays (8 bytes per node per sampler).
-const denseLimit = 1 << 22
+// per-node arrays (8 bytes per node per sampler). Above it the hash table
+// (16 bytes per slot, at most half full) is smaller for mini-batches of up
+// to a sixth of the graph, and memory budgets are counted per sampler.
+const denseLimit = 1 << 20
+
+// IDMapBytes is the memory one sampler's id map holds on a graph of nodes
+// nodes for mini-batches of up to batchNodes distinct nodes.
+func IDMapBytes(nodes int64, batchNodes int) int64 {
+	if nodes <= denseLimit {
+		return nodes * 8
+	}
+	c := int64(16)
+	for c < 2*int64(batchNodes) {
+		c <<= 1
+	}
+	return c * 16
+}
 
 func newIDMap(nodes int64) idMap {
 	if nodes <= denseLimit {

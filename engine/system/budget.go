@@ -26,6 +26,7 @@ import (
 type workspace struct {
 	baseBytes  int64 // resident memory before caches: runtime, indptr, labels, model
 	maxInputs  int   // most input nodes of a profiled mini-batch (M_b)
+	batchBytes int64 // memory of the largest profiled mini-batch (ids and blocks)
 	meanInputs int
 	arenaBytes int64 // model workspace of one training step on the largest batch
 	// stepExtra is what the process held during the profiled step beyond
@@ -33,6 +34,22 @@ type workspace struct {
 	stepExtra int64
 	rowBytes  int64
 	batches   int // mini-batches profiled
+	// deviceBytes is the model step held outside the budget (model_mem.go):
+	// parameters, optimizer state, arena and step extra with a margin. When
+	// it is set, arenaBytes and stepExtra are zero (nothing of the step is
+	// charged to the host budget) and stepArena/stepOther keep the measure.
+	deviceBytes          int64
+	stepArena, stepOther int64
+	libBytes             int64 // matrix-library buffers kept after the step
+}
+
+// goBudget is the budget plus the model step held outside it: what the
+// process may use in all.
+func (w workspace) goBudget(budget int64) int64 {
+	if budget <= 0 {
+		return 0
+	}
+	return budget + w.deviceBytes
 }
 
 // batchInputBytes is the size of one gathered batch input of the largest
@@ -41,7 +58,8 @@ func (w workspace) batchInputBytes() int64 { return int64(w.maxInputs) * w.rowBy
 
 // profileWorkspace samples the first n training batches of epoch 0 and runs
 // one training step of a throw-away copy of the model on the largest of them
-// (zero features: only the shapes matter), so the real model is untouched.
+// (constant dense features: only the shapes matter), so the real model is
+// untouched.
 func profileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology, n int) (workspace, error) {
 	w := workspace{rowBytes: env.Dataset.RowBytes()}
 	s, err := env.NewSampler(topo)
@@ -61,6 +79,7 @@ func profileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 			return w, fmt.Errorf("profile: %w", err)
 		}
 		sum += len(mb.InputNodes)
+		w.batchBytes = max(w.batchBytes, mb.Bytes())
 		if len(mb.InputNodes) > w.maxInputs {
 			w.maxInputs = len(mb.InputNodes)
 			largest = mb
@@ -71,12 +90,30 @@ func profileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 		w.meanInputs = sum / n
 	}
 	if largest != nil {
+		settle, err := liftForProfiling(env)
+		if err != nil {
+			return w, err
+		}
+		settled := false
+		defer func() {
+			if !settled { // an error return: back to the budget alone
+				_ = settle(0)
+			}
+		}()
+		runtime.GC()
+		debug.FreeOSMemory()
+		before := anonRSS()
 		cfg := env.Config
 		m, err := nn.NewModel(cfg.Model, env.Trainer.InDim(), cfg.Hidden, env.Trainer.Classes(), len(cfg.Fanout), cfg.Heads, float32(cfg.Dropout), uint64(cfg.Seed))
 		if err != nil {
 			return w, fmt.Errorf("profile: %w", err)
 		}
 		x := nn.NewTensor(len(largest.InputNodes), env.Trainer.InDim())
+		for i := range x.Data {
+			// dense, like real features: zeros would take the layers'
+			// sparse-input path, whose workspace is smaller
+			x.Data[i] = 1
+		}
 		labels := make([]int32, len(largest.Seeds))
 		m.Step(largest.Blocks, x, labels)
 		w.arenaBytes = int64(m.ArenaBytes())
@@ -84,12 +121,36 @@ func profileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 		x, m = nil, nil
 		runtime.GC()
 		debug.FreeOSMemory()
-		w.stepExtra = max(0, during-anonRSS()-w.arenaBytes-w.batchInputBytes())
+		after := anonRSS()
+		// What stays after the step is freed: the matrix library's
+		// per-thread buffers (OpenBLAS keeps them for the process's life).
+		w.libBytes = max(0, after-before)
+		w.stepExtra = max(0, during-after-w.arenaBytes-w.batchInputBytes())
+		if modelMemOutside(env) {
+			// The trainer's arena coalesces to 9/8 of a step's peak and
+			// grows for a batch above the profiled ones: a quarter of margin.
+			params := env.Trainer.Model().NumParams() * 4 * 4 // weights, gradients, Adam m and v
+			w.stepArena, w.stepOther = w.arenaBytes, w.stepExtra
+			w.stepOther += w.libBytes
+			w.deviceBytes = w.arenaBytes + w.arenaBytes/4 + w.stepOther + int64(params)
+			w.arenaBytes, w.stepExtra = 0, 0
+		}
+		settled = true
+		if err := settle(w.deviceBytes); err != nil {
+			return w, err
+		}
+		if w.deviceBytes > 0 {
+			env.Deviate("the CPU trainer's model step (%d MiB: parameters and optimizer state, %d MiB of activations and gradients measured on the largest of %d profiled mini-batches plus 25%%, %d MiB of matrix-library buffers) is held outside the %d MiB memory budget, as the GPU memory it occupies in the papers; the cgroup limit is %d MiB",
+				w.deviceBytes>>20, w.stepArena>>20, n, w.stepOther>>20, env.MemBudget>>20, (env.MemBudget+w.deviceBytes)>>20)
+		}
 	}
 	s, largest = nil, nil
 	runtime.GC()
 	debug.FreeOSMemory()
 	w.baseBytes = anonRSS()
+	if w.deviceBytes > 0 {
+		w.baseBytes = max(0, w.baseBytes-w.libBytes) // counted in deviceBytes
+	}
 	return w, nil
 }
 
@@ -130,8 +191,9 @@ func reserveBytes(budget int64) int64 { return max(budget/10, 32<<20) }
 // buffers) and the page cache the variant wants to keep (keepCached),
 // whichever is smaller, but never below heapNeed (below it the collector
 // would run without pause). heapNeed 0 means "no plan": the budget decides.
-// It returns the soft limit set (0 when there is no budget).
-func applyGoMemoryLimit(budget, offHeap, keepCached, heapNeed int64) int64 {
+// device is the model step held outside the budget (model_mem.go), added
+// on top. It returns the soft limit set (0 when there is no budget).
+func applyGoMemoryLimit(budget, device, offHeap, keepCached, heapNeed int64) int64 {
 	if budget <= 0 {
 		return 0
 	}
@@ -140,7 +202,7 @@ func applyGoMemoryLimit(budget, offHeap, keepCached, heapNeed int64) int64 {
 	if heapNeed > 0 {
 		limit = min(limit, heapNeed+heapNeed/4)
 	}
-	limit = max(limit, heapNeed, 32<<20)
+	limit = max(limit, heapNeed, 32<<20) + device
 	debug.SetMemoryLimit(limit)
 	return limit
 }

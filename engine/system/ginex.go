@@ -96,6 +96,7 @@ type ginex struct {
 	deviate   []string
 	maxBatch  int
 	budget    int64
+	device    int64 // model step held outside the budget (model_mem.go)
 	// Go heap each stage needs (for the collector's limit; the caches are
 	// outside the heap)
 	sampleHeap, mainHeap int64
@@ -154,7 +155,7 @@ func (g *ginex) Deviations() []string {
 func dataDirOf(datasetDir string) string { return filepath.Dir(filepath.Dir(datasetDir)) }
 
 func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
-	applyGoMemoryLimit(env.MemBudget, 0, 0, 0)
+	applyGoMemoryLimit(env.MemBudget, 0, 0, 0, 0)
 	g.budget = env.MemBudget
 	g.indptr = env.Dataset.Indptr
 	g.nodes = env.Dataset.Nodes()
@@ -196,6 +197,7 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 		return err
 	}
 	env.PrepareStage("profile_s", time.Since(t0))
+	g.device = ws.deviceBytes
 	batches := env.NumBatches()
 	S := min(g.superbatch, batches)
 	// Runtime files per iteration ≈ ids (8 B/node) + adj (≈ 3 blocks of
@@ -207,14 +209,14 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	g.superbatch = S
 	g.maxBatch = ws.maxInputs + ws.maxInputs/10
-	perBatch := int64(ws.maxInputs) * 24
+	perBatch := ws.batchBytes
 	reserve := reserveBytes(env.MemBudget)
 	accesses := int64(S) * int64(ws.meanInputs)
 	xsBytes := 2 * int64(g.maxBatch) * g.rowBytes // double-buffered batch inputs of the main loop, off the Go heap
 	// Peak of the sample stage: samplers' id maps and in-flight batches, and
 	// the previous superbatch's changeset workspace (pass 3 overlaps); the
 	// Go heap gets a quarter on top (GOGC 25).
-	g.sampleHeap = ws.baseBytes + ws.arenaBytes + ws.stepExtra + int64(g.samplers)*(g.nodes*8+perBatch) +
+	g.sampleHeap = ws.baseBytes + ws.arenaBytes + ws.stepExtra + int64(g.samplers)*(sample.IDMapBytes(g.nodes, ws.maxInputs)+perBatch) +
 		cache.ChangesetWorkspaceBytes(g.nodes, accesses, 0)
 	samplePeak := g.sampleHeap + g.sampleHeap/4 + reserve
 	// Peak of the main loop: model step, prefetched runtime files, a read
@@ -245,8 +247,8 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	fcBytes = min(fcBytes, featBytes)
 	g.fcEntries = cache.FeatureCacheEntries(fcBytes, g.nodes, g.dim)
 	// The changeset precomputation must know the cache capacity.
-	env.Logf("ginex: superbatch %d iterations (%d per epoch), %d samplers, %d I/O threads (%s, direct=%v); profiled M_b %d, model step %d MiB (+%d MiB around it), base %d MiB",
-		S, batches, g.samplers, g.ioThreads, g.feats.Backend(), g.feats.Direct(), ws.maxInputs, ws.arenaBytes>>20, ws.stepExtra>>20, ws.baseBytes>>20)
+	env.Logf("ginex: superbatch %d iterations (%d per epoch), %d samplers, %d I/O threads (%s, direct=%v); profiled M_b %d, model step %d MiB (+%d MiB around it; %d MiB held outside the budget), base %d MiB",
+		S, batches, g.samplers, g.ioThreads, g.feats.Backend(), g.feats.Direct(), ws.maxInputs, (ws.arenaBytes+ws.stepArena)>>20, (ws.stepExtra+ws.stepOther)>>20, ws.deviceBytes>>20, ws.baseBytes>>20)
 	env.Logf("ginex: budget %d MiB: neighbour cache %d MiB (sample-stage peak %d MiB), feature cache %d MiB = %d entries, %.1f%% of nodes (main-loop peak %d MiB)",
 		env.MemBudget>>20, g.ncBytes>>20, samplePeak>>20, fcBytes>>20, g.fcEntries, 100*float64(g.fcEntries)/float64(g.nodes), mainPeak>>20)
 	if env.MemBudget > 0 && mainPeak > env.MemBudget {
@@ -444,7 +446,7 @@ func (g *ginex) superbatchSample(ctx context.Context, env *train.Env, ep *metric
 		return nil, fmt.Errorf("ginex: %w", err)
 	}
 	t0 := time.Now()
-	applyGoMemoryLimit(g.budget, g.ncBytes, 0, g.sampleHeap)
+	applyGoMemoryLimit(g.budget, g.device, g.ncBytes, 0, g.sampleHeap)
 	var ncMem offHeap
 	defer ncMem.free() // after the workers are done with the cache
 	nc, err := cache.ReadNeighborCacheFileInto(g.ncPath, ncMem.int64s)
@@ -513,7 +515,7 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 	// cache is filled.
 	runtime.GC()
 	debug.FreeOSMemory()
-	applyGoMemoryLimit(g.budget, int64(g.fcEntries)*g.rowBytes+2*int64(g.maxBatch)*g.rowBytes, 0, g.mainHeap)
+	applyGoMemoryLimit(g.budget, g.device, int64(g.fcEntries)*g.rowBytes+2*int64(g.maxBatch)*g.rowBytes, 0, g.mainHeap)
 	var fcMem offHeap
 	defer fcMem.free()
 	rows, err := fcMem.float32s(g.fcEntries * g.dim)

@@ -161,23 +161,29 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	paperSlots = min(paperSlots, nodes)
 	slots, extractors := paperSlots, g.extractors
 	mb := int64(g.maxBatch)
-	perBatch := int64(ws.maxInputs) * 24 // ids, blocks and aliases of one in-flight mini-batch
+	perBatch := ws.batchBytes + int64(ws.maxInputs)*4 // ids, blocks and aliases of one in-flight mini-batch
 	depth := opts.QueueDepth
 	if depth == 0 {
 		depth = storage.DefaultQueueDepth
 	}
-	// The Go heap: what profiling saw, the model step, the mini-batches in
-	// the queues, the samplers' id maps, the mapping table and the readers'
-	// request bookkeeping.
-	heapNeed := ws.baseBytes + ws.arenaBytes + ws.stepExtra +
-		int64(g.extractQ+g.samplers+g.extractors+g.trainQ)*perBatch +
-		int64(g.samplers)*nodes*8 + nodes*8 + int64(g.extractors)*submitAhead*256
+	// The Go heap: what profiling saw, the model step (when charged to the
+	// budget), the mini-batches in the queues, the samplers' id maps, the
+	// mapping table and the readers' request bookkeeping.
+	heapOf := func(samplers, extractQ, trainQ, extractors int) int64 {
+		return ws.baseBytes + ws.arenaBytes + ws.stepExtra +
+			int64(extractQ+samplers+extractors+trainQ+1)*perBatch +
+			int64(samplers)*sample.IDMapBytes(nodes, ws.maxInputs) + nodes*8 + int64(extractors)*submitAhead*256
+	}
+	heapNeed := heapOf(g.samplers, g.extractQ, g.trainQ, extractors)
 	keepTopo := int64(0)
 	if env.MemBudget > 0 {
-		work := heapNeed + heapNeed/4 + // the heap and its collection slack (GOGC 25)
-			mb*rowBytes + // trainer's x
-			int64(g.extractors)*int64(depth)*storage.DefaultMaxMergeBytes + // staging (ring buffers)
-			reserveBytes(env.MemBudget)
+		workOf := func(heap int64, extractors int) int64 {
+			return heap + heap/4 + // the heap and its collection slack (GOGC 25)
+				mb*rowBytes + // trainer's x
+				int64(extractors)*int64(depth)*storage.DefaultMaxMergeBytes + // staging (ring buffers)
+				reserveBytes(env.MemBudget)
+		}
+		work := workOf(heapNeed, extractors)
 		perSlot := rowBytes + 17
 		availAll := max(0, env.MemBudget-work) / perSlot
 		// §4.2: extractors are decided "with regard to the volume of
@@ -185,8 +191,8 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 		// leave the memory-mapped indices their page cache if possible.
 		topo := env.Dataset.Edges() * 8
 		availTopo := max(0, env.MemBudget-work-topo) / perSlot
-		env.Logf("gnndrive: budget %d MiB, workspace %d MiB (base %d, model step %d +%d, batch input %d, reserve %d); feature buffer may use %d MiB, %d MiB leaving the indices (%d MiB) cached",
-			env.MemBudget>>20, work>>20, ws.baseBytes>>20, ws.arenaBytes>>20, ws.stepExtra>>20, (mb*rowBytes)>>20, reserveBytes(env.MemBudget)>>20, availAll*rowBytes>>20, availTopo*rowBytes>>20, topo>>20)
+		env.Logf("gnndrive: budget %d MiB, workspace %d MiB (base %d, model step %d +%d (%d MiB outside the budget), %d mini-batches in flight of %d MiB, batch input %d, reserve %d); feature buffer may use %d MiB, %d MiB leaving the indices (%d MiB) cached",
+			env.MemBudget>>20, work>>20, ws.baseBytes>>20, ws.arenaBytes>>20, ws.stepExtra>>20, ws.deviceBytes>>20, g.extractQ+g.samplers+g.extractors+g.trainQ+1, perBatch>>20, (mb*rowBytes)>>20, reserveBytes(env.MemBudget)>>20, availAll*rowBytes>>20, availTopo*rowBytes>>20, topo>>20)
 		switch {
 		case availTopo >= int64(extractors)*mb:
 			slots = min(slots, availTopo)
@@ -205,6 +211,21 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 			g.deviate = append(g.deviate, fmt.Sprintf("the memory budget holds the N_e × M_b reservation for %d extractor(s) (of %d asked)", extractors, g.extractors))
 			env.Warnf("gnndrive: budget holds the N_e × M_b reservation for %d extractor(s) only", extractors)
 		}
+		if slots < int64(extractors)*mb {
+			// Not even one extractor's reservation next to the paper's
+			// queues: shorten the queues (mini-batches in flight are host
+			// memory too) down to one extracting and one training slot and
+			// as many samplers as cores.
+			sq, eq, tq := min(g.samplers, max(1, runtime.NumCPU())), 1, 1
+			heapNeed = heapOf(sq, eq, tq, extractors)
+			work = workOf(heapNeed, extractors)
+			slots = max(0, env.MemBudget-work) / perSlot
+			g.deviate = append(g.deviate, fmt.Sprintf("the memory budget cannot hold the paper's queues next to one extractor's N_e × M_b reservation: %d samplers, extracting queue %d, training queue %d (of %d, %d, %d)", sq, eq, tq, g.samplers, g.extractQ, g.trainQ))
+			env.Warnf("gnndrive: queues shortened to %d samplers, extracting %d, training %d for the budget; feature buffer %d MiB", sq, eq, tq, slots*rowBytes>>20)
+			g.samplers, g.extractQ, g.trainQ = sq, eq, tq
+		} else {
+			heapNeed = heapOf(g.samplers, g.extractQ, g.trainQ, extractors)
+		}
 	}
 	slots = max(slots, int64(extractors)*mb)
 	rows, err := g.mem.float32s(int(slots) * g.dim)
@@ -219,7 +240,7 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	if xd, err := g.mem.float32s(g.maxBatch * g.dim); err == nil {
 		g.x.Data = xd[:0]
 	}
-	goLimit := applyGoMemoryLimit(env.MemBudget, (slots+mb)*rowBytes, keepTopo, heapNeed)
+	goLimit := applyGoMemoryLimit(env.MemBudget, ws.deviceBytes, (slots+mb)*rowBytes, keepTopo, heapNeed)
 	g.extractors = extractors
 	for i := 0; i < extractors; i++ {
 		r, err := g.feats.NewReader()

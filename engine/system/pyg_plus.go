@@ -105,13 +105,26 @@ func (p *pygPlus) Deviations() []string {
 }
 
 func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
-	applyGoMemoryLimit(env.MemBudget, 0, 0, 0)
+	applyGoMemoryLimit(env.MemBudget, 0, 0, 0, 0)
 	t0 := time.Now()
 	topo, closeTopo, err := env.Topology("mmap")
 	if err != nil {
 		return err
 	}
 	p.topo, p.closeTopo = topo, closeTopo
+	env.PrepareStage("map_s", time.Since(t0))
+	if modelMemOutside(env) {
+		// PyG+ sizes nothing from the budget; profiling only measures the
+		// model step held outside it (model_mem.go).
+		t1 := time.Now()
+		ws, err := profileWorkspace(ctx, env, topo, 8)
+		if err != nil {
+			return err
+		}
+		applyGoMemoryLimit(env.MemBudget, ws.deviceBytes, 0, 0, 0)
+		env.PrepareStage("profile_s", time.Since(t1))
+	}
+	t0 = time.Now()
 	if p.sampler, err = env.NewSampler(topo); err != nil {
 		return err
 	}

@@ -24,6 +24,12 @@ const (
 	EvalFull = "full"
 )
 
+// Accounting of the model step under a memory limit (Config.ModelMem).
+const (
+	ModelMemDevice = "device"
+	ModelMemHost   = "host"
+)
+
 // Config is one training run. The `outcore train` flags and the JSON file
 // given by --config map onto it field for field (JSON names below).
 type Config struct {
@@ -84,6 +90,13 @@ type Config struct {
 	// "" = no limit. Resolved into MemLimitBytes by Resolve.
 	MemLimit      string `json:"mem_limit,omitempty"`
 	MemLimitBytes int64  `json:"mem_limit_bytes,omitempty"`
+	// ModelMem says where the CPU trainer's model step (parameters,
+	// optimizer state, activations and gradients) is accounted under a
+	// memory limit: "device" (default) holds it outside the budget, as the
+	// GPU memory it is in the papers (the cgroup limit grows by the profiled
+	// step size, recorded in the run's deviations); "host" charges it to the
+	// budget like any other memory.
+	ModelMem string `json:"model_mem,omitempty"`
 
 	// Options are variant-specific settings (cache sizes, superbatch size,
 	// worker counts, ...), read by each System through Opts.
@@ -241,6 +254,11 @@ func (c *Config) Validate() error {
 	}
 	if c.MemLimitBytes < 0 {
 		return bad("mem_limit_bytes", "%d, want >= 0", c.MemLimitBytes)
+	}
+	switch c.ModelMem {
+	case "", ModelMemDevice, ModelMemHost:
+	default:
+		return bad("model_mem", "%q, want %q or %q", c.ModelMem, ModelMemDevice, ModelMemHost)
 	}
 	if c.MemLimit != "" {
 		if _, _, err := parseMemLimit(c.MemLimit); err != nil {

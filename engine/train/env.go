@@ -39,6 +39,18 @@ type Env struct {
 
 	prepMu     sync.Mutex
 	prepStages map[string]float64
+	deviations []string
+}
+
+// Deviate records a departure from the paper decided while the run
+// prepares (the summary record lists it with the variant's own) and logs it
+// as a warning.
+func (e *Env) Deviate(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	e.prepMu.Lock()
+	e.deviations = append(e.deviations, msg)
+	e.prepMu.Unlock()
+	_ = e.Emit.Warnf("deviation: %s", msg)
 }
 
 // Logf emits an info log record.

@@ -207,6 +207,10 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	sum.PrepareS = time.Since(t0).Seconds()
 	env.prepMu.Lock()
 	sum.PrepareStages = env.prepStages
+	if d, ok := sys.(Describer); ok {
+		sum.Deviations = append(sum.Deviations, d.Deviations()...)
+	}
+	sum.Deviations = append(sum.Deviations, env.deviations...)
 	env.prepMu.Unlock()
 	_ = r.emit.Infof("%s prepared in %.3fs", cfg.System, sum.PrepareS)
 

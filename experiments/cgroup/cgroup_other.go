@@ -59,3 +59,6 @@ func (g *Group) Peak() (int64, bool) { return 0, false }
 
 // OOMKills fails outside Linux.
 func (g *Group) OOMKills() (int64, error) { return 0, ErrUnavailable }
+
+// SetMemoryLimit is unavailable off Linux.
+func (g *Group) SetMemoryLimit(limit int64) error { return ErrUnavailable }

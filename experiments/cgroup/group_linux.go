@@ -81,6 +81,42 @@ func (g *Group) setLimit(limit int64) error {
 	return nil
 }
 
+// SetMemoryLimit changes the group's memory limit; limit <= 0 removes it.
+// Lowering it below the group's usage makes the kernel reclaim (page cache
+// first) and fails when it cannot. Under v1 the memory+swap limit moves
+// with it, in the order the kernel accepts (memsw >= memory at every step).
+func (g *Group) SetMemoryLimit(limit int64) error {
+	v := strconv.FormatInt(limit, 10)
+	if g.Version == V2 {
+		if limit <= 0 {
+			v = "max"
+		}
+		if err := writeFile(g.file("memory.max"), v); err != nil {
+			return fmt.Errorf("set memory.max of %s to %s: %w", g.Path, v, err)
+		}
+		g.LimitBytes = max(limit, 0)
+		return nil
+	}
+	if limit <= 0 {
+		v = "-1"
+	}
+	mem, memsw := g.file("memory.limit_in_bytes"), g.file("memory.memsw.limit_in_bytes")
+	order := []string{mem, memsw}
+	if cur, err := readInt(mem); err == nil && (limit <= 0 || limit > cur) {
+		order = []string{memsw, mem} // raising: memsw first
+	}
+	for _, f := range order {
+		if f == memsw && !exists(f) {
+			continue
+		}
+		if err := writeFile(f, v); err != nil {
+			return fmt.Errorf("set %s of %s to %s: %w", filepath.Base(f), g.Path, v, err)
+		}
+	}
+	g.LimitBytes = max(limit, 0)
+	return nil
+}
+
 // Open returns the group at an existing directory (for cleaning up a group
 // left by a previous server), inferring its version from its files.
 func Open(dir string) (*Group, error) {

@@ -104,6 +104,7 @@ func parseTrainArgs(args []string, stderr io.Writer) (train.Config, error) {
 	fs.IntVar(&c.EvalBatch, "eval-batch", 0, "nodes per evaluation batch (default max(batch, 1000))")
 	fs.IntVar(&c.EvalEvery, "eval-every", def.EvalEvery, "evaluate every n-th epoch (and the last)")
 	fs.IntVar(&c.EvalMaxNodes, "eval-max-nodes", 0, "evaluate at most this many val/test nodes per split, a fixed random subset (0 = 10000, -1 = all)")
+	fs.StringVar(&c.ModelMem, "model-mem", "", `where the CPU model step is accounted under --mem-limit: "device" (default; outside the budget, as GPU memory in the papers) or "host"`)
 	fs.StringVar(&c.MemLimit, "mem-limit", "", `memory budget: "2GiB", "512MB" or a share of the feature bytes "25%"`)
 	fs.Var(&opts, "opt", "variant option key=value (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -168,6 +169,8 @@ func parseTrainArgs(args []string, stderr io.Writer) (train.Config, error) {
 			cfg.EvalMaxNodes = c.EvalMaxNodes
 		case "mem-limit":
 			cfg.MemLimit = c.MemLimit
+		case "model-mem":
+			cfg.ModelMem = c.ModelMem
 		case "fanout":
 			v, err := train.ParseIntList(*fanout)
 			if err != nil {

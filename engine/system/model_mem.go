@@ -1,0 +1,61 @@
+package system
+
+// The model step outside the host budget ("device memory"). The papers
+// train on a GPU: the model's parameters, optimizer state, activations and
+// gradients live in GPU memory, and their memory limits (cgroups on the
+// host) bound only host memory — page cache, caches, buffers, sampled
+// mini-batches and the staged batch input. outcore trains on the CPU, so by
+// default (train.Config.ModelMem "device") the step's memory is held
+// outside the budget: profiling measures one step on the largest profiled
+// mini-batch and the run's memory cgroup grows by that much. The variants
+// then size their caches from the budget alone, as in the papers, and the
+// run records the allowance as a deviation. ModelMem "host" charges the
+// step to the budget instead.
+
+import (
+	"fmt"
+	"os"
+
+	"outcore/engine/train"
+	"outcore/experiments/cgroup"
+)
+
+// modelMemOutside reports whether env's model step is held outside its
+// memory budget.
+func modelMemOutside(env *train.Env) bool {
+	return env.MemBudget > 0 && env.Config.ModelMem != train.ModelMemHost
+}
+
+// ownMemoryGroup is the memory cgroup this training process was placed in
+// (by `outcore train --mem-limit` or the experiment runner), or nil.
+func ownMemoryGroup() *cgroup.Group {
+	dir := os.Getenv(EnvCgroup)
+	if dir == "" || dir == "none" {
+		return nil
+	}
+	g, err := cgroup.Open(dir)
+	if err != nil {
+		return nil
+	}
+	return g
+}
+
+// liftForProfiling removes the cgroup limit while the throw-away model step
+// of profiling runs (its size is not known before), and returns a function
+// that sets the limit to budget + device bytes. Without a group of its own
+// the run's limit is not this process's to change: both are no-ops.
+func liftForProfiling(env *train.Env) (settle func(device int64) error, err error) {
+	g := ownMemoryGroup()
+	if g == nil || !modelMemOutside(env) {
+		return func(int64) error { return nil }, nil
+	}
+	if err := g.SetMemoryLimit(0); err != nil {
+		return nil, fmt.Errorf("model step outside the budget: lift the limit for profiling: %w", err)
+	}
+	return func(device int64) error {
+		if err := g.SetMemoryLimit(env.MemBudget + device); err != nil {
+			return fmt.Errorf("model step outside the budget: set the limit to %d MiB + %d MiB: %w", env.MemBudget>>20, device>>20, err)
+		}
+		return nil
+	}, nil
+}
