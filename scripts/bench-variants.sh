@@ -8,9 +8,9 @@
 #
 # Usage: scripts/bench-variants.sh
 # Environment (all optional):
-#   DATA      data directory outside the repository   (default /work/scratch)
+#   DATA      data directory for `medium` and the runs' scratch (default bench-data)
 #   OUT       where the JSON-lines records go          (default $DATA/bench-variants)
-#   LIMITS    memory limits                            (default "25% 50% 75% 100%")
+#   LIMITS    memory limits                            (default "25% 50% 100%")
 #   SYSTEMS   variants                                 (default "gnndrive ginex pyg+")
 #   EPOCHS    epochs per run (first is flagged warmup) (default 1)
 #   REPS      repetitions of every (limit, system)     (default 1)
@@ -19,9 +19,9 @@
 set -u
 cd "$(dirname "$0")/.."
 
-DATA=${DATA:-/work/scratch}
+DATA=${DATA:-bench-data}
 OUT=${OUT:-$DATA/bench-variants}
-LIMITS=${LIMITS:-"25% 50% 75% 100%"}
+LIMITS=${LIMITS:-"25% 50% 100%"}
 SYSTEMS=${SYSTEMS:-"gnndrive ginex pyg+"}
 EPOCHS=${EPOCHS:-1}
 REPS=${REPS:-1}

@@ -42,18 +42,33 @@ func (c *chunkList[T]) alloc(n int) []T {
 }
 
 func (c *chunkList[T]) reset() {
-	if len(c.chunks) > 1 {
-		total := 0
-		for _, ch := range c.chunks {
-			total += len(ch)
-		}
+	if len(c.chunks) > 1 && c.capacity() < c.peak+c.peak/8 {
 		// one chunk big enough for the last step's peak (plus slack); the
 		// old chunks are dropped first so that, under a memory limit, the
 		// collector can reuse them for the new one instead of holding both
-		total = max(total, c.peak+c.peak/8)
+		total := max(c.capacity(), c.peak+c.peak/8)
 		c.chunks = nil
 		c.chunks = [][]T{make([]T, total)}
 	}
+	c.cur, c.off, c.peak = 0, 0, 0
+}
+
+func (c *chunkList[T]) capacity() int {
+	t := 0
+	for _, ch := range c.chunks {
+		t += len(ch)
+	}
+	return t
+}
+
+// reserve makes the list one chunk of at least n elements.
+func (c *chunkList[T]) reserve(n int) {
+	if len(c.chunks) == 1 && len(c.chunks[0]) >= n {
+		return
+	}
+	n = max(n, c.capacity())
+	c.chunks = nil
+	c.chunks = [][]T{make([]T, n)}
 	c.cur, c.off, c.peak = 0, 0, 0
 }
 
@@ -98,6 +113,18 @@ func (a *Arena) Floats(n int) []float32 { return a.f.alloc(n) }
 
 // Ints returns n uninitialised int32s backed by the arena.
 func (a *Arena) Ints(n int) []int32 { return a.i.alloc(n) }
+
+// Reserve sizes the arena for a step that needs floats float32s and ints
+// int32s, in one chunk each, so that the step allocates nothing and a
+// memory budget sees the workspace from the start. It must not be called
+// while tensors from the arena are in use.
+func (a *Arena) Reserve(floats, ints int) {
+	a.f.reserve(floats)
+	a.i.reserve(ints)
+}
+
+// Sizes reports the arena's reserved float32 and int32 elements.
+func (a *Arena) Sizes() (floats, ints int) { return a.f.capacity(), a.i.capacity() }
 
 // Bytes reports the arena's reserved memory in bytes.
 func (a *Arena) Bytes() int { return a.f.bytes(4) + a.i.bytes(4) }

@@ -147,6 +147,12 @@ func (m *Model) FreeScratch() {
 // ArenaBytes reports the scratch memory the model holds.
 func (m *Model) ArenaBytes() int { return m.arena.Bytes() }
 
+// ArenaSizes reports the workspace's float32 and int32 elements.
+func (m *Model) ArenaSizes() (floats, ints int) { return m.arena.Sizes() }
+
+// ReserveArena sizes the workspace in advance (see Arena.Reserve).
+func (m *Model) ReserveArena(floats, ints int) { m.arena.Reserve(floats, ints) }
+
 // Validate checks that blocks and x fit the model: one block per layer,
 // consecutive blocks chained (NumDst of l = NumSrc of l+1), x of
 // blocks[0].NumSrc rows and InDim columns, and every block well formed.

@@ -232,6 +232,16 @@ func TestArenaSteadyState(t *testing.T) {
 	if st := m.LastStepTimes(); st.Forward <= 0 || st.Backward <= 0 {
 		t.Fatalf("LastStepTimes not recorded: %+v", st)
 	}
+	// A reserved workspace is one chunk that a step fits without growing.
+	floats, ints := m.ArenaSizes()
+	m.ReserveArena(2*floats, 2*ints)
+	if f, i := m.ArenaSizes(); f != 2*floats || i != 2*ints {
+		t.Fatalf("reserved %d floats %d ints, want %d %d", f, i, 2*floats, 2*ints)
+	}
+	m.Step(blocks, x, y)
+	if f, _ := m.ArenaSizes(); f != 2*floats {
+		t.Fatalf("a step in a reserved arena grew it from %d to %d floats", 2*floats, f)
+	}
 	m.FreeScratch()
 	if m.ArenaBytes() != 0 {
 		t.Fatalf("FreeScratch left %d bytes", m.ArenaBytes())

@@ -78,6 +78,21 @@ func TestFileSourcesMatchMemory(t *testing.T) {
 				}(s.Clone())
 			}
 			wg.Wait()
+			// Release closes the idle readers; later gathers open new
+			// ones and still read the same lists.
+			if si, ok := src.(*StorageIndices); ok {
+				if err := si.Release(); err != nil {
+					t.Fatal(err)
+				}
+				if len(si.all) != 0 || len(si.free) != 0 {
+					t.Fatalf("after Release: %d readers, %d idle", len(si.all), len(si.free))
+				}
+				want, _ := ref.Clone().Sample(1, 0, seeds[1])
+				got, err := s.Clone().Sample(1, 0, seeds[1])
+				if err != nil || !sameBatch(want, got) {
+					t.Fatalf("sample after Release: %v", err)
+				}
+			}
 		})
 	}
 }

@@ -67,6 +67,31 @@ func (s *StorageIndices) put(r storage.Reader) {
 	s.mu.Unlock()
 }
 
+// Release closes the idle pooled Readers, returning their buffers and
+// request bookkeeping (which grow with the largest gather) to the system;
+// later Gathers open new ones. Call it between phases under a memory budget.
+func (s *StorageIndices) Release() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var first error
+	idle := make(map[storage.Reader]bool, len(s.free))
+	for _, r := range s.free {
+		idle[r] = true
+		if err := r.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	kept := s.all[:0]
+	for _, r := range s.all {
+		if !idle[r] {
+			kept = append(kept, r)
+		}
+	}
+	clear(s.all[len(kept):])
+	s.all, s.free = kept, nil
+	return first
+}
+
 // Close closes every pooled Reader (not the File). No Gather may be running.
 func (s *StorageIndices) Close() error {
 	s.mu.Lock()

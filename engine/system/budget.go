@@ -89,6 +89,7 @@ func profileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 	if n > 0 {
 		w.meanInputs = sum / n
 	}
+	reserveFloats, reserveInts := 0, 0
 	if largest != nil {
 		settle, err := liftForProfiling(env)
 		if err != nil {
@@ -117,6 +118,7 @@ func profileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 		labels := make([]int32, len(largest.Seeds))
 		m.Step(largest.Blocks, x, labels)
 		w.arenaBytes = int64(m.ArenaBytes())
+		floats, ints := m.ArenaSizes()
 		during := anonRSS()
 		x, m = nil, nil
 		runtime.GC()
@@ -126,13 +128,19 @@ func profileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 		// per-thread buffers (OpenBLAS keeps them for the process's life).
 		w.libBytes = max(0, after-before)
 		w.stepExtra = max(0, during-after-w.arenaBytes-w.batchInputBytes())
+		// The trainer's workspace is sized (at the end, after the base is
+		// measured) for the largest profiled batch plus an eighth (batches
+		// vary), so that it is held from the start instead of growing, and
+		// re-chunking, in the first steps.
+		reserveFloats, reserveInts = floats+floats/8, ints+ints/8
+		w.arenaBytes += w.arenaBytes / 8
 		if modelMemOutside(env) {
-			// The trainer's arena coalesces to 9/8 of a step's peak and
-			// grows for a batch above the profiled ones: a quarter of margin.
+			// The reserved workspace (a larger batch would grow it: an
+			// eighth more of margin), the step's extras and the parameters.
 			params := env.Trainer.Model().NumParams() * 4 * 4 // weights, gradients, Adam m and v
 			w.stepArena, w.stepOther = w.arenaBytes, w.stepExtra
 			w.stepOther += w.libBytes
-			w.deviceBytes = w.arenaBytes + w.arenaBytes/4 + w.stepOther + int64(params)
+			w.deviceBytes = w.arenaBytes + w.arenaBytes/8 + w.stepOther + int64(params)
 			w.arenaBytes, w.stepExtra = 0, 0
 		}
 		settled = true
@@ -140,16 +148,25 @@ func profileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 			return w, err
 		}
 		if w.deviceBytes > 0 {
-			env.Deviate("the CPU trainer's model step (%d MiB: parameters and optimizer state, %d MiB of activations and gradients measured on the largest of %d profiled mini-batches plus 25%%, %d MiB of matrix-library buffers) is held outside the %d MiB memory budget, as the GPU memory it occupies in the papers; the cgroup limit is %d MiB",
+			env.Deviate("the CPU trainer's model step (%d MiB: parameters and optimizer state, %d MiB of activations and gradients measured on the largest of %d profiled mini-batches plus 27%%, %d MiB of matrix-library buffers) is held outside the %d MiB memory budget, as the GPU memory it occupies in the papers; the cgroup limit is %d MiB",
 				w.deviceBytes>>20, w.stepArena>>20, n, w.stepOther>>20, env.MemBudget>>20, (env.MemBudget+w.deviceBytes)>>20)
 		}
 	}
 	s, largest = nil, nil
+	if r, ok := topo.Indices.(interface{ Release() error }); ok {
+		// readers' buffers sized by profiling's gathers are not base memory
+		if err := r.Release(); err != nil {
+			return w, fmt.Errorf("profile: %w", err)
+		}
+	}
 	runtime.GC()
 	debug.FreeOSMemory()
 	w.baseBytes = anonRSS()
 	if w.deviceBytes > 0 {
 		w.baseBytes = max(0, w.baseBytes-w.libBytes) // counted in deviceBytes
+	}
+	if reserveFloats > 0 {
+		env.Trainer.ReserveWorkspace(reserveFloats, reserveInts)
 	}
 	return w, nil
 }

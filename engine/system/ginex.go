@@ -80,23 +80,25 @@ type ginex struct {
 	fcBytesOpt    int64
 	keepRunFiles  bool
 
-	scratch   string // runtime-file directory of this run
-	ncPath    string
-	indptr    []int64
-	nodes     int64
-	dim       int
-	rowBytes  int64
-	idxFile   *storage.File
-	disk      *sample.StorageIndices
-	feats     *storage.File
-	featRead  storage.Reader
-	fcEntries int
-	ncBytes   int64
-	ncCached  int
-	deviate   []string
-	maxBatch  int
-	budget    int64
-	device    int64 // model step held outside the budget (model_mem.go)
+	scratch     string // runtime-file directory of this run
+	ncPath      string
+	indptr      []int64
+	nodes       int64
+	dim         int
+	rowBytes    int64
+	idxFile     *storage.File
+	disk        *sample.StorageIndices
+	feats       *storage.File
+	featRead    storage.Reader
+	fcEntries   int
+	ncBytes     int64
+	ncCached    int
+	deviate     []string
+	maxBatch    int
+	budget      int64
+	device      int64 // model step held outside the budget (model_mem.go)
+	xBuffers    int   // batch inputs of the main loop: 2 = gather overlaps training
+	xBuffersOpt int   // option x_buffers: 0 = from the budget
 	// Go heap each stage needs (for the collector's limit; the caches are
 	// outside the heap)
 	sampleHeap, mainHeap int64
@@ -115,6 +117,7 @@ func newGinex(cfg train.Config) (*ginex, error) {
 	get("samplers", 2*runtime.NumCPU(), &g.samplers)
 	get("io_threads", 8*runtime.NumCPU(), &g.ioThreads)
 	get("profile_batches", 8, &g.profile)
+	get("x_buffers", 0, &g.xBuffersOpt)
 	if err == nil {
 		g.runfileBudget, err = o.Bytes("runfile_budget", 0, 100<<30)
 	}
@@ -129,6 +132,9 @@ func newGinex(cfg train.Config) (*ginex, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if g.xBuffersOpt < 0 || g.xBuffersOpt > 2 {
+		return nil, fmt.Errorf("%w: ginex: x_buffers %d, want 1, 2 or 0 (from the budget)", train.ErrConfig, g.xBuffersOpt)
 	}
 	if g.superbatch < 1 || g.samplers < 1 || g.ioThreads < 1 || g.profile < 1 {
 		return nil, fmt.Errorf("%w: ginex: superbatch, samplers, io_threads and profile_batches must be >= 1", train.ErrConfig)
@@ -212,7 +218,7 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	perBatch := ws.batchBytes
 	reserve := reserveBytes(env.MemBudget)
 	accesses := int64(S) * int64(ws.meanInputs)
-	xsBytes := 2 * int64(g.maxBatch) * g.rowBytes // double-buffered batch inputs of the main loop, off the Go heap
+	xBytes := int64(g.maxBatch) * g.rowBytes // one batch input of the main loop, off the Go heap
 	// Peak of the sample stage: samplers' id maps and in-flight batches, and
 	// the previous superbatch's changeset workspace (pass 3 overlaps); the
 	// Go heap gets a quarter on top (GOGC 25).
@@ -223,7 +229,20 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	// chunk and the feature cache's address table on the heap; two batch
 	// inputs (double-buffered gather) off it.
 	g.mainHeap = ws.baseBytes + ws.arenaBytes + ws.stepExtra + 4*perBatch + gatherChunk*g.rowBytes + 4*g.nodes
-	mainPeak := g.mainHeap + g.mainHeap/4 + xsBytes + reserve
+	// Gathering the next iteration while this one trains needs two batch
+	// inputs; a budget that cannot hold the second gathers after training.
+	g.xBuffers = 2
+	mainPeak := g.mainHeap + g.mainHeap/4 + 2*xBytes + reserve
+	if g.xBuffersOpt == 1 {
+		g.xBuffers = 1
+		mainPeak -= xBytes
+		g.deviate = append(g.deviate, "x_buffers=1: the next iteration is gathered after the current one trains, not while it trains")
+	} else if g.xBuffersOpt == 0 && env.MemBudget > 0 && mainPeak > env.MemBudget {
+		g.xBuffers = 1
+		mainPeak -= xBytes
+		g.deviate = append(g.deviate, fmt.Sprintf("the memory budget cannot hold two batch inputs (%d MiB each) next to the main loop's workspace: the next iteration is gathered after the current one trains, not while it trains", xBytes>>20))
+		env.Warnf("ginex: one batch input buffer (the budget cannot hold two): gather and training alternate")
+	}
 	topoBytes := 8*g.nodes + 8*(env.Dataset.Edges()+g.nodes)
 	featBytes := g.nodes*g.rowBytes + 4*g.nodes
 	switch {
@@ -446,6 +465,9 @@ func (g *ginex) superbatchSample(ctx context.Context, env *train.Env, ep *metric
 		return nil, fmt.Errorf("ginex: %w", err)
 	}
 	t0 := time.Now()
+	// The disk readers' buffers grow with the samplers' gathers; the main
+	// loop does not need them.
+	defer g.disk.Release()
 	applyGoMemoryLimit(g.budget, g.device, g.ncBytes, 0, g.sampleHeap)
 	var ncMem offHeap
 	defer ncMem.free() // after the workers are done with the cache
@@ -515,7 +537,7 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 	// cache is filled.
 	runtime.GC()
 	debug.FreeOSMemory()
-	applyGoMemoryLimit(g.budget, g.device, int64(g.fcEntries)*g.rowBytes+2*int64(g.maxBatch)*g.rowBytes, 0, g.mainHeap)
+	applyGoMemoryLimit(g.budget, g.device, int64(g.fcEntries)*g.rowBytes+int64(g.xBuffers)*int64(g.maxBatch)*g.rowBytes, 0, g.mainHeap)
 	var fcMem offHeap
 	defer fcMem.free()
 	rows, err := fcMem.float32s(g.fcEntries * g.dim)
@@ -526,13 +548,16 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 	if err != nil {
 		return fmt.Errorf("ginex: %w", err)
 	}
-	// The double-buffered batch inputs live as long as the main loop.
-	xs := [2]*nn.Tensor{{}, {}}
-	for _, x := range xs {
+	// The batch inputs (two when gathering overlaps training) live as long
+	// as the main loop.
+	xs := make([]*nn.Tensor, max(1, g.xBuffers))
+	for i := range xs {
+		xs[i] = &nn.Tensor{}
 		if xd, err := fcMem.float32s(g.maxBatch * g.dim); err == nil {
-			x.Data = xd[:0]
+			xs[i].Data = xd[:0]
 		}
 	}
+	double := len(xs) == 2
 	init, err := readInit(p.dir)
 	if err != nil {
 		return err
@@ -632,7 +657,15 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 	ep.Add(metrics.StageStall, time.Since(t1))
 	var pending chan gathered
 	for idx := 0; idx < p.iters; idx++ {
-		x := xs[idx%2]
+		x := xs[idx%len(xs)]
+		if !double && idx > 0 {
+			// One buffer: the trainer waits for the whole gather.
+			t0 := time.Now()
+			if err := gather(cur, x); err != nil {
+				return err
+			}
+			ep.Add(metrics.StageStall, time.Since(t0))
+		}
 		if pending != nil {
 			t0 := time.Now()
 			r := <-pending
@@ -657,10 +690,12 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 			if err != nil {
 				return err
 			}
-			pending = make(chan gathered, 1)
-			go func(l loaded, x *nn.Tensor) {
-				pending <- gathered{x: x, err: gather(l, x)}
-			}(following, xs[(idx+1)%2])
+			if double {
+				pending = make(chan gathered, 1)
+				go func(l loaded, x *nn.Tensor) {
+					pending <- gathered{x: x, err: gather(l, x)}
+				}(following, xs[(idx+1)%2])
+			}
 		}
 		if _, err := env.TrainStep(ep, cur.mb, x); err != nil {
 			if pending != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"outcore/engine/metrics"
@@ -119,6 +120,41 @@ func TestRunUnderMemLimitRun(t *testing.T) {
 	}
 	if sum.PeakCgroupBytes <= 0 || sum.PeakCgroupBytes > 401<<20 {
 		t.Fatalf("peak cgroup bytes %d", sum.PeakCgroupBytes)
+	}
+	// The model step is held outside the budget by default, and the
+	// summary's deviations say so with the cgroup limit it set.
+	if !hasDeviation(sum.Deviations, "held outside the 400 MiB memory budget") {
+		t.Fatalf("summary deviations %q lack the model step held outside the budget", sum.Deviations)
+	}
+}
+
+func hasDeviation(ds []string, part string) bool {
+	for _, d := range ds {
+		if strings.Contains(d, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestModelMemHost: with model_mem "host" the step is charged to the budget:
+// no deviation, and the cgroup limit stays the budget.
+func TestModelMemHost(t *testing.T) {
+	needCgroups(t)
+	cfg := testConfig(t, PyGPlusName, nil)
+	cfg.Epochs = 1
+	cfg.MemLimit = "300MiB"
+	cfg.ModelMem = train.ModelMemHost
+	b, _ := json.Marshal(cfg)
+	t.Setenv("OUTCORE_TEST_CONFIG", string(b))
+	var out, errb bytes.Buffer
+	handled, err := RunUnderMemLimit(context.Background(), cfg, []string{"run"}, &out, &errb)
+	if !handled || err != nil {
+		t.Fatalf("handled=%v err=%v stderr=%s", handled, err, errb.String())
+	}
+	sum, _ := lastSummary(t, out.Bytes())
+	if sum.Outcome != metrics.OutcomeDone || hasDeviation(sum.Deviations, "held outside") {
+		t.Fatalf("summary %+v", sum)
 	}
 }
 

@@ -140,6 +140,8 @@ func TestVariantsTrainTheSameModel(t *testing.T) {
 		// and a neighbour cache of part of the lists: changesets with
 		// evictions, disk reads for misses, the superbatch pipeline
 		{"ginex-small-caches", GinexName, map[string]string{"superbatch": "3", "feature_cache": "40KiB", "neighbor_cache": "48KiB"}},
+		// one batch input: gather and training alternate (tight budgets)
+		{"ginex-one-buffer", GinexName, map[string]string{"superbatch": "3", "feature_cache": "40KiB", "x_buffers": "1"}},
 		{"gnndrive-in-order", GNNDriveName, map[string]string{"samplers": "1", "extractors": "1"}},
 	}
 	for _, c := range exact {

@@ -31,6 +31,7 @@ func TestValidateNamesBadField(t *testing.T) {
 		{"eval fanout length", func(c *Config) { c.EvalFanout = []int{5} }, "eval_fanout"},
 		{"io", func(c *Config) { c.IO = "floppy" }, "io"},
 		{"mem limit", func(c *Config) { c.MemLimit = "lots" }, "mem_limit"},
+		{"model mem", func(c *Config) { c.ModelMem = "gpu" }, "model_mem"},
 		{"warmup", func(c *Config) { w := 10; c.WarmupEpochs = &w }, "warmup_epochs"},
 	}
 	for _, tc := range tests {

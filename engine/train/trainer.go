@@ -61,6 +61,15 @@ func NewTrainer(cfg Config, inDim, classes int, labels []int32) (*Trainer, error
 // the trainer).
 func (t *Trainer) Model() *nn.Model { return t.model }
 
+// ReserveWorkspace sizes the model's step workspace in advance (floats
+// float32s, ints int32s), so that a memory budget holds it from the start
+// and the first steps allocate nothing. Call it before training.
+func (t *Trainer) ReserveWorkspace(floats, ints int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.model.ReserveArena(floats, ints)
+}
+
 // Classes is the number of output classes.
 func (t *Trainer) Classes() int { return t.classes }
 
