@@ -11,7 +11,8 @@
 #   DATA      data directory for `medium` and the runs' scratch (default bench-data)
 #   OUT       where the JSON-lines records go          (default $DATA/bench-variants)
 #   LIMITS    memory limits                            (default "25% 50% 100%")
-#   SYSTEMS   variants                                 (default "gnndrive ginex pyg+")
+#   SYSTEMS   variants, each NAME or NAME:KEY=VALUE[,KEY=VALUE] (--opt)
+#             (default "gnndrive ginex pyg+ gnndrive:feature_buffer=device")
 #   EPOCHS    epochs per run (first is flagged warmup) (default 1)
 #   REPS      repetitions of every (limit, system)     (default 1)
 #   TIMEOUT   seconds before a run is stopped          (default 3600)
@@ -22,7 +23,7 @@ cd "$(dirname "$0")/.."
 DATA=${DATA:-bench-data}
 OUT=${OUT:-$DATA/bench-variants}
 LIMITS=${LIMITS:-"25% 50% 100%"}
-SYSTEMS=${SYSTEMS:-"gnndrive ginex pyg+"}
+SYSTEMS=${SYSTEMS:-"gnndrive ginex pyg+ gnndrive:feature_buffer=device"}
 EPOCHS=${EPOCHS:-1}
 REPS=${REPS:-1}
 TIMEOUT=${TIMEOUT:-3600}
@@ -52,14 +53,21 @@ drop_caches() {
 
 for rep in $(seq 1 "$REPS"); do
 	for limit in $LIMITS; do
-		for sys in $SYSTEMS; do
-			tag="${sys}_${limit%\%}pct_r${rep}"
+		for entry in $SYSTEMS; do
+			sys=${entry%%:*}
+			optargs=()
+			if [ "$entry" != "$sys" ]; then
+				IFS=, read -ra kvs <<<"${entry#*:}"
+				for kv in "${kvs[@]}"; do optargs+=(--opt "$kv"); done
+			fi
+			tag=$(printf '%s' "$entry" | tr ':=,' '_--')
+			tag="${tag}_${limit%\%}pct_r${rep}"
 			drop_caches
 			echo "== $tag (load $(cut -d' ' -f1 /proc/loadavg))"
 			timeout --signal=INT --kill-after=60 "$TIMEOUT" \
 				"$BIN" train --data-dir "$DATA" --dataset medium --system "$sys" \
 				--model sage --layers 3 --fanout 10,10,10 --batch 1000 --hidden 256 \
-				--epochs "$EPOCHS" --eval-every 1000 --mem-limit "$limit" \
+				--epochs "$EPOCHS" --eval-every 1000 --mem-limit "$limit" "${optargs[@]}" \
 				>"$OUT/$tag.jsonl" 2>"$OUT/$tag.err"
 			echo "   exit $? $(jq -r 'select(.type=="summary") | "\(.outcome) mean_epoch_s=\(.mean_epoch_s) val=\(.best_val_acc)"' "$OUT/$tag.jsonl")"
 		done

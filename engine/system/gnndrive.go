@@ -21,6 +21,11 @@ package system
 //     host memory and loads land in it directly, the Reader's aligned
 //     buffers acting as the staging buffer (bounded by extractors × ring
 //     depth).
+//   - Option feature_buffer=device: §4.2's GPU-based layout, in which the
+//     feature buffer (and the batch input indexed from it) is GPU memory:
+//     both are held outside the host budget (model_mem.go), which keeps
+//     the queues, the extractors' staging and the page cache of the
+//     indices. Training still runs on the CPU.
 //   - Sizing (§4.2 and the artifact): the feature buffer holds
 //     (training-queue depth + 1) × M_b slots × buffer_factor, capped by the
 //     memory budget after the workspace; when the budget cannot hold
@@ -65,6 +70,11 @@ type gnnDrive struct {
 	bufferFactor float64
 	profile      int
 	margin       float64
+	// bufferAt is where the feature buffer is accounted: "host" (the
+	// CPU-based variant, §4.4) or "device" (§4.2's GPU-based layout: the
+	// buffer and the indexed batch input are GPU memory, outside the host
+	// budget; the host keeps the staging buffer, queues and page cache).
+	bufferAt string
 
 	topo      sample.Topology
 	closeTopo func() error
@@ -103,6 +113,11 @@ func newGNNDrive(cfg train.Config) (*gnnDrive, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch g.bufferAt = o.String("feature_buffer", "host"); g.bufferAt {
+	case "host", "device":
+	default:
+		return nil, fmt.Errorf("%w: gnndrive: feature_buffer %q, want host (CPU-based training, §4.4) or device (the GPU-based layout of §4.2)", train.ErrConfig, g.bufferAt)
+	}
 	if g.samplers < 1 || g.extractors < 1 || g.extractQ < 1 || g.trainQ < 1 || g.profile < 1 || g.bufferFactor <= 0 || g.margin < 1 {
 		return nil, fmt.Errorf("%w: gnndrive: samplers, extractors, queues and profile_batches must be >= 1, buffer_factor > 0, batch_margin >= 1", train.ErrConfig)
 	}
@@ -116,8 +131,12 @@ func (g *gnnDrive) Devices() map[string]string {
 }
 
 func (g *gnnDrive) Deviations() []string {
+	first := "CPU-based GNNDrive (§4.4): the feature buffer is in host memory and training runs on the CPU; the paper's headline numbers are GPU-based"
+	if g.bufferAt == "device" {
+		first = "GPU-based GNNDrive's memory layout (§4.2) emulated on the CPU: the feature buffer and the indexed batch input are accounted as device memory outside the host budget, but live in host memory and training runs on the CPU (no host-to-device transfer is timed)"
+	}
 	return append([]string{
-		"CPU-based GNNDrive (§4.4): the feature buffer is in host memory and training runs on the CPU; the paper's headline numbers are GPU-based",
+		first,
 		"samplers, extractors, trainer and releaser are goroutines of one process (the paper uses Python threads)",
 		"M_b is the largest input-node count of profiled mini-batches times batch_margin, not batch × Π fanouts (which exceeds the whole graph at this scale); admission control in the feature buffer keeps a larger batch deadlock-free",
 	}, g.deviate...)
@@ -176,7 +195,34 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	heapNeed := heapOf(g.samplers, g.extractQ, g.trainQ, extractors)
 	keepTopo := int64(0)
-	if env.MemBudget > 0 {
+	onDevice := g.bufferAt == "device" && env.MemBudget > 0
+	if onDevice {
+		// §4.2: the feature buffer is sized by the training queue and M_b
+		// in device memory; extractors by the host memory left after the
+		// topology: each needs its staging ring next to the queues.
+		topo := env.Dataset.Edges() * 8
+		for extractors > 1 {
+			heap := heapOf(g.samplers, g.extractQ, g.trainQ, extractors)
+			host := heap + heap/4 + int64(extractors)*int64(depth)*storage.DefaultMaxMergeBytes + reserveBytes(env.MemBudget)
+			if host+topo <= env.MemBudget {
+				break
+			}
+			extractors--
+		}
+		slots = max(paperSlots, int64(extractors)*mb)
+		heapNeed = heapOf(g.samplers, g.extractQ, g.trainQ, extractors)
+		keepTopo = max(0, min(topo, env.MemBudget-heapNeed-heapNeed/4-reserveBytes(env.MemBudget)))
+		outside := ws.deviceBytes + (slots+mb)*rowBytes
+		if err := holdOutsideBudget(env, outside); err != nil {
+			return err
+		}
+		env.Deviate("feature_buffer=device: the feature buffer (%d MiB) and the indexed batch input (%d MiB) are held outside the %d MiB host budget, as the GPU memory they occupy in GNNDrive's GPU-based layout (§4.2); loads land in them directly (no separate staging copy); the cgroup limit is %d MiB",
+			(slots*rowBytes)>>20, (mb*rowBytes)>>20, env.MemBudget>>20, (env.MemBudget+outside)>>20)
+		if extractors < g.extractors {
+			g.deviate = append(g.deviate, fmt.Sprintf("the host budget holds the staging of %d extractor(s) (of %d asked) next to the indices", extractors, g.extractors))
+		}
+	}
+	if env.MemBudget > 0 && !onDevice {
 		workOf := func(heap int64, extractors int) int64 {
 			return heap + heap/4 + // the heap and its collection slack (GOGC 25)
 				mb*rowBytes + // trainer's x
@@ -240,7 +286,11 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	if xd, err := g.mem.float32s(g.maxBatch * g.dim); err == nil {
 		g.x.Data = xd[:0]
 	}
-	goLimit := applyGoMemoryLimit(env.MemBudget, ws.deviceBytes, (slots+mb)*rowBytes, keepTopo, heapNeed)
+	offHeap := (slots + mb) * rowBytes
+	if onDevice {
+		offHeap = 0 // outside the host budget
+	}
+	goLimit := applyGoMemoryLimit(env.MemBudget, ws.deviceBytes, offHeap, keepTopo, heapNeed)
 	g.extractors = extractors
 	for i := 0; i < extractors; i++ {
 		r, err := g.feats.NewReader()

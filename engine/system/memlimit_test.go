@@ -175,3 +175,24 @@ func TestRunUnderMemLimitNotNeeded(t *testing.T) {
 		t.Fatalf("2GiB = %d, %v", b, err)
 	}
 }
+
+// TestGNNDriveDeviceBuffer: with feature_buffer=device under a limit, the
+// buffer is held outside the budget (the deviation names it and the cgroup
+// limit) and the run trains.
+func TestGNNDriveDeviceBuffer(t *testing.T) {
+	needCgroups(t)
+	cfg := testConfig(t, GNNDriveName, map[string]string{"feature_buffer": "device", "samplers": "1", "extractors": "2"})
+	cfg.Epochs = 1
+	cfg.MemLimit = "300MiB"
+	b, _ := json.Marshal(cfg)
+	t.Setenv("OUTCORE_TEST_CONFIG", string(b))
+	var out, errb bytes.Buffer
+	handled, err := RunUnderMemLimit(context.Background(), cfg, []string{"run"}, &out, &errb)
+	if !handled || err != nil {
+		t.Fatalf("handled=%v err=%v stderr=%s", handled, err, errb.String())
+	}
+	sum, _ := lastSummary(t, out.Bytes())
+	if sum.Outcome != metrics.OutcomeDone || !hasDeviation(sum.Deviations, "feature_buffer=device") || !hasDeviation(sum.Deviations, "GPU-based layout") {
+		t.Fatalf("summary %+v", sum)
+	}
+}

@@ -59,3 +59,18 @@ func liftForProfiling(env *train.Env) (settle func(device int64) error, err erro
 		return nil
 	}, nil
 }
+
+// holdOutsideBudget sets the run's cgroup limit to its budget plus bytes
+// held outside it (the model step and, for a variant whose paper keeps
+// more in GPU memory, that too). Without a group of its own it does
+// nothing: the limit is not this process's to change.
+func holdOutsideBudget(env *train.Env, bytes int64) error {
+	g := ownMemoryGroup()
+	if g == nil || env.MemBudget <= 0 {
+		return nil
+	}
+	if err := g.SetMemoryLimit(env.MemBudget + bytes); err != nil {
+		return fmt.Errorf("hold %d MiB outside the %d MiB budget: %w", bytes>>20, env.MemBudget>>20, err)
+	}
+	return nil
+}
