@@ -60,7 +60,7 @@ for rep in $(seq 1 "$REPS"); do
 				IFS=, read -ra kvs <<<"${entry#*:}"
 				for kv in "${kvs[@]}"; do optargs+=(--opt "$kv"); done
 			fi
-			tag=$(printf '%s' "$entry" | tr ':=,' '_--')
+			tag=$(printf '%s' "$entry" | sed 's/[:=,]/_/g')
 			tag="${tag}_${limit%\%}pct_r${rep}"
 			drop_caches
 			echo "== $tag (load $(cut -d' ' -f1 /proc/loadavg))"

@@ -65,3 +65,19 @@ func (o *offHeap) free() error {
 	o.maps = nil
 	return errors.Join(errs...)
 }
+
+// drop returns every page handed out to the system (MADV_DONTNEED); the
+// slices stay valid and read as zeros until written again. A variant drops
+// a per-epoch buffer between epochs so that evaluation and the next
+// epoch's preparation do not hold it.
+func (o *offHeap) drop() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var errs []error
+	for _, b := range o.maps {
+		if err := unix.Madvise(b, unix.MADV_DONTNEED); err != nil {
+			errs = append(errs, fmt.Errorf("release %d bytes: %w", len(b), err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -150,6 +150,9 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 var pageSize = unix.Getpagesize()
 
 func (p *pygPlus) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {
+	// The batch input's pages go back at the end of the epoch, so that
+	// evaluation does not hold them next to its own.
+	defer p.mem.drop()
 	batches := env.EpochBatches(epoch)
 	ep.BatchStarted()
 	pool := startSamplers(ctx, p.sampler, epoch, batches, 0, p.workers, p.prefetch*p.workers, p.prefetch*p.workers, ep)

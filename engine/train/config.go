@@ -62,7 +62,7 @@ type Config struct {
 	// EvalFanout overrides the fanouts of sampled evaluation.
 	EvalFanout []int `json:"eval_fanout,omitempty"`
 	// EvalBatch is the number of nodes per evaluation batch (default Batch,
-	// at least 1000).
+	// at least 1000; under a memory limit a tenth of Batch, at most 100).
 	EvalBatch int `json:"eval_batch,omitempty"`
 	// EvalEvery evaluates every n-th epoch (and always the last); default 1.
 	EvalEvery int `json:"eval_every,omitempty"`
@@ -230,6 +230,12 @@ func (c *Config) Validate() error {
 	}
 	if c.EvalBatch == 0 {
 		c.EvalBatch = max(c.Batch, 1000)
+		if c.MemLimit != "" || c.MemLimitBytes > 0 {
+			// Under a memory budget, evaluation (not part of any paper's
+			// epoch) must fit next to what the variant keeps between
+			// epochs: a tenth of a training batch's input at a time.
+			c.EvalBatch = max(min(c.Batch, 1000)/10, 1)
+		}
 	}
 	if c.EvalEvery < 0 {
 		return bad("eval_every", "%d, want >= 0", c.EvalEvery)

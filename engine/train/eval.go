@@ -61,6 +61,9 @@ func (ev *Evaluator) Accuracy(ctx context.Context, ids []int64, stream int) (flo
 		correct += c
 		total += n
 	}
+	// The batch input is not kept between evaluations (under a memory
+	// budget the variant's next epoch needs the room).
+	ev.x = nn.Tensor{}
 	if total == 0 {
 		return 0, nil
 	}
