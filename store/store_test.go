@@ -430,3 +430,29 @@ func TestSampleSeries(t *testing.T) {
 		t.Fatalf("missing run: %v %v", none, err)
 	}
 }
+
+// TestSetDeviations: the summary's complete list of deviations replaces
+// the start record's, and reads back as JSON.
+func TestSetDeviations(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	_, runs := seed(t, s, "gnndrive")
+	id := runs[0].ID
+	if err := s.Update(ctx, func(tx *store.Tx) error {
+		return tx.ApplyStartRecord(id, metrics.StartRecord{Deviations: []string{"cpu training"}}, nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"cpu training", "model step outside the budget"}
+	if err := s.Update(ctx, func(tx *store.Tx) error { return tx.SetDeviations(id, want) }); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Run(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := json.Unmarshal(r.Deviations, &got); err != nil || len(got) != 2 || got[1] != want[1] {
+		t.Fatalf("deviations %s (%v), want %q", r.Deviations, err, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -140,6 +141,42 @@ func TestLimitKillsWithOOM(t *testing.T) {
 	}
 	if peak, _ := g2.Peak(); peak < 200<<20 {
 		t.Fatalf("peak %d < 200 MiB", peak)
+	}
+}
+
+// TestSetMemoryLimit: a group's limit can be raised (the child that the
+// old limit killed now finishes), lowered again (it is killed again) and
+// removed.
+func TestSetMemoryLimit(t *testing.T) {
+	m := detect(t)
+	g := newGroup(t, m, 64<<20)
+	if err := g.SetMemoryLimit(400 << 20); err != nil {
+		t.Fatal(err)
+	}
+	cmd, out := helper(t, g, "alloc 200")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("200 MiB under a limit raised to 400 MiB: %v %s", err, out)
+	}
+	if err := g.SetMemoryLimit(64 << 20); err != nil {
+		t.Fatal(err)
+	}
+	cmd, out = helper(t, g, "alloc 200")
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("200 MiB under a limit lowered to 64 MiB survived: %s", out)
+	}
+	if err := g.SetMemoryLimit(0); err != nil {
+		t.Fatal(err)
+	}
+	file := "memory.max"
+	if g.Version == V1 {
+		file = "memory.limit_in_bytes"
+	}
+	b, err := os.ReadFile(filepath.Join(g.Path, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := strings.TrimSpace(string(b)); v != "max" && len(v) < 15 { // v1 reports "no limit" as a huge number
+		t.Fatalf("%s after removing the limit = %q", file, v)
 	}
 }
 
