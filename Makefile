@@ -9,7 +9,7 @@ ADDR   ?= 127.0.0.1:8080
 # Packages whose code is concurrent run again under the race detector.
 RACE_PKGS ?= ./engine/... ./experiments/... ./store/... ./web/...
 
-.PHONY: all build run test test-race bench generate check-generated deps vet clean
+.PHONY: all build run test test-race bench bench-variants generate check-generated deps vet clean
 
 all: build
 
@@ -43,6 +43,10 @@ vet:
 ## bench: the benchmarks quoted in docs/BENCHMARKS.md
 bench: deps build
 	scripts/bench.sh
+
+## bench-variants: the variants under memory limits (about 1.5 h; docs/benchmarks/variants.md)
+bench-variants: deps build
+	scripts/bench.sh variants
 
 clean:
 	rm -rf bin
