@@ -43,15 +43,6 @@ type workspace struct {
 	libBytes             int64 // matrix-library buffers kept after the step
 }
 
-// goBudget is the budget plus the model step held outside it: what the
-// process may use in all.
-func (w workspace) goBudget(budget int64) int64 {
-	if budget <= 0 {
-		return 0
-	}
-	return budget + w.deviceBytes
-}
-
 // batchInputBytes is the size of one gathered batch input of the largest
 // profiled batch.
 func (w workspace) batchInputBytes() int64 { return int64(w.maxInputs) * w.rowBytes }

@@ -269,6 +269,9 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 			g.deviate = append(g.deviate, fmt.Sprintf("the memory budget cannot hold the paper's queues next to one extractor's N_e × M_b reservation: %d samplers, extracting queue %d, training queue %d (of %d, %d, %d)", sq, eq, tq, g.samplers, g.extractQ, g.trainQ))
 			env.Warnf("gnndrive: queues shortened to %d samplers, extracting %d, training %d for the budget; feature buffer %d MiB", sq, eq, tq, slots*rowBytes>>20)
 			g.samplers, g.extractQ, g.trainQ = sq, eq, tq
+			if slots < int64(extractors)*mb {
+				env.Warnf("gnndrive: the budget cannot hold one extractor's N_e × M_b reservation (%d MiB) next to the rest (%d MiB): expect an OOM kill (feature_buffer=device keeps the buffer outside the host budget, as GNNDrive's GPU-based layout does)", (int64(extractors)*mb*rowBytes)>>20, work>>20)
+			}
 		} else {
 			heapNeed = heapOf(g.samplers, g.extractQ, g.trainQ, extractors)
 		}
