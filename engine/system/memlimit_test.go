@@ -100,21 +100,13 @@ func TestRunUnderMemLimitOOM(t *testing.T) {
 func TestRunUnderMemLimitRun(t *testing.T) {
 	needCgroups(t)
 	cfg := testConfig(t, PyGPlusName, nil)
-	cfg.Epochs = 1
-	cfg.MemLimit = "400MiB"
-	b, _ := json.Marshal(cfg)
-	t.Setenv("OUTCORE_TEST_CONFIG", string(b))
-	var out, errb bytes.Buffer
-	handled, err := RunUnderMemLimit(context.Background(), cfg, []string{"run"}, &out, &errb)
-	if !handled || err != nil {
-		t.Fatalf("handled=%v err=%v stderr=%s", handled, err, errb.String())
-	}
-	sum, types := lastSummary(t, out.Bytes())
+	out := runUnderLimit(t, cfg, "400MiB")
+	sum, types := lastSummary(t, out)
 	if sum.Outcome != metrics.OutcomeDone || types[0] != metrics.TypeStart {
 		t.Fatalf("summary %+v, records %v", sum, types)
 	}
 	var start metrics.StartRecord
-	json.Unmarshal(bytes.SplitN(out.Bytes(), []byte{'\n'}, 2)[0], &start)
+	json.Unmarshal(bytes.SplitN(out, []byte{'\n'}, 2)[0], &start)
 	if !start.LimitEnforced || start.MemLimitBytes != 400<<20 {
 		t.Fatalf("start record: limit_enforced=%v mem_limit_bytes=%d", start.LimitEnforced, start.MemLimitBytes)
 	}
@@ -126,6 +118,22 @@ func TestRunUnderMemLimitRun(t *testing.T) {
 	if !hasDeviation(sum.Deviations, "held outside the 400 MiB memory budget") {
 		t.Fatalf("summary deviations %q lack the model step held outside the budget", sum.Deviations)
 	}
+}
+
+// runUnderLimit trains cfg for one epoch in a child placed in a memory
+// cgroup of limit and returns its records.
+func runUnderLimit(t *testing.T, cfg train.Config, limit string) []byte {
+	t.Helper()
+	cfg.Epochs = 1
+	cfg.MemLimit = limit
+	b, _ := json.Marshal(cfg)
+	t.Setenv("OUTCORE_TEST_CONFIG", string(b))
+	var out, errb bytes.Buffer
+	handled, err := RunUnderMemLimit(context.Background(), cfg, []string{"run"}, &out, &errb)
+	if !handled || err != nil {
+		t.Fatalf("handled=%v err=%v stderr=%s", handled, err, errb.String())
+	}
+	return out.Bytes()
 }
 
 func hasDeviation(ds []string, part string) bool {
@@ -142,17 +150,8 @@ func hasDeviation(ds []string, part string) bool {
 func TestModelMemHost(t *testing.T) {
 	needCgroups(t)
 	cfg := testConfig(t, PyGPlusName, nil)
-	cfg.Epochs = 1
-	cfg.MemLimit = "300MiB"
 	cfg.ModelMem = train.ModelMemHost
-	b, _ := json.Marshal(cfg)
-	t.Setenv("OUTCORE_TEST_CONFIG", string(b))
-	var out, errb bytes.Buffer
-	handled, err := RunUnderMemLimit(context.Background(), cfg, []string{"run"}, &out, &errb)
-	if !handled || err != nil {
-		t.Fatalf("handled=%v err=%v stderr=%s", handled, err, errb.String())
-	}
-	sum, _ := lastSummary(t, out.Bytes())
+	sum, _ := lastSummary(t, runUnderLimit(t, cfg, "300MiB"))
 	if sum.Outcome != metrics.OutcomeDone || hasDeviation(sum.Deviations, "held outside") {
 		t.Fatalf("summary %+v", sum)
 	}
@@ -182,16 +181,7 @@ func TestRunUnderMemLimitNotNeeded(t *testing.T) {
 func TestGNNDriveDeviceBuffer(t *testing.T) {
 	needCgroups(t)
 	cfg := testConfig(t, GNNDriveName, map[string]string{"feature_buffer": "device", "samplers": "1", "extractors": "2"})
-	cfg.Epochs = 1
-	cfg.MemLimit = "300MiB"
-	b, _ := json.Marshal(cfg)
-	t.Setenv("OUTCORE_TEST_CONFIG", string(b))
-	var out, errb bytes.Buffer
-	handled, err := RunUnderMemLimit(context.Background(), cfg, []string{"run"}, &out, &errb)
-	if !handled || err != nil {
-		t.Fatalf("handled=%v err=%v stderr=%s", handled, err, errb.String())
-	}
-	sum, _ := lastSummary(t, out.Bytes())
+	sum, _ := lastSummary(t, runUnderLimit(t, cfg, "300MiB"))
 	if sum.Outcome != metrics.OutcomeDone || !hasDeviation(sum.Deviations, "feature_buffer=device") || !hasDeviation(sum.Deviations, "GPU-based layout") {
 		t.Fatalf("summary %+v", sum)
 	}
