@@ -43,12 +43,8 @@ func (c *chunkList[T]) alloc(n int) []T {
 
 func (c *chunkList[T]) reset() {
 	if len(c.chunks) > 1 && c.capacity() < c.peak+c.peak/8 {
-		// one chunk big enough for the last step's peak (plus slack); the
-		// old chunks are dropped first so that, under a memory limit, the
-		// collector can reuse them for the new one instead of holding both
-		total := max(c.capacity(), c.peak+c.peak/8)
-		c.chunks = nil
-		c.chunks = [][]T{make([]T, total)}
+		// one chunk big enough for the last step's peak (plus slack)
+		c.reserve(c.peak + c.peak/8)
 	}
 	c.cur, c.off, c.peak = 0, 0, 0
 }
@@ -61,7 +57,10 @@ func (c *chunkList[T]) capacity() int {
 	return t
 }
 
-// reserve makes the list one chunk of at least n elements.
+// reserve makes the list one chunk of at least n elements (and at least
+// its current capacity). The old chunks are dropped first so that, under a
+// memory limit, the collector can reuse them for the new one instead of
+// holding both.
 func (c *chunkList[T]) reserve(n int) {
 	if len(c.chunks) == 1 && len(c.chunks[0]) >= n {
 		return

@@ -82,14 +82,14 @@ func profileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 	}
 	reserveFloats, reserveInts := 0, 0
 	if largest != nil {
-		settle, err := liftForProfiling(env)
+		lifted, err := liftForProfiling(env)
 		if err != nil {
 			return w, err
 		}
-		settled := false
+		settled := !lifted
 		defer func() {
 			if !settled { // an error return: back to the budget alone
-				_ = settle(0)
+				_ = holdOutsideBudget(env, 0)
 			}
 		}()
 		runtime.GC()
@@ -134,9 +134,11 @@ func profileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 			w.deviceBytes = w.arenaBytes + w.arenaBytes/8 + w.stepOther + int64(params)
 			w.arenaBytes, w.stepExtra = 0, 0
 		}
-		settled = true
-		if err := settle(w.deviceBytes); err != nil {
-			return w, err
+		if lifted {
+			settled = true
+			if err := holdOutsideBudget(env, w.deviceBytes); err != nil {
+				return w, err
+			}
 		}
 		if w.deviceBytes > 0 {
 			env.Deviate("the CPU trainer's model step (%d MiB: parameters and optimizer state, %d MiB of activations and gradients measured on the largest of %d profiled mini-batches plus 27%%, %d MiB of matrix-library buffers) is held outside the %d MiB memory budget, as the GPU memory it occupies in the papers; the cgroup limit is %d MiB",

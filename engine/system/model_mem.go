@@ -41,23 +41,19 @@ func ownMemoryGroup() *cgroup.Group {
 }
 
 // liftForProfiling removes the cgroup limit while the throw-away model step
-// of profiling runs (its size is not known before), and returns a function
-// that sets the limit to budget + device bytes. Without a group of its own
-// the run's limit is not this process's to change: both are no-ops.
-func liftForProfiling(env *train.Env) (settle func(device int64) error, err error) {
+// of profiling runs (its size is not known before); the caller then sets
+// it with holdOutsideBudget. lifted is false where the step is charged to
+// the budget or the process has no group of its own (its limit is not this
+// process's to change).
+func liftForProfiling(env *train.Env) (lifted bool, err error) {
 	g := ownMemoryGroup()
 	if g == nil || !modelMemOutside(env) {
-		return func(int64) error { return nil }, nil
+		return false, nil
 	}
 	if err := g.SetMemoryLimit(0); err != nil {
-		return nil, fmt.Errorf("model step outside the budget: lift the limit for profiling: %w", err)
+		return false, fmt.Errorf("model step outside the budget: lift the limit for profiling: %w", err)
 	}
-	return func(device int64) error {
-		if err := g.SetMemoryLimit(env.MemBudget + device); err != nil {
-			return fmt.Errorf("model step outside the budget: set the limit to %d MiB + %d MiB: %w", env.MemBudget>>20, device>>20, err)
-		}
-		return nil
-	}, nil
+	return true, nil
 }
 
 // holdOutsideBudget sets the run's cgroup limit to its budget plus bytes
