@@ -17,6 +17,7 @@ import (
 var commands = []cli.Command{
 	{Name: "data", Summary: "generate, import, inspect and verify datasets", Run: cli.Data},
 	{Name: "train", Summary: "train one model with one system variant", Run: cli.Train},
+	{Name: "systems", Summary: "list the system variants and their options", Run: cli.Systems},
 	{Name: "bench", Summary: "micro-benchmarks (bench io)", Run: cli.Bench},
 	{Name: "exp", Summary: "create, list, show and export experiments", Run: cli.Exp},
 	{Name: "serve", Summary: "serve the experiment dashboard", Run: cli.Serve},
@@ -25,7 +26,7 @@ var commands = []cli.Command{
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: outcore <command> [flags]\n\ncommands:")
 	for _, c := range commands {
-		fmt.Fprintf(os.Stderr, "  %-6s %s\n", c.Name, c.Summary)
+		fmt.Fprintf(os.Stderr, "  %-7s %s\n", c.Name, c.Summary)
 	}
 	fmt.Fprintln(os.Stderr, "\nRun 'outcore <command> -h' for a command's flags.")
 }

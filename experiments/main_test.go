@@ -40,7 +40,8 @@ func TestMain(m *testing.M) {
 		os.Exit(fakeTrain(os.Args[len(os.Args)-1]))
 	}
 	for _, name := range fakeSystems {
-		train.Register(name, func(train.Config) (train.System, error) { return nil, fmt.Errorf("fake system") })
+		train.RegisterVariant(train.Variant{Name: name, Options: fakeOptions,
+			New: func(train.Config) (train.System, error) { return nil, fmt.Errorf("fake system") }})
 	}
 	if dir := os.Getenv(envServer); dir != "" {
 		os.Exit(fakeServer(dir))
@@ -51,6 +52,19 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// fakeOptions are the options fakeTrain reads, declared by the fake
+// systems.
+var fakeOptions = func() []train.Option {
+	var o []train.Option
+	for _, k := range []string{"epoch_ms", "alloc_mib", "report_ms", "stderr_kib"} {
+		o = append(o, train.Option{Key: k, Type: train.OptInt, Default: "0", Help: "see fakeTrain"})
+	}
+	for _, k := range []string{"fail", "hang", "ignore_term", "report"} {
+		o = append(o, train.Option{Key: k, Type: train.OptString, Default: "", Help: "see fakeTrain"})
+	}
+	return o
+}()
 
 // fakeTrain emulates `outcore train`. Options (config "options"):
 //

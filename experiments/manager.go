@@ -89,7 +89,7 @@ type Options struct {
 	// without GPU numbers; default gpu.Open() (no GPU: nothing is filled).
 	GPU gpu.Sampler
 	// MinMemory rejects limits a variant cannot start with; default
-	// ConservativeMinMemory.
+	// VariantMinMemory.
 	MinMemory MinMemoryFunc
 	// Logf receives the runner's diagnostics; default discards them.
 	Logf func(format string, args ...any)
@@ -143,7 +143,7 @@ func New(opts Options) (*Manager, error) {
 		opts.GPU = gpu.Open()
 	}
 	if opts.MinMemory == nil {
-		opts.MinMemory = ConservativeMinMemory
+		opts.MinMemory = VariantMinMemory
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}

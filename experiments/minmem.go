@@ -18,12 +18,24 @@ type MinMemoryFunc func(cfg train.Config, meta dataset.Meta) int64
 // pyg+ completes at 16 MiB.
 const RuntimeFloor = 12 << 20
 
-// ConservativeMinMemory is the runner's own lower bound, used until the
-// engine exports a per-variant one: the runtime floor plus what every
-// variant keeps in memory for the whole run — the CSC indptr array
+// ConservativeMinMemory is the runner's own lower bound for any variant:
+// the runtime floor plus what every variant keeps in memory for the whole
+// run — the CSC indptr array
 // (8 bytes per node + 8, kept in memory by all the papers' systems) and
 // the labels (4 bytes per node). Variant caches are not counted: they are
 // sized from the limit, so they cannot make a limit impossible.
 func ConservativeMinMemory(cfg train.Config, meta dataset.Meta) int64 {
 	return RuntimeFloor + 8*(meta.Nodes+1) + 4*meta.Nodes
+}
+
+// VariantMinMemory is the default MinMemoryFunc: the larger of
+// ConservativeMinMemory and the variant's own floor (train.Variant's
+// MinMemory, from the same sizing the variant runs with) on the dataset's
+// shape.
+func VariantMinMemory(cfg train.Config, meta dataset.Meta) int64 {
+	need := ConservativeMinMemory(cfg, meta)
+	if v, ok := train.LookupVariant(cfg.System); ok && v.MinMemory != nil {
+		need = max(need, v.MinMemory(train.ShapeOf(meta), cfg))
+	}
+	return need
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strconv"
+
+	"outcore/engine/train"
 )
 
 // Chart is one comparison view: the data behind an ECharts chart in the
@@ -45,7 +47,7 @@ type Series struct {
 // Status says which.
 type Point struct {
 	X      float64  `json:"x"`     // value on a numeric x axis, or category index
-	Label  string   `json:"label"` // the x value in words ("512 MiB", "gnndrive")
+	Label  string   `json:"label"` // the x value in words ("512 MiB", or a variant's name)
 	Y      *float64 `json:"y"`     // mean over the runs that produced a value
 	SD     float64  `json:"sd"`    // sample standard deviation (0 when n < 2)
 	Min    float64  `json:"min"`
@@ -74,9 +76,17 @@ var okabeIto = []string{"#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "
 // markers pair with colours so series stay apart in greyscale prints.
 var markers = []string{"circle", "triangle", "rect", "diamond", "cross", "plus", "ring", "square", "circle"}
 
-// variantOrder fixes each variant's colour and marker across every chart and figure.
-// "reference" is the engine's plain sequential pipeline (engine/train).
-var variantOrder = []string{"pyg+", "ginex", "mariusgnn", "gnndrive", "diskgnn", "gids", "helios", "reference"}
+// variantOrder fixes each variant's colour and marker across every chart
+// and figure: the registered variants in their display order
+// (train.Variant.Order, the papers' order, the reference last).
+func variantOrder() []string {
+	vs := train.Variants()
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = v.Name
+	}
+	return names
+}
 
 // style returns the colour and marker of the i-th distinct series: the
 // palette, then its tints (half-way to white), so up to 18 series differ.
@@ -101,17 +111,18 @@ func tint(hex string) string {
 
 // variantIndex is the variant's fixed style index; unknown names follow the known ones.
 func variantIndex(v string, others []string) int {
-	for i, name := range variantOrder {
+	order := variantOrder()
+	for i, name := range order {
 		if name == v {
 			return i
 		}
 	}
 	for i, name := range others {
 		if name == v {
-			return len(variantOrder) + i
+			return len(order) + i
 		}
 	}
-	return len(variantOrder)
+	return len(order)
 }
 
 // stats summarises repeated observations.

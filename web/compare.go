@@ -121,8 +121,9 @@ func NewComparison(in []RunData) *Comparison {
 			c.variants = append(c.variants, r.System)
 		}
 	}
+	known := len(variantOrder())
 	for _, v := range c.variants {
-		if variantIndex(v, nil) == len(variantOrder) {
+		if variantIndex(v, nil) == known {
 			c.others = append(c.others, v)
 		}
 	}

@@ -95,7 +95,7 @@ func (h *ExperimentsHandler) formEnv() (FormEnv, []dataset.Entry) {
 // defaultForm is the form as first shown: the first dataset, two variants
 // at three limits, two repeats.
 func defaultForm(entries []dataset.Entry) FormInput {
-	in := FormInput{DatasetMode: "existing", Preset: "tiny", Model: "sage", Variants: []string{"pyg+", "gnndrive"},
+	in := FormInput{DatasetMode: "existing", Preset: "tiny", Model: "sage", Variants: defaultVariants(),
 		MemLimits: "256MiB, 512MiB, 1GiB", Batches: "1024", Fanouts: "10,5", Epochs: "3", Repeats: "2"}
 	for _, e := range entries {
 		if e.Err == nil {
@@ -129,7 +129,7 @@ func formView(in FormInput, entries []dataset.Entry, g Grid, errs map[string]str
 		f.Presets = append(f.Presets, views.FormOption{Value: p, Label: presetLabel(p), Note: dataset.PresetDoc(p), Selected: p == in.Preset})
 	}
 	for _, v := range Variants() {
-		f.Variants = append(f.Variants, views.FormOption{Value: v, Label: v, Note: variantNotes[v], Selected: contains(in.Variants, v)})
+		f.Variants = append(f.Variants, views.FormOption{Value: v, Label: v, Note: variantNote(v), Selected: contains(in.Variants, v)})
 	}
 	for _, m := range Models {
 		f.Models = append(f.Models, views.FormOption{Value: m, Label: m, Selected: m == in.Model})

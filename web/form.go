@@ -25,26 +25,36 @@ const (
 	maxLayers     = 6
 )
 
-// variantNotes describe the variants in one line each (DESIGN §1).
-var variantNotes = map[string]string{
-	"pyg+":      "PyG+: memory-mapped topology and features, page-cache faults on the critical path",
-	"ginex":     "Ginex (VLDB'22): superbatch inspector–executor, Belady feature cache, neighbour cache",
-	"mariusgnn": "MariusGNN: partition buffer, sampling inside buffered partitions",
-	"gnndrive":  "GNNDrive (ICPP'24): async io_uring extractors, staging and feature buffers",
-	"diskgnn":   "DiskGNN: offline sampling, four-level feature store, packed chunks",
-	"gids":      "GIDS (VLDB'24): storage-access accumulator, constant CPU buffer, window buffering",
-	"helios":    "Helios: heterogeneous GPU/CPU cache, decoupled I/O submission and completion",
-	"reference": "reference: the plain sequential sample → gather → train loop, no cache, no overlap",
+// Variants lists the variants the engine has registered, in display order.
+func Variants() []string { return variantOrder() }
+
+// variantNote describes a registered variant in one line: its paper and
+// what it does (train.Variant).
+func variantNote(name string) string {
+	v, ok := train.LookupVariant(name)
+	if !ok {
+		return ""
+	}
+	if v.Paper == "" {
+		return name + ": " + v.Summary
+	}
+	return v.Paper + ": " + v.Summary
 }
 
-// Variants lists the variants the engine has registered, in display order.
-func Variants() []string {
-	names := train.Names()
-	rd := make([]RunData, len(names))
-	for i, n := range names {
-		rd[i] = RunData{System: n}
+// defaultVariants are the variants the new-experiment form starts with:
+// the first registered (the papers' common baseline) and the last paper
+// variant before the reference pipeline.
+func defaultVariants() []string {
+	var papers []string
+	for _, v := range train.Variants() {
+		if v.Paper != "" && v.Name != train.ReferenceName {
+			papers = append(papers, v.Name)
+		}
 	}
-	return NewComparison(rd).Variants()
+	if len(papers) <= 1 {
+		return papers
+	}
+	return []string{papers[0], papers[len(papers)-1]}
 }
 
 // Models the form offers.

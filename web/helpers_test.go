@@ -19,7 +19,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
-	_ "outcore/engine/system" // registers the variants the form offers
+	_ "outcore/engine/system/all" // registers the variants the form offers
 	"outcore/experiments"
 	"outcore/store"
 )

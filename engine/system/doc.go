@@ -1,16 +1,17 @@
-// Package system holds the disk-based training variants compared by
-// outcore, one file per variant, each opening with the paper sections it
-// implements, and each registered with the trainer under its name:
+// Package system runs `outcore train --mem-limit` inside its own memory
+// cgroup (memlimit.go) and gives a run its movable memory limit
+// (OwnGroupLimit). The training-system variants live in its
+// sub-packages, one package per variant, each registering a train.Variant
+// from its init function:
 //
-//   - pyg_plus.go: "pyg+", the memory-mapped baseline (Ginex §5.1,
+//   - pygplus: "pyg+", the memory-mapped baseline (Ginex §5.1,
 //     GNNDrive §5).
-//   - ginex.go (+ ginex_*.go): "ginex", the inspector–executor pipeline with
-//     superbatches, Belady changesets and the neighbour cache (Ginex §3–4).
-//   - gnndrive.go, extractor.go, releaser.go: "gnndrive", asynchronous
-//     extraction into a shared feature buffer (GNNDrive §4, Algorithm 1),
-//     CPU-training variant.
+//   - ginex: "ginex", the inspector–executor pipeline with superbatches,
+//     Belady changesets and the neighbour cache (Ginex §3–4).
+//   - gnndrive: "gnndrive", asynchronous extraction into a shared feature
+//     buffer (GNNDrive §4, Algorithm 1).
 //
-// memlimit.go places `outcore train --mem-limit` in its own memory cgroup
-// and turns a kill by the limit into an "oom" outcome; budget.go holds the
-// memory accounting every variant sizes its caches from.
+// kit is the toolkit they share (profiling and the memory budget, the
+// sampler pool, off-heap memory, memory maps); all imports every variant
+// and is the only list of them (docs/ARCHITECTURE.md "Adding a system").
 package system

@@ -26,6 +26,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
+	"outcore/engine/system/kit"
 	"outcore/engine/train"
 	"outcore/experiments/cgroup"
 )
@@ -100,7 +101,7 @@ func RunUnderMemLimit(ctx context.Context, cfg train.Config, args []string, stdo
 	// drop the dataset's clean pages so that the run pays for its own.
 	dsDir := filepath.Join(dataset.DatasetsDir(dataset.ResolveDataDir(cfg.DataDir)), cfg.Dataset)
 	for _, f := range []string{dataset.FeaturesFile, dataset.IndicesFile} {
-		dropFileCache(filepath.Join(dsDir, f))
+		kit.DropFileCache(filepath.Join(dsDir, f))
 	}
 
 	cmd := exec.Command(self, append([]string{"train"}, args...)...)
@@ -170,4 +171,40 @@ func RunUnderMemLimit(ctx context.Context, cfg train.Config, args []string, stdo
 		return true, fmt.Errorf("training process: %w", waitErr)
 	}
 	return true, nil
+}
+
+// OwnGroupLimit returns the run's movable memory limit
+// (train.RunOptions.MemoryLimit): the memory cgroup this process was placed
+// in (EnvCgroup, by RunUnderMemLimit or the experiment runner) with budget
+// bytes, or train.FixedLimit(budget) when the process has no group of its
+// own (its limit is not this process's to change).
+func OwnGroupLimit(budget int64) train.MemoryLimit {
+	dir := os.Getenv(EnvCgroup)
+	if dir == "" || dir == "none" {
+		return train.FixedLimit(budget)
+	}
+	g, err := cgroup.Open(dir)
+	if err != nil {
+		return train.FixedLimit(budget)
+	}
+	return groupLimit{g: g, budget: budget}
+}
+
+// groupLimit is a train.MemoryLimit over this process's own cgroup.
+type groupLimit struct {
+	g      *cgroup.Group
+	budget int64
+}
+
+func (l groupLimit) Lift() error    { return l.g.SetMemoryLimit(0) }
+func (l groupLimit) Bytes() int64   { return l.budget }
+func (l groupLimit) Enforced() bool { return true }
+
+// Hold sets the group's limit to the budget plus extra; without a budget
+// the group stays unlimited.
+func (l groupLimit) Hold(extra int64) error {
+	if l.budget <= 0 {
+		return nil
+	}
+	return l.g.SetMemoryLimit(l.budget + extra)
 }

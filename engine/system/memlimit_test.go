@@ -8,13 +8,22 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 
 	"outcore/engine/metrics"
+	"outcore/engine/system/gnndrive"
+	"outcore/engine/system/pygplus"
+	"outcore/engine/system/systest"
 	"outcore/engine/train"
 	"outcore/experiments/cgroup"
 )
+
+func TestMain(m *testing.M) {
+	if isMemLimitChild() {
+		os.Exit(memLimitChild())
+	}
+	systest.Main(m)
+}
 
 // RunUnderMemLimit re-executes os.Executable() — here the test binary — as
 // `<binary> train <args>` inside the group. The test binary plays the
@@ -44,7 +53,7 @@ func memLimitChild() int {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
-		if _, err := train.Run(context.Background(), cfg, os.Stdout, nil); err != nil {
+		if _, err := train.Run(context.Background(), cfg, os.Stdout, &train.RunOptions{MemoryLimit: OwnGroupLimit}); err != nil {
 			return 1
 		}
 		return 0
@@ -99,7 +108,7 @@ func TestRunUnderMemLimitOOM(t *testing.T) {
 
 func TestRunUnderMemLimitRun(t *testing.T) {
 	needCgroups(t)
-	cfg := testConfig(t, PyGPlusName, nil)
+	cfg := systest.Config(t, pygplus.Name, nil)
 	out := runUnderLimit(t, cfg, "400MiB")
 	sum, types := lastSummary(t, out)
 	if sum.Outcome != metrics.OutcomeDone || types[0] != metrics.TypeStart {
@@ -115,7 +124,7 @@ func TestRunUnderMemLimitRun(t *testing.T) {
 	}
 	// The model step is held outside the budget by default, and the
 	// summary's deviations say so with the cgroup limit it set.
-	if !hasDeviation(sum.Deviations, "held outside the 400 MiB memory budget") {
+	if !systest.HasDeviation(sum.Deviations, "held outside the 400 MiB memory budget") {
 		t.Fatalf("summary deviations %q lack the model step held outside the budget", sum.Deviations)
 	}
 }
@@ -136,23 +145,14 @@ func runUnderLimit(t *testing.T, cfg train.Config, limit string) []byte {
 	return out.Bytes()
 }
 
-func hasDeviation(ds []string, part string) bool {
-	for _, d := range ds {
-		if strings.Contains(d, part) {
-			return true
-		}
-	}
-	return false
-}
-
 // TestModelMemHost: with model_mem "host" the step is charged to the budget:
 // no deviation, and the cgroup limit stays the budget.
 func TestModelMemHost(t *testing.T) {
 	needCgroups(t)
-	cfg := testConfig(t, PyGPlusName, nil)
+	cfg := systest.Config(t, pygplus.Name, nil)
 	cfg.ModelMem = train.ModelMemHost
 	sum, _ := lastSummary(t, runUnderLimit(t, cfg, "300MiB"))
-	if sum.Outcome != metrics.OutcomeDone || hasDeviation(sum.Deviations, "held outside") {
+	if sum.Outcome != metrics.OutcomeDone || systest.HasDeviation(sum.Deviations, "held outside") {
 		t.Fatalf("summary %+v", sum)
 	}
 }
@@ -180,9 +180,9 @@ func TestRunUnderMemLimitNotNeeded(t *testing.T) {
 // limit) and the run trains.
 func TestGNNDriveDeviceBuffer(t *testing.T) {
 	needCgroups(t)
-	cfg := testConfig(t, GNNDriveName, map[string]string{"feature_buffer": "device", "samplers": "1", "extractors": "2"})
+	cfg := systest.Config(t, gnndrive.Name, map[string]string{"feature_buffer": "device", "samplers": "1", "extractors": "2"})
 	sum, _ := lastSummary(t, runUnderLimit(t, cfg, "300MiB"))
-	if sum.Outcome != metrics.OutcomeDone || !hasDeviation(sum.Deviations, "feature_buffer=device") || !hasDeviation(sum.Deviations, "GPU-based layout") {
+	if sum.Outcome != metrics.OutcomeDone || !systest.HasDeviation(sum.Deviations, "feature_buffer=device") || !systest.HasDeviation(sum.Deviations, "GPU-based layout") {
 		t.Fatalf("summary %+v", sum)
 	}
 }

@@ -160,8 +160,12 @@ func (c *Config) Validate() error {
 	if c.System == "" {
 		c.System = "reference"
 	}
-	if _, ok := lookup(c.System); !ok {
+	v, ok := LookupVariant(c.System)
+	if !ok {
 		return bad("system", "unknown system %q (have %s)", c.System, strings.Join(Names(), ", "))
+	}
+	if err := v.checkOptions(c.Options); err != nil {
+		return err
 	}
 	switch c.Model {
 	case "sage", "gcn", "gat":

@@ -28,7 +28,11 @@ type Env struct {
 	// MemBudget is the run's memory limit in bytes (0 = unlimited). Variants
 	// size their caches and buffers from it.
 	MemBudget int64
-	Emit      *metrics.Emitter
+	// Limit is the memory limit the process runs under, which a variant
+	// lifts while profiling and holds at MemBudget plus what it keeps
+	// outside the budget (memory_limit.go). Never nil in Run.
+	Limit MemoryLimit
+	Emit  *metrics.Emitter
 	// Storage holds the I/O options of the run (backend, queue depth, logger);
 	// OpenFeatures and OpenIndices start from it.
 	Storage storage.Options

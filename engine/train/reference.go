@@ -24,7 +24,18 @@ import (
 const ReferenceName = "reference"
 
 func init() {
-	Register(ReferenceName, func(cfg Config) (System, error) { return &reference{cfg: cfg}, nil })
+	RegisterVariant(Variant{
+		Name:    ReferenceName,
+		Summary: "the plain sequential sample → gather → train loop, no cache, no overlap",
+		Options: []Option{{
+			Key: "topology", Type: OptEnum, Values: []string{"memory", "mmap", "storage"},
+			Default: "memory, or storage when the indices exceed a quarter of the memory budget",
+			Help:    "where the graph's indices live while sampling: loaded whole, memory-mapped, or read through the run's storage backend",
+		}},
+		New:     func(cfg Config) (System, error) { return &reference{cfg: cfg}, nil },
+		Order:   100,
+		InOrder: map[string]string{},
+	})
 }
 
 type reference struct {

@@ -31,6 +31,9 @@ type RunOptions struct {
 	Version string
 	// SampleInterval is the resource-sampling period (default 1 s).
 	SampleInterval time.Duration
+	// MemoryLimit, when set, gives the run's movable memory limit for its
+	// resolved budget (memory_limit.go); nil: FixedLimit(budget).
+	MemoryLimit func(budget int64) MemoryLimit
 }
 
 // Run executes one training run of cfg.System and writes its records to out
@@ -106,6 +109,10 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 		return sum, fmt.Errorf("read labels: %w", err)
 	}
 	env := &Env{Config: cfg, Dataset: ds, Labels: labels, MemBudget: cfg.MemLimitBytes, Emit: r.emit}
+	env.Limit = FixedLimit(env.MemBudget)
+	if r.opt.MemoryLimit != nil {
+		env.Limit = r.opt.MemoryLimit(env.MemBudget)
+	}
 	if env.Train, err = ds.TrainIDs(); err != nil {
 		return sum, fmt.Errorf("read train split: %w", err)
 	}
@@ -136,8 +143,8 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	if env.Trainer, err = NewTrainer(cfg, ds.Meta.FeatureDim, ds.Meta.Classes, labels); err != nil {
 		return sum, err
 	}
-	factory, _ := Lookup(cfg.System)
-	sys, err := factory(cfg)
+	v, _ := LookupVariant(cfg.System)
+	sys, err := v.New(cfg)
 	if err != nil {
 		return sum, fmt.Errorf("create system %s: %w", cfg.System, err)
 	}

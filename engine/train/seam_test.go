@@ -141,19 +141,22 @@ func (p *pipelined) Close() error {
 	return errors.Join(errs...)
 }
 
+// testOptions are the options of the test variants.
+var testOptions = []Option{{Key: "tag", Type: OptString, Help: "names the instance in testSys"}}
+
 var (
 	testSys   = map[string]*pipelined{}
 	testSysMu sync.Mutex
 )
 
 func init() {
-	Register("test-pipelined", func(cfg Config) (System, error) {
+	RegisterVariant(Variant{Name: "test-pipelined", Options: testOptions, New: func(cfg Config) (System, error) {
 		p := &pipelined{cfg: cfg, failAt: -1}
 		testSysMu.Lock()
 		testSys[cfg.Dataset+"/"+cfg.Options["tag"]] = p
 		testSysMu.Unlock()
 		return p, nil
-	})
+	}})
 }
 
 func TestSeamOutOfOrderPipeline(t *testing.T) {
@@ -206,9 +209,9 @@ func TestRunFailureAndCancel(t *testing.T) {
 	cfg.System = "test-pipelined"
 	cfg.Options = map[string]string{"tag": "fail"}
 	// Fail in epoch 1: summary failed, with the error, after one epoch record.
-	Register("test-fail", func(c Config) (System, error) {
+	RegisterVariant(Variant{Name: "test-fail", Options: testOptions, New: func(c Config) (System, error) {
 		return &pipelined{cfg: c, failAt: 1}, nil
-	})
+	}})
 	cfg.System = "test-fail"
 	var out bytes.Buffer
 	_, err := Run(context.Background(), cfg, &out, nil)
@@ -222,9 +225,9 @@ func TestRunFailureAndCancel(t *testing.T) {
 	// Cancel during epoch 1: summary cancelled.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	Register("test-cancel", func(c Config) (System, error) {
+	RegisterVariant(Variant{Name: "test-cancel", Options: testOptions, New: func(c Config) (System, error) {
 		return &pipelined{cfg: c, failAt: -1, cancel: cancel}, nil
-	})
+	}})
 	cfg.System = "test-cancel"
 	out.Reset()
 	if _, err := Run(ctx, cfg, &out, nil); !errors.Is(err, context.Canceled) {
@@ -236,6 +239,7 @@ func TestRunFailureAndCancel(t *testing.T) {
 	}
 	// A config error is reported as a failed summary naming the field.
 	cfg.System = "reference"
+	cfg.Options = nil
 	cfg.Hidden = -1
 	out.Reset()
 	if _, err := Run(context.Background(), cfg, &out, nil); !errors.Is(err, ErrConfig) {

@@ -2,9 +2,6 @@ package train
 
 import (
 	"context"
-	"fmt"
-	"sort"
-	"sync"
 
 	"outcore/engine/metrics"
 )
@@ -37,46 +34,5 @@ type Describer interface {
 	Deviations() []string
 }
 
-// Factory builds a System from a validated Config.
+// Factory builds a System from a validated Config (Variant.New).
 type Factory func(cfg Config) (System, error)
-
-var (
-	regMu    sync.RWMutex
-	registry = map[string]Factory{}
-)
-
-// Register makes a system available under name; variants call it from init.
-// It panics on an empty or duplicate name (a programming error).
-func Register(name string, f Factory) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if name == "" || f == nil {
-		panic("train.Register: empty name or nil factory")
-	}
-	if _, dup := registry[name]; dup {
-		panic(fmt.Sprintf("train.Register: system %q registered twice", name))
-	}
-	registry[name] = f
-}
-
-// Lookup returns the factory registered under name.
-func Lookup(name string) (Factory, bool) { return lookup(name) }
-
-func lookup(name string) (Factory, bool) {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	f, ok := registry[name]
-	return f, ok
-}
-
-// Names lists the registered systems, sorted.
-func Names() []string {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	out := make([]string, 0, len(registry))
-	for k := range registry {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}

@@ -5,6 +5,9 @@ package cli
 import (
 	"context"
 	"errors"
+
+	// Every training-system variant registers itself with engine/train.
+	_ "outcore/engine/system/all"
 )
 
 // ErrUsage marks an error caused by how a command was called; main prints

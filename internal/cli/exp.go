@@ -43,7 +43,7 @@ one of those picks them up.
 
 A grid file:
   {"name": "limits", "dataset": "tiny", "model": "sage", "epochs": 1,
-   "axes": {"system": ["pyg+", "ginex", "gnndrive"],
+   "axes": {"system": [{{systems}}],
             "mem_limit": ["256MiB", "512MiB", "1GiB"], "repeat": 2}}
 Axes: system, mem_limit ("512MiB", "25%" of the features, "none"),
 feature_dim (runs on <dataset>-d<dim>, generated from the dataset's
@@ -56,7 +56,7 @@ $XDG_DATA_HOME/outcore, else ~/.local/share/outcore).`
 // Exp runs `outcore exp`.
 func Exp(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, expUsage)
+		fmt.Fprintln(os.Stderr, withSystems(expUsage))
 		return fmt.Errorf("%w: exp needs a subcommand", ErrUsage)
 	}
 	var err error
@@ -76,10 +76,10 @@ func Exp(ctx context.Context, args []string) error {
 	case "delete", "rm":
 		err = expDelete(ctx, args[1:], os.Stdout)
 	case "-h", "--help", "help":
-		fmt.Fprintln(os.Stdout, expUsage)
+		fmt.Fprintln(os.Stdout, withSystems(expUsage))
 		return nil
 	default:
-		fmt.Fprintln(os.Stderr, expUsage)
+		fmt.Fprintln(os.Stderr, withSystems(expUsage))
 		return fmt.Errorf("%w: unknown exp subcommand %q", ErrUsage, args[0])
 	}
 	return helpOK(err)

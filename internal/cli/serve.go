@@ -139,16 +139,15 @@ func firstStart(ctx context.Context, dir string, logger *log.Logger) error {
 	return nil
 }
 
-// exampleGrid is the example experiment: the registered baseline and
-// paper variants at three memory limits around the default dataset's
-// feature size (≈100 MB), two repeats each.
+// exampleGrid is the example experiment: every registered variant of a
+// paper (the baseline included, the reference pipeline not), in display
+// order, at three memory limits around the default dataset's feature size
+// (≈100 MB), two repeats each.
 func exampleGrid() ([]byte, error) {
 	var systems []string
-	for _, s := range []string{"pyg+", "ginex", "gnndrive"} {
-		for _, n := range train.Names() {
-			if n == s {
-				systems = append(systems, s)
-			}
+	for _, v := range train.Variants() {
+		if v.Paper != "" && v.Name != train.ReferenceName {
+			systems = append(systems, v.Name)
 		}
 	}
 	if len(systems) == 0 {

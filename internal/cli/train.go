@@ -51,7 +51,7 @@ func Train(ctx context.Context, args []string) error {
 	}
 	g := gpu.Open()
 	defer g.Close()
-	opt := &train.RunOptions{GPU: g, GPUName: g.Name(), Version: outcoreVersion()}
+	opt := &train.RunOptions{GPU: g, GPUName: g.Name(), Version: outcoreVersion(), MemoryLimit: system.OwnGroupLimit}
 	var bar *progressBar
 	if term.IsTerminal(int(os.Stderr.Fd())) {
 		bar = &progressBar{w: os.Stderr, epochs: cfg.Epochs}

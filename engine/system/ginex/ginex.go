@@ -1,4 +1,4 @@
-package system
+package ginex
 
 // "ginex": Ginex (SSD-enabled Billion-scale GNN Training on a Single Machine
 // via Provably Optimal In-memory Caching, VLDB '22). Implemented:
@@ -59,15 +59,12 @@ import (
 	"outcore/engine/nn"
 	"outcore/engine/sample"
 	"outcore/engine/storage"
+	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
 
-// GinexName is the registered name of the Ginex variant.
-const GinexName = "ginex"
-
-func init() {
-	train.Register(GinexName, func(cfg train.Config) (train.System, error) { return newGinex(cfg) })
-}
+// Name is the registered name of the Ginex variant.
+const Name = "ginex"
 
 type ginex struct {
 	cfg           train.Config
@@ -142,7 +139,7 @@ func newGinex(cfg train.Config) (*ginex, error) {
 	return g, nil
 }
 
-func (g *ginex) Name() string { return GinexName }
+func (g *ginex) Name() string { return Name }
 
 func (g *ginex) Devices() map[string]string {
 	return map[string]string{"sample": "cpu", "changeset": "cpu", "extract": "cpu", "train": "cpu"}
@@ -161,7 +158,7 @@ func (g *ginex) Deviations() []string {
 func dataDirOf(datasetDir string) string { return filepath.Dir(filepath.Dir(datasetDir)) }
 
 func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
-	applyGoMemoryLimit(env.MemBudget, 0, 0, 0, 0)
+	kit.ApplyGoMemoryLimit(env.MemBudget, 0, 0, 0, 0)
 	g.budget = env.MemBudget
 	g.indptr = env.Dataset.Indptr
 	g.nodes = env.Dataset.Nodes()
@@ -198,37 +195,37 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 
 	// Short offline profiling (§3.5), sampling from disk.
 	t0 := time.Now()
-	ws, err := profileWorkspace(ctx, env, sample.Topology{Indptr: g.indptr, Indices: g.disk}, g.profile)
+	ws, err := kit.ProfileWorkspace(ctx, env, sample.Topology{Indptr: g.indptr, Indices: g.disk}, g.profile)
 	if err != nil {
 		return err
 	}
 	env.PrepareStage("profile_s", time.Since(t0))
-	g.device = ws.deviceBytes
+	g.device = ws.DeviceBytes
 	batches := env.NumBatches()
 	S := min(g.superbatch, batches)
 	// Runtime files per iteration ≈ ids (8 B/node) + adj (≈ 3 blocks of
 	// int32 indices) + update; the storage budget caps the superbatch.
-	perIter := int64(ws.meanInputs) * 24
+	perIter := int64(ws.MeanInputs) * 24
 	if perIter > 0 && int64(S)*perIter*2 > g.runfileBudget { // ×2: two superbatches exist at once
 		S = max(1, int(g.runfileBudget/(2*perIter)))
 		g.deviate = append(g.deviate, fmt.Sprintf("superbatch cut to %d iterations by the runtime-file budget", S))
 	}
 	g.superbatch = S
-	g.maxBatch = ws.maxInputs + ws.maxInputs/10
-	perBatch := ws.batchBytes
-	reserve := reserveBytes(env.MemBudget)
-	accesses := int64(S) * int64(ws.meanInputs)
+	g.maxBatch = ws.MaxInputs + ws.MaxInputs/10
+	perBatch := ws.BatchBytes
+	reserve := kit.ReserveBytes(env.MemBudget)
+	accesses := int64(S) * int64(ws.MeanInputs)
 	xBytes := int64(g.maxBatch) * g.rowBytes // one batch input of the main loop, off the Go heap
 	// Peak of the sample stage: samplers' id maps and in-flight batches, and
 	// the previous superbatch's changeset workspace (pass 3 overlaps); the
 	// Go heap gets a quarter on top (GOGC 25).
-	g.sampleHeap = ws.baseBytes + ws.arenaBytes + ws.stepExtra + int64(g.samplers)*(sample.IDMapBytes(g.nodes, ws.maxInputs)+perBatch) +
+	g.sampleHeap = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra + int64(g.samplers)*(sample.IDMapBytes(g.nodes, ws.MaxInputs)+perBatch) +
 		cache.ChangesetWorkspaceBytes(g.nodes, accesses, 0)
 	samplePeak := g.sampleHeap + g.sampleHeap/4 + reserve
 	// Peak of the main loop: model step, prefetched runtime files, a read
 	// chunk and the feature cache's address table on the heap; two batch
 	// inputs (double-buffered gather) off it.
-	g.mainHeap = ws.baseBytes + ws.arenaBytes + ws.stepExtra + 4*perBatch + gatherChunk*g.rowBytes + 4*g.nodes
+	g.mainHeap = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra + 4*perBatch + gatherChunk*g.rowBytes + 4*g.nodes
 	// Gathering the next iteration while this one trains needs two batch
 	// inputs; a budget that cannot hold the second gathers after training.
 	g.xBuffers = 2
@@ -267,7 +264,7 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	g.fcEntries = cache.FeatureCacheEntries(fcBytes, g.nodes, g.dim)
 	// The changeset precomputation must know the cache capacity.
 	env.Logf("ginex: superbatch %d iterations (%d per epoch), %d samplers, %d I/O threads (%s, direct=%v); profiled M_b %d, model step %d MiB (+%d MiB around it; %d MiB held outside the budget), base %d MiB",
-		S, batches, g.samplers, g.ioThreads, g.feats.Backend(), g.feats.Direct(), ws.maxInputs, (ws.arenaBytes+ws.stepArena)>>20, (ws.stepExtra+ws.stepOther)>>20, ws.deviceBytes>>20, ws.baseBytes>>20)
+		S, batches, g.samplers, g.ioThreads, g.feats.Backend(), g.feats.Direct(), ws.MaxInputs, (ws.ArenaBytes+ws.StepArena)>>20, (ws.StepExtra+ws.StepOther)>>20, ws.DeviceBytes>>20, ws.BaseBytes>>20)
 	env.Logf("ginex: budget %d MiB: neighbour cache %d MiB (sample-stage peak %d MiB), feature cache %d MiB = %d entries, %.1f%% of nodes (main-loop peak %d MiB)",
 		env.MemBudget>>20, g.ncBytes>>20, samplePeak>>20, fcBytes>>20, g.fcEntries, 100*float64(g.fcEntries)/float64(g.nodes), mainPeak>>20)
 	if env.MemBudget > 0 && mainPeak > env.MemBudget {
@@ -289,7 +286,7 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 func (g *ginex) buildNeighborCache(env *train.Env) error {
 	g.ncPath = filepath.Join(g.scratch, "neighbor_cache.bin")
 	path := env.Dataset.Path(dataset.IndicesFile)
-	defer dropFileCache(path)
+	defer kit.DropFileCache(path)
 	outDeg := make([]int64, g.nodes)
 	if err := scanIndices(path, func(chunk []int64) {
 		for _, u := range chunk {
@@ -315,7 +312,7 @@ func (g *ginex) buildNeighborCache(env *train.Env) error {
 	if err := nc.WriteFile(g.ncPath); err != nil {
 		return err
 	}
-	dropFileCache(g.ncPath)
+	kit.DropFileCache(g.ncPath)
 	return nil
 }
 
@@ -468,24 +465,24 @@ func (g *ginex) superbatchSample(ctx context.Context, env *train.Env, ep *metric
 	// The disk readers' buffers grow with the samplers' gathers; the main
 	// loop does not need them.
 	defer g.disk.Release()
-	applyGoMemoryLimit(g.budget, g.device, g.ncBytes, 0, g.sampleHeap)
-	var ncMem offHeap
-	defer ncMem.free() // after the workers are done with the cache
-	nc, err := cache.ReadNeighborCacheFileInto(g.ncPath, ncMem.int64s)
+	kit.ApplyGoMemoryLimit(g.budget, g.device, g.ncBytes, 0, g.sampleHeap)
+	var ncMem kit.OffHeap
+	defer ncMem.Free() // after the workers are done with the cache
+	nc, err := cache.ReadNeighborCacheFileInto(g.ncPath, ncMem.Int64s)
 	if err != nil {
 		return nil, err
 	}
-	dropFileCache(g.ncPath)
+	kit.DropFileCache(g.ncPath)
 	ep.Add("neighbor_cache_load_s", time.Since(t0))
 	src := &cachedIndices{indptr: g.indptr, nc: nc, disk: g.disk}
 	proto, err := env.NewSampler(sample.Topology{Indptr: g.indptr, Indices: src})
 	if err != nil {
 		return nil, err
 	}
-	pool := startSamplers(ctx, proto, epoch, batches[lo:hi], lo, g.samplers, 2*g.samplers, 0, ep)
+	pool := kit.StartSamplers(ctx, proto, epoch, batches[lo:hi], lo, g.samplers, 2*g.samplers, 0, ep)
 	var written int64
 	var werr error
-	for mb := range pool.out {
+	for mb := range pool.Out {
 		if werr != nil {
 			continue
 		}
@@ -494,7 +491,7 @@ func (g *ginex) superbatchSample(ctx context.Context, env *train.Env, ep *metric
 		written += n
 		werr = err
 	}
-	if err := pool.stop(); err != nil {
+	if err := pool.Stop(); err != nil {
 		return nil, err
 	}
 	if werr != nil {
@@ -537,10 +534,10 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 	// cache is filled.
 	runtime.GC()
 	debug.FreeOSMemory()
-	applyGoMemoryLimit(g.budget, g.device, int64(g.fcEntries)*g.rowBytes+int64(g.xBuffers)*int64(g.maxBatch)*g.rowBytes, 0, g.mainHeap)
-	var fcMem offHeap
-	defer fcMem.free()
-	rows, err := fcMem.float32s(g.fcEntries * g.dim)
+	kit.ApplyGoMemoryLimit(g.budget, g.device, int64(g.fcEntries)*g.rowBytes+int64(g.xBuffers)*int64(g.maxBatch)*g.rowBytes, 0, g.mainHeap)
+	var fcMem kit.OffHeap
+	defer fcMem.Free()
+	rows, err := fcMem.Float32s(g.fcEntries * g.dim)
 	if err != nil {
 		return fmt.Errorf("ginex: feature cache: %w", err)
 	}
@@ -553,7 +550,7 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 	xs := make([]*nn.Tensor, max(1, g.xBuffers))
 	for i := range xs {
 		xs[i] = &nn.Tensor{}
-		if xd, err := fcMem.float32s(g.maxBatch * g.dim); err == nil {
+		if xd, err := fcMem.Float32s(g.maxBatch * g.dim); err == nil {
 			xs[i].Data = xd[:0]
 		}
 	}

@@ -1,4 +1,4 @@
-package system
+package kit
 
 import (
 	"errors"
@@ -9,18 +9,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// offHeap hands out large number arrays from anonymous memory maps instead
+// OffHeap hands out large number arrays from anonymous memory maps instead
 // of the Go heap. The caches and buffers the variants size from the memory
 // budget live there, as they would in the papers' C++/PyTorch code: the
 // garbage collector's pacing (GOGC) then applies to the small, churning
 // heap only, instead of letting the heap grow by a quarter of a cache that
 // never dies. Pages are charged to the memory cgroup when first touched.
-type offHeap struct {
+type OffHeap struct {
 	mu   sync.Mutex
 	maps [][]byte
 }
 
-func (o *offHeap) bytes(n int) ([]byte, error) {
+// Bytes returns n zeroed bytes.
+func (o *OffHeap) Bytes(n int) ([]byte, error) {
 	if n <= 0 {
 		return nil, nil
 	}
@@ -34,26 +35,26 @@ func (o *offHeap) bytes(n int) ([]byte, error) {
 	return b, nil
 }
 
-// float32s returns n zeroed float32s.
-func (o *offHeap) float32s(n int) ([]float32, error) {
-	b, err := o.bytes(n * 4)
+// Float32s returns n zeroed float32s.
+func (o *OffHeap) Float32s(n int) ([]float32, error) {
+	b, err := o.Bytes(n * 4)
 	if err != nil || b == nil {
 		return nil, err
 	}
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n), nil
 }
 
-// int64s returns n zeroed int64s.
-func (o *offHeap) int64s(n int) ([]int64, error) {
-	b, err := o.bytes(n * 8)
+// Int64s returns n zeroed int64s.
+func (o *OffHeap) Int64s(n int) ([]int64, error) {
+	b, err := o.Bytes(n * 8)
 	if err != nil || b == nil {
 		return []int64{}, err
 	}
 	return unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), n), nil
 }
 
-// free unmaps everything handed out; no slice from it may be used after.
-func (o *offHeap) free() error {
+// Free unmaps everything handed out; no slice from it may be used after.
+func (o *OffHeap) Free() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var errs []error
@@ -66,11 +67,11 @@ func (o *offHeap) free() error {
 	return errors.Join(errs...)
 }
 
-// drop returns every page handed out to the system (MADV_DONTNEED); the
+// Drop returns every page handed out to the system (MADV_DONTNEED); the
 // slices stay valid and read as zeros until written again. A variant drops
 // a per-epoch buffer between epochs so that evaluation and the next
 // epoch's preparation do not hold it.
-func (o *offHeap) drop() error {
+func (o *OffHeap) Drop() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var errs []error

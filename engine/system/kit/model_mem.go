@@ -1,4 +1,4 @@
-package system
+package kit
 
 // The model step outside the host budget ("device memory"). The papers
 // train on a GPU: the model's parameters, optimizer state, activations and
@@ -14,58 +14,40 @@ package system
 
 import (
 	"fmt"
-	"os"
 
 	"outcore/engine/train"
-	"outcore/experiments/cgroup"
 )
 
-// modelMemOutside reports whether env's model step is held outside its
+// ModelMemOutside reports whether env's model step is held outside its
 // memory budget.
-func modelMemOutside(env *train.Env) bool {
+func ModelMemOutside(env *train.Env) bool {
 	return env.MemBudget > 0 && env.Config.ModelMem != train.ModelMemHost
 }
 
-// ownMemoryGroup is the memory cgroup this training process was placed in
-// (by `outcore train --mem-limit` or the experiment runner), or nil.
-func ownMemoryGroup() *cgroup.Group {
-	dir := os.Getenv(EnvCgroup)
-	if dir == "" || dir == "none" {
-		return nil
-	}
-	g, err := cgroup.Open(dir)
-	if err != nil {
-		return nil
-	}
-	return g
-}
-
-// liftForProfiling removes the cgroup limit while the throw-away model step
-// of profiling runs (its size is not known before); the caller then sets
-// it with holdOutsideBudget. lifted is false where the step is charged to
-// the budget or the process has no group of its own (its limit is not this
-// process's to change).
+// liftForProfiling removes the memory limit while the throw-away model
+// step of profiling runs (its size is not known before); the caller then
+// sets it with HoldOutsideBudget. lifted is false where the step is
+// charged to the budget or the limit is not this process's to change
+// (env.Limit not enforced).
 func liftForProfiling(env *train.Env) (lifted bool, err error) {
-	g := ownMemoryGroup()
-	if g == nil || !modelMemOutside(env) {
+	if !env.Limit.Enforced() || !ModelMemOutside(env) {
 		return false, nil
 	}
-	if err := g.SetMemoryLimit(0); err != nil {
+	if err := env.Limit.Lift(); err != nil {
 		return false, fmt.Errorf("model step outside the budget: lift the limit for profiling: %w", err)
 	}
 	return true, nil
 }
 
-// holdOutsideBudget sets the run's cgroup limit to its budget plus bytes
+// HoldOutsideBudget sets the run's memory limit to its budget plus bytes
 // held outside it (the model step and, for a variant whose paper keeps
-// more in GPU memory, that too). Without a group of its own it does
-// nothing: the limit is not this process's to change.
-func holdOutsideBudget(env *train.Env, bytes int64) error {
-	g := ownMemoryGroup()
-	if g == nil || env.MemBudget <= 0 {
+// more in GPU memory, that too). Where the limit is not this process's to
+// change it does nothing.
+func HoldOutsideBudget(env *train.Env, bytes int64) error {
+	if !env.Limit.Enforced() || env.MemBudget <= 0 {
 		return nil
 	}
-	if err := g.SetMemoryLimit(env.MemBudget + bytes); err != nil {
+	if err := env.Limit.Hold(bytes); err != nil {
 		return fmt.Errorf("hold %d MiB outside the %d MiB budget: %w", bytes>>20, env.MemBudget>>20, err)
 	}
 	return nil

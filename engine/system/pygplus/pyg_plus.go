@@ -1,4 +1,4 @@
-package system
+package pygplus
 
 // "pyg+": PyTorch Geometric extended to disk-based training over a
 // memory-mapped graph, the baseline of Ginex §2.2–2.3 and §5.1 ("PyG+") and
@@ -24,7 +24,7 @@ package system
 // stall_s (main loop waiting for a sampled batch, plus the gather it does
 // itself: the time compute is stalled by data preparation, Ginex Fig. 14).
 // Tiers: "cpu" = page cache (rows whose page was resident when the gather
-// started, found with mincore), "device" = the rest.
+// started, found with Mincore), "device" = the rest.
 
 import (
 	"context"
@@ -40,15 +40,12 @@ import (
 	"outcore/engine/metrics"
 	"outcore/engine/nn"
 	"outcore/engine/sample"
+	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
 
-// PyGPlusName is the registered name of the PyG+ variant.
-const PyGPlusName = "pyg+"
-
-func init() {
-	train.Register(PyGPlusName, func(cfg train.Config) (train.System, error) { return newPyGPlus(cfg) })
-}
+// Name is the registered name of the PyG+ variant.
+const Name = "pyg+"
 
 type pygPlus struct {
 	cfg       train.Config
@@ -60,12 +57,12 @@ type pygPlus struct {
 	topo      sample.Topology
 	closeTopo func() error
 	sampler   *sample.Sampler
-	feats     *mapping
+	feats     *kit.Mapping
 	rowBytes  int64
 	dim       int
 	x         nn.Tensor
-	resident  []byte // mincore vector of the feature mapping
-	mem       offHeap
+	resident  []byte // Mincore vector of the feature mapping
+	mem       kit.OffHeap
 }
 
 func newPyGPlus(cfg train.Config) (*pygPlus, error) {
@@ -90,7 +87,7 @@ func newPyGPlus(cfg train.Config) (*pygPlus, error) {
 	return p, nil
 }
 
-func (p *pygPlus) Name() string { return PyGPlusName }
+func (p *pygPlus) Name() string { return Name }
 
 func (p *pygPlus) Devices() map[string]string {
 	return map[string]string{"sample": "cpu", "extract": "cpu", "train": "cpu"}
@@ -105,7 +102,7 @@ func (p *pygPlus) Deviations() []string {
 }
 
 func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
-	applyGoMemoryLimit(env.MemBudget, 0, 0, 0, 0)
+	kit.ApplyGoMemoryLimit(env.MemBudget, 0, 0, 0, 0)
 	t0 := time.Now()
 	topo, closeTopo, err := env.Topology("mmap")
 	if err != nil {
@@ -113,34 +110,34 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	p.topo, p.closeTopo = topo, closeTopo
 	env.PrepareStage("map_s", time.Since(t0))
-	if modelMemOutside(env) {
+	if kit.ModelMemOutside(env) {
 		// PyG+ sizes nothing from the budget; profiling only measures the
 		// model step held outside it (model_mem.go).
 		t1 := time.Now()
-		ws, err := profileWorkspace(ctx, env, topo, 8)
+		ws, err := kit.ProfileWorkspace(ctx, env, topo, 8)
 		if err != nil {
 			return err
 		}
-		applyGoMemoryLimit(env.MemBudget, ws.deviceBytes, 0, 0, 0)
+		kit.ApplyGoMemoryLimit(env.MemBudget, ws.DeviceBytes, 0, 0, 0)
 		env.PrepareStage("profile_s", time.Since(t1))
 	}
 	t0 = time.Now()
 	if p.sampler, err = env.NewSampler(topo); err != nil {
 		return err
 	}
-	if p.feats, err = mapFile(env.Dataset.Path(dataset.FeaturesFile)); err != nil {
+	if p.feats, err = kit.MapFile(env.Dataset.Path(dataset.FeaturesFile)); err != nil {
 		return err
 	}
 	p.rowBytes = env.Dataset.RowBytes()
 	p.dim = env.Dataset.Meta.FeatureDim
 	// The gathered batch input, sized for the largest batch possible with
 	// these fanouts (Resize falls back to the heap beyond it).
-	if xd, err := p.mem.float32s(int(min(env.Dataset.Nodes(), maxInputBound(env))) * p.dim); err == nil {
+	if xd, err := p.mem.Float32s(int(min(env.Dataset.Nodes(), kit.MaxInputBound(env))) * p.dim); err == nil {
 		p.x.Data = xd[:0]
 	}
 	env.PrepareStage("map_s", time.Since(t0))
-	if p.pcStats && len(p.feats.data) > 0 {
-		p.resident = make([]byte, (len(p.feats.data)+pageSize-1)/pageSize)
+	if p.pcStats && len(p.feats.Data) > 0 {
+		p.resident = make([]byte, (len(p.feats.Data)+pageSize-1)/pageSize)
 	}
 	env.Logf("pyg+: indices and features memory-mapped (MADV_RANDOM); %d sampling workers, prefetch %d, %d gather threads; memory limit %d MiB (page cache only)",
 		p.workers, p.prefetch, p.ioThreads, env.MemBudget>>20)
@@ -152,10 +149,10 @@ var pageSize = unix.Getpagesize()
 func (p *pygPlus) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {
 	// The batch input's pages go back at the end of the epoch, so that
 	// evaluation does not hold them next to its own.
-	defer p.mem.drop()
+	defer p.mem.Drop()
 	batches := env.EpochBatches(epoch)
 	ep.BatchStarted()
-	pool := startSamplers(ctx, p.sampler, epoch, batches, 0, p.workers, p.prefetch*p.workers, p.prefetch*p.workers, ep)
+	pool := kit.StartSamplers(ctx, p.sampler, epoch, batches, 0, p.workers, p.prefetch*p.workers, p.prefetch*p.workers, ep)
 	pending := map[int]*graph.MiniBatch{}
 	var err error
 	for i := 0; i < len(batches) && err == nil; i++ {
@@ -163,7 +160,7 @@ func (p *pygPlus) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 		t0 := time.Now()
 		mb := pending[i]
 		for mb == nil {
-			got, ok := <-pool.out
+			got, ok := <-pool.Out
 			if !ok {
 				err = pool.Err()
 				if err == nil {
@@ -184,7 +181,7 @@ func (p *pygPlus) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 			break
 		}
 		delete(pending, i)
-		pool.release()
+		pool.Release()
 		wait := time.Since(t0)
 		// Gather on the critical path: page faults on the mapping.
 		t1 := time.Now()
@@ -197,7 +194,7 @@ func (p *pygPlus) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 		}
 		_, err = env.TrainStep(ep, mb, &p.x)
 	}
-	if serr := pool.stop(); err == nil {
+	if serr := pool.Stop(); err == nil {
 		err = serr
 	}
 	return err
@@ -210,7 +207,7 @@ func (p *pygPlus) gather(ep *metrics.EpochStats, mb *graph.MiniBatch) error {
 	p.x.Resize(len(ids), p.dim)
 	if p.resident != nil {
 		// Page-cache residency before the gather: hits of the "cpu" tier.
-		if err := mincore(p.feats.data, p.resident); err == nil {
+		if err := kit.Mincore(p.feats.Data, p.resident); err == nil {
 			var hits int64
 			for _, v := range ids {
 				first := v * p.rowBytes / int64(pageSize)
@@ -231,16 +228,16 @@ func (p *pygPlus) gather(ep *metrics.EpochStats, mb *graph.MiniBatch) error {
 		}
 	}
 	ep.AddBytesNeeded(n * p.rowBytes)
-	return gatherMapped(p.feats, p.rowBytes, ids, train.Float32Bytes(p.x.Data[:len(ids)*p.dim]), p.ioThreads)
+	return kit.GatherMapped(p.feats, p.rowBytes, ids, train.Float32Bytes(p.x.Data[:len(ids)*p.dim]), p.ioThreads)
 }
 
 func (p *pygPlus) Close() error {
 	var errs []error
 	if p.feats != nil {
-		errs = append(errs, p.feats.close())
+		errs = append(errs, p.feats.Close())
 	}
 	p.x.Data = nil
-	errs = append(errs, p.mem.free())
+	errs = append(errs, p.mem.Free())
 	if p.closeTopo != nil {
 		errs = append(errs, p.closeTopo())
 	}

@@ -1,4 +1,4 @@
-package system
+package kit
 
 // A pool of sampling workers feeding a queue: PyG+'s DataLoader workers
 // (Ginex §2.2, Fig. 3) and GNNDrive's samplers (GNNDrive §4.1 ①–②). Each
@@ -18,8 +18,11 @@ import (
 	"outcore/engine/sample"
 )
 
-type samplerPool struct {
-	out    chan *graph.MiniBatch
+// SamplerPool is a running pool of sampling workers.
+type SamplerPool struct {
+	// Out carries the sampled mini-batches in completion order; it closes
+	// when every batch was sampled or the pool stopped.
+	Out    chan *graph.MiniBatch
 	tokens chan struct{}
 	errMu  sync.Mutex
 	err    error
@@ -27,13 +30,13 @@ type samplerPool struct {
 	cancel context.CancelFunc
 }
 
-// startSamplers samples batches[i] as MiniBatch index base+i of epoch with
-// workers clones of proto. out has capacity queue. ahead > 0 bounds the
-// batches dispatched and not yet released (consumer calls release once per
-// batch taken).
-func startSamplers(ctx context.Context, proto *sample.Sampler, epoch int, batches [][]int64, base, workers, queue, ahead int, ep *metrics.EpochStats) *samplerPool {
+// StartSamplers samples batches[i] as MiniBatch index base+i of epoch with
+// workers clones of proto. Out has capacity queue. ahead > 0 bounds the
+// batches dispatched and not yet released (the consumer calls Release once
+// per batch taken). The workers' busy time goes to ep's sample_s.
+func StartSamplers(ctx context.Context, proto *sample.Sampler, epoch int, batches [][]int64, base, workers, queue, ahead int, ep *metrics.EpochStats) *SamplerPool {
 	ctx, cancel := context.WithCancel(ctx)
-	p := &samplerPool{out: make(chan *graph.MiniBatch, queue), cancel: cancel}
+	p := &SamplerPool{Out: make(chan *graph.MiniBatch, queue), cancel: cancel}
 	if ahead > 0 {
 		p.tokens = make(chan struct{}, ahead)
 		for i := 0; i < ahead; i++ {
@@ -81,7 +84,7 @@ func startSamplers(ctx context.Context, proto *sample.Sampler, epoch int, batche
 					return
 				}
 				select {
-				case p.out <- mb:
+				case p.Out <- mb:
 				case <-ctx.Done():
 					return
 				}
@@ -90,12 +93,12 @@ func startSamplers(ctx context.Context, proto *sample.Sampler, epoch int, batche
 	}
 	go func() {
 		p.wg.Wait()
-		close(p.out)
+		close(p.Out)
 	}()
 	return p
 }
 
-func (p *samplerPool) fail(err error) {
+func (p *SamplerPool) fail(err error) {
 	p.errMu.Lock()
 	if p.err == nil {
 		p.err = err
@@ -104,18 +107,18 @@ func (p *samplerPool) fail(err error) {
 	p.cancel()
 }
 
-// release returns one dispatch token (a batch was consumed).
-func (p *samplerPool) release() {
+// Release returns one dispatch token (a batch was consumed).
+func (p *SamplerPool) Release() {
 	if p.tokens != nil {
 		p.tokens <- struct{}{}
 	}
 }
 
-// stop cancels the workers, waits for them and returns the first sampling
+// Stop cancels the workers, waits for them and returns the first sampling
 // error.
-func (p *samplerPool) stop() error {
+func (p *SamplerPool) Stop() error {
 	p.cancel()
-	for range p.out {
+	for range p.Out {
 	}
 	p.errMu.Lock()
 	defer p.errMu.Unlock()
@@ -123,7 +126,7 @@ func (p *samplerPool) stop() error {
 }
 
 // Err returns the first sampling error so far.
-func (p *samplerPool) Err() error {
+func (p *SamplerPool) Err() error {
 	p.errMu.Lock()
 	defer p.errMu.Unlock()
 	return p.err

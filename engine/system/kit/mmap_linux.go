@@ -1,4 +1,4 @@
-package system
+package kit
 
 import (
 	"fmt"
@@ -8,19 +8,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapping is a read-only memory map of a whole file with readahead off
+// Mapping is a read-only memory map of a whole file with readahead off
 // (madvise(MADV_RANDOM)): every first touch of a page is one synchronous
 // page-sized read on the touching thread, and the pages stay in the page
 // cache, charged to the memory cgroup, until the kernel reclaims them. This
 // is how PyG+ (Ginex §5.1) holds topology and features, and how GNNDrive's
 // samplers read the indices (GNNDrive §4.4).
-type mapping struct {
+type Mapping struct {
 	path string
-	data []byte
+	// Data is the mapped file (nil for an empty file).
+	Data []byte
 }
 
-// mapFile maps path read-only with readahead off.
-func mapFile(path string) (*mapping, error) {
+// MapFile maps path read-only with readahead off.
+func MapFile(path string) (*Mapping, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", path, err)
@@ -30,7 +31,7 @@ func mapFile(path string) (*mapping, error) {
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", path, err)
 	}
-	m := &mapping{path: path}
+	m := &Mapping{path: path}
 	if st.Size() == 0 {
 		return m, nil
 	}
@@ -42,27 +43,27 @@ func mapFile(path string) (*mapping, error) {
 		unix.Munmap(b)
 		return nil, fmt.Errorf("madvise(MADV_RANDOM) %s: %w", path, err)
 	}
-	m.data = b
+	m.Data = b
 	return m, nil
 }
 
-// close unmaps the file.
-func (m *mapping) close() error {
-	if m == nil || m.data == nil {
+// Close unmaps the file.
+func (m *Mapping) Close() error {
+	if m == nil || m.Data == nil {
 		return nil
 	}
-	err := unix.Munmap(m.data)
-	m.data = nil
+	err := unix.Munmap(m.Data)
+	m.Data = nil
 	if err != nil {
 		return fmt.Errorf("munmap %s: %w", m.path, err)
 	}
 	return nil
 }
 
-// dropFileCache asks the kernel to drop path's clean pages from the page
+// DropFileCache asks the kernel to drop path's clean pages from the page
 // cache (posix_fadvise DONTNEED), so that an offline pass over a file does
 // not leave its pages charged to the run. It is only a hint.
-func dropFileCache(path string) {
+func DropFileCache(path string) {
 	f, err := os.Open(path)
 	if err != nil {
 		return
@@ -71,18 +72,18 @@ func dropFileCache(path string) {
 	f.Close()
 }
 
-// mincore fills vec (one byte per page of b) with the kernel's page-cache
+// Mincore fills vec (one byte per page of b) with the kernel's page-cache
 // residency of b's pages: bit 0 set = resident.
-func mincore(b []byte, vec []byte) error {
+func Mincore(b []byte, vec []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
 	if len(vec) < (len(b)+unix.Getpagesize()-1)/unix.Getpagesize() {
-		return fmt.Errorf("mincore: vector of %d bytes for %d bytes of mapping", len(vec), len(b))
+		return fmt.Errorf("Mincore: vector of %d bytes for %d bytes of mapping", len(vec), len(b))
 	}
 	_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0])))
 	if errno != 0 {
-		return fmt.Errorf("mincore: %w", errno)
+		return fmt.Errorf("Mincore: %w", errno)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package system
+package gnndrive
 
 // GNNDrive §4.1 ⑧–⑨ and §4.2 "Release Feature Buffer": after training, the
 // trainer enqueues the mini-batch's original sampled node list into the

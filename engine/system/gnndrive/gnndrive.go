@@ -1,4 +1,4 @@
-package system
+package gnndrive
 
 // "gnndrive": GNNDrive (Reducing Memory Contention and I/O Congestion for
 // Disk-based GNN Training, ICPP '24), CPU-training variant. Implemented:
@@ -51,15 +51,12 @@ import (
 	"outcore/engine/nn"
 	"outcore/engine/sample"
 	"outcore/engine/storage"
+	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
 
-// GNNDriveName is the registered name of the GNNDrive variant.
-const GNNDriveName = "gnndrive"
-
-func init() {
-	train.Register(GNNDriveName, func(cfg train.Config) (train.System, error) { return newGNNDrive(cfg) })
-}
+// Name is the registered name of the GNNDrive variant.
+const Name = "gnndrive"
 
 type gnnDrive struct {
 	cfg          train.Config
@@ -87,7 +84,7 @@ type gnnDrive struct {
 	deviate   []string
 	x         nn.Tensor
 	lastStats cache.BufferStats
-	mem       offHeap
+	mem       kit.OffHeap
 }
 
 func newGNNDrive(cfg train.Config) (*gnnDrive, error) {
@@ -124,7 +121,7 @@ func newGNNDrive(cfg train.Config) (*gnnDrive, error) {
 	return g, nil
 }
 
-func (g *gnnDrive) Name() string { return GNNDriveName }
+func (g *gnnDrive) Name() string { return Name }
 
 func (g *gnnDrive) Devices() map[string]string {
 	return map[string]string{"sample": "cpu", "extract": "cpu", "train": "cpu"}
@@ -167,12 +164,12 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	env.PrepareStage("map_s", time.Since(t0))
 
 	t1 := time.Now()
-	ws, err := profileWorkspace(ctx, env, topo, g.profile)
+	ws, err := kit.ProfileWorkspace(ctx, env, topo, g.profile)
 	if err != nil {
 		return err
 	}
 	env.PrepareStage("profile_s", time.Since(t1))
-	g.maxBatch = int(float64(ws.maxInputs)*g.margin + 0.5)
+	g.maxBatch = int(float64(ws.MaxInputs)*g.margin + 0.5)
 	nodes := env.Dataset.Nodes()
 	g.maxBatch = int(min(int64(max(g.maxBatch, 1)), nodes))
 	rowBytes := env.Dataset.RowBytes()
@@ -180,7 +177,7 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	paperSlots = min(paperSlots, nodes)
 	slots, extractors := paperSlots, g.extractors
 	mb := int64(g.maxBatch)
-	perBatch := ws.batchBytes + int64(ws.maxInputs)*4 // ids, blocks and aliases of one in-flight mini-batch
+	perBatch := ws.BatchBytes + int64(ws.MaxInputs)*4 // ids, blocks and aliases of one in-flight mini-batch
 	depth := opts.QueueDepth
 	if depth == 0 {
 		depth = storage.DefaultQueueDepth
@@ -189,9 +186,9 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	// budget), the mini-batches in the queues, the samplers' id maps, the
 	// mapping table and the readers' request bookkeeping.
 	heapOf := func(samplers, extractQ, trainQ, extractors int) int64 {
-		return ws.baseBytes + ws.arenaBytes + ws.stepExtra +
+		return ws.BaseBytes + ws.ArenaBytes + ws.StepExtra +
 			int64(extractQ+samplers+extractors+trainQ+1)*perBatch +
-			int64(samplers)*sample.IDMapBytes(nodes, ws.maxInputs) + nodes*8 + int64(extractors)*submitAhead*256
+			int64(samplers)*sample.IDMapBytes(nodes, ws.MaxInputs) + nodes*8 + int64(extractors)*submitAhead*256
 	}
 	heapNeed := heapOf(g.samplers, g.extractQ, g.trainQ, extractors)
 	keepTopo := int64(0)
@@ -203,7 +200,7 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 		topo := env.Dataset.Edges() * 8
 		for extractors > 1 {
 			heap := heapOf(g.samplers, g.extractQ, g.trainQ, extractors)
-			host := heap + heap/4 + int64(extractors)*int64(depth)*storage.DefaultMaxMergeBytes + reserveBytes(env.MemBudget)
+			host := heap + heap/4 + int64(extractors)*int64(depth)*storage.DefaultMaxMergeBytes + kit.ReserveBytes(env.MemBudget)
 			if host+topo <= env.MemBudget {
 				break
 			}
@@ -211,9 +208,9 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 		}
 		slots = max(paperSlots, int64(extractors)*mb)
 		heapNeed = heapOf(g.samplers, g.extractQ, g.trainQ, extractors)
-		keepTopo = max(0, min(topo, env.MemBudget-heapNeed-heapNeed/4-reserveBytes(env.MemBudget)))
-		outside := ws.deviceBytes + (slots+mb)*rowBytes
-		if err := holdOutsideBudget(env, outside); err != nil {
+		keepTopo = max(0, min(topo, env.MemBudget-heapNeed-heapNeed/4-kit.ReserveBytes(env.MemBudget)))
+		outside := ws.DeviceBytes + (slots+mb)*rowBytes
+		if err := kit.HoldOutsideBudget(env, outside); err != nil {
 			return err
 		}
 		env.Deviate("feature_buffer=device: the feature buffer (%d MiB) and the indexed batch input (%d MiB) are held outside the %d MiB host budget, as the GPU memory they occupy in GNNDrive's GPU-based layout (§4.2); loads land in them directly (no separate staging copy); the cgroup limit is %d MiB",
@@ -227,7 +224,7 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 			return heap + heap/4 + // the heap and its collection slack (GOGC 25)
 				mb*rowBytes + // trainer's x
 				int64(extractors)*int64(depth)*storage.DefaultMaxMergeBytes + // staging (ring buffers)
-				reserveBytes(env.MemBudget)
+				kit.ReserveBytes(env.MemBudget)
 		}
 		work := workOf(heapNeed, extractors)
 		perSlot := rowBytes + 17
@@ -238,7 +235,7 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 		topo := env.Dataset.Edges() * 8
 		availTopo := max(0, env.MemBudget-work-topo) / perSlot
 		env.Logf("gnndrive: budget %d MiB, workspace %d MiB (base %d, model step %d +%d (%d MiB outside the budget), %d mini-batches in flight of %d MiB, batch input %d, reserve %d); feature buffer may use %d MiB, %d MiB leaving the indices (%d MiB) cached",
-			env.MemBudget>>20, work>>20, ws.baseBytes>>20, ws.arenaBytes>>20, ws.stepExtra>>20, ws.deviceBytes>>20, g.extractQ+g.samplers+g.extractors+g.trainQ+1, perBatch>>20, (mb*rowBytes)>>20, reserveBytes(env.MemBudget)>>20, availAll*rowBytes>>20, availTopo*rowBytes>>20, topo>>20)
+			env.MemBudget>>20, work>>20, ws.BaseBytes>>20, ws.ArenaBytes>>20, ws.StepExtra>>20, ws.DeviceBytes>>20, g.extractQ+g.samplers+g.extractors+g.trainQ+1, perBatch>>20, (mb*rowBytes)>>20, kit.ReserveBytes(env.MemBudget)>>20, availAll*rowBytes>>20, availTopo*rowBytes>>20, topo>>20)
 		switch {
 		case availTopo >= int64(extractors)*mb:
 			slots = min(slots, availTopo)
@@ -277,7 +274,7 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 		}
 	}
 	slots = max(slots, int64(extractors)*mb)
-	rows, err := g.mem.float32s(int(slots) * g.dim)
+	rows, err := g.mem.Float32s(int(slots) * g.dim)
 	if err != nil {
 		return fmt.Errorf("gnndrive: feature buffer: %w", err)
 	}
@@ -286,14 +283,14 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	}); err != nil {
 		return fmt.Errorf("gnndrive: %w", err)
 	}
-	if xd, err := g.mem.float32s(g.maxBatch * g.dim); err == nil {
+	if xd, err := g.mem.Float32s(g.maxBatch * g.dim); err == nil {
 		g.x.Data = xd[:0]
 	}
 	offHeap := (slots + mb) * rowBytes
 	if onDevice {
 		offHeap = 0 // outside the host budget
 	}
-	goLimit := applyGoMemoryLimit(env.MemBudget, ws.deviceBytes, offHeap, keepTopo, heapNeed)
+	goLimit := kit.ApplyGoMemoryLimit(env.MemBudget, ws.DeviceBytes, offHeap, keepTopo, heapNeed)
 	g.extractors = extractors
 	for i := 0; i < extractors; i++ {
 		r, err := g.feats.NewReader()
@@ -303,7 +300,7 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 		g.exs = append(g.exs, &extractor{id: i, r: r, feats: g.feats, buf: g.buf})
 	}
 	env.Logf("gnndrive: %d samplers, %d extractors (%s, direct=%v), queues %d/%d; M_b %d (profiled max %d, mean %d over %d batches); feature buffer %d slots = %d MiB (%.1f%% of the feature table); Go heap limit %d MiB",
-		g.samplers, extractors, g.feats.Backend(), g.feats.Direct(), g.extractQ, g.trainQ, g.maxBatch, ws.maxInputs, ws.meanInputs, ws.batches,
+		g.samplers, extractors, g.feats.Backend(), g.feats.Direct(), g.extractQ, g.trainQ, g.maxBatch, ws.MaxInputs, ws.MeanInputs, ws.Batches,
 		slots, (slots*rowBytes)>>20, 100*float64(slots)/float64(nodes), goLimit>>20)
 	return nil
 }
@@ -314,14 +311,14 @@ func (g *gnnDrive) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *
 	batches := env.EpochBatches(epoch)
 	ep.BatchStarted()
 
-	fe := &firstError{cancel: cancel, onFail: g.buf.Fail}
-	fail := fe.set
+	fe := &kit.FirstError{Cancel: cancel, OnFail: g.buf.Fail}
+	fail := fe.Set
 	// A cancelled run must wake extractors blocked in the buffer.
 	stopWake := context.AfterFunc(ctx, func() { g.buf.Fail(context.Cause(ctx)) })
 	defer stopWake()
-	pool := startSamplers(ctx, g.sampler, epoch, batches, 0, g.samplers, g.extractQ, 0, ep) // ①–②
+	pool := kit.StartSamplers(ctx, g.sampler, epoch, batches, 0, g.samplers, g.extractQ, 0, ep) // ①–②
 	trainQ := make(chan extracted, g.trainQ)
-	waitExtractors := runExtractors(ctx, g.exs, pool.out, trainQ, ep, fail) // ③–⑥
+	waitExtractors := runExtractors(ctx, g.exs, pool.Out, trainQ, ep, fail) // ③–⑥
 	go func() { waitExtractors(); close(trainQ) }()
 	releaseQ := make(chan []int64, len(batches)+1)
 	released := runReleaser(g.buf, releaseQ, ep) // ⑧–⑨
@@ -334,7 +331,7 @@ func (g *gnnDrive) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *
 		if !ok {
 			break
 		}
-		if fe.get() != nil {
+		if fe.Err() != nil {
 			releaseQ <- item.mb.InputNodes
 			continue
 		}
@@ -358,7 +355,7 @@ func (g *gnnDrive) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *
 	}
 	close(releaseQ)
 	<-released
-	fail(pool.stop())
+	fail(pool.Stop())
 	ep.Count("out_of_order_batches", int64(outOfOrder))
 	st := g.buf.Stats()
 	ep.Add("slot_wait_s", st.SlotWaitTime-g.lastStats.SlotWaitTime)
@@ -366,7 +363,7 @@ func (g *gnnDrive) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *
 	ep.Count("buffer_shared", st.Shared-g.lastStats.Shared)
 	ep.Count("admission_waits", st.AdmitWaits-g.lastStats.AdmitWaits)
 	g.lastStats = st
-	if err := fe.get(); err != nil {
+	if err := fe.Err(); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -395,7 +392,7 @@ func (g *gnnDrive) Close() error {
 	}
 	g.buf = nil
 	g.x.Data = nil
-	errs = append(errs, g.mem.free())
+	errs = append(errs, g.mem.Free())
 	runtime.GC()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close gnndrive: %w", err)

@@ -1,4 +1,4 @@
-package system
+package ginex
 
 // Ginex §3.1 (Fig. 8(b)–(e)): the runtime files. The superbatch sample
 // stage writes, per iteration, an ids file (the sampled node ids, i.e. the

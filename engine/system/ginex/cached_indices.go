@@ -1,4 +1,4 @@
-package system
+package ginex
 
 // Ginex §3.2 and §4: sampling through the neighbour cache. The sampler asks
 // for index entries by position (grouped by destination node); a group whose

@@ -1,4 +1,4 @@
-package system
+package kit
 
 /*
 #include <stdint.h>
@@ -22,27 +22,27 @@ import (
 	"unsafe"
 )
 
-// gatherMapped copies rows ids of a mapped table (rowBytes each) into dst
+// GatherMapped copies rows ids of a mapped table (rowBytes each) into dst
 // (len(ids)*rowBytes bytes) with threads goroutines, each copying a
 // contiguous share of ids inside one cgo call. A goroutine blocked in a cgo
 // call gives up its scheduler slot, so threads page faults can be in flight
 // even when threads exceeds GOMAXPROCS: the "I/O threads more than twice
 // the core count" of PyG+ (Ginex §5.1, GNNDrive §5).
-func gatherMapped(m *mapping, rowBytes int64, ids []int64, dst []byte, threads int) error {
+func GatherMapped(m *Mapping, rowBytes int64, ids []int64, dst []byte, threads int) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	if int64(len(dst)) < int64(len(ids))*rowBytes {
 		return fmt.Errorf("gather: destination of %d bytes for %d rows of %d", len(dst), len(ids), rowBytes)
 	}
-	rows := int64(len(m.data)) / rowBytes
+	rows := int64(len(m.Data)) / rowBytes
 	for _, v := range ids {
 		if v < 0 || v >= rows {
 			return fmt.Errorf("gather: row %d outside [0,%d) of %s", v, rows, m.path)
 		}
 	}
 	threads = max(1, min(threads, len(ids)))
-	base := (*C.char)(unsafe.Pointer(&m.data[0]))
+	base := (*C.char)(unsafe.Pointer(&m.Data[0]))
 	var wg sync.WaitGroup
 	for t := 0; t < threads; t++ {
 		lo, hi := t*len(ids)/threads, (t+1)*len(ids)/threads

@@ -1,4 +1,4 @@
-package system
+package gnndrive
 
 // GNNDrive §4.2 "Asynchronous Extracting" and Algorithm 1: one extractor.
 // It dequeues a sampled mini-batch from the extracting queue (③), looks its

@@ -1,0 +1,11 @@
+// Package all imports every training-system variant, so that each
+// registers itself with engine/train. It is the one list of variants in
+// the code: a binary or test that needs them imports this package
+// (docs/ARCHITECTURE.md "Adding a system").
+package all
+
+import (
+	_ "outcore/engine/system/ginex"
+	_ "outcore/engine/system/gnndrive"
+	_ "outcore/engine/system/pygplus"
+)

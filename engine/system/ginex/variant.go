@@ -1,0 +1,25 @@
+package ginex
+
+import "outcore/engine/train"
+
+func init() {
+	train.RegisterVariant(train.Variant{
+		Name:    Name,
+		Paper:   "Ginex: SSD-enabled Billion-scale GNN Training on a Single Machine via Provably Optimal In-memory Caching (VLDB'22)",
+		Summary: "superbatch inspector–executor, Belady feature cache, neighbour cache",
+		Options: []train.Option{
+			{Key: "superbatch", Type: train.OptInt, Default: "1000", Help: "iterations per superbatch (capped at an epoch and by runfile_budget)"},
+			{Key: "samplers", Type: train.OptInt, Default: "2 × number of CPUs", Help: "sampling workers of the superbatch sample stage"},
+			{Key: "io_threads", Type: train.OptInt, Default: "8 × number of CPUs", Help: "threads issuing O_DIRECT preads for topology and features"},
+			{Key: "profile_batches", Type: train.OptInt, Default: "8", Help: "mini-batches sampled by the offline profiling (§3.5)"},
+			{Key: "x_buffers", Type: train.OptInt, Default: "0", Help: "batch inputs of the main loop: 2 gathers the next iteration while one trains, 1 alternates, 0 picks 2 when the budget holds it"},
+			{Key: "runfile_budget", Type: train.OptBytes, Default: "100GiB", Help: "disk space for runtime files; caps the superbatch"},
+			{Key: "neighbor_cache", Type: train.OptBytes, Default: "from the budget", Help: "neighbour cache size (default: budget − sample-stage peak)"},
+			{Key: "feature_cache", Type: train.OptBytes, Default: "from the budget", Help: "feature cache size (default: budget − main-loop peak)"},
+			{Key: "keep_runfiles", Type: train.OptBool, Default: "false", Help: "keep the runtime files of each superbatch after it trained"},
+		},
+		New:     func(cfg train.Config) (train.System, error) { return newGinex(cfg) },
+		Order:   20,
+		InOrder: map[string]string{},
+	})
+}

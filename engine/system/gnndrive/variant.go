@@ -1,0 +1,26 @@
+package gnndrive
+
+import "outcore/engine/train"
+
+func init() {
+	train.RegisterVariant(train.Variant{
+		Name:    Name,
+		Paper:   "GNNDrive: Reducing Memory Contention and I/O Congestion for Disk-based GNN Training (ICPP'24)",
+		Summary: "asynchronous io_uring extractors into a shared feature buffer, out-of-order training",
+		Options: []train.Option{
+			{Key: "samplers", Type: train.OptInt, Default: "4", Help: "sampling workers (§4.1 ①–②)"},
+			{Key: "extractors", Type: train.OptInt, Default: "4", Help: "extractors N_e, each with its own io_uring ring (reduced when the budget cannot hold N_e × M_b slots)"},
+			{Key: "extracting_queue", Type: train.OptInt, Default: "6", Help: "bound of the extracting queue (sampled mini-batches)"},
+			{Key: "training_queue", Type: train.OptInt, Default: "4", Help: "bound of the training queue (extracted mini-batches)"},
+			{Key: "profile_batches", Type: train.OptInt, Default: "8", Help: "mini-batches sampled to measure M_b and the model step"},
+			{Key: "buffer_factor", Type: train.OptFloat, Default: "1", Help: "feature buffer slots = (training queue + 1) × M_b × buffer_factor, capped by the budget"},
+			{Key: "batch_margin", Type: train.OptFloat, Default: "1.1", Help: "M_b = largest profiled input-node count × batch_margin"},
+			{Key: "feature_buffer", Type: train.OptEnum, Values: []string{"host", "device"}, Default: "host",
+				Help: "host: CPU-based GNNDrive (§4.4), the buffer in the host budget; device: the GPU-based layout of §4.2, buffer and batch input held outside the host budget"},
+		},
+		New:   func(cfg train.Config) (train.System, error) { return newGNNDrive(cfg) },
+		Order: 40,
+		// one sampler and one extractor deliver the batches in order
+		InOrder: map[string]string{"samplers": "1", "extractors": "1"},
+	})
+}

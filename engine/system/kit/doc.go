@@ -1,0 +1,19 @@
+// Package kit is the toolkit the variant packages share
+// (docs/ARCHITECTURE.md "Adding a system"):
+//
+//   - budget.go: profiling of one training step (ProfileWorkspace, Ginex
+//     §3.5's "short offline profiling"), the Go collector's limit under a
+//     budget (ApplyGoMemoryLimit), the reserve kept free (ReserveBytes);
+//   - model_mem.go: the model step held outside the host budget, through
+//     the run's train.MemoryLimit;
+//   - sampler_pool.go: a pool of sampling workers feeding a queue
+//     (StartSamplers);
+//   - offheap_linux.go: caches and buffers off the Go heap (OffHeap);
+//   - mmap_linux.go, gather_mapped_linux.go: memory maps with readahead
+//     off, page-cache residency, dropping a file's pages, and the
+//     multi-threaded gather of rows from a mapping;
+//   - first_error.go: the first error of a pipeline's goroutines.
+//
+// Nothing here is specific to one paper; a mechanism of one paper lives in
+// that variant's package.
+package kit

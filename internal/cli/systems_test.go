@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"outcore/engine/train"
+)
+
+// TestSystemsJSON: `outcore systems --json` lists every registered variant
+// with its paper and declared options, in display order.
+func TestSystemsJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := systems([]string{"--json"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	var got []struct {
+		Name    string `json:"name"`
+		Paper   string `json:"paper"`
+		Summary string `json:"summary"`
+		Options []struct {
+			Key, Type, Default, Help string
+		} `json:"options"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	byName := map[string]int{}
+	for i, s := range got {
+		byName[s.Name] = i
+	}
+	for _, name := range []string{"pyg+", "ginex", "gnndrive", "reference"} {
+		i, ok := byName[name]
+		if !ok {
+			t.Fatalf("%s missing from %s", name, out.String())
+		}
+		s := got[i]
+		if s.Summary == "" || (name != "reference" && s.Paper == "") || len(s.Options) == 0 {
+			t.Errorf("%s: %+v", name, s)
+		}
+		v, _ := train.LookupVariant(name)
+		if len(s.Options) != len(v.Options) {
+			t.Errorf("%s: %d options printed, %d declared", name, len(s.Options), len(v.Options))
+		}
+	}
+	if len(got) != len(train.Variants()) || got[len(got)-1].Name != "reference" {
+		t.Fatalf("order %v: want every variant, reference last", byName)
+	}
+	out.Reset()
+	if err := systems(nil, &out, &errb); err != nil || !strings.Contains(out.String(), "superbatch") {
+		t.Fatalf("text listing: %v\n%s", err, out.String())
+	}
+	if err := systems([]string{"extra"}, &out, &errb); !errors.Is(err, ErrUsage) {
+		t.Fatalf("argument accepted: %v", err)
+	}
+}
+
+// TestTrainUnknownOption: `outcore train --system ginex --opt nosuchkey=1`
+// fails before any data is read, naming the variant's known keys.
+func TestTrainUnknownOption(t *testing.T) {
+	err := Train(context.Background(), []string{"--dataset", "d", "--data-dir", t.TempDir(), "--system", "ginex", "--opt", "nosuchkey=1"})
+	if !errors.Is(err, ErrUsage) {
+		t.Fatalf("err %v", err)
+	}
+	for _, want := range []string{`"nosuchkey"`, "superbatch", "feature_cache", "x_buffers"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+}
