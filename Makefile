@@ -9,11 +9,14 @@ ADDR   ?= 127.0.0.1:8080
 # Packages whose code is concurrent run again under the race detector.
 RACE_PKGS ?= ./engine/... ./experiments/... ./store/... ./web/...
 
-.PHONY: all build run test test-race bench bench-variants generate check-generated deps vet clean
+.PHONY: all build run test test-race bench bench-variants generate check-generated deps lint vet clean
 
 all: build
 
-VERSION_LDFLAGS := -X outcore/internal/version.Commit=$(shell git rev-parse --short=12 HEAD 2>/dev/null)
+# The commit, and "true" when the tree has changes git status reports
+# (`outcore version` then says -dirty).
+VERSION_LDFLAGS := -X outcore/internal/version.Commit=$(shell git rev-parse --short=12 HEAD 2>/dev/null) \
+	-X outcore/internal/version.Dirty=$(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo true)
 
 build: generate
 	go build -ldflags '$(VERSION_LDFLAGS)' -o $(BIN) .
@@ -23,7 +26,7 @@ run: build
 	./$(BIN) serve --addr $(ADDR)
 
 ## test: everything CI checks
-test: deps check-generated vet
+test: deps check-generated lint
 	go test -count=1 ./...
 	go test -count=1 -race -short $(RACE_PKGS)
 
@@ -36,6 +39,10 @@ generate:
 ## check-generated: the committed *_templ.go files match their .templ sources
 check-generated:
 	@scripts/check-generated.sh
+
+## lint: gofmt, goimports, templ fmt, go mod tidy and go vet leave nothing to say (scripts/lint.sh)
+lint:
+	@scripts/lint.sh
 
 vet:
 	go vet ./...

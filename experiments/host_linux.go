@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"outcore/internal/version"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"outcore/engine/metrics"
+	"outcore/internal/version"
 )
 
 // hostFacts describes this machine for run records. dir is a path on the

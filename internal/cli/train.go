@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"outcore/internal/version"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"outcore/engine/system"
 	"outcore/engine/train"
 	"outcore/gpu"
+	"outcore/internal/version"
 )
 
 const trainUsage = `usage: outcore train --dataset D [flags]
