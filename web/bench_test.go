@@ -18,6 +18,7 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	"outcore/experiments"
+	"outcore/report"
 	"outcore/store"
 )
 
@@ -208,7 +209,7 @@ func BenchmarkChartsCold(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
-				cmp, err := loadComparison(ctx, s.st, nil, s.exp)
+				cmp, err := report.LoadComparison(ctx, s.st, nil, s.exp)
 				if err != nil {
 					b.Fatal(err)
 				}

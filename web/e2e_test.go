@@ -22,6 +22,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/experiments"
+	"outcore/report"
 	"outcore/store"
 )
 
@@ -329,8 +330,8 @@ func TestEndToEndBrowser(t *testing.T) {
 	states := js[[]chartState](t, page, `Array.from(document.querySelectorAll('[data-chart]')).map(el => ({
 		ID: el.dataset.chart, Rendered: el.dataset.rendered || '', Text: el.textContent.trim(),
 		Paths: el.querySelectorAll('svg path, svg rect, svg line').length}))`)
-	if len(states) != len(ChartIDs)-1 {
-		t.Errorf("%d charts on the page, want %d", len(states), len(ChartIDs)-1)
+	if len(states) != len(report.ChartIDs)-1 {
+		t.Errorf("%d charts on the page, want %d", len(states), len(report.ChartIDs)-1)
 	}
 	mustDraw := map[string]bool{"epoch-vs-mem": true, "normalised": true, "stages": true, "disk-read": true,
 		"amplification": true, "time-to-accuracy": true}

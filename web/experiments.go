@@ -13,6 +13,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/experiments"
+	"outcore/report"
 	"outcore/store"
 	"outcore/web/views"
 )
@@ -24,7 +25,7 @@ type ExperimentsHandler struct {
 	Queue   Queue
 	DataDir string
 	Jobs    *Jobs
-	Digests *digestCache // finished runs' epochs, summarised once
+	Digests *report.DigestCache // finished runs' epochs, summarised once
 }
 
 // idParam reads the :id route parameter.
@@ -322,13 +323,13 @@ func (h *ExperimentsHandler) experimentPage(ctx context.Context, id int64, basel
 // experimentView builds an experiment page from its runs (without epochs:
 // charts load from charts.json, the accuracy table uses the runs' aggregates).
 func experimentView(e store.Experiment, runs []store.Run, baseline string) views.ExperimentView {
-	rd := make([]RunData, len(runs))
+	rd := make([]report.RunData, len(runs))
 	rows := make([]views.RunRow, len(runs))
 	for i, r := range runs {
-		rd[i] = runData(r, nil)
+		rd[i] = report.RunDataOf(r, nil)
 		rows[i] = runRow(r)
 	}
-	cmp := NewComparison(rd)
+	cmp := report.NewComparison(rd)
 	if !contains(cmp.Variants(), baseline) && len(cmp.Variants()) > 0 {
 		baseline = cmp.Variants()[0]
 	}
@@ -350,8 +351,8 @@ func experimentView(e store.Experiment, runs []store.Run, baseline string) views
 		ExportBase: fmt.Sprintf("/experiments/%d/export", e.ID),
 	}
 	base := fmt.Sprintf("/experiments/%d", e.ID)
-	frames := NewComparison(nil) // titles and notes only: the data comes from charts.json
-	for _, id := range ChartIDs {
+	frames := report.NewComparison(nil) // titles and notes only: the data comes from charts.json
+	for _, id := range report.ChartIDs {
 		if id == "accuracy" {
 			continue // the table below the charts
 		}
@@ -381,42 +382,13 @@ func (h *ExperimentsHandler) Show(c *fiber.Ctx) error {
 	return renderPage(c, views.ExperimentPage(p, v))
 }
 
-// loadComparison reads an experiment's current runs with their epochs
-// (a finished run's from the digest cache once read).
-func loadComparison(ctx context.Context, st Store, cache *digestCache, id int64) (*Comparison, error) {
-	if _, err := st.Experiment(ctx, id); err != nil {
-		return nil, err
-	}
-	runs, err := st.Runs(ctx, store.RunFilter{ExperimentID: id, Current: true})
-	if err != nil {
-		return nil, err
-	}
-	rd := make([]RunData, len(runs))
-	for i, r := range runs {
-		if d, ok := cache.get(r); ok {
-			rd[i] = runData(r, nil)
-			rd[i].Digest = d
-			continue
-		}
-		var eps []store.Epoch
-		if r.Status != store.StatusQueued {
-			if eps, err = st.Epochs(ctx, r.ID); err != nil {
-				return nil, err
-			}
-		}
-		rd[i] = runData(r, eps)
-		cache.put(r, rd[i].Digest)
-	}
-	return NewComparison(rd), nil
-}
-
 // ChartsJSON handles GET /experiments/:id/charts.json?baseline=V.
 func (h *ExperimentsHandler) ChartsJSON(c *fiber.Ctx) error {
 	id, err := idParam(c)
 	if err != nil {
 		return err
 	}
-	cmp, err := loadComparison(c.UserContext(), h.Store, h.Digests, id)
+	cmp, err := report.LoadComparison(c.UserContext(), h.Store, h.Digests, id)
 	if err != nil {
 		return err
 	}
@@ -429,7 +401,7 @@ func (h *ExperimentsHandler) ChartsJSON(c *fiber.Ctx) error {
 }
 
 // baselineParam reads ?baseline=, which must name a variant of the comparison.
-func baselineParam(c *fiber.Ctx, cmp *Comparison) (string, error) {
+func baselineParam(c *fiber.Ctx, cmp *report.Comparison) (string, error) {
 	b := c.Query("baseline")
 	if b != "" && !contains(cmp.Variants(), b) {
 		return "", fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("baseline: %q is not a variant of this experiment", b))
@@ -444,29 +416,28 @@ func splitChartFile(file string, known []string) (id, ext string, err error) {
 		return "", "", fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("chart file %q: want <chart>.csv, .svg or .pdf", file))
 	}
 	id, ext = file[:i], file[i+1:]
-	if !contains(known, id) {
-		return "", "", fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("no chart %q (have %s)", id, strings.Join(known, ", ")))
+	if err := report.CheckChart(id, known); err != nil {
+		return "", "", fiber.NewError(fiber.StatusNotFound, err.Error())
 	}
-	if ext != "csv" && ext != FigureSVG && ext != FigurePDF {
+	if report.CheckFormat(ext) != nil {
 		return "", "", fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("chart file %q: want .csv, .svg or .pdf", file))
 	}
 	return id, ext, nil
 }
 
+// chartContentTypes are the media types of report.ExportFormats.
+var chartContentTypes = map[string]string{
+	report.FormatCSV: "text/csv; charset=utf-8",
+	report.FigureSVG: "image/svg+xml",
+	report.FigurePDF: "application/pdf",
+}
+
 // sendChart writes a chart as CSV data or as a figure.
-func sendChart(c *fiber.Ctx, ch Chart, ext, filename string) error {
-	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s.%s"`, filename, ext))
-	switch ext {
-	case "csv":
-		c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
-		return WriteChartCSV(c.Response().BodyWriter(), ch)
-	case FigureSVG:
-		c.Set(fiber.HeaderContentType, "image/svg+xml")
-	case FigurePDF:
-		c.Set(fiber.HeaderContentType, "application/pdf")
-	}
-	err := RenderFigure(ch, ext, c.Response().BodyWriter())
-	if errors.Is(err, ErrNoData) {
+func sendChart(c *fiber.Ctx, ch report.Chart, ext, filename string) error {
+	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s"`, filename))
+	c.Set(fiber.HeaderContentType, chartContentTypes[ext])
+	err := report.WriteChart(c.Response().BodyWriter(), ch, ext)
+	if errors.Is(err, report.ErrNoData) {
 		c.Set(fiber.HeaderContentDisposition, "")
 		return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("chart %s has no data yet: %s", ch.ID, ch.Empty))
 	}
@@ -479,11 +450,11 @@ func (h *ExperimentsHandler) ChartFile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	chartID, ext, err := splitChartFile(c.Params("file"), ChartIDs)
+	chartID, ext, err := splitChartFile(c.Params("file"), report.ChartIDs)
 	if err != nil {
 		return err
 	}
-	cmp, err := loadComparison(c.UserContext(), h.Store, h.Digests, id)
+	cmp, err := report.LoadComparison(c.UserContext(), h.Store, h.Digests, id)
 	if err != nil {
 		return err
 	}
@@ -492,7 +463,7 @@ func (h *ExperimentsHandler) ChartFile(c *fiber.Ctx) error {
 		return err
 	}
 	ch, _ := cmp.Chart(chartID, baseline)
-	return sendChart(c, ch, ext, fmt.Sprintf("experiment-%d-%s", id, chartID))
+	return sendChart(c, ch, ext, report.FileName("experiment", id, chartID, ext))
 }
 
 // Export handles GET /experiments/:id/export/{runs,epochs,samples}.csv,

@@ -10,6 +10,7 @@ import (
 
 	"outcore/engine/train"
 	"outcore/experiments"
+	"outcore/report"
 )
 
 // Limits on what the new-experiment form accepts.
@@ -26,7 +27,7 @@ const (
 )
 
 // Variants lists the variants the engine has registered, in display order.
-func Variants() []string { return variantOrder() }
+func Variants() []string { return report.VariantOrder() }
 
 // variantNote describes a registered variant in one line: its paper and
 // what it does (train.Variant).

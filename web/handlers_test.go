@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"outcore/engine/dataset"
+	"outcore/report"
 	"outcore/store"
 )
 
@@ -369,14 +370,14 @@ func TestChartsJSONAndFiles(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("charts.json: %d %s", code, js)
 	}
-	var got struct{ Charts []Chart }
+	var got struct{ Charts []report.Chart }
 	if err := json.Unmarshal([]byte(js), &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Charts) != len(ChartIDs) {
-		t.Fatalf("%d charts, want %d", len(got.Charts), len(ChartIDs))
+	if len(got.Charts) != len(report.ChartIDs) {
+		t.Fatalf("%d charts, want %d", len(got.Charts), len(report.ChartIDs))
 	}
-	byID := map[string]Chart{}
+	byID := map[string]report.Chart{}
 	for _, ch := range got.Charts {
 		byID[ch.ID] = ch
 	}
@@ -388,7 +389,7 @@ func TestChartsJSONAndFiles(t *testing.T) {
 	for _, s := range mem.Series {
 		for _, p := range s.Points {
 			if s.Name == "pyg+" && p.Label == "64MiB" {
-				oomSeen = p.Status == StatusOOM && p.Y == nil
+				oomSeen = p.Status == report.StatusOOM && p.Y == nil
 			}
 			if p.Y != nil && p.N != 2 {
 				t.Errorf("%s %s: n = %d, want 2 repeats", s.Name, p.Label, p.N)
@@ -523,8 +524,8 @@ func TestRunPageAndActions(t *testing.T) {
 		}
 	}
 	code, js := e.get(fmt.Sprintf("/runs/%d/charts.json", runs[0].ID))
-	var got struct{ Charts []Chart }
-	if code != 200 || json.Unmarshal([]byte(js), &got) != nil || len(got.Charts) != len(RunChartIDs) {
+	var got struct{ Charts []report.Chart }
+	if code != 200 || json.Unmarshal([]byte(js), &got) != nil || len(got.Charts) != len(report.RunChartIDs) {
 		t.Fatalf("run charts: %d %s", code, js)
 	}
 	for _, ch := range got.Charts {

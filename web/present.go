@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/a-h/templ"
 
 	"outcore/engine/metrics"
+	"outcore/report"
 	"outcore/store"
 	"outcore/web/views"
 )
@@ -73,7 +75,7 @@ func fmtPF(v *float64) string {
 }
 
 // fmtMeanSD writes "0.812 ± 0.004" (the spread only with n > 1).
-func fmtMeanSD(p Point) string {
+func fmtMeanSD(p report.Point) string {
 	if p.Y == nil {
 		return "–"
 	}
@@ -84,7 +86,7 @@ func fmtMeanSD(p Point) string {
 }
 
 // fmtCount writes a mean count: "3", or "2.5 (2–3)" when runs differ.
-func fmtCount(p Point) string {
+func fmtCount(p report.Point) string {
 	if p.Y == nil {
 		return "–"
 	}
@@ -131,11 +133,11 @@ func runSpan(runs []store.Run) (started, ended int64) {
 
 // variantList names the distinct variants of runs in display order.
 func variantList(runs []store.Run) []string {
-	rd := make([]RunData, len(runs))
+	rd := make([]report.RunData, len(runs))
 	for i, r := range runs {
-		rd[i] = RunData{System: r.System}
+		rd[i] = report.RunData{System: r.System}
 	}
-	return NewComparison(rd).Variants()
+	return report.NewComparison(rd).Variants()
 }
 
 // experimentRow is an experiment's line in the list.
@@ -216,7 +218,7 @@ func runRow(r store.Run) views.RunRow {
 	}
 	return views.RunRow{
 		ID: r.ID, ExperimentID: r.ExperimentID, Seq: r.Seq, Attempt: r.Attempt,
-		System: r.System, MemLimit: memLabel(r.MemLimitBytes), Dim: dim, Batch: batch,
+		System: r.System, MemLimit: report.MemLabel(r.MemLimitBytes), Dim: dim, Batch: batch,
 		Model: r.Model, Fanout: r.Fanout, Repeat: r.Repeat, Status: r.Status,
 		Progress:  runProgress(r),
 		EpochTime: fmtPF(r.MeanEpochS), BestVal: fmtPF(r.BestValAcc),
@@ -227,25 +229,10 @@ func runRow(r store.Run) views.RunRow {
 	}
 }
 
-// runData projects a run and its epochs for the comparison views.
-func runData(r store.Run, epochs []store.Epoch) RunData {
-	d := RunData{ID: r.ID, System: r.System, MemLimit: r.MemLimitBytes, Dim: r.FeatureDim,
-		Batch: r.BatchSize, Model: r.Model, Fanout: r.Fanout, Repeat: r.Repeat, Status: r.Status,
-		EpochsDone: r.EpochsDone, BestVal: r.BestValAcc, TestAt: r.TestAcc}
-	if len(epochs) > 0 {
-		recs := make([]metrics.EpochRecord, len(epochs))
-		for i, e := range epochs {
-			recs[i] = e.EpochRecord
-		}
-		d.Digest = DigestEpochs(recs)
-	}
-	return d
-}
-
 // epochRow is one line of a run's epoch table.
 func epochRow(runID int64, e metrics.EpochRecord) views.EpochRow {
 	hit := "–"
-	if h, ok := DigestEpochs([]metrics.EpochRecord{e}).HitRatio(); ok {
+	if h, ok := report.DigestEpochs([]metrics.EpochRecord{e}).HitRatio(); ok {
 		hit = fmtF(h)
 	}
 	row := views.EpochRow{
@@ -256,7 +243,7 @@ func epochRow(runID int64, e metrics.EpochRecord) views.EpochRow {
 		Loss: fmtF(e.TrainLoss), TrainAcc: fmtF(e.TrainAcc), ValAcc: "–", TestAcc: "–",
 		WallS: fmtF(e.WallS),
 	}
-	if evaluated(e) { // epochs skipped by eval_every have no accuracy
+	if report.Evaluated(e) { // epochs skipped by eval_every have no accuracy
 		row.ValAcc, row.TestAcc = fmtF(e.ValAcc), fmtF(e.TestAcc)
 	}
 	return row
@@ -280,7 +267,7 @@ func logLine(ev store.Event, start time.Time) views.LogLine {
 }
 
 // chartSlot places a chart of an experiment or run page, with its export links.
-func chartSlot(base string, ch Chart, wide bool) views.ChartSlot {
+func chartSlot(base string, ch report.Chart, wide bool) views.ChartSlot {
 	return views.ChartSlot{ID: ch.ID, Title: ch.Title, Note: ch.Note, Wide: wide,
 		CSV: base + "/charts/" + ch.ID + ".csv",
 		SVG: base + "/charts/" + ch.ID + ".svg",
@@ -288,12 +275,12 @@ func chartSlot(base string, ch Chart, wide bool) views.ChartSlot {
 }
 
 // accuracyRows is the accuracy table of a comparison.
-func accuracyRows(cmp *Comparison) []views.AccuracyRow {
+func accuracyRows(cmp *report.Comparison) []views.AccuracyRow {
 	var out []views.AccuracyRow
 	for _, r := range cmp.AccuracyRows() {
-		col, _ := cmp.seriesStyle(r.Variant)
+		col := cmp.Color(r.Variant)
 		status := r.Val.Detail
-		if r.Val.Status != StatusOK && r.Val.Status != StatusPartial && status == "" {
+		if r.Val.Status != report.StatusOK && r.Val.Status != report.StatusPartial && status == "" {
 			status = r.Val.Status
 		}
 		cell := r.Cell
@@ -313,6 +300,8 @@ func render(ctx context.Context, c templ.Component) (string, error) {
 	}
 	return b.String(), nil
 }
+
+func contains(xs []string, s string) bool { return slices.Contains(xs, s) }
 
 // sortedKeys lists a map's keys in order.
 func sortedKeys[V any](m map[string]V) []string {

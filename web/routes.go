@@ -6,13 +6,15 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"outcore/report"
 )
 
 // routes is the dashboard's one route table.
 func (s *Server) routes() {
 	csrf := NewCSRF(s.cfg.CSRFKey)
 	exp := &ExperimentsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue, DataDir: s.cfg.DataDir, Jobs: s.jobs,
-		Digests: newDigestCache(20000)}
+		Digests: report.NewDigestCache(20000)}
 	runs := &RunsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue}
 	data := &DatasetsHandler{DataDir: s.cfg.DataDir, ImportRoot: s.cfg.ImportRoot, Jobs: s.jobs}
 	events := &EventsHandler{Hub: s.hub, Heartbeat: s.cfg.Heartbeat}

@@ -12,6 +12,7 @@ import (
 
 	"outcore/engine/metrics"
 	"outcore/experiments"
+	"outcore/report"
 	"outcore/store"
 	"outcore/web/views"
 )
@@ -28,7 +29,7 @@ const logTail = 200
 
 // runTitle names a run by its grid point.
 func runTitle(r store.Run) string {
-	parts := []string{r.System, memLabel(r.MemLimitBytes)}
+	parts := []string{r.System, report.MemLabel(r.MemLimitBytes)}
 	if r.FeatureDim > 0 {
 		parts = append(parts, "dim "+strconv.Itoa(r.FeatureDim))
 	}
@@ -52,7 +53,7 @@ func runFacts(r store.Run) []views.KV {
 	}
 	kv := []views.KV{
 		{K: "variant", V: r.System}, {K: "dataset", V: r.Dataset}, {K: "model", V: r.Model},
-		{K: "memory limit", V: memLabel(r.MemLimitBytes)},
+		{K: "memory limit", V: report.MemLabel(r.MemLimitBytes)},
 		{K: "limit enforced", V: yes(r.LimitEnforced) + note(r.LimitNote)},
 		{K: "feature dim", V: dimLabel(r.FeatureDim)},
 		{K: "batch size", V: strconv.Itoa(r.BatchSize)}, {K: "fanout", V: r.Fanout},
@@ -155,7 +156,7 @@ func runView(r store.Run, epochs []store.Epoch, logs []store.Event) views.RunVie
 		v.Logs = append(v.Logs, logLine(ev, r.StartedAt))
 	}
 	base := fmt.Sprintf("/runs/%d", r.ID)
-	for _, ch := range RunCharts(nil, nil) {
+	for _, ch := range report.RunCharts(nil, nil) {
 		v.Charts = append(v.Charts, chartSlot(base, ch, false))
 	}
 	return v
@@ -199,29 +200,13 @@ func (h *RunsHandler) Show(c *fiber.Ctx) error {
 	return renderPage(c, views.RunPage(p, runView(r, epochs, logs)))
 }
 
-// runCharts loads a run's epochs and samples and builds its charts.
-func (h *RunsHandler) runCharts(ctx context.Context, id int64) ([]Chart, error) {
-	if _, err := h.Store.Run(ctx, id); err != nil {
-		return nil, err
-	}
-	epochs, err := h.Store.Epochs(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	samples, err := h.Store.Samples(ctx, id, 0, 0, 0)
-	if err != nil {
-		return nil, err
-	}
-	return RunCharts(epochs, samples), nil
-}
-
 // ChartsJSON handles GET /runs/:id/charts.json.
 func (h *RunsHandler) ChartsJSON(c *fiber.Ctx) error {
 	id, err := idParam(c)
 	if err != nil {
 		return err
 	}
-	charts, err := h.runCharts(c.UserContext(), id)
+	charts, err := report.LoadRunCharts(c.UserContext(), h.Store, id)
 	if err != nil {
 		return err
 	}
@@ -235,17 +220,17 @@ func (h *RunsHandler) ChartFile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	chartID, ext, err := splitChartFile(c.Params("file"), RunChartIDs)
+	chartID, ext, err := splitChartFile(c.Params("file"), report.RunChartIDs)
 	if err != nil {
 		return err
 	}
-	charts, err := h.runCharts(c.UserContext(), id)
+	charts, err := report.LoadRunCharts(c.UserContext(), h.Store, id)
 	if err != nil {
 		return err
 	}
 	for _, ch := range charts {
 		if ch.ID == chartID {
-			return sendChart(c, ch, ext, fmt.Sprintf("run-%d-%s", id, chartID))
+			return sendChart(c, ch, ext, report.FileName("run", id, chartID, ext))
 		}
 	}
 	return fiber.ErrNotFound

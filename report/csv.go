@@ -1,4 +1,4 @@
-package web
+package report
 
 import (
 	"encoding/csv"
@@ -67,7 +67,7 @@ func csvCell(v any) string {
 	case bool:
 		return strconv.FormatBool(x)
 	}
-	panic("web: CSV cell of unexpected type")
+	panic("report: CSV cell of unexpected type")
 }
 
 // WriteChartCSV writes a chart's data, one row per point of each series.

@@ -1,4 +1,4 @@
-package web
+package report
 
 import (
 	"fmt"
@@ -76,10 +76,10 @@ var okabeIto = []string{"#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "
 // markers pair with colours so series stay apart in greyscale prints.
 var markers = []string{"circle", "triangle", "rect", "diamond", "cross", "plus", "ring", "square", "circle"}
 
-// variantOrder fixes each variant's colour and marker across every chart
+// VariantOrder fixes each variant's colour and marker across every chart
 // and figure: the registered variants in their display order
 // (train.Variant.Order, the papers' order, the reference last).
-func variantOrder() []string {
+func VariantOrder() []string {
 	vs := train.Variants()
 	names := make([]string, len(vs))
 	for i, v := range vs {
@@ -111,7 +111,7 @@ func tint(hex string) string {
 
 // variantIndex is the variant's fixed style index; unknown names follow the known ones.
 func variantIndex(v string, others []string) int {
-	order := variantOrder()
+	order := VariantOrder()
 	for i, name := range order {
 		if name == v {
 			return i

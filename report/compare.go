@@ -1,4 +1,4 @@
-package web
+package report
 
 import (
 	"fmt"
@@ -65,7 +65,7 @@ var gridAxes = [numAxes]gridAxis{
 			return math.Inf(1) // "no limit" sorts last
 		}
 		return float64(r.MemLimit)
-	}, func(r RunData) string { return memLabel(r.MemLimit) }, 0},
+	}, func(r RunData) string { return MemLabel(r.MemLimit) }, 0},
 	{"dim", "feature dim", func(r RunData) float64 { return float64(r.Dim) }, func(r RunData) string { return strconv.Itoa(r.Dim) }, 1},
 	{"batch_size", "batch size", func(r RunData) float64 { return float64(r.Batch) }, func(r RunData) string { return strconv.Itoa(r.Batch) }, 2},
 	{"model", "model", func(r RunData) float64 { return 0 }, func(r RunData) string { return r.Model }, 3},
@@ -78,15 +78,15 @@ func axisByKey(key string) gridAxis {
 			return a
 		}
 	}
-	panic("web: unknown grid axis " + key)
+	panic("report: unknown grid axis " + key)
 }
 
 // value and word are a run's position on an axis (precomputed).
 func (a gridAxis) value(r RunData) float64 { return r.axisNum[a.idx] }
 func (a gridAxis) word(r RunData) string   { return r.axisText[a.idx] }
 
-// memLabel writes a memory limit for people: "512 MiB", "1.5 GiB", "no limit".
-func memLabel(b int64) string {
+// MemLabel writes a memory limit for people: "512 MiB", "1.5 GiB", "no limit".
+func MemLabel(b int64) string {
 	if b <= 0 {
 		return "no limit"
 	}
@@ -98,7 +98,7 @@ type Comparison struct {
 	runs     []RunData  // by variant, then grid point
 	variants []string   // in fixed display order
 	varying  []gridAxis // axes with more than one value
-	others   []string   // variants not in variantOrder, for styling
+	others   []string   // variants not in VariantOrder, for styling
 
 	cells        *categories // grid points, computed once
 	variantCells *categories // variant · grid point, computed once
@@ -121,7 +121,7 @@ func NewComparison(in []RunData) *Comparison {
 			c.variants = append(c.variants, r.System)
 		}
 	}
-	known := len(variantOrder())
+	known := len(VariantOrder())
 	for _, v := range c.variants {
 		if variantIndex(v, nil) == known {
 			c.others = append(c.others, v)
@@ -206,6 +206,12 @@ func (c *Comparison) cellLess(a, b RunData) bool {
 // seriesStyle gives a series of a variant the variant's colour and marker.
 func (c *Comparison) seriesStyle(variant string) (string, string) {
 	return style(variantIndex(variant, c.others))
+}
+
+// Color is the variant's colour in every chart of this comparison.
+func (c *Comparison) Color(variant string) string {
+	col, _ := c.seriesStyle(variant)
+	return col
 }
 
 // measured reports whether a run's epochs count as a measurement: finished

@@ -1,4 +1,4 @@
-package web
+package report
 
 import (
 	"errors"
@@ -39,7 +39,10 @@ func RenderFigure(ch Chart, format string, w io.Writer) error {
 	if format != FigureSVG && format != FigurePDF {
 		return fmt.Errorf("figure format %q: want svg or pdf", format)
 	}
-	if ch.Empty != "" || len(ch.Series) == 0 {
+	if ch.Empty != "" {
+		return fmt.Errorf("%s: %w: %s", ch.ID, ErrNoData, ch.Empty)
+	}
+	if len(ch.Series) == 0 {
 		return fmt.Errorf("%s: %w", ch.ID, ErrNoData)
 	}
 	p := plot.New()

@@ -1,4 +1,4 @@
-package web
+package report
 
 import (
 	"fmt"
@@ -81,7 +81,7 @@ func runAccuracy(epochs []store.Epoch) Chart {
 		col, mk := style(i + 1)
 		s := Series{Name: m.name, Color: col, Marker: mk}
 		for _, e := range epochs {
-			if m.needsEval && !evaluated(e.EpochRecord) {
+			if m.needsEval && !Evaluated(e.EpochRecord) {
 				continue // skipped by eval_every: no accuracy to show
 			}
 			s.Points = append(s.Points, one(float64(e.EpochRecord.Epoch), fmt.Sprintf("epoch %d", e.EpochRecord.Epoch), m.f(e.EpochRecord)))

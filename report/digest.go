@@ -1,4 +1,4 @@
-package web
+package report
 
 import (
 	"sort"
@@ -48,7 +48,7 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 	extra := map[string]bool{}
 	seenEval := false
 	for _, e := range eps {
-		if evaluated(e) {
+		if Evaluated(e) {
 			if !seenEval || e.ValAcc > d.BestVal {
 				d.BestVal, d.TestAtBest = e.ValAcc, e.TestAcc
 			}
@@ -96,10 +96,10 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 	return d
 }
 
-// evaluated reports whether an epoch's accuracies are measurements: the
+// Evaluated reports whether an epoch's accuracies are measurements: the
 // record says so, or (records stored without the flag) it spent time
 // evaluating or has an accuracy. Epochs skipped by eval_every have neither.
-func evaluated(e metrics.EpochRecord) bool {
+func Evaluated(e metrics.EpochRecord) bool {
 	return e.Evaluated || e.EvalS > 0 || e.ValAcc != 0 || e.TestAcc != 0
 }
 
@@ -111,9 +111,10 @@ func (d *Digest) HitRatio() (float64, bool) {
 	return d.CacheHits / d.Lookups, true
 }
 
-// digestCache keeps the digests of finished runs, whose epochs no longer
+// DigestCache keeps the digests of finished runs, whose epochs no longer
 // change, so an experiment's charts read each finished run's epochs once.
-type digestCache struct {
+// A nil *DigestCache caches nothing. It is safe for concurrent use.
+type DigestCache struct {
 	mu  sync.Mutex
 	max int
 	m   map[int64]cachedDigest
@@ -124,12 +125,13 @@ type cachedDigest struct {
 	d      *Digest
 }
 
-func newDigestCache(max int) *digestCache {
-	return &digestCache{max: max, m: map[int64]cachedDigest{}}
+// NewDigestCache keeps up to max digests (about half are forgotten when full).
+func NewDigestCache(max int) *DigestCache {
+	return &DigestCache{max: max, m: map[int64]cachedDigest{}}
 }
 
 // get returns a finished run's digest if it is cached and current.
-func (c *digestCache) get(r store.Run) (*Digest, bool) {
+func (c *DigestCache) get(r store.Run) (*Digest, bool) {
 	if c == nil || !store.Finished(r.Status) {
 		return nil, false
 	}
@@ -143,7 +145,7 @@ func (c *digestCache) get(r store.Run) (*Digest, bool) {
 }
 
 // put keeps a finished run's digest.
-func (c *digestCache) put(r store.Run, d *Digest) {
+func (c *DigestCache) put(r store.Run, d *Digest) {
 	if c == nil || !store.Finished(r.Status) {
 		return
 	}

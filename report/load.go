@@ -1,0 +1,82 @@
+package report
+
+import (
+	"context"
+
+	"outcore/engine/metrics"
+	"outcore/store"
+)
+
+// Source is what the reports read from the experiment store; *store.Store
+// implements it.
+type Source interface {
+	Experiment(ctx context.Context, id int64) (store.Experiment, error)
+	Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error)
+	Run(ctx context.Context, id int64) (store.Run, error)
+	Epochs(ctx context.Context, runID int64) ([]store.Epoch, error)
+	Samples(ctx context.Context, runID int64, fromT, toT float64, limit int) ([]store.Sample, error)
+}
+
+// RunDataOf projects a stored run and its epochs (nil: none read) for the
+// comparison views.
+func RunDataOf(r store.Run, epochs []store.Epoch) RunData {
+	d := RunData{ID: r.ID, System: r.System, MemLimit: r.MemLimitBytes, Dim: r.FeatureDim,
+		Batch: r.BatchSize, Model: r.Model, Fanout: r.Fanout, Repeat: r.Repeat, Status: r.Status,
+		EpochsDone: r.EpochsDone, BestVal: r.BestValAcc, TestAt: r.TestAcc}
+	if len(epochs) > 0 {
+		recs := make([]metrics.EpochRecord, len(epochs))
+		for i, e := range epochs {
+			recs[i] = e.EpochRecord
+		}
+		d.Digest = DigestEpochs(recs)
+	}
+	return d
+}
+
+// LoadComparison reads an experiment's current runs (retried attempts
+// replaced by their latest) with their epochs and arranges them for the
+// comparison views. A finished run's digest comes from cache once read;
+// cache may be nil.
+func LoadComparison(ctx context.Context, src Source, cache *DigestCache, experimentID int64) (*Comparison, error) {
+	if _, err := src.Experiment(ctx, experimentID); err != nil {
+		return nil, err
+	}
+	runs, err := src.Runs(ctx, store.RunFilter{ExperimentID: experimentID, Current: true})
+	if err != nil {
+		return nil, err
+	}
+	rd := make([]RunData, len(runs))
+	for i, r := range runs {
+		if d, ok := cache.get(r); ok {
+			rd[i] = RunDataOf(r, nil)
+			rd[i].Digest = d
+			continue
+		}
+		var eps []store.Epoch
+		if r.Status != store.StatusQueued {
+			if eps, err = src.Epochs(ctx, r.ID); err != nil {
+				return nil, err
+			}
+		}
+		rd[i] = RunDataOf(r, eps)
+		cache.put(r, rd[i].Digest)
+	}
+	return NewComparison(rd), nil
+}
+
+// LoadRunCharts reads a run's epochs and per-second samples and builds the
+// run page's charts (RunChartIDs, in that order).
+func LoadRunCharts(ctx context.Context, src Source, runID int64) ([]Chart, error) {
+	if _, err := src.Run(ctx, runID); err != nil {
+		return nil, err
+	}
+	epochs, err := src.Epochs(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	samples, err := src.Samples(ctx, runID, 0, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	return RunCharts(epochs, samples), nil
+}
