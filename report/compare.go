@@ -525,7 +525,11 @@ func (c *Comparison) normalised(baseline string) Chart {
 	if !contains(c.variants, baseline) && len(c.variants) > 0 {
 		baseline = c.variants[0]
 	}
-	ch := Chart{ID: "normalised", Title: "Runtime normalised to " + baseline, XLabel: "grid point",
+	title := "Runtime normalised to " + baseline
+	if baseline == "" {
+		title = "Runtime normalised to a baseline variant"
+	}
+	ch := Chart{ID: "normalised", Title: title, XLabel: "grid point",
 		YLabel: "epoch time / " + baseline + " epoch time", XType: "category", YType: "value", Kind: "bar",
 		Note: "Each variant's mean epoch time divided by the baseline's mean epoch time at the same grid point (1 = as fast as " + baseline + ", below 1 = faster); error bars ± the variant's standard deviation divided by the baseline mean; n = the variant's runs. No bar where the baseline or the variant has no measurement (OOM, failed). After DiskGNN Fig. 8."}
 	if len(c.runs) == 0 {

@@ -3,31 +3,23 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"time"
 
 	"outcore/engine/storage"
 )
 
-// Bench runs `outcore bench`.
-func Bench(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(os.Stderr, "usage: outcore bench io [flags]   (random row reads; 'outcore bench io -h' for flags)")
-		if len(args) == 0 {
-			return fmt.Errorf("%w: missing benchmark name", ErrUsage)
-		}
-		return nil
+// benchCmd is `outcore bench`.
+func benchCmd() *Command {
+	return &Command{
+		Name:        "bench",
+		Args:        "<benchmark> [flags]",
+		Short:       "micro-benchmarks (bench io)",
+		Subcommands: []*Command{benchIOCmd()},
 	}
-	switch args[0] {
-	case "io":
-		return benchIO(ctx, args[1:], os.Stdout, os.Stderr)
-	}
-	return fmt.Errorf("%w: unknown benchmark %q (want io)", ErrUsage, args[0])
 }
 
 // benchIOConfig is the parsed `bench io` command line.
@@ -46,12 +38,11 @@ type benchIOConfig struct {
 	seed         uint64
 }
 
-// benchIO runs `outcore bench io`: random reads of whole rows from a file
+// benchIOCmd is `outcore bench io`: random reads of whole rows from a file
 // through one storage backend, printing one machine-readable line.
-func benchIO(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func benchIOCmd() *Command {
 	var c benchIOConfig
-	fs := flag.NewFlagSet("bench io", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("bench io", nil)
 	fs.StringVar(&c.file, "file", "", "file to read (required); any regular file or block device")
 	fs.Int64Var(&c.rowBytes, "row-bytes", 512, "bytes per row; row ids are uniform in [0, size/row-bytes)")
 	fs.IntVar(&c.depth, "depth", storage.DefaultQueueDepth, "reads in flight per thread (uring ring size; pread per-reader limit)")
@@ -64,26 +55,28 @@ func benchIO(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.BoolVar(&c.fixedFile, "fixed-file", false, "uring: register the file with each ring")
 	fs.BoolVar(&c.fixedBuffers, "fixed-buffers", false, "uring: register each reader's buffers")
 	fs.Uint64Var(&c.seed, "seed", 1, "random seed")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: outcore bench io --file F [--row-bytes 512] [--depth 128] [--seconds 5] [--io uring|pread|mmap] [--threads N] [--batch N]")
-		fmt.Fprintln(stderr, "prints one line: io=... iops=N mbps=N p50_us=N p99_us=N ...")
-		fs.PrintDefaults()
+	return &Command{
+		Name:  "io",
+		Args:  "--file F [--row-bytes 512] [--depth 128] [--seconds 5] [--io uring|pread|mmap] [--threads N] [--batch N]",
+		Short: "random row reads from a file through one storage backend",
+		Long: "Random reads of whole rows from a file through one storage backend. Prints one line:\n" +
+			"io=... iops=N mbps=N p50_us=N p99_us=N ...",
+		Flags: fs,
+		Exec: func(ctx context.Context, s Streams, _ []string) error {
+			return benchIO(ctx, c, s.Out, s.Err)
+		},
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("%w: %v", ErrUsage, err)
-	}
+}
+
+// benchIO runs one `bench io` measurement.
+func benchIO(ctx context.Context, c benchIOConfig, stdout, stderr io.Writer) error {
 	switch {
-	case fs.NArg() > 0:
-		return fmt.Errorf("%w: unexpected arguments %q", ErrUsage, fs.Args())
 	case c.file == "":
-		return fmt.Errorf("%w: --file is required", ErrUsage)
+		return usagef("--file is required")
 	case c.rowBytes <= 0:
-		return fmt.Errorf("%w: --row-bytes must be positive", ErrUsage)
+		return usagef("--row-bytes must be positive")
 	case c.depth <= 0 || c.threads <= 0 || c.batch < 0 || c.seconds <= 0:
-		return fmt.Errorf("%w: --depth, --threads and --seconds must be positive, --batch >= 0", ErrUsage)
+		return usagef("--depth, --threads and --seconds must be positive, --batch >= 0")
 	}
 	backend, err := storage.ParseBackend(c.io)
 	if err != nil {

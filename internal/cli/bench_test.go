@@ -25,7 +25,7 @@ func TestBenchIO(t *testing.T) {
 		t.Run(tc.io, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			args := []string{"--file", path, "--row-bytes", "100", "--depth", "16", "--seconds", "0.2", "--io", tc.io, tc.extra}
-			err := benchIO(context.Background(), args, &out, &errb)
+			err := Run(context.Background(), Streams{Out: &out, Err: &errb}, append([]string{"bench", "io"}, args...))
 			if errors.Is(err, storage.ErrDirectIOUnsupported) {
 				t.Skipf("%s refuses O_DIRECT: %v", filepath.Dir(path), err)
 			}
@@ -53,14 +53,14 @@ func TestBenchIO(t *testing.T) {
 		{"--file", path, "--io", "spdk"},
 		{"--file", path, "extra"},
 	} {
-		if err := benchIO(context.Background(), args, &bytes.Buffer{}, &bytes.Buffer{}); !errors.Is(err, ErrUsage) {
+		if err := Run(context.Background(), discard, append([]string{"bench", "io"}, args...)); !errors.Is(err, ErrUsage) {
 			t.Errorf("bench io %q: got %v, want a usage error", args, err)
 		}
 	}
-	if err := Bench(context.Background(), []string{"disk"}); !errors.Is(err, ErrUsage) {
+	if err := Run(context.Background(), discard, []string{"bench", "disk"}); !errors.Is(err, ErrUsage) {
 		t.Errorf("unknown benchmark: %v", err)
 	}
-	err := benchIO(context.Background(), []string{"--file", filepath.Join(t.TempDir(), "none")}, &bytes.Buffer{}, &bytes.Buffer{})
+	err := Run(context.Background(), discard, []string{"bench", "io", "--file", filepath.Join(t.TempDir(), "none")})
 	if err == nil || errors.Is(err, ErrUsage) {
 		t.Errorf("missing file: %v", err)
 	}

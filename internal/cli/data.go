@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,79 +17,21 @@ import (
 	"outcore/engine/dataset"
 )
 
-const dataUsage = `usage: outcore data <subcommand> [flags]
-
-subcommands:
-  gen     --preset P --name N [overrides]   generate a synthetic dataset
-  import  linqs|npy|ogb SRC --name N        import a dataset
-  info    NAME                              show a dataset's meta.json
-  verify  NAME [--features]                 check every file of a dataset
-  list                                      list datasets
-
-Every subcommand takes --data-dir (default: $OUTCORE_DATA, else
-$XDG_DATA_HOME/outcore, else ~/.local/share/outcore).
-Run 'outcore data <subcommand> -h' for its flags.`
-
-// Data runs `outcore data`.
-func Data(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, dataUsage)
-		return fmt.Errorf("%w: data needs a subcommand", ErrUsage)
+// dataCmd is `outcore data`.
+func dataCmd() *Command {
+	return &Command{
+		Name:        "data",
+		Args:        "<command> [flags]",
+		Short:       "generate, import, inspect and verify datasets",
+		Subcommands: []*Command{dataGenCmd(), dataImportCmd(), dataInfoCmd(), dataVerifyCmd(), dataListCmd()},
 	}
-	switch args[0] {
-	case "gen", "generate":
-		return dataGen(ctx, args[1:])
-	case "import":
-		return dataImport(ctx, args[1:])
-	case "info":
-		return dataInfo(args[1:])
-	case "verify":
-		return dataVerify(args[1:])
-	case "list", "ls":
-		return dataList(args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprintln(os.Stdout, dataUsage)
-		return nil
-	}
-	fmt.Fprintln(os.Stderr, dataUsage)
-	return fmt.Errorf("%w: unknown data subcommand %q", ErrUsage, args[0])
 }
 
-// parseArgs parses flags that may appear before, between or after
-// positional arguments (`import linqs DIR --name cora`) and checks the
-// positional count.
-func parseArgs(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]string, error) {
-	fs.SetOutput(os.Stderr)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, flag.ErrHelp
-			}
-			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		if args[0] == "--" {
-			pos = append(pos, args[1:]...)
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-	if len(pos) < minPos || len(pos) > maxPos {
-		fs.Usage()
-		return nil, fmt.Errorf("%w: %s takes %d to %d arguments, got %d (%s)", ErrUsage, fs.Name(), minPos, maxPos, len(pos), strings.Join(pos, " "))
-	}
-	return pos, nil
-}
-
-// helpOK turns -h into a successful exit.
-func helpOK(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
+// datasetErr marks the dataset package's errors about what was asked for
+// (a bad name or configuration) as usage errors.
+func datasetErr(err error) error {
+	if errors.Is(err, dataset.ErrConfig) || errors.Is(err, dataset.ErrBadName) {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	return err
 }
@@ -102,137 +43,122 @@ func progressWriter() io.Writer {
 	return nil
 }
 
-func dataGen(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("data gen", flag.ContinueOnError)
-	dataDir := fs.String("data-dir", "", "data directory")
-	preset := fs.String("preset", "tiny", "preset: "+strings.Join(dataset.PresetNames(), ", "))
-	name := fs.String("name", "", "dataset name (default: the preset name)")
-	force := fs.Bool("force", false, "replace an existing dataset of that name")
-	quiet := fs.Bool("quiet", false, "no progress output")
-	var o dataset.GenConfig
-	fs.Int64Var(&o.Nodes, "nodes", 0, "node count")
-	fs.Float64Var(&o.AvgDegree, "avg-degree", 0, "mean in-degree")
-	fs.IntVar(&o.FeatureDim, "dim", 0, "feature dimension")
-	fs.IntVar(&o.Classes, "classes", 0, "number of classes (planted communities)")
-	fs.Float64Var(&o.Homophily, "homophily", 0, "share of in-neighbours from the node's own class")
-	fs.Float64Var(&o.TrainFrac, "train", 0, "fraction of nodes in the train split")
-	fs.Float64Var(&o.ValFrac, "val", 0, "fraction of nodes in the validation split")
-	fs.Float64Var(&o.TestFrac, "test", 0, "fraction of nodes in the test split")
-	fs.BoolVar(&o.LabelSplitOnly, "label-split-only", false, "label only nodes in a split (others -1)")
-	fs.Uint64Var(&o.Seed, "seed", 0, "random seed")
-	fs.Float64Var(&o.DegreeExponent, "degree-exponent", 0, "in-degree tail index a, P(deg>k)~k^-a (>1)")
-	fs.Int64Var(&o.MinDegree, "min-degree", 0, "minimum in-degree")
-	fs.Int64Var(&o.MaxDegree, "max-degree", 0, "maximum in-degree (0 = auto)")
-	fs.Float64Var(&o.Popularity, "popularity", 0, "Zipf exponent of neighbour popularity (out-degree skew; 0 = uniform)")
-	fs.Float64Var(&o.Separation, "separation", 0, "expected distance between class centroids")
-	fs.Float64Var(&o.Noise, "noise", 0, "feature noise standard deviation")
-	fs.IntVar(&o.Workers, "workers", 0, "generator goroutines (0 = all cores)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: outcore data gen [--preset P] [--name N] [flags]\n\npresets:")
-		for _, p := range dataset.PresetNames() {
-			fmt.Fprintf(fs.Output(), "  %-12s %s\n", p, dataset.PresetDoc(p))
+func dataGenCmd() *Command {
+	var dataDir, preset, name string
+	var force, quiet bool
+	flags := func(c *dataset.GenConfig) *flag.FlagSet {
+		fs := newFlagSet("data gen", &dataDir)
+		fs.StringVar(&preset, "preset", "tiny", "preset: "+strings.Join(dataset.PresetNames(), ", "))
+		fs.StringVar(&name, "name", "", "dataset name (default: the preset name)")
+		fs.BoolVar(&force, "force", false, "replace an existing dataset of that name")
+		fs.BoolVar(&quiet, "quiet", false, "no progress output")
+		fs.Int64Var(&c.Nodes, "nodes", c.Nodes, "node count")
+		fs.Float64Var(&c.AvgDegree, "avg-degree", c.AvgDegree, "mean in-degree")
+		fs.IntVar(&c.FeatureDim, "dim", c.FeatureDim, "feature dimension")
+		fs.IntVar(&c.Classes, "classes", c.Classes, "number of classes (planted communities)")
+		fs.Float64Var(&c.Homophily, "homophily", c.Homophily, "share of in-neighbours from the node's own class")
+		fs.Float64Var(&c.TrainFrac, "train", c.TrainFrac, "fraction of nodes in the train split")
+		fs.Float64Var(&c.ValFrac, "val", c.ValFrac, "fraction of nodes in the validation split")
+		fs.Float64Var(&c.TestFrac, "test", c.TestFrac, "fraction of nodes in the test split")
+		fs.BoolVar(&c.LabelSplitOnly, "label-split-only", c.LabelSplitOnly, "label only nodes in a split (others -1)")
+		fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed")
+		fs.Float64Var(&c.DegreeExponent, "degree-exponent", c.DegreeExponent, "in-degree tail index a, P(deg>k)~k^-a (>1)")
+		fs.Int64Var(&c.MinDegree, "min-degree", c.MinDegree, "minimum in-degree")
+		fs.Int64Var(&c.MaxDegree, "max-degree", c.MaxDegree, "maximum in-degree (0 = auto)")
+		fs.Float64Var(&c.Popularity, "popularity", c.Popularity, "Zipf exponent of neighbour popularity (out-degree skew; 0 = uniform)")
+		fs.Float64Var(&c.Separation, "separation", c.Separation, "expected distance between class centroids")
+		fs.Float64Var(&c.Noise, "noise", c.Noise, "feature noise standard deviation")
+		fs.IntVar(&c.Workers, "workers", c.Workers, "generator goroutines (0 = all cores)")
+		return fs
+	}
+	var presets strings.Builder
+	for _, p := range dataset.PresetNames() {
+		fmt.Fprintf(&presets, "  %-12s %s\n", p, dataset.PresetDoc(p))
+	}
+	var cfg dataset.GenConfig
+	cmd := &Command{
+		Name:    "gen",
+		Aliases: []string{"generate"},
+		Args:    "[--preset P] [--name N] [flags]",
+		Short:   "generate a synthetic dataset",
+		Long: "Generates a synthetic dataset from a preset; each flag below overrides the preset.\n\npresets:\n" +
+			presets.String(),
+		Flags: flags(&dataset.GenConfig{}),
+	}
+	cmd.Parse = func(args []string) ([]string, error) {
+		var pos []string
+		var err error
+		cfg, _, pos, err = parseOver(args, flags, func() (dataset.GenConfig, error) {
+			c, err := dataset.Preset(preset)
+			if err != nil {
+				return c, fmt.Errorf("%w: %v", ErrUsage, err)
+			}
+			return c, nil
+		})
+		return pos, err
+	}
+	cmd.Exec = func(ctx context.Context, s Streams, _ []string) error {
+		if name == "" {
+			name = preset
 		}
-		fmt.Fprintln(fs.Output(), "\nflags (each overrides the preset):")
-		fs.PrintDefaults()
-	}
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
-		return helpOK(err)
-	}
-	cfg, err := dataset.Preset(*preset)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "nodes":
-			cfg.Nodes = o.Nodes
-		case "avg-degree":
-			cfg.AvgDegree = o.AvgDegree
-		case "dim":
-			cfg.FeatureDim = o.FeatureDim
-		case "classes":
-			cfg.Classes = o.Classes
-		case "homophily":
-			cfg.Homophily = o.Homophily
-		case "train":
-			cfg.TrainFrac = o.TrainFrac
-		case "val":
-			cfg.ValFrac = o.ValFrac
-		case "test":
-			cfg.TestFrac = o.TestFrac
-		case "label-split-only":
-			cfg.LabelSplitOnly = o.LabelSplitOnly
-		case "seed":
-			cfg.Seed = o.Seed
-		case "degree-exponent":
-			cfg.DegreeExponent = o.DegreeExponent
-		case "min-degree":
-			cfg.MinDegree = o.MinDegree
-		case "max-degree":
-			cfg.MaxDegree = o.MaxDegree
-		case "popularity":
-			cfg.Popularity = o.Popularity
-		case "separation":
-			cfg.Separation = o.Separation
-		case "noise":
-			cfg.Noise = o.Noise
-		case "workers":
-			cfg.Workers = o.Workers
+		var progress io.Writer
+		if !quiet {
+			progress = progressWriter()
 		}
-	})
-	if *name == "" {
-		*name = *preset
-	}
-	var progress io.Writer
-	if !*quiet {
-		progress = progressWriter()
-	}
-	root := dataset.DatasetsDir(dataset.ResolveDataDir(*dataDir))
-	began := time.Now()
-	d, err := dataset.GenerateWith(ctx, root, *name, cfg, dataset.GenOptions{
-		Progress: progress, Force: *force, Preset: *preset, NoIndptr: true,
-	})
-	if err != nil {
-		if errors.Is(err, dataset.ErrConfig) || errors.Is(err, dataset.ErrBadName) {
-			return fmt.Errorf("%w: %v", ErrUsage, err)
+		root := dataset.DatasetsDir(dataset.ResolveDataDir(dataDir))
+		began := time.Now()
+		d, err := dataset.GenerateWith(ctx, root, name, cfg, dataset.GenOptions{
+			Progress: progress, Force: force, Preset: preset, NoIndptr: true,
+		})
+		if err != nil {
+			return datasetErr(err)
 		}
-		return err
+		el := time.Since(began).Seconds()
+		m := d.Meta
+		fmt.Fprintf(s.Out, "generated %s in %s: %d nodes, %d edges, %d dims, %d classes, %.1f MB features in %.2f s (%.0f MB/s)\n",
+			m.Name, d.Dir, m.Nodes, m.Edges, m.FeatureDim, m.Classes, float64(m.FeatureBytes())/1e6, el, float64(m.FeatureBytes())/1e6/el)
+		return nil
 	}
-	el := time.Since(began).Seconds()
-	m := d.Meta
-	fmt.Printf("generated %s in %s: %d nodes, %d edges, %d dims, %d classes, %.1f MB features in %.2f s (%.0f MB/s)\n",
-		m.Name, d.Dir, m.Nodes, m.Edges, m.FeatureDim, m.Classes, float64(m.FeatureBytes())/1e6, el, float64(m.FeatureBytes())/1e6/el)
-	return nil
+	return cmd
 }
 
-func dataInfo(args []string) error {
-	fs := flag.NewFlagSet("data info", flag.ContinueOnError)
-	dataDir := fs.String("data-dir", "", "data directory")
-	asJSON := fs.Bool("json", false, "print meta.json as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: outcore data info NAME [--json] [--data-dir DIR]")
-		fs.PrintDefaults()
+// datasetCmd is a command about one named dataset (info, verify): its flag
+// set has --data-dir and --json, and run gets the dataset's directory.
+func datasetCmd(name, args, short string, extra func(fs *flag.FlagSet),
+	run func(s Streams, dir, dsName string, asJSON bool) error) *Command {
+	var dataDir string
+	var asJSON bool
+	fs := newFlagSet("data "+name, &dataDir)
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	if extra != nil {
+		extra(fs)
 	}
-	pos, err := parseArgs(fs, args, 1, 1)
-	if err != nil {
-		return helpOK(err)
+	return &Command{
+		Name: name, Args: args, Short: short, Flags: fs, MinArgs: 1, MaxArgs: 1,
+		Exec: func(ctx context.Context, s Streams, pos []string) error {
+			dir, err := dataset.DirByName(dataset.ResolveDataDir(dataDir), pos[0])
+			if err != nil {
+				return datasetErr(err)
+			}
+			return run(s, dir, pos[0], asJSON)
+		},
 	}
-	// info reads meta.json only (instant at any size); verify checks files.
-	dir, err := dataset.DirByName(dataset.ResolveDataDir(*dataDir), pos[0])
-	if err != nil {
-		return err
-	}
-	m, err := dataset.ReadMeta(dir)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(m)
-	}
-	printMeta(os.Stdout, dir, m)
-	return nil
+}
+
+func dataInfoCmd() *Command {
+	return datasetCmd("info", "NAME [--json]", "show a dataset's meta.json", nil,
+		func(s Streams, dir, _ string, asJSON bool) error {
+			// info reads meta.json only (instant at any size); verify checks files.
+			m, err := dataset.ReadMeta(dir)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(s.Out, m)
+			}
+			printMeta(s.Out, dir, m)
+			return nil
+		})
 }
 
 func printMeta(w io.Writer, dir string, m dataset.Meta) {
@@ -299,128 +225,116 @@ func human(b int64) string {
 	return fmt.Sprintf("%d B", b)
 }
 
-func dataVerify(args []string) error {
-	fs := flag.NewFlagSet("data verify", flag.ContinueOnError)
-	dataDir := fs.String("data-dir", "", "data directory")
-	features := fs.Bool("features", false, "also scan features.bin for NaN/Inf (reads the whole file)")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: outcore data verify NAME [--features] [--json] [--data-dir DIR]")
-		fs.PrintDefaults()
-	}
-	pos, err := parseArgs(fs, args, 1, 1)
-	if err != nil {
-		return helpOK(err)
-	}
-	dir, err := dataset.DirByName(dataset.ResolveDataDir(*dataDir), pos[0])
-	if err != nil {
-		if errors.Is(err, dataset.ErrBadName) {
-			return fmt.Errorf("%w: %v", ErrUsage, err)
-		}
-		return err
-	}
-	began := time.Now()
-	r, err := dataset.Verify(dir, dataset.VerifyOptions{Features: *features})
-	if err != nil {
-		return fmt.Errorf("verify %s: %w", pos[0], err)
-	}
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		type out struct {
-			*dataset.Report
-			EdgeHomophily *float64 `json:"edge_homophily"`
-		}
-		var h *float64
-		if !math.IsNaN(r.EdgeHomophily) {
-			h = &r.EdgeHomophily
-		}
-		return enc.Encode(out{r, h})
-	}
-	fmt.Printf("%s: OK (%.2f s)\n", pos[0], time.Since(began).Seconds())
-	fmt.Printf("  files       sizes match meta.json; indptr monotone, ends at %d; indices, labels, split ids in range\n", r.Meta.Edges)
-	fmt.Printf("  splits      disjoint, no duplicates, all labeled (train %d / val %d / test %d)\n", r.Meta.Train, r.Meta.Val, r.Meta.Test)
-	fmt.Printf("  in-degree   min %d, mean %.2f, max %d, %d nodes with none\n", r.MinInDegree, r.MeanInDegree, r.MaxInDegree, r.ZeroInDegree)
-	fmt.Printf("  out-degree  max %d\n", r.MaxOutDegree)
-	fmt.Printf("  self-loops  %d\n", r.SelfLoops)
-	if !math.IsNaN(r.EdgeHomophily) {
-		fmt.Printf("  homophily   %.4f (share of labeled edges joining same-class nodes)\n", r.EdgeHomophily)
-	}
-	if r.Meta.SortedNeighbors {
-		fmt.Println("  neighbours  sorted, no duplicates")
-	}
-	if r.SymmetryChecked {
-		fmt.Println("  undirected  every edge stored in both directions")
-	}
-	if r.FeaturesChecked {
-		fmt.Println("  features    all finite")
-	} else {
-		fmt.Println("  features    not scanned (use --features)")
-	}
-	return nil
+func dataVerifyCmd() *Command {
+	var features bool
+	return datasetCmd("verify", "NAME [--features] [--json]", "check every file of a dataset",
+		func(fs *flag.FlagSet) {
+			fs.BoolVar(&features, "features", false, "also scan features.bin for NaN/Inf (reads the whole file)")
+		},
+		func(s Streams, dir, name string, asJSON bool) error {
+			began := time.Now()
+			r, err := dataset.Verify(dir, dataset.VerifyOptions{Features: features})
+			if err != nil {
+				return fmt.Errorf("verify %s: %w", name, err)
+			}
+			if asJSON {
+				type out struct {
+					*dataset.Report
+					EdgeHomophily *float64 `json:"edge_homophily"`
+				}
+				var h *float64
+				if !math.IsNaN(r.EdgeHomophily) {
+					h = &r.EdgeHomophily
+				}
+				return writeJSON(s.Out, out{r, h})
+			}
+			w := s.Out
+			fmt.Fprintf(w, "%s: OK (%.2f s)\n", name, time.Since(began).Seconds())
+			fmt.Fprintf(w, "  files       sizes match meta.json; indptr monotone, ends at %d; indices, labels, split ids in range\n", r.Meta.Edges)
+			fmt.Fprintf(w, "  splits      disjoint, no duplicates, all labeled (train %d / val %d / test %d)\n", r.Meta.Train, r.Meta.Val, r.Meta.Test)
+			fmt.Fprintf(w, "  in-degree   min %d, mean %.2f, max %d, %d nodes with none\n", r.MinInDegree, r.MeanInDegree, r.MaxInDegree, r.ZeroInDegree)
+			fmt.Fprintf(w, "  out-degree  max %d\n", r.MaxOutDegree)
+			fmt.Fprintf(w, "  self-loops  %d\n", r.SelfLoops)
+			if !math.IsNaN(r.EdgeHomophily) {
+				fmt.Fprintf(w, "  homophily   %.4f (share of labeled edges joining same-class nodes)\n", r.EdgeHomophily)
+			}
+			if r.Meta.SortedNeighbors {
+				fmt.Fprintln(w, "  neighbours  sorted, no duplicates")
+			}
+			if r.SymmetryChecked {
+				fmt.Fprintln(w, "  undirected  every edge stored in both directions")
+			}
+			if r.FeaturesChecked {
+				fmt.Fprintln(w, "  features    all finite")
+			} else {
+				fmt.Fprintln(w, "  features    not scanned (use --features)")
+			}
+			return nil
+		})
 }
 
-func dataList(args []string) error {
-	fs := flag.NewFlagSet("data list", flag.ContinueOnError)
-	dataDir := fs.String("data-dir", "", "data directory")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: outcore data list [--data-dir DIR]")
-		fs.PrintDefaults()
+func dataListCmd() *Command {
+	var dataDir string
+	return &Command{
+		Name: "list", Aliases: []string{"ls"}, Args: "[--data-dir DIR]", Short: "list datasets",
+		Flags: newFlagSet("data list", &dataDir),
+		Exec: func(ctx context.Context, s Streams, _ []string) error {
+			dd := dataset.ResolveDataDir(dataDir)
+			es, err := dataset.ListEntries(dd)
+			if err != nil {
+				return err
+			}
+			if left := dataset.Leftovers(dd); len(left) > 0 {
+				defer fmt.Fprintf(s.Err, "note: %d leftover temporary director(ies) from interrupted writes (safe to delete when no generator/importer runs):\n  %s\n",
+					len(left), strings.Join(left, "\n  "))
+			}
+			if len(es) == 0 {
+				fmt.Fprintf(s.Out, "no datasets in %s\n", dataset.DatasetsDir(dd))
+				return nil
+			}
+			tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tNODES\tEDGES\tDIM\tCLASSES\tFEATURES\tSOURCE\tCREATED")
+			for _, e := range es {
+				if e.Err != nil {
+					fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\tbroken: %v\t-\n", e.Name, e.Err)
+					continue
+				}
+				m := e.Meta
+				src := m.Source.Kind
+				if m.Source.Preset != "" {
+					src += ":" + m.Source.Preset
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", m.Name, m.Nodes, m.Edges, m.FeatureDim, m.Classes,
+					human(m.FeatureBytes()), src, m.Created.Format("2006-01-02 15:04"))
+			}
+			return tw.Flush()
+		},
 	}
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
-		return helpOK(err)
-	}
-	dd := dataset.ResolveDataDir(*dataDir)
-	es, err := dataset.ListEntries(dd)
-	if err != nil {
-		return err
-	}
-	if left := dataset.Leftovers(dd); len(left) > 0 {
-		defer fmt.Fprintf(os.Stderr, "note: %d leftover temporary director(ies) from interrupted writes (safe to delete when no generator/importer runs):\n  %s\n",
-			len(left), strings.Join(left, "\n  "))
-	}
-	if len(es) == 0 {
-		fmt.Printf("no datasets in %s\n", dataset.DatasetsDir(dd))
-		return nil
-	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tNODES\tEDGES\tDIM\tCLASSES\tFEATURES\tSOURCE\tCREATED")
-	for _, e := range es {
-		if e.Err != nil {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\tbroken: %v\t-\n", e.Name, e.Err)
-			continue
-		}
-		m := e.Meta
-		src := m.Source.Kind
-		if m.Source.Preset != "" {
-			src += ":" + m.Source.Preset
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", m.Name, m.Nodes, m.Edges, m.FeatureDim, m.Classes,
-			human(m.FeatureBytes()), src, m.Created.Format("2006-01-02 15:04"))
-	}
-	return tw.Flush()
 }
 
-const importUsage = `usage:
-  outcore data import linqs DIR --name N [--split planetoid|random|none] [flags]
-  outcore data import ogb DIR --name N [--undirected] [--split NAME|random|none] [flags]
-  outcore data import npy --name N --features X.npy [--labels Y.npy]
-        (--edges E.npy | --indptr P.npy --indices I.npy)
-        [--train T.npy --val V.npy --test S.npy] [--undirected] [flags]`
-
-func dataImport(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(os.Stderr, importUsage)
-		if len(args) == 0 {
-			return fmt.Errorf("%w: import needs a format: linqs, npy or ogb", ErrUsage)
-		}
-		return nil
+func dataImportCmd() *Command {
+	return &Command{
+		Name:  "import",
+		Args:  "linqs|ogb|npy ... --name N [flags]",
+		Short: "import a dataset (LINQS, OGB raw files, NumPy arrays)",
+		Subcommands: []*Command{
+			importCmd("linqs", "DIR --name N [--split planetoid|random|none] [flags]",
+				"import a LINQS dataset (*.content, *.cites), e.g. Cora", nil),
+			importCmd("ogb", "DIR --name N [--undirected] [--split NAME|random|none] [flags]",
+				"import an OGB node-property dataset from its raw/ and split/ files", nil),
+			importCmd("npy", "--name N --features X.npy [--labels Y.npy] (--edges E.npy | --indptr P.npy --indices I.npy) [--train T.npy --val V.npy --test S.npy] [flags]",
+				"import NumPy arrays", &dataset.NPYSources{}),
+		},
 	}
-	format := args[0]
-	fs := flag.NewFlagSet("data import "+format, flag.ContinueOnError)
-	dataDir := fs.String("data-dir", "", "data directory")
-	name := fs.String("name", "", "dataset name (required)")
+}
+
+// importCmd is `outcore data import <format>`; npy (src non-nil) reads
+// named files instead of a source directory.
+func importCmd(format, args, short string, src *dataset.NPYSources) *Command {
+	var dataDir, name string
 	var opt dataset.ImportOptions
+	fs := newFlagSet("data import "+format, &dataDir)
+	fs.StringVar(&name, "name", "", "dataset name (required)")
 	fs.BoolVar(&opt.Force, "force", false, "replace an existing dataset of that name")
 	fs.StringVar(&opt.Split, "split", "", "split: the source's own (default), random, none; ogb: a split/ subdirectory name")
 	fs.Float64Var(&opt.TrainFrac, "train-frac", 0, "random split: train fraction of labeled nodes (default 0.6)")
@@ -429,15 +343,12 @@ func dataImport(ctx context.Context, args []string) error {
 	fs.Uint64Var(&opt.Seed, "seed", 1, "random split seed")
 	fs.BoolVar(&opt.KeepSelfLoops, "keep-self-loops", false, "keep self-loops (dropped and counted by default)")
 	fs.Int64Var(&opt.SortBudget, "sort-budget", 0, "edges held in memory by the external sort (default 4Mi = 64 MiB)")
-	var src dataset.NPYSources
-	minPos, maxPos := 1, 1
-	switch format {
-	case "linqs":
-	case "ogb":
+	if format != "linqs" {
 		fs.BoolVar(&opt.Undirected, "undirected", false, "store both directions of every edge (e.g. ogbn-products, ogbn-arxiv as usually trained)")
-	case "npy":
-		minPos, maxPos = 0, 0
-		fs.BoolVar(&opt.Undirected, "undirected", false, "store both directions of every edge")
+	}
+	nargs := 1
+	if src != nil {
+		nargs = 0
 		fs.StringVar(&src.Features, "features", "", "features .npy, shape (N, D), float32/float64 (required)")
 		fs.StringVar(&src.Labels, "labels", "", "labels .npy, shape (N,), ints (-1 unlabeled) or floats (NaN unlabeled)")
 		fs.StringVar(&src.Edges, "edges", "", "edge list .npy, shape (2, E) [sources; destinations] or (E, 2)")
@@ -447,51 +358,43 @@ func dataImport(ctx context.Context, args []string) error {
 		fs.StringVar(&src.Val, "val", "", "validation split .npy")
 		fs.StringVar(&src.Test, "test", "", "test split .npy")
 		fs.IntVar(&src.Classes, "classes", 0, "class count (default: max label + 1)")
-	default:
-		fmt.Fprintln(os.Stderr, importUsage)
-		return fmt.Errorf("%w: unknown import format %q (want linqs, npy or ogb)", ErrUsage, format)
 	}
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), importUsage)
-		fs.PrintDefaults()
+	return &Command{
+		Name: format, Args: args, Short: short, Flags: fs, MinArgs: nargs, MaxArgs: nargs,
+		Exec: func(ctx context.Context, s Streams, pos []string) error {
+			if name == "" {
+				return usagef("--name is required")
+			}
+			opt.Progress = progressWriter()
+			root := dataset.DatasetsDir(dataset.ResolveDataDir(dataDir))
+			began := time.Now()
+			var d *dataset.Dataset
+			var err error
+			switch format {
+			case "linqs":
+				d, err = dataset.ImportLINQS(ctx, root, name, pos[0], opt)
+			case "ogb":
+				d, err = dataset.ImportOGB(ctx, root, name, pos[0], opt)
+			case "npy":
+				d, err = dataset.ImportNPY(ctx, root, name, *src, opt)
+			}
+			if err != nil {
+				return datasetErr(err)
+			}
+			m := d.Meta
+			w := s.Out
+			fmt.Fprintf(w, "imported %s (%s) into %s in %.2f s\n", m.Name, format, d.Dir, time.Since(began).Seconds())
+			fmt.Fprintf(w, "  %d nodes, %d edges stored", m.Nodes, m.Edges)
+			if m.Undirected {
+				fmt.Fprint(w, " (undirected: both directions)")
+			}
+			fmt.Fprintf(w, ", %d features, %d classes, split %d/%d/%d (%s)\n", m.FeatureDim, m.Classes, m.Train, m.Val, m.Test, m.Source.Split)
+			ss := m.Source
+			fmt.Fprintf(w, "  input edges dropped: %d naming unknown nodes, %d duplicates, %d self-loops\n", ss.SkippedEdges, ss.DuplicateEdges, ss.SelfLoops)
+			if m.EdgeHomophily != nil {
+				fmt.Fprintf(w, "  edge homophily %.4f\n", *m.EdgeHomophily)
+			}
+			return nil
+		},
 	}
-	pos, err := parseArgs(fs, args[1:], minPos, maxPos)
-	if err != nil {
-		return helpOK(err)
-	}
-	if *name == "" {
-		fs.Usage()
-		return fmt.Errorf("%w: --name is required", ErrUsage)
-	}
-	opt.Progress = progressWriter()
-	root := dataset.DatasetsDir(dataset.ResolveDataDir(*dataDir))
-	began := time.Now()
-	var d *dataset.Dataset
-	switch format {
-	case "linqs":
-		d, err = dataset.ImportLINQS(ctx, root, *name, pos[0], opt)
-	case "ogb":
-		d, err = dataset.ImportOGB(ctx, root, *name, pos[0], opt)
-	case "npy":
-		d, err = dataset.ImportNPY(ctx, root, *name, src, opt)
-	}
-	if err != nil {
-		if errors.Is(err, dataset.ErrConfig) || errors.Is(err, dataset.ErrBadName) {
-			return fmt.Errorf("%w: %v", ErrUsage, err)
-		}
-		return err
-	}
-	m := d.Meta
-	fmt.Printf("imported %s (%s) into %s in %.2f s\n", m.Name, format, d.Dir, time.Since(began).Seconds())
-	fmt.Printf("  %d nodes, %d edges stored", m.Nodes, m.Edges)
-	if m.Undirected {
-		fmt.Print(" (undirected: both directions)")
-	}
-	fmt.Printf(", %d features, %d classes, split %d/%d/%d (%s)\n", m.FeatureDim, m.Classes, m.Train, m.Val, m.Test, m.Source.Split)
-	s := m.Source
-	fmt.Printf("  input edges dropped: %d naming unknown nodes, %d duplicates, %d self-loops\n", s.SkippedEdges, s.DuplicateEdges, s.SelfLoops)
-	if m.EdgeHomophily != nil {
-		fmt.Printf("  edge homophily %.4f\n", *m.EdgeHomophily)
-	}
-	return nil
 }

@@ -11,7 +11,9 @@ import (
 func TestDataCommands(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	run := func(args ...string) error { return Data(ctx, append(args, "--data-dir", dir)) }
+	run := func(args ...string) error {
+		return Run(ctx, discard, append(append([]string{"data"}, args...), "--data-dir", dir))
+	}
 	if err := run("gen", "--preset", "tiny", "--name", "t", "--nodes", "3000", "--dim", "8", "--quiet"); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,21 +21,17 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	"outcore/experiments"
+	"outcore/report"
 	"outcore/store"
 )
 
-const expUsage = `usage: outcore exp <subcommand> [flags]
-
-subcommands:
-  create  --file GRID.json [--wait]        create an experiment and queue its runs
-  list                                     list experiments: a header, then one per line, id first
-  show    ID                               an experiment's runs and its comparison table
-  export  ID --csv [--what runs|epochs|samples] [-o FILE]
-                                           tidy CSV (one row per observation, with run_id)
-  cancel  ID | --run RUN                   cancel an experiment's queued and running runs, or one run
-  retry   ID | --run RUN                   requeue an experiment's failed, cancelled and interrupted
-                                           runs, or one finished run (any outcome)
-  delete  ID                               delete an experiment with its runs and data
+// expCmd is `outcore exp`.
+func expCmd() *Command {
+	return &Command{
+		Name:  "exp",
+		Args:  "<command> [flags]",
+		Short: "create, list, show and export experiments",
+		Long: withSystems(`Experiments are grids of training runs, kept in the data directory's store.
 
 Runs are executed by the process that holds the data directory's queue:
 'outcore serve', or 'outcore exp create --wait', which runs the queue
@@ -48,52 +46,10 @@ A grid file:
 Axes: system, mem_limit ("512MiB", "25%" of the features, "none"),
 feature_dim (runs on <dataset>-d<dim>, generated from the dataset's
 generator config when missing), batch_size, model, fanout, repeat. Other
-top-level keys are fields of the run configuration (see 'outcore train -h').
-
-Every subcommand takes --data-dir (default: $OUTCORE_DATA, else
-$XDG_DATA_HOME/outcore, else ~/.local/share/outcore).`
-
-// Exp runs `outcore exp`.
-func Exp(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, withSystems(expUsage))
-		return fmt.Errorf("%w: exp needs a subcommand", ErrUsage)
+top-level keys are fields of the run configuration (see 'outcore train -h').`),
+		Subcommands: []*Command{expCreateCmd(), expListCmd(), expShowCmd(), expExportCmd(),
+			expCancelCmd(), expRetryCmd(), expDeleteCmd()},
 	}
-	var err error
-	switch args[0] {
-	case "create":
-		err = expCreate(ctx, args[1:], os.Stdout)
-	case "list", "ls":
-		err = expList(ctx, args[1:], os.Stdout)
-	case "show":
-		err = expShow(ctx, args[1:], os.Stdout)
-	case "export":
-		err = expExport(ctx, args[1:], os.Stdout)
-	case "cancel":
-		err = expCancel(ctx, args[1:], os.Stdout)
-	case "retry":
-		err = expRetry(ctx, args[1:], os.Stdout)
-	case "delete", "rm":
-		err = expDelete(ctx, args[1:], os.Stdout)
-	case "-h", "--help", "help":
-		fmt.Fprintln(os.Stdout, withSystems(expUsage))
-		return nil
-	default:
-		fmt.Fprintln(os.Stderr, withSystems(expUsage))
-		return fmt.Errorf("%w: unknown exp subcommand %q", ErrUsage, args[0])
-	}
-	return helpOK(err)
-}
-
-// expFlags is a flag set with --data-dir.
-func expFlags(name, usage string) (*flag.FlagSet, *string) {
-	fs := flag.NewFlagSet("exp "+name, flag.ContinueOnError)
-	dir := fs.String("data-dir", "", "data directory (default $OUTCORE_DATA, else $XDG_DATA_HOME/outcore, else ~/.local/share/outcore)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: outcore exp %s\n\nflags:\n", usage)
-		fs.PrintDefaults()
-	}
-	return fs, dir
 }
 
 // openStore opens the data directory's database.
@@ -110,67 +66,76 @@ func openStore(ctx context.Context, dirFlag string) (*store.Store, string, error
 func parseID(s, what string) (int64, error) {
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || id <= 0 {
-		return 0, fmt.Errorf("%w: %s id %q is not a positive integer", ErrUsage, what, s)
+		return 0, usagef("%s id %q is not a positive integer", what, s)
 	}
 	return id, nil
 }
 
-func expCreate(ctx context.Context, args []string, out io.Writer) error {
-	fs, dirFlag := expFlags("create", "create --file GRID.json [--wait] [flags]")
-	file := fs.String("file", "", "grid file (- for stdin)")
-	wait := fs.Bool("wait", false, "run the queue here until this experiment has finished, showing progress")
-	conc := fs.Int("concurrency", 1, "with --wait: runs at a time")
-	drop := fs.Bool("drop-caches", false, "with --wait: drop the page cache before each run (root only; recorded per run)")
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
-		return err
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func expCreateCmd() *Command {
+	var dataDir, file string
+	var wait, drop bool
+	var conc int
+	fs := newFlagSet("exp create", &dataDir)
+	fs.StringVar(&file, "file", "", "grid file (- for stdin)")
+	fs.BoolVar(&wait, "wait", false, "run the queue here until this experiment has finished, showing progress")
+	fs.IntVar(&conc, "concurrency", 1, "with --wait: runs at a time")
+	fs.BoolVar(&drop, "drop-caches", false, "with --wait: drop the page cache before each run (root only; recorded per run)")
+	return &Command{
+		Name: "create", Args: "--file GRID.json [--wait] [flags]", Short: "create an experiment and queue its runs", Flags: fs,
+		Exec: func(ctx context.Context, s Streams, _ []string) error {
+			if file == "" {
+				return usagef("--file is required")
+			}
+			var grid []byte
+			var err error
+			if file == "-" {
+				grid, err = io.ReadAll(os.Stdin)
+			} else {
+				grid, err = os.ReadFile(file)
+			}
+			if err != nil {
+				return fmt.Errorf("read grid: %w", err)
+			}
+			st, dir, err := openStore(ctx, dataDir)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			m, err := experiments.New(experiments.Options{DataDir: dir, Store: st, Concurrency: conc, DropCaches: drop,
+				Logf: func(f string, a ...any) { fmt.Fprintf(s.Err, "outcore exp: "+f+"\n", a...) }})
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			lastID, err := st.LastEventID(ctx)
+			if err != nil {
+				return err
+			}
+			e, err := m.Create(ctx, grid)
+			if err != nil {
+				if errors.Is(err, experiments.ErrInvalid) {
+					return usagef("%s: %v", file, err)
+				}
+				return err
+			}
+			fmt.Fprintf(s.Out, "experiment %d created: %d runs queued\n", e.ID, e.Counts.Total)
+			if !wait {
+				fmt.Fprintln(s.Out, "runs start when a queue runs: `outcore serve`, or `outcore exp create --wait`")
+				return nil
+			}
+			return waitExperiment(ctx, m, e, lastID, s)
+		},
 	}
-	if *file == "" {
-		fs.Usage()
-		return fmt.Errorf("%w: --file is required", ErrUsage)
-	}
-	var grid []byte
-	var err error
-	if *file == "-" {
-		grid, err = io.ReadAll(os.Stdin)
-	} else {
-		grid, err = os.ReadFile(*file)
-	}
-	if err != nil {
-		return fmt.Errorf("read grid: %w", err)
-	}
-	st, dir, err := openStore(ctx, *dirFlag)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	m, err := experiments.New(experiments.Options{DataDir: dir, Store: st, Concurrency: *conc, DropCaches: *drop,
-		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, "outcore exp: "+f+"\n", a...) }})
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	lastID, err := st.LastEventID(ctx)
-	if err != nil {
-		return err
-	}
-	e, err := m.Create(ctx, grid)
-	if err != nil {
-		if errors.Is(err, experiments.ErrInvalid) {
-			return fmt.Errorf("%w: %s: %v", ErrUsage, *file, err)
-		}
-		return err
-	}
-	fmt.Fprintf(out, "experiment %d created: %d runs queued\n", e.ID, e.Counts.Total)
-	if !*wait {
-		fmt.Fprintln(out, "runs start when a queue runs: `outcore serve`, or `outcore exp create --wait`")
-		return nil
-	}
-	return waitExperiment(ctx, m, e, lastID, out)
 }
 
 // waitExperiment runs the queue (or watches the process that runs it)
 // until experiment e has finished, printing progress.
-func waitExperiment(ctx context.Context, m *experiments.Manager, e store.Experiment, lastID int64, out io.Writer) error {
+func waitExperiment(ctx context.Context, m *experiments.Manager, e store.Experiment, lastID int64, s Streams) error {
 	st := m.Store()
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
@@ -187,7 +152,8 @@ func waitExperiment(ctx context.Context, m *experiments.Manager, e store.Experim
 	watching := false
 	events, unsub := m.SubscribeFrom(lastID)
 	defer unsub()
-	p := &progressPrinter{out: out, st: st, total: e.Counts.Total, tty: term.IsTerminal(int(os.Stderr.Fd()))}
+	out := s.Out
+	p := &progressPrinter{out: out, err: s.Err, st: st, total: e.Counts.Total, tty: isTerminal(s.Err)}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -274,6 +240,7 @@ func waitExperiment(ctx context.Context, m *experiments.Manager, e store.Experim
 // become a status line on a terminal's stderr.
 type progressPrinter struct {
 	out      io.Writer
+	err      io.Writer // the status line on a terminal
 	st       *store.Store
 	total    int
 	tty      bool
@@ -283,7 +250,7 @@ type progressPrinter struct {
 
 func (p *progressPrinter) clear() {
 	if p.line {
-		fmt.Fprint(os.Stderr, "\r\033[K")
+		fmt.Fprint(p.err, "\r\033[K")
 		p.line = false
 	}
 }
@@ -331,139 +298,223 @@ func (p *progressPrinter) event(ctx context.Context, ev store.Event) {
 		}
 		var rec metrics.ProgressRecord
 		json.Unmarshal(ev.Data, &rec)
-		fmt.Fprintf(os.Stderr, "\r\033[K  run %d epoch %d batch %d/%d %s", ev.RunID, rec.Epoch, rec.Batch, rec.Batches, rec.Phase)
+		fmt.Fprintf(p.err, "\r\033[K  run %d epoch %d batch %d/%d %s", ev.RunID, rec.Epoch, rec.Batch, rec.Batches, rec.Phase)
 		p.line = true
 	}
 }
 
-func expList(ctx context.Context, args []string, out io.Writer) error {
-	fs, dirFlag := expFlags("list", "list [flags]")
-	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
-		return err
+func expListCmd() *Command {
+	var dataDir string
+	var asJSON bool
+	fs := newFlagSet("exp list", &dataDir)
+	fs.BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	return &Command{
+		Name: "list", Aliases: []string{"ls"}, Args: "[flags]", Short: "list experiments: a header, then one per line, id first", Flags: fs,
+		Exec: func(ctx context.Context, s Streams, _ []string) error {
+			st, _, err := openStore(ctx, dataDir)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			list, err := st.ListExperiments(ctx)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(s.Out, list)
+			}
+			tw := tabwriter.NewWriter(s.Out, 0, 2, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tDATASET\tSTATE\tRUNS\tQUEUED\tRUNNING\tDONE\tOOM\tFAILED\tCANCELLED\tINTERRUPTED\tCREATED")
+			for _, e := range list {
+				c := e.Counts
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", e.ID, orDash(e.Name), e.Dataset, c.State(),
+					c.Total, c.Queued, c.Running, c.Done, c.OOM, c.Failed, c.Cancelled, c.Interrupted, e.CreatedAt.Format("2006-01-02 15:04:05"))
+			}
+			return tw.Flush()
+		},
 	}
-	st, _, err := openStore(ctx, *dirFlag)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	list, err := st.ListExperiments(ctx)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return writeJSON(out, list)
-	}
-	tw := tabwriter.NewWriter(out, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tDATASET\tSTATE\tRUNS\tQUEUED\tRUNNING\tDONE\tOOM\tFAILED\tCANCELLED\tINTERRUPTED\tCREATED")
-	for _, e := range list {
-		c := e.Counts
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", e.ID, orDash(e.Name), e.Dataset, c.State(),
-			c.Total, c.Queued, c.Running, c.Done, c.OOM, c.Failed, c.Cancelled, c.Interrupted, e.CreatedAt.Format("2006-01-02 15:04:05"))
-	}
-	return tw.Flush()
 }
 
-func expShow(ctx context.Context, args []string, out io.Writer) error {
-	fs, dirFlag := expFlags("show", "show ID [flags]")
-	asJSON := fs.Bool("json", false, "print JSON (experiment, runs, cells) instead of tables")
-	pos, err := parseArgs(fs, args, 1, 1)
-	if err != nil {
-		return err
+// experimentCmd is a command about one experiment given by its ID; run
+// gets the parsed id and the data directory flag's value.
+func experimentCmd(name, args, short string, fs *flag.FlagSet, dataDir *string,
+	run func(ctx context.Context, s Streams, dataDir string, id int64) error) *Command {
+	return &Command{
+		Name: name, Args: args, Short: short, Flags: fs, MinArgs: 1, MaxArgs: 1,
+		Exec: func(ctx context.Context, s Streams, pos []string) error {
+			id, err := parseID(pos[0], "experiment")
+			if err != nil {
+				return err
+			}
+			return run(ctx, s, *dataDir, id)
+		},
 	}
-	id, err := parseID(pos[0], "experiment")
-	if err != nil {
-		return err
-	}
-	st, _, err := openStore(ctx, *dirFlag)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	e, err := st.Experiment(ctx, id)
-	if err != nil {
-		return err
-	}
-	runs, err := st.Runs(ctx, store.RunFilter{ExperimentID: id})
-	if err != nil {
-		return err
-	}
-	cells, err := st.Compare(ctx, id)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return writeJSON(out, map[string]any{"experiment": e, "runs": runs, "cells": cells})
-	}
-	c := e.Counts
-	fmt.Fprintf(out, "experiment %d %s\ndataset %s, created %s, %s: %d runs (%d queued, %d running, %d done, %d oom, %d failed, %d cancelled, %d interrupted)\ngrid %s\n\n",
-		e.ID, orDash(e.Name), e.Dataset, e.CreatedAt.Format(time.RFC3339), c.State(), c.Total, c.Queued, c.Running, c.Done, c.OOM,
-		c.Failed, c.Cancelled, c.Interrupted, e.Grid)
-	tw := tabwriter.NewWriter(out, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSEQ\tATT\tSYSTEM\tDATASET\tMODEL\tBATCH\tFANOUT\tLIMIT\tENFORCED\tREP\tSTATUS\tEPOCHS\tMEAN_EPOCH_S\tBEST_VAL\tTEST\tPEAK_CGROUP\tERROR")
-	for _, r := range runs {
-		status := r.Status
-		if r.Superseded {
-			status += " (retried)"
-		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%v\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Seq, r.Attempt, r.System,
-			r.Dataset, r.Model, r.BatchSize, r.Fanout, limitText(r.MemLimitBytes), r.LimitEnforced, r.Repeat, status, r.EpochsDone,
-			fmtPtr(r.MeanEpochS, "%.3f"), fmtPtr(r.BestValAcc, "%.4f"), fmtPtr(r.TestAcc, "%.4f"), bytesPtr(r.PeakCgroupBytes),
-			oneLine(r.Error, 60))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(out)
-	tw = tabwriter.NewWriter(out, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "SYSTEM\tLIMIT\tDIM\tBATCH\tMODEL\tFANOUT\tRUNS\tDONE\tOOM\tFAILED\tEPOCH_S_MEAN\tEPOCH_S_STD\tEPOCH_S_MIN\tEPOCH_S_MAX\tBEST_VAL\tTEST")
-	for _, cl := range cells {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", cl.System, limitText(cl.MemLimitBytes),
-			cl.FeatureDim, cl.BatchSize, cl.Model, cl.Fanout, cl.Runs, cl.Done, cl.OOM, cl.Failed,
-			fmtPtr(cl.MeanEpochS, "%.3f"), fmtPtr(cl.StdEpochS, "%.3f"), fmtPtr(cl.MinEpochS, "%.3f"), fmtPtr(cl.MaxEpochS, "%.3f"),
-			fmtPtr(cl.MeanBestValAcc, "%.4f"), fmtPtr(cl.MeanTestAcc, "%.4f"))
-	}
-	return tw.Flush()
 }
 
-func expExport(ctx context.Context, args []string, out io.Writer) error {
-	fs, dirFlag := expFlags("export", "export ID --csv [--what runs|epochs|samples] [-o FILE]")
-	csv := fs.Bool("csv", false, "write CSV (the only format)")
-	what := fs.String("what", store.ExportRuns, "rows: runs, epochs or samples")
-	outFile := fs.String("o", "", "write to FILE instead of stdout")
-	pos, err := parseArgs(fs, args, 1, 1)
-	if err != nil {
-		return err
+func expShowCmd() *Command {
+	var dataDir string
+	var asJSON bool
+	fs := newFlagSet("exp show", &dataDir)
+	fs.BoolVar(&asJSON, "json", false, "print JSON (experiment, runs, cells) instead of tables")
+	return experimentCmd("show", "ID [flags]", "an experiment's runs and its comparison table", fs, &dataDir,
+		func(ctx context.Context, s Streams, dataDir string, id int64) error {
+			st, _, err := openStore(ctx, dataDir)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			e, err := st.Experiment(ctx, id)
+			if err != nil {
+				return err
+			}
+			runs, err := st.Runs(ctx, store.RunFilter{ExperimentID: id})
+			if err != nil {
+				return err
+			}
+			cells, err := st.Compare(ctx, id)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(s.Out, map[string]any{"experiment": e, "runs": runs, "cells": cells})
+			}
+			out := s.Out
+			c := e.Counts
+			fmt.Fprintf(out, "experiment %d %s\ndataset %s, created %s, %s: %d runs (%d queued, %d running, %d done, %d oom, %d failed, %d cancelled, %d interrupted)\ngrid %s\n\n",
+				e.ID, orDash(e.Name), e.Dataset, e.CreatedAt.Format(time.RFC3339), c.State(), c.Total, c.Queued, c.Running, c.Done, c.OOM,
+				c.Failed, c.Cancelled, c.Interrupted, e.Grid)
+			tw := tabwriter.NewWriter(out, 0, 2, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUN\tSEQ\tATT\tSYSTEM\tDATASET\tMODEL\tBATCH\tFANOUT\tLIMIT\tENFORCED\tREP\tSTATUS\tEPOCHS\tMEAN_EPOCH_S\tBEST_VAL\tTEST\tPEAK_CGROUP\tERROR")
+			for _, r := range runs {
+				status := r.Status
+				if r.Superseded {
+					status += " (retried)"
+				}
+				fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%v\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Seq, r.Attempt, r.System,
+					r.Dataset, r.Model, r.BatchSize, r.Fanout, limitText(r.MemLimitBytes), r.LimitEnforced, r.Repeat, status, r.EpochsDone,
+					fmtPtr(r.MeanEpochS, "%.3f"), fmtPtr(r.BestValAcc, "%.4f"), fmtPtr(r.TestAcc, "%.4f"), bytesPtr(r.PeakCgroupBytes),
+					oneLine(r.Error, 60))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(out)
+			tw = tabwriter.NewWriter(out, 0, 2, 2, ' ', 0)
+			fmt.Fprintln(tw, "SYSTEM\tLIMIT\tDIM\tBATCH\tMODEL\tFANOUT\tRUNS\tDONE\tOOM\tFAILED\tEPOCH_S_MEAN\tEPOCH_S_STD\tEPOCH_S_MIN\tEPOCH_S_MAX\tBEST_VAL\tTEST")
+			for _, cl := range cells {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", cl.System, limitText(cl.MemLimitBytes),
+					cl.FeatureDim, cl.BatchSize, cl.Model, cl.Fanout, cl.Runs, cl.Done, cl.OOM, cl.Failed,
+					fmtPtr(cl.MeanEpochS, "%.3f"), fmtPtr(cl.StdEpochS, "%.3f"), fmtPtr(cl.MinEpochS, "%.3f"), fmtPtr(cl.MaxEpochS, "%.3f"),
+					fmtPtr(cl.MeanBestValAcc, "%.4f"), fmtPtr(cl.MeanTestAcc, "%.4f"))
+			}
+			return tw.Flush()
+		})
+}
+
+// figureList is the help's list of chart names with their titles.
+func figureList() string {
+	var b strings.Builder
+	frames := report.NewComparison(nil)
+	b.WriteString("figures of an experiment (ID):\n")
+	for _, id := range report.ChartIDs {
+		ch, _ := frames.Chart(id, "")
+		fmt.Fprintf(&b, "  %-17s %s\n", id, ch.Title)
 	}
-	if !*csv {
-		return fmt.Errorf("%w: export needs --csv (the only format)", ErrUsage)
+	b.WriteString("figures of one run (--run RUN):\n")
+	for _, ch := range report.RunCharts(nil, nil) {
+		fmt.Fprintf(&b, "  %-17s %s\n", ch.ID, ch.Title)
 	}
-	id, err := parseID(pos[0], "experiment")
-	if err != nil {
-		return err
+	return b.String()
+}
+
+func expExportCmd() *Command {
+	var (
+		dataDir, what, out, figure, format, baseline string
+		csv                                          bool
+		run                                          int64
+	)
+	fs := newFlagSet("exp export", &dataDir)
+	fs.BoolVar(&csv, "csv", false, "write the tidy CSV table chosen by --what")
+	fs.StringVar(&what, "what", store.ExportRuns, "with --csv: rows of "+strings.Join(store.ExportKinds, ", "))
+	fs.StringVar(&figure, "figure", "", "write this figure (names below)")
+	fs.StringVar(&format, "format", report.FigureSVG, "with --figure: "+strings.Join(report.ExportFormats, ", ")+" (csv: the figure's data)")
+	fs.StringVar(&baseline, "baseline", "", "with --figure normalised: the variant the runtime is divided by (default: the first)")
+	fs.Int64Var(&run, "run", 0, "with --figure: a figure of this run instead of an experiment")
+	fs.StringVar(&out, "out", "", "write to FILE (- = stdout); default: stdout for --csv, for a figure the dashboard's file name (experiment-ID-NAME.FORMAT) in the current directory")
+	fs.StringVar(&out, "o", "", "short for --out")
+	return &Command{
+		Name: "export",
+		Args: "ID --csv [--what runs|epochs|samples] [--out FILE]\n" +
+			"       outcore exp export ID --figure NAME [--format svg|pdf|csv] [--baseline V] [--out FILE]\n" +
+			"       outcore exp export --run RUN --figure NAME [--format svg|pdf|csv] [--out FILE]",
+		Short: "tidy CSV tables (one row per observation) and the dashboard's figures (SVG, PDF)",
+		Long: `Writes an experiment's tidy CSV tables (--csv: runs, epochs or samples, one row
+per observation, with run_id), or one of the figures the dashboard shows and
+exports (--figure), drawn the same way: SVG or PDF, or the figure's data as CSV.
+
+` + figureList(),
+		Flags: fs, MinArgs: 0, MaxArgs: 1,
+		Exec: func(ctx context.Context, s Streams, pos []string) error {
+			var id int64
+			switch {
+			case run > 0 && len(pos) == 0 && figure != "":
+			case run > 0:
+				return usagef("--run takes --figure and no experiment ID")
+			case len(pos) == 0:
+				return usagef("give an experiment ID (or --run RUN --figure NAME)")
+			default:
+				var err error
+				if id, err = parseID(pos[0], "experiment"); err != nil {
+					return err
+				}
+			}
+			if figure == "" {
+				if !csv {
+					return usagef("export needs --csv or --figure NAME")
+				}
+				if !slices.Contains(store.ExportKinds, what) {
+					return usagef("--what %q, want one of %s", what, strings.Join(store.ExportKinds, ", "))
+				}
+				return exportTable(ctx, s, dataDir, id, what, out)
+			}
+			if csv {
+				return usagef("--csv and --figure exclude each other (--figure NAME --format csv writes a figure's data)")
+			}
+			known := report.ChartIDs
+			if run > 0 {
+				known = report.RunChartIDs
+			}
+			if err := report.CheckChart(figure, known); err != nil {
+				return usagef("--figure: %v", err)
+			}
+			if err := report.CheckFormat(format); err != nil {
+				return usagef("--format: %v", err)
+			}
+			return exportFigure(ctx, s, dataDir, id, run, figure, format, baseline, out)
+		},
 	}
-	okWhat := false
-	for _, k := range store.ExportKinds {
-		okWhat = okWhat || k == *what
-	}
-	if !okWhat {
-		return fmt.Errorf("%w: --what %q, want one of %s", ErrUsage, *what, strings.Join(store.ExportKinds, ", "))
-	}
-	st, _, err := openStore(ctx, *dirFlag)
+}
+
+// exportTable streams a tidy CSV table of the store.
+func exportTable(ctx context.Context, s Streams, dataDir string, id int64, what, out string) error {
+	st, _, err := openStore(ctx, dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	w := out
+	if _, err := st.Experiment(ctx, id); err != nil {
+		return err
+	}
+	w := s.Out
 	var f *os.File
-	if *outFile != "" {
-		if f, err = os.Create(*outFile); err != nil {
-			return fmt.Errorf("export: %w", err)
+	if out != "" && out != "-" {
+		if f, err = os.Create(out); err != nil {
+			return err
 		}
 		w = f
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
-	err = st.ExportCSV(ctx, bw, id, *what)
+	err = st.ExportCSV(ctx, bw, id, what)
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
@@ -475,112 +526,151 @@ func expExport(ctx context.Context, args []string, out io.Writer) error {
 	return err
 }
 
-// idOrRun parses `ID` or `--run RUN` of cancel and retry.
-func idOrRun(sub string, args []string) (dirFlag string, id int64, isRun bool, err error) {
-	fs, dir := expFlags(sub, sub+" ID | --run RUN [flags]")
-	run := fs.Int64("run", 0, "act on this one run instead of an experiment")
-	pos, err := parseArgs(fs, args, 0, 1)
-	if err != nil {
-		return "", 0, false, err
-	}
-	switch {
-	case *run > 0 && len(pos) == 0:
-		return *dir, *run, true, nil
-	case *run == 0 && len(pos) == 1:
-		id, err := parseID(pos[0], "experiment")
-		return *dir, id, false, err
-	}
-	fs.Usage()
-	return "", 0, false, fmt.Errorf("%w: give an experiment ID or --run RUN", ErrUsage)
-}
-
-func newManager(ctx context.Context, dirFlag string) (*experiments.Manager, *store.Store, error) {
-	st, dir, err := openStore(ctx, dirFlag)
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := experiments.New(experiments.Options{DataDir: dir, Store: st})
-	if err != nil {
-		st.Close()
-		return nil, nil, err
-	}
-	return m, st, nil
-}
-
-func expCancel(ctx context.Context, args []string, out io.Writer) error {
-	dir, id, isRun, err := idOrRun("cancel", args)
-	if err != nil {
-		return err
-	}
-	m, st, err := newManager(ctx, dir)
+// exportFigure writes one of the dashboard's charts (of experiment id, or
+// of run when run > 0) as a figure or its data.
+func exportFigure(ctx context.Context, s Streams, dataDir string, id, run int64, name, format, baseline, out string) error {
+	st, _, err := openStore(ctx, dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	defer m.Close()
-	if isRun {
-		if err := m.CancelRun(ctx, id); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "run %d cancelled\n", id)
-		return nil
-	}
-	n, err := m.CancelExperiment(ctx, id)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "experiment %d: %d runs cancelled (running ones stop within seconds)\n", id, n)
-	return nil
-}
-
-func expRetry(ctx context.Context, args []string, out io.Writer) error {
-	dir, id, isRun, err := idOrRun("retry", args)
-	if err != nil {
-		return err
-	}
-	m, st, err := newManager(ctx, dir)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	defer m.Close()
-	if isRun {
-		nr, err := m.RetryRun(ctx, id)
+	var ch report.Chart
+	file := report.FileName("experiment", id, name, format)
+	if run > 0 {
+		charts, err := report.LoadRunCharts(ctx, st, run)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "run %d queued as run %d (attempt %d)\n", id, nr.ID, nr.Attempt)
-		return nil
+		for _, c := range charts {
+			if c.ID == name {
+				ch = c
+			}
+		}
+		file = report.FileName("run", run, name, format)
+	} else {
+		cmp, err := report.LoadComparison(ctx, st, nil, id)
+		if err != nil {
+			return err
+		}
+		if baseline != "" && !slices.Contains(cmp.Variants(), baseline) {
+			return usagef("--baseline %q is not a variant of experiment %d (have %s)", baseline, id, strings.Join(cmp.Variants(), ", "))
+		}
+		ch, _ = cmp.Chart(name, baseline)
 	}
-	runs, err := m.RetryExperiment(ctx, id)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := report.WriteChart(&buf, ch, format); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "experiment %d: %d runs queued again\n", id, len(runs))
+	if out == "-" {
+		_, err := s.Out.Write(buf.Bytes())
+		return err
+	}
+	if out == "" {
+		out = file
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Err, "wrote %s (%s, %d bytes)\n", out, ch.Title, buf.Len())
 	return nil
 }
 
-func expDelete(ctx context.Context, args []string, out io.Writer) error {
-	fs, dirFlag := expFlags("delete", "delete ID [flags]")
-	pos, err := parseArgs(fs, args, 1, 1)
-	if err != nil {
-		return err
+// runOrExperimentCmd is cancel or retry: `ID` acts on an experiment,
+// `--run RUN` on one run; act gets the manager.
+func runOrExperimentCmd(name, short string, act func(ctx context.Context, s Streams, m *experiments.Manager, id int64, isRun bool) error) *Command {
+	var dataDir string
+	var run int64
+	fs := newFlagSet("exp "+name, &dataDir)
+	fs.Int64Var(&run, "run", 0, "act on this one run instead of an experiment")
+	return &Command{
+		Name: name, Args: "ID | --run RUN [flags]", Short: short, Flags: fs, MinArgs: 0, MaxArgs: 1,
+		Exec: func(ctx context.Context, s Streams, pos []string) error {
+			var id int64
+			switch {
+			case run > 0 && len(pos) == 0:
+				id = run
+			case run == 0 && len(pos) == 1:
+				var err error
+				if id, err = parseID(pos[0], "experiment"); err != nil {
+					return err
+				}
+			default:
+				return usagef("give an experiment ID or --run RUN")
+			}
+			return withManager(ctx, dataDir, func(m *experiments.Manager) error { return act(ctx, s, m, id, run > 0) })
+		},
 	}
-	id, err := parseID(pos[0], "experiment")
-	if err != nil {
-		return err
-	}
-	m, st, err := newManager(ctx, *dirFlag)
+}
+
+// withManager runs fn with an experiment manager of the data directory
+// (its queue not running).
+func withManager(ctx context.Context, dataDir string, fn func(*experiments.Manager) error) error {
+	st, dir, err := openStore(ctx, dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	defer m.Close()
-	if err := m.DeleteExperiment(ctx, id); err != nil {
+	m, err := experiments.New(experiments.Options{DataDir: dir, Store: st})
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "experiment %d deleted\n", id)
-	return nil
+	defer m.Close()
+	return fn(m)
+}
+
+func expCancelCmd() *Command {
+	return runOrExperimentCmd("cancel", "cancel an experiment's queued and running runs, or one run",
+		func(ctx context.Context, s Streams, m *experiments.Manager, id int64, isRun bool) error {
+			if isRun {
+				if err := m.CancelRun(ctx, id); err != nil {
+					return err
+				}
+				fmt.Fprintf(s.Out, "run %d cancelled\n", id)
+				return nil
+			}
+			n, err := m.CancelExperiment(ctx, id)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "experiment %d: %d runs cancelled (running ones stop within seconds)\n", id, n)
+			return nil
+		})
+}
+
+func expRetryCmd() *Command {
+	return runOrExperimentCmd("retry", "requeue an experiment's failed, cancelled and interrupted runs, or one finished run (any outcome)",
+		func(ctx context.Context, s Streams, m *experiments.Manager, id int64, isRun bool) error {
+			if isRun {
+				nr, err := m.RetryRun(ctx, id)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(s.Out, "run %d queued as run %d (attempt %d)\n", id, nr.ID, nr.Attempt)
+				return nil
+			}
+			runs, err := m.RetryExperiment(ctx, id)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "experiment %d: %d runs queued again\n", id, len(runs))
+			return nil
+		})
+}
+
+func expDeleteCmd() *Command {
+	var dataDir string
+	c := experimentCmd("delete", "ID [flags]", "delete an experiment with its runs and data", newFlagSet("exp delete", &dataDir), &dataDir,
+		func(ctx context.Context, s Streams, dataDir string, id int64) error {
+			return withManager(ctx, dataDir, func(m *experiments.Manager) error {
+				if err := m.DeleteExperiment(ctx, id); err != nil {
+					return err
+				}
+				fmt.Fprintf(s.Out, "experiment %d deleted\n", id)
+				return nil
+			})
+		})
+	c.Aliases = []string{"rm"}
+	return c
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -4,11 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
-	"os"
 	"path/filepath"
 	"sync"
 
@@ -19,14 +18,6 @@ import (
 	"outcore/web"
 )
 
-const serveUsage = `usage: outcore serve [--addr 127.0.0.1:8080] [--data-dir DIR]
-
-Serves the experiment dashboard and runs the experiment queue (one run at a
-time by default). On first start it creates the default dataset (preset
-"small", named "default") and a ready-to-start example experiment, which the
-experiment list offers with a Start button (nothing runs until you start it).
-It binds 127.0.0.1 unless --addr names another address.`
-
 // Default dataset and example made on first start.
 const (
 	defaultDataset = "default"
@@ -34,27 +25,36 @@ const (
 	exampleFile    = "example-memory-limits.json"
 )
 
-// Serve runs `outcore serve`.
-func Serve(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+// serveCmd is `outcore serve`.
+func serveCmd() *Command {
+	var dataDir string
+	fs := newFlagSet("serve", &dataDir)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
-	dataDir := fs.String("data-dir", "", "data directory (default: $OUTCORE_DATA, else $XDG_DATA_HOME/outcore, else ~/.local/share/outcore)")
 	concurrency := fs.Int("concurrency", 1, "runs that may run at the same time")
 	dropCaches := fs.Bool("drop-caches", false, "drop the page cache before each run (needs root)")
-	fs.Usage = func() { fmt.Fprintln(os.Stderr, serveUsage); fs.PrintDefaults() }
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+	return &Command{
+		Name:  "serve",
+		Args:  "[--addr 127.0.0.1:8080] [--data-dir DIR] [flags]",
+		Short: "serve the experiment dashboard",
+		Long: `Serves the experiment dashboard and runs the experiment queue (one run at a
+time by default). On first start it creates the default dataset (preset
+"small", named "default") and a ready-to-start example experiment, which the
+experiment list offers with a Start button (nothing runs until you start it).
+It binds 127.0.0.1 unless --addr names another address.`,
+		Flags: fs,
+		Exec: func(ctx context.Context, s Streams, _ []string) error {
+			if *concurrency < 1 {
+				return usagef("--concurrency must be at least 1")
+			}
+			return serve(ctx, s, dataset.ResolveDataDir(dataDir), *addr, *concurrency, *dropCaches)
+		},
 	}
-	if *concurrency < 1 {
-		return fmt.Errorf("%w: --concurrency must be at least 1", ErrUsage)
-	}
-	dir := dataset.ResolveDataDir(*dataDir)
-	logger := log.New(os.Stderr, "serve: ", log.LstdFlags)
+}
 
-	if err := firstStart(ctx, dir, logger); err != nil {
+// serve runs the dashboard and the queue until ctx ends.
+func serve(ctx context.Context, s Streams, dir, addr string, concurrency int, dropCaches bool) error {
+	logger := log.New(s.Err, "serve: ", log.LstdFlags)
+	if err := firstStart(ctx, dir, s.Err, logger); err != nil {
 		return err
 	}
 	st, err := store.OpenDataDir(ctx, dir)
@@ -63,16 +63,16 @@ func Serve(ctx context.Context, args []string) error {
 	}
 	defer st.Close()
 	mgr, err := experiments.New(experiments.Options{
-		DataDir: dir, Store: st, Concurrency: *concurrency, DropCaches: *dropCaches,
+		DataDir: dir, Store: st, Concurrency: concurrency, DropCaches: dropCaches,
 		Logf: func(format string, a ...any) { logger.Printf(format, a...) },
 	})
 	if err != nil {
 		return err
 	}
 	defer mgr.Close()
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", *addr, err)
+		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	defer ln.Close()
 	var hosts []string // on loopback, only loopback names (no DNS rebinding)
@@ -98,7 +98,7 @@ func Serve(ctx context.Context, args []string) error {
 			logger.Printf("queue stopped: %v", err)
 		}
 	}()
-	fmt.Fprintf(os.Stderr, "outcore dashboard: http://%s  (data directory %s; Ctrl-C stops)\n", ln.Addr(), dir)
+	fmt.Fprintf(s.Err, "outcore dashboard: http://%s  (data directory %s; Ctrl-C stops)\n", ln.Addr(), dir)
 	err = srv.Serve(ctx, ln)
 	wg.Wait() // running children are stopped and recorded as interrupted
 	return err
@@ -106,7 +106,7 @@ func Serve(ctx context.Context, args []string) error {
 
 // firstStart creates the default dataset and the example experiment's grid
 // file when the data directory has no dataset yet.
-func firstStart(ctx context.Context, dir string, logger *log.Logger) error {
+func firstStart(ctx context.Context, dir string, progress io.Writer, logger *log.Logger) error {
 	entries, err := dataset.ListEntries(dir)
 	if err != nil {
 		return err
@@ -118,13 +118,13 @@ func firstStart(ctx context.Context, dir string, logger *log.Logger) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "first start: generating the default dataset %q (preset %s: %s) in %s\n",
+	fmt.Fprintf(progress, "first start: generating the default dataset %q (preset %s: %s) in %s\n",
 		defaultDataset, defaultPreset, dataset.PresetDoc(defaultPreset), dataset.DatasetsDir(dir))
 	if _, err := dataset.GenerateWith(ctx, dataset.DatasetsDir(dir), defaultDataset, cfg,
-		dataset.GenOptions{Progress: os.Stderr, Preset: defaultPreset, NoIndptr: true}); err != nil {
+		dataset.GenOptions{Progress: progress, Preset: defaultPreset, NoIndptr: true}); err != nil {
 		return fmt.Errorf("first start: %w", err)
 	}
-	fmt.Fprintln(os.Stderr)
+	fmt.Fprintln(progress)
 	grid, err := exampleGrid()
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ func TestServeFirstStartAndShutdown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, []string{"--addr", addr, "--data-dir", dir}) }()
+	go func() { done <- Run(ctx, discard, []string{"serve", "--addr", addr, "--data-dir", dir}) }()
 
 	var page string
 	deadline := time.Now().Add(2 * time.Minute)
@@ -81,14 +81,14 @@ func TestServeFirstStartAndShutdown(t *testing.T) {
 		t.Fatal("serve did not stop within 10 s of the signal")
 	}
 	// Second start: no new dataset, the example stays.
-	if err := firstStart(context.Background(), dir, nil); err != nil {
+	if err := firstStart(context.Background(), dir, io.Discard, nil); err != nil {
 		t.Errorf("second first-start: %v", err)
 	}
 }
 
 func TestServeRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{{"--concurrency", "0"}, {"--nope"}, {"extra"}} {
-		if err := Serve(context.Background(), args); !errors.Is(err, ErrUsage) {
+		if err := Run(context.Background(), discard, append([]string{"serve"}, args...)); !errors.Is(err, ErrUsage) {
 			t.Errorf("serve %v: %v, want a usage error", args, err)
 		}
 	}

@@ -2,31 +2,13 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"outcore/engine/train"
 )
-
-const systemsUsage = `usage: outcore systems [--json]
-
-Lists the training-system variants this binary has registered
-(engine/train.Variants, in display order): name, paper, what each does, and
-the options it reads (` + "`outcore train --opt key=value`" + `). --json prints
-[{"name","paper","summary","options":[{"key","type","default","help"}]}].
-
-flags:`
-
-// Systems runs `outcore systems`.
-func Systems(ctx context.Context, args []string) error {
-	return helpOK(systems(args, os.Stdout, os.Stderr))
-}
 
 // systemJSON is one variant in `outcore systems --json`.
 type systemJSON struct {
@@ -36,25 +18,29 @@ type systemJSON struct {
 	Options []train.Option `json:"options"`
 }
 
-func systems(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("systems", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, systemsUsage)
-		fs.PrintDefaults()
+// systemsCmd is `outcore systems`.
+func systemsCmd() *Command {
+	var asJSON bool
+	fs := newFlagSet("systems", nil)
+	fs.BoolVar(&asJSON, "json", false, "print JSON instead of text")
+	return &Command{
+		Name:  "systems",
+		Args:  "[--json]",
+		Short: "list the system variants and their options",
+		Long: `Lists the training-system variants this binary has registered
+(engine/train.Variants, in display order): name, paper, what each does, and
+the options it reads (` + "`outcore train --opt key=value`" + `). --json prints
+[{"name","paper","summary","options":[{"key","type","default","help"}]}].`,
+		Flags: fs,
+		Exec: func(ctx context.Context, s Streams, _ []string) error {
+			return systems(s.Out, asJSON)
+		},
 	}
-	asJSON := fs.Bool("json", false, "print JSON instead of text")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: systems takes no arguments (got %q)", ErrUsage, fs.Args())
-	}
+}
+
+func systems(stdout io.Writer, asJSON bool) error {
 	vs := train.Variants()
-	if *asJSON {
+	if asJSON {
 		out := make([]systemJSON, len(vs))
 		for i, v := range vs {
 			out[i] = systemJSON{Name: v.Name, Paper: v.Paper, Summary: v.Summary, Options: v.Options}
@@ -62,9 +48,7 @@ func systems(args []string, stdout, stderr io.Writer) error {
 				out[i].Options = []train.Option{}
 			}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return writeJSON(stdout, out)
 	}
 	for i, v := range vs {
 		if i > 0 {

@@ -15,7 +15,7 @@ import (
 // with its paper and declared options, in display order.
 func TestSystemsJSON(t *testing.T) {
 	var out, errb bytes.Buffer
-	if err := systems([]string{"--json"}, &out, &errb); err != nil {
+	if err := Run(context.Background(), Streams{Out: &out, Err: &errb}, []string{"systems", "--json"}); err != nil {
 		t.Fatal(err)
 	}
 	var got []struct {
@@ -51,10 +51,10 @@ func TestSystemsJSON(t *testing.T) {
 		t.Fatalf("order %v: want every variant, reference last", byName)
 	}
 	out.Reset()
-	if err := systems(nil, &out, &errb); err != nil || !strings.Contains(out.String(), "superbatch") {
+	if err := Run(context.Background(), Streams{Out: &out, Err: &errb}, []string{"systems"}); err != nil || !strings.Contains(out.String(), "superbatch") {
 		t.Fatalf("text listing: %v\n%s", err, out.String())
 	}
-	if err := systems([]string{"extra"}, &out, &errb); !errors.Is(err, ErrUsage) {
+	if err := Run(context.Background(), discard, []string{"systems", "extra"}); !errors.Is(err, ErrUsage) {
 		t.Fatalf("argument accepted: %v", err)
 	}
 }
@@ -62,7 +62,7 @@ func TestSystemsJSON(t *testing.T) {
 // TestTrainUnknownOption: `outcore train --system ginex --opt nosuchkey=1`
 // fails before any data is read, naming the variant's known keys.
 func TestTrainUnknownOption(t *testing.T) {
-	err := Train(context.Background(), []string{"--dataset", "d", "--data-dir", t.TempDir(), "--system", "ginex", "--opt", "nosuchkey=1"})
+	err := Run(context.Background(), discard, []string{"train", "--dataset", "d", "--data-dir", t.TempDir(), "--system", "ginex", "--opt", "nosuchkey=1"})
 	if !errors.Is(err, ErrUsage) {
 		t.Fatalf("err %v", err)
 	}

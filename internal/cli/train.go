@@ -2,12 +2,12 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,209 +21,184 @@ import (
 	"outcore/internal/version"
 )
 
-const trainUsage = `usage: outcore train --dataset D [flags]
-       outcore train --config run.json [flags that override the file]
-
-Trains one model with one system variant. Stdout carries the run's records,
+// trainCmd is `outcore train`.
+func trainCmd() *Command {
+	var cfg train.Config
+	var raw []string // the command line, passed on when --mem-limit re-runs it in a cgroup
+	def := train.DefaultConfig()
+	cmd := &Command{
+		Name:  "train",
+		Args:  "--dataset D [flags]\n       outcore train --config run.json [flags that override the file]",
+		Short: "train one model with one system variant",
+		Long: `Trains one model with one system variant. Stdout carries the run's records,
 one JSON object per line (engine/metrics/records.go): start, log, sample
 (every second), progress, epoch, and a final summary whose test_acc is the
 test accuracy at the epoch of best val_acc. When stderr is a terminal a
 progress bar and one line per epoch are drawn there.
 
-flags:`
+Every flag sets the run configuration field of the same name (train.Config,
+the fields of the --config file); --config loads the file first, and flags
+given override it.
 
-// Train runs `outcore train`.
-func Train(ctx context.Context, args []string) error {
-	cfg, err := parseTrainArgs(args, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
+systems: ` + strings.Join(train.Names(), ", "),
+		Flags: trainFlags(&def, new(string)),
 	}
-	if err != nil {
+	cmd.Parse = func(args []string) ([]string, error) {
+		raw = args
+		var err error
+		cfg, err = parseTrainArgs(args)
+		return nil, err
+	}
+	cmd.Exec = func(ctx context.Context, s Streams, _ []string) error {
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		// --mem-limit: re-run this command inside its own memory cgroup and
+		// watch it (engine/system/memlimit.go); handled=false runs it here.
+		if handled, err := system.RunUnderMemLimit(ctx, cfg, raw, s.Out, s.Err); handled {
+			return err
+		}
+		g := gpu.Open()
+		defer g.Close()
+		opt := &train.RunOptions{GPU: g, GPUName: g.Name(), Version: version.String(), MemoryLimit: system.OwnGroupLimit}
+		var bar *progressBar
+		if f, ok := s.Err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			bar = &progressBar{w: s.Err, epochs: cfg.Epochs}
+			opt.Progress = bar.progress
+			opt.OnEpoch = bar.epoch
+		}
+		sum, err := train.Run(ctx, cfg, s.Out, opt)
+		if bar != nil {
+			bar.finish(sum)
+		}
 		return err
 	}
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	// --mem-limit: re-run this command inside its own memory cgroup and
-	// watch it (engine/system/memlimit.go); handled=false runs it here.
-	if handled, err := system.RunUnderMemLimit(ctx, cfg, args, os.Stdout, os.Stderr); handled {
-		return err
-	}
-	g := gpu.Open()
-	defer g.Close()
-	opt := &train.RunOptions{GPU: g, GPUName: g.Name(), Version: outcoreVersion(), MemoryLimit: system.OwnGroupLimit}
-	var bar *progressBar
-	if term.IsTerminal(int(os.Stderr.Fd())) {
-		bar = &progressBar{w: os.Stderr, epochs: cfg.Epochs}
-		opt.Progress = bar.progress
-		opt.OnEpoch = bar.epoch
-	}
-	sum, err := train.Run(ctx, cfg, os.Stdout, opt)
-	if bar != nil {
-		bar.finish(sum)
-	}
-	return err
+	return cmd
 }
 
-// parseTrainArgs builds the run configuration: defaults, then the --config
-// file, then every flag given explicitly.
-func parseTrainArgs(args []string, stderr io.Writer) (train.Config, error) {
-	def := train.DefaultConfig()
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, trainUsage)
-		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nsystems: %s\n", strings.Join(train.Names(), ", "))
-	}
-	var (
-		configPath = fs.String("config", "", "JSON file with the run configuration (fields as train.Config)")
-		c          = def
-		fanout     = fs.String("fanout", joinInts(def.Fanout), "neighbours sampled per hop, seeds' hop first; -1 = all")
-		evalFanout = fs.String("eval-fanout", "", "fanouts of sampled evaluation (default: --fanout)")
-		warmup     = fs.Int("warmup", -1, "warm-up epochs flagged in the records (default 1 when epochs > 1)")
-		opts       optList
-	)
-	fs.StringVar(&c.Dataset, "dataset", "", "dataset name (in the data directory)")
-	fs.StringVar(&c.DataDir, "data-dir", "", "data directory (default $OUTCORE_DATA, else $XDG_DATA_HOME/outcore, else ~/.local/share/outcore)")
-	fs.StringVar(&c.System, "system", def.System, "system variant")
-	fs.StringVar(&c.Model, "model", def.Model, "sage, gcn or gat")
-	fs.IntVar(&c.Layers, "layers", 0, "layers (default: number of fanouts; must match)")
-	fs.IntVar(&c.Hidden, "hidden", def.Hidden, "hidden width (gat: concatenated width of all heads)")
-	fs.IntVar(&c.Heads, "heads", def.Heads, "attention heads (gat)")
-	fs.IntVar(&c.Batch, "batch", def.Batch, "seeds per training batch (0 = whole training split)")
-	fs.IntVar(&c.Epochs, "epochs", def.Epochs, "epochs")
-	fs.Float64Var(&c.LR, "lr", def.LR, "Adam learning rate")
-	fs.Float64Var(&c.Dropout, "dropout", def.Dropout, "dropout probability")
-	fs.Float64Var(&c.WeightDecay, "weight-decay", def.WeightDecay, "L2 weight decay (Adam)")
-	fs.Int64Var(&c.Seed, "seed", def.Seed, "random seed (initialisation, shuffling, sampling, dropout)")
-	fs.StringVar(&c.IO, "io", def.IO, "storage backend: uring, pread, mmap or auto")
-	fs.IntVar(&c.QueueDepth, "queue-depth", 0, "I/O queue depth per reader (0 = storage default)")
-	fs.BoolVar(&c.RowNormalize, "row-normalize", false, "divide every feature row by its sum (Planetoid preprocessing)")
-	fs.StringVar(&c.Eval, "eval", def.Eval, "evaluation: sampled (with --eval-fanout) or full neighbourhoods")
-	fs.IntVar(&c.EvalBatch, "eval-batch", 0, "nodes per evaluation batch (default max(batch, 1000))")
-	fs.IntVar(&c.EvalEvery, "eval-every", def.EvalEvery, "evaluate every n-th epoch (and the last)")
-	fs.IntVar(&c.EvalMaxNodes, "eval-max-nodes", 0, "evaluate at most this many val/test nodes per split, a fixed random subset (0 = 10000, -1 = all)")
-	fs.StringVar(&c.ModelMem, "model-mem", "", `where the CPU model step is accounted under --mem-limit: "device" (default; outside the budget, as GPU memory in the papers) or "host"`)
-	fs.StringVar(&c.MemLimit, "mem-limit", "", `memory budget: "2GiB", "512MB" or a share of the feature bytes "25%"`)
-	fs.Var(&opts, "opt", "variant option key=value (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return c, err
-		}
-		return c, fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
-	}
-	cfg := def
-	if *configPath != "" {
-		var err error
-		if cfg, err = train.LoadConfigFile(*configPath); err != nil {
-			return cfg, fmt.Errorf("%w: %v", ErrUsage, err)
-		}
-	}
-	var ferr error
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "config":
-		case "dataset":
-			cfg.Dataset = c.Dataset
-		case "data-dir":
-			cfg.DataDir = c.DataDir
-		case "system":
-			cfg.System = c.System
-		case "model":
-			cfg.Model = c.Model
-		case "layers":
-			cfg.Layers = c.Layers
-		case "hidden":
-			cfg.Hidden = c.Hidden
-		case "heads":
-			cfg.Heads = c.Heads
-		case "batch":
-			cfg.Batch = c.Batch
-		case "epochs":
-			cfg.Epochs = c.Epochs
-		case "lr":
-			cfg.LR = c.LR
-		case "dropout":
-			cfg.Dropout = c.Dropout
-		case "weight-decay":
-			cfg.WeightDecay = c.WeightDecay
-		case "seed":
-			cfg.Seed = c.Seed
-		case "io":
-			cfg.IO = c.IO
-		case "queue-depth":
-			cfg.QueueDepth = c.QueueDepth
-		case "row-normalize":
-			cfg.RowNormalize = c.RowNormalize
-		case "eval":
-			cfg.Eval = c.Eval
-		case "eval-batch":
-			cfg.EvalBatch = c.EvalBatch
-		case "eval-every":
-			cfg.EvalEvery = c.EvalEvery
-		case "eval-max-nodes":
-			cfg.EvalMaxNodes = c.EvalMaxNodes
-		case "mem-limit":
-			cfg.MemLimit = c.MemLimit
-		case "model-mem":
-			cfg.ModelMem = c.ModelMem
-		case "fanout":
-			v, err := train.ParseIntList(*fanout)
+// trainFlags binds every flag of `outcore train` onto the fields of c
+// (their current values are the defaults); configPath receives --config.
+// TestTrainFlagsCoverConfig checks that each json field of train.Config is
+// set by a flag here or listed in configFileOnly.
+func trainFlags(c *train.Config, configPath *string) *flag.FlagSet {
+	fs := newFlagSet("train", &c.DataDir)
+	fs.StringVar(configPath, "config", "", "JSON file with the run configuration (fields as train.Config); flags given override it")
+	fs.StringVar(&c.Dataset, "dataset", c.Dataset, "dataset name (in the data directory)")
+	fs.StringVar(&c.System, "system", c.System, "system variant")
+	fs.StringVar(&c.Model, "model", c.Model, "sage, gcn or gat")
+	fs.IntVar(&c.Layers, "layers", c.Layers, "layers (default: number of fanouts; must match)")
+	fs.IntVar(&c.Hidden, "hidden", c.Hidden, "hidden width (gat: concatenated width of all heads)")
+	fs.IntVar(&c.Heads, "heads", c.Heads, "attention heads (gat)")
+	fs.Float64Var(&c.Dropout, "dropout", c.Dropout, "dropout probability")
+	fs.Var((*intList)(&c.Fanout), "fanout", "neighbours sampled per hop, seeds' hop first; -1 = all")
+	fs.IntVar(&c.Batch, "batch", c.Batch, "seeds per training batch (0 = whole training split)")
+	fs.IntVar(&c.Epochs, "epochs", c.Epochs, "epochs")
+	fs.Float64Var(&c.LR, "lr", c.LR, "Adam learning rate")
+	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "L2 weight decay (Adam)")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed (initialisation, shuffling, sampling, dropout)")
+	fs.BoolVar(&c.RowNormalize, "row-normalize", c.RowNormalize, "divide every feature row by its sum (Planetoid preprocessing)")
+	fs.StringVar(&c.Eval, "eval", c.Eval, "evaluation: sampled (with --eval-fanout) or full neighbourhoods")
+	fs.Var((*intList)(&c.EvalFanout), "eval-fanout", "fanouts of sampled evaluation (default: --fanout)")
+	fs.IntVar(&c.EvalBatch, "eval-batch", c.EvalBatch, "nodes per evaluation batch (default max(batch, 1000))")
+	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "evaluate every n-th epoch (and the last)")
+	fs.IntVar(&c.EvalMaxNodes, "eval-max-nodes", c.EvalMaxNodes, "evaluate at most this many val/test nodes per split, a fixed random subset (0 = 10000, -1 = all)")
+	fs.Var(optionalInt{&c.WarmupEpochs}, "warmup", "warm-up epochs flagged in the records (default 1 when epochs > 1)")
+	fs.StringVar(&c.IO, "io", c.IO, "storage backend: uring, pread, mmap or auto")
+	fs.IntVar(&c.QueueDepth, "queue-depth", c.QueueDepth, "I/O queue depth per reader (0 = storage default)")
+	fs.BoolVar(&c.AllowBuffered, "allow-buffered", c.AllowBuffered, "fall back to page-cache reads where the file system refuses O_DIRECT (tmpfs); not for measurements")
+	fs.StringVar(&c.MemLimit, "mem-limit", c.MemLimit, `memory budget: "2GiB", "512MB" or a share of the feature bytes "25%"`)
+	fs.StringVar(&c.ModelMem, "model-mem", c.ModelMem, `where the CPU model step is accounted under --mem-limit: "device" (default; outside the budget, as GPU memory in the papers) or "host"`)
+	fs.Var((*optMap)(&c.Options), "opt", "variant option key=value (repeatable)")
+	return fs
+}
+
+// configFileOnly are the json fields of train.Config that no flag sets,
+// with the reason.
+var configFileOnly = map[string]string{
+	"mem_limit_bytes": "resolved from mem_limit (train.Config.Resolve); the runner writes it into the child's config",
+}
+
+// parseTrainArgs builds the run configuration: the defaults, or the
+// --config file over them, then every flag given.
+func parseTrainArgs(args []string) (train.Config, error) {
+	var configPath string
+	cfg, fs, pos, err := parseOver(args,
+		func(c *train.Config) *flag.FlagSet { return trainFlags(c, &configPath) },
+		func() (train.Config, error) {
+			if configPath == "" {
+				return train.DefaultConfig(), nil
+			}
+			c, err := train.LoadConfigFile(configPath)
 			if err != nil {
-				ferr = fmt.Errorf("%w: --fanout: %v", ErrUsage, err)
+				return c, fmt.Errorf("%w: %v", ErrUsage, err)
 			}
-			cfg.Fanout = v
-		case "eval-fanout":
-			v, err := train.ParseIntList(*evalFanout)
-			if err != nil {
-				ferr = fmt.Errorf("%w: --eval-fanout: %v", ErrUsage, err)
-			}
-			cfg.EvalFanout = v
-		case "warmup":
-			w := *warmup
-			cfg.WarmupEpochs = &w
-		case "opt":
-			if cfg.Options == nil {
-				cfg.Options = map[string]string{}
-			}
-			for k, v := range opts {
-				cfg.Options[k] = v
-			}
-		}
-	})
+			return c, nil
+		})
+	if err != nil {
+		return cfg, err
+	}
+	if len(pos) > 0 {
+		return cfg, usagef("unexpected argument %q", pos[0])
+	}
 	// --layers without --fanout: repeat the default fanout's first entry.
-	if ferr == nil && cfg.Layers > 0 && cfg.Layers != len(cfg.Fanout) && !flagSet(fs, "fanout") && *configPath == "" {
+	if cfg.Layers > 0 && cfg.Layers != len(cfg.Fanout) && !flagGiven(fs, "fanout") && configPath == "" {
+		def := train.DefaultConfig()
 		f := make([]int, cfg.Layers)
 		for i := range f {
 			f[i] = def.Fanout[0]
 		}
 		cfg.Fanout = f
 	}
-	return cfg, ferr
+	return cfg, nil
 }
 
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
+// intList is a flag of comma-separated integers ("10,5", "-1,-1").
+type intList []int
 
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = fmt.Sprint(x)
+func (l *intList) String() string {
+	if l == nil {
+		return ""
+	}
+	s := make([]string, len(*l))
+	for i, x := range *l {
+		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
 }
 
-// optList collects repeated --opt key=value flags.
-type optList map[string]string
+func (l *intList) Set(s string) error {
+	v, err := train.ParseIntList(s)
+	if err != nil {
+		return err
+	}
+	*l = v
+	return nil
+}
 
-func (o *optList) String() string {
+// optionalInt is an integer flag whose absence is nil.
+type optionalInt struct{ p **int }
+
+func (o optionalInt) String() string {
+	if o.p == nil || *o.p == nil {
+		return ""
+	}
+	return strconv.Itoa(**o.p)
+}
+
+func (o optionalInt) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("want an integer, got %q", s)
+	}
+	*o.p = &v
+	return nil
+}
+
+// optMap collects repeated key=value flags into a map (added to what the
+// config file set).
+type optMap map[string]string
+
+func (o *optMap) String() string {
 	if o == nil || *o == nil {
 		return ""
 	}
@@ -238,19 +213,17 @@ func (o *optList) String() string {
 	return strings.Join(keys, ",")
 }
 
-func (o *optList) Set(s string) error {
+func (o *optMap) Set(s string) error {
 	k, v, ok := strings.Cut(s, "=")
 	if !ok || strings.TrimSpace(k) == "" {
 		return fmt.Errorf("want key=value, got %q", s)
 	}
 	if *o == nil {
-		*o = optList{}
+		*o = optMap{}
 	}
 	(*o)[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	return nil
 }
-
-func outcoreVersion() string { return version.String() }
 
 // progressBar draws one updating line on a terminal and one line per epoch.
 type progressBar struct {

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"errors"
-	"io"
+	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"outcore/engine/train"
 )
 
 func TestParseTrainArgs(t *testing.T) {
@@ -58,16 +61,73 @@ func TestParseTrainArgs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := parseTrainArgs(tc.args, io.Discard)
+			c, err := parseTrainArgs(tc.args)
 			tc.check(t, err, c.Dataset, c.Model, c.Hidden, c.Epochs, c.Fanout, c.Options, c.Layers)
 		})
 	}
 	// Validation names the field of a bad value.
-	c, err := parseTrainArgs([]string{"--dataset", "d", "--dropout", "1.5"}, io.Discard)
+	c, err := parseTrainArgs([]string{"--dataset", "d", "--dropout", "1.5"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "dropout") {
 		t.Fatalf("validate: %v", err)
+	}
+}
+
+// TestTrainFlagsCoverConfig: every json field of train.Config is set by a
+// flag of `outcore train` (found by setting each flag and seeing which
+// field changes) or listed in configFileOnly, so a new field cannot be
+// silently left out of the command line.
+func TestTrainFlagsCoverConfig(t *testing.T) {
+	jsonName := func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		return name
+	}
+	typ := reflect.TypeFor[train.Config]()
+	setBy := map[string]string{} // json field -> flag
+	var configPath string
+	trainFlags(new(train.Config), &configPath).VisitAll(func(fl *flag.Flag) {
+		for _, v := range []string{"13", "true", "false", "k=v"} {
+			c := train.DefaultConfig()
+			if err := trainFlags(&c, &configPath).Set(fl.Name, v); err != nil {
+				continue
+			}
+			before, after := reflect.ValueOf(train.DefaultConfig()), reflect.ValueOf(c)
+			changed := false
+			for i := range typ.NumField() {
+				if !reflect.DeepEqual(before.Field(i).Interface(), after.Field(i).Interface()) {
+					if prev, ok := setBy[jsonName(typ.Field(i))]; ok {
+						t.Errorf("flags --%s and --%s both set %s", prev, fl.Name, typ.Field(i).Name)
+					}
+					setBy[jsonName(typ.Field(i))] = fl.Name
+					changed = true
+				}
+			}
+			if changed {
+				return
+			}
+		}
+		if fl.Name != "config" {
+			t.Errorf("flag --%s sets no field of train.Config", fl.Name)
+		}
+	})
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name := jsonName(f)
+		if name == "" || name == "-" {
+			continue
+		}
+		_, byFlag := setBy[name]
+		_, fileOnly := configFileOnly[name]
+		switch {
+		case byFlag && fileOnly:
+			t.Errorf("%s (json %q) is set by --%s but listed as config-file-only", f.Name, name, setBy[name])
+		case !byFlag && !fileOnly:
+			t.Errorf("train.Config.%s (json %q) has no flag in trainFlags and is not in configFileOnly", f.Name, name)
+		}
+	}
+	if len(setBy) < 20 {
+		t.Errorf("only %d fields found settable: %v", len(setBy), setBy)
 	}
 }

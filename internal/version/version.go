@@ -4,18 +4,52 @@ package version
 
 import "runtime/debug"
 
-// Commit is set at link time by the Makefile
-// (-X outcore/internal/version.Commit=<short hash>); empty otherwise.
-var Commit string
+// Commit and Dirty are set at link time by the Makefile
+// (-X outcore/internal/version.Commit=<short hash>, and Dirty=true when
+// `git status --porcelain` lists changes); empty otherwise, when the build
+// information's VCS stamp (go build with -buildvcs) is used instead.
+var (
+	Commit string
+	Dirty  string
+)
 
-// String returns the module version of a tagged build, else "devel+<commit>"
-// when the commit is known, else "devel".
+// String returns the module version of a tagged build, else
+// "devel+<commit>", with "-dirty" when the tree the build came from had
+// uncommitted changes, else "devel".
 func String() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+	bi, ok := debug.ReadBuildInfo()
+	if ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
-	if Commit != "" {
-		return "devel+" + Commit
+	commit, dirty := Commit, Dirty == "true"
+	if commit == "" && ok {
+		commit, dirty = vcsStamp(bi.Settings)
 	}
-	return "devel"
+	return describe(commit, dirty)
+}
+
+// vcsStamp reads the commit and modified flag that go build records.
+func vcsStamp(settings []debug.BuildSetting) (commit string, dirty bool) {
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+			if len(commit) > 12 {
+				commit = commit[:12]
+			}
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	return commit, dirty
+}
+
+func describe(commit string, dirty bool) string {
+	if commit == "" {
+		return "devel"
+	}
+	if dirty {
+		return "devel+" + commit + "-dirty"
+	}
+	return "devel+" + commit
 }
