@@ -1,6 +1,6 @@
-// Package cli implements outcore's command line: one tree of commands
-// (Root), one way to parse flags (newFlagSet, parseArgs), one way to ask for
-// help and one way to fail. main.go only calls Main.
+// Package cli implements outcore's command line (DESIGN §8): one tree of
+// commands (Root), one way to parse flags (newFlagSet, parseArgs), one way
+// to ask for help and one way to fail. main.go only calls Main.
 //
 //   - `-h`, `--help`, `outcore help CMD [SUB]` and `outcore CMD help [SUB]`
 //     print a command's help on stdout and exit 0.
