@@ -20,6 +20,7 @@ import (
 	"outcore/experiments"
 	"outcore/report"
 	"outcore/store"
+	"outcore/store/storetest"
 )
 
 // The page benchmark (docs/benchmarks/web.md): every page of the dashboard
@@ -75,7 +76,7 @@ func seedBench(b *testing.B, dir string, st *store.Store, perExp int) (exp, run 
 					return err
 				}
 				for ep := 0; ep < benchEpochs; ep++ {
-					rec := epochRecord(ep, 1+float64(i%7)*0.1)
+					rec := storetest.Epoch(ep, 1+float64(i%7)*0.1)
 					if err := tx.InsertEpoch(r.ID, &rec); err != nil {
 						return err
 					}

@@ -22,6 +22,7 @@ import (
 	_ "outcore/engine/system/all" // registers the variants the form offers
 	"outcore/experiments"
 	"outcore/store"
+	"outcore/store/storetest"
 )
 
 // tinyDir holds the tiny dataset, generated once for the package's tests.
@@ -191,16 +192,6 @@ func (e *testEnv) runs(expID int64) []store.Run {
 	return rs
 }
 
-// epochRecord is a plausible epoch for tests.
-func epochRecord(epoch int, secs float64) metrics.EpochRecord {
-	return metrics.EpochRecord{Type: metrics.TypeEpoch, Epoch: epoch, Warmup: epoch == 0, EpochS: secs,
-		SampleS: secs * 0.2, ExtractS: secs * 0.5, TrainS: secs * 0.3, StallS: secs * 0.1, Batches: 8,
-		Tiers:       map[string]metrics.TierCount{"cpu": {Lookups: 1000, Hits: 400}, "device": {Lookups: 600, Hits: 600}},
-		BytesNeeded: 1 << 20, BytesRead: 3 << 20, ReadAmplification: 3,
-		TrainLoss: 1 / float64(epoch+1), TrainAcc: 0.5, ValAcc: 0.4 + 0.1*float64(epoch), TestAcc: 0.38 + 0.1*float64(epoch),
-		WallS: float64(epoch+1) * secs}
-}
-
 // play acts as the runner for one run: it starts it, reports epochs (with
 // their events, as the runner writes them), a sample and a log line, and
 // ends it with outcome ("" leaves it running).
@@ -226,7 +217,7 @@ func (e *testEnv) play(r store.Run, epochs int, secs float64, outcome string) {
 		return tx.AppendEvent(ev(store.EventStatus, "running", map[string]string{"status": store.StatusRunning}))
 	}))
 	for i := 0; i < epochs; i++ {
-		rec := epochRecord(i, secs)
+		rec := storetest.Epoch(i, secs)
 		must(e.st.Update(ctx, func(tx *store.Tx) error {
 			prog := metrics.ProgressRecord{Type: metrics.TypeProgress, Epoch: i, Batch: 8, Batches: 8, Elapsed: rec.WallS}
 			pb, _ := json.Marshal(prog)
