@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"outcore/engine/dataset"
-	"outcore/experiments/cgroup"
+	"outcore/internal/cgroup"
 	"outcore/store"
 )
 

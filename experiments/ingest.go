@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"outcore/engine/metrics"
-	"outcore/experiments/cgroup"
+	"outcore/internal/cgroup"
 	"outcore/gpu"
 	"outcore/store"
 )

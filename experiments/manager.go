@@ -3,7 +3,7 @@
 // dimensions, batch sizes, models, fanouts, repeats) expanded into runs.
 // Runs wait in a queue stored in SQLite (outcore/store) and run one at a
 // time by default, each as an `outcore train --config <file>` child in its
-// own memory cgroup (outcore/experiments/cgroup). The child's JSON lines
+// own memory cgroup (outcore/internal/cgroup). The child's JSON lines
 // (engine/metrics/records.go) become epochs, samples and events as they
 // arrive; each epoch is committed the moment it arrives, so killing the
 // server loses none the child reported.
@@ -36,7 +36,7 @@ import (
 	"time"
 
 	"outcore/engine/dataset"
-	"outcore/experiments/cgroup"
+	"outcore/internal/cgroup"
 	"outcore/gpu"
 	"outcore/store"
 )

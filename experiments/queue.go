@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"outcore/experiments/cgroup"
+	"outcore/internal/cgroup"
 	"outcore/store"
 )
 

@@ -21,7 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"outcore/engine/dataset"
-	"outcore/experiments/cgroup"
+	"outcore/internal/cgroup"
 	"outcore/store"
 )
 

@@ -1,7 +1,7 @@
 package system
 
 // `outcore train --mem-limit`: the training process runs in its own memory
-// cgroup (experiments/cgroup: v2 memory.max, or v1 memory.limit_in_bytes),
+// cgroup (internal/cgroup: v2 memory.max, or v1 memory.limit_in_bytes),
 // so the page cache it fills counts against the limit, as in the papers'
 // experiments (GNNDrive §5.1 "Memory Capacity", Ginex Fig. 18). The process
 // the user started stays outside as a watcher: it re-executes itself inside
@@ -28,7 +28,7 @@ import (
 	"outcore/engine/metrics"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
-	"outcore/experiments/cgroup"
+	"outcore/internal/cgroup"
 )
 
 // EnvCgroup is set in the environment of a training process placed in a

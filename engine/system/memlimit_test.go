@@ -15,7 +15,7 @@ import (
 	"outcore/engine/system/pygplus"
 	"outcore/engine/system/systest"
 	"outcore/engine/train"
-	"outcore/experiments/cgroup"
+	"outcore/internal/cgroup"
 )
 
 func TestMain(m *testing.M) {
