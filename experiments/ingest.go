@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"outcore/engine/metrics"
-	"outcore/internal/cgroup"
 	"outcore/gpu"
+	"outcore/internal/cgroup"
 	"outcore/store"
 )
 
@@ -46,9 +46,15 @@ type ingester struct {
 	lastErr    string
 }
 
-func newIngester(m *Manager, r store.Run, grp *cgroup.Group, host metrics.HostFacts) *ingester {
-	return &ingester{m: m, run: r, grp: grp, gpu: m.opts.GPU, host: host,
-		in: make(chan []byte, 256), done: make(chan struct{})}
+func newIngester(m *Manager, r store.Run) *ingester {
+	return &ingester{m: m, run: r, gpu: m.opts.GPU, in: make(chan []byte, 256), done: make(chan struct{})}
+}
+
+// start runs the loop once the child runs in grp (nil without a cgroup);
+// host is the runner's view of the machine. Lines sent before wait for it.
+func (g *ingester) start(grp *cgroup.Group, host metrics.HostFacts) {
+	g.grp, g.host = grp, host
+	go g.loop()
 }
 
 // loop consumes lines until in is closed, then flushes and closes done.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -14,15 +15,19 @@ import (
 
 	"outcore/engine/metrics"
 	"outcore/engine/train"
+	"outcore/internal/osutil"
+	"outcore/internal/supervise"
 	"outcore/store"
 )
 
 // The test binary doubles as the two other processes the runner deals
 // with, selected by environment variables (the usual os/exec test pattern):
 //
-//   - envFakeTrain=1: a fake `outcore train --config FILE` that writes the
-//     records of engine/metrics on stdout and behaves as the config's
-//     options ask (see fakeTrain);
+//   - envFakeTrain=1: a fake `outcore train --config FILE --cgroup PATH`
+//     (run as `<test binary> -test.run=^$ -- FILE --cgroup PATH`) that
+//     writes the records of engine/metrics on stdout, says which group it
+//     was told about in a log record ("--cgroup PATH") and behaves as the
+//     config's options ask (see fakeTrain);
 //   - envServer=DATADIR: a queue server over DATADIR that prints every
 //     event it publishes ("EVENT id kind run msg") — killed with SIGKILL by
 //     TestServerKilledLosesNoEpoch.
@@ -37,7 +42,7 @@ var fakeSystems = []string{"fake", "fake2", "fake3"}
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envFakeTrain) != "" {
-		os.Exit(fakeTrain(os.Args[len(os.Args)-1]))
+		os.Exit(fakeTrain(os.Args))
 	}
 	for _, name := range fakeSystems {
 		train.RegisterVariant(train.Variant{Name: name, Options: fakeOptions,
@@ -76,7 +81,13 @@ var fakeOptions = func() []train.Option {
 //	report: a file to which "epoch N" is appended report_ms (default 300)
 //	after epoch N's record was written to stdout;
 //	stderr_kib: KiB of noise written to stderr first.
-func fakeTrain(cfgPath string) int {
+func fakeTrain(args []string) int {
+	i := slices.Index(args, "--")
+	if i < 0 || i+3 >= len(args) || args[i+2] != "--"+supervise.CgroupFlag {
+		fmt.Fprintf(os.Stderr, "fake train: want -- FILE --cgroup PATH, got %q\n", args)
+		return 2
+	}
+	cfgPath, placed := args[i+1], args[i+3]
 	b, err := os.ReadFile(cfgPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -100,11 +111,12 @@ func fakeTrain(cfgPath string) int {
 		}
 	}
 	em := metrics.NewEmitter(os.Stdout)
-	rss, _ := metrics.ProcRSSBytes()
+	rss, _ := osutil.RSSBytes()
 	em.Emit(metrics.StartRecord{Type: metrics.TypeStart, System: cfg.System, Dataset: cfg.Dataset, Config: b,
 		Host: metrics.HostFacts{GEMM: "fake", Cores: 1}, IOBackend: "pread", MemLimitBytes: cfg.MemLimitBytes,
 		Devices: map[string]string{"sample": "cpu", "train": "cpu"}, Deviations: []string{"fake child"}})
 	fmt.Println("not json: a stray line")
+	em.Emit(metrics.LogRecord{Type: metrics.TypeLog, Level: "info", Msg: "--" + supervise.CgroupFlag + " " + placed, T: em.T()})
 	var keep [][]byte
 	for ep := 0; ep < cfg.Epochs; ep++ {
 		for bt := 0; bt < 3; bt++ {
@@ -121,7 +133,7 @@ func fakeTrain(cfgPath string) int {
 			}
 		}
 		time.Sleep(time.Duration(epochMS) * time.Millisecond)
-		if r, err := metrics.ProcRSSBytes(); err == nil {
+		if r, err := osutil.RSSBytes(); err == nil {
 			rss = max(rss, r)
 		}
 		em.Emit(metrics.SampleRecord{Type: metrics.TypeSample, T: float64(ep), CPUPercent: 50, RSSBytes: rss})

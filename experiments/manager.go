@@ -36,8 +36,8 @@ import (
 	"time"
 
 	"outcore/engine/dataset"
-	"outcore/internal/cgroup"
 	"outcore/gpu"
+	"outcore/internal/supervise"
 	"outcore/store"
 )
 
@@ -110,9 +110,7 @@ type Manager struct {
 	draining bool                 // Drain was called
 	closed   bool
 
-	cgOnce sync.Once
-	cg     *cgroup.Manager
-	cgErr  error
+	sup supervise.Supervisor // starts every run's child in its memory cgroup
 
 	dsMu  sync.Mutex
 	dsGen map[string]*sync.Mutex // per derived dataset being generated

@@ -1,43 +1,22 @@
 package experiments
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"outcore/engine/dataset"
-	"outcore/internal/cgroup"
+	"outcore/internal/osutil"
+	"outcore/internal/supervise"
 	"outcore/store"
 )
-
-// Environment variables the runner sets for each child.
-const (
-	EnvRunID         = "OUTCORE_RUN_ID"          // the run's id
-	EnvCgroup        = "OUTCORE_CGROUP"          // the run's cgroup directory ("none" without one)
-	EnvMemLimit      = "OUTCORE_MEM_LIMIT_BYTES" // the limit in bytes (0 = none)
-	EnvLimitEnforced = "OUTCORE_LIMIT_ENFORCED"  // "1" when a memory cgroup enforces the limit
-)
-
-// cgroups detects the memory cgroup hierarchy once.
-func (m *Manager) cgroups() (*cgroup.Manager, error) {
-	m.cgOnce.Do(func() { m.cg, m.cgErr = cgroup.Detect() })
-	return m.cg, m.cgErr
-}
 
 // execute runs one claimed run to its outcome and records it.
 func (m *Manager) execute(ctx context.Context, r store.Run, ar *activeRun) {
@@ -117,20 +96,11 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 
 	dropped := false
 	if m.opts.DropCaches {
-		if err := dropPageCache(); err != nil {
+		if err := osutil.DropAllCaches(); err != nil {
 			m.logEvent(r, "warn", fmt.Sprintf("page cache not dropped before the run: %v", err))
 		} else {
 			dropped = true
 			m.logEvent(r, "info", "page cache dropped before the run")
-		}
-	}
-
-	if !m.opts.KeepPageCache {
-		n, err := evictDataset(filepath.Join(dataset.DatasetsDir(m.opts.DataDir), r.Dataset))
-		if err != nil {
-			m.logEvent(r, "warn", fmt.Sprintf("dataset pages not evicted from the page cache: %v", err))
-		} else {
-			m.logEvent(r, "info", fmt.Sprintf("evicted the page cache of %d dataset files (fadvise DONTNEED)", n))
 		}
 	}
 
@@ -148,92 +118,46 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 	}
 	defer errFile.Close()
 
-	// The memory cgroup, created before the child exists.
-	var grp *cgroup.Group
-	note := ""
-	switch cg, err := m.cgroups(); {
-	case m.opts.NoCgroups:
-		note = "memory cgroups disabled by the runner's options"
-	case err != nil:
-		note = err.Error()
-	default:
-		grp, err = cg.Create(fmt.Sprintf("run%d-%s", r.ID, randHex(4)), r.MemLimitBytes)
-		if err != nil {
-			note = fmt.Sprintf("cgroup not created: %v", err)
-			grp = nil
-		} else if r.MemLimitBytes > 0 {
-			note = fmt.Sprintf("%s, limit %s", cg.Describe(), FormatBytes(r.MemLimitBytes))
+	// The child, in its memory cgroup from its first instruction
+	// (internal/supervise): `outcore train --config FILE --cgroup PATH`.
+	ing := newIngester(m, r)
+	tail := newTail(TailBytes)
+	spec := supervise.Spec{
+		Path: m.opts.Binary, Args: append(append([]string(nil), m.opts.Args...), cfgPath),
+		Dir: dir, Env: m.opts.Env,
+		Name:  fmt.Sprintf("run%d", r.ID),
+		Limit: r.MemLimitBytes,
+		Lines: func(line []byte) { ing.in <- line },
+		// Stderr: the file keeps it all, the tail the end for the record.
+		Stderr: io.MultiWriter(tail, errFile),
+	}
+	if m.opts.NoCgroups {
+		spec.NoCgroup = "memory cgroups disabled by the runner's options"
+	}
+	if !m.opts.KeepPageCache {
+		spec.Evict = filepath.Join(dataset.DatasetsDir(m.opts.DataDir), r.Dataset)
+	}
+	host := hostFacts(m.opts.DataDir, m.opts.GPU.Name())
+	child, err := m.sup.Start(spec)
+	if err != nil {
+		return failed(start, "start %s: %v", m.opts.Binary, err)
+	}
+	if spec.Evict != "" {
+		if n, err := child.Evicted(); err != nil {
+			m.logEvent(r, "warn", fmt.Sprintf("dataset pages not evicted from the page cache: %v", err))
 		} else {
-			note = fmt.Sprintf("%s, no limit set (usage accounted only)", cg.Describe())
+			m.logEvent(r, "info", fmt.Sprintf("evicted the page cache of %d dataset files (fadvise DONTNEED)", n))
 		}
 	}
-	enforced := grp != nil && r.MemLimitBytes > 0
-	if grp != nil {
-		defer func() {
-			if err := grp.Remove(); err != nil {
-				m.opts.Logf("run %d: %v", r.ID, err)
-			}
-		}()
-	}
+	enforced, note := child.Enforced(), child.Note()
 	if r.MemLimitBytes > 0 && !enforced {
 		m.logEvent(r, "warn", fmt.Sprintf("memory limit %s NOT enforced: %s", FormatBytes(r.MemLimitBytes), note))
 	}
-
-	args := append(append([]string(nil), m.opts.Args...), cfgPath)
-	cmd := exec.Command(m.opts.Binary, args...)
-	cmd.Dir = dir
-	// OUTCORE_CGROUP tells the child it is placed: it must not place
-	// itself in a cgroup of its own (engine/system/memlimit.go). "none"
-	// means the runner decided to run it without one.
-	cgPath, cgEnv := "", "none"
-	if grp != nil {
-		cgPath, cgEnv = grp.Path, grp.Path
+	cgPath := ""
+	if g := child.Group(); g != nil {
+		cgPath = g.Path
 	}
-	cmd.Env = append(append(os.Environ(), m.opts.Env...),
-		EnvRunID+"="+strconv.FormatInt(r.ID, 10),
-		EnvCgroup+"="+cgEnv,
-		EnvMemLimit+"="+strconv.FormatInt(r.MemLimitBytes, 10),
-		EnvLimitEnforced+"="+map[bool]string{true: "1", false: "0"}[enforced])
-	// Own process group (so signals reach helpers it forks even without a
-	// cgroup), and death with the server: a child must not outlive it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return failed(start, "stdout pipe: %v", err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return failed(start, "stderr pipe: %v", err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	after := func() {}
-	if grp != nil {
-		if after, err = grp.Prepare(cmd); err != nil {
-			outR.Close()
-			outW.Close()
-			errR.Close()
-			errW.Close()
-			return failed(start, "place the child in its cgroup: %v", err)
-		}
-	}
-	host := hostFacts(m.opts.DataDir, m.opts.GPU.Name())
-	// Pdeathsig is tied to the thread that forks: keep it alive while the
-	// child runs.
-	runtime.LockOSThread()
-	err = cmd.Start()
-	after()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		runtime.UnlockOSThread()
-		outR.Close()
-		errR.Close()
-		return failed(start, "start %s: %v", m.opts.Binary, err)
-	}
-	defer runtime.UnlockOSThread()
-	pid := cmd.Process.Pid
+	pid := child.Pid()
 	hostJSON, _ := json.Marshal(host)
 	err = m.update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		if err := tx.SetRunStarted(r.ID, store.RunStart{PID: pid, LimitEnforced: enforced, LimitNote: note,
@@ -246,65 +170,32 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 	if err != nil {
 		m.opts.Logf("run %d: %v", r.ID, err)
 	}
-
-	ing := newIngester(m, r, grp, host)
-	go ing.loop()
-	tail := newTail(TailBytes)
-	var readers sync.WaitGroup
-	readers.Add(2)
-	go func() {
-		defer readers.Done()
-		readLines(outR, ing.in)
-	}()
-	go func() {
-		defer readers.Done()
-		io.Copy(io.MultiWriter(tail, errFile), errR)
-	}()
+	ing.start(child.Group(), host)
 
 	// Stopping: SIGTERM to the process group and the cgroup, SIGKILL after
 	// the grace period.
-	exited := make(chan struct{})
 	var stopWG sync.WaitGroup
 	stopWG.Add(1)
 	go func() {
 		defer stopWG.Done()
 		select {
-		case <-exited:
-			return
+		case <-child.Done():
 		case <-ar.stopCh:
-		}
-		signalRun(pid, grp, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(m.opts.KillGrace):
-			signalRun(pid, grp, syscall.SIGKILL)
-			if grp != nil {
-				grp.Kill(5 * time.Second)
-			}
+			child.Stop(m.opts.KillGrace)
 		}
 	}()
-
-	waitErr := cmd.Wait()
-	close(exited)
+	res := child.Wait()
 	stopWG.Wait()
-	// Anything the child left behind (helpers holding the pipes) goes too.
-	syscall.Kill(-pid, syscall.SIGKILL)
-	if grp != nil {
-		grp.Kill(5 * time.Second)
-	}
-	readers.Wait()
-	outR.Close()
-	errR.Close()
 	close(ing.in)
 	<-ing.done
 
-	return m.outcome(r, grp, ar, cmd.ProcessState, waitErr, ing, tail, start)
+	return m.outcome(r, res, ar, ing, tail, start)
 }
 
-// outcome decides how a run ended from the child's exit, the cgroup's OOM
-// count, the stop reason and the child's summary.
-func (m *Manager) outcome(r store.Run, grp *cgroup.Group, ar *activeRun, ps *os.ProcessState, waitErr error,
-	ing *ingester, tail *tailBuffer, start time.Time) store.RunEnd {
+// outcome decides how a run ended from the supervisor's result (exit,
+// the one OOM rule of internal/supervise), the stop reason and the child's
+// summary.
+func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing *ingester, tail *tailBuffer, start time.Time) store.RunEnd {
 	end := store.RunEnd{StderrTail: tail.String(), TotalS: time.Since(start).Seconds()}
 	ing.mu.Lock()
 	summary, summaryRaw := ing.summary, ing.summaryRaw
@@ -319,33 +210,20 @@ func (m *Manager) outcome(r store.Run, grp *cgroup.Group, ar *activeRun, ps *os.
 		end.PeakRSSBytes = max(end.PeakRSSBytes, summary.PeakRSSBytes)
 		end.PeakCgroupBytes = max(end.PeakCgroupBytes, summary.PeakCgroupBytes)
 	}
-	var oomKills int64
-	if grp != nil {
-		if peak, ok := grp.Peak(); ok {
-			end.PeakCgroupBytes = max(end.PeakCgroupBytes, peak)
-		}
-		n, err := grp.OOMKills()
-		if err != nil {
-			m.opts.Logf("run %d: %v", r.ID, err)
-		}
-		oomKills = n
-	}
-	exitedOK := false
-	if ps != nil {
-		ws, _ := ps.Sys().(syscall.WaitStatus)
-		switch {
-		case ws.Exited():
-			code := ws.ExitStatus()
-			end.ExitCode = &code
-			exitedOK = code == 0
-		case ws.Signaled():
-			end.Signal = signalName(ws.Signal())
-		}
+	end.PeakCgroupBytes = max(end.PeakCgroupBytes, res.PeakBytes)
+	exitedOK := res.ExitCode == 0
+	switch {
+	case res.Signal != 0:
+		end.Signal = signalName(res.Signal)
+	case res.ExitCode >= 0:
+		code := res.ExitCode
+		end.ExitCode = &code
 	}
 	summaryOutcome := ""
 	if summary != nil {
 		summaryOutcome = summary.Outcome
 	}
+	waitErr := res.Err
 	reason := ar.stopReason()
 	switch {
 	case exitedOK && summaryOutcome == store.StatusDone:
@@ -354,11 +232,13 @@ func (m *Manager) outcome(r store.Run, grp *cgroup.Group, ar *activeRun, ps *os.
 		end.Status, end.Error = store.StatusCancelled, "cancelled while running"
 	case reason == stopShutdown:
 		end.Status, end.Error = store.StatusInterrupted, "the server stopped while the run was running"
-	case oomKills > 0 || summaryOutcome == store.StatusOOM:
+	case res.OOM:
 		end.Status = store.StatusOOM
 		end.Error = fmt.Sprintf("out of memory at the limit of %s", FormatBytes(r.MemLimitBytes))
-		if oomKills > 0 {
-			end.Error += fmt.Sprintf(" (the kernel's OOM killer killed %d process(es) of the run's cgroup)", oomKills)
+		if res.OOMKills > 0 {
+			end.Error += fmt.Sprintf(" (the kernel's OOM killer killed %d process(es) of the run's cgroup)", res.OOMKills)
+		} else {
+			end.Error += " (SIGKILL under the limit without a summary)"
 		}
 	case exitedOK && (summaryOutcome == "" || summaryOutcome == store.StatusDone):
 		end.Status = store.StatusDone
@@ -384,38 +264,6 @@ func (m *Manager) outcome(r store.Run, grp *cgroup.Group, ar *activeRun, ps *os.
 	return end
 }
 
-// signalRun signals the child's process group and every process in its
-// cgroup.
-func signalRun(pid int, grp *cgroup.Group, sig syscall.Signal) {
-	syscall.Kill(-pid, sig)
-	if grp != nil {
-		grp.Signal(sig)
-	}
-}
-
-// readLines sends each line of r to out (lines longer than maxLine are
-// cut) until EOF.
-func readLines(r io.Reader, out chan<- []byte) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var line []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(line)+len(chunk) <= maxLine {
-			line = append(line, chunk...)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if len(line) > 0 {
-			out <- line
-			line = nil
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
 func signalName(s syscall.Signal) string {
 	names := map[syscall.Signal]string{syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM", syscall.SIGSEGV: "SIGSEGV",
 		syscall.SIGABRT: "SIGABRT", syscall.SIGINT: "SIGINT", syscall.SIGBUS: "SIGBUS", syscall.SIGPIPE: "SIGPIPE"}
@@ -423,38 +271,6 @@ func signalName(s syscall.Signal) string {
 		return n
 	}
 	return s.String()
-}
-
-// evictDataset drops the clean page-cache pages of every file of a
-// dataset directory and returns how many files it advised.
-func evictDataset(dir string) (int, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return n, err
-		}
-		err = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
-		f.Close()
-		if err != nil {
-			return n, fmt.Errorf("fadvise %s: %w", e.Name(), err)
-		}
-		n++
-	}
-	return n, nil
-}
-
-func randHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // ensureDataset makes sure the run's dataset exists, generating a derived

@@ -16,6 +16,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
+	"outcore/internal/supervise"
 	"outcore/store"
 )
 
@@ -81,6 +82,14 @@ func TestGridRunsToDone(t *testing.T) {
 		}
 		if !bytes.Contains([]byte(fmt.Sprint(evs)), []byte("stdout: not json")) {
 			t.Errorf("run %d: the stray stdout line was not kept as a log event", r.ID)
+		}
+		// The child was told its group by flag (no environment variables).
+		placed := r.CgroupPath
+		if placed == "" {
+			placed = supervise.NoGroup
+		}
+		if !bytes.Contains([]byte(fmt.Sprint(evs)), []byte("--cgroup "+placed)) {
+			t.Errorf("run %d: the child was not told its group %s", r.ID, placed)
 		}
 		cfg, err := os.ReadFile(filepath.Join(h.dataDir, "runs", fmt.Sprint(r.ID), "config.json"))
 		if err != nil || !bytes.Contains(cfg, []byte(`"system":"`+r.System+`"`)) {

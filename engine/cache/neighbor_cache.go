@@ -17,8 +17,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"outcore/internal/osutil"
 	"slices"
-	"unsafe"
 )
 
 // NeighborCache is Ginex's static neighbour cache.
@@ -150,10 +150,10 @@ func (nc *NeighborCache) WriteFile(path string) error {
 	binary.LittleEndian.PutUint64(hdr[24:], uint64(nc.cached))
 	_, err = w.Write(hdr)
 	if err == nil {
-		_, err = w.Write(int64Bytes(nc.address))
+		_, err = w.Write(osutil.Bytes(nc.address))
 	}
 	if err == nil {
-		_, err = w.Write(int64Bytes(nc.array))
+		_, err = w.Write(osutil.Bytes(nc.array))
 	}
 	if err == nil {
 		err = w.Flush()
@@ -206,19 +206,11 @@ func ReadNeighborCacheFileInto(path string, alloc func(n int) ([]int64, error)) 
 	if nc.array, err = alloc(int(cells)); err != nil {
 		return nil, fmt.Errorf("cache: read neighbour cache %s: %w", path, err)
 	}
-	if _, err := io.ReadFull(r, int64Bytes(nc.address)); err != nil {
+	if _, err := io.ReadFull(r, osutil.Bytes(nc.address)); err != nil {
 		return nil, fmt.Errorf("cache: read neighbour cache %s: %w", path, err)
 	}
-	if _, err := io.ReadFull(r, int64Bytes(nc.array)); err != nil {
+	if _, err := io.ReadFull(r, osutil.Bytes(nc.array)); err != nil {
 		return nil, fmt.Errorf("cache: read neighbour cache %s: %w", path, err)
 	}
 	return nc, nil
-}
-
-// int64Bytes views s as bytes (little-endian hosts only, as the dataset format).
-func int64Bytes(s []int64) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*8)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"outcore/internal/osutil"
 )
 
 // scanChunk is the number of elements Open reads per chunk when streaming.
@@ -72,7 +73,7 @@ func (d *Dataset) checkIndptr(keep bool) ([]int64, error) {
 // loadIndptr reads indptr.bin of an already verified dataset.
 func (d *Dataset) loadIndptr() ([]int64, error) {
 	ip := make([]int64, d.Meta.Nodes+1)
-	if err := readWhole(d.Path(IndptrFile), asBytes(ip)); err != nil {
+	if err := readWhole(d.Path(IndptrFile), osutil.Bytes(ip)); err != nil {
 		return nil, err
 	}
 	return ip, nil
@@ -87,11 +88,11 @@ func scanInt64(path string, fn func(off int64, vals []int64) error) error {
 		return fmt.Errorf("open %s: %w", path, err)
 	}
 	defer f.Close()
-	defer dropCache(f)
+	defer osutil.DropCache(f)
 	buf := make([]int64, scanChunk)
 	var off int64
 	for {
-		n, err := io.ReadFull(f, asBytes(buf))
+		n, err := io.ReadFull(f, osutil.Bytes(buf))
 		if n%8 != 0 {
 			return fmt.Errorf("%w: %s: size not a multiple of 8", ErrCorrupt, path)
 		}
@@ -160,7 +161,7 @@ func (d *Dataset) checkLabels() error {
 	var off, labeled int64
 	classes := int32(d.Meta.Classes)
 	for {
-		n, err := io.ReadFull(f, asBytes(buf))
+		n, err := io.ReadFull(f, osutil.Bytes(buf))
 		for i, l := range buf[:n/4] {
 			if l < -1 || l >= classes {
 				return d.corrupt(LabelsFile, "label out of range: labels[%d] = %d, classes = %d (-1 = unlabeled)", off+int64(i), l, classes)

@@ -15,10 +15,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"outcore/internal/osutil"
 	"path/filepath"
 	"sort"
 	"strings"
-	"unsafe"
 )
 
 // Dataset is an opened, verified dataset. Indptr (N+1 entries) is held in
@@ -48,7 +48,7 @@ func Open(dir string) (*Dataset, error) { return verifyDir(dir, true) }
 // once per experiment, or by `outcore data verify`) and start-up time
 // matters.
 func OpenQuick(dir string) (*Dataset, error) {
-	if !hostLittleEndian() {
+	if !osutil.LittleEndian() {
 		return nil, errors.New("dataset: this build requires a little-endian host")
 	}
 	m, err := ReadMeta(dir)
@@ -68,7 +68,7 @@ func OpenQuick(dir string) (*Dataset, error) {
 // verifyDir runs Open's checks; without keepIndptr it streams indptr too and
 // returns a Dataset whose Indptr is nil (memory independent of size).
 func verifyDir(dir string, keepIndptr bool) (*Dataset, error) {
-	if !hostLittleEndian() {
+	if !osutil.LittleEndian() {
 		return nil, errors.New("dataset: this build requires a little-endian host")
 	}
 	m, err := ReadMeta(dir)
@@ -156,7 +156,7 @@ func (d *Dataset) InDegree(v int64) int64 { return d.Indptr[v+1] - d.Indptr[v] }
 // Labels reads labels.bin whole (N int32, -1 = unlabeled).
 func (d *Dataset) Labels() ([]int32, error) {
 	out := make([]int32, d.Meta.Nodes)
-	if err := readWhole(d.Path(LabelsFile), asBytes(out)); err != nil {
+	if err := readWhole(d.Path(LabelsFile), osutil.Bytes(out)); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -169,7 +169,7 @@ func (d *Dataset) Split(name string) ([]int64, error) {
 		return nil, err
 	}
 	out := make([]int64, n)
-	if err := readWhole(d.Path(file), asBytes(out)); err != nil {
+	if err := readWhole(d.Path(file), osutil.Bytes(out)); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -188,7 +188,7 @@ func (d *Dataset) TestIDs() ([]int64, error) { return d.Split(SplitTest) }
 // when the graph is known to fit; samplers of large graphs read it from disk.
 func (d *Dataset) LoadIndices() ([]int64, error) {
 	out := make([]int64, d.Meta.Edges)
-	if err := readWhole(d.Path(IndicesFile), asBytes(out)); err != nil {
+	if err := readWhole(d.Path(IndicesFile), osutil.Bytes(out)); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -201,7 +201,7 @@ func (d *Dataset) InNeighbors(v int64) ([]int64, error) {
 	if len(out) == 0 {
 		return out, nil
 	}
-	if err := readAt(d.Path(IndicesFile), asBytes(out), lo*8); err != nil {
+	if err := readAt(d.Path(IndicesFile), osutil.Bytes(out), lo*8); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -218,7 +218,7 @@ func (d *Dataset) ReadFeatureRows(start, count int64) ([]float32, error) {
 	if len(out) == 0 {
 		return out, nil
 	}
-	if err := readAt(d.Path(FeaturesFile), asBytes(out), start*d.RowBytes()); err != nil {
+	if err := readAt(d.Path(FeaturesFile), osutil.Bytes(out), start*d.RowBytes()); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -320,20 +320,6 @@ func List(dataDir string) ([]Meta, error) {
 		}
 	}
 	return out, nil
-}
-
-// asBytes views a slice of fixed-size numbers as its bytes (host order;
-// Open refuses big-endian hosts, so this is the file order).
-func asBytes[T int64 | int32 | float32 | uint64](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
-
-func hostLittleEndian() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
 }
 
 func readWhole(path string, dst []byte) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"outcore/internal/osutil"
 	"path/filepath"
 	"slices"
 )
@@ -177,7 +178,7 @@ func (s *edgeSorter) Finish(w *Writer) (res sortResult, err error) {
 						}
 					}
 				}
-				if _, err := idxW.Write(asBytes(u)); err != nil {
+				if _, err := idxW.Write(osutil.Bytes(u)); err != nil {
 					return res, fmt.Errorf("write %s: %w", IndicesFile, err)
 				}
 			}
@@ -272,7 +273,7 @@ func readPairs(path string, fn func(dst, src int64)) error {
 	defer f.Close()
 	buf := make([]int64, 1<<17)
 	for {
-		n, err := io.ReadFull(f, asBytes(buf))
+		n, err := io.ReadFull(f, osutil.Bytes(buf))
 		vals := buf[:n/8]
 		for i := 0; i+1 < len(vals); i += 2 {
 			fn(vals[i], vals[i+1])

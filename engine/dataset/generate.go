@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"outcore/internal/osutil"
 	"runtime"
 	"slices"
 	"time"
@@ -447,7 +448,7 @@ func (g *generator) run(ctx context.Context, w *Writer, progress io.Writer) (Met
 		lastReport                time.Time
 	)
 	writeI64 := func(bw *bufio.Writer, xs []int64) error {
-		_, err := bw.Write(asBytes(xs))
+		_, err := bw.Write(osutil.Bytes(xs))
 		return err
 	}
 	if err := writeI64(files[IndptrFile], []int64{0}); err != nil {
@@ -476,10 +477,10 @@ func (g *generator) run(ctx context.Context, w *Writer, progress io.Writer) (Met
 		if err := writeI64(files[IndicesFile], b.indices); err != nil {
 			return meta, fmt.Errorf("write %s: %w", IndicesFile, err)
 		}
-		if _, err := feat.Write(asBytes(b.features)); err != nil {
+		if _, err := feat.Write(osutil.Bytes(b.features)); err != nil {
 			return meta, fmt.Errorf("write %s: %w", FeaturesFile, err)
 		}
-		if _, err := files[LabelsFile].Write(asBytes(b.labels)); err != nil {
+		if _, err := files[LabelsFile].Write(osutil.Bytes(b.labels)); err != nil {
 			return meta, fmt.Errorf("write %s: %w", LabelsFile, err)
 		}
 		for i, s := range b.split {

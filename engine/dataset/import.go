@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"outcore/internal/osutil"
 	"slices"
 	"time"
 )
@@ -116,7 +117,7 @@ func (j *importJob) finish() (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := lf.Write(asBytes(j.labels)); err != nil {
+	if _, err := lf.Write(osutil.Bytes(j.labels)); err != nil {
 		return nil, fmt.Errorf("write %s: %w", LabelsFile, err)
 	}
 	for i, f := range []string{TrainFile, ValFile, TestFile} {
@@ -125,7 +126,7 @@ func (j *importJob) finish() (*Dataset, error) {
 			return nil, err
 		}
 		bw := bufio.NewWriterSize(fh, 1<<20)
-		if _, err := bw.Write(asBytes(j.splits[i])); err != nil {
+		if _, err := bw.Write(osutil.Bytes(j.splits[i])); err != nil {
 			return nil, fmt.Errorf("write %s: %w", f, err)
 		}
 		if err := bw.Flush(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"outcore/internal/osutil"
 	"path/filepath"
 	"time"
 )
@@ -84,7 +85,7 @@ func ImportNPY(ctx context.Context, datasetsDir, name string, src NPYSources, op
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		_, err := fw.Write(asBytes(xs))
+		_, err := fw.Write(osutil.Bytes(xs))
 		return err
 	}); err != nil {
 		return nil, err
@@ -382,7 +383,7 @@ func (j *importJob) copyCSC(ctx context.Context, indptrPath, indicesPath string,
 		edges += int64(len(us))
 		le.PutUint64(b[:], uint64(edges))
 		ipW.Write(b[:])
-		_, err := ixW.Write(asBytes(us))
+		_, err := ixW.Write(osutil.Bytes(us))
 		return err
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"outcore/internal/osutil"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -324,9 +325,9 @@ func writeNPY(t testing.TB, path, descr string, shape []int64, data []byte) stri
 	return path
 }
 
-func f32bytes(xs []float32) []byte { return slices.Clone(asBytes(xs)) }
-func i64bytes(xs []int64) []byte   { return slices.Clone(asBytes(xs)) }
-func i32bytes(xs []int32) []byte   { return slices.Clone(asBytes(xs)) }
+func f32bytes(xs []float32) []byte { return slices.Clone(osutil.Bytes(xs)) }
+func i64bytes(xs []int64) []byte   { return slices.Clone(osutil.Bytes(xs)) }
+func i32bytes(xs []int32) []byte   { return slices.Clone(osutil.Bytes(xs)) }
 
 func TestNPYHeaderNumpyFiles(t *testing.T) {
 	for _, c := range []struct {
@@ -578,9 +579,9 @@ func TestEdgeSorterExternal(t *testing.T) {
 				t.Fatal(err)
 			}
 			ip := make([]int64, n+1)
-			readWhole(filepath.Join(w.Dir(), IndptrFile), asBytes(ip))
+			readWhole(filepath.Join(w.Dir(), IndptrFile), osutil.Bytes(ip))
 			idx := make([]int64, ip[n])
-			readWhole(filepath.Join(w.Dir(), IndicesFile), asBytes(idx))
+			readWhole(filepath.Join(w.Dir(), IndicesFile), osutil.Bytes(idx))
 			for v := range want {
 				if got := idx[ip[v]:ip[v+1]]; !slices.Equal(got, want[v]) && !(len(got) == 0 && len(want[v]) == 0) {
 					t.Fatalf("in(%d) = %v, want %v", v, got, want[v])
@@ -632,12 +633,12 @@ func exportNPY(t testing.TB, d *Dataset, dir string) NPYSources {
 		for k := d.Indptr[v]; k < d.Indptr[v+1]; k++ {
 			buf = append(buf, v)
 			if len(buf) == cap(buf) {
-				f.Write(asBytes(buf))
+				f.Write(osutil.Bytes(buf))
 				buf = buf[:0]
 			}
 		}
 	}
-	f.Write(asBytes(buf))
+	f.Write(osutil.Bytes(buf))
 	f.Close()
 	for i, s := range []string{TrainFile, ValFile, TestFile} {
 		p := filepath.Join(dir, s+".npy")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"outcore/internal/osutil"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -99,7 +100,7 @@ func ImportLINQS(ctx context.Context, datasetsDir, name, srcDir string, opt Impo
 			}
 			row = append(row, float32(x))
 		}
-		if _, err := fw.Write(asBytes(row)); err != nil {
+		if _, err := fw.Write(osutil.Bytes(row)); err != nil {
 			return fmt.Errorf("write %s: %w", FeaturesFile, err)
 		}
 		iw.WriteString(id)

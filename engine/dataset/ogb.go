@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"outcore/internal/osutil"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -99,7 +100,7 @@ func ImportOGB(ctx context.Context, datasetsDir, name, srcDir string, opt Import
 			row = append(row, float32(x))
 		}
 		rows++
-		_, err := fw.Write(asBytes(row))
+		_, err := fw.Write(osutil.Bytes(row))
 		return err
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package dataset
 import (
 	"fmt"
 	"os"
+	"outcore/internal/osutil"
 )
 
 // writebackChunk is how much a seqWriter lets accumulate before starting
@@ -35,13 +36,13 @@ func (w *seqWriter) Write(b []byte) (int, error) {
 	if w.off-w.started >= writebackChunk {
 		// Wait for the previous chunk and drop it, then start this one.
 		if w.started > w.dropped {
-			if err := waitWriteback(w.f, w.dropped, w.started-w.dropped); err != nil {
+			if err := osutil.WaitWriteback(w.f, w.dropped, w.started-w.dropped); err != nil {
 				return n, fmt.Errorf("write-back %s: %w", w.f.Name(), err)
 			}
-			dropRange(w.f, w.dropped, w.started-w.dropped)
+			osutil.DropRange(w.f, w.dropped, w.started-w.dropped)
 			w.dropped = w.started
 		}
-		startWriteback(w.f, w.started, w.off-w.started)
+		osutil.StartWriteback(w.f, w.started, w.off-w.started)
 		w.started = w.off
 	}
 	return n, nil

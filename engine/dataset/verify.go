@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"outcore/internal/osutil"
 )
 
 // VerifyOptions selects Verify's optional scans.
@@ -177,7 +178,7 @@ func (d *Dataset) checkChunkBoundariesSorted() error {
 		if e == d.Indptr[v] {
 			continue
 		}
-		if _, err := f.ReadAt(asBytes(pair[:]), (e-1)*8); err != nil {
+		if _, err := f.ReadAt(osutil.Bytes(pair[:]), (e-1)*8); err != nil {
 			return fmt.Errorf("read %s: %w", d.Path(IndicesFile), err)
 		}
 		if pair[1] <= pair[0] {
@@ -195,12 +196,12 @@ func (d *Dataset) checkFeaturesFinite() error {
 		return fmt.Errorf("open %s: %w", p, err)
 	}
 	defer f.Close()
-	defer dropCache(f)
+	defer osutil.DropCache(f)
 	buf := make([]float32, 1<<20)
 	var off int64
 	dim := int64(max(d.Meta.FeatureDim, 1))
 	for {
-		n, err := io.ReadFull(f, asBytes(buf))
+		n, err := io.ReadFull(f, osutil.Bytes(buf))
 		for i, x := range buf[:n/4] {
 			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 				k := off + int64(i)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"outcore/internal/cgroup"
+	"outcore/internal/osutil"
 )
 
 // GPUSampler reads one GPU's utilisation and memory in use. The gpu package
@@ -41,7 +44,7 @@ type snapshot struct {
 // start. It finds the memory cgroup once; without one, cgroup_bytes is 0.
 func NewResourceSampler(start time.Time) *ResourceSampler {
 	r := &ResourceSampler{start: start}
-	if f, err := MemoryCgroupFile(); err == nil {
+	if f, err := cgroup.SelfUsageFile(); err == nil {
 		r.cgroupFile = f
 	}
 	r.prev = takeSnapshot()
@@ -54,19 +57,19 @@ func (r *ResourceSampler) CgroupFile() string { return r.cgroupFile }
 // takeSnapshot reads the cumulative counters; unreadable ones stay zero.
 func takeSnapshot() snapshot {
 	s := snapshot{at: time.Now()}
-	s.cpuS, _ = ProcCPUSeconds()
-	s.sysTotal, s.sysIOWait, _ = SystemCPUTimes()
-	s.readBytes, _ = ProcReadBytes()
+	s.cpuS, _ = osutil.CPUSeconds()
+	s.sysTotal, s.sysIOWait, _ = osutil.SystemCPUTimes()
+	s.readBytes, _ = osutil.ReadBytes()
 	return s
 }
 
 // Sample takes one sample covering the time since the previous one.
 func (r *ResourceSampler) Sample() SampleRecord {
 	cur := takeSnapshot()
-	rss, _ := ProcRSSBytes()
+	rss, _ := osutil.RSSBytes()
 	var cg int64
 	if r.cgroupFile != "" {
-		cg, _ = ReadInt64File(r.cgroupFile)
+		cg, _ = osutil.ReadInt64File(r.cgroupFile)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

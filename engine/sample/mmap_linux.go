@@ -3,9 +3,8 @@ package sample
 import (
 	"fmt"
 	"os"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"outcore/internal/osutil"
 )
 
 // MmapIndices is indices.bin memory-mapped read-only with readahead off
@@ -34,16 +33,12 @@ func OpenMmapIndices(path string, edges int64) (*MmapIndices, error) {
 	if edges == 0 {
 		return m, nil
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	data, err := osutil.MapFD(int(f.Fd()), st.Size())
 	if err != nil {
-		return nil, fmt.Errorf("mmap %s: %w", path, err)
-	}
-	if err := unix.Madvise(data, unix.MADV_RANDOM); err != nil {
-		unix.Munmap(data)
-		return nil, fmt.Errorf("madvise %s: %w", path, err)
+		return nil, fmt.Errorf("indices %s: %w", path, err)
 	}
 	m.data = data
-	m.all = unsafe.Slice((*int64)(unsafe.Pointer(&data[0])), edges)
+	m.all = osutil.View[int64](data)
 	return m, nil
 }
 
@@ -60,7 +55,7 @@ func (m *MmapIndices) Close() error {
 	if m.data == nil {
 		return nil
 	}
-	err := unix.Munmap(m.data)
+	err := osutil.Unmap(m.data)
 	m.data, m.all = nil, nil
 	if err != nil {
 		return fmt.Errorf("munmap indices: %w", err)

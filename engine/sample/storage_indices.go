@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"unsafe"
 
 	"outcore/engine/storage"
+	"outcore/internal/osutil"
 )
 
 // StorageIndices reads index entries from indices.bin through engine/storage
@@ -38,7 +38,7 @@ func (s *StorageIndices) Gather(pos []int64, out []int64) error {
 		return err
 	}
 	defer s.put(r)
-	dst := unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), len(pos)*8)
+	dst := osutil.Bytes(out[:len(pos)])
 	if err := r.ReadRows(context.Background(), pos, dst); err != nil {
 		return fmt.Errorf("read %d index entries of %s: %w", len(pos), s.f.Path(), err)
 	}

@@ -2,8 +2,7 @@ package storage
 
 import (
 	"fmt"
-
-	"golang.org/x/sys/unix"
+	"outcore/internal/osutil"
 )
 
 // allocArena maps size bytes of anonymous memory: page-aligned, outside the
@@ -13,9 +12,9 @@ func allocArena(size int) ([]byte, error) {
 	if size <= 0 {
 		return nil, nil
 	}
-	b, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	b, err := osutil.AnonMap(size)
 	if err != nil {
-		return nil, fmt.Errorf("map %d-byte I/O buffer: %w", size, err)
+		return nil, fmt.Errorf("I/O buffer: %w", err)
 	}
 	return b, nil
 }
@@ -25,8 +24,8 @@ func freeArena(b []byte) error {
 	if b == nil {
 		return nil
 	}
-	if err := unix.Munmap(b); err != nil {
-		return fmt.Errorf("unmap I/O buffer: %w", err)
+	if err := osutil.Unmap(b); err != nil {
+		return fmt.Errorf("I/O buffer: %w", err)
 	}
 	return nil
 }

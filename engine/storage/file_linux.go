@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+	"outcore/internal/osutil"
 )
 
 // File is one open file read through one backend. It is safe for
@@ -217,7 +218,7 @@ func (f *File) release() error {
 		f.pool = nil
 	}
 	if f.mapping != nil {
-		if err := unix.Munmap(f.mapping); err != nil {
+		if err := osutil.Unmap(f.mapping); err != nil {
 			errs = append(errs, fmt.Errorf("unmap %s: %w", f.path, err))
 		}
 		f.mapping = nil

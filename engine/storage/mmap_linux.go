@@ -3,11 +3,10 @@ package storage
 import (
 	"context"
 	"fmt"
+	"outcore/internal/osutil"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // The mmap backend: the whole file is mapped read-only with readahead off
@@ -23,13 +22,9 @@ func (f *File) mapFile() error {
 	if int64(int(f.size)) != f.size {
 		return fmt.Errorf("map %s: %w: %d bytes do not fit the address space", f.path, ErrInvalid, f.size)
 	}
-	m, err := unix.Mmap(f.fd, 0, int(f.size), unix.PROT_READ, unix.MAP_SHARED)
+	m, err := osutil.MapFD(f.fd, f.size)
 	if err != nil {
 		return fmt.Errorf("map %s: %w", f.path, err)
-	}
-	if err := unix.Madvise(m, unix.MADV_RANDOM); err != nil {
-		unix.Munmap(m)
-		return fmt.Errorf("madvise(MADV_RANDOM) %s: %w", f.path, err)
 	}
 	f.mapping = m
 	return nil

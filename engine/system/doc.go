@@ -1,8 +1,8 @@
-// Package system runs `outcore train --mem-limit` inside its own memory
-// cgroup (memlimit.go) and gives a run its movable memory limit
-// (OwnGroupLimit). The training-system variants live in its
-// sub-packages, one package per variant, each registering a train.Variant
-// from its init function:
+// Package system is the home of the training-system variants, one
+// sub-package per variant, each registering a train.Variant from its init
+// function (a run's memory limit reaches them as train.Env.Limit; placing
+// the process in a memory cgroup is internal/supervise's, never the
+// engine's):
 //
 //   - pygplus: "pyg+", the memory-mapped baseline (Ginex §5.1,
 //     GNNDrive §5).

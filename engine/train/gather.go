@@ -3,10 +3,10 @@ package train
 import (
 	"context"
 	"fmt"
-	"unsafe"
 
 	"outcore/engine/nn"
 	"outcore/engine/storage"
+	"outcore/internal/osutil"
 )
 
 // Gatherer reads feature rows through one storage Reader (one goroutine's
@@ -36,7 +36,7 @@ func (g *Gatherer) Gather(ctx context.Context, ids []int64, x *nn.Tensor) error 
 	if len(ids) == 0 {
 		return nil
 	}
-	if err := g.r.ReadRows(ctx, ids, Float32Bytes(x.Data)); err != nil {
+	if err := g.r.ReadRows(ctx, ids, osutil.Bytes(x.Data)); err != nil {
 		return fmt.Errorf("gather %d feature rows: %w", len(ids), err)
 	}
 	return nil
@@ -47,12 +47,3 @@ func (g *Gatherer) Reader() storage.Reader { return g.r }
 
 // Close releases the Reader.
 func (g *Gatherer) Close() error { return g.r.Close() }
-
-// Float32Bytes views a float32 slice as its bytes (host order; datasets are
-// little-endian and the dataset package refuses big-endian hosts).
-func Float32Bytes(s []float32) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*4)
-}

@@ -5,9 +5,12 @@ package train
 // hold the GPU's memory; outcore trains on the CPU, so a variant lifts the
 // limit while it profiles one training step and then holds the limit at
 // budget + what it keeps outside the budget (engine/system/kit's Budget).
-// The engine does not know how the limit is enforced: whoever starts the
-// run (the CLI, the experiment runner) supplies a MemoryLimit through
-// RunOptions.MemoryLimit.
+// The engine does not know how the limit is enforced and never starts,
+// places or finds a process group itself: `outcore train` supplies a
+// MemoryLimit through RunOptions.MemoryLimit, built from the memory cgroup
+// its supervisor placed it in (internal/cgroup's Limit, named by the hidden
+// --cgroup flag; internal/supervise serves the CLI and the experiment
+// runner alike).
 
 // MemoryLimit is the limit of the memory group the training process runs
 // in.
@@ -18,14 +21,17 @@ type MemoryLimit interface {
 	Hold(extra int64) error
 	// Bytes is the budget in bytes (0 = unlimited).
 	Bytes() int64
-	// Enforced reports whether Lift and Hold change a limit that applies to
-	// this process (false: nothing to move; they do nothing).
+	// Enforced reports whether a memory cgroup holds this process to the
+	// limit (the start record's limit_enforced). Lift and Hold move it only
+	// where the group is the process's own; a limit someone else set
+	// (internal/cgroup's OuterLimit) is enforced but does not move, and
+	// false means there is nothing to move: they do nothing.
 	Enforced() bool
 }
 
-// FixedLimit is a budget this process cannot move: no memory group of its
-// own (unlimited, or limited by a group someone else manages). Lift and
-// Hold do nothing.
+// FixedLimit is a budget that no memory group enforces: it only sizes the
+// variants' caches (no cgroups here, or none asked for). Lift and Hold do
+// nothing.
 type FixedLimit int64
 
 // Lift does nothing.

@@ -14,6 +14,7 @@ import (
 	"outcore/engine/nn"
 	"outcore/engine/sample"
 	"outcore/engine/storage"
+	"outcore/internal/osutil"
 )
 
 // RunOptions are the parts of a run that are not its configuration.
@@ -172,7 +173,7 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	}
 	defer ev.Close()
 
-	if err := r.start(cfg, ds, sys, evalFeats.Backend()); err != nil {
+	if err := r.start(env, sys, evalFeats.Backend()); err != nil {
 		return sum, err
 	}
 	env.progress = func(p metrics.ProgressRecord) {
@@ -201,7 +202,7 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 		last := rs.Sample()
 		_ = r.emit.Emit(last)
 		sum.PeakRSSBytes, sum.PeakCgroupBytes = rs.Peaks()
-		if hwm, err := metrics.ProcPeakRSSBytes(); err == nil && hwm > sum.PeakRSSBytes {
+		if hwm, err := osutil.PeakRSSBytes(); err == nil && hwm > sum.PeakRSSBytes {
 			sum.PeakRSSBytes = hwm
 		}
 	}()
@@ -244,15 +245,15 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 }
 
 // start emits the start record and any log lines held back until then.
-func (r *runner) start(cfg Config, ds *dataset.Dataset, sys System, backend storage.Backend) error {
+func (r *runner) start(env *Env, sys System, backend storage.Backend) error {
+	cfg, ds := env.Config, env.Dataset
 	cj, err := json.Marshal(cfg)
 	if err != nil {
 		return fmt.Errorf("encode config: %w", err)
 	}
-	host := metrics.CollectHost()
+	host := metrics.CollectHost(ds.Dir)
 	host.GEMM = nn.GemmBackend()
 	host.Version = r.opt.Version
-	host.DiskModel = metrics.DiskModel(ds.Dir)
 	if r.opt.GPUName != "" {
 		host.GPU = r.opt.GPUName
 	}
@@ -261,10 +262,10 @@ func (r *runner) start(cfg Config, ds *dataset.Dataset, sys System, backend stor
 		IOBackend: string(backend), MemLimitBytes: cfg.MemLimitBytes,
 		Devices: map[string]string{"sample": "cpu", "extract": "cpu", "train": "cpu"},
 	}
-	if lim, ok := metrics.MemoryCgroupLimit(); ok {
+	if lim := env.Limit; lim.Enforced() {
 		rec.LimitEnforced = true
 		if rec.MemLimitBytes == 0 {
-			rec.MemLimitBytes = lim
+			rec.MemLimitBytes = lim.Bytes()
 		}
 	}
 	if d, ok := sys.(Describer); ok {
@@ -291,12 +292,12 @@ func (r *runner) start(cfg Config, ds *dataset.Dataset, sys System, backend stor
 func (r *runner) epoch(ctx context.Context, env *Env, sys System, ev *Evaluator, epoch int) (metrics.EpochRecord, error) {
 	cfg := env.Config
 	ep := metrics.NewEpochStats()
-	rb0, _ := metrics.ProcReadBytes()
+	rb0, _ := osutil.ReadBytes()
 	ep.BatchStarted()
 	if err := sys.RunEpoch(ctx, env, epoch, ep); err != nil {
 		return metrics.EpochRecord{}, fmt.Errorf("%s epoch %d: %w", cfg.System, epoch, err)
 	}
-	rb1, _ := metrics.ProcReadBytes()
+	rb1, _ := osutil.ReadBytes()
 	var rec metrics.EpochRecord
 	ep.Fill(&rec)
 	rec.Epoch = epoch

@@ -18,7 +18,8 @@ const helperEnv = "OUTCORE_CGROUP_TEST_HELPER"
 
 // TestMain turns the test binary into a helper child when helperEnv is set:
 // "cgroup" prints the memory cgroup it runs in, "alloc N" touches N MiB,
-// "sleep" sleeps.
+// "self" prints its own group's directory and limit as SelfUsageFile and
+// SelfLimit see them, "sleep" sleeps.
 func TestMain(m *testing.M) {
 	switch mode := os.Getenv(helperEnv); {
 	case mode == "":
@@ -38,6 +39,11 @@ func TestMain(m *testing.M) {
 			keep = append(keep, b)
 		}
 		fmt.Println("allocated", len(keep))
+		os.Exit(0)
+	case mode == "self":
+		f, err := SelfUsageFile()
+		lim, ok := SelfLimit()
+		fmt.Println(filepath.Dir(f), lim, ok, err)
 		os.Exit(0)
 	case mode == "sleep":
 		time.Sleep(time.Minute)

@@ -15,9 +15,9 @@ import (
 	"golang.org/x/term"
 
 	"outcore/engine/metrics"
-	"outcore/engine/system"
 	"outcore/engine/train"
 	"outcore/gpu"
+	"outcore/internal/supervise"
 	"outcore/internal/version"
 )
 
@@ -25,6 +25,7 @@ import (
 func trainCmd() *Command {
 	var cfg train.Config
 	var raw []string // the command line, passed on when --mem-limit re-runs it in a cgroup
+	var placed string // --cgroup, set by a supervisor (memlimit.go)
 	def := train.DefaultConfig()
 	cmd := &Command{
 		Name:  "train",
@@ -46,7 +47,7 @@ systems: ` + strings.Join(train.Names(), ", "),
 	cmd.Parse = func(args []string) ([]string, error) {
 		raw = args
 		var err error
-		cfg, err = parseTrainArgs(args)
+		cfg, placed, err = parseTrainArgs(args)
 		return nil, err
 	}
 	cmd.Exec = func(ctx context.Context, s Streams, _ []string) error {
@@ -54,13 +55,15 @@ systems: ` + strings.Join(train.Names(), ", "),
 			return fmt.Errorf("%w: %v", ErrUsage, err)
 		}
 		// --mem-limit: re-run this command inside its own memory cgroup and
-		// watch it (engine/system/memlimit.go); handled=false runs it here.
-		if handled, err := system.RunUnderMemLimit(ctx, cfg, raw, s.Out, s.Err); handled {
+		// supervise it (memlimit.go); a limit back means: train here.
+		limit, err := placement{sup: &supervise.Supervisor{}, stdout: s.Out, stderr: s.Err}.run(ctx, cfg, placed, raw)
+		if err != nil || limit == nil {
 			return err
 		}
 		g := gpu.Open()
 		defer g.Close()
-		opt := &train.RunOptions{GPU: g, GPUName: g.Name(), Version: version.String(), MemoryLimit: system.OwnGroupLimit}
+		opt := &train.RunOptions{GPU: g, GPUName: g.Name(), Version: version.String(),
+			MemoryLimit: func(int64) train.MemoryLimit { return limit }}
 		var bar *progressBar
 		if f, ok := s.Err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			bar = &progressBar{w: s.Err, epochs: cfg.Epochs}
@@ -119,11 +122,23 @@ var configFileOnly = map[string]string{
 }
 
 // parseTrainArgs builds the run configuration: the defaults, or the
-// --config file over them, then every flag given.
-func parseTrainArgs(args []string) (train.Config, error) {
+// --config file over them, then every flag given. placed is the hidden
+// --cgroup flag a supervisor appends (internal/supervise): the memory
+// cgroup this process was started in, "none", or "" when a user started it.
+// It is not in the help (Command.Flags is trainFlags alone).
+func parseTrainArgs(args []string) (cfg train.Config, placed string, err error) {
+	cfg, err = parseTrainConfig(args, &placed)
+	return cfg, placed, err
+}
+
+func parseTrainConfig(args []string, placed *string) (train.Config, error) {
 	var configPath string
 	cfg, fs, pos, err := parseOver(args,
-		func(c *train.Config) *flag.FlagSet { return trainFlags(c, &configPath) },
+		func(c *train.Config) *flag.FlagSet {
+			fs := trainFlags(c, &configPath)
+			fs.StringVar(placed, supervise.CgroupFlag, "", "set by the supervisor: the memory cgroup this process runs in, or none")
+			return fs
+		},
 		func() (train.Config, error) {
 			if configPath == "" {
 				return train.DefaultConfig(), nil

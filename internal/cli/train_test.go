@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"os"
@@ -61,17 +62,29 @@ func TestParseTrainArgs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := parseTrainArgs(tc.args)
+			c, _, err := parseTrainArgs(tc.args)
 			tc.check(t, err, c.Dataset, c.Model, c.Hidden, c.Epochs, c.Fanout, c.Options, c.Layers)
 		})
 	}
 	// Validation names the field of a bad value.
-	c, err := parseTrainArgs([]string{"--dataset", "d", "--dropout", "1.5"})
+	c, _, err := parseTrainArgs([]string{"--dataset", "d", "--dropout", "1.5"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "dropout") {
 		t.Fatalf("validate: %v", err)
+	}
+	// The supervisor's flag is parsed, and not shown in the help.
+	c, placed, err := parseTrainArgs([]string{"--dataset", "d", "--cgroup", "/sys/fs/cgroup/x"})
+	if err != nil || placed != "/sys/fs/cgroup/x" || c.Dataset != "d" {
+		t.Fatalf("--cgroup: %q %v", placed, err)
+	}
+	if _, placed, _ := parseTrainArgs([]string{"--dataset", "d"}); placed != "" {
+		t.Fatalf("placed %q without --cgroup", placed)
+	}
+	var help, errb strings.Builder
+	if code := Main(context.Background(), []string{"train", "-h"}, &help, &errb); code != 0 || strings.Contains(help.String(), "cgroup") || !strings.Contains(help.String(), "-mem-limit") {
+		t.Fatalf("help (exit %d):\n%s", code, help.String())
 	}
 }
 

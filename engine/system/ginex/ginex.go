@@ -61,6 +61,7 @@ import (
 	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/internal/osutil"
 )
 
 // Name is the registered name of the Ginex variant.
@@ -286,7 +287,7 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 func (g *ginex) buildNeighborCache(env *train.Env) error {
 	g.ncPath = filepath.Join(g.scratch, "neighbor_cache.bin")
 	path := env.Dataset.Path(dataset.IndicesFile)
-	defer kit.DropFileCache(path)
+	defer osutil.DropFileCache(path)
 	outDeg := make([]int64, g.nodes)
 	if err := scanIndices(path, func(chunk []int64) {
 		for _, u := range chunk {
@@ -312,7 +313,7 @@ func (g *ginex) buildNeighborCache(env *train.Env) error {
 	if err := nc.WriteFile(g.ncPath); err != nil {
 		return err
 	}
-	kit.DropFileCache(g.ncPath)
+	osutil.DropFileCache(g.ncPath)
 	return nil
 }
 
@@ -324,7 +325,7 @@ func scanIndices(path string, fn func([]int64)) error {
 	}
 	defer f.Close()
 	buf := make([]int64, 512<<10)
-	b := sliceBytes(buf)
+	b := osutil.Bytes(buf)
 	for {
 		n, err := io.ReadFull(f, b)
 		if n%8 != 0 {
@@ -369,7 +370,7 @@ func (s *seqIndexReader) read(start int64, dst []int64) error {
 			return err
 		}
 	}
-	if _, err := io.ReadFull(s.r, sliceBytes(dst)); err != nil {
+	if _, err := io.ReadFull(s.r, osutil.Bytes(dst)); err != nil {
 		return err
 	}
 	s.pos = start + int64(len(dst))
@@ -472,7 +473,7 @@ func (g *ginex) superbatchSample(ctx context.Context, env *train.Env, ep *metric
 	if err != nil {
 		return nil, err
 	}
-	kit.DropFileCache(g.ncPath)
+	osutil.DropFileCache(g.ncPath)
 	ep.Add("neighbor_cache_load_s", time.Since(t0))
 	src := &cachedIndices{indptr: g.indptr, nc: nc, disk: g.disk}
 	proto, err := env.NewSampler(sample.Topology{Indptr: g.indptr, Indices: src})
@@ -565,7 +566,7 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 	buf := make([]float32, gatherChunk*g.dim)
 	for lo := 0; lo < len(init); lo += gatherChunk {
 		ids := init[lo:min(lo+gatherChunk, len(init))]
-		if err := g.featRead.ReadRows(ctx, ids, train.Float32Bytes(buf[:len(ids)*g.dim])); err != nil {
+		if err := g.featRead.ReadRows(ctx, ids, osutil.Bytes(buf[:len(ids)*g.dim])); err != nil {
 			return fmt.Errorf("ginex: switch: %w", err)
 		}
 		for j, v := range ids {
@@ -634,7 +635,7 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 			for _, j := range part {
 				mids = append(mids, ids[j])
 			}
-			if err := g.featRead.ReadRows(ctx, mids, train.Float32Bytes(buf[:len(mids)*g.dim])); err != nil {
+			if err := g.featRead.ReadRows(ctx, mids, osutil.Bytes(buf[:len(mids)*g.dim])); err != nil {
 				return fmt.Errorf("ginex: gather: %w", err)
 			}
 			for k, j := range part {

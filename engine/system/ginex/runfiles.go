@@ -21,6 +21,7 @@ import (
 
 	"outcore/engine/cache"
 	"outcore/engine/graph"
+	"outcore/internal/osutil"
 )
 
 // ErrBadRunFile marks a runtime file that does not parse.
@@ -100,13 +101,6 @@ func (w *fileWriter) close() error {
 	return nil
 }
 
-func sliceBytes[T int64 | int32 | float32](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
-
 // writeBatchFiles writes iteration i's ids and adj files and returns the
 // bytes written.
 func writeBatchFiles(d superbatchDir, i int, mb *graph.MiniBatch) (int64, error) {
@@ -119,7 +113,7 @@ func writeBatchFiles(d superbatchDir, i int, mb *graph.MiniBatch) (int64, error)
 	w.u64(uint64(mb.Index))
 	w.u64(uint64(len(mb.Seeds)))
 	w.u64(uint64(len(mb.InputNodes)))
-	w.raw(sliceBytes(mb.InputNodes))
+	w.raw(osutil.Bytes(mb.InputNodes))
 	if err := w.close(); err != nil {
 		return 0, err
 	}
@@ -135,8 +129,8 @@ func writeBatchFiles(d superbatchDir, i int, mb *graph.MiniBatch) (int64, error)
 		w.u64(uint64(b.NumSrc))
 		w.u64(uint64(b.NumDst))
 		w.u64(uint64(len(b.Indices)))
-		w.raw(sliceBytes(b.Indptr))
-		w.raw(sliceBytes(b.Indices))
+		w.raw(osutil.Bytes(b.Indptr))
+		w.raw(osutil.Bytes(b.Indices))
 	}
 	err = w.close()
 	return total + w.n, err
@@ -181,7 +175,7 @@ func readInto[T int64 | int32](r *byteReader, dst []T) {
 		r.err = fmt.Errorf("%s: truncated: %w", r.path, ErrBadRunFile)
 		return
 	}
-	copy(sliceBytes(dst), r.b[:nb])
+	copy(osutil.Bytes(dst), r.b[:nb])
 	r.b = r.b[nb:]
 }
 
@@ -272,10 +266,10 @@ func writeUpdate(d superbatchDir, cs cache.Changeset) (int64, error) {
 	}
 	w.u64(runMagicUpdate)
 	w.u64(uint64(len(cs.InIDs)))
-	w.raw(sliceBytes(cs.InIDs))
-	w.raw(sliceBytes(cs.InPositions))
+	w.raw(osutil.Bytes(cs.InIDs))
+	w.raw(osutil.Bytes(cs.InPositions))
 	w.u64(uint64(len(cs.OutIDs)))
-	w.raw(sliceBytes(cs.OutIDs))
+	w.raw(osutil.Bytes(cs.OutIDs))
 	err = w.close()
 	return w.n, err
 }
@@ -306,7 +300,7 @@ func writeInit(d superbatchDir, ids []int64) error {
 	}
 	w.u64(runMagicInit)
 	w.u64(uint64(len(ids)))
-	w.raw(sliceBytes(ids))
+	w.raw(osutil.Bytes(ids))
 	return w.close()
 }
 

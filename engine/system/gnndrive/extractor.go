@@ -23,7 +23,7 @@ import (
 	"outcore/engine/graph"
 	"outcore/engine/metrics"
 	"outcore/engine/storage"
-	"outcore/engine/train"
+	"outcore/internal/osutil"
 )
 
 // extracted is a mini-batch whose features are in the feature buffer: the
@@ -86,7 +86,7 @@ func (e *extractor) extract(ctx context.Context, mb *graph.MiniBatch, x *cache.E
 			e.reqs = e.reqs[:0]
 			for _, i := range e.order[submitted:hi] {
 				l := x.Loads[i]
-				e.reqs = append(e.reqs, e.feats.RowRequest(l.Node, train.Float32Bytes(e.buf.Row(l.Slot)), uint64(i)))
+				e.reqs = append(e.reqs, e.feats.RowRequest(l.Node, osutil.Bytes(e.buf.Row(l.Slot)), uint64(i)))
 			}
 			if err := e.r.Submit(e.reqs); err != nil {
 				return fmt.Errorf("gnndrive extractor %d, batch %d: submit %d reads: %w", e.id, mb.Index, len(e.reqs), err)

@@ -10,16 +10,14 @@ package kit
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
 
 	"outcore/engine/graph"
 	"outcore/engine/nn"
 	"outcore/engine/sample"
 	"outcore/engine/train"
+	"outcore/internal/osutil"
 )
 
 // Workspace is what profiling measured.
@@ -164,25 +162,12 @@ func ProfileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 	return w, nil
 }
 
-// AnonRSS is the process's anonymous resident memory (/proc/self/status
-// RssAnon): heap, stacks and allocations, without the file pages of its
-// memory maps, which are page cache the kernel can reclaim.
+// AnonRSS is the process's anonymous resident memory (RssAnon): heap,
+// stacks and allocations, without the file pages of its memory maps, which
+// are page cache the kernel can reclaim. 0 when it cannot be read.
 func AnonRSS() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
-			f := strings.Fields(rest)
-			if len(f) >= 1 {
-				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-					return kb << 10
-				}
-			}
-		}
-	}
-	return 0
+	v, _ := osutil.AnonRSSBytes()
+	return v
 }
 
 // ReserveBytes is the region Ginex §3.5 keeps free "for memory

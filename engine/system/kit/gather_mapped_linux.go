@@ -18,6 +18,7 @@ import "C"
 
 import (
 	"fmt"
+	"outcore/internal/osutil"
 	"sync"
 	"unsafe"
 )
@@ -28,7 +29,7 @@ import (
 // call gives up its scheduler slot, so threads page faults can be in flight
 // even when threads exceeds GOMAXPROCS: the "I/O threads more than twice
 // the core count" of PyG+ (Ginex §5.1, GNNDrive §5).
-func GatherMapped(m *Mapping, rowBytes int64, ids []int64, dst []byte, threads int) error {
+func GatherMapped(m *osutil.Mapping, rowBytes int64, ids []int64, dst []byte, threads int) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -38,7 +39,7 @@ func GatherMapped(m *Mapping, rowBytes int64, ids []int64, dst []byte, threads i
 	rows := int64(len(m.Data)) / rowBytes
 	for _, v := range ids {
 		if v < 0 || v >= rows {
-			return fmt.Errorf("gather: row %d outside [0,%d) of %s", v, rows, m.path)
+			return fmt.Errorf("gather: row %d outside [0,%d) of %s", v, rows, m.Path)
 		}
 	}
 	threads = max(1, min(threads, len(ids)))

@@ -2,11 +2,9 @@ package kit
 
 import (
 	"errors"
-	"fmt"
 	"sync"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"outcore/internal/osutil"
 )
 
 // OffHeap hands out large number arrays from anonymous memory maps instead
@@ -25,9 +23,9 @@ func (o *OffHeap) Bytes(n int) ([]byte, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	b, err := osutil.AnonMap(n)
 	if err != nil {
-		return nil, fmt.Errorf("allocate %d bytes: %w", n, err)
+		return nil, err
 	}
 	o.mu.Lock()
 	o.maps = append(o.maps, b)
@@ -41,7 +39,7 @@ func (o *OffHeap) Float32s(n int) ([]float32, error) {
 	if err != nil || b == nil {
 		return nil, err
 	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n), nil
+	return osutil.View[float32](b), nil
 }
 
 // Int64s returns n zeroed int64s.
@@ -50,7 +48,7 @@ func (o *OffHeap) Int64s(n int) ([]int64, error) {
 	if err != nil || b == nil {
 		return []int64{}, err
 	}
-	return unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), n), nil
+	return osutil.View[int64](b), nil
 }
 
 // Free unmaps everything handed out; no slice from it may be used after.
@@ -59,7 +57,7 @@ func (o *OffHeap) Free() error {
 	defer o.mu.Unlock()
 	var errs []error
 	for _, b := range o.maps {
-		if err := unix.Munmap(b); err != nil {
+		if err := osutil.Unmap(b); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -76,8 +74,8 @@ func (o *OffHeap) Drop() error {
 	defer o.mu.Unlock()
 	var errs []error
 	for _, b := range o.maps {
-		if err := unix.Madvise(b, unix.MADV_DONTNEED); err != nil {
-			errs = append(errs, fmt.Errorf("release %d bytes: %w", len(b), err))
+		if err := osutil.Release(b); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -33,8 +33,6 @@ import (
 	"runtime"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"outcore/engine/dataset"
 	"outcore/engine/graph"
 	"outcore/engine/metrics"
@@ -42,6 +40,7 @@ import (
 	"outcore/engine/sample"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/internal/osutil"
 )
 
 // Name is the registered name of the PyG+ variant.
@@ -57,7 +56,7 @@ type pygPlus struct {
 	topo      sample.Topology
 	closeTopo func() error
 	sampler   *sample.Sampler
-	feats     *kit.Mapping
+	feats     *osutil.Mapping
 	rowBytes  int64
 	dim       int
 	x         nn.Tensor
@@ -125,7 +124,7 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 	if p.sampler, err = env.NewSampler(topo); err != nil {
 		return err
 	}
-	if p.feats, err = kit.MapFile(env.Dataset.Path(dataset.FeaturesFile)); err != nil {
+	if p.feats, err = osutil.MapFile(env.Dataset.Path(dataset.FeaturesFile)); err != nil {
 		return err
 	}
 	p.rowBytes = env.Dataset.RowBytes()
@@ -144,7 +143,7 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 	return nil
 }
 
-var pageSize = unix.Getpagesize()
+var pageSize = osutil.PageSize()
 
 func (p *pygPlus) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {
 	// The batch input's pages go back at the end of the epoch, so that
@@ -207,7 +206,7 @@ func (p *pygPlus) gather(ep *metrics.EpochStats, mb *graph.MiniBatch) error {
 	p.x.Resize(len(ids), p.dim)
 	if p.resident != nil {
 		// Page-cache residency before the gather: hits of the "cpu" tier.
-		if err := kit.Mincore(p.feats.Data, p.resident); err == nil {
+		if err := osutil.Mincore(p.feats.Data, p.resident); err == nil {
 			var hits int64
 			for _, v := range ids {
 				first := v * p.rowBytes / int64(pageSize)
@@ -228,7 +227,7 @@ func (p *pygPlus) gather(ep *metrics.EpochStats, mb *graph.MiniBatch) error {
 		}
 	}
 	ep.AddBytesNeeded(n * p.rowBytes)
-	return kit.GatherMapped(p.feats, p.rowBytes, ids, train.Float32Bytes(p.x.Data[:len(ids)*p.dim]), p.ioThreads)
+	return kit.GatherMapped(p.feats, p.rowBytes, ids, osutil.Bytes(p.x.Data[:len(ids)*p.dim]), p.ioThreads)
 }
 
 func (p *pygPlus) Close() error {

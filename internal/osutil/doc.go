@@ -1,0 +1,24 @@
+// Package osutil holds outcore's operating-system helpers in one place, so
+// that the engine, the experiment runner and the CLI share one copy of
+// each (docs/ARCHITECTURE.md, "OS helpers"):
+//
+//   - memory maps: read-only file maps with readahead off (MapFile, MapFD),
+//     anonymous maps outside the Go heap (AnonMap), returning their pages
+//     (Release) and page-cache residency (Mincore);
+//   - page-cache eviction: posix_fadvise DONTNEED of a file, a range or a
+//     whole directory (DropCache, DropRange, DropFileCache, EvictDir), and
+//     the machine-wide drop_caches (DropAllCaches, root only);
+//   - /proc readers: this process's disk reads (/proc/self/io), RSS, peak
+//     RSS and anonymous RSS (/proc/self/status), CPU time, the machine's
+//     iowait and memory size;
+//   - byte views of number slices (Bytes, View), host byte order;
+//   - the host facts of run records (CollectHost, DiskModel).
+//
+// The Linux implementations live in _linux.go files; elsewhere the same
+// functions exist and report ErrUnsupported (or an empty fact).
+package osutil
+
+import "errors"
+
+// ErrUnsupported is returned off Linux by helpers that need Linux.
+var ErrUnsupported = errors.New("not supported on this operating system")

@@ -1,0 +1,91 @@
+package osutil
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The parsers of /proc text, pure so that tests feed them fixtures
+// (testdata/); the _linux.go readers give them the live files.
+
+// clockTicks is USER_HZ, the unit of the CPU times in /proc; it is 100 on
+// every Linux architecture Go supports.
+const clockTicks = 100
+
+// ParseKeyed finds the line of text that starts with key (as in
+// /proc/self/status "VmRSS:" or /proc/self/io "read_bytes:") and returns
+// its first number times mul (1024 for the kB fields of status and
+// meminfo).
+func ParseKeyed(text []byte, key string, mul int64) (int64, error) {
+	for _, line := range bytes.Split(text, []byte{'\n'}) {
+		if !bytes.HasPrefix(line, []byte(key)) {
+			continue
+		}
+		f := strings.Fields(string(line[len(key):]))
+		if len(f) == 0 {
+			return 0, fmt.Errorf("%q line without a value", key)
+		}
+		v, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q: %w", key, err)
+		}
+		return v * mul, nil
+	}
+	return 0, fmt.Errorf("no %q line", key)
+}
+
+// ParseProcStatCPU returns the user + system CPU seconds of a process from
+// the text of /proc/<pid>/stat.
+func ParseProcStatCPU(b []byte) (float64, error) {
+	// The command name (field 2) may hold spaces and parentheses; the fields
+	// after the last ')' start at field 3 (state). utime and stime are
+	// fields 14 and 15.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("no ')' after the command name")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return float64(ut+st) / clockTicks, nil
+}
+
+// ParseSystemCPU returns the machine-wide total and iowait jiffies from the
+// text of /proc/stat (its first, "cpu" line).
+func ParseSystemCPU(b []byte) (total, iowait int64, err error) {
+	line, _, _ := bytes.Cut(b, []byte{'\n'})
+	fields := strings.Fields(string(line))
+	if len(fields) < 6 || fields[0] != "cpu" {
+		return 0, 0, fmt.Errorf("unexpected first line %q", line)
+	}
+	// user nice system idle iowait irq softirq steal (guest is inside user).
+	for i, s := range fields[1:] {
+		if i >= 8 {
+			break
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("field %d: %w", i+1, err)
+		}
+		total += v
+		if i == 4 {
+			iowait = v
+		}
+	}
+	return total, iowait, nil
+}
+
+// ParseInt64 parses a file's text that holds one decimal integer (as
+// cgroup counters do).
+func ParseInt64(b []byte) (int64, error) {
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}
