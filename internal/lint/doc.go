@@ -1,0 +1,63 @@
+// Package lint holds the import rules of outcore's architecture
+// (docs/ARCHITECTURE.md, "Import rules") as tests over `go list`:
+//
+//   - the engine (outcore/engine/...) imports neither the experiment
+//     runner, the store, the dashboard nor the CLI — tests included;
+//   - a package named report never imports the dashboard (outcore/web).
+package lint
+
+import "strings"
+
+// Package is what the rules read of one `go list -json` entry.
+type Package struct {
+	ImportPath string
+	Name       string
+	Imports    []string
+	Deps       []string
+}
+
+// engineForbidden are the packages (and their sub-packages) the engine
+// must not depend on.
+var engineForbidden = []string{"outcore/experiments", "outcore/store", "outcore/web", "outcore/internal/cli"}
+
+// under reports whether path is pkg or below it.
+func under(path, pkg string) bool {
+	return path == pkg || strings.HasPrefix(path, pkg+"/")
+}
+
+// basePath strips the test-variant suffix go list adds
+// ("outcore/engine/x [outcore/engine/x.test]") and the _test package
+// suffix, so that a test of an engine package counts as the engine.
+func basePath(p string) string {
+	if i := strings.IndexByte(p, ' '); i >= 0 {
+		p = p[:i]
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(p, ".test"), "_test")
+}
+
+// Violations lists every break of the rules among pkgs, one line each
+// ("outcore/engine/x imports outcore/store").
+func Violations(pkgs []Package) []string {
+	var out []string
+	for _, p := range pkgs {
+		path := basePath(p.ImportPath)
+		if under(path, "outcore/engine") {
+			for _, imp := range p.Imports {
+				for _, f := range engineForbidden {
+					if under(basePath(imp), f) {
+						out = append(out, path+" imports "+basePath(imp)+" (the engine must not know the runner, store, dashboard or CLI)")
+					}
+				}
+			}
+		}
+		if p.Name == "report" {
+			for _, d := range append(append([]string(nil), p.Imports...), p.Deps...) {
+				if under(basePath(d), "outcore/web") {
+					out = append(out, path+" depends on "+basePath(d)+" (a report package must not import the dashboard)")
+					break
+				}
+			}
+		}
+	}
+	return out
+}
