@@ -9,11 +9,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
-	"outcore/engine/dataset"
 	"outcore/engine/metrics"
+	"outcore/engine/system/systest"
 	"outcore/engine/train"
 	"outcore/internal/cgroup"
 	"outcore/internal/supervise"
@@ -30,11 +29,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) >= 2 && os.Args[1] == "train" {
 		os.Exit(trainChild())
 	}
-	code := m.Run()
-	if testDataDir != "" {
-		os.RemoveAll(testDataDir)
-	}
-	os.Exit(code)
+	systest.Main(m)
 }
 
 func trainChild() int {
@@ -51,30 +46,6 @@ func trainChild() int {
 		return 0
 	}
 	return Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
-}
-
-var (
-	testDataDir string
-	genOnce     sync.Once
-	genErr      error
-)
-
-// testDataset generates one small power-law dataset for the package.
-func testDataset(t *testing.T) string {
-	t.Helper()
-	genOnce.Do(func() {
-		if testDataDir, genErr = os.MkdirTemp("", "outcore-cli-test-"); genErr != nil {
-			return
-		}
-		c := dataset.DefaultGenConfig()
-		c.Nodes, c.FeatureDim, c.Classes, c.AvgDegree = 4000, 32, 4, 8
-		c.TrainFrac, c.ValFrac, c.TestFrac = 0.25, 0.1, 0.1
-		_, genErr = dataset.Generate(context.Background(), dataset.DatasetsDir(testDataDir), "sys", c, nil)
-	})
-	if genErr != nil {
-		t.Fatalf("generate: %v", genErr)
-	}
-	return "sys"
 }
 
 func needCgroups(t *testing.T) {
@@ -129,8 +100,10 @@ func trainUnderLimit(t *testing.T, args ...string) ([]byte, error) {
 	return out.Bytes(), err
 }
 
+// baseArgs trains one epoch of systest's small run on its shared dataset.
 func baseArgs(t *testing.T, system string) []string {
-	return []string{"--dataset", testDataset(t), "--data-dir", testDataDir, "--system", system,
+	dir, _ := systest.DataDir()
+	return []string{"--dataset", systest.Dataset(t), "--data-dir", dir, "--system", system,
 		"--hidden", "32", "--batch", "100", "--epochs", "1", "--lr", "0.01", "--fanout", "5,5"}
 }
 
@@ -238,7 +211,8 @@ func TestPlacement(t *testing.T) {
 	if b, err := resolveMemLimit(train.Config{MemLimit: "2GiB"}); err != nil || b != 2<<30 {
 		t.Fatalf("2GiB = %d, %v", b, err)
 	}
-	b, err := resolveMemLimit(train.Config{Dataset: testDataset(t), DataDir: testDataDir, MemLimit: "50%"})
+	dir, _ := systest.DataDir()
+	b, err := resolveMemLimit(train.Config{Dataset: systest.Dataset(t), DataDir: dir, MemLimit: "50%"})
 	if err != nil || b != 4000*32*4/2 {
 		t.Fatalf("50%% of the features = %d, %v", b, err)
 	}

@@ -291,3 +291,28 @@ func TestReadLines(t *testing.T) {
 		}
 	}
 }
+
+// TestStderrFileIsHandedOver: a file (a terminal, in the CLI) is the
+// child's own stderr, not a pipe, so that the child can tell a terminal.
+func TestStderrFileIsHandedOver(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := &Supervisor{}
+	c, err := s.Start(Spec{Path: os.Args[0], Args: []string{"-test.run=^$"}, Env: []string{childEnv + "=fail"},
+		Name: "supervise-test", NoCgroup: "not needed", Stderr: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.cmd.Stderr != f {
+		t.Fatalf("child's stderr is %T, want the file itself", c.cmd.Stderr)
+	}
+	if r := c.Wait(); r.ExitCode != 3 {
+		t.Fatalf("result %+v", r)
+	}
+	if b, _ := os.ReadFile(f.Name()); !strings.Contains(string(b), "boom") {
+		t.Fatalf("stderr file holds %q", b)
+	}
+}
