@@ -7,7 +7,7 @@ export GOFLAGS := -buildvcs=false
 BIN    := bin/outcore
 ADDR   ?= 127.0.0.1:8080
 # Packages whose code is concurrent run again under the race detector.
-RACE_PKGS ?= ./engine/... ./experiments/... ./store/... ./web/...
+RACE_PKGS ?= ./engine/... ./experiments/... ./internal/cgroup ./internal/supervise ./store/... ./web/...
 
 .PHONY: all build run test test-race bench bench-variants generate check-generated deps lint vet clean
 

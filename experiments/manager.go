@@ -60,10 +60,12 @@ type Options struct {
 	// Store is the open database of DataDir.
 	Store *store.Store
 	// Binary is the outcore executable children run as
-	// `<Binary> train --config <file>`; default os.Executable().
+	// `<Binary> train --config <file> --cgroup <group>` (internal/supervise
+	// appends --cgroup); default os.Executable().
 	Binary string
 	// Args replaces the default child arguments {"train", "--config"}; the
-	// config file path is appended. Tests use it to run a fake child.
+	// config file path and then `--cgroup <group>` are appended. Tests use it
+	// to run a fake child.
 	Args []string
 	// Env is added to the children's environment.
 	Env []string
