@@ -17,8 +17,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"outcore/internal/osutil"
 	"slices"
+
+	"outcore/internal/osutil"
 )
 
 // NeighborCache is Ginex's static neighbour cache.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+
 	"outcore/internal/osutil"
 )
 

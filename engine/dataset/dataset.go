@@ -15,10 +15,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"outcore/internal/osutil"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"outcore/internal/osutil"
 )
 
 // Dataset is an opened, verified dataset. Indptr (N+1 entries) is held in

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"outcore/internal/osutil"
 	"path/filepath"
 	"slices"
+
+	"outcore/internal/osutil"
 )
 
 // edgeSorter turns an edge stream in any order into CSC files with bounded

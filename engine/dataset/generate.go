@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"outcore/internal/osutil"
 	"runtime"
 	"slices"
 	"time"
+
+	"outcore/internal/osutil"
 )
 
 // Generate writes a synthetic dataset called name under datasetsDir and

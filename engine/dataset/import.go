@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"outcore/internal/osutil"
 	"slices"
 	"time"
+
+	"outcore/internal/osutil"
 )
 
 // ImportOptions are shared by the importers.

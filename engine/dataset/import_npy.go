@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"outcore/internal/osutil"
 	"path/filepath"
 	"time"
+
+	"outcore/internal/osutil"
 )
 
 // NPYSources names the NumPy .npy files of an ImportNPY call.

@@ -10,11 +10,12 @@ import (
 	"io"
 	"math"
 	"os"
-	"outcore/internal/osutil"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"outcore/internal/osutil"
 )
 
 // coraDir is a copy of ../shared/datasets/cora with cora.content gzipped

@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"outcore/internal/osutil"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"outcore/internal/osutil"
 )
 
 // NodeIDsFile is an optional file some importers write: line v holds the

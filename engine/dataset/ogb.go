@@ -9,12 +9,13 @@ import (
 	"io"
 	"math"
 	"os"
-	"outcore/internal/osutil"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"outcore/internal/osutil"
 )
 
 // ImportOGB imports an Open Graph Benchmark node-property dataset from its

@@ -3,6 +3,7 @@ package dataset
 import (
 	"fmt"
 	"os"
+
 	"outcore/internal/osutil"
 )
 

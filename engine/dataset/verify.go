@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+
 	"outcore/internal/osutil"
 )
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
 	"outcore/internal/osutil"
 )
 

@@ -3,10 +3,11 @@ package storage
 import (
 	"context"
 	"fmt"
-	"outcore/internal/osutil"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"outcore/internal/osutil"
 )
 
 // The mmap backend: the whole file is mapped read-only with readahead off

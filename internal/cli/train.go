@@ -24,7 +24,7 @@ import (
 // trainCmd is `outcore train`.
 func trainCmd() *Command {
 	var cfg train.Config
-	var raw []string // the command line, passed on when --mem-limit re-runs it in a cgroup
+	var raw []string  // the command line, passed on when --mem-limit re-runs it in a cgroup
 	var placed string // --cgroup, set by a supervisor (memlimit.go)
 	def := train.DefaultConfig()
 	cmd := &Command{

@@ -18,9 +18,10 @@ import "C"
 
 import (
 	"fmt"
-	"outcore/internal/osutil"
 	"sync"
 	"unsafe"
+
+	"outcore/internal/osutil"
 )
 
 // GatherMapped copies rows ids of a mapped table (rowBytes each) into dst
