@@ -141,7 +141,7 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 		"experiment_id", "seq", "superseded", "retry_of", "limit_enforced", "limit_note", "cache_dropped", "io_backend",
 		"outcore_version", "go_version", "exit_code", "signal", "error", "epochs_done", "mean_epoch_s", "best_val_acc",
 		"test_acc", "total_s", "peak_rss_bytes", "peak_cgroup_bytes", "queued_at", "started_at", "ended_at",
-		"host_json", "config_json")
+		"executor", "job_id", "node", "host_json", "config_json")
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -149,7 +149,8 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 		SELECT id, system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, repeat, attempt, status,
 			experiment_id, seq, superseded, retry_of, limit_enforced, limit_note, cache_dropped, io_backend,
 			outcore_version, go_version, exit_code, signal, error, epochs_done, mean_epoch_s, best_val_acc,
-			test_acc, total_s, peak_rss_bytes, peak_cgroup_bytes, queued_at, started_at, ended_at, host_json, config_json
+			test_acc, total_s, peak_rss_bytes, peak_cgroup_bytes, queued_at, started_at, ended_at,
+			executor, job_id, node, host_json, config_json
 		FROM runs WHERE experiment_id = ? ORDER BY id`, experimentID)
 	if err != nil {
 		return err
@@ -160,12 +161,13 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 		var dim, batch, rep, attempt, seq, epochs int
 		var superseded, enforced, dropped bool
 		var system, dataset, model, fanout, status, note, backend, ov, gv, sig, errMsg, host, config string
+		var executor, jobID, node string
 		var retryOf, exit, peakRSS, peakCG, queued, started, ended sql.NullInt64
 		var mean, best, test, total sql.NullFloat64
 		if err := rows.Scan(&id, &system, &dataset, &model, &limit, &dim, &batch, &fanout, &rep, &attempt, &status,
 			&expID, &seq, &superseded, &retryOf, &enforced, &note, &dropped, &backend,
 			&ov, &gv, &exit, &sig, &errMsg, &epochs, &mean, &best,
-			&test, &total, &peakRSS, &peakCG, &queued, &started, &ended, &host, &config); err != nil {
+			&test, &total, &peakRSS, &peakCG, &queued, &started, &ended, &executor, &jobID, &node, &host, &config); err != nil {
 			return err
 		}
 		rec := []string{
@@ -174,7 +176,8 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 			fmtI(expID), strconv.Itoa(seq), strconv.Itoa(b2i(superseded)), fmtNI(retryOf), strconv.Itoa(b2i(enforced)),
 			CSVSafe(note), strconv.Itoa(b2i(dropped)), CSVSafe(backend), CSVSafe(ov), CSVSafe(gv), fmtNI(exit),
 			CSVSafe(sig), CSVSafe(errMsg), strconv.Itoa(epochs), fmtNF(mean), fmtNF(best), fmtNF(test), fmtNF(total),
-			fmtNI(peakRSS), fmtNI(peakCG), fmtTime(queued), fmtTime(started), fmtTime(ended), CSVSafe(host), CSVSafe(config),
+			fmtNI(peakRSS), fmtNI(peakCG), fmtTime(queued), fmtTime(started), fmtTime(ended),
+			CSVSafe(executor), CSVSafe(jobID), CSVSafe(node), CSVSafe(host), CSVSafe(config),
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

@@ -51,6 +51,18 @@ type Run struct {
 	GoVersion      string
 	PID            int
 
+	// Where it ran (docs/ARCHITECTURE.md "Executors"): Executor is
+	// ExecutorLocal (a child of the queue process) or ExecutorSlurm (one
+	// Slurm job, JobID, on Node, last seen in Slurm state JobState). A
+	// Slurm run's records are ingested from RecordsFile, a file of the
+	// run's directory, of which RecordsOffset bytes are committed.
+	Executor      string
+	JobID         string
+	Node          string
+	JobState      string
+	RecordsFile   string
+	RecordsOffset int64
+
 	// How it ended.
 	ExitCode        *int // nil while running and when killed by a signal
 	Signal          string
@@ -77,7 +89,8 @@ const runCols = `id, experiment_id, seq, attempt, retry_of, superseded, queue_po
 	outcore_version, go_version, pid,
 	exit_code, signal, error, stderr_tail, epochs_done, mean_epoch_s, best_val_acc, test_acc, total_s,
 	peak_rss_bytes, peak_cgroup_bytes, summary_json, progress_json,
-	queued_at, started_at, ended_at`
+	queued_at, started_at, ended_at,
+	executor, job_id, node, job_state, records_file, records_offset`
 
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run
@@ -91,7 +104,8 @@ func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 		&r.OutcoreVersion, &r.GoVersion, &r.PID,
 		&exitCode, &r.Signal, &r.Error, &r.StderrTail, &r.EpochsDone, &mean, &best, &test, &total,
 		&peakRSS, &peakCG, &summary, &progress,
-		&queued, &started, &ended)
+		&queued, &started, &ended,
+		&r.Executor, &r.JobID, &r.Node, &r.JobState, &r.RecordsFile, &r.RecordsOffset)
 	if err != nil {
 		return r, err
 	}
@@ -141,6 +155,9 @@ func (t *Tx) InsertRun(r *Run) error {
 	if r.Attempt == 0 {
 		r.Attempt = 1
 	}
+	if r.Executor == "" {
+		r.Executor = ExecutorLocal
+	}
 	if err := t.tx.QueryRowContext(t.ctx, `SELECT coalesce(max(queue_pos), 0) + 1 FROM runs`).Scan(&r.QueuePos); err != nil {
 		return fmt.Errorf("insert run: queue position: %w", err)
 	}
@@ -152,11 +169,11 @@ func (t *Tx) InsertRun(r *Run) error {
 	}
 	res, err := t.tx.ExecContext(t.ctx, `
 		INSERT INTO runs(experiment_id, seq, attempt, retry_of, queue_pos, status,
-			system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, repeat, config_json, queued_at)
-		VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, repeat, config_json, queued_at, executor)
+		VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ExperimentID, r.Seq, r.Attempt, retryOf, r.QueuePos,
 		r.System, r.Dataset, r.Model, r.MemLimitBytes, r.FeatureDim, r.BatchSize, r.Fanout, r.Repeat,
-		jsonOr(r.Config, "{}"), ms(r.QueuedAt))
+		jsonOr(r.Config, "{}"), ms(r.QueuedAt), r.Executor)
 	if err != nil {
 		return fmt.Errorf("insert run: %w", err)
 	}
@@ -182,8 +199,24 @@ func (t *Tx) Run(id int64) (Run, error) {
 // NextQueued returns the queued run that comes first in the queue, and
 // false when none is queued.
 func (t *Tx) NextQueued() (Run, bool, error) {
-	r, err := scanRun(t.tx.QueryRowContext(t.ctx,
-		`SELECT `+runCols+` FROM runs WHERE status = 'queued' ORDER BY queue_pos LIMIT 1`))
+	return t.NextQueuedFor(nil)
+}
+
+// NextQueuedFor returns the first queued run of one of the executors
+// (nil: any), and false when none is queued.
+func (t *Tx) NextQueuedFor(executors []string) (Run, bool, error) {
+	q := `SELECT ` + runCols + ` FROM runs WHERE status = 'queued'`
+	var args []any
+	if executors != nil {
+		if len(executors) == 0 {
+			return Run{}, false, nil
+		}
+		q += ` AND executor IN (?` + strings.Repeat(", ?", len(executors)-1) + `)`
+		for _, e := range executors {
+			args = append(args, e)
+		}
+	}
+	r, err := scanRun(t.tx.QueryRowContext(t.ctx, q+` ORDER BY queue_pos LIMIT 1`, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}
@@ -375,12 +408,14 @@ func (t *Tx) RequestCancel(id int64) (bool, error) {
 	return n == 1, nil
 }
 
-// MarkInterrupted ends every run left running (by a server that stopped
-// without finishing them) as interrupted and returns them as they were.
-// Call it only while holding the queue: a running run of a live server
-// would be marked too.
+// MarkInterrupted ends every local run left running (by a server that
+// stopped without finishing them) as interrupted and returns them as they
+// were. Runs of other executors outlive the server (a Slurm job goes on)
+// and are picked up again by the next queue process instead. Call it only
+// while holding the queue: a running run of a live server would be marked
+// too.
 func (t *Tx) MarkInterrupted() ([]Run, error) {
-	rows, err := t.tx.QueryContext(t.ctx, `SELECT `+runCols+` FROM runs WHERE status = 'running' ORDER BY id`)
+	rows, err := t.tx.QueryContext(t.ctx, `SELECT `+runCols+` FROM runs WHERE status = 'running' AND executor = 'local' ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("find interrupted runs: %w", err)
 	}
@@ -431,7 +466,7 @@ func (t *Tx) RetryRun(id int64) (Run, error) {
 		ExperimentID: old.ExperimentID, Seq: old.Seq, Attempt: old.Attempt + 1, RetryOf: old.ID,
 		System: old.System, Dataset: old.Dataset, Model: old.Model, MemLimitBytes: old.MemLimitBytes,
 		FeatureDim: old.FeatureDim, BatchSize: old.BatchSize, Fanout: old.Fanout, Repeat: old.Repeat,
-		Config: old.Config,
+		Config: old.Config, Executor: old.Executor,
 	}
 	if err := t.InsertRun(&nr); err != nil {
 		return Run{}, fmt.Errorf("retry run %d: %w", id, err)
