@@ -23,7 +23,7 @@ func dataCmd() *Command {
 		Name:        "data",
 		Args:        "<command> [flags]",
 		Short:       "generate, import, inspect and verify datasets",
-		Subcommands: []*Command{dataGenCmd(), dataImportCmd(), dataInfoCmd(), dataVerifyCmd(), dataListCmd()},
+		Subcommands: []*Command{dataGenCmd(), dataImportCmd(), dataInfoCmd(), dataVerifyCmd(), dataDigestCmd(), dataListCmd()},
 	}
 }
 
@@ -44,11 +44,12 @@ func progressWriter() io.Writer {
 }
 
 func dataGenCmd() *Command {
-	var dataDir, preset, name string
+	var dataDir, preset, name, like string
 	var force, quiet bool
 	flags := func(c *dataset.GenConfig) *flag.FlagSet {
 		fs := newFlagSet("data gen", &dataDir)
 		fs.StringVar(&preset, "preset", "tiny", "preset: "+strings.Join(dataset.PresetNames(), ", "))
+		fs.StringVar(&like, "like", "", "regenerate the generated dataset this meta.json describes (its preset, generator config and name; flags still override)")
 		fs.StringVar(&name, "name", "", "dataset name (default: the preset name)")
 		fs.BoolVar(&force, "force", false, "replace an existing dataset of that name")
 		fs.BoolVar(&quiet, "quiet", false, "no progress output")
@@ -89,6 +90,9 @@ func dataGenCmd() *Command {
 		var pos []string
 		var err error
 		cfg, _, pos, err = parseOver(args, flags, func() (dataset.GenConfig, error) {
+			if like != "" {
+				return genLike(like, &preset, &name)
+			}
 			c, err := dataset.Preset(preset)
 			if err != nil {
 				return c, fmt.Errorf("%w: %v", ErrUsage, err)
@@ -98,6 +102,11 @@ func dataGenCmd() *Command {
 		return pos, err
 	}
 	cmd.Exec = func(ctx context.Context, s Streams, _ []string) error {
+		if like != "" { // the second pass reset the preset and name to the flags'
+			if _, err := genLike(like, &preset, &name); err != nil {
+				return err
+			}
+		}
 		if name == "" {
 			name = preset
 		}

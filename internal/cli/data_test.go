@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"outcore/engine/dataset"
@@ -53,5 +55,39 @@ func TestDataCommands(t *testing.T) {
 		if err := run(c.args...); !errors.Is(err, c.want) {
 			t.Errorf("%v: err = %v, want %v", c.args, err, c.want)
 		}
+	}
+}
+
+// TestDataGenLikeAndDigest regenerates a dataset from its meta.json in
+// another data directory (what a Slurm job does on its node) and checks
+// the copy's digest against the original's.
+func TestDataGenLikeAndDigest(t *testing.T) {
+	ctx := context.Background()
+	a, b := t.TempDir(), t.TempDir()
+	Data := func(ctx context.Context, args []string) error { return Run(ctx, discard, append([]string{"data"}, args...)) }
+	if err := Data(ctx, []string{"gen", "--preset", "tiny", "--name", "t", "--nodes", "2000", "--dim", "8", "--quiet", "--data-dir", a}); err != nil {
+		t.Fatal(err)
+	}
+	srcDir := filepath.Join(dataset.DatasetsDir(a), "t")
+	want, err := dataset.Digest(srcDir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Data(ctx, []string{"gen", "--like", filepath.Join(srcDir, dataset.MetaFile), "--quiet", "--data-dir", b}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(b), "t"))
+	if err != nil || m.Nodes != 2000 || m.FeatureDim != 8 {
+		t.Fatalf("--like did not keep the generator config: %+v, %v", m, err)
+	}
+	if err := Data(ctx, []string{"digest", "t", "--check", want, "--data-dir", b}); err != nil {
+		t.Fatalf("digest --check of the regenerated copy: %v", err)
+	}
+	other := strings.Repeat("0", 64)
+	if err := Data(ctx, []string{"digest", "t", "--check", other, "--data-dir", b}); !errors.Is(err, dataset.ErrDigestMismatch) {
+		t.Fatalf("digest --check with another digest: %v, want ErrDigestMismatch", err)
+	}
+	if err := Data(ctx, []string{"gen", "--like", filepath.Join(b, "nope.json"), "--data-dir", b}); !errors.Is(err, ErrUsage) {
+		t.Fatalf("--like with a missing file: %v, want ErrUsage", err)
 	}
 }
