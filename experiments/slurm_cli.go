@@ -1,0 +1,290 @@
+package experiments
+
+// Slurm's own client tools, run as commands: sbatch submits, squeue lists
+// (one call per poll for every job of this data directory), scontrol and
+// sacct describe a job that has ended, scancel cancels
+// (docs/ARCHITECTURE.md "Executors"). The parsers of their output are pure
+// functions with tests and fuzz targets (slurm_cli_test.go).
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// errJobUnknown: Slurm's tool does not know the job (purged or never existed).
+var errJobUnknown = errors.New("job unknown to Slurm")
+
+// slurmCLI runs Slurm's client commands.
+type slurmCLI struct {
+	binDir  string // directory of the commands; "" = $PATH
+	timeout time.Duration
+}
+
+func (c slurmCLI) path(name string) string {
+	if c.binDir != "" {
+		return filepath.Join(c.binDir, name)
+	}
+	return name
+}
+
+// run runs one command and returns its stdout; the error carries stderr.
+func (c slurmCLI) run(ctx context.Context, name string, args ...string) (string, error) {
+	t := c.timeout
+	if t <= 0 {
+		t = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, t)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.path(name), args...)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	err := cmd.Run()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = strings.TrimSpace(out.String())
+		}
+		if msg != "" {
+			return out.String(), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, truncate(msg, 400))
+		}
+		return out.String(), fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	}
+	return out.String(), nil
+}
+
+// Submit submits a batch script and returns the job id.
+func (c slurmCLI) Submit(ctx context.Context, script string, extra []string) (string, error) {
+	args := append([]string{"--parsable"}, extra...)
+	out, err := c.run(ctx, "sbatch", append(args, script)...)
+	if err != nil {
+		return "", err
+	}
+	return ParseSbatch(out)
+}
+
+// squeueFormat is the squeue output format ParseSqueue reads.
+const squeueFormat = "%i|%j|%T|%N|%r"
+
+// Queue lists the jobs of user that the controller knows, finished ones
+// included (they stay for MinJobAge).
+func (c slurmCLI) Queue(ctx context.Context, user string) ([]JobInfo, error) {
+	args := []string{"--noheader", "--states=all", "--format=" + squeueFormat}
+	if user != "" {
+		args = append(args, "--user="+user)
+	}
+	out, err := c.run(ctx, "squeue", args...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSqueue(out), nil
+}
+
+// Show describes one job with scontrol (exit code and restarts included).
+// The error wraps errJobUnknown when the controller does not know it.
+func (c slurmCLI) Show(ctx context.Context, id string) (JobInfo, error) {
+	out, err := c.run(ctx, "scontrol", "--oneliner", "show", "job", id)
+	if err != nil {
+		if strings.Contains(err.Error(), "Invalid job id") {
+			return JobInfo{}, fmt.Errorf("%w: %v", errJobUnknown, err)
+		}
+		return JobInfo{}, err
+	}
+	j, ok := ParseScontrolJob(out)
+	if !ok {
+		return JobInfo{}, fmt.Errorf("scontrol show job %s: unreadable output %q", id, truncate(out, 200))
+	}
+	return j, nil
+}
+
+// Acct describes one job from Slurm's accounting (sacct). The error wraps
+// errJobUnknown when accounting has no record of it.
+func (c slurmCLI) Acct(ctx context.Context, id string) (JobInfo, error) {
+	out, err := c.run(ctx, "sacct", "--jobs="+id, "--allocations", "--noheader", "--parsable2",
+		"--format=JobID,JobName,State,ExitCode,NodeList")
+	if err != nil {
+		return JobInfo{}, err
+	}
+	for _, j := range ParseSacct(out) {
+		if j.ID == id {
+			return j, nil
+		}
+	}
+	return JobInfo{}, fmt.Errorf("%w: sacct has no record of job %s", errJobUnknown, id)
+}
+
+// Cancel cancels a job (scancel: SIGTERM, SIGKILL after the cluster's
+// KillWait).
+func (c slurmCLI) Cancel(ctx context.Context, id string) error {
+	_, err := c.run(ctx, "scancel", id)
+	return err
+}
+
+// ParseSbatch reads `sbatch --parsable`'s answer: "123" or "123;cluster".
+func ParseSbatch(out string) (string, error) {
+	s := strings.TrimSpace(out)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 { // warnings may come first
+		s = strings.TrimSpace(s[i+1:])
+	}
+	id, _, _ := strings.Cut(s, ";")
+	if !jobIDRE.MatchString(id) {
+		return "", fmt.Errorf("sbatch answered %q, not a job id", truncate(strings.TrimSpace(out), 200))
+	}
+	return id, nil
+}
+
+var jobIDRE = regexp.MustCompile(`^[0-9]+(_[0-9]+)?$`)
+
+// ParseSqueue reads squeue lines in squeueFormat ("%i|%j|%T|%N|%r"). A job
+// name may itself hold '|': the id is the first field, state, nodes and
+// reason the last three. Lines that do not fit are skipped.
+func ParseSqueue(out string) []JobInfo {
+	var jobs []JobInfo
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimRight(line, "\r")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		f := strings.Split(line, "|")
+		if len(f) < 5 {
+			continue
+		}
+		n := len(f)
+		id := strings.TrimSpace(f[0])
+		if !jobIDRE.MatchString(id) {
+			continue
+		}
+		jobs = append(jobs, JobInfo{ID: id, Name: strings.Join(f[1:n-3], "|"), State: NormalizeJobState(f[n-3]),
+			Node: strings.TrimSpace(f[n-2]), Reason: strings.TrimSpace(f[n-1]), Restarts: -1, Known: true})
+	}
+	return jobs
+}
+
+// scontrolKey finds the "Key=" tokens of `scontrol show job --oneliner`.
+var scontrolKey = regexp.MustCompile(`(?:^|\s)([A-Za-z][A-Za-z0-9_/:]*)=`)
+
+// ParseScontrolJob reads `scontrol show job --oneliner`: space-separated
+// Key=Value pairs (a value ends where the next " Key=" begins).
+func ParseScontrolJob(out string) (JobInfo, bool) {
+	out = strings.TrimSpace(out)
+	if i := strings.IndexByte(out, '\n'); i >= 0 {
+		out = out[:i]
+	}
+	locs := scontrolKey.FindAllStringSubmatchIndex(out, -1)
+	kv := map[string]string{}
+	for i, l := range locs {
+		end := len(out)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		key := out[l[2]:l[3]]
+		if _, dup := kv[key]; !dup {
+			kv[key] = strings.TrimSpace(out[l[1]:end])
+		}
+	}
+	id := kv["JobId"]
+	if !jobIDRE.MatchString(id) || kv["JobState"] == "" {
+		return JobInfo{}, false
+	}
+	j := JobInfo{ID: id, Name: kv["JobName"], State: NormalizeJobState(kv["JobState"]), Reason: kv["Reason"],
+		ExitCode: kv["ExitCode"], Restarts: -1, Known: true}
+	if n := kv["NodeList"]; n != "(null)" {
+		j.Node = n
+	}
+	if r, err := strconv.Atoi(kv["Restarts"]); err == nil {
+		j.Restarts = r
+	}
+	return j, true
+}
+
+// ParseSacct reads `sacct --parsable2 --format=JobID,JobName,State,ExitCode,NodeList`
+// lines. Step lines ("123.batch") are skipped.
+func ParseSacct(out string) []JobInfo {
+	var jobs []JobInfo
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(strings.TrimRight(line, "\r"), "|")
+		if len(f) < 5 {
+			continue
+		}
+		n := len(f)
+		id := strings.TrimSpace(f[0])
+		if !jobIDRE.MatchString(id) {
+			continue
+		}
+		node := strings.TrimSpace(f[n-1])
+		if node == "None assigned" {
+			node = ""
+		}
+		jobs = append(jobs, JobInfo{ID: id, Name: strings.Join(f[1:n-3], "|"), State: NormalizeJobState(f[n-3]),
+			ExitCode: strings.TrimSpace(f[n-2]), Node: node, Restarts: -1, Known: true})
+	}
+	return jobs
+}
+
+// SplitArgs splits extra sbatch arguments as a POSIX shell would split
+// words: blanks separate, single quotes keep everything, double quotes keep
+// everything but \" and \\, a backslash outside quotes escapes the next
+// character. No expansion of any kind happens. Each word must be an option
+// (start with '-'): the script is outcore's.
+func SplitArgs(s string) ([]string, error) {
+	var args []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				args = append(args, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			inWord = true
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated ' in %q", s)
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+		case c == '"':
+			inWord = true
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf("unterminated \" in %q", s)
+			}
+		case c == '\\':
+			inWord = true
+			if i+1 >= len(s) {
+				return nil, fmt.Errorf("%q ends with a backslash", s)
+			}
+			i++
+			cur.WriteByte(s[i])
+		default:
+			inWord = true
+			cur.WriteByte(c)
+		}
+	}
+	if inWord {
+		args = append(args, cur.String())
+	}
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			return nil, fmt.Errorf("%q is not an sbatch option (options start with '-'; outcore writes the job script)", a)
+		}
+	}
+	return args, nil
+}
