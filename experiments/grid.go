@@ -39,7 +39,8 @@ const MaxRuns = 10000
 //	 "axes": {"system": ["pyg+", "ginex", "gnndrive"],
 //	          "mem_limit": ["256MiB", "512MiB", "1GiB"], "repeat": 2}}
 //
-// Every top-level key other than "name" and "axes" is a field of the run
+// "executor" ("local" or "slurm") and "slurm" (SlurmGrid) say where the
+// runs run. Every other top-level key besides "name" and "axes" is a field of the run
 // configuration (engine/train.Config: dataset, model, epochs, hidden, lr,
 // io, options, ...), shared by all runs. Each axis lists values for one
 // field; the runs are the cartesian product of the axes, each repeated
@@ -55,6 +56,10 @@ type Grid struct {
 	Axes Axes
 	// Raw is the grid file as given (compacted).
 	Raw json.RawMessage
+	// Executor is the grid's "executor" ("" = the queue's default) and
+	// Slurm its "slurm" settings (executor_options.go).
+	Executor string
+	Slurm    *SlurmGrid
 	// topLevel maps an axis given once at the top level to its key there.
 	topLevel map[string]string
 }
@@ -100,6 +105,10 @@ func ParseGrid(b []byte) (*Grid, error) {
 			}
 		case "axes":
 			if err := parseAxes(v, &g.Axes); err != nil {
+				return nil, err
+			}
+		case "executor", "slurm":
+			if err := parseExecutorKey(g, k, v); err != nil {
 				return nil, err
 			}
 		default:

@@ -31,6 +31,12 @@ type ingester struct {
 	in   chan []byte
 	done chan struct{}
 
+	// Hooks of the slurm executor (slurm_exec.go): commit runs inside every
+	// transaction that stores records (it commits the records file's
+	// offset with them); start runs with the start record's.
+	commit func(tx *store.Tx) error
+	start  func(tx *store.Tx, rec metrics.StartRecord) error
+
 	// pending, committed by flush
 	samples  []metrics.SampleRecord
 	events   []*store.Event
@@ -236,7 +242,13 @@ func (g *ingester) applyStart(rec metrics.StartRecord, line []byte) {
 		if err := g.writePending(tx, evs); err != nil {
 			return err
 		}
-		return tx.ApplyStartRecord(g.run.ID, rec, host)
+		if err := tx.ApplyStartRecord(g.run.ID, rec, host); err != nil {
+			return err
+		}
+		if g.start != nil {
+			return g.start(tx, rec)
+		}
+		return nil
 	})
 }
 
@@ -289,7 +301,15 @@ func (g *ingester) writePending(tx *store.Tx, evs []*store.Event) error {
 // write commits fn; pending state is cleared whether or not it succeeds
 // (a failed write is logged and recorded, not retried forever).
 func (g *ingester) write(fn func(*store.Tx) error) {
-	err := g.m.update(g.ctx(), fn)
+	err := g.m.update(g.ctx(), func(tx *store.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if g.commit != nil {
+			return g.commit(tx)
+		}
+		return nil
+	})
 	g.samples = g.samples[:0]
 	g.progress, g.progEv = nil, nil
 	if err != nil {

@@ -69,9 +69,14 @@ type Options struct {
 	Args []string
 	// Env is added to the children's environment.
 	Env []string
-	// Concurrency is how many runs may run at once; default 1 (runs
+	// Concurrency is how many local runs may run at once; default 1 (runs
 	// compete for the same disk and cores).
 	Concurrency int
+	// Executor runs the runs of grids that name no "executor":
+	// store.ExecutorLocal (default) or store.ExecutorSlurm.
+	Executor string
+	// Slurm configures the slurm executor (used by runs that name it).
+	Slurm SlurmOptions
 	// DropCaches drops the page cache before each run when permitted
 	// (root); whether it happened is recorded per run.
 	DropCaches bool
@@ -114,6 +119,8 @@ type Manager struct {
 
 	sup supervise.Supervisor // starts every run's child in its memory cgroup
 
+	execs map[string]executor // by name: local, slurm
+
 	dsMu  sync.Mutex
 	dsGen map[string]*sync.Mutex // per derived dataset being generated
 }
@@ -148,6 +155,15 @@ func New(opts Options) (*Manager, error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
+	if opts.Executor == "" {
+		opts.Executor = store.ExecutorLocal
+	}
+	if err := validExecutor(opts.Executor); err != nil {
+		return nil, fmt.Errorf("experiments: %w", err)
+	}
+	if err := opts.Slurm.check(); err != nil {
+		return nil, fmt.Errorf("experiments: slurm: %w", err)
+	}
 	m := &Manager{
 		opts:   opts,
 		st:     opts.Store,
@@ -156,6 +172,7 @@ func New(opts Options) (*Manager, error) {
 		dsGen:  map[string]*sync.Mutex{},
 	}
 	m.hub = newHub(opts.Store, opts.Logf)
+	m.execs = map[string]executor{store.ExecutorLocal: localExecutor{m}, store.ExecutorSlurm: newSlurmExecutor(m)}
 	return m, nil
 }
 
@@ -216,9 +233,26 @@ func (m *Manager) SubscribeFrom(lastID int64) (<-chan Event, func()) {
 // queues its runs. Bad input is rejected with an error wrapping ErrInvalid
 // that names the field ("axes.mem_limit[2]: ..."); nothing is stored then.
 func (m *Manager) Create(ctx context.Context, gridJSON []byte) (store.Experiment, error) {
+	return m.CreateWith(ctx, gridJSON, CreateOptions{})
+}
+
+// CreateWith is Create with the command line's choices (the executor).
+func (m *Manager) CreateWith(ctx context.Context, gridJSON []byte, co CreateOptions) (store.Experiment, error) {
 	g, err := ParseGrid(gridJSON)
 	if err != nil {
 		return store.Experiment{}, err
+	}
+	executor := m.opts.Executor
+	switch {
+	case co.Executor != "" && g.Executor != "" && co.Executor != g.Executor:
+		return store.Experiment{}, invalid("executor", "the grid names %q but %q was asked for; drop one", g.Executor, co.Executor)
+	case co.Executor != "":
+		if err := validExecutor(co.Executor); err != nil {
+			return store.Experiment{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		executor = co.Executor
+	case g.Executor != "":
+		executor = g.Executor
 	}
 	specs, datasets, err := plan(g, m.opts.DataDir, m.opts.MinMemory)
 	if err != nil {
@@ -252,13 +286,17 @@ func (m *Manager) Create(ctx context.Context, gridJSON []byte) (store.Experiment
 			}
 			r := store.Run{ExperimentID: e.ID, Seq: sp.Seq, System: sp.System, Dataset: sp.Dataset, Model: sp.Model,
 				MemLimitBytes: sp.MemLimitBytes, FeatureDim: sp.FeatureDim, BatchSize: sp.BatchSize,
-				Fanout: FormatFanout(sp.Fanout), Repeat: sp.Repeat, Config: cfg}
+				Fanout: FormatFanout(sp.Fanout), Repeat: sp.Repeat, Config: cfg, Executor: executor}
 			if err := tx.InsertRun(&r); err != nil {
 				return err
 			}
 		}
+		msg := fmt.Sprintf("created with %d runs", len(specs))
+		if executor != store.ExecutorLocal {
+			msg += " (executor " + executor + ")"
+		}
 		return tx.AppendEvent(&store.Event{ExperimentID: e.ID, Kind: store.EventExperiment,
-			Msg: fmt.Sprintf("created with %d runs", len(specs)), Data: eventData(map[string]any{"action": "created", "runs": len(specs)})})
+			Msg: msg, Data: eventData(map[string]any{"action": "created", "runs": len(specs), "executor": executor})})
 	})
 	if err != nil {
 		return store.Experiment{}, fmt.Errorf("create experiment: %w", err)

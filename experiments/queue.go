@@ -21,10 +21,11 @@ const (
 	stopShutdown            // the server is stopping: outcome interrupted
 )
 
-// activeRun is a run whose child this process is running.
+// activeRun is a run whose child (or Slurm job) this process is running.
 type activeRun struct {
-	id     int64
-	mu     sync.Mutex
+	id       int64
+	executor string // store.ExecutorLocal or store.ExecutorSlurm
+	mu       sync.Mutex
 	reason stopReason
 	stopCh chan struct{} // closed by the first stop
 }
@@ -48,11 +49,13 @@ func (a *activeRun) stopReason() stopReason {
 }
 
 // Run runs the queue until ctx ends: it takes the data directory's queue
-// lock (ErrQueueBusy if another process holds it), marks runs a previous
-// server left running as interrupted, then starts queued runs in queue
-// order, Options.Concurrency at a time, and waits for more. When ctx ends,
-// running children are stopped and their runs end as interrupted; Run
-// returns once they are recorded.
+// lock (ErrQueueBusy if another process holds it), marks local runs a
+// previous server left running as interrupted and picks up the Slurm runs
+// it left in Slurm, then starts queued runs in queue order — local ones
+// Options.Concurrency at a time, Slurm ones up to SlurmOptions.MaxJobs in
+// flight — and waits for more. When ctx ends, local children are stopped
+// and their runs end as interrupted; Slurm jobs go on, their runs stay
+// running for the next queue process. Run returns once they are recorded.
 func (m *Manager) Run(ctx context.Context) error {
 	lock, err := lockQueue(m.opts.DataDir)
 	if err != nil {
@@ -77,14 +80,23 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	// Runs still in Slurm (submitted by a queue process that stopped) are
+	// picked up again.
+	if err := m.recoverSlurm(ctx, &wg); err != nil {
+		m.opts.Logf("queue: %v", err)
+	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		if m.isDraining() && m.activeCount() == 0 {
 			return nil
 		}
-		for ctx.Err() == nil && !m.isDraining() && m.activeCount() < m.opts.Concurrency {
-			r, ok, err := m.claimNext(ctx)
+		for ctx.Err() == nil && !m.isDraining() {
+			free := m.freeExecutors()
+			if len(free) == 0 {
+				break
+			}
+			r, ok, err := m.claimNext(ctx, free)
 			if err != nil {
 				m.opts.Logf("queue: %v", err)
 				break
@@ -92,19 +104,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			if !ok {
 				break
 			}
-			ar := newActiveRun(r.ID)
-			m.mu.Lock()
-			m.active[r.ID] = ar
-			m.mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				m.execute(ctx, r, ar)
-				m.mu.Lock()
-				delete(m.active, r.ID)
-				m.mu.Unlock()
-				m.signal()
-			}()
+			m.startActive(ctx, r, &wg)
 		}
 		select {
 		case <-ctx.Done():
@@ -150,13 +150,13 @@ func (m *Manager) activeCount() int {
 	return len(m.active)
 }
 
-// claimNext moves the first queued run to running.
-func (m *Manager) claimNext(ctx context.Context) (store.Run, bool, error) {
+// claimNext moves the first queued run of one of the executors to running.
+func (m *Manager) claimNext(ctx context.Context, executors []string) (store.Run, bool, error) {
 	var r store.Run
 	var ok bool
 	err := m.update(ctx, func(tx *store.Tx) error {
 		var err error
-		r, ok, err = tx.NextQueued()
+		r, ok, err = tx.NextQueuedFor(executors)
 		if err != nil || !ok {
 			return err
 		}

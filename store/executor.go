@@ -46,3 +46,13 @@ func (t *Tx) ResetExecution(id int64) error {
 	}
 	return nil
 }
+
+// SetLimit records whether a run's memory limit is enforced and how (a
+// Slurm run learns it from the node, when the job starts).
+func (t *Tx) SetLimit(id int64, enforced bool, note string) error {
+	if _, err := t.tx.ExecContext(t.ctx, `UPDATE runs SET limit_enforced = ?, limit_note = ? WHERE id = ?`,
+		b2i(enforced), note, id); err != nil {
+		return fmt.Errorf("run %d limit: %w", id, err)
+	}
+	return nil
+}

@@ -85,14 +85,22 @@ func expCreateCmd() *Command {
 	fs.BoolVar(&wait, "wait", false, "run the queue here until this experiment has finished, showing progress")
 	fs.IntVar(&conc, "concurrency", 1, "with --wait: runs at a time")
 	fs.BoolVar(&drop, "drop-caches", false, "with --wait: drop the page cache before each run (root only; recorded per run)")
+	sf := addSlurmFlags(fs, "executor of this experiment's runs: local or slurm (default: the grid's \"executor\", else local)")
 	return &Command{
-		Name: "create", Args: "--file GRID.json [--wait] [flags]", Short: "create an experiment and queue its runs", Flags: fs,
+		Name: "create", Args: "--file GRID.json [--wait] [--executor local|slurm] [flags]", Short: "create an experiment and queue its runs", Flags: fs,
+		Long: `A grid may name "executor": "slurm" (or give --executor slurm) to run each run as
+a Slurm job; its "slurm" object (partition, args, cpus, time, node_data_dir,
+mem_allowance) overrides the --slurm-* flags for its runs. See README
+"Running grids on Slurm".`,
 		Exec: func(ctx context.Context, s Streams, _ []string) error {
 			if file == "" {
 				return usagef("--file is required")
 			}
+			executor, slurmOpts, err := sf.options()
+			if err != nil {
+				return err
+			}
 			var grid []byte
-			var err error
 			if file == "-" {
 				grid, err = io.ReadAll(os.Stdin)
 			} else {
@@ -107,7 +115,8 @@ func expCreateCmd() *Command {
 			}
 			defer st.Close()
 			m, err := experiments.New(experiments.Options{DataDir: dir, Store: st, Concurrency: conc, DropCaches: drop,
-				Logf: func(f string, a ...any) { fmt.Fprintf(s.Err, "outcore exp: "+f+"\n", a...) }})
+				Slurm: slurmOpts,
+				Logf:  func(f string, a ...any) { fmt.Fprintf(s.Err, "outcore exp: "+f+"\n", a...) }})
 			if err != nil {
 				return err
 			}
@@ -116,7 +125,7 @@ func expCreateCmd() *Command {
 			if err != nil {
 				return err
 			}
-			e, err := m.Create(ctx, grid)
+			e, err := m.CreateWith(ctx, grid, experiments.CreateOptions{Executor: executor})
 			if err != nil {
 				if errors.Is(err, experiments.ErrInvalid) {
 					return usagef("%s: %v", file, err)

@@ -32,6 +32,7 @@ func serveCmd() *Command {
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
 	concurrency := fs.Int("concurrency", 1, "runs that may run at the same time")
 	dropCaches := fs.Bool("drop-caches", false, "drop the page cache before each run (needs root)")
+	sf := addSlurmFlags(fs, "executor of the runs of grids that name none: local (children of this server) or slurm")
 	return &Command{
 		Name:  "serve",
 		Args:  "[--addr 127.0.0.1:8080] [--data-dir DIR] [flags]",
@@ -40,19 +41,31 @@ func serveCmd() *Command {
 time by default). On first start it creates the default dataset (preset
 "small", named "default") and a ready-to-start example experiment, which the
 experiment list offers with a Start button (nothing runs until you start it).
-It binds 127.0.0.1 unless --addr names another address.`,
+It binds 127.0.0.1 unless --addr names another address.
+
+--executor slurm hands the runs of grids that name no executor to Slurm:
+one job per run, many in flight, records read back from the run's
+directory; the data directory must be on storage the nodes share (README
+"Running grids on Slurm").`,
 		Flags: fs,
 		Exec: func(ctx context.Context, s Streams, _ []string) error {
 			if *concurrency < 1 {
 				return usagef("--concurrency must be at least 1")
 			}
-			return serve(ctx, s, dataset.ResolveDataDir(dataDir), *addr, *concurrency, *dropCaches)
+			executor, slurmOpts, err := sf.options()
+			if err != nil {
+				return err
+			}
+			return serve(ctx, s, dataset.ResolveDataDir(dataDir), *addr, experiments.Options{
+				Concurrency: *concurrency, DropCaches: *dropCaches, Executor: executor, Slurm: slurmOpts})
 		},
 	}
 }
 
 // serve runs the dashboard and the queue until ctx ends.
-func serve(ctx context.Context, s Streams, dir, addr string, concurrency int, dropCaches bool) error {
+// opts holds the queue's choices (concurrency, page cache, executor); the
+// data directory, store and log are filled in here.
+func serve(ctx context.Context, s Streams, dir, addr string, opts experiments.Options) error {
 	logger := log.New(s.Err, "serve: ", log.LstdFlags)
 	if err := firstStart(ctx, dir, s.Err, logger); err != nil {
 		return err
@@ -62,10 +75,9 @@ func serve(ctx context.Context, s Streams, dir, addr string, concurrency int, dr
 		return err
 	}
 	defer st.Close()
-	mgr, err := experiments.New(experiments.Options{
-		DataDir: dir, Store: st, Concurrency: concurrency, DropCaches: dropCaches,
-		Logf: func(format string, a ...any) { logger.Printf(format, a...) },
-	})
+	opts.DataDir, opts.Store = dir, st
+	opts.Logf = func(format string, a ...any) { logger.Printf(format, a...) }
+	mgr, err := experiments.New(opts)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,194 @@
+package experiments
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"outcore/engine/train"
+	"outcore/store"
+)
+
+// SlurmOptions configure the slurm executor (docs/ARCHITECTURE.md
+// "Executors"). A grid's "slurm" object (SlurmGrid) overrides them for its
+// runs.
+type SlurmOptions struct {
+	// Partition is the partition jobs are submitted to ("" = the
+	// cluster's default).
+	Partition string
+	// Args are extra sbatch options, one word each ("--qos=low").
+	Args []string
+	// CPUs per job (--cpus-per-task); 0 = Slurm's default.
+	CPUs int
+	// Time is the jobs' time limit (--time); "" = the partition's.
+	Time string
+	// MaxJobs caps the runs in flight in Slurm at once; default 64.
+	MaxJobs int
+	// NodeDataDir, when set, is a data directory local to each node: jobs
+	// generate their dataset there (`outcore data gen --like`) instead of
+	// reading the shared data directory's copy. Either way the dataset's
+	// digest is checked on the node before training.
+	NodeDataDir string
+	// MemAllowance replaces the estimated model-step allowance of the
+	// memory request (JobMemoryBytes); 0 = estimate.
+	MemAllowance int64
+	// Outcore is the outcore binary the jobs run, at the same path on the
+	// nodes; default Options.Binary.
+	Outcore string
+	// Poll is how often squeue is asked and records files are read;
+	// default 2 s.
+	Poll time.Duration
+	// BinDir holds sbatch, squeue, scontrol, sacct, scancel; "" = $PATH.
+	BinDir string
+}
+
+// SlurmGrid is a grid file's "slurm" object; each field set overrides the
+// queue's SlurmOptions for the grid's runs.
+type SlurmGrid struct {
+	Partition    string `json:"partition,omitempty"`
+	Args         string `json:"args,omitempty"` // sbatch options, shell-quoted: "--qos=low --comment='a b'"
+	CPUs         int    `json:"cpus,omitempty"`
+	Time         string `json:"time,omitempty"`
+	NodeDataDir  string `json:"node_data_dir,omitempty"`
+	MemAllowance string `json:"mem_allowance,omitempty"` // "512MiB"
+}
+
+// CreateOptions are the command line's choices for Manager.CreateWith.
+type CreateOptions struct {
+	// Executor runs the experiment's runs ("" = the grid's "executor",
+	// else the queue's Options.Executor). A grid naming another executor
+	// is an error.
+	Executor string
+}
+
+// validExecutor checks an executor name.
+func validExecutor(name string) error {
+	for _, e := range store.Executors {
+		if name == e {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown executor %q (executors: %s)", name, strings.Join(store.Executors, ", "))
+}
+
+// parseExecutorKey parses a grid's "executor" or "slurm" key.
+func parseExecutorKey(g *Grid, key string, v json.RawMessage) error {
+	switch key {
+	case "executor":
+		if err := json.Unmarshal(v, &g.Executor); err != nil {
+			return invalid("executor", "want \"local\" or \"slurm\"")
+		}
+		if err := validExecutor(g.Executor); err != nil {
+			return invalid("executor", "%v", err)
+		}
+	case "slurm":
+		var sg SlurmGrid
+		dec := json.NewDecoder(bytes.NewReader(v))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&sg); err != nil {
+			if f := unknownField.FindStringSubmatch(err.Error()); f != nil {
+				return invalid("slurm."+f[1], "unknown setting (slurm takes partition, args, cpus, time, node_data_dir, mem_allowance)")
+			}
+			return invalid("slurm", "want an object: %v", err)
+		}
+		if err := sg.check(); err != nil {
+			return err
+		}
+		g.Slurm = &sg
+	}
+	return nil
+}
+
+// check validates a grid's Slurm settings, naming the field at fault.
+func (sg *SlurmGrid) check() error {
+	if sg.Partition != "" {
+		if err := ValidPartition(sg.Partition); err != nil {
+			return invalid("slurm.partition", "%v", err)
+		}
+	}
+	if sg.Args != "" {
+		if _, err := SplitArgs(sg.Args); err != nil {
+			return invalid("slurm.args", "%v", err)
+		}
+	}
+	if sg.CPUs < 0 {
+		return invalid("slurm.cpus", "%d, want a positive count", sg.CPUs)
+	}
+	if sg.Time != "" {
+		if err := ValidSlurmTime(sg.Time); err != nil {
+			return invalid("slurm.time", "%v", err)
+		}
+	}
+	if sg.NodeDataDir != "" && !filepath.IsAbs(sg.NodeDataDir) {
+		return invalid("slurm.node_data_dir", "%q is not an absolute path", sg.NodeDataDir)
+	}
+	if sg.MemAllowance != "" {
+		if v, err := train.ParseMemLimit(sg.MemAllowance, 0); err != nil || v <= 0 {
+			return invalid("slurm.mem_allowance", "%q: want a size such as \"512MiB\"", sg.MemAllowance)
+		}
+	}
+	return nil
+}
+
+// merged returns o with a grid's settings applied.
+func (o SlurmOptions) merged(sg *SlurmGrid) (SlurmOptions, error) {
+	if sg == nil {
+		return o, nil
+	}
+	if sg.Partition != "" {
+		o.Partition = sg.Partition
+	}
+	if sg.Args != "" {
+		extra, err := SplitArgs(sg.Args)
+		if err != nil {
+			return o, err
+		}
+		o.Args = append(append([]string(nil), o.Args...), extra...)
+	}
+	if sg.CPUs > 0 {
+		o.CPUs = sg.CPUs
+	}
+	if sg.Time != "" {
+		o.Time = sg.Time
+	}
+	if sg.NodeDataDir != "" {
+		o.NodeDataDir = sg.NodeDataDir
+	}
+	if sg.MemAllowance != "" {
+		v, err := train.ParseMemLimit(sg.MemAllowance, 0)
+		if err != nil {
+			return o, err
+		}
+		o.MemAllowance = v
+	}
+	return o, nil
+}
+
+// check validates the queue's own Slurm options (flags).
+func (o SlurmOptions) check() error {
+	if o.Partition != "" {
+		if err := ValidPartition(o.Partition); err != nil {
+			return err
+		}
+	}
+	for _, a := range o.Args {
+		if !strings.HasPrefix(a, "-") {
+			return fmt.Errorf("sbatch argument %q is not an option (write --name=value)", a)
+		}
+	}
+	if o.CPUs < 0 {
+		return fmt.Errorf("--slurm-cpus %d: want a positive count", o.CPUs)
+	}
+	if o.Time != "" {
+		if err := ValidSlurmTime(o.Time); err != nil {
+			return err
+		}
+	}
+	if o.NodeDataDir != "" && !filepath.IsAbs(o.NodeDataDir) {
+		return fmt.Errorf("node data directory %q is not an absolute path", o.NodeDataDir)
+	}
+	return nil
+}

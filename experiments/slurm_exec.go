@@ -1,0 +1,741 @@
+package experiments
+
+// The slurm executor (docs/ARCHITECTURE.md "Executors"): each run becomes
+// one Slurm job submitted with sbatch; Slurm decides where and when it
+// runs, and many may be in flight. The job writes its records to a file of
+// the run's directory (shared storage), which this process ingests as it
+// grows (slurm_records.go); squeue (one call per poll for all runs) and,
+// once a job has ended, scontrol or sacct say how it ended, which
+// JobOutcome maps to the run's outcome (slurm_state.go). The dashboard's
+// cancel becomes scancel. A queue process that stops leaves the jobs to
+// Slurm; the next one picks their runs up again at the committed offset of
+// their records (recoverSlurm).
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"outcore/engine/dataset"
+	"outcore/engine/metrics"
+	"outcore/engine/train"
+	"outcore/store"
+)
+
+// Defaults of SlurmOptions.
+const (
+	DefaultSlurmMaxJobs = 64
+	DefaultSlurmPoll    = 2 * time.Second
+	// summaryGrace is how long a job Slurm reports COMPLETED may take for
+	// its summary record to appear in the records file (shared file
+	// systems publish writes late).
+	summaryGrace = 10 * time.Second
+	// unknownPolls: a job none of squeue, scontrol and sacct knows is
+	// taken for gone after this many polls in a row.
+	unknownPolls = 3
+)
+
+// slurmExecutor submits runs as Slurm jobs and follows them.
+type slurmExecutor struct {
+	m      *Manager
+	cli    slurmCLI
+	user   string
+	prefix string // job names of this data directory: prefix + run id
+
+	pollMu  sync.Mutex // one squeue at a time; others use its answer
+	snapAt  time.Time
+	snap    map[string]JobInfo // by job id: this data directory's jobs
+	snapErr error
+
+	mu      sync.Mutex
+	ended   map[string]JobInfo // final states with details, by job id
+	unknown map[string]int     // polls in a row that found the job nowhere
+	grids   map[int64]*SlurmGrid
+
+	digestMu sync.Mutex // datasets are hashed one at a time
+}
+
+func newSlurmExecutor(m *Manager) *slurmExecutor {
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	abs, err := filepath.Abs(m.opts.DataDir)
+	if err != nil {
+		abs = m.opts.DataDir
+	}
+	h := sha256.Sum256([]byte(abs))
+	return &slurmExecutor{m: m, cli: slurmCLI{binDir: m.opts.Slurm.BinDir}, user: name,
+		prefix: "oc" + hex.EncodeToString(h[:4]) + "-r",
+		ended:  map[string]JobInfo{}, unknown: map[string]int{}, grids: map[int64]*SlurmGrid{}}
+}
+
+// opts are the queue's Slurm options with defaults filled in.
+func (s *slurmExecutor) opts() SlurmOptions {
+	o := s.m.opts.Slurm
+	if o.MaxJobs <= 0 {
+		o.MaxJobs = DefaultSlurmMaxJobs
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultSlurmPoll
+	}
+	if o.Outcore == "" {
+		o.Outcore = s.m.opts.Binary
+	}
+	return o
+}
+
+func (s *slurmExecutor) capacity() int { return s.opts().MaxJobs }
+
+// jobName is the Slurm job name of a run.
+func (s *slurmExecutor) jobName(runID int64) string { return fmt.Sprintf("%s%d", s.prefix, runID) }
+
+// runOptions are the Slurm options of a run: the queue's, overridden by
+// its experiment's grid.
+func (s *slurmExecutor) runOptions(ctx context.Context, r store.Run) (SlurmOptions, error) {
+	s.mu.Lock()
+	sg, ok := s.grids[r.ExperimentID]
+	s.mu.Unlock()
+	if !ok {
+		e, err := s.m.st.Experiment(ctx, r.ExperimentID)
+		if err != nil {
+			return SlurmOptions{}, err
+		}
+		g, err := ParseGrid(e.Grid)
+		if err != nil {
+			return SlurmOptions{}, fmt.Errorf("experiment %d's grid: %w", e.ID, err)
+		}
+		sg = g.Slurm
+		s.mu.Lock()
+		s.grids[r.ExperimentID] = sg
+		s.mu.Unlock()
+	}
+	return s.opts().merged(sg)
+}
+
+// execute submits the run (unless it has a job already: a run picked up
+// again) and follows its job to the end.
+func (s *slurmExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) {
+	if r.JobID == "" {
+		var end store.RunEnd
+		var ok bool
+		if r, end, ok = s.submit(ctx, r, ar); !ok {
+			s.finish(r, end)
+			return
+		}
+	}
+	s.watch(ctx, r, ar)
+}
+
+// submit prepares the run's directory and submits its job. ok=false
+// means it was not submitted and end says why.
+func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) (store.Run, store.RunEnd, bool) {
+	m := s.m
+	start := time.Now()
+	if end, ok := stoppedEnd(ar, start); ok {
+		return r, end, false
+	}
+	opt, err := s.runOptions(ctx, r)
+	if err != nil {
+		return r, failed(start, "slurm options: %v", err), false
+	}
+	if err := m.ensureDataset(ctx, r); err != nil {
+		if end, ok := stoppedEnd(ar, start); ok {
+			return r, end, false
+		}
+		return r, failed(start, "prepare dataset %s: %v", r.Dataset, err), false
+	}
+	dsDir := filepath.Join(dataset.DatasetsDir(m.opts.DataDir), r.Dataset)
+	meta, err := dataset.ReadMeta(dsDir)
+	if err != nil {
+		return r, failed(start, "dataset %s: %v", r.Dataset, err), false
+	}
+	s.digestMu.Lock()
+	digest, err := dataset.Digest(dsDir, true)
+	s.digestMu.Unlock()
+	if err != nil {
+		return r, failed(start, "digest of dataset %s: %v", r.Dataset, err), false
+	}
+	var cfg train.Config
+	if err := json.Unmarshal(r.Config, &cfg); err != nil {
+		return r, failed(start, "run config: %v", err), false
+	}
+	dataDir, err := filepath.Abs(m.opts.DataDir)
+	if err != nil {
+		return r, failed(start, "data directory: %v", err), false
+	}
+	config := r.Config
+	if opt.NodeDataDir != "" {
+		dataDir = opt.NodeDataDir
+		if config, err = withDataDir(r.Config, dataDir); err != nil {
+			return r, failed(start, "run config: %v", err), false
+		}
+	}
+	dir, err := filepath.Abs(m.runDir(r.ID))
+	if err != nil {
+		return r, failed(start, "run directory: %v", err), false
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return r, failed(start, "create run directory: %v", err), false
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), append(append([]byte(nil), config...), '\n'), 0o644); err != nil {
+		return r, failed(start, "write run config: %v", err), false
+	}
+	if opt.NodeDataDir != "" {
+		b, err := os.ReadFile(filepath.Join(dsDir, dataset.MetaFile))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, datasetMetaFile), b, 0o644)
+		}
+		if err != nil {
+			return r, failed(start, "copy the dataset's meta.json for the nodes: %v", err), false
+		}
+	}
+	allowance := opt.MemAllowance
+	if allowance <= 0 {
+		allowance = StepAllowance(cfg, meta)
+	}
+	mem := JobMemoryBytes(cfg, meta, r.MemLimitBytes, allowance)
+	spec := JobSpec{RunID: r.ID, ExperimentID: r.ExperimentID, JobName: s.jobName(r.ID), RunDir: dir,
+		MemMiB: (mem + 1<<20 - 1) >> 20, CPUs: opt.CPUs, Time: opt.Time, Partition: opt.Partition,
+		Outcore: opt.Outcore, Env: m.opts.Env, Dataset: r.Dataset, DataDir: dataDir,
+		NodeData: opt.NodeDataDir != "", Digest: digest}
+	if !reflect.DeepEqual(m.opts.Args, []string{"train", "--config"}) {
+		spec.Command = append([]string{m.opts.Binary}, m.opts.Args...)
+	} else if opt.Outcore != m.opts.Binary {
+		spec.Command = []string{opt.Outcore, "train", "--config"}
+	}
+	script, err := JobScript(spec)
+	if err != nil {
+		return r, failed(start, "%v", err), false
+	}
+	scriptPath := filepath.Join(dir, jobScriptFile)
+	if err := os.WriteFile(scriptPath, []byte(script), 0o755); err != nil {
+		return r, failed(start, "write job script: %v", err), false
+	}
+	if end, ok := stoppedEnd(ar, start); ok {
+		return r, end, false
+	}
+	jobID, err := s.cli.Submit(ctx, scriptPath, opt.Args)
+	if err != nil {
+		return r, failed(start, "submit to Slurm: %v", err), false
+	}
+	r.JobID, r.JobState = jobID, "PENDING"
+	where := "the default partition"
+	if opt.Partition != "" {
+		where = "partition " + opt.Partition
+	}
+	budget := "no budget: the dataset's files " + FormatBytes(mem-allowance-jobOverheadBytes)
+	if r.MemLimitBytes > 0 {
+		budget = "budget " + FormatBytes(r.MemLimitBytes)
+	}
+	msg := fmt.Sprintf("submitted as Slurm job %s to %s, --mem=%dM (%s + model step %s + job %s)",
+		jobID, where, spec.MemMiB, budget, FormatBytes(allowance), FormatBytes(jobOverheadBytes))
+	err = m.update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		if err := tx.SetJob(r.ID, jobID, "", r.JobState); err != nil {
+			return err
+		}
+		if err := tx.SetRunStarted(r.ID, store.RunStart{LimitNote: "decided on the node when the job starts",
+			OutcoreVersion: Version(), GoVersion: runtime.Version()}); err != nil {
+			return err
+		}
+		return tx.AppendEvent(statusEvent(r, store.StatusRunning, msg))
+	})
+	if err != nil {
+		m.opts.Logf("run %d: record Slurm job %s: %v", r.ID, jobID, err)
+	}
+	return r, store.RunEnd{}, true
+}
+
+// withDataDir returns a run config with another data_dir.
+func withDataDir(config json.RawMessage, dir string) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(config, &m); err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(dir)
+	m["data_dir"] = b
+	return json.Marshal(m)
+}
+
+// watch follows a submitted run's job: it ingests its records as they
+// grow, mirrors its Slurm state and node into the run, cancels it with
+// scancel when asked, and records the outcome once the job has ended.
+// When ctx ends first it returns, leaving the run running.
+func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) {
+	m := s.m
+	dir, _ := filepath.Abs(m.runDir(r.ID))
+	tail := &recordsTail{dir: dir, file: r.RecordsFile, off: r.RecordsOffset}
+	var pos = r.RecordsOffset // end of the last line handed to the ingester
+	ing := newIngester(m, r, nil, metrics.HostFacts{})
+	ing.gpu = nil // the GPU of the server is not the node's
+	ing.commit = func(tx *store.Tx) error { return tx.SetRecordsPos(r.ID, tail.file, pos) }
+	ing.start = func(tx *store.Tx, rec metrics.StartRecord) error {
+		enforced, note := limitFromNode(r, rec, dir)
+		return tx.SetLimit(r.ID, enforced, note)
+	}
+	if r.RecordsFile != "" && r.RecordsOffset > 0 {
+		sum, raw, err := summaryUpTo(filepath.Join(dir, r.RecordsFile), r.RecordsOffset)
+		if err != nil {
+			m.opts.Logf("run %d: %v", r.ID, err)
+		}
+		ing.summary, ing.summaryRaw = sum, raw
+	}
+	opt := s.opts()
+	tick := time.NewTicker(opt.Poll)
+	defer tick.Stop()
+	stopCh := ar.stopCh
+	last := JobInfo{State: r.JobState, Node: r.Node}
+	cancelSent := false
+	for {
+		s.ingest(&r, ing, tail, &pos, false)
+		if ctx.Err() != nil || ar.stopReason() == stopShutdown {
+			return // the job goes on; the next queue process picks it up
+		}
+		cancel := ar.stopReason() == stopCancel
+		if cancel && !cancelSent {
+			if err := s.cli.Cancel(ctx, r.JobID); err != nil {
+				m.logEvent(r, "warn", fmt.Sprintf("scancel %s: %v (tried again at the next poll)", r.JobID, err))
+			} else {
+				cancelSent = true
+				m.logEvent(r, "info", fmt.Sprintf("scancel %s", r.JobID))
+			}
+		}
+		if info, ok := s.info(ctx, r.JobID); ok {
+			if info.Known && (info.State != last.State || (info.Node != "" && info.Node != last.Node)) {
+				s.recordState(&r, info)
+				last = info
+			}
+			sum, sumErr := ingSummary(ing)
+			if mp := JobOutcome(info, sum, sumErr, cancel); mp.Phase == PhaseEnded {
+				s.end(ctx, &r, ing, tail, &pos, info, cancel)
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+		case <-stopCh:
+			stopCh = nil
+		}
+	}
+}
+
+// ingSummary returns the outcome and error of the summary record the
+// ingester has seen ("" without one).
+func ingSummary(ing *ingester) (string, string) {
+	ing.mu.Lock()
+	defer ing.mu.Unlock()
+	if ing.summary == nil {
+		return "", ""
+	}
+	return ing.summary.Outcome, ing.summary.Error
+}
+
+// ingest hands the records appended to the run's records file to the
+// ingester and commits them; a newer execution's file (the job was
+// requeued) replaces the current one once it is read to its end.
+func (s *slurmExecutor) ingest(r *store.Run, ing *ingester, tail *recordsTail, pos *int64, final bool) {
+	m := s.m
+	handle := func(lines []recordLine) {
+		for _, l := range lines {
+			*pos = l.end
+			ing.handle(l.line)
+		}
+		ing.flush(nil)
+	}
+	for {
+		lines, err := tail.read(final)
+		if err != nil {
+			m.opts.Logf("run %d: read records: %v", r.ID, err)
+			return
+		}
+		handle(lines)
+		segs, err := recordsSegments(tail.dir, r.JobID)
+		if err != nil {
+			m.opts.Logf("run %d: %v", r.ID, err)
+			return
+		}
+		cur := -1
+		if tail.file != "" {
+			cur = segmentRestart(tail.file)
+		}
+		var next *recordsSegment
+		for i := range segs {
+			if segs[i].restart > cur {
+				next = &segs[i]
+				break
+			}
+		}
+		if next == nil {
+			return
+		}
+		prev := tail.file
+		if prev != "" {
+			// The earlier execution is over: its last line counts even
+			// without a newline.
+			lines, err := tail.read(true)
+			if err != nil {
+				m.opts.Logf("run %d: read records: %v", r.ID, err)
+			}
+			handle(lines)
+		}
+		tail.file, tail.off, tail.skipping = next.name, 0, false
+		*pos = 0
+		err = m.update(context.Background(), func(tx *store.Tx) error {
+			if err := tx.SetRecordsPos(r.ID, tail.file, 0); err != nil {
+				return err
+			}
+			if prev == "" {
+				return nil
+			}
+			if err := tx.ResetExecution(r.ID); err != nil {
+				return err
+			}
+			return tx.AppendEvent(&store.Event{ExperimentID: r.ExperimentID, RunID: r.ID, Kind: store.EventLog, Level: "warn",
+				Msg: fmt.Sprintf("Slurm requeued job %s: execution %d trains from the start; the epochs and samples of the execution that did not finish are discarded",
+					r.JobID, next.restart)})
+		})
+		if err != nil {
+			m.opts.Logf("run %d: %v", r.ID, err)
+		}
+		if prev != "" {
+			ing.mu.Lock()
+			ing.summary, ing.summaryRaw, ing.peakRSS, ing.peakCG = nil, nil, 0, 0
+			ing.mu.Unlock()
+		}
+	}
+}
+
+// recordState mirrors a job's Slurm state and node into the run.
+func (s *slurmExecutor) recordState(r *store.Run, info JobInfo) {
+	node := info.Node
+	if node == "" {
+		node = r.Node
+	}
+	msg := fmt.Sprintf("Slurm job %s %s", r.JobID, info.State)
+	if node != "" {
+		msg += " on " + node
+	}
+	if info.Reason != "" && info.Reason != "None" {
+		msg += " (" + info.Reason + ")"
+	}
+	r.JobState, r.Node = info.State, node
+	err := s.m.update(context.Background(), func(tx *store.Tx) error {
+		if err := tx.SetJob(r.ID, r.JobID, node, info.State); err != nil {
+			return err
+		}
+		return tx.AppendEvent(statusEvent(*r, store.StatusRunning, msg))
+	})
+	if err != nil {
+		s.m.opts.Logf("run %d: %v", r.ID, err)
+	}
+}
+
+// end reads the last records of an ended job, decides the outcome and
+// records it.
+func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, tail *recordsTail, pos *int64, info JobInfo, cancel bool) {
+	s.ingest(r, ing, tail, pos, true)
+	if NormalizeJobState(info.State) == "COMPLETED" {
+		// A job that completed wrote its summary; wait for the file
+		// system to show it.
+		deadline := time.Now().Add(summaryGrace)
+		for sum, _ := ingSummary(ing); sum == "" && time.Now().Before(deadline) && ctx.Err() == nil; sum, _ = ingSummary(ing) {
+			time.Sleep(s.opts().Poll / 4)
+			s.ingest(r, ing, tail, pos, true)
+		}
+	}
+	dir := tail.dir
+	sumOutcome, sumErr := ingSummary(ing)
+	mp := JobOutcome(info, sumOutcome, sumErr, cancel)
+	stderrTail := readTail(filepath.Join(dir, jobStderrFile), TailBytes)
+	end := store.RunEnd{Status: mp.Outcome, Error: mp.Reason, StderrTail: stderrTail}
+	if end.Status == store.StatusFailed && sumErr == "" {
+		if line := lastLine(stderrTail); line != "" && !strings.Contains(end.Error, line) {
+			end.Error += ": " + line
+		}
+	}
+	ing.mu.Lock()
+	summary, raw := ing.summary, ing.summaryRaw
+	end.PeakRSSBytes, end.PeakCgroupBytes = ing.peakRSS, ing.peakCG
+	storeErr := ing.lastErr
+	ing.mu.Unlock()
+	if summary != nil {
+		end.Summary = raw
+		end.TotalS = summary.TotalS
+		end.PeakRSSBytes = max(end.PeakRSSBytes, summary.PeakRSSBytes)
+		end.PeakCgroupBytes = max(end.PeakCgroupBytes, summary.PeakCgroupBytes)
+	} else if end.Status == store.StatusDone {
+		s.m.logEvent(*r, "warn", fmt.Sprintf("Slurm job %s completed without a summary record", r.JobID))
+	}
+	if end.TotalS == 0 && !r.StartedAt.IsZero() {
+		end.TotalS = time.Since(r.StartedAt).Seconds()
+	}
+	if st, sig, ok := ParseExitCode(info.ExitCode); ok {
+		if sig != 0 {
+			end.Signal = signalNameNum(sig)
+		} else {
+			end.ExitCode = &st
+		}
+	}
+	if storeErr != "" {
+		s.m.logEvent(*r, "error", "some records could not be stored: "+storeErr)
+	}
+	s.finish(*r, end)
+}
+
+// finish records a run's outcome.
+func (s *slurmExecutor) finish(r store.Run, end store.RunEnd) {
+	err := s.m.update(context.Background(), func(tx *store.Tx) error {
+		ok, err := tx.FinishRun(r.ID, end)
+		if err != nil || !ok {
+			return err
+		}
+		if err := tx.PruneTransient(r.ID); err != nil {
+			return err
+		}
+		msg := end.Status
+		if end.Error != "" {
+			msg += ": " + end.Error
+		}
+		ev := statusEvent(r, end.Status, msg)
+		if end.Status == store.StatusFailed || end.Status == store.StatusOOM {
+			ev.Level = "error"
+		}
+		return tx.AppendEvent(ev)
+	})
+	if err != nil {
+		s.m.opts.Logf("run %d: record outcome %s: %v", r.ID, end.Status, err)
+	}
+	s.mu.Lock()
+	delete(s.ended, r.JobID)
+	delete(s.unknown, r.JobID)
+	s.mu.Unlock()
+}
+
+// snapshot returns this data directory's jobs as squeue lists them, asking
+// squeue at most once per half poll interval whatever the number of runs.
+func (s *slurmExecutor) snapshot(ctx context.Context) (map[string]JobInfo, error) {
+	s.pollMu.Lock()
+	defer s.pollMu.Unlock()
+	if !s.snapAt.IsZero() && time.Since(s.snapAt) < s.opts().Poll/2 {
+		return s.snap, s.snapErr
+	}
+	jobs, err := s.cli.Queue(ctx, s.user)
+	s.snapAt = time.Now()
+	if err != nil {
+		s.snap, s.snapErr = nil, err
+		return nil, err
+	}
+	snap := map[string]JobInfo{}
+	for _, j := range jobs {
+		if strings.HasPrefix(j.Name, s.prefix) {
+			snap[j.ID] = j
+		}
+	}
+	s.snap, s.snapErr = snap, nil
+	return snap, nil
+}
+
+// isFinal reports whether a Slurm state is a final one.
+func isFinal(state string) bool {
+	return JobOutcome(JobInfo{State: state, Known: true}, "", "", false).Phase == PhaseEnded
+}
+
+// info returns what Slurm says about a job now. ok=false means Slurm
+// could not be asked (the controller is unreachable): nothing is decided
+// from that. A final state comes with details from scontrol (exit code,
+// restarts) or sacct; a job that none of them knows for unknownPolls polls
+// in a row is reported with Known=false.
+func (s *slurmExecutor) info(ctx context.Context, id string) (JobInfo, bool) {
+	s.mu.Lock()
+	if j, ok := s.ended[id]; ok {
+		s.mu.Unlock()
+		return j, true
+	}
+	s.mu.Unlock()
+	snap, err := s.snapshot(ctx)
+	if err != nil {
+		s.m.opts.Logf("slurm: %v", err)
+		return JobInfo{}, false
+	}
+	j, listed := snap[id]
+	if listed && !isFinal(j.State) {
+		s.clearUnknown(id)
+		return j, true
+	}
+	d, err := s.cli.Show(ctx, id)
+	if err == nil {
+		s.clearUnknown(id)
+		if !isFinal(d.State) {
+			return d, true
+		}
+		if d.Node == "" && listed {
+			d.Node = j.Node
+		}
+		s.mu.Lock()
+		s.ended[id] = d
+		s.mu.Unlock()
+		return d, true
+	}
+	if !errors.Is(err, errJobUnknown) {
+		s.m.opts.Logf("slurm: %v", err)
+		if listed {
+			return j, true
+		}
+		return JobInfo{}, false
+	}
+	if a, err := s.cli.Acct(ctx, id); err == nil {
+		s.clearUnknown(id)
+		if isFinal(a.State) {
+			s.mu.Lock()
+			s.ended[id] = a
+			s.mu.Unlock()
+		}
+		return a, true
+	}
+	if listed {
+		return j, true
+	}
+	s.mu.Lock()
+	s.unknown[id]++
+	n := s.unknown[id]
+	s.mu.Unlock()
+	if n < unknownPolls {
+		return JobInfo{}, false
+	}
+	return JobInfo{ID: id, Known: false}, true
+}
+
+func (s *slurmExecutor) clearUnknown(id string) {
+	s.mu.Lock()
+	delete(s.unknown, id)
+	s.mu.Unlock()
+}
+
+// limitFromNode says whether a Slurm run's memory limit is enforced, from
+// its start record and what `outcore train` wrote to stderr on the node
+// when it could not place itself in a cgroup (engine/system/memlimit.go).
+func limitFromNode(r store.Run, rec metrics.StartRecord, dir string) (bool, string) {
+	node := rec.Host.Hostname
+	if node == "" {
+		node = r.Node
+	}
+	if r.MemLimitBytes <= 0 {
+		return false, fmt.Sprintf("no limit set (Slurm job %s on %s)", r.JobID, node)
+	}
+	why := ""
+	for _, line := range strings.Split(readTail(filepath.Join(dir, jobStderrFile), TailBytes), "\n") {
+		if _, after, ok := strings.Cut(line, "--mem-limit not enforced: "); ok {
+			why = strings.TrimSpace(after)
+		}
+	}
+	switch {
+	case why != "" && rec.LimitEnforced:
+		return false, fmt.Sprintf("outcore train could not place itself in a memory cgroup on %s: %s; only the Slurm job's memory request (budget + model step + job) holds", node, why)
+	case why != "":
+		return false, fmt.Sprintf("no memory cgroup on %s: %s", node, why)
+	case rec.LimitEnforced:
+		return true, fmt.Sprintf("memory cgroup placed by outcore train on %s (Slurm job %s)", node, r.JobID)
+	}
+	return false, fmt.Sprintf("the training process on %s reported no memory cgroup", node)
+}
+
+// readTail returns the last n bytes of a file as valid text ("" when it
+// cannot be read).
+func readTail(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(0, st.Size()-n)
+	b := make([]byte, st.Size()-off)
+	k, _ := f.ReadAt(b, off)
+	t := newTail(int(n))
+	t.Write(b[:k])
+	if off > 0 {
+		t.cut = true
+	}
+	return t.String()
+}
+
+// lastLine returns the last non-empty line of s.
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n\r ")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.TrimSpace(s)
+}
+
+// recoverSlurm picks up the Slurm runs a stopped queue process left
+// running: their jobs go on in Slurm, their records are read on from the
+// committed offset. A run that has no job id yet is looked up by its job
+// name (the process may have stopped between sbatch and recording the
+// id); one that Slurm does not know was never submitted and ends
+// interrupted.
+func (m *Manager) recoverSlurm(ctx context.Context, wg *sync.WaitGroup) error {
+	runs, err := m.st.Runs(ctx, store.RunFilter{Statuses: []string{store.StatusRunning}})
+	if err != nil {
+		return fmt.Errorf("find Slurm runs to pick up: %w", err)
+	}
+	s := m.execs[store.ExecutorSlurm].(*slurmExecutor)
+	for _, r := range runs {
+		if r.Executor != store.ExecutorSlurm {
+			continue
+		}
+		if r.JobID == "" {
+			snap, err := s.snapshot(ctx)
+			if err != nil {
+				s.finish(r, store.RunEnd{Status: store.StatusInterrupted,
+					Error: fmt.Sprintf("the server stopped while submitting the run to Slurm, and squeue cannot tell whether it was: %v", err)})
+				continue
+			}
+			for _, j := range snap {
+				if j.Name == s.jobName(r.ID) {
+					r.JobID, r.JobState, r.Node = j.ID, j.State, j.Node
+				}
+			}
+			if r.JobID == "" {
+				s.finish(r, store.RunEnd{Status: store.StatusInterrupted,
+					Error: "the server stopped before the run was submitted to Slurm; retry it to run it again"})
+				continue
+			}
+		}
+		err := m.update(ctx, func(tx *store.Tx) error {
+			if err := tx.SetJob(r.ID, r.JobID, r.Node, r.JobState); err != nil {
+				return err
+			}
+			return tx.AppendEvent(&store.Event{ExperimentID: r.ExperimentID, RunID: r.ID, Kind: store.EventLog,
+				Msg: fmt.Sprintf("picked up again after a restart: Slurm job %s, records read on from byte %d of %s",
+					r.JobID, r.RecordsOffset, orDash(r.RecordsFile))})
+		})
+		if err != nil {
+			return err
+		}
+		m.startActive(ctx, r, wg)
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

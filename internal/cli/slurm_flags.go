@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"flag"
+	"time"
+
+	"outcore/engine/train"
+	"outcore/experiments"
+)
+
+// slurmFlags are the executor flags of `outcore serve` and `outcore exp
+// create` (docs/ARCHITECTURE.md "Executors", README "Running grids on
+// Slurm").
+type slurmFlags struct {
+	executor, partition, args, time, nodeData, allowance, outcore string
+	cpus, maxJobs                                                 int
+	poll                                                          time.Duration
+}
+
+func addSlurmFlags(fs *flag.FlagSet, executorDoc string) *slurmFlags {
+	f := &slurmFlags{}
+	fs.StringVar(&f.executor, "executor", "", executorDoc)
+	fs.StringVar(&f.partition, "slurm-partition", "", "slurm: partition to submit to (default: the cluster's)")
+	fs.StringVar(&f.args, "slurm-args", "", `slurm: extra sbatch options, shell-quoted, each as --name=value ("--qos=low --account=a1")`)
+	fs.IntVar(&f.cpus, "slurm-cpus", 0, "slurm: CPUs per job (--cpus-per-task; default: Slurm's)")
+	fs.StringVar(&f.time, "slurm-time", "", "slurm: time limit per job (--time: minutes, HH:MM:SS, D-HH, ...)")
+	fs.IntVar(&f.maxJobs, "slurm-max-jobs", experiments.DefaultSlurmMaxJobs, "slurm: runs in flight in Slurm at once")
+	fs.StringVar(&f.nodeData, "slurm-node-data-dir", "", "slurm: a data directory local to each node; jobs generate their dataset there (default: read the shared data directory)")
+	fs.StringVar(&f.allowance, "slurm-mem-allowance", "", `slurm: model-step allowance added to each run's budget in its memory request (default: estimated from the run's shapes), e.g. "1GiB"`)
+	fs.StringVar(&f.outcore, "slurm-outcore", "", "slurm: the outcore binary on the nodes (default: this one, at the same path)")
+	fs.DurationVar(&f.poll, "slurm-poll", experiments.DefaultSlurmPoll, "slurm: how often squeue is asked and records files are read")
+	return f
+}
+
+// options returns the executor and the Slurm options the flags ask for.
+func (f *slurmFlags) options() (string, experiments.SlurmOptions, error) {
+	o := experiments.SlurmOptions{Partition: f.partition, CPUs: f.cpus, Time: f.time, MaxJobs: f.maxJobs,
+		NodeDataDir: f.nodeData, Outcore: f.outcore, Poll: f.poll}
+	if f.args != "" {
+		args, err := experiments.SplitArgs(f.args)
+		if err != nil {
+			return "", o, usagef("--slurm-args: %v", err)
+		}
+		o.Args = args
+	}
+	if f.allowance != "" {
+		v, err := train.ParseMemLimit(f.allowance, 0)
+		if err != nil || v <= 0 {
+			return "", o, usagef("--slurm-mem-allowance %q: want a size such as \"1GiB\"", f.allowance)
+		}
+		o.MemAllowance = v
+	}
+	if f.maxJobs < 1 {
+		return "", o, usagef("--slurm-max-jobs must be at least 1")
+	}
+	if f.poll < 100*time.Millisecond {
+		return "", o, usagef("--slurm-poll must be at least 100ms")
+	}
+	switch f.executor {
+	case "", "local", "slurm":
+	default:
+		return "", o, usagef("--executor %q: want local or slurm", f.executor)
+	}
+	return f.executor, o, nil
+}
