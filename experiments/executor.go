@@ -30,7 +30,9 @@ type localExecutor struct{ m *Manager }
 
 func (l localExecutor) capacity() int { return l.m.opts.Concurrency }
 
-func (l localExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) { l.m.execute(ctx, r, ar) }
+func (l localExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) {
+	l.m.execute(ctx, r, ar)
+}
 
 // executorOf returns the executor a run names (local for an old run
 // without one).
@@ -60,7 +62,10 @@ func (m *Manager) freeExecutors() []string {
 
 // startActive registers a run as active in this process and runs it with
 // its executor in a goroutine of wg.
-func (m *Manager) startActive(ctx context.Context, r store.Run, wg interface{ Add(int); Done() }) {
+func (m *Manager) startActive(ctx context.Context, r store.Run, wg interface {
+	Add(int)
+	Done()
+}) {
 	ar := newActiveRun(r.ID)
 	ar.executor = r.Executor
 	m.mu.Lock()

@@ -26,8 +26,8 @@ type activeRun struct {
 	id       int64
 	executor string // store.ExecutorLocal or store.ExecutorSlurm
 	mu       sync.Mutex
-	reason stopReason
-	stopCh chan struct{} // closed by the first stop
+	reason   stopReason
+	stopCh   chan struct{} // closed by the first stop
 }
 
 func newActiveRun(id int64) *activeRun { return &activeRun{id: id, stopCh: make(chan struct{})} }

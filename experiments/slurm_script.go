@@ -89,7 +89,7 @@ func ValidPartition(s string) error {
 	return nil
 }
 
-// shellQuote quotes s for a POSIX shell: 'it'\''s'.
+// shellQuote quotes s for a POSIX shell: 'it'\”s'.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

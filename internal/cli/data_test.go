@@ -64,7 +64,9 @@ func TestDataCommands(t *testing.T) {
 func TestDataGenLikeAndDigest(t *testing.T) {
 	ctx := context.Background()
 	a, b := t.TempDir(), t.TempDir()
-	Data := func(ctx context.Context, args []string) error { return Run(ctx, discard, append([]string{"data"}, args...)) }
+	Data := func(ctx context.Context, args []string) error {
+		return Run(ctx, discard, append([]string{"data"}, args...))
+	}
 	if err := Data(ctx, []string{"gen", "--preset", "tiny", "--name", "t", "--nodes", "2000", "--dim", "8", "--quiet", "--data-dir", a}); err != nil {
 		t.Fatal(err)
 	}
