@@ -739,3 +739,46 @@ func TestHostGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestSlurmRunFacts: a run handed to Slurm shows its job id, node and
+// Slurm state on its page, and the runs CSV carries executor, job_id and
+// node.
+func TestSlurmRunFacts(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	x := e.create(`{"dataset":"tiny","executor":"slurm","epochs":1,"axes":{"system":["pyg+"],"mem_limit":["64MiB"]}}`)
+	r := e.runs(x.ID)[0]
+	if r.Executor != store.ExecutorSlurm {
+		t.Fatalf("run executor %q", r.Executor)
+	}
+	err := e.st.Update(context.Background(), func(tx *store.Tx) error {
+		if ok, err := tx.ClaimRun(r.ID); err != nil || !ok {
+			return fmt.Errorf("claim: %v %v", ok, err)
+		}
+		return tx.SetJob(r.ID, "4711", "node17", "RUNNING")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, page := e.get(fmt.Sprintf("/runs/%d", r.ID))
+	if code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	for _, want := range []string{"Slurm job", "4711", "node17", "RUNNING"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("run page lacks %q", want)
+		}
+	}
+	code, csvText := e.get(fmt.Sprintf("/experiments/%d/export/runs.csv", x.ID))
+	recs, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
+	if code != 200 || err != nil || len(recs) != 2 {
+		t.Fatalf("runs.csv: %d %v %q", code, err, csvText)
+	}
+	col := map[string]string{}
+	for i, h := range recs[0] {
+		col[h] = recs[1][i]
+	}
+	if col["executor"] != "slurm" || col["job_id"] != "4711" || col["node"] != "node17" {
+		t.Errorf("runs.csv executor/job_id/node: %q %q %q", col["executor"], col["job_id"], col["node"])
+	}
+}

@@ -62,6 +62,12 @@ func runFacts(r store.Run) []views.KV {
 		{K: "page cache dropped before", V: yes(r.CacheDropped)},
 		{K: "queued", V: fmtTime(r.QueuedAt)}, {K: "started", V: fmtTime(r.StartedAt)}, {K: "ended", V: fmtTime(r.EndedAt)},
 	}
+	if r.Executor == store.ExecutorSlurm {
+		kv = append(kv, views.KV{K: "executor", V: "Slurm"},
+			views.KV{K: "Slurm job", V: orDash(r.JobID)},
+			views.KV{K: "node", V: orDash(r.Node)},
+			views.KV{K: "Slurm state", V: orDash(r.JobState)})
+	}
 	var host metrics.HostFacts
 	if json.Unmarshal(r.Host, &host) == nil && host.Hostname != "" {
 		kv = append(kv,
