@@ -30,10 +30,16 @@ import (
 //     config's options ask (see fakeTrain);
 //   - envServer=DATADIR: a queue server over DATADIR that prints every
 //     event it publishes ("EVENT id kind run msg") — killed with SIGKILL by
-//     TestServerKilledLosesNoEpoch.
+//     TestServerKilledLosesNoEpoch, and, with envSlurmOutcore naming an
+//     outcore binary for the jobs' dataset commands, by
+//     TestSlurmServerKilledPicksUpJobs.
+//
+// Fake children also run as Slurm jobs (slurm_e2e_test.go): the job script
+// exports envFakeTrain and runs this binary.
 const (
-	envFakeTrain = "OUTCORE_TEST_FAKE_TRAIN"
-	envServer    = "OUTCORE_TEST_SERVER"
+	envFakeTrain    = "OUTCORE_TEST_FAKE_TRAIN"
+	envServer       = "OUTCORE_TEST_SERVER"
+	envSlurmOutcore = "OUTCORE_TEST_SLURM_OUTCORE"
 )
 
 // fakeSystems are registered in the engine's registry so that grids naming
@@ -54,6 +60,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if tinyDir != "" {
 		os.RemoveAll(filepath.Dir(tinyDir))
+	}
+	if outcoreBinDir != "" {
+		os.RemoveAll(outcoreBinDir)
 	}
 	os.Exit(code)
 }
@@ -173,7 +182,11 @@ func fakeServer(dataDir string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	m, err := New(testOptions(dataDir, st))
+	opts := testOptions(dataDir, st)
+	if bin := os.Getenv(envSlurmOutcore); bin != "" {
+		opts.Slurm = testSlurmOptions(bin)
+	}
+	m, err := New(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

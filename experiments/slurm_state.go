@@ -208,9 +208,9 @@ func exitText(code string) string {
 	case !ok || (st == 0 && sig == 0):
 		return ""
 	case sig != 0:
-		return fmt.Sprintf(", killed by signal %d (%s)", sig, signalNameNum(sig))
+		return fmt.Sprintf(", Slurm exit code %d:%d: signal %d (%s)", st, sig, sig, signalNameNum(sig))
 	}
-	return fmt.Sprintf(", exit status %d", st)
+	return fmt.Sprintf(", Slurm exit code %d:%d: exit status %d", st, sig, st)
 }
 
 func reasonText(r string) string {
