@@ -416,3 +416,46 @@ func TestSlurmServerKilledPicksUpJobs(t *testing.T) {
 	}
 	t.Logf("killed the server with %d runs in Slurm after %d published epochs; all %d runs done with %d epochs each", inSlurm, published, len(runs), epochs)
 }
+
+// TestSlurmNodeDataDir: with a per-node data directory the job generates
+// the dataset there from the shared meta.json and checks its digest before
+// training; a node copy that differs from the server's fails the run with
+// the digest mismatch named.
+func TestSlurmNodeDataDir(t *testing.T) {
+	requireSlurm(t)
+	bin := outcoreBinary(t)
+	nodeDir := filepath.Join(t.TempDir(), "node")
+	h := newHarness(t, func(o *Options) {
+		o.Slurm = testSlurmOptions(bin)
+		o.Slurm.NodeDataDir = nodeDir
+	})
+	h.start()
+	e := h.create(`{"dataset":"tiny","executor":"slurm","system":"fake","epochs":1}`)
+	r := h.waitRuns(e.ID, "finished", finished)[0]
+	if r.Status != store.StatusDone {
+		t.Fatalf("run on a node data directory: %s %s\n%s", r.Status, r.Error, r.StderrTail)
+	}
+	if _, err := os.Stat(filepath.Join(nodeDir, "datasets", "tiny", "meta.json")); err != nil {
+		t.Fatalf("the job did not generate the dataset in the node data directory: %v", err)
+	}
+	if !strings.Contains(r.StderrTail, "(as expected)") {
+		t.Errorf("no digest check in the job's stderr:\n%s", r.StderrTail)
+	}
+	cfg, err := os.ReadFile(filepath.Join(h.dataDir, "runs", fmt.Sprint(r.ID), "config.json"))
+	if err != nil || !strings.Contains(string(cfg), `"data_dir":"`+nodeDir+`"`) {
+		t.Errorf("the run's config does not point at the node data directory: %s %v", cfg, err)
+	}
+
+	// Another node directory holding a different "tiny" (another seed).
+	otherDir := filepath.Join(t.TempDir(), "other")
+	if out, err := exec.Command(bin, "data", "gen", "--preset", "tiny", "--name", "tiny", "--seed", "7", "--quiet",
+		"--data-dir", otherDir).CombinedOutput(); err != nil {
+		t.Fatalf("data gen: %v %s", err, out)
+	}
+	e = h.create(fmt.Sprintf(`{"dataset":"tiny","executor":"slurm","system":"fake","epochs":1,"slurm":{"node_data_dir":%q}}`, otherDir))
+	r = h.waitRuns(e.ID, "finished", finished)[0]
+	if r.Status != store.StatusFailed || !strings.Contains(r.Error, "digest mismatch") || r.EpochsDone != 0 {
+		t.Fatalf("run on a different copy: %s, %d epochs, error %q", r.Status, r.EpochsDone, r.Error)
+	}
+	t.Logf("mismatch: %s", r.Error)
+}
