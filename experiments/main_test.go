@@ -74,7 +74,7 @@ var fakeOptions = func() []train.Option {
 	for _, k := range []string{"epoch_ms", "alloc_mib", "report_ms", "stderr_kib"} {
 		o = append(o, train.Option{Key: k, Type: train.OptInt, Default: "0", Help: "see fakeTrain"})
 	}
-	for _, k := range []string{"fail", "hang", "ignore_term", "report"} {
+	for _, k := range []string{"fail", "hang", "ignore_term", "report", "oom"} {
 		o = append(o, train.Option{Key: k, Type: train.OptString, Default: "", Help: "see fakeTrain"})
 	}
 	return o
@@ -89,14 +89,22 @@ var fakeOptions = func() []train.Option {
 //	ignore_term: "1" ignores SIGTERM;
 //	report: a file to which "epoch N" is appended report_ms (default 300)
 //	after epoch N's record was written to stdout;
-//	stderr_kib: KiB of noise written to stderr first.
+//	stderr_kib: KiB of noise written to stderr first;
+//	oom: "1" ends after the first epoch as `outcore train --mem-limit`
+//	does when its cgroup's OOM killer struck: an oom summary, exit 1.
 func fakeTrain(args []string) int {
 	i := slices.Index(args, "--")
-	if i < 0 || i+3 >= len(args) || args[i+2] != "--"+supervise.CgroupFlag {
+	// A Slurm job starts it as `outcore train --config FILE` is started
+	// there: without --cgroup (it would place itself).
+	slurmJob := i >= 0 && i+2 == len(args) && os.Getenv("SLURM_JOB_ID") != ""
+	if !slurmJob && (i < 0 || i+3 >= len(args) || args[i+2] != "--"+supervise.CgroupFlag) {
 		fmt.Fprintf(os.Stderr, "fake train: want -- FILE --cgroup PATH, got %q\n", args)
 		return 2
 	}
-	cfgPath, placed := args[i+1], args[i+3]
+	cfgPath, placed := args[i+1], "(none: a Slurm job)"
+	if !slurmJob {
+		placed = args[i+3]
+	}
 	b, err := os.ReadFile(cfgPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -157,6 +165,11 @@ func fakeTrain(args []string) int {
 			f.Close()
 		}
 		if ep == 0 {
+			if opt.String("oom", "") == "1" {
+				em.Emit(metrics.SummaryRecord{Type: metrics.TypeSummary, Outcome: metrics.OutcomeOOM, Epochs: 1, BestEpoch: -1,
+					Error: "killed by the memory limit of 1 bytes (fake)"})
+				return 1
+			}
 			if msg := opt.String("fail", ""); msg != "" {
 				fmt.Fprintln(os.Stderr, msg)
 				return 3

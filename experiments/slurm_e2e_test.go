@@ -254,6 +254,22 @@ func TestSlurmCancelAndKill(t *testing.T) {
 	t.Logf("killed run: %s", r.Error)
 }
 
+// TestSlurmOOMFromTheRunsCgroup: a job whose training process was killed by
+// its own memory cgroup (an oom summary, exit 1: Slurm says FAILED) ends oom.
+func TestSlurmOOMFromTheRunsCgroup(t *testing.T) {
+	requireSlurm(t)
+	h := slurmHarness(t)
+	h.start()
+	e := h.create(`{"dataset":"tiny","executor":"slurm","system":"fake","epochs":3,"options":{"oom":"1"}}`)
+	r := h.waitRuns(e.ID, "finished", finished)[0]
+	if r.Status != store.StatusOOM || !strings.Contains(r.Error, "FAILED") || !strings.Contains(r.Error, "killed by the memory limit") {
+		t.Fatalf("run: %s %q", r.Status, r.Error)
+	}
+	if r.ExitCode == nil || *r.ExitCode != 1 || r.EpochsDone != 1 || len(r.Summary) == 0 {
+		t.Errorf("run: exit code %v, %d epochs, summary %s", r.ExitCode, r.EpochsDone, r.Summary)
+	}
+}
+
 // TestSlurmRequeue: a job requeued by Slurm trains again in a new records
 // file; its epochs replace those of the execution that did not finish.
 func TestSlurmRequeue(t *testing.T) {

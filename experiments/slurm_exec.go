@@ -211,9 +211,8 @@ func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) 
 		Outcore: opt.Outcore, Env: m.opts.Env, Dataset: r.Dataset, DataDir: dataDir,
 		NodeData: opt.NodeDataDir != "", Digest: digest}
 	if !reflect.DeepEqual(m.opts.Args, []string{"train", "--config"}) {
+		// A child other than `outcore train` (the tests' fake child).
 		spec.Command = append([]string{m.opts.Binary}, m.opts.Args...)
-	} else if opt.Outcore != m.opts.Binary {
-		spec.Command = []string{opt.Outcore, "train", "--config"}
 	}
 	script, err := JobScript(spec)
 	if err != nil {
@@ -226,7 +225,9 @@ func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) 
 	if end, ok := stoppedEnd(ar, start); ok {
 		return r, end, false
 	}
-	jobID, err := s.cli.Submit(ctx, scriptPath, opt.Args)
+	// Not cut short by a stopping server: a job sbatch created must be
+	// recorded, or it would run unwatched.
+	jobID, err := s.cli.Submit(context.WithoutCancel(ctx), scriptPath, opt.Args)
 	if err != nil {
 		return r, failed(start, "submit to Slurm: %v", err), false
 	}
