@@ -31,11 +31,11 @@ type ingester struct {
 	in   chan []byte
 	done chan struct{}
 
-	// Hooks of the slurm executor (slurm_exec.go): commit runs inside every
-	// transaction that stores records (it commits the records file's
-	// offset with them); start runs with the start record's.
-	commit func(tx *store.Tx) error
-	start  func(tx *store.Tx, rec metrics.StartRecord) error
+	// Hooks of the slurm executor (slurm_exec.go): onCommit runs inside
+	// every transaction that stores records (it commits the records file's
+	// offset with them); onStart runs with the start record's.
+	onCommit func(tx *store.Tx) error
+	onStart  func(tx *store.Tx, rec metrics.StartRecord) error
 
 	// pending, committed by flush
 	samples  []metrics.SampleRecord
@@ -245,8 +245,8 @@ func (g *ingester) applyStart(rec metrics.StartRecord, line []byte) {
 		if err := tx.ApplyStartRecord(g.run.ID, rec, host); err != nil {
 			return err
 		}
-		if g.start != nil {
-			return g.start(tx, rec)
+		if g.onStart != nil {
+			return g.onStart(tx, rec)
 		}
 		return nil
 	})
@@ -305,8 +305,8 @@ func (g *ingester) write(fn func(*store.Tx) error) {
 		if err := fn(tx); err != nil {
 			return err
 		}
-		if g.commit != nil {
-			return g.commit(tx)
+		if g.onCommit != nil {
+			return g.onCommit(tx)
 		}
 		return nil
 	})

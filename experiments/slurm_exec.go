@@ -278,10 +278,13 @@ func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) {
 	dir, _ := filepath.Abs(m.runDir(r.ID))
 	tail := &recordsTail{dir: dir, file: r.RecordsFile, off: r.RecordsOffset}
 	var pos = r.RecordsOffset // end of the last line handed to the ingester
-	ing := newIngester(m, r, nil, metrics.HostFacts{})
-	ing.gpu = nil // the GPU of the server is not the node's
-	ing.commit = func(tx *store.Tx) error { return tx.SetRecordsPos(r.ID, tail.file, pos) }
-	ing.start = func(tx *store.Tx, rec metrics.StartRecord) error {
+	// No cgroup, GPU or host facts of this machine: the node's are in the
+	// records. The ingester's loop is not started: lines are handed to it
+	// here, in file order.
+	ing := newIngester(m, r)
+	ing.gpu = nil
+	ing.onCommit = func(tx *store.Tx) error { return tx.SetRecordsPos(r.ID, tail.file, pos) }
+	ing.onStart = func(tx *store.Tx, rec metrics.StartRecord) error {
 		enforced, note := limitFromNode(r, rec, dir)
 		return tx.SetLimit(r.ID, enforced, note)
 	}
@@ -626,7 +629,7 @@ func (s *slurmExecutor) clearUnknown(id string) {
 
 // limitFromNode says whether a Slurm run's memory limit is enforced, from
 // its start record and what `outcore train` wrote to stderr on the node
-// when it could not place itself in a cgroup (engine/system/memlimit.go).
+// when it could not place itself in a cgroup (internal/cli/memlimit.go).
 func limitFromNode(r store.Run, rec metrics.StartRecord, dir string) (bool, string) {
 	node := rec.Host.Hostname
 	if node == "" {

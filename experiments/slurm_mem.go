@@ -2,7 +2,7 @@ package experiments
 
 // The memory a run's Slurm job requests (docs/ARCHITECTURE.md
 // "Executors"): the run's budget, plus the model step that outcore holds
-// outside the budget (engine/system/model_mem.go: parameters, optimizer
+// outside the budget (engine/system/kit/model_mem.go: parameters, optimizer
 // state, activations and gradients, as the GPU memory of the papers), plus
 // what the job runs beside the training process. The step is measured by
 // profiling only once the run has started, so the request uses an upper

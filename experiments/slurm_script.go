@@ -166,8 +166,6 @@ func JobScript(sp JobSpec) (string, error) {
 		w("export %s=%s\n", k, shellQuote(v))
 	}
 	w("export OUTCORE_RUN_ID=%d\n", sp.RunID)
-	w("# outcore train places itself in a memory cgroup on the node (engine/system/memlimit.go).\n")
-	w("unset OUTCORE_CGROUP OUTCORE_MEM_LIMIT_BYTES OUTCORE_LIMIT_ENFORCED\n")
 	w("echo \"outcore: Slurm job $SLURM_JOB_ID on $(hostname) (execution ${SLURM_RESTART_COUNT:-0})\" >&2\n")
 	ds := shellQuote(sp.Dataset)
 	if sp.NodeData {

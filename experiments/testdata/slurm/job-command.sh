@@ -16,7 +16,5 @@ records="$run_dir/records-${SLURM_JOB_ID}-${SLURM_RESTART_COUNT:-0}.jsonl"
 data_dir='/tmp/d'
 outcore='/tmp/bin/outcore'
 export OUTCORE_RUN_ID=9
-# outcore train places itself in a memory cgroup on the node (engine/system/memlimit.go).
-unset OUTCORE_CGROUP OUTCORE_MEM_LIMIT_BYTES OUTCORE_LIMIT_ENFORCED
 echo "outcore: Slurm job $SLURM_JOB_ID on $(hostname) (execution ${SLURM_RESTART_COUNT:-0})" >&2
 exec '/tmp/x.test' '-test.run=^$' '--' "$run_dir/config.json" >>"$records"

@@ -17,8 +17,6 @@ outcore='/opt/outcore/bin/outcore'
 export OUTCORE_GEMM='gonum'
 export NOTE='it'\''s quoted'
 export OUTCORE_RUN_ID=8
-# outcore train places itself in a memory cgroup on the node (engine/system/memlimit.go).
-unset OUTCORE_CGROUP OUTCORE_MEM_LIMIT_BYTES OUTCORE_LIMIT_ENFORCED
 echo "outcore: Slurm job $SLURM_JOB_ID on $(hostname) (execution ${SLURM_RESTART_COUNT:-0})" >&2
 # Per-node data directory: generate the dataset here when missing (one job at a time).
 if [ ! -f "$data_dir/datasets/"'tiny'/meta.json ]; then

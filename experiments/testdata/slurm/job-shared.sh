@@ -18,8 +18,6 @@ records="$run_dir/records-${SLURM_JOB_ID}-${SLURM_RESTART_COUNT:-0}.jsonl"
 data_dir='/shared/outcore'
 outcore='/shared/bin/outcore'
 export OUTCORE_RUN_ID=7
-# outcore train places itself in a memory cgroup on the node (engine/system/memlimit.go).
-unset OUTCORE_CGROUP OUTCORE_MEM_LIMIT_BYTES OUTCORE_LIMIT_ENFORCED
 echo "outcore: Slurm job $SLURM_JOB_ID on $(hostname) (execution ${SLURM_RESTART_COUNT:-0})" >&2
 "$outcore" data digest 'papers-like' --data-dir "$data_dir" --check abababababababababababababababababababababababababababababababab >&2 || exit 11
 exec '/shared/bin/outcore' 'train' '--config' "$run_dir/config.json" >>"$records"
