@@ -254,6 +254,37 @@ func TestSlurmCancelAndKill(t *testing.T) {
 	t.Logf("killed run: %s", r.Error)
 }
 
+// TestSlurmNodeFailure takes the node of a running job down (its job is
+// not requeued: --no-requeue): the run ends failed, naming the node and
+// Slurm's reason.
+func TestSlurmNodeFailure(t *testing.T) {
+	requireSlurm(t)
+	h := slurmHarness(t)
+	h.start()
+	e := h.create(`{"dataset":"tiny","executor":"slurm","system":"fake","epochs":3,"options":{"hang":"1"},
+		"slurm":{"args":"--no-requeue"}}`)
+	r := h.waitRuns(e.ID, "running in Slurm", func(r store.Run) bool { return r.JobState == "RUNNING" && r.Node != "" })[0]
+	resume := func() {
+		for dl := time.Now().Add(30 * time.Second); time.Now().Before(dl); time.Sleep(200 * time.Millisecond) {
+			exec.Command("scontrol", "update", "NodeName="+r.Node, "State=RESUME").Run()
+			if slurmTakesJobs() {
+				return
+			}
+		}
+		t.Errorf("node %s does not take jobs again", r.Node)
+	}
+	t.Cleanup(resume)
+	if out, err := exec.Command("scontrol", "update", "NodeName="+r.Node, "State=DOWN", "Reason=outcore node failure test").CombinedOutput(); err != nil {
+		t.Fatalf("take node %s down: %v %s", r.Node, err, out)
+	}
+	r = h.waitStatus(r.ID, store.StatusFailed)
+	if !strings.Contains(r.Error, "node "+r.Node+" failed (NODE_FAIL") {
+		t.Errorf("error %q does not name the node failure", r.Error)
+	}
+	t.Logf("node failure: %s", r.Error)
+	resume()
+}
+
 // TestSlurmOOMFromTheRunsCgroup: a job whose training process was killed by
 // its own memory cgroup (an oom summary, exit 1: Slurm says FAILED) ends oom.
 func TestSlurmOOMFromTheRunsCgroup(t *testing.T) {

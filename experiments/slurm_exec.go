@@ -464,7 +464,14 @@ func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, ta
 	mp := JobOutcome(info, sumOutcome, sumErr, cancel)
 	stderrTail := readTail(filepath.Join(dir, jobStderrFile), TailBytes)
 	end := store.RunEnd{Status: mp.Outcome, Error: mp.Reason, StderrTail: stderrTail}
-	if end.Status == store.StatusFailed && sumErr == "" {
+	// The job's own last words explain a failure of the job itself (not
+	// one of its node or its time limit) that no summary explains.
+	ownFailure := false
+	switch NormalizeJobState(info.State) {
+	case "FAILED", "CANCELLED", "SPECIAL_EXIT", "COMPLETED":
+		ownFailure = true
+	}
+	if end.Status == store.StatusFailed && sumErr == "" && ownFailure {
 		if line := lastLine(stderrTail); line != "" && !strings.Contains(end.Error, line) {
 			end.Error += ": " + line
 		}
