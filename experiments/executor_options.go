@@ -167,8 +167,8 @@ func (o SlurmOptions) merged(sg *SlurmGrid) (SlurmOptions, error) {
 	return o, nil
 }
 
-// check validates the queue's own Slurm options (flags).
-func (o SlurmOptions) check() error {
+// Check validates the queue's own Slurm options (flags).
+func (o SlurmOptions) Check() error {
 	if o.Partition != "" {
 		if err := ValidPartition(o.Partition); err != nil {
 			return err

@@ -161,7 +161,7 @@ func New(opts Options) (*Manager, error) {
 	if err := validExecutor(opts.Executor); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
-	if err := opts.Slurm.check(); err != nil {
+	if err := opts.Slurm.Check(); err != nil {
 		return nil, fmt.Errorf("experiments: slurm: %w", err)
 	}
 	m := &Manager{

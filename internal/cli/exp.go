@@ -83,7 +83,7 @@ func expCreateCmd() *Command {
 	fs := newFlagSet("exp create", &dataDir)
 	fs.StringVar(&file, "file", "", "grid file (- for stdin)")
 	fs.BoolVar(&wait, "wait", false, "run the queue here until this experiment has finished, showing progress")
-	fs.IntVar(&conc, "concurrency", 1, "with --wait: runs at a time")
+	fs.IntVar(&conc, "concurrency", 1, "with --wait: local runs at a time")
 	fs.BoolVar(&drop, "drop-caches", false, "with --wait: drop the page cache before each run (root only; recorded per run)")
 	sf := addSlurmFlags(fs, "executor of this experiment's runs: local or slurm (default: the grid's \"executor\", else local)")
 	return &Command{

@@ -30,7 +30,7 @@ func serveCmd() *Command {
 	var dataDir string
 	fs := newFlagSet("serve", &dataDir)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
-	concurrency := fs.Int("concurrency", 1, "runs that may run at the same time")
+	concurrency := fs.Int("concurrency", 1, "local runs that may run at the same time (Slurm runs: --slurm-max-jobs)")
 	dropCaches := fs.Bool("drop-caches", false, "drop the page cache before each run (needs root)")
 	sf := addSlurmFlags(fs, "executor of the runs of grids that name none: local (children of this server) or slurm")
 	return &Command{

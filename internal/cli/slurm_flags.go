@@ -56,6 +56,9 @@ func (f *slurmFlags) options() (string, experiments.SlurmOptions, error) {
 	if f.poll < 100*time.Millisecond {
 		return "", o, usagef("--slurm-poll must be at least 100ms")
 	}
+	if err := o.Check(); err != nil {
+		return "", o, usagef("%v", err)
+	}
 	switch f.executor {
 	case "", "local", "slurm":
 	default:
