@@ -91,6 +91,7 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		{"zero number limit", `{"dataset":"tiny","system":"fake","mem_limit":0}`, []string{"mem_limit", "zero"}},
 		{"malformed limit", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["12 parsecs"]}}`, []string{"axes.mem_limit[0]", "unit"}},
 		{"limit below start", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["1GiB","4MiB"]}}`, []string{"axes.mem_limit[1]", "4MiB is below", "fake needs to start"}},
+		{"limit below the variant's floor", `{"dataset":"tiny","system":"fake-floor","axes":{"mem_limit":["1GiB","256MiB"]}}`, []string{"axes.mem_limit[1]", "256MiB is below the 300MiB", "fake-floor needs to start"}},
 		{"dataset missing", `{"dataset":"nosuch","system":"fake"}`, []string{"dataset:", `"nosuch" not found`}},
 		{"bad dataset name", `{"dataset":"../etc","system":"fake"}`, []string{"dataset:"}},
 		{"feature_dim of imported", `{"dataset":"mini","system":"fake","axes":{"feature_dim":[8]}}`, []string{"axes.feature_dim[0]", "imported"}},

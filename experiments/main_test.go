@@ -54,6 +54,9 @@ func TestMain(m *testing.M) {
 		train.RegisterVariant(train.Variant{Name: name, Options: fakeOptions,
 			New: func(train.Config) (train.System, error) { return nil, fmt.Errorf("fake system") }})
 	}
+	// a variant with a floor of its own (train.Variant.MinMemory)
+	train.RegisterVariant(train.Variant{Name: "fake-floor", MinMemory: func(train.DatasetShape, train.Config) int64 { return 300 << 20 },
+		New: func(train.Config) (train.System, error) { return nil, fmt.Errorf("fake system") }})
 	if dir := os.Getenv(envServer); dir != "" {
 		os.Exit(fakeServer(dir))
 	}

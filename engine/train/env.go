@@ -87,6 +87,14 @@ func (e *Env) OpenIndices() (*storage.File, error) {
 	return f, nil
 }
 
+// Shape is the dataset's shape (train.DatasetShape) with the training
+// split as loaded.
+func (e *Env) Shape() DatasetShape {
+	s := ShapeOf(e.Dataset.Meta)
+	s.Train = int64(len(e.Train))
+	return s
+}
+
 // NumBatches is the number of training batches per epoch.
 func (e *Env) NumBatches() int {
 	b := e.Config.Batch

@@ -105,6 +105,9 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	if err := cfg.ResolveMemLimit(ds.FeatureBytes()); err != nil {
 		return sum, err
 	}
+	if err := checkMinMemory(cfg, ShapeOf(ds.Meta)); err != nil {
+		return sum, err
+	}
 	labels, err := ds.Labels()
 	if err != nil {
 		return sum, fmt.Errorf("read labels: %w", err)

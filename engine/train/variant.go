@@ -253,3 +253,17 @@ func (o Option) check(s string) error {
 	}
 	return nil
 }
+
+// checkMinMemory refuses a memory budget below the variant's MinMemory on
+// a dataset of shape (a configuration error naming both).
+func checkMinMemory(cfg Config, shape DatasetShape) error {
+	v, ok := LookupVariant(cfg.System)
+	if !ok || v.MinMemory == nil || cfg.MemLimitBytes <= 0 {
+		return nil
+	}
+	if need := v.MinMemory(shape, cfg); cfg.MemLimitBytes < need {
+		return fmt.Errorf("%w: mem_limit: %d bytes (%.1f MiB) is below the %d bytes (%.1f MiB) that %s needs to start on %s (%d nodes, %d-dim features)",
+			ErrConfig, cfg.MemLimitBytes, float64(cfg.MemLimitBytes)/(1<<20), need, float64(need)/(1<<20), cfg.System, cfg.Dataset, shape.Nodes, shape.FeatureDim)
+	}
+	return nil
+}

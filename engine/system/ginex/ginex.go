@@ -68,76 +68,31 @@ import (
 const Name = "ginex"
 
 type ginex struct {
-	cfg           train.Config
-	superbatch    int
-	samplers      int
-	ioThreads     int
-	profile       int
-	runfileBudget int64
-	ncBytesOpt    int64 // explicit sizes (options), -1 = from the budget
-	fcBytesOpt    int64
-	keepRunFiles  bool
+	cfg  train.Config
+	opt  options // as asked
+	plan plan    // as sized for the budget (sizing.go)
+	mem  *kit.Budget
 
-	scratch     string // runtime-file directory of this run
-	ncPath      string
-	indptr      []int64
-	nodes       int64
-	dim         int
-	rowBytes    int64
-	idxFile     *storage.File
-	disk        *sample.StorageIndices
-	feats       *storage.File
-	featRead    storage.Reader
-	fcEntries   int
-	ncBytes     int64
-	ncCached    int
-	deviate     []string
-	maxBatch    int
-	budget      int64
-	device      int64 // model step held outside the budget (model_mem.go)
-	xBuffers    int   // batch inputs of the main loop: 2 = gather overlaps training
-	xBuffersOpt int   // option x_buffers: 0 = from the budget
-	// Go heap each stage needs (for the collector's limit; the caches are
-	// outside the heap)
-	sampleHeap, mainHeap int64
+	scratch  string // runtime-file directory of this run
+	ncPath   string
+	indptr   []int64
+	nodes    int64
+	dim      int
+	rowBytes int64
+	idxFile  *storage.File
+	disk     *sample.StorageIndices
+	feats    *storage.File
+	featRead storage.Reader
+	ncCached int
+	deviate  []string
 }
 
 func newGinex(cfg train.Config) (*ginex, error) {
-	o := train.Opts(cfg.Options)
-	g := &ginex{cfg: cfg}
-	var err error
-	get := func(name string, def int, dst *int) {
-		if err == nil {
-			*dst, err = o.Int(name, def)
-		}
-	}
-	get("superbatch", 1000, &g.superbatch)
-	get("samplers", 2*runtime.NumCPU(), &g.samplers)
-	get("io_threads", 8*runtime.NumCPU(), &g.ioThreads)
-	get("profile_batches", 8, &g.profile)
-	get("x_buffers", 0, &g.xBuffersOpt)
-	if err == nil {
-		g.runfileBudget, err = o.Bytes("runfile_budget", 0, 100<<30)
-	}
-	if err == nil {
-		g.ncBytesOpt, err = o.Bytes("neighbor_cache", 0, -1)
-	}
-	if err == nil {
-		g.fcBytesOpt, err = o.Bytes("feature_cache", 0, -1)
-	}
-	if err == nil {
-		g.keepRunFiles, err = o.Bool("keep_runfiles", false)
-	}
+	opt, err := parseOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if g.xBuffersOpt < 0 || g.xBuffersOpt > 2 {
-		return nil, fmt.Errorf("%w: ginex: x_buffers %d, want 1, 2 or 0 (from the budget)", train.ErrConfig, g.xBuffersOpt)
-	}
-	if g.superbatch < 1 || g.samplers < 1 || g.ioThreads < 1 || g.profile < 1 {
-		return nil, fmt.Errorf("%w: ginex: superbatch, samplers, io_threads and profile_batches must be >= 1", train.ErrConfig)
-	}
-	return g, nil
+	return &ginex{cfg: cfg, opt: opt}, nil
 }
 
 func (g *ginex) Name() string { return Name }
@@ -159,8 +114,7 @@ func (g *ginex) Deviations() []string {
 func dataDirOf(datasetDir string) string { return filepath.Dir(filepath.Dir(datasetDir)) }
 
 func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
-	kit.ApplyGoMemoryLimit(env.MemBudget, 0, 0, 0, 0)
-	g.budget = env.MemBudget
+	g.mem = kit.NewBudget(env)
 	g.indptr = env.Dataset.Indptr
 	g.nodes = env.Dataset.Nodes()
 	g.dim = env.Dataset.Meta.FeatureDim
@@ -178,7 +132,7 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	if opts.Backend != storage.BackendPread {
 		g.deviate = append(g.deviate, fmt.Sprintf("reads go through the %s backend instead of pread+O_DIRECT (--io)", opts.Backend))
 	}
-	opts.Workers = g.ioThreads
+	opts.Workers = g.opt.ioThreads
 	idxOpts := opts
 	idxOpts.RowBytes = 8
 	if g.idxFile, err = storage.OpenFile(env.Dataset.Path(dataset.IndicesFile), idxOpts); err != nil {
@@ -196,80 +150,31 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 
 	// Short offline profiling (§3.5), sampling from disk.
 	t0 := time.Now()
-	ws, err := kit.ProfileWorkspace(ctx, env, sample.Topology{Indptr: g.indptr, Indices: g.disk}, g.profile)
+	ws, err := g.mem.Profile(ctx, sample.Topology{Indptr: g.indptr, Indices: g.disk}, g.opt.profile)
 	if err != nil {
 		return err
 	}
 	env.PrepareStage("profile_s", time.Since(t0))
-	g.device = ws.DeviceBytes
 	batches := env.NumBatches()
-	S := min(g.superbatch, batches)
-	// Runtime files per iteration ≈ ids (8 B/node) + adj (≈ 3 blocks of
-	// int32 indices) + update; the storage budget caps the superbatch.
-	perIter := int64(ws.MeanInputs) * 24
-	if perIter > 0 && int64(S)*perIter*2 > g.runfileBudget { // ×2: two superbatches exist at once
-		S = max(1, int(g.runfileBudget/(2*perIter)))
-		g.deviate = append(g.deviate, fmt.Sprintf("superbatch cut to %d iterations by the runtime-file budget", S))
+	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), batches: batches, opt: g.opt})
+	g.plan = p
+	if p.superbatchCut {
+		g.deviate = append(g.deviate, fmt.Sprintf("superbatch cut to %d iterations by the runtime-file budget", p.superbatch))
 	}
-	g.superbatch = S
-	g.maxBatch = ws.MaxInputs + ws.MaxInputs/10
-	perBatch := ws.BatchBytes
-	reserve := kit.ReserveBytes(env.MemBudget)
-	accesses := int64(S) * int64(ws.MeanInputs)
-	xBytes := int64(g.maxBatch) * g.rowBytes // one batch input of the main loop, off the Go heap
-	// Peak of the sample stage: samplers' id maps and in-flight batches, and
-	// the previous superbatch's changeset workspace (pass 3 overlaps); the
-	// Go heap gets a quarter on top (GOGC 25).
-	g.sampleHeap = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra + int64(g.samplers)*(sample.IDMapBytes(g.nodes, ws.MaxInputs)+perBatch) +
-		cache.ChangesetWorkspaceBytes(g.nodes, accesses, 0)
-	samplePeak := g.sampleHeap + g.sampleHeap/4 + reserve
-	// Peak of the main loop: model step, prefetched runtime files, a read
-	// chunk and the feature cache's address table on the heap; two batch
-	// inputs (double-buffered gather) off it.
-	g.mainHeap = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra + 4*perBatch + gatherChunk*g.rowBytes + 4*g.nodes
-	// Gathering the next iteration while this one trains needs two batch
-	// inputs; a budget that cannot hold the second gathers after training.
-	g.xBuffers = 2
-	mainPeak := g.mainHeap + g.mainHeap/4 + 2*xBytes + reserve
-	if g.xBuffersOpt == 1 {
-		g.xBuffers = 1
-		mainPeak -= xBytes
+	switch p.oneBuffer {
+	case oneBufferAsked:
 		g.deviate = append(g.deviate, "x_buffers=1: the next iteration is gathered after the current one trains, not while it trains")
-	} else if g.xBuffersOpt == 0 && env.MemBudget > 0 && mainPeak > env.MemBudget {
-		g.xBuffers = 1
-		mainPeak -= xBytes
-		g.deviate = append(g.deviate, fmt.Sprintf("the memory budget cannot hold two batch inputs (%d MiB each) next to the main loop's workspace: the next iteration is gathered after the current one trains, not while it trains", xBytes>>20))
+	case oneBufferBudget:
+		g.deviate = append(g.deviate, fmt.Sprintf("the memory budget cannot hold two batch inputs (%d MiB each) next to the main loop's workspace: the next iteration is gathered after the current one trains, not while it trains", p.xBytes>>20))
 		env.Warnf("ginex: one batch input buffer (the budget cannot hold two): gather and training alternate")
 	}
-	topoBytes := 8*g.nodes + 8*(env.Dataset.Edges()+g.nodes)
-	featBytes := g.nodes*g.rowBytes + 4*g.nodes
-	switch {
-	case g.ncBytesOpt >= 0:
-		g.ncBytes = g.ncBytesOpt
-	case env.MemBudget > 0:
-		g.ncBytes = max(0, env.MemBudget-samplePeak)
-	default:
-		g.ncBytes = topoBytes
-	}
-	g.ncBytes = min(g.ncBytes, topoBytes)
-	fcBytes := int64(0)
-	switch {
-	case g.fcBytesOpt >= 0:
-		fcBytes = g.fcBytesOpt
-	case env.MemBudget > 0:
-		fcBytes = max(0, env.MemBudget-mainPeak)
-	default:
-		fcBytes = featBytes
-	}
-	fcBytes = min(fcBytes, featBytes)
-	g.fcEntries = cache.FeatureCacheEntries(fcBytes, g.nodes, g.dim)
 	// The changeset precomputation must know the cache capacity.
 	env.Logf("ginex: superbatch %d iterations (%d per epoch), %d samplers, %d I/O threads (%s, direct=%v); profiled M_b %d, model step %d MiB (+%d MiB around it; %d MiB held outside the budget), base %d MiB",
-		S, batches, g.samplers, g.ioThreads, g.feats.Backend(), g.feats.Direct(), ws.MaxInputs, (ws.ArenaBytes+ws.StepArena)>>20, (ws.StepExtra+ws.StepOther)>>20, ws.DeviceBytes>>20, ws.BaseBytes>>20)
+		p.superbatch, batches, g.opt.samplers, g.opt.ioThreads, g.feats.Backend(), g.feats.Direct(), ws.MaxInputs, (ws.ArenaBytes+ws.StepArena)>>20, (ws.StepExtra+ws.StepOther)>>20, ws.DeviceBytes>>20, ws.BaseBytes>>20)
 	env.Logf("ginex: budget %d MiB: neighbour cache %d MiB (sample-stage peak %d MiB), feature cache %d MiB = %d entries, %.1f%% of nodes (main-loop peak %d MiB)",
-		env.MemBudget>>20, g.ncBytes>>20, samplePeak>>20, fcBytes>>20, g.fcEntries, 100*float64(g.fcEntries)/float64(g.nodes), mainPeak>>20)
-	if env.MemBudget > 0 && mainPeak > env.MemBudget {
-		env.Warnf("ginex: the main loop's workspace (%d MiB) exceeds the memory budget (%d MiB): expect an OOM kill", mainPeak>>20, env.MemBudget>>20)
+		env.MemBudget>>20, p.ncBytes>>20, p.samplePeak>>20, p.fcBytes>>20, p.fcEntries, 100*float64(p.fcEntries)/float64(g.nodes), p.mainPeak>>20)
+	if p.overReserve {
+		env.Warnf("ginex: the main loop's workspace (%d MiB) exceeds the memory budget (%d MiB): expect an OOM kill", p.mainPeak>>20, env.MemBudget>>20)
 	}
 
 	// Offline: build the neighbour cache by score and dump it (§3.1).
@@ -303,7 +208,7 @@ func (g *ginex) buildNeighborCache(env *train.Env) error {
 		return err
 	}
 	defer sr.close()
-	nc, err := cache.BuildNeighborCache(g.indptr, outDeg, g.ncBytes, sr.read)
+	nc, err := cache.BuildNeighborCache(g.indptr, outDeg, g.plan.ncBytes, sr.read)
 	if err != nil {
 		return fmt.Errorf("ginex: %w", err)
 	}
@@ -392,7 +297,7 @@ type superbatchPlan struct {
 
 func (g *ginex) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {
 	batches := env.EpochBatches(epoch)
-	S := g.superbatch
+	S := g.plan.superbatch
 	numSB := (len(batches) + S - 1) / S
 	ep.BatchStarted()
 	var prev *superbatchPlan
@@ -407,7 +312,7 @@ func (g *ginex) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *met
 		if prev != nil {
 			t0 := time.Now()
 			var err error
-			tracker, prev.init, err = cache.BuildNextAccessTracker(g.nodes, g.fcEntries, &runTrace{dir: prev.dir, n: prev.iters})
+			tracker, prev.init, err = cache.BuildNextAccessTracker(g.nodes, g.plan.fcEntries, &runTrace{dir: prev.dir, n: prev.iters})
 			if err != nil {
 				return fmt.Errorf("ginex: superbatch %d changesets: %w", k-1, err)
 			}
@@ -443,7 +348,7 @@ func (g *ginex) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *met
 			if err := g.execute(ctx, env, ep, prev); err != nil {
 				return err
 			}
-			if !g.keepRunFiles {
+			if !g.opt.keepRunFiles {
 				if err := removeSuperbatch(prev.dir); err != nil {
 					return err
 				}
@@ -466,7 +371,7 @@ func (g *ginex) superbatchSample(ctx context.Context, env *train.Env, ep *metric
 	// The disk readers' buffers grow with the samplers' gathers; the main
 	// loop does not need them.
 	defer g.disk.Release()
-	kit.ApplyGoMemoryLimit(g.budget, g.device, g.ncBytes, 0, g.sampleHeap)
+	g.mem.LimitGo(g.plan.ncBytes, 0, g.plan.sampleHeap)
 	var ncMem kit.OffHeap
 	defer ncMem.Free() // after the workers are done with the cache
 	nc, err := cache.ReadNeighborCacheFileInto(g.ncPath, ncMem.Int64s)
@@ -480,7 +385,7 @@ func (g *ginex) superbatchSample(ctx context.Context, env *train.Env, ep *metric
 	if err != nil {
 		return nil, err
 	}
-	pool := kit.StartSamplers(ctx, proto, epoch, batches[lo:hi], lo, g.samplers, 2*g.samplers, 0, ep)
+	pool := kit.StartSamplers(ctx, proto, epoch, batches[lo:hi], lo, g.opt.samplers, 2*g.opt.samplers, 0, ep)
 	var written int64
 	var werr error
 	for mb := range pool.Out {
@@ -512,7 +417,7 @@ func (g *ginex) precompute(p *superbatchPlan, tr *cache.NextAccessTracker) error
 	if err := writeInit(p.dir, p.init); err != nil {
 		return err
 	}
-	st, err := cache.SimulateBelady(tr, p.init, g.fcEntries, &runTrace{dir: p.dir, n: p.iters}, func(cs cache.Changeset) error {
+	st, err := cache.SimulateBelady(tr, p.init, g.plan.fcEntries, &runTrace{dir: p.dir, n: p.iters}, func(cs cache.Changeset) error {
 		_, err := writeUpdate(p.dir, cs)
 		return err
 	})
@@ -535,23 +440,23 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 	// cache is filled.
 	runtime.GC()
 	debug.FreeOSMemory()
-	kit.ApplyGoMemoryLimit(g.budget, g.device, int64(g.fcEntries)*g.rowBytes+int64(g.xBuffers)*int64(g.maxBatch)*g.rowBytes, 0, g.mainHeap)
+	g.mem.LimitGo(int64(g.plan.fcEntries)*g.rowBytes+int64(g.plan.xBuffers)*g.plan.xBytes, 0, g.plan.mainHeap)
 	var fcMem kit.OffHeap
 	defer fcMem.Free()
-	rows, err := fcMem.Float32s(g.fcEntries * g.dim)
+	rows, err := fcMem.Float32s(g.plan.fcEntries * g.dim)
 	if err != nil {
 		return fmt.Errorf("ginex: feature cache: %w", err)
 	}
-	fc, err := cache.NewFeatureCacheOn(g.nodes, g.dim, g.fcEntries, rows)
+	fc, err := cache.NewFeatureCacheOn(g.nodes, g.dim, g.plan.fcEntries, rows)
 	if err != nil {
 		return fmt.Errorf("ginex: %w", err)
 	}
 	// The batch inputs (two when gathering overlaps training) live as long
 	// as the main loop.
-	xs := make([]*nn.Tensor, max(1, g.xBuffers))
+	xs := make([]*nn.Tensor, max(1, g.plan.xBuffers))
 	for i := range xs {
 		xs[i] = &nn.Tensor{}
-		if xd, err := fcMem.Float32s(g.maxBatch * g.dim); err == nil {
+		if xd, err := fcMem.Float32s(g.plan.maxBatch * g.dim); err == nil {
 			xs[i].Data = xd[:0]
 		}
 	}
@@ -724,7 +629,7 @@ func (g *ginex) Close() error {
 	if g.idxFile != nil {
 		errs = append(errs, g.idxFile.Close())
 	}
-	if g.scratch != "" && !g.keepRunFiles {
+	if g.scratch != "" && !g.opt.keepRunFiles {
 		errs = append(errs, os.RemoveAll(g.scratch))
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -18,8 +18,9 @@ func init() {
 			{Key: "feature_cache", Type: train.OptBytes, Default: "from the budget", Help: "feature cache size (default: budget − main-loop peak)"},
 			{Key: "keep_runfiles", Type: train.OptBool, Default: "false", Help: "keep the runtime files of each superbatch after it trained"},
 		},
-		New:     func(cfg train.Config) (train.System, error) { return newGinex(cfg) },
-		Order:   20,
-		InOrder: map[string]string{},
+		MinMemory: minMemory,
+		New:       func(cfg train.Config) (train.System, error) { return newGinex(cfg) },
+		Order:     20,
+		InOrder:   map[string]string{},
 	})
 }

@@ -59,19 +59,9 @@ import (
 const Name = "gnndrive"
 
 type gnnDrive struct {
-	cfg          train.Config
-	samplers     int
-	extractors   int
-	extractQ     int
-	trainQ       int
-	bufferFactor float64
-	profile      int
-	margin       float64
-	// bufferAt is where the feature buffer is accounted: "host" (the
-	// CPU-based variant, §4.4) or "device" (§4.2's GPU-based layout: the
-	// buffer and the indexed batch input are GPU memory, outside the host
-	// budget; the host keeps the staging buffer, queues and page cache).
-	bufferAt string
+	cfg  train.Config
+	opt  options // as asked
+	plan plan    // as sized for the budget (sizing.go)
 
 	topo      sample.Topology
 	closeTopo func() error
@@ -88,37 +78,11 @@ type gnnDrive struct {
 }
 
 func newGNNDrive(cfg train.Config) (*gnnDrive, error) {
-	o := train.Opts(cfg.Options)
-	g := &gnnDrive{cfg: cfg}
-	var err error
-	get := func(name string, def int, dst *int) {
-		if err == nil {
-			*dst, err = o.Int(name, def)
-		}
-	}
-	get("samplers", 4, &g.samplers)
-	get("extractors", 4, &g.extractors)
-	get("extracting_queue", 6, &g.extractQ)
-	get("training_queue", 4, &g.trainQ)
-	get("profile_batches", 8, &g.profile)
-	if err == nil {
-		g.bufferFactor, err = o.Float("buffer_factor", 1)
-	}
-	if err == nil {
-		g.margin, err = o.Float("batch_margin", 1.1)
-	}
+	opt, err := parseOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	switch g.bufferAt = o.String("feature_buffer", "host"); g.bufferAt {
-	case "host", "device":
-	default:
-		return nil, fmt.Errorf("%w: gnndrive: feature_buffer %q, want host (CPU-based training, §4.4) or device (the GPU-based layout of §4.2)", train.ErrConfig, g.bufferAt)
-	}
-	if g.samplers < 1 || g.extractors < 1 || g.extractQ < 1 || g.trainQ < 1 || g.profile < 1 || g.bufferFactor <= 0 || g.margin < 1 {
-		return nil, fmt.Errorf("%w: gnndrive: samplers, extractors, queues and profile_batches must be >= 1, buffer_factor > 0, batch_margin >= 1", train.ErrConfig)
-	}
-	return g, nil
+	return &gnnDrive{cfg: cfg, opt: opt}, nil
 }
 
 func (g *gnnDrive) Name() string { return Name }
@@ -129,7 +93,7 @@ func (g *gnnDrive) Devices() map[string]string {
 
 func (g *gnnDrive) Deviations() []string {
 	first := "CPU-based GNNDrive (§4.4): the feature buffer is in host memory and training runs on the CPU; the paper's headline numbers are GPU-based"
-	if g.bufferAt == "device" {
+	if g.opt.bufferAt == "device" {
 		first = "GPU-based GNNDrive's memory layout (§4.2) emulated on the CPU: the feature buffer and the indexed batch input are accounted as device memory outside the host budget, but live in host memory and training runs on the CPU (no host-to-device transfer is timed)"
 	}
 	return append([]string{
@@ -164,135 +128,32 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	env.PrepareStage("map_s", time.Since(t0))
 
 	t1 := time.Now()
-	ws, err := kit.ProfileWorkspace(ctx, env, topo, g.profile)
+	budget := kit.NewBudget(env)
+	ws, err := budget.Profile(ctx, topo, g.opt.profile)
 	if err != nil {
 		return err
 	}
 	env.PrepareStage("profile_s", time.Since(t1))
-	g.maxBatch = int(float64(ws.MaxInputs)*g.margin + 0.5)
-	nodes := env.Dataset.Nodes()
-	g.maxBatch = int(min(int64(max(g.maxBatch, 1)), nodes))
+	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), opt: g.opt, queueDepth: opts.QueueDepth, cpus: runtime.NumCPU()})
+	g.plan, g.maxBatch = p, p.maxBatch
+	if err := g.explain(env, budget, p); err != nil {
+		return err
+	}
 	rowBytes := env.Dataset.RowBytes()
-	paperSlots := int64(float64(int64(g.maxBatch)*int64(g.trainQ+1)) * g.bufferFactor)
-	paperSlots = min(paperSlots, nodes)
-	slots, extractors := paperSlots, g.extractors
-	mb := int64(g.maxBatch)
-	perBatch := ws.BatchBytes + int64(ws.MaxInputs)*4 // ids, blocks and aliases of one in-flight mini-batch
-	depth := opts.QueueDepth
-	if depth == 0 {
-		depth = storage.DefaultQueueDepth
-	}
-	// The Go heap: what profiling saw, the model step (when charged to the
-	// budget), the mini-batches in the queues, the samplers' id maps, the
-	// mapping table and the readers' request bookkeeping.
-	heapOf := func(samplers, extractQ, trainQ, extractors int) int64 {
-		return ws.BaseBytes + ws.ArenaBytes + ws.StepExtra +
-			int64(extractQ+samplers+extractors+trainQ+1)*perBatch +
-			int64(samplers)*sample.IDMapBytes(nodes, ws.MaxInputs) + nodes*8 + int64(extractors)*submitAhead*256
-	}
-	heapNeed := heapOf(g.samplers, g.extractQ, g.trainQ, extractors)
-	keepTopo := int64(0)
-	onDevice := g.bufferAt == "device" && env.MemBudget > 0
-	if onDevice {
-		// §4.2: the feature buffer is sized by the training queue and M_b
-		// in device memory; extractors by the host memory left after the
-		// topology: each needs its staging ring next to the queues.
-		topo := env.Dataset.Edges() * 8
-		for extractors > 1 {
-			heap := heapOf(g.samplers, g.extractQ, g.trainQ, extractors)
-			host := heap + heap/4 + int64(extractors)*int64(depth)*storage.DefaultMaxMergeBytes + kit.ReserveBytes(env.MemBudget)
-			if host+topo <= env.MemBudget {
-				break
-			}
-			extractors--
-		}
-		slots = max(paperSlots, int64(extractors)*mb)
-		heapNeed = heapOf(g.samplers, g.extractQ, g.trainQ, extractors)
-		keepTopo = max(0, min(topo, env.MemBudget-heapNeed-heapNeed/4-kit.ReserveBytes(env.MemBudget)))
-		outside := ws.DeviceBytes + (slots+mb)*rowBytes
-		if err := kit.HoldOutsideBudget(env, outside); err != nil {
-			return err
-		}
-		env.Deviate("feature_buffer=device: the feature buffer (%d MiB) and the indexed batch input (%d MiB) are held outside the %d MiB host budget, as the GPU memory they occupy in GNNDrive's GPU-based layout (§4.2); loads land in them directly (no separate staging copy); the cgroup limit is %d MiB",
-			(slots*rowBytes)>>20, (mb*rowBytes)>>20, env.MemBudget>>20, (env.MemBudget+outside)>>20)
-		if extractors < g.extractors {
-			g.deviate = append(g.deviate, fmt.Sprintf("the host budget holds the staging of %d extractor(s) (of %d asked) next to the indices", extractors, g.extractors))
-		}
-	}
-	if env.MemBudget > 0 && !onDevice {
-		workOf := func(heap int64, extractors int) int64 {
-			return heap + heap/4 + // the heap and its collection slack (GOGC 25)
-				mb*rowBytes + // trainer's x
-				int64(extractors)*int64(depth)*storage.DefaultMaxMergeBytes + // staging (ring buffers)
-				kit.ReserveBytes(env.MemBudget)
-		}
-		work := workOf(heapNeed, extractors)
-		perSlot := rowBytes + 17
-		availAll := max(0, env.MemBudget-work) / perSlot
-		// §4.2: extractors are decided "with regard to the volume of
-		// topological data and the capacity of available host memory":
-		// leave the memory-mapped indices their page cache if possible.
-		topo := env.Dataset.Edges() * 8
-		availTopo := max(0, env.MemBudget-work-topo) / perSlot
-		env.Logf("gnndrive: budget %d MiB, workspace %d MiB (base %d, model step %d +%d (%d MiB outside the budget), %d mini-batches in flight of %d MiB, batch input %d, reserve %d); feature buffer may use %d MiB, %d MiB leaving the indices (%d MiB) cached",
-			env.MemBudget>>20, work>>20, ws.BaseBytes>>20, ws.ArenaBytes>>20, ws.StepExtra>>20, ws.DeviceBytes>>20, g.extractQ+g.samplers+g.extractors+g.trainQ+1, perBatch>>20, (mb*rowBytes)>>20, kit.ReserveBytes(env.MemBudget)>>20, availAll*rowBytes>>20, availTopo*rowBytes>>20, topo>>20)
-		switch {
-		case availTopo >= int64(extractors)*mb:
-			slots = min(slots, availTopo)
-			keepTopo = topo
-		case availTopo >= mb:
-			slots = min(slots, availTopo)
-			extractors = int(slots / mb)
-			keepTopo = topo
-		default:
-			slots = min(slots, availAll)
-			extractors = int(max(1, min(int64(extractors), slots/mb)))
-			g.deviate = append(g.deviate, "the memory budget cannot hold a mini-batch of features next to the page cache of the indices: the topology is squeezed")
-			env.Warnf("gnndrive: budget too small to keep the indices cached next to one mini-batch of features")
-		}
-		if extractors < g.extractors {
-			g.deviate = append(g.deviate, fmt.Sprintf("the memory budget holds the N_e × M_b reservation for %d extractor(s) (of %d asked)", extractors, g.extractors))
-			env.Warnf("gnndrive: budget holds the N_e × M_b reservation for %d extractor(s) only", extractors)
-		}
-		if slots < int64(extractors)*mb {
-			// Not even one extractor's reservation next to the paper's
-			// queues: shorten the queues (mini-batches in flight are host
-			// memory too) down to one extracting and one training slot and
-			// as many samplers as cores.
-			sq, eq, tq := min(g.samplers, max(1, runtime.NumCPU())), 1, 1
-			heapNeed = heapOf(sq, eq, tq, extractors)
-			work = workOf(heapNeed, extractors)
-			slots = max(0, env.MemBudget-work) / perSlot
-			g.deviate = append(g.deviate, fmt.Sprintf("the memory budget cannot hold the paper's queues next to one extractor's N_e × M_b reservation: %d samplers, extracting queue %d, training queue %d (of %d, %d, %d)", sq, eq, tq, g.samplers, g.extractQ, g.trainQ))
-			env.Warnf("gnndrive: queues shortened to %d samplers, extracting %d, training %d for the budget; feature buffer %d MiB", sq, eq, tq, slots*rowBytes>>20)
-			g.samplers, g.extractQ, g.trainQ = sq, eq, tq
-			if slots < int64(extractors)*mb {
-				env.Warnf("gnndrive: the budget cannot hold one extractor's N_e × M_b reservation (%d MiB) next to the rest (%d MiB): expect an OOM kill (feature_buffer=device keeps the buffer outside the host budget, as GNNDrive's GPU-based layout does)", (int64(extractors)*mb*rowBytes)>>20, work>>20)
-			}
-		} else {
-			heapNeed = heapOf(g.samplers, g.extractQ, g.trainQ, extractors)
-		}
-	}
-	slots = max(slots, int64(extractors)*mb)
-	rows, err := g.mem.Float32s(int(slots) * g.dim)
+	rows, err := g.mem.Float32s(int(p.slots) * g.dim)
 	if err != nil {
 		return fmt.Errorf("gnndrive: feature buffer: %w", err)
 	}
 	if g.buf, err = cache.NewFeatureBuffer(cache.FeatureBufferConfig{
-		Nodes: nodes, Dim: g.dim, Slots: int(slots), Extractors: extractors, MaxBatch: g.maxBatch, Rows: rows,
+		Nodes: env.Dataset.Nodes(), Dim: g.dim, Slots: int(p.slots), Extractors: p.extractors, MaxBatch: g.maxBatch, Rows: rows,
 	}); err != nil {
 		return fmt.Errorf("gnndrive: %w", err)
 	}
 	if xd, err := g.mem.Float32s(g.maxBatch * g.dim); err == nil {
 		g.x.Data = xd[:0]
 	}
-	offHeap := (slots + mb) * rowBytes
-	if onDevice {
-		offHeap = 0 // outside the host budget
-	}
-	goLimit := kit.ApplyGoMemoryLimit(env.MemBudget, ws.DeviceBytes, offHeap, keepTopo, heapNeed)
-	g.extractors = extractors
-	for i := 0; i < extractors; i++ {
+	goLimit := budget.LimitGo(p.offHeap, p.keepTopo, p.heapNeed)
+	for i := 0; i < p.extractors; i++ {
 		r, err := g.feats.NewReader()
 		if err != nil {
 			return fmt.Errorf("gnndrive: extractor %d reader: %w", i, err)
@@ -300,8 +161,52 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 		g.exs = append(g.exs, &extractor{id: i, r: r, feats: g.feats, buf: g.buf})
 	}
 	env.Logf("gnndrive: %d samplers, %d extractors (%s, direct=%v), queues %d/%d; M_b %d (profiled max %d, mean %d over %d batches); feature buffer %d slots = %d MiB (%.1f%% of the feature table); Go heap limit %d MiB",
-		g.samplers, extractors, g.feats.Backend(), g.feats.Direct(), g.extractQ, g.trainQ, g.maxBatch, ws.MaxInputs, ws.MeanInputs, ws.Batches,
-		slots, (slots*rowBytes)>>20, 100*float64(slots)/float64(nodes), goLimit>>20)
+		p.samplers, p.extractors, g.feats.Backend(), g.feats.Direct(), p.extractQ, p.trainQ, g.maxBatch, ws.MaxInputs, ws.MeanInputs, ws.Batches,
+		p.slots, (p.slots*rowBytes)>>20, 100*float64(p.slots)/float64(env.Dataset.Nodes()), goLimit>>20)
+	return nil
+}
+
+// explain holds what the plan keeps outside the budget and records the
+// plan's departures from the paper's sizes (deviations and warnings, their
+// numbers taken from the plan).
+func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, p plan) error {
+	ws := budget.Workspace()
+	rowBytes := env.Dataset.RowBytes()
+	mb := int64(p.maxBatch)
+	if p.onDevice {
+		if err := budget.HoldOutside(p.outside); err != nil {
+			return err
+		}
+		env.Deviate("feature_buffer=device: the feature buffer (%d MiB) and the indexed batch input (%d MiB) are held outside the %d MiB host budget, as the GPU memory they occupy in GNNDrive's GPU-based layout (§4.2); loads land in them directly (no separate staging copy); the cgroup limit is %d MiB",
+			(p.slots*rowBytes)>>20, (mb*rowBytes)>>20, env.MemBudget>>20, (env.MemBudget+ws.DeviceBytes+p.outside)>>20)
+		if p.extractors < g.opt.extractors {
+			g.deviate = append(g.deviate, fmt.Sprintf("the host budget holds the staging of %d extractor(s) (of %d asked) next to the indices", p.extractors, g.opt.extractors))
+		}
+		if !p.feasible {
+			env.Warnf("gnndrive: the host budget (%d MiB) is below the %d MiB the queues and one extractor need: expect an OOM kill", env.MemBudget>>20, p.minNeed>>20)
+		}
+		return nil
+	}
+	if env.MemBudget <= 0 {
+		return nil
+	}
+	env.Logf("gnndrive: budget %d MiB, workspace %d MiB (base %d, model step %d +%d (%d MiB outside the budget), %d mini-batches in flight of %d MiB, batch input %d, reserve %d); feature buffer may use %d MiB, %d MiB leaving the indices (%d MiB) cached",
+		env.MemBudget>>20, p.work>>20, ws.BaseBytes>>20, ws.ArenaBytes>>20, ws.StepExtra>>20, ws.DeviceBytes>>20, g.opt.extractQ+g.opt.samplers+g.opt.extractors+g.opt.trainQ+1, p.perBatch>>20, (mb*rowBytes)>>20, kit.ReserveBytes(env.MemBudget)>>20, p.availAll*rowBytes>>20, p.availTopo*rowBytes>>20, p.topo>>20)
+	if p.topoSqueezed {
+		g.deviate = append(g.deviate, "the memory budget cannot hold a mini-batch of features next to the page cache of the indices: the topology is squeezed")
+		env.Warnf("gnndrive: budget too small to keep the indices cached next to one mini-batch of features")
+	}
+	if p.extractors < g.opt.extractors {
+		g.deviate = append(g.deviate, fmt.Sprintf("the memory budget holds the N_e × M_b reservation for %d extractor(s) (of %d asked)", p.extractors, g.opt.extractors))
+		env.Warnf("gnndrive: budget holds the N_e × M_b reservation for %d extractor(s) only", p.extractors)
+	}
+	if p.queuesShortened {
+		g.deviate = append(g.deviate, fmt.Sprintf("the memory budget cannot hold the paper's queues next to one extractor's N_e × M_b reservation: %d samplers, extracting queue %d, training queue %d (of %d, %d, %d)", p.samplers, p.extractQ, p.trainQ, g.opt.samplers, g.opt.extractQ, g.opt.trainQ))
+		env.Warnf("gnndrive: queues shortened to %d samplers, extracting %d, training %d for the budget; feature buffer %d MiB", p.samplers, p.extractQ, p.trainQ, p.slots*rowBytes>>20)
+	}
+	if p.overReserve {
+		env.Warnf("gnndrive: the budget cannot hold one extractor's N_e × M_b reservation (%d MiB) next to the rest (%d MiB): expect an OOM kill (feature_buffer=device keeps the buffer outside the host budget, as GNNDrive's GPU-based layout does)", (int64(p.extractors)*mb*rowBytes)>>20, p.shortWork>>20)
+	}
 	return nil
 }
 
@@ -316,8 +221,8 @@ func (g *gnnDrive) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *
 	// A cancelled run must wake extractors blocked in the buffer.
 	stopWake := context.AfterFunc(ctx, func() { g.buf.Fail(context.Cause(ctx)) })
 	defer stopWake()
-	pool := kit.StartSamplers(ctx, g.sampler, epoch, batches, 0, g.samplers, g.extractQ, 0, ep) // ①–②
-	trainQ := make(chan extracted, g.trainQ)
+	pool := kit.StartSamplers(ctx, g.sampler, epoch, batches, 0, g.plan.samplers, g.plan.extractQ, 0, ep) // ①–②
+	trainQ := make(chan extracted, g.plan.trainQ)
 	waitExtractors := runExtractors(ctx, g.exs, pool.Out, trainQ, ep, fail) // ③–⑥
 	go func() { waitExtractors(); close(trainQ) }()
 	releaseQ := make(chan []int64, len(batches)+1)

@@ -18,8 +18,9 @@ func init() {
 			{Key: "feature_buffer", Type: train.OptEnum, Values: []string{"host", "device"}, Default: "host",
 				Help: "host: CPU-based GNNDrive (§4.4), the buffer in the host budget; device: the GPU-based layout of §4.2, buffer and batch input held outside the host budget"},
 		},
-		New:   func(cfg train.Config) (train.System, error) { return newGNNDrive(cfg) },
-		Order: 40,
+		MinMemory: minMemory,
+		New:       func(cfg train.Config) (train.System, error) { return newGNNDrive(cfg) },
+		Order:     40,
 		// one sampler and one extractor deliver the batches in order
 		InOrder: map[string]string{"samplers": "1", "extractors": "1"},
 	})

@@ -1,224 +1,172 @@
 package kit
 
-// Memory accounting shared by the variants. Each variant sizes its caches
-// and buffers from the run's memory budget the way its paper does; all of
-// them need the same few measurements first: what the process holds before
-// any cache exists, how many input nodes a mini-batch has, and how much
-// workspace one training step takes. Ginex §3.5 gets these "by a short
-// offline profiling"; ProfileWorkspace is that profiling.
+// The memory budget (docs/ARCHITECTURE.md "Model step outside the
+// budget"). Every variant goes through the same sequence, kept here in one
+// place:
+//
+//	b := kit.NewBudget(env)            // the Go collector under the budget, no plan yet
+//	ws, err := b.Profile(ctx, topo, n) // one step measured with the limit lifted, then held outside
+//	plan := size(b.Bytes(), ws, ...)   // the variant's pure sizing (its sizing.go)
+//	err = b.HoldOutside(extra)         // what else its paper keeps in GPU memory, if anything
+//	b.LimitGo(offHeap, keepCached, heapNeed)
+//
+// and MinMemory is the smallest budget whose plan is feasible, found by
+// MinBudget over the same sizing with EstimateWorkspace in place of the
+// profile.
 
 import (
 	"context"
-	"fmt"
-	"runtime"
 	"runtime/debug"
 
-	"outcore/engine/graph"
-	"outcore/engine/nn"
 	"outcore/engine/sample"
 	"outcore/engine/train"
-	"outcore/internal/osutil"
 )
 
-// Workspace is what profiling measured.
-type Workspace struct {
-	BaseBytes  int64 // resident memory before caches: runtime, indptr, labels, model
-	MaxInputs  int   // most input nodes of a profiled mini-batch (M_b)
-	BatchBytes int64 // memory of the largest profiled mini-batch (ids and blocks)
-	MeanInputs int
-	ArenaBytes int64 // model workspace of one training step on the largest batch
-	// StepExtra is what the process held during the profiled step beyond
-	// base, arena and batch input: matrix-library buffers, collector slack.
-	StepExtra int64
-	RowBytes  int64
-	Batches   int // mini-batches profiled
-	// DeviceBytes is the model step held outside the budget (model_mem.go):
-	// parameters, optimizer state, arena and step extra with a margin. When
-	// it is set, ArenaBytes and StepExtra are zero (nothing of the step is
-	// charged to the host budget) and StepArena/StepOther keep the measure.
-	DeviceBytes          int64
-	StepArena, StepOther int64
-	LibBytes             int64 // matrix-library buffers kept after the step
+// Budget is a run's host memory budget as a variant works with it.
+type Budget struct {
+	env *train.Env
+	ws  Workspace
 }
 
-// BatchInputBytes is the size of one gathered batch input of the largest
-// profiled batch.
-func (w Workspace) BatchInputBytes() int64 { return int64(w.MaxInputs) * w.RowBytes }
-
-// ProfileWorkspace samples the first n training batches of epoch 0 and runs
-// one training step of a throw-away copy of the model on the largest of them
-// (constant dense features: only the shapes matter), so the real model is
-// untouched.
-func ProfileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology, n int) (Workspace, error) {
-	w := Workspace{RowBytes: env.Dataset.RowBytes()}
-	s, err := env.NewSampler(topo)
-	if err != nil {
-		return w, err
-	}
-	batches := env.EpochBatches(0)
-	n = min(n, len(batches))
-	var largest *graph.MiniBatch
-	sum := 0
-	for i := 0; i < n; i++ {
-		if err := ctx.Err(); err != nil {
-			return w, err
-		}
-		mb, err := s.Sample(0, i, batches[i])
-		if err != nil {
-			return w, fmt.Errorf("profile: %w", err)
-		}
-		sum += len(mb.InputNodes)
-		w.BatchBytes = max(w.BatchBytes, mb.Bytes())
-		if len(mb.InputNodes) > w.MaxInputs {
-			w.MaxInputs = len(mb.InputNodes)
-			largest = mb
-		}
-	}
-	w.Batches = n
-	if n > 0 {
-		w.MeanInputs = sum / n
-	}
-	reserveFloats, reserveInts := 0, 0
-	if largest != nil {
-		lifted, err := liftForProfiling(env)
-		if err != nil {
-			return w, err
-		}
-		settled := !lifted
-		defer func() {
-			if !settled { // an error return: back to the budget alone
-				_ = HoldOutsideBudget(env, 0)
-			}
-		}()
-		runtime.GC()
-		debug.FreeOSMemory()
-		before := AnonRSS()
-		cfg := env.Config
-		m, err := nn.NewModel(cfg.Model, env.Trainer.InDim(), cfg.Hidden, env.Trainer.Classes(), len(cfg.Fanout), cfg.Heads, float32(cfg.Dropout), uint64(cfg.Seed))
-		if err != nil {
-			return w, fmt.Errorf("profile: %w", err)
-		}
-		x := nn.NewTensor(len(largest.InputNodes), env.Trainer.InDim())
-		for i := range x.Data {
-			// dense, like real features: zeros would take the layers'
-			// sparse-input path, whose workspace is smaller
-			x.Data[i] = 1
-		}
-		labels := make([]int32, len(largest.Seeds))
-		m.Step(largest.Blocks, x, labels)
-		w.ArenaBytes = int64(m.ArenaBytes())
-		floats, ints := m.ArenaSizes()
-		during := AnonRSS()
-		x, m = nil, nil
-		runtime.GC()
-		debug.FreeOSMemory()
-		after := AnonRSS()
-		// What stays after the step is freed: the matrix library's
-		// per-thread buffers (OpenBLAS keeps them for the process's life).
-		w.LibBytes = max(0, after-before)
-		w.StepExtra = max(0, during-after-w.ArenaBytes-w.BatchInputBytes())
-		// The trainer's workspace is sized (at the end, after the base is
-		// measured) for the largest profiled batch plus an eighth (batches
-		// vary), so that it is held from the start instead of growing, and
-		// re-chunking, in the first steps.
-		reserveFloats, reserveInts = floats+floats/8, ints+ints/8
-		w.ArenaBytes += w.ArenaBytes / 8
-		if ModelMemOutside(env) {
-			// The reserved workspace (a larger batch would grow it: an
-			// eighth more of margin), the step's extras and the parameters.
-			params := env.Trainer.Model().NumParams() * 4 * 4 // weights, gradients, Adam m and v
-			w.StepArena, w.StepOther = w.ArenaBytes, w.StepExtra
-			w.StepOther += w.LibBytes
-			w.DeviceBytes = w.ArenaBytes + w.ArenaBytes/8 + w.StepOther + int64(params)
-			w.ArenaBytes, w.StepExtra = 0, 0
-		}
-		if lifted {
-			settled = true
-			if err := HoldOutsideBudget(env, w.DeviceBytes); err != nil {
-				return w, err
-			}
-		}
-		if w.DeviceBytes > 0 {
-			env.Deviate("the CPU trainer's model step (%d MiB: parameters and optimizer state, %d MiB of activations and gradients measured on the largest of %d profiled mini-batches plus 27%%, %d MiB of matrix-library buffers) is held outside the %d MiB memory budget, as the GPU memory it occupies in the papers; the cgroup limit is %d MiB",
-				w.DeviceBytes>>20, w.StepArena>>20, n, w.StepOther>>20, env.MemBudget>>20, (env.MemBudget+w.DeviceBytes)>>20)
-		}
-	}
-	s, largest = nil, nil
-	if r, ok := topo.Indices.(interface{ Release() error }); ok {
-		// readers' buffers sized by profiling's gathers are not base memory
-		if err := r.Release(); err != nil {
-			return w, fmt.Errorf("profile: %w", err)
-		}
-	}
-	runtime.GC()
-	debug.FreeOSMemory()
-	w.BaseBytes = AnonRSS()
-	if w.DeviceBytes > 0 {
-		w.BaseBytes = max(0, w.BaseBytes-w.LibBytes) // counted in deviceBytes
-	}
-	if reserveFloats > 0 {
-		env.Trainer.ReserveWorkspace(reserveFloats, reserveInts)
-	}
-	return w, nil
+// NewBudget starts a variant's memory accounting: under a budget, the Go
+// collector is set to the budget with no plan yet (ApplyGoMemoryLimit).
+func NewBudget(env *train.Env) *Budget {
+	ApplyGoMemoryLimit(env.MemBudget, 0, 0, 0, 0)
+	return &Budget{env: env}
 }
 
-// AnonRSS is the process's anonymous resident memory (RssAnon): heap,
-// stacks and allocations, without the file pages of its memory maps, which
-// are page cache the kernel can reclaim. 0 when it cannot be read.
-func AnonRSS() int64 {
-	v, _ := osutil.AnonRSSBytes()
-	return v
+// Bytes is the host budget (0 = unlimited).
+func (b *Budget) Bytes() int64 { return b.env.MemBudget }
+
+// Workspace is what Profile measured.
+func (b *Budget) Workspace() Workspace { return b.ws }
+
+// Profile measures n mini-batches and one training step (ProfileWorkspace)
+// and holds the step outside the budget when the run says so.
+func (b *Budget) Profile(ctx context.Context, topo sample.Topology, n int) (Workspace, error) {
+	ws, err := ProfileWorkspace(ctx, b.env, topo, n)
+	b.ws = ws
+	return ws, err
+}
+
+// HoldOutside sets the memory limit to the budget plus the profiled model
+// step plus extra bytes the variant's paper keeps outside host memory (in
+// GPU memory), e.g. GNNDrive's GPU-based feature buffer.
+func (b *Budget) HoldOutside(extra int64) error {
+	return HoldOutsideBudget(b.env, b.ws.DeviceBytes+extra)
+}
+
+// LimitGo sets the Go runtime's memory limit for a planned heap (see
+// GoMemoryLimit) and returns it.
+func (b *Budget) LimitGo(offHeap, keepCached, heapNeed int64) int64 {
+	return ApplyGoMemoryLimit(b.Bytes(), b.ws.DeviceBytes, offHeap, keepCached, heapNeed)
 }
 
 // ReserveBytes is the region Ginex §3.5 keeps free "for memory
 // fluctuations": a tenth of the budget, at least 32 MiB.
 func ReserveBytes(budget int64) int64 { return max(budget/10, 32<<20) }
 
-// ApplyGoMemoryLimit keeps the Go heap close to its live size under a
-// budget. The papers' systems free tensors as soon as they die (reference
-// counting), so their anonymous memory is their live data; Go's default
-// (GOGC=100) lets the heap grow to twice the live data, and that slack would
-// come out of the page cache the budget leaves to the OS (PyG+ and
-// GNNDrive's topology live there) or push the process over the limit. So,
-// under a budget, collect at 25% growth, and cap the Go runtime at the heap
-// the variant planned for (heapNeed plus that quarter), or at what the
-// budget leaves after the memory held outside the Go heap (offHeap: caches,
-// buffers) and the page cache the variant wants to keep (keepCached),
-// whichever is smaller, but never below heapNeed (below it the collector
-// would run without pause). heapNeed 0 means "no plan": the budget decides.
-// device is the model step held outside the budget (model_mem.go), added
-// on top. It returns the soft limit set (0 when there is no budget).
-func ApplyGoMemoryLimit(budget, device, offHeap, keepCached, heapNeed int64) int64 {
+// GoMemoryLimit is the Go runtime's soft memory limit under a budget (0
+// when there is none). The papers' systems free tensors as soon as they
+// die (reference counting), so their anonymous memory is their live data;
+// Go's default (GOGC=100) lets the heap grow to twice the live data, and
+// that slack would come out of the page cache the budget leaves to the OS
+// (PyG+ and GNNDrive's topology live there) or push the process over the
+// limit. So, under a budget, the collector runs at 25% growth, and the
+// runtime is capped at the heap the variant planned for (heapNeed plus
+// that quarter), or at what the budget leaves (less an eighth) after the
+// memory held outside the Go heap (offHeap: caches, buffers) and the page
+// cache the variant wants to keep (keepCached), whichever is smaller, but
+// never below heapNeed (below it the collector would run without pause)
+// nor 32 MiB. heapNeed 0 means "no plan": the budget decides. device is
+// the model step held outside the budget (model_mem.go), added on top.
+func GoMemoryLimit(budget, device, offHeap, keepCached, heapNeed int64) int64 {
 	if budget <= 0 {
 		return 0
 	}
-	debug.SetGCPercent(25)
 	limit := budget - budget/8 - offHeap - keepCached
 	if heapNeed > 0 {
 		limit = min(limit, heapNeed+heapNeed/4)
 	}
-	limit = max(limit, heapNeed, 32<<20) + device
+	return max(limit, heapNeed, 32<<20) + device
+}
+
+// ApplyGoMemoryLimit sets the collector to 25% growth and the runtime's
+// memory limit to GoMemoryLimit under a budget, and returns the limit (0:
+// no budget, nothing set).
+func ApplyGoMemoryLimit(budget, device, offHeap, keepCached, heapNeed int64) int64 {
+	limit := GoMemoryLimit(budget, device, offHeap, keepCached, heapNeed)
+	if limit == 0 {
+		return 0
+	}
+	debug.SetGCPercent(25)
 	debug.SetMemoryLimit(limit)
 	return limit
 }
 
 // MaxInputBound is the most input nodes a training batch can have: the
 // seeds times 1 + f1 + f1·f2 + … (all fanouts positive), or every node.
-func MaxInputBound(env *train.Env) int64 {
-	b := int64(env.Config.Batch)
-	if b <= 0 || b > int64(len(env.Train)) {
-		b = int64(len(env.Train))
+func MaxInputBound(shape train.DatasetShape, cfg train.Config) int64 {
+	b := int64(cfg.Batch)
+	if b <= 0 || b > shape.Train {
+		b = shape.Train
 	}
 	total, level := b, b
-	for _, f := range env.Config.Fanout {
+	for _, f := range cfg.Fanout {
 		if f < 0 {
-			return env.Dataset.Nodes()
+			return shape.Nodes
 		}
 		level *= int64(f)
 		total += level
-		if total >= env.Dataset.Nodes() {
-			return env.Dataset.Nodes()
+		if total >= shape.Nodes {
+			return shape.Nodes
 		}
 	}
 	return total
+}
+
+// RuntimeFloor is a lower bound of what an `outcore train` process holds
+// before it loads any data: the Go runtime, the pages of the binary it
+// touches and the first heap arenas (every variant is OOM-killed at 12 MiB
+// on the tiny dataset).
+const RuntimeFloor = 12 << 20
+
+// EstimateWorkspace is a lower bound of what ProfileWorkspace would
+// measure, from the dataset's shape alone: the runtime floor, indptr and
+// labels as the base; a batch's seeds as its input nodes (every seed is
+// one); their ids as the batch; no model step charged to the budget. Fed
+// to a variant's sizing it gives a lower bound of the budget the variant
+// needs (MinBudget).
+func EstimateWorkspace(shape train.DatasetShape, cfg train.Config) Workspace {
+	seeds := int64(cfg.Batch)
+	if seeds <= 0 || seeds > shape.Train {
+		seeds = shape.Train
+	}
+	seeds = max(seeds, 1)
+	return Workspace{
+		BaseBytes:  RuntimeFloor + shape.IndptrBytes() + 4*shape.Nodes,
+		MaxInputs:  int(seeds),
+		MeanInputs: int(seeds),
+		BatchBytes: 8 * seeds,
+		RowBytes:   shape.RowBytes(),
+	}
+}
+
+// MinBudget is the smallest budget in bytes for which feasible holds,
+// assuming feasibility only grows with the budget (binary search up to
+// 1 PiB; 1 PiB when nothing smaller is feasible).
+func MinBudget(feasible func(budget int64) bool) int64 {
+	lo, hi := int64(1), int64(1)<<50
+	if !feasible(hi) {
+		return hi
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if feasible(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
 }

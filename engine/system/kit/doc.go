@@ -1,9 +1,14 @@
 // Package kit is the toolkit the variant packages share
 // (docs/ARCHITECTURE.md "Adding a system"):
 //
-//   - budget.go: profiling of one training step (ProfileWorkspace, Ginex
-//     §3.5's "short offline profiling"), the Go collector's limit under a
-//     budget (ApplyGoMemoryLimit), the reserve kept free (ReserveBytes);
+//   - budget.go: the memory budget every variant goes through (Budget:
+//     Go memory limit, one profiled step held outside the budget, the
+//     limit again for the planned heap), the reserve kept free
+//     (ReserveBytes), and the lower-bound workspace and search behind each
+//     variant's MinMemory (EstimateWorkspace, MinBudget);
+//   - profile.go: profiling of one training step (ProfileWorkspace, Ginex
+//     §3.5's "short offline profiling") and its accounting (PlanStep,
+//     pure);
 //   - model_mem.go: the model step held outside the host budget, through
 //     the run's train.MemoryLimit;
 //   - sampler_pool.go: a pool of sampling workers feeding a queue

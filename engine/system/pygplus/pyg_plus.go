@@ -30,7 +30,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"outcore/engine/dataset"
@@ -47,11 +46,9 @@ import (
 const Name = "pyg+"
 
 type pygPlus struct {
-	cfg       train.Config
-	workers   int
-	prefetch  int
-	ioThreads int
-	pcStats   bool
+	cfg  train.Config
+	opt  options
+	plan plan
 
 	topo      sample.Topology
 	closeTopo func() error
@@ -65,25 +62,11 @@ type pygPlus struct {
 }
 
 func newPyGPlus(cfg train.Config) (*pygPlus, error) {
-	o := train.Opts(cfg.Options)
-	p := &pygPlus{cfg: cfg}
-	var err error
-	if p.workers, err = o.Int("samplers", runtime.NumCPU()); err != nil {
+	opt, err := parseOptions(cfg)
+	if err != nil {
 		return nil, err
 	}
-	if p.prefetch, err = o.Int("prefetch", 2); err != nil {
-		return nil, err
-	}
-	if p.ioThreads, err = o.Int("io_threads", 4*runtime.NumCPU()); err != nil {
-		return nil, err
-	}
-	if p.pcStats, err = o.Bool("pagecache_stats", true); err != nil {
-		return nil, err
-	}
-	if p.workers < 1 || p.prefetch < 1 || p.ioThreads < 1 {
-		return nil, fmt.Errorf("%w: pyg+: samplers, prefetch and io_threads must be >= 1", train.ErrConfig)
-	}
-	return p, nil
+	return &pygPlus{cfg: cfg, opt: opt}, nil
 }
 
 func (p *pygPlus) Name() string { return Name }
@@ -95,13 +78,13 @@ func (p *pygPlus) Devices() map[string]string {
 func (p *pygPlus) Deviations() []string {
 	return []string{
 		"training runs on the CPU (the paper's PyG+ trains on a GPU); gather and compute are not overlapped by a transfer stage",
-		fmt.Sprintf("sampling workers are goroutines sharing one process (%d), not DataLoader sub-processes", p.workers),
+		fmt.Sprintf("sampling workers are goroutines sharing one process (%d), not DataLoader sub-processes", p.opt.workers),
 		"gather copies rows with cgo threads from the mapping (one page fault per missing 4 KiB page), as numpy memmap indexing does",
 	}
 }
 
 func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
-	kit.ApplyGoMemoryLimit(env.MemBudget, 0, 0, 0, 0)
+	budget := kit.NewBudget(env)
 	t0 := time.Now()
 	topo, closeTopo, err := env.Topology("mmap")
 	if err != nil {
@@ -113,12 +96,15 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 		// PyG+ sizes nothing from the budget; profiling only measures the
 		// model step held outside it (model_mem.go).
 		t1 := time.Now()
-		ws, err := kit.ProfileWorkspace(ctx, env, topo, 8)
-		if err != nil {
+		if _, err := budget.Profile(ctx, topo, 8); err != nil {
 			return err
 		}
-		kit.ApplyGoMemoryLimit(env.MemBudget, ws.DeviceBytes, 0, 0, 0)
+		budget.LimitGo(0, 0, 0)
 		env.PrepareStage("profile_s", time.Since(t1))
+	}
+	p.plan = size(env.MemBudget, budget.Workspace(), env.Shape(), env.Config)
+	if kit.ModelMemOutside(env) && !p.plan.feasible {
+		env.Warnf("pyg+: the memory budget (%d MiB) cannot hold the process's base, one mini-batch and its gathered input (%d MiB): expect an OOM kill", env.MemBudget>>20, p.plan.need>>20)
 	}
 	t0 = time.Now()
 	if p.sampler, err = env.NewSampler(topo); err != nil {
@@ -131,15 +117,15 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 	p.dim = env.Dataset.Meta.FeatureDim
 	// The gathered batch input, sized for the largest batch possible with
 	// these fanouts (Resize falls back to the heap beyond it).
-	if xd, err := p.mem.Float32s(int(min(env.Dataset.Nodes(), kit.MaxInputBound(env))) * p.dim); err == nil {
+	if xd, err := p.mem.Float32s(int(p.plan.xRows) * p.dim); err == nil {
 		p.x.Data = xd[:0]
 	}
 	env.PrepareStage("map_s", time.Since(t0))
-	if p.pcStats && len(p.feats.Data) > 0 {
+	if p.opt.pcStats && len(p.feats.Data) > 0 {
 		p.resident = make([]byte, (len(p.feats.Data)+pageSize-1)/pageSize)
 	}
 	env.Logf("pyg+: indices and features memory-mapped (MADV_RANDOM); %d sampling workers, prefetch %d, %d gather threads; memory limit %d MiB (page cache only)",
-		p.workers, p.prefetch, p.ioThreads, env.MemBudget>>20)
+		p.opt.workers, p.opt.prefetch, p.opt.ioThreads, env.MemBudget>>20)
 	return nil
 }
 
@@ -151,7 +137,7 @@ func (p *pygPlus) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 	defer p.mem.Drop()
 	batches := env.EpochBatches(epoch)
 	ep.BatchStarted()
-	pool := kit.StartSamplers(ctx, p.sampler, epoch, batches, 0, p.workers, p.prefetch*p.workers, p.prefetch*p.workers, ep)
+	pool := kit.StartSamplers(ctx, p.sampler, epoch, batches, 0, p.opt.workers, p.opt.prefetch*p.opt.workers, p.opt.prefetch*p.opt.workers, ep)
 	pending := map[int]*graph.MiniBatch{}
 	var err error
 	for i := 0; i < len(batches) && err == nil; i++ {
@@ -227,7 +213,7 @@ func (p *pygPlus) gather(ep *metrics.EpochStats, mb *graph.MiniBatch) error {
 		}
 	}
 	ep.AddBytesNeeded(n * p.rowBytes)
-	return kit.GatherMapped(p.feats, p.rowBytes, ids, osutil.Bytes(p.x.Data[:len(ids)*p.dim]), p.ioThreads)
+	return kit.GatherMapped(p.feats, p.rowBytes, ids, osutil.Bytes(p.x.Data[:len(ids)*p.dim]), p.opt.ioThreads)
 }
 
 func (p *pygPlus) Close() error {

@@ -13,8 +13,9 @@ func init() {
 			{Key: "io_threads", Type: train.OptInt, Default: "4 × number of CPUs", Help: "threads gathering rows from the feature mapping (page faults in flight)"},
 			{Key: "pagecache_stats", Type: train.OptBool, Default: "true", Help: "count page-cache hits of each gather with mincore (the cpu tier)"},
 		},
-		New:     func(cfg train.Config) (train.System, error) { return newPyGPlus(cfg) },
-		Order:   10,
-		InOrder: map[string]string{},
+		MinMemory: minMemory,
+		New:       func(cfg train.Config) (train.System, error) { return newPyGPlus(cfg) },
+		Order:     10,
+		InOrder:   map[string]string{},
 	})
 }

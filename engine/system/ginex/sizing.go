@@ -1,0 +1,208 @@
+package ginex
+
+// Ginex §3.5: cache sizes from the memory budget, a pure function of the
+// budget, the profiled workspace, the dataset's shape and the options.
+// The neighbour cache gets the budget less the peak of the superbatch
+// sample stage less the reserve; the feature cache the budget less the
+// peak of the main loop less the reserve (the two caches never coexist:
+// the stages alternate). The superbatch is the option (the artifact's
+// 1000), capped at an epoch and by the runtime-file storage budget. The
+// main loop gathers the next iteration while one trains when the budget
+// holds two batch inputs, else gather and training alternate.
+
+import (
+	"fmt"
+	"runtime"
+
+	"outcore/engine/cache"
+	"outcore/engine/sample"
+	"outcore/engine/system/kit"
+	"outcore/engine/train"
+)
+
+// options are Ginex's settings (variant.go declares them).
+type options struct {
+	superbatch    int
+	samplers      int
+	ioThreads     int
+	profile       int
+	runfileBudget int64
+	ncBytes       int64 // explicit sizes, -1 = from the budget
+	fcBytes       int64
+	keepRunFiles  bool
+	xBuffers      int // 0 = from the budget
+}
+
+// parseOptions reads cfg.Options with the artifact's defaults.
+func parseOptions(cfg train.Config) (options, error) {
+	o := train.Opts(cfg.Options)
+	var opt options
+	var err error
+	get := func(name string, def int, dst *int) {
+		if err == nil {
+			*dst, err = o.Int(name, def)
+		}
+	}
+	get("superbatch", 1000, &opt.superbatch)
+	get("samplers", 2*runtime.NumCPU(), &opt.samplers)
+	get("io_threads", 8*runtime.NumCPU(), &opt.ioThreads)
+	get("profile_batches", 8, &opt.profile)
+	get("x_buffers", 0, &opt.xBuffers)
+	if err == nil {
+		opt.runfileBudget, err = o.Bytes("runfile_budget", 0, 100<<30)
+	}
+	if err == nil {
+		opt.ncBytes, err = o.Bytes("neighbor_cache", 0, -1)
+	}
+	if err == nil {
+		opt.fcBytes, err = o.Bytes("feature_cache", 0, -1)
+	}
+	if err == nil {
+		opt.keepRunFiles, err = o.Bool("keep_runfiles", false)
+	}
+	if err != nil {
+		return opt, err
+	}
+	if opt.xBuffers < 0 || opt.xBuffers > 2 {
+		return opt, fmt.Errorf("%w: ginex: x_buffers %d, want 1, 2 or 0 (from the budget)", train.ErrConfig, opt.xBuffers)
+	}
+	if opt.superbatch < 1 || opt.samplers < 1 || opt.ioThreads < 1 || opt.profile < 1 {
+		return opt, fmt.Errorf("%w: ginex: superbatch, samplers, io_threads and profile_batches must be >= 1", train.ErrConfig)
+	}
+	return opt, nil
+}
+
+// sizingInput is everything Ginex's plan depends on.
+type sizingInput struct {
+	budget  int64 // host budget, 0 = unlimited
+	ws      kit.Workspace
+	shape   train.DatasetShape
+	batches int // iterations per epoch
+	opt     options
+}
+
+// Why the main loop has one batch input (plan.oneBuffer).
+const (
+	oneBufferAsked  = "option" // x_buffers=1
+	oneBufferBudget = "budget" // two do not fit next to the main loop's workspace
+)
+
+// plan is Ginex's memory plan.
+type plan struct {
+	superbatch    int  // iterations per superbatch
+	superbatchCut bool // cut by the runtime-file budget
+	maxBatch      int  // rows of one batch input: profiled M_b + a tenth
+	reserve       int64
+	// Go heap and peak (heap, its collection slack, buffers, reserve) of
+	// the superbatch sample stage and of the main loop
+	sampleHeap, samplePeak int64
+	mainHeap, mainPeak     int64
+	xBytes                 int64  // one batch input
+	xBuffers               int    // batch inputs of the main loop
+	oneBuffer              string // "" or why one buffer (oneBufferAsked, oneBufferBudget)
+	ncBytes, fcBytes       int64  // neighbour and feature cache
+	fcEntries              int
+	// overReserve: the main loop's peak (with its collection slack and
+	// the reserve) exceeds the budget; the run warns of an OOM kill.
+	overReserve bool
+	// minNeed is what the main loop cannot do without: its heap and batch
+	// input(s) (one unless x_buffers=2), with no slack and no reserve.
+	minNeed int64
+	// feasible: minNeed fits the budget (or there is none). MinMemory is
+	// the least budget where it holds.
+	feasible bool
+}
+
+// size computes Ginex's plan.
+func size(in sizingInput) plan {
+	o, ws := in.opt, in.ws
+	nodes, rowBytes := in.shape.Nodes, in.shape.RowBytes()
+	p := plan{superbatch: min(o.superbatch, in.batches)}
+	// Runtime files per iteration ≈ ids (8 B/node) + adj (≈ 3 blocks of
+	// int32 indices) + update; the storage budget caps the superbatch.
+	perIter := int64(ws.MeanInputs) * 24
+	if perIter > 0 && int64(p.superbatch)*perIter*2 > o.runfileBudget { // ×2: two superbatches exist at once
+		p.superbatch = max(1, int(o.runfileBudget/(2*perIter)))
+		p.superbatchCut = true
+	}
+	p.maxBatch = ws.MaxInputs + ws.MaxInputs/10
+	perBatch := ws.BatchBytes
+	p.reserve = kit.ReserveBytes(in.budget)
+	accesses := int64(p.superbatch) * int64(ws.MeanInputs)
+	p.xBytes = int64(p.maxBatch) * rowBytes // one batch input of the main loop, off the Go heap
+	// Peak of the sample stage: samplers' id maps and in-flight batches, and
+	// the previous superbatch's changeset workspace (pass 3 overlaps); the
+	// Go heap gets a quarter on top (GOGC 25).
+	p.sampleHeap = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra + int64(o.samplers)*(sample.IDMapBytes(nodes, ws.MaxInputs)+perBatch) +
+		cache.ChangesetWorkspaceBytes(nodes, accesses, 0)
+	p.samplePeak = p.sampleHeap + p.sampleHeap/4 + p.reserve
+	// Peak of the main loop: model step, prefetched runtime files, a read
+	// chunk and the feature cache's address table on the heap; the batch
+	// inputs off it.
+	p.mainHeap = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra + 4*perBatch + gatherChunk*rowBytes + 4*nodes
+	p.xBuffers = 2
+	p.mainPeak = p.mainHeap + p.mainHeap/4 + 2*p.xBytes + p.reserve
+	switch {
+	case o.xBuffers == 1:
+		p.xBuffers, p.oneBuffer = 1, oneBufferAsked
+	case o.xBuffers == 0 && in.budget > 0 && p.mainPeak > in.budget:
+		p.xBuffers, p.oneBuffer = 1, oneBufferBudget
+	}
+	if p.xBuffers == 1 {
+		p.mainPeak -= p.xBytes
+	}
+	p.overReserve = in.budget > 0 && p.mainPeak > in.budget
+	p.minNeed = p.mainHeap + p.xBytes
+	if o.xBuffers == 2 {
+		p.minNeed += p.xBytes
+	}
+	p.feasible = in.budget <= 0 || p.minNeed <= in.budget
+	topoBytes := 8*nodes + 8*(in.shape.Edges+nodes)
+	featBytes := nodes*rowBytes + 4*nodes
+	switch {
+	case o.ncBytes >= 0:
+		p.ncBytes = o.ncBytes
+	case in.budget > 0:
+		p.ncBytes = max(0, in.budget-p.samplePeak)
+	default:
+		p.ncBytes = topoBytes
+	}
+	p.ncBytes = min(p.ncBytes, topoBytes)
+	switch {
+	case o.fcBytes >= 0:
+		p.fcBytes = o.fcBytes
+	case in.budget > 0:
+		p.fcBytes = max(0, in.budget-p.mainPeak)
+	default:
+		p.fcBytes = featBytes
+	}
+	p.fcBytes = min(p.fcBytes, featBytes)
+	p.fcEntries = cache.FeatureCacheEntries(p.fcBytes, nodes, in.shape.FeatureDim)
+	return p
+}
+
+// numBatches is the number of training batches per epoch of cfg on a
+// dataset of shape (train.Env.NumBatches).
+func numBatches(shape train.DatasetShape, cfg train.Config) int {
+	b := int64(cfg.Batch)
+	if b <= 0 || b >= shape.Train {
+		return int(min(1, shape.Train))
+	}
+	return int((shape.Train + b - 1) / b)
+}
+
+// minMemory is the smallest budget whose plan is feasible on a dataset of
+// shape, with the lower-bound workspace of kit.EstimateWorkspace (so it is
+// a lower bound of what a run needs).
+func minMemory(shape train.DatasetShape, cfg train.Config) int64 {
+	opt, err := parseOptions(cfg)
+	if err != nil {
+		return 0 // the configuration's validation reports it
+	}
+	ws := kit.EstimateWorkspace(shape, cfg)
+	in := sizingInput{ws: ws, shape: shape, batches: numBatches(shape, cfg), opt: opt}
+	return kit.MinBudget(func(budget int64) bool {
+		in.budget = budget
+		return size(in).feasible
+	})
+}

@@ -1,0 +1,232 @@
+package gnndrive
+
+// GNNDrive's memory plan (§4.2 and the artifact), a pure function of the
+// budget, the profiled workspace, the dataset's shape and the options:
+// the feature buffer holds (training-queue depth + 1) × M_b slots ×
+// buffer_factor, capped by what the budget leaves after the workspace;
+// "the number of extractors ... is decided with regard to the volume of
+// topological data and the capacity of available host memory": extractors
+// are cut to what the budget can reserve N_e × M_b slots for, leaving the
+// memory-mapped indices their page cache when possible; when not even one
+// extractor's reservation fits next to the paper's queues, the queues are
+// shortened. With feature_buffer=device (§4.2's GPU-based layout) the
+// buffer and the indexed batch input are held outside the host budget and
+// the extractors are cut to what host memory holds next to the indices.
+
+import (
+	"fmt"
+	"runtime"
+
+	"outcore/engine/sample"
+	"outcore/engine/storage"
+	"outcore/engine/system/kit"
+	"outcore/engine/train"
+)
+
+// options are GNNDrive's settings (variant.go declares them).
+type options struct {
+	samplers, extractors, extractQ, trainQ, profile int
+	bufferFactor, margin                            float64
+	// bufferAt is where the feature buffer is accounted: "host" (the
+	// CPU-based variant, §4.4) or "device" (§4.2's GPU-based layout: the
+	// buffer and the indexed batch input are GPU memory, outside the host
+	// budget; the host keeps the staging buffer, queues and page cache).
+	bufferAt string
+}
+
+// parseOptions reads cfg.Options with the paper's defaults.
+func parseOptions(cfg train.Config) (options, error) {
+	o := train.Opts(cfg.Options)
+	var opt options
+	var err error
+	get := func(name string, def int, dst *int) {
+		if err == nil {
+			*dst, err = o.Int(name, def)
+		}
+	}
+	get("samplers", 4, &opt.samplers)
+	get("extractors", 4, &opt.extractors)
+	get("extracting_queue", 6, &opt.extractQ)
+	get("training_queue", 4, &opt.trainQ)
+	get("profile_batches", 8, &opt.profile)
+	if err == nil {
+		opt.bufferFactor, err = o.Float("buffer_factor", 1)
+	}
+	if err == nil {
+		opt.margin, err = o.Float("batch_margin", 1.1)
+	}
+	if err != nil {
+		return opt, err
+	}
+	switch opt.bufferAt = o.String("feature_buffer", "host"); opt.bufferAt {
+	case "host", "device":
+	default:
+		return opt, fmt.Errorf("%w: gnndrive: feature_buffer %q, want host (CPU-based training, §4.4) or device (the GPU-based layout of §4.2)", train.ErrConfig, opt.bufferAt)
+	}
+	if opt.samplers < 1 || opt.extractors < 1 || opt.extractQ < 1 || opt.trainQ < 1 || opt.profile < 1 || opt.bufferFactor <= 0 || opt.margin < 1 {
+		return opt, fmt.Errorf("%w: gnndrive: samplers, extractors, queues and profile_batches must be >= 1, buffer_factor > 0, batch_margin >= 1", train.ErrConfig)
+	}
+	return opt, nil
+}
+
+// sizingInput is everything GNNDrive's plan depends on.
+type sizingInput struct {
+	budget     int64 // host budget, 0 = unlimited
+	ws         kit.Workspace
+	shape      train.DatasetShape
+	opt        options
+	queueDepth int // I/O depth of an extractor's ring (0 = storage default)
+	cpus       int // cores, the most samplers of shortened queues
+}
+
+// slotOverhead is the feature buffer's bookkeeping per slot beyond the row:
+// mapping-table entry, reverse mapping and standby-list links.
+const slotOverhead = 17
+
+// plan is GNNDrive's memory plan.
+type plan struct {
+	maxBatch   int   // M_b: the largest profiled input-node count × batch_margin
+	paperSlots int64 // (training queue + 1) × M_b × buffer_factor, at most every node
+	slots      int64 // feature buffer slots
+	// the pipeline: possibly fewer extractors and shorter queues than asked
+	samplers, extractors, extractQ, trainQ int
+	perBatch                               int64 // one mini-batch in flight: ids, blocks, aliases
+	heapNeed                               int64 // the Go heap planned for
+	staging                                int64 // extractors' ring buffers
+	keepTopo                               int64 // page cache left to the memory-mapped indices
+	topo                                   int64 // size of the indices
+	// CPU buffer under a budget: the working set besides the buffer and
+	// the slots the budget leaves without and with the indices cached
+	work, availAll, availTopo int64
+	shortWork                 int64 // the working set with shortened queues
+	onDevice                  bool  // feature_buffer=device under a budget
+	outside                   int64 // held outside the budget besides the model step (device: buffer + batch input)
+	offHeap                   int64 // buffer and batch input off the Go heap, in the budget
+	topoSqueezed              bool  // not even one mini-batch of features next to the indices' page cache
+	queuesShortened           bool
+	// overReserve: even the shortest pipeline's working set (with the
+	// collection slack, staging and reserve) leaves less than one
+	// extractor's N_e × M_b reservation; the run warns of an OOM kill.
+	overReserve bool
+	// minNeed is what the plan cannot shrink below: the Go heap of the
+	// shortest pipeline with one extractor (device: the paper's queues
+	// with one extractor), plus, for the CPU buffer, the batch input and
+	// one extractor's reservation; no slack, staging or reserve.
+	minNeed int64
+	// feasible: minNeed fits the budget (or there is none). MinMemory is
+	// the least budget where it holds.
+	feasible bool
+}
+
+// size computes GNNDrive's plan.
+func size(in sizingInput) plan {
+	o, ws := in.opt, in.ws
+	nodes, rowBytes := in.shape.Nodes, in.shape.RowBytes()
+	p := plan{samplers: o.samplers, extractors: o.extractors, extractQ: o.extractQ, trainQ: o.trainQ}
+	p.maxBatch = int(float64(ws.MaxInputs)*o.margin + 0.5)
+	p.maxBatch = int(min(int64(max(p.maxBatch, 1)), nodes))
+	mb := int64(p.maxBatch)
+	p.paperSlots = min(int64(float64(mb*int64(o.trainQ+1))*o.bufferFactor), nodes)
+	p.slots = p.paperSlots
+	p.perBatch = ws.BatchBytes + int64(ws.MaxInputs)*4
+	depth := in.queueDepth
+	if depth == 0 {
+		depth = storage.DefaultQueueDepth
+	}
+	stagingOf := func(extractors int) int64 { return int64(extractors) * int64(depth) * storage.DefaultMaxMergeBytes }
+	// The Go heap: what profiling saw, the model step (when charged to the
+	// budget), the mini-batches in the queues, the samplers' id maps, the
+	// mapping table and the readers' request bookkeeping.
+	heapOf := func(samplers, extractQ, trainQ, extractors int) int64 {
+		return ws.BaseBytes + ws.ArenaBytes + ws.StepExtra +
+			int64(extractQ+samplers+extractors+trainQ+1)*p.perBatch +
+			int64(samplers)*sample.IDMapBytes(nodes, ws.MaxInputs) + nodes*8 + int64(extractors)*submitAhead*256
+	}
+	p.heapNeed = heapOf(p.samplers, p.extractQ, p.trainQ, p.extractors)
+	p.topo = in.shape.IndicesBytes()
+	budget := in.budget
+	reserve := kit.ReserveBytes(budget)
+	switch {
+	case budget > 0 && o.bufferAt == "device":
+		// §4.2: the feature buffer is sized by the training queue and M_b
+		// in device memory; extractors by the host memory left after the
+		// topology: each needs its staging ring next to the queues.
+		p.onDevice = true
+		hostOf := func(extractors int) int64 {
+			heap := heapOf(p.samplers, p.extractQ, p.trainQ, extractors)
+			return heap + heap/4 + stagingOf(extractors) + reserve
+		}
+		for p.extractors > 1 && hostOf(p.extractors)+p.topo > budget {
+			p.extractors--
+		}
+		p.slots = max(p.paperSlots, int64(p.extractors)*mb)
+		p.heapNeed = heapOf(p.samplers, p.extractQ, p.trainQ, p.extractors)
+		p.keepTopo = max(0, min(p.topo, budget-p.heapNeed-p.heapNeed/4-reserve))
+		p.outside = (p.slots + mb) * rowBytes
+	case budget > 0:
+		workOf := func(heap int64, extractors int) int64 {
+			return heap + heap/4 + // the heap and its collection slack (GOGC 25)
+				mb*rowBytes + // trainer's x
+				stagingOf(extractors) + // staging (ring buffers)
+				reserve
+		}
+		p.work = workOf(p.heapNeed, p.extractors)
+		perSlot := rowBytes + slotOverhead
+		p.availAll = max(0, budget-p.work) / perSlot
+		// leave the memory-mapped indices their page cache if possible
+		p.availTopo = max(0, budget-p.work-p.topo) / perSlot
+		avail := p.availTopo
+		switch {
+		case p.availTopo >= int64(p.extractors)*mb:
+			p.keepTopo = p.topo
+		case p.availTopo >= mb:
+			p.extractors = int(p.availTopo / mb)
+			p.keepTopo = p.topo
+		default:
+			avail = p.availAll
+			p.extractors = int(max(1, min(int64(p.extractors), p.availAll/mb)))
+			p.topoSqueezed = true
+		}
+		p.slots = min(p.paperSlots, avail)
+		if avail < int64(p.extractors)*mb {
+			// Not even one extractor's reservation next to the paper's
+			// queues: shorten the queues (mini-batches in flight are host
+			// memory too) down to one extracting and one training slot and
+			// as many samplers as cores.
+			p.queuesShortened = true
+			p.samplers, p.extractQ, p.trainQ = min(p.samplers, max(1, in.cpus)), 1, 1
+			p.heapNeed = heapOf(p.samplers, p.extractQ, p.trainQ, p.extractors)
+			p.shortWork = workOf(p.heapNeed, p.extractors)
+			p.slots = max(0, budget-p.shortWork) / perSlot
+			p.overReserve = p.slots < int64(p.extractors)*mb
+		} else {
+			p.heapNeed = heapOf(p.samplers, p.extractQ, p.trainQ, p.extractors)
+		}
+	}
+	p.slots = max(p.slots, int64(p.extractors)*mb)
+	p.staging = stagingOf(p.extractors)
+	if o.bufferAt == "device" {
+		p.minNeed = heapOf(o.samplers, o.extractQ, o.trainQ, 1)
+	} else {
+		p.minNeed = heapOf(min(o.samplers, max(1, in.cpus)), 1, 1, 1) + mb*rowBytes + mb*(rowBytes+slotOverhead)
+	}
+	p.feasible = budget <= 0 || p.minNeed <= budget
+	if !p.onDevice {
+		p.offHeap = (p.slots + mb) * rowBytes
+	}
+	return p
+}
+
+// minMemory is the smallest budget whose plan is feasible on a dataset of
+// shape, with the lower-bound workspace of kit.EstimateWorkspace (so it is
+// a lower bound of what a run needs).
+func minMemory(shape train.DatasetShape, cfg train.Config) int64 {
+	opt, err := parseOptions(cfg)
+	if err != nil {
+		return 0 // the configuration's validation reports it
+	}
+	ws := kit.EstimateWorkspace(shape, cfg)
+	return kit.MinBudget(func(budget int64) bool {
+		return size(sizingInput{budget: budget, ws: ws, shape: shape, opt: opt, queueDepth: cfg.QueueDepth, cpus: runtime.NumCPU()}).feasible
+	})
+}
