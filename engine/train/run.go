@@ -105,7 +105,7 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	if err := cfg.ResolveMemLimit(ds.FeatureBytes()); err != nil {
 		return sum, err
 	}
-	if err := checkMinMemory(cfg, ShapeOf(ds.Meta)); err != nil {
+	if err := CheckMinMemory(cfg, ShapeOf(ds.Meta)); err != nil {
 		return sum, err
 	}
 	labels, err := ds.Labels()

@@ -254,9 +254,11 @@ func (o Option) check(s string) error {
 	return nil
 }
 
-// checkMinMemory refuses a memory budget below the variant's MinMemory on
-// a dataset of shape (a configuration error naming both).
-func checkMinMemory(cfg Config, shape DatasetShape) error {
+// CheckMinMemory refuses a memory budget (cfg.MemLimitBytes, resolved)
+// below the variant's MinMemory on a dataset of shape: a configuration
+// error naming both. Run checks it; the CLI checks it before it places a
+// process in a memory group of that size.
+func CheckMinMemory(cfg Config, shape DatasetShape) error {
 	v, ok := LookupVariant(cfg.System)
 	if !ok || v.MinMemory == nil || cfg.MemLimitBytes <= 0 {
 		return nil

@@ -50,6 +50,26 @@ func resolveMemLimit(cfg train.Config) (int64, error) {
 	return train.ParseMemLimit(cfg.MemLimit, featureBytes)
 }
 
+// checkMinMemory refuses, before any process is placed in a memory group,
+// a --mem-limit below the variant's floor on the dataset
+// (train.CheckMinMemory). A dataset whose meta.json cannot be read is left
+// to the run to report.
+func checkMinMemory(cfg train.Config) error {
+	if cfg.MemLimit == "" && cfg.MemLimitBytes <= 0 {
+		return nil
+	}
+	m, err := dataset.ReadMeta(datasetDir(cfg))
+	if err != nil {
+		return nil
+	}
+	budget, err := resolveMemLimit(cfg)
+	if err != nil {
+		return err
+	}
+	cfg.MemLimitBytes = budget
+	return train.CheckMinMemory(cfg, train.ShapeOf(m))
+}
+
 func datasetDir(cfg train.Config) string {
 	return filepath.Join(dataset.DatasetsDir(dataset.ResolveDataDir(cfg.DataDir)), cfg.Dataset)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"outcore/engine/system/systest"
 	"outcore/engine/train"
 )
 
@@ -70,5 +71,16 @@ func TestTrainUnknownOption(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
+	}
+}
+
+// TestTrainBelowVariantFloor: a --mem-limit below the variant's MinMemory
+// on the dataset is refused before any process is placed in a group of
+// that size, naming the floor.
+func TestTrainBelowVariantFloor(t *testing.T) {
+	args := append(baseArgs(t, "ginex"), "--mem-limit", "1MiB")
+	err := Run(context.Background(), discard, append([]string{"train"}, args...))
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "that ginex needs to start on "+systest.DatasetName) {
+		t.Fatalf("err %v", err)
 	}
 }

@@ -54,6 +54,9 @@ systems: ` + strings.Join(train.Names(), ", "),
 		if err := cfg.Validate(); err != nil {
 			return fmt.Errorf("%w: %v", ErrUsage, err)
 		}
+		if err := checkMinMemory(cfg); err != nil {
+			return fmt.Errorf("%w: %v", ErrUsage, err)
+		}
 		// --mem-limit: re-run this command inside its own memory cgroup and
 		// supervise it (memlimit.go); a limit back means: train here.
 		limit, err := placement{sup: &supervise.Supervisor{}, stdout: s.Out, stderr: s.Err}.run(ctx, cfg, placed, raw)
