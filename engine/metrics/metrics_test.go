@@ -72,8 +72,129 @@ func TestEpochStatsFill(t *testing.T) {
 	if r.EpochS < 0.004 {
 		t.Fatalf("epoch_s %v, want >= 5ms", r.EpochS)
 	}
-	if ReadAmplification(8192, 4096) != 2 || ReadAmplification(1, 0) != 0 {
-		t.Fatal("read amplification")
+}
+
+func TestReadAmplificationFormula(t *testing.T) {
+	for _, c := range []struct {
+		bytes, rows, rowBytes int64
+		want                  float64
+	}{
+		{8192, 1, 4096, 2},    // one row of 4 KiB cost two blocks
+		{4096, 8, 512, 1},     // eight 512 B rows packed in one block
+		{4096 * 8, 8, 512, 8}, // eight scattered 512 B rows, a block each
+		{4096, 16, 512, 0.5},  // rows sharing blocks read once
+		{1, 0, 512, 0},        // no row from the device: undefined, 0
+		{0, 0, 0, 0},          // nothing
+		{1 << 40, 1, 1 << 2, 1 << 38},
+	} {
+		if got := ReadAmplification(c.bytes, c.rows, c.rowBytes); got != c.want {
+			t.Errorf("ReadAmplification(%d, %d, %d) = %v, want %v", c.bytes, c.rows, c.rowBytes, got, c.want)
+		}
+	}
+	if BytesReadPerNeeded(8192, 4096) != 2 || BytesReadPerNeeded(1, 0) != 0 {
+		t.Fatal("bytes read per byte needed")
+	}
+}
+
+func TestLookupAccountsEveryRowOnce(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		rows, shared  int64
+		tiers         []TierRows
+		want          map[string]TierCount
+		wantShared    int64
+		wantUnaccount int64
+	}{
+		{name: "all from the device", rows: 10,
+			want: map[string]TierCount{TierDevice: {10, 10}}},
+		{name: "page cache and device", rows: 10, tiers: []TierRows{{TierCPU, 7}},
+			want: map[string]TierCount{TierCPU: {10, 7}, TierDevice: {3, 3}}},
+		{name: "buffer, shared in flight, device", rows: 10, shared: 2, tiers: []TierRows{{TierCPU, 5}},
+			want: map[string]TierCount{TierCPU: {10, 5}, TierDevice: {3, 3}}, wantShared: 2},
+		{name: "hierarchy gpu cpu disk cache packed", rows: 100,
+			tiers: []TierRows{{TierGPU, 40}, {TierCPU, 30}, {TierDiskCache, 20}, {TierPacked, 10}},
+			want:  map[string]TierCount{TierGPU: {100, 40}, TierCPU: {60, 30}, TierDiskCache: {30, 20}, TierPacked: {10, 10}}},
+		{name: "over-counted", rows: 5, shared: 2, tiers: []TierRows{{TierCPU, 5}},
+			want: map[string]TierCount{TierCPU: {5, 5}}, wantShared: 2, wantUnaccount: 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := NewEpochStats()
+			s.Lookup(c.rows, 512, c.shared, c.tiers...)
+			var r EpochRecord
+			s.Fill(&r)
+			for k, v := range c.want {
+				if r.Tiers[k] != v {
+					t.Errorf("tier %s = %+v, want %+v", k, r.Tiers[k], v)
+				}
+			}
+			for k, v := range r.Tiers {
+				if _, ok := c.want[k]; !ok && v != (TierCount{}) {
+					t.Errorf("unexpected tier %s = %+v", k, v)
+				}
+			}
+			if r.RowsSharedInFlight != c.wantShared || r.Counters["rows_unaccounted"] != c.wantUnaccount {
+				t.Errorf("shared %d unaccounted %d, want %d %d", r.RowsSharedInFlight, r.Counters["rows_unaccounted"], c.wantShared, c.wantUnaccount)
+			}
+			if r.BytesNeeded != c.rows*512 {
+				t.Errorf("bytes_needed %d, want %d", r.BytesNeeded, c.rows*512)
+			}
+		})
+	}
+}
+
+func TestWorkerBusyAndWait(t *testing.T) {
+	s := NewEpochStats()
+	w := s.StartWorker(WorkSample)
+	// Burn CPU for 60 ms, then block for 60 ms.
+	deadline := time.Now().Add(60 * time.Millisecond)
+	x := 0
+	for time.Now().Before(deadline) {
+		x++
+	}
+	time.Sleep(60 * time.Millisecond)
+	w.Stop()
+	s.AddWorkerTime(WorkExtract, 2*time.Second, time.Second)
+	var r EpochRecord
+	s.Fill(&r)
+	// Busy is CPU time: the spin, not the sleep (a loaded machine may
+	// deschedule the spin, which then counts as wait).
+	if r.SampleBusyS < 0.005 || r.SampleBusyS > 0.075 {
+		t.Errorf("sample_busy_s %v, want about 0.06 (x=%d)", r.SampleBusyS, x)
+	}
+	if r.SampleWaitS < 0.055 {
+		t.Errorf("sample_wait_s %v, want >= the 0.06 s sleep", r.SampleWaitS)
+	}
+	if tot := r.SampleBusyS + r.SampleWaitS; tot < 0.119 || tot > 0.5 {
+		t.Errorf("busy+wait %v, want the worker's 0.12 s", tot)
+	}
+	if r.ExtractBusyS != 2 || r.ExtractWaitS != 1 {
+		t.Errorf("extract busy/wait %v/%v", r.ExtractBusyS, r.ExtractWaitS)
+	}
+}
+
+func TestReadAccountByKind(t *testing.T) {
+	a := NewReadAccount(nil)
+	for path, want := range map[string]string{
+		"/d/datasets/x/features.bin": FileFeatures, "/d/datasets/x/indices.bin": FileTopology,
+		"indptr.bin": FileTopology, "/tmp/ginex-run/e0_sb0/ids_0.bin": FileOther,
+	} {
+		if got := a.KindOf(path); got != want {
+			t.Errorf("KindOf(%s) = %s, want %s", path, got, want)
+		}
+	}
+	a.Add(FileFeatures, 4096, 3)
+	t0 := a.Totals()
+	a.Add(FileFeatures, 8192, 5)
+	a.Add(FileTopology, 100, 0)
+	a.Add("unknown", 7, 0)
+	d := a.Totals().Sub(t0)
+	if d != (ReadTotals{FeatureBytes: 8192, FeatureRows: 5, TopologyBytes: 100, OtherBytes: 7}) {
+		t.Fatalf("difference %+v", d)
+	}
+	var none *ReadAccount
+	none.Add(FileFeatures, 1, 1)
+	if none.Totals() != (ReadTotals{}) || none.KindOf("features.bin") != FileOther {
+		t.Fatal("nil account")
 	}
 }
 

@@ -74,8 +74,12 @@ const (
 	TierCPU       = "cpu"
 	TierDiskCache = "disk_cache"
 	TierPacked    = "packed"
-	TierDevice    = "device" // read from the block device (a miss everywhere else)
+	TierDevice    = "device" // read from the block device for the batch (a miss everywhere else)
 )
+
+// EpochMetricsVersion is the MetricsVersion of the epoch records this
+// build writes (DESIGN §5). Version 1 is the original contract.
+const EpochMetricsVersion = 2
 
 // EpochRecord is one finished epoch (DESIGN §5).
 type EpochRecord struct {
@@ -98,9 +102,52 @@ type EpochRecord struct {
 	// "superbatches", "evictions", ...), added by EpochStats.Count.
 	Counters map[string]int64 `json:"counters,omitempty"`
 
-	BytesNeeded       int64   `json:"bytes_needed"` // rows used x row size
-	BytesRead         int64   `json:"bytes_read"`   // from the block device (/proc/self/io read_bytes)
+	// MetricsVersion is the version of the contract this record's I/O
+	// and worker fields follow: EpochMetricsVersion for records written
+	// now; 0 (absent) or 1 for records written before feature and topology
+	// bytes, rows_from_device, rows_shared_in_flight and busy/wait existed,
+	// whose read_amplification meant bytes_read / bytes_needed.
+	MetricsVersion int `json:"metrics_version,omitempty"`
+
+	BytesNeeded int64 `json:"bytes_needed"` // rows looked up × row size (every tier)
+	// BytesRead is everything the process read from the block device
+	// during the epoch (/proc/self/io read_bytes: every file, page-cache
+	// misses of memory maps included; evaluation excluded).
+	BytesRead int64 `json:"bytes_read"`
+	// FeatureBytesRead and TopologyBytesRead split the device reads by
+	// file kind (metrics.ReadAccount): feature files (features.bin and a
+	// variant's own copies of feature rows on disk) and topology files
+	// (indices.bin, a neighbour cache dumped to disk). Exact for direct
+	// I/O; for memory maps, the page-fault reads of the threads that
+	// touched the file, measured per thread (DESIGN §5 says which parts
+	// are estimates). The rest of BytesRead is other files.
+	FeatureBytesRead  int64 `json:"feature_bytes_read"`
+	TopologyBytesRead int64 `json:"topology_bytes_read"`
+	// RowsFromDevice is the feature rows whose bytes were read from the
+	// device during the epoch: for the batches' misses and for cache
+	// fills and prefetches alike.
+	RowsFromDevice int64 `json:"rows_from_device"`
+	// RowsSharedInFlight is lookups served by a read another batch had in
+	// flight (counted apart from every tier's hits).
+	RowsSharedInFlight int64 `json:"rows_shared_in_flight"`
+	// ReadAmplification is FeatureBytesRead / (RowsFromDevice × row
+	// size): the device bytes one feature row read from the device costs
+	// (≥ 1 for reads of whole blocks or pages; below 1 only when rows
+	// share the blocks read). Until metrics version 2 it was BytesRead /
+	// BytesNeeded, which mixed cache hits and topology into it.
 	ReadAmplification float64 `json:"read_amplification"`
+
+	// Busy and wait worker-seconds of the sampling and extracting stages,
+	// summed over each stage's workers (sampling goroutines, extractors,
+	// gather threads): busy is their CPU time, wait the rest of the time
+	// they belonged to the stage — blocked on queues, on the device, on
+	// another worker's reads, or runnable without a core. Busy + wait is
+	// the stage's worker-seconds (workers × the stage's wall time for a
+	// pool that lives through the epoch).
+	SampleBusyS  float64 `json:"sample_busy_s"`
+	SampleWaitS  float64 `json:"sample_wait_s"`
+	ExtractBusyS float64 `json:"extract_busy_s"`
+	ExtractWaitS float64 `json:"extract_wait_s"`
 
 	TrainLoss float64 `json:"train_loss"`
 	TrainAcc  float64 `json:"train_acc"`

@@ -32,6 +32,10 @@ type EpochStats struct {
 	counters    map[string]int64
 	batches     int
 	bytesNeeded int64
+	rowsShared  int64
+	rowsDevice  int64 // rows from the device a variant reported (AddRowsFromDevice)
+	unaccounted int64 // rows of Lookup calls that no tier served
+	busy, wait  [2]time.Duration
 	lossSum     float64
 	correct     int64
 	seen        int64
@@ -84,7 +88,107 @@ func (s *EpochStats) Count(name string, n int64) {
 	s.mu.Unlock()
 }
 
-// AddBytesNeeded counts feature bytes a batch actually used (rows × row size).
+// TierRows is how many of a batch's rows one tier served (Lookup).
+type TierRows struct {
+	Tier string // a Tier* name
+	Rows int64
+}
+
+// Lookup accounts one batch's feature lookups, the same way for every
+// variant (DESIGN §5): rows is the batch's input rows, each looked up once;
+// tiers are the rows each memory or cache tier served, in lookup order
+// (fastest first); shared is the rows another batch had in flight, which
+// this batch waited for instead of reading (rows_shared_in_flight, in no
+// tier's hits). Every other row is a miss everywhere: the "device" tier
+// (read from the features file for this batch). A tier's lookups are the
+// rows that reached it, so hits/lookups is its own hit ratio, and the
+// first tier's lookups are the batch's rows. bytes_needed grows by rows ×
+// rowBytes. Rows the tiers and shared over-count are recorded as the
+// counter "rows_unaccounted" (a bug in the caller; tests check it is
+// absent).
+func (s *EpochStats) Lookup(rows, rowBytes, shared int64, tiers ...TierRows) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bytesNeeded += rows * rowBytes
+	left := rows
+	for _, t := range tiers {
+		c := s.tiers[t.Tier]
+		c.Lookups += left
+		c.Hits += t.Rows
+		s.tiers[t.Tier] = c
+		left -= t.Rows
+	}
+	s.rowsShared += shared
+	left -= shared
+	if left < 0 {
+		if s.counters == nil {
+			s.counters = map[string]int64{}
+		}
+		s.counters["rows_unaccounted"] += -left
+		left = 0
+	}
+	if left > 0 || len(tiers) == 0 {
+		c := s.tiers[TierDevice]
+		c.Lookups += left
+		c.Hits += left
+		s.tiers[TierDevice] = c
+	}
+}
+
+// AddRowsFromDevice counts feature rows read from the device that no
+// engine/storage row read or measured memory map counted: rows a variant
+// reads as byte ranges of its own files (packed chunks, partitions) and
+// reports itself (rows_from_device).
+func (s *EpochStats) AddRowsFromDevice(n int64) {
+	s.mu.Lock()
+	s.rowsDevice += n
+	s.mu.Unlock()
+}
+
+// Worker stages with busy and wait fields in EpochRecord.
+const (
+	WorkSample  = 0 // sample_busy_s, sample_wait_s
+	WorkExtract = 1 // extract_busy_s, extract_wait_s
+)
+
+// Worker is one running worker of a stage, timed by StartWorker.
+type Worker struct {
+	s     *EpochStats
+	stage int
+	m     ThreadMeter
+}
+
+// StartWorker starts timing one worker of stage (WorkSample, WorkExtract)
+// on the calling goroutine, which stays locked to its OS thread until
+// Stop. Call it where the worker starts belonging to the stage (a pool
+// worker's start, a gather's start) and Stop where it stops: the thread's
+// CPU time in between is busy, the rest wait (DESIGN §5).
+func (s *EpochStats) StartWorker(stage int) Worker {
+	return Worker{s: s, stage: stage, m: StartThreadMeter()}
+}
+
+// Stop ends the worker's span and adds its busy and wait time. It returns
+// the bytes the thread read from the device in the span.
+func (w Worker) Stop() (readBytes int64) {
+	rb, cpu, wall := w.m.Stop()
+	w.s.AddWorkerTime(w.stage, cpu, wall-cpu)
+	return rb
+}
+
+// AddWorkerTime adds busy and wait time of a stage's workers measured
+// elsewhere (e.g. threads inside a C call).
+func (s *EpochStats) AddWorkerTime(stage int, busy, wait time.Duration) {
+	if stage < 0 || stage > 1 {
+		return
+	}
+	s.mu.Lock()
+	s.busy[stage] += busy
+	s.wait[stage] += wait
+	s.mu.Unlock()
+}
+
+// AddBytesNeeded counts feature bytes a batch actually used (rows × row
+// size). Lookup does it for variants that account their lookups there.
 func (s *EpochStats) AddBytesNeeded(n int64) {
 	s.mu.Lock()
 	s.bytesNeeded += n
@@ -127,8 +231,11 @@ func (s *EpochStats) Batches() int {
 }
 
 // Fill writes the accumulated values into rec: stage seconds, batches, tiers,
-// bytes_needed, epoch_s, train_loss (seed-weighted mean) and train_acc. It
-// leaves bytes_read, accuracies of evaluation and wall_s to the caller.
+// bytes_needed, rows_shared_in_flight, the rows from the device a variant
+// reported itself, busy and wait seconds, epoch_s, train_loss
+// (seed-weighted mean) and train_acc. It leaves the device reads (the run
+// loop adds the ReadAccount's), accuracies of evaluation and wall_s to the
+// caller.
 func (s *EpochStats) Fill(rec *EpochRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -173,18 +280,35 @@ func (s *EpochStats) Fill(rec *EpochRecord) {
 		}
 	}
 	rec.BytesNeeded = s.bytesNeeded
+	rec.RowsSharedInFlight = s.rowsShared
+	rec.RowsFromDevice = s.rowsDevice
+	rec.SampleBusyS, rec.SampleWaitS = s.busy[WorkSample].Seconds(), s.wait[WorkSample].Seconds()
+	rec.ExtractBusyS, rec.ExtractWaitS = s.busy[WorkExtract].Seconds(), s.wait[WorkExtract].Seconds()
 	if s.seen > 0 {
 		rec.TrainLoss = s.lossSum / float64(s.seen)
 		rec.TrainAcc = float64(s.correct) / float64(s.seen)
 	}
 }
 
-// ReadAmplification is bytesRead/bytesNeeded, 0 when nothing was needed.
-func ReadAmplification(bytesRead, bytesNeeded int64) float64 {
-	if bytesNeeded <= 0 {
+// ReadAmplification is featureBytesRead / (rowsFromDevice × rowBytes):
+// the device bytes one feature row read from the device costs (DESIGN §5);
+// 0 when no row came from the device.
+func ReadAmplification(featureBytesRead, rowsFromDevice, rowBytes int64) float64 {
+	return ratio(featureBytesRead, rowsFromDevice*rowBytes)
+}
+
+// BytesReadPerNeeded is bytesRead / bytesNeeded, what read_amplification
+// meant in records before metrics version 2 (every file read, over every
+// row looked up, cache hits included); 0 when nothing was needed.
+func BytesReadPerNeeded(bytesRead, bytesNeeded int64) float64 {
+	return ratio(bytesRead, bytesNeeded)
+}
+
+func ratio(a, b int64) float64 {
+	if b <= 0 {
 		return 0
 	}
-	r := float64(bytesRead) / float64(bytesNeeded)
+	r := float64(a) / float64(b)
 	if math.IsInf(r, 0) || math.IsNaN(r) {
 		return 0
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"outcore/engine/metrics"
 	"outcore/internal/osutil"
 )
 
@@ -11,9 +12,20 @@ import (
 // (MADV_RANDOM), as PyG+ keeps its topology: page faults happen on the
 // sampling goroutine and pages live in the page cache.
 type MmapIndices struct {
-	data []byte
-	all  []int64
+	data    []byte
+	all     []int64
+	account *metrics.ReadAccount
+	kind    string
 }
+
+// CountInto makes samplers reading m add their page-fault reads to a
+// under kind (Metered).
+func (m *MmapIndices) CountInto(a *metrics.ReadAccount, kind string) {
+	m.account, m.kind = a, kind
+}
+
+// ReadAccount implements Metered.
+func (m *MmapIndices) ReadAccount() (*metrics.ReadAccount, string) { return m.account, m.kind }
 
 // OpenMmapIndices maps path, which must hold exactly edges int64 entries.
 func OpenMmapIndices(path string, edges int64) (*MmapIndices, error) {

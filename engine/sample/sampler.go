@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"outcore/engine/graph"
+	"outcore/engine/metrics"
 )
 
 // ErrDuplicateSeed reports a batch whose seed list names a node twice.
@@ -21,7 +22,9 @@ type Sampler struct {
 	topo    Topology
 	fanouts []int
 	seed    int64
-	direct  []int64 // the indices array when the source is InMemory
+	direct  []int64              // the indices array when the source is InMemory
+	account *metrics.ReadAccount // where direct reads' page faults go (Metered)
+	kind    string
 
 	ids    idMap
 	r      rng
@@ -50,6 +53,9 @@ func New(topo Topology, fanouts []int, seed int64) (*Sampler, error) {
 	s := &Sampler{topo: topo, fanouts: slices.Clone(fanouts), seed: seed}
 	if m, ok := topo.Indices.(InMemory); ok {
 		s.direct = m.All()
+		if mt, ok := topo.Indices.(Metered); ok {
+			s.account, s.kind = mt.ReadAccount()
+		}
 	}
 	s.ids = newIDMap(topo.NumNodes())
 	return s, nil
@@ -58,7 +64,7 @@ func New(topo Topology, fanouts []int, seed int64) (*Sampler, error) {
 // Clone returns a sampler with the same topology, fanouts and seed and its
 // own scratch memory: one per parallel worker.
 func (s *Sampler) Clone() *Sampler {
-	c := &Sampler{topo: s.topo, fanouts: s.fanouts, seed: s.seed, direct: s.direct}
+	c := &Sampler{topo: s.topo, fanouts: s.fanouts, seed: s.seed, direct: s.direct, account: s.account, kind: s.kind}
 	c.ids = newIDMap(s.topo.NumNodes())
 	return c
 }
@@ -81,6 +87,16 @@ func (s *Sampler) Sample(epoch, batch int, seeds []int64) (*graph.MiniBatch, err
 // The result depends only on the sampler's seed and topology, epoch, batch
 // and seeds.
 func (s *Sampler) SampleInto(mb *graph.MiniBatch, epoch, batch int, seeds []int64) error {
+	if s.account != nil {
+		// Page faults on a memory-mapped indices array happen on this
+		// thread and nothing else here reads a file: its device reads in
+		// the batch are the topology's (DESIGN §5).
+		m := metrics.StartThreadMeter()
+		defer func() {
+			read, _, _ := m.Stop()
+			s.account.Add(s.kind, read, 0)
+		}()
+	}
 	n := s.topo.NumNodes()
 	s.r.seed(BatchSeed(s.seed, StreamSample, epoch, batch))
 	s.ids.reset()

@@ -3,6 +3,8 @@ package sample
 import (
 	"errors"
 	"fmt"
+
+	"outcore/engine/metrics"
 )
 
 // IndexSource reads entries of a graph's CSC indices array (the concatenated
@@ -18,6 +20,15 @@ type IndexSource interface {
 // (a heap slice or a memory map); the sampler then reads it directly.
 type InMemory interface {
 	All() []int64
+}
+
+// Metered is implemented by memory-mapped index sources whose page faults
+// go to a run's read account: a sampler that reads the array directly
+// measures its thread over each batch (metrics.ThreadMeter) and adds the
+// device reads under the returned kind (DESIGN §5). A nil account counts
+// nothing.
+type Metered interface {
+	ReadAccount() (*metrics.ReadAccount, string)
 }
 
 // Topology is what the sampler reads of a graph: indptr in memory (node v's

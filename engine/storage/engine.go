@@ -283,6 +283,7 @@ func (e *engine) collect(draining bool) {
 func (e *engine) finishSeg(s *segment, now int64) {
 	e.t.latency(now - s.start)
 	e.t.bytesRead += int64(s.done)
+	e.t.deviceBytes += int64(s.done)
 	for _, p := range s.pieces {
 		r := &e.reqs[p.req]
 		if s.err == nil {
@@ -366,6 +367,7 @@ func (e *engine) ReadRows(ctx context.Context, ids []int64, dst []byte) error {
 			e.pl.items = append(e.pl.items, item{off: id * rb, dst: dst[int64(i)*rb : int64(i+1)*rb : int64(i+1)*rb], req: req})
 		}
 		e.t.rows += int64(len(ids))
+		e.t.deviceRows += int64(len(ids))
 	})
 }
 
@@ -460,6 +462,10 @@ func (e *engine) Submit(reqs []Request) error {
 		id := e.allocReq(r.Tag, false)
 		newReqs = append(newReqs, id)
 		e.pl.items = append(e.pl.items, item{off: r.Off, dst: r.Dst, req: id})
+		if r.row {
+			e.t.rows++
+			e.t.deviceRows++
+		}
 	}
 	e.unfinished += len(reqs)
 	e.enqueue()

@@ -48,6 +48,10 @@ func OpenFile(path string, opts Options) (*File, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	f := &File{path: path, opts: opts, fd: -1}
+	if f.opts.Kind == "" {
+		f.opts.Kind = opts.Account.KindOf(path)
+	}
+	f.counters.account, f.counters.kind = opts.Account, f.opts.Kind
 	why := "requested"
 	switch opts.Backend {
 	case BackendAuto:
@@ -306,6 +310,9 @@ func (f *File) Rows() int64 {
 	return f.size / f.opts.RowBytes
 }
 
+// Kind is what the file holds for the run's read account (Options.Kind).
+func (f *File) Kind() string { return f.opts.Kind }
+
 // Options returns the options in effect (defaults filled in).
 func (f *File) Options() Options { return f.opts }
 
@@ -318,7 +325,7 @@ func (f *File) RowRequest(id int64, dst []byte, tag uint64) Request {
 	if rb > 0 && id >= 0 && id <= math.MaxInt64/rb {
 		off = id * rb
 	}
-	return Request{Off: off, Dst: dst[:rb], Tag: tag}
+	return Request{Off: off, Dst: dst[:rb], Tag: tag, row: true}
 }
 
 // Stats returns the counters summed over all Readers.

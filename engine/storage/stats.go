@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"time"
+
+	"outcore/engine/metrics"
 )
 
 // HistBuckets is the number of latency buckets: bucket 0 holds latencies
@@ -95,6 +97,18 @@ type Stats struct {
 	// upper bound of the device reads (page-cache hits read nothing; the
 	// exact figure is /proc/self/io read_bytes).
 	BytesRead int64
+	// DeviceBytes is what the block device delivered for this File's
+	// reads. Direct I/O: BytesRead, exact. mmap: the read bytes of the
+	// threads that copied out of the mapping, measured per thread around
+	// the copies (metrics.ThreadMeter), exact. Buffered fallback
+	// (AllowBuffered): BytesRead, an upper bound (page-cache hits read
+	// nothing).
+	DeviceBytes int64
+	// DeviceRows is the rows whose bytes came from the device: every row
+	// read with direct I/O (ReadRows, RowRequest), and for mmap the rows
+	// whose copy made the thread read (checked per row for rows not
+	// resident at the start of the call). Range reads count no rows.
+	DeviceRows int64
 	// Retries counts reads re-issued after a short read, EINTR or EAGAIN.
 	Retries int64
 	// Interrupts counts waits for completions that returned EINTR and were
@@ -123,23 +137,31 @@ func (s Stats) String() string {
 }
 
 // counters are the atomic totals a File keeps; Readers add local tallies.
+// account and kind, when set, also receive the device reads.
 type counters struct {
 	rows, requests, bytesNeeded, bytesRead, retries, interrupts atomic.Int64
+	deviceBytes, deviceRows                                     atomic.Int64
 	hist                                                        [HistBuckets]atomic.Int64
+	account                                                     *metrics.ReadAccount
+	kind                                                        string
 }
 
 // tally is a Reader-local, non-atomic batch of counts.
 type tally struct {
 	rows, requests, bytesNeeded, bytesRead, retries, interrupts int64
+	deviceBytes, deviceRows                                     int64
 	hist                                                        [HistBuckets]int64
 	dirty                                                       bool
 }
 
-// flush adds t to c and zeroes t.
+// flush adds t to c (and its device reads to c's account) and zeroes t.
 func (t *tally) flush(c *counters) {
 	if !t.dirty {
 		return
 	}
+	c.deviceBytes.Add(t.deviceBytes)
+	c.deviceRows.Add(t.deviceRows)
+	c.account.Add(c.kind, t.deviceBytes, t.deviceRows)
 	c.rows.Add(t.rows)
 	c.requests.Add(t.requests)
 	c.bytesNeeded.Add(t.bytesNeeded)
@@ -170,6 +192,8 @@ func (c *counters) snapshot(b Backend) Stats {
 		BytesRead:   c.bytesRead.Load(),
 		Retries:     c.retries.Load(),
 		Interrupts:  c.interrupts.Load(),
+		DeviceBytes: c.deviceBytes.Load(),
+		DeviceRows:  c.deviceRows.Load(),
 	}
 	for i := range c.hist {
 		s.Latency.Buckets[i] = c.hist[i].Load()
@@ -185,6 +209,8 @@ func (c *counters) reset() {
 	c.bytesRead.Store(0)
 	c.retries.Store(0)
 	c.interrupts.Store(0)
+	c.deviceBytes.Store(0)
+	c.deviceRows.Store(0)
 	for i := range c.hist {
 		c.hist[i].Store(0)
 	}

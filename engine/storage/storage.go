@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"outcore/engine/metrics"
 )
 
 // Backend names an I/O backend.
@@ -93,6 +95,14 @@ type Options struct {
 	// Logger receives OpenFile's one line about the backend it chose.
 	// Nil writes the line to stderr.
 	Logger func(line string)
+	// Account, when set, receives the File's device reads (DeviceBytes,
+	// DeviceRows of Stats) under Kind as Readers return: a run's per-kind
+	// read counters (DESIGN §5). train.Env sets it in the run's options.
+	Account *metrics.ReadAccount
+	// Kind is what the file holds (metrics.FileFeatures, FileTopology,
+	// FileOther); empty: Account.KindOf(path), which knows a dataset's
+	// files by name.
+	Kind string
 }
 
 // withDefaults fills zero fields.
@@ -133,6 +143,7 @@ type Request struct {
 	Off int64
 	Dst []byte
 	Tag uint64
+	row bool // built by File.RowRequest: counts as one row read
 }
 
 // Completion reports that the request with Tag finished; Err is nil when

@@ -33,9 +33,15 @@ type Env struct {
 	// outside the budget (memory_limit.go). Never nil in Run.
 	Limit MemoryLimit
 	Emit  *metrics.Emitter
-	// Storage holds the I/O options of the run (backend, queue depth, logger);
-	// OpenFeatures and OpenIndices start from it.
+	// Storage holds the I/O options of the run (backend, queue depth,
+	// logger, and Reads as the Account every File opened from them reports
+	// its device reads to); OpenFeatures and OpenIndices start from it.
 	Storage storage.Options
+	// Reads is the run's device-read account by file kind (DESIGN §5):
+	// engine/storage Files opened from Storage, memory-mapped indices of
+	// Topology("mmap") and what a variant adds for its own memory maps.
+	// The run loop puts each epoch's difference into the epoch record.
+	Reads *metrics.ReadAccount
 
 	progress     func(metrics.ProgressRecord)
 	lastProgress time.Time
@@ -68,6 +74,7 @@ func (e *Env) Warnf(format string, args ...any) { _ = e.Emit.Warnf(format, args.
 func (e *Env) OpenFeatures() (*storage.File, error) {
 	o := e.Storage
 	o.RowBytes = e.Dataset.RowBytes()
+	o.Kind = metrics.FileFeatures
 	f, err := storage.OpenFile(e.Dataset.Path(dataset.FeaturesFile), o)
 	if err != nil {
 		return nil, fmt.Errorf("open features: %w", err)
@@ -80,6 +87,7 @@ func (e *Env) OpenFeatures() (*storage.File, error) {
 func (e *Env) OpenIndices() (*storage.File, error) {
 	o := e.Storage
 	o.RowBytes = 8
+	o.Kind = metrics.FileTopology
 	f, err := storage.OpenFile(e.Dataset.Path(dataset.IndicesFile), o)
 	if err != nil {
 		return nil, fmt.Errorf("open indices: %w", err)
@@ -183,6 +191,7 @@ func (e *Env) Topology(mode string) (sample.Topology, func() error, error) {
 		if err != nil {
 			return t, nil, err
 		}
+		m.CountInto(e.Reads, metrics.FileTopology)
 		t.Indices = m
 		return t, m.Close, nil
 	case "storage":
@@ -204,17 +213,30 @@ func (e *Env) Topology(mode string) (sample.Topology, func() error, error) {
 }
 
 // Gather is a convenience for simple pipelines: it reads the rows of
-// mb.InputNodes into x through g, timing extract_s and counting
-// bytes_needed (and device lookups) in ep.
+// mb.InputNodes into x through g on the calling goroutine, timing
+// extract_s, the gather as one extract worker (busy and wait) and
+// accounting every row as looked up on the device (ep.Lookup).
 func (e *Env) Gather(ctx context.Context, ep *metrics.EpochStats, g *Gatherer, mb *graph.MiniBatch, x *nn.Tensor) error {
 	t0 := time.Now()
+	w := ep.StartWorker(metrics.WorkExtract)
 	err := g.Gather(ctx, mb.InputNodes, x)
+	w.Stop()
 	ep.Add(metrics.StageExtract, time.Since(t0))
 	if err != nil {
 		return err
 	}
-	n := int64(len(mb.InputNodes))
-	ep.AddBytesNeeded(n * e.Dataset.RowBytes())
-	ep.AddTier(metrics.TierDevice, n, n)
+	ep.Lookup(int64(len(mb.InputNodes)), e.Dataset.RowBytes(), 0)
 	return nil
+}
+
+// Sample samples mini-batch batch of epoch into mb with s on the calling
+// goroutine, timing sample_s and the sampling as one sample worker (busy
+// and wait), for simple pipelines.
+func (e *Env) Sample(ep *metrics.EpochStats, s *sample.Sampler, mb *graph.MiniBatch, epoch, batch int, seeds []int64) error {
+	t0 := time.Now()
+	w := ep.StartWorker(metrics.WorkSample)
+	err := s.SampleInto(mb, epoch, batch, seeds)
+	w.Stop()
+	ep.Add(metrics.StageSample, time.Since(t0))
+	return err
 }

@@ -94,11 +94,9 @@ func (r *reference) RunEpoch(ctx context.Context, env *Env, epoch int, ep *metri
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		t0 := time.Now()
-		if err := r.s.SampleInto(&r.mb, epoch, i, seeds); err != nil {
+		if err := env.Sample(ep, r.s, &r.mb, epoch, i, seeds); err != nil {
 			return err
 		}
-		ep.Add(metrics.StageSample, time.Since(t0))
 		if err := env.Gather(ctx, ep, r.g, &r.mb, &r.x); err != nil {
 			return err
 		}

@@ -112,7 +112,8 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	if err != nil {
 		return sum, fmt.Errorf("read labels: %w", err)
 	}
-	env := &Env{Config: cfg, Dataset: ds, Labels: labels, MemBudget: cfg.MemLimitBytes, Emit: r.emit}
+	env := &Env{Config: cfg, Dataset: ds, Labels: labels, MemBudget: cfg.MemLimitBytes, Emit: r.emit,
+		Reads: metrics.NewReadAccount(metrics.DatasetFileKind)}
 	env.Limit = FixedLimit(env.MemBudget)
 	if r.opt.MemoryLimit != nil {
 		env.Limit = r.opt.MemoryLimit(env.MemBudget)
@@ -143,7 +144,7 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 		return sum, fmt.Errorf("dataset %s has %d classes, need at least 2", cfg.Dataset, ds.Meta.Classes)
 	}
 	backend, _ := storage.ParseBackend(cfg.IO)
-	env.Storage = storage.Options{Backend: backend, QueueDepth: cfg.QueueDepth, AllowBuffered: cfg.AllowBuffered, Logger: r.logLine}
+	env.Storage = storage.Options{Backend: backend, QueueDepth: cfg.QueueDepth, AllowBuffered: cfg.AllowBuffered, Logger: r.logLine, Account: env.Reads}
 	if env.Trainer, err = NewTrainer(cfg, ds.Meta.FeatureDim, ds.Meta.Classes, labels); err != nil {
 		return sum, err
 	}
@@ -295,18 +296,30 @@ func (r *runner) start(env *Env, sys System, backend storage.Backend) error {
 func (r *runner) epoch(ctx context.Context, env *Env, sys System, ev *Evaluator, epoch int) (metrics.EpochRecord, error) {
 	cfg := env.Config
 	ep := metrics.NewEpochStats()
+	reads0 := env.Reads.Totals()
 	rb0, _ := osutil.ReadBytes()
 	ep.BatchStarted()
 	if err := sys.RunEpoch(ctx, env, epoch, ep); err != nil {
 		return metrics.EpochRecord{}, fmt.Errorf("%s epoch %d: %w", cfg.System, epoch, err)
 	}
 	rb1, _ := osutil.ReadBytes()
+	reads := env.Reads.Totals().Sub(reads0)
 	var rec metrics.EpochRecord
 	ep.Fill(&rec)
+	rec.MetricsVersion = metrics.EpochMetricsVersion
 	rec.Epoch = epoch
 	rec.Warmup = epoch < cfg.Warmup()
+	// Device reads (DESIGN §5): the process total, and the run's account
+	// of feature and topology files (engine/storage Files, measured
+	// memory maps, what the variant added) over the same window.
 	rec.BytesRead = rb1 - rb0
-	rec.ReadAmplification = metrics.ReadAmplification(rec.BytesRead, rec.BytesNeeded)
+	rec.FeatureBytesRead = reads.FeatureBytes
+	rec.TopologyBytesRead = reads.TopologyBytes
+	rec.RowsFromDevice += reads.FeatureRows
+	rec.ReadAmplification = metrics.ReadAmplification(rec.FeatureBytesRead, rec.RowsFromDevice, env.Dataset.RowBytes())
+	if n := rec.Counters["rows_unaccounted"]; n > 0 {
+		env.Warnf("%s epoch %d: %d looked-up rows were counted by more than one tier (rows_unaccounted)", cfg.System, epoch, n)
+	}
 	if want := env.NumBatches(); rec.Batches != want {
 		env.Warnf("%s epoch %d trained %d batches, the epoch has %d", cfg.System, epoch, rec.Batches, want)
 	}

@@ -32,10 +32,14 @@ package ginex
 // Stages: inspect_s (superbatch sample + changeset precomputation, the
 // pipelined inspector), switch_s (feature-cache initialisation), gather time
 // as extract_s, cache_update_s, train_s, stall_s (the trainer waiting for
-// its batch's gather and runtime files); also sample_s (samplers' busy
-// time), changeset_s (the three passes), neighbor_cache_load_s and
-// runfile_io_s (loading runtime files in the main loop). Tiers: "cpu" =
-// feature cache, "device" = O_DIRECT reads. Counters: neighbor_lists and
+// its batch's gather and runtime files); also sample_s (samplers' time in
+// Sample), changeset_s (the three passes), neighbor_cache_load_s and
+// runfile_io_s (loading runtime files in the main loop). Busy and wait
+// (DESIGN §5): the samplers of each superbatch sample; each gather as one
+// extract worker. Tiers: "cpu" = feature cache, "device" = O_DIRECT reads.
+// Device reads: features.bin (misses and the switch's cache fill, both in
+// rows_from_device), indices.bin and the neighbour cache file (topology);
+// runtime files are the rest of bytes_read. Counters: neighbor_lists and
 // neighbor_cache_hits (sampling), runfile_bytes (written).
 
 import (
@@ -374,7 +378,13 @@ func (g *ginex) superbatchSample(ctx context.Context, env *train.Env, ep *metric
 	g.mem.LimitGo(g.plan.ncBytes, 0, g.plan.sampleHeap)
 	var ncMem kit.OffHeap
 	defer ncMem.Free() // after the workers are done with the cache
+	// The neighbour cache file is the topology read back from disk
+	// (§3.2): its device reads, measured on this thread, are topology
+	// reads of the run (DESIGN §5).
+	meter := metrics.StartThreadMeter()
 	nc, err := cache.ReadNeighborCacheFileInto(g.ncPath, ncMem.Int64s)
+	read, _, _ := meter.Stop()
+	env.Reads.Add(metrics.FileTopology, read, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -524,15 +534,19 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 	var miss []int
 	gather := func(l loaded, x *nn.Tensor) error {
 		t0 := time.Now()
-		defer func() { ep.Add(metrics.StageExtract, time.Since(t0)) }()
+		// The gather is one extract worker while it runs (DESIGN §5):
+		// its CPU time busy, waiting for the O_DIRECT reads wait.
+		w := ep.StartWorker(metrics.WorkExtract)
+		defer func() {
+			w.Stop()
+			ep.Add(metrics.StageExtract, time.Since(t0))
+		}()
 		ids := l.mb.InputNodes
 		x.Resize(len(ids), g.dim)
 		miss = fc.Gather(ids, x.Data, miss)
 		n := int64(len(ids))
 		m := int64(len(miss))
-		ep.AddTier(metrics.TierCPU, n, n-m)
-		ep.AddTier(metrics.TierDevice, m, m)
-		ep.AddBytesNeeded(n * g.rowBytes)
+		ep.Lookup(n, g.rowBytes, 0, metrics.TierRows{Tier: metrics.TierCPU, Rows: n - m})
 		var mids []int64
 		for lo := 0; lo < len(miss); lo += gatherChunk {
 			part := miss[lo:min(lo+gatherChunk, len(miss))]

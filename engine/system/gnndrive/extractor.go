@@ -51,10 +51,11 @@ func (e *extractor) extract(ctx context.Context, mb *graph.MiniBatch, x *cache.E
 	if err := e.buf.Acquire(x); err != nil { // lines 1–30 (allocation)
 		return fmt.Errorf("gnndrive extractor %d, batch %d: %w", e.id, mb.Index, err)
 	}
-	n := int64(len(mb.InputNodes))
-	ep.AddTier(metrics.TierCPU, n, int64(x.Hits+x.Shared))
-	ep.AddTier(metrics.TierDevice, int64(len(x.Loads)), int64(len(x.Loads)))
-	ep.AddBytesNeeded(n * e.feats.RowBytes())
+	// Valid rows are feature-buffer hits; rows another extractor is
+	// loading are shared in flight (not hits); the loads are the device
+	// tier (DESIGN §5).
+	ep.Lookup(int64(len(mb.InputNodes)), e.feats.RowBytes(), int64(x.Shared),
+		metrics.TierRows{Tier: metrics.TierCPU, Rows: int64(x.Hits)})
 	if len(x.Loads) > 0 {
 		// Phase 1: one asynchronous read per node, all submitted before
 		// waiting; requests are issued in file order so rows sharing a
@@ -138,6 +139,12 @@ func runExtractors(ctx context.Context, exs []*extractor, in <-chan *graph.MiniB
 	for _, e := range exs {
 		go func(e *extractor) {
 			defer func() { done <- struct{}{} }()
+			// An extract worker for its whole life (DESIGN §5): CPU time
+			// busy; waiting for a sampled batch, for completions, for
+			// slots or rows in flight, for room in the training queue
+			// wait.
+			w := ep.StartWorker(metrics.WorkExtract)
+			defer w.Stop()
 			for mb := range in {
 				t0 := time.Now()
 				x := &cache.Extraction{}

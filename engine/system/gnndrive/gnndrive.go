@@ -32,12 +32,15 @@ package gnndrive
 //     N_e × M_b, the number of extractors is reduced ("we decide [it] with
 //     regard to ... the capacity of available host memory").
 //
-// Stages: sample_s and extract_s are busy time summed over samplers and
-// extractors; stall_s is the trainer waiting on the training queue;
-// index_s is the trainer assembling x from buffer slots (x[remap_ids]);
-// release_s the releaser; slot_wait_s extractors waiting for a standby slot.
-// Tiers: "cpu" = feature buffer (valid hits and in-flight sharing), "device"
-// = rows read from the SSD.
+// Stages: sample_s and extract_s are the samplers' time in Sample and the
+// extractors' time per batch, summed; stall_s is the trainer waiting on the
+// training queue; index_s is the trainer assembling x from buffer slots
+// (x[remap_ids]); release_s the releaser; slot_wait_s extractors waiting
+// for a standby slot. Busy and wait (DESIGN §5): samplers and extractors
+// over their lifetime in the epoch. Tiers: "cpu" = feature buffer (valid
+// hits); rows in flight in another extractor are rows_shared_in_flight;
+// "device" = rows read from the SSD. Device reads: features.bin by the
+// extractors (direct I/O), indices.bin by the samplers' page faults.
 
 import (
 	"context"

@@ -33,7 +33,11 @@ type SamplerPool struct {
 // StartSamplers samples batches[i] as MiniBatch index base+i of epoch with
 // workers clones of proto. Out has capacity queue. ahead > 0 bounds the
 // batches dispatched and not yet released (the consumer calls Release once
-// per batch taken). The workers' busy time goes to ep's sample_s.
+// per batch taken). The time workers spend in Sample goes to ep's
+// sample_s; each worker is a sample worker of ep from its start to its end
+// (metrics.EpochStats.StartWorker): its CPU time is sample_busy_s, the rest
+// — waiting for a dispatch token or for room in Out, blocked on topology
+// reads, waiting for a core — sample_wait_s.
 func StartSamplers(ctx context.Context, proto *sample.Sampler, epoch int, batches [][]int64, base, workers, queue, ahead int, ep *metrics.EpochStats) *SamplerPool {
 	ctx, cancel := context.WithCancel(ctx)
 	p := &SamplerPool{Out: make(chan *graph.MiniBatch, queue), cancel: cancel}
@@ -71,6 +75,8 @@ func StartSamplers(ctx context.Context, proto *sample.Sampler, epoch int, batche
 		p.wg.Add(1)
 		go func(s *sample.Sampler) {
 			defer p.wg.Done()
+			w := ep.StartWorker(metrics.WorkSample)
+			defer w.Stop()
 			for {
 				i, ok := take()
 				if !ok {

@@ -20,11 +20,18 @@ package pygplus
 //   - The gather uses more I/O threads than twice the core count (Ginex §5.1,
 //     GNNDrive §5): option io_threads, default 4 × cores.
 //
-// Stages: sample_s (workers' busy time), extract_s (gather), train_s,
+// Stages: sample_s (workers' time in Sample), extract_s (gather), train_s,
 // stall_s (main loop waiting for a sampled batch, plus the gather it does
 // itself: the time compute is stalled by data preparation, Ginex Fig. 14).
-// Tiers: "cpu" = page cache (rows whose page was resident when the gather
-// started, found with Mincore), "device" = the rest.
+// Busy and wait (DESIGN §5): the sampling workers over their lifetime; the
+// gather threads over each gather, their CPU time busy and the rest (page
+// faults waiting for the disk, waiting for a core) wait.
+// Device reads: the gather threads' and samplers' page faults, measured
+// per thread (feature_bytes_read, topology_bytes_read, exact).
+// Tiers (option pagecache_stats, default on): "cpu" = page cache, "device"
+// = rows whose copy read from the device, checked one by one for the rows
+// Mincore found not resident when the gather started (rows_from_device;
+// a row evicted between that check and its copy counts as a hit).
 
 import (
 	"context"
@@ -58,6 +65,7 @@ type pygPlus struct {
 	dim       int
 	x         nn.Tensor
 	resident  []byte // Mincore vector of the feature mapping
+	check     []bool // rows of the batch not resident before the gather
 	mem       kit.OffHeap
 }
 
@@ -170,7 +178,7 @@ func (p *pygPlus) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 		wait := time.Since(t0)
 		// Gather on the critical path: page faults on the mapping.
 		t1 := time.Now()
-		err = p.gather(ep, mb)
+		err = p.gather(env, ep, mb)
 		gather := time.Since(t1)
 		ep.Add(metrics.StageExtract, gather)
 		ep.Add(metrics.StageStall, wait+gather)
@@ -185,35 +193,47 @@ func (p *pygPlus) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 	return err
 }
 
-// gather fills p.x with the rows of mb.InputNodes from the mapping.
-func (p *pygPlus) gather(ep *metrics.EpochStats, mb *graph.MiniBatch) error {
+// gather fills p.x with the rows of mb.InputNodes from the mapping and
+// accounts them: the gather threads' device reads go to the run's read
+// account, their CPU and other time to the extract workers, and with
+// pagecache_stats the rows to the "cpu" (page cache) and "device" tiers.
+func (p *pygPlus) gather(env *train.Env, ep *metrics.EpochStats, mb *graph.MiniBatch) error {
 	ids := mb.InputNodes
 	n := int64(len(ids))
 	p.x.Resize(len(ids), p.dim)
+	var check []bool
 	if p.resident != nil {
-		// Page-cache residency before the gather: hits of the "cpu" tier.
+		// Page-cache residency before the gather: only rows with a page
+		// missing can come from the device, and are checked one by one.
 		if err := osutil.Mincore(p.feats.Data, p.resident); err == nil {
-			var hits int64
+			p.check = p.check[:0]
 			for _, v := range ids {
 				first := v * p.rowBytes / int64(pageSize)
 				last := (v*p.rowBytes + p.rowBytes - 1) / int64(pageSize)
-				hit := true
+				miss := false
 				for pg := first; pg <= last; pg++ {
 					if p.resident[pg]&1 == 0 {
-						hit = false
+						miss = true
 						break
 					}
 				}
-				if hit {
-					hits++
-				}
+				p.check = append(p.check, miss)
 			}
-			ep.AddTier(metrics.TierCPU, n, hits)
-			ep.AddTier(metrics.TierDevice, n-hits, n-hits)
+			check = p.check
 		}
 	}
-	ep.AddBytesNeeded(n * p.rowBytes)
-	return kit.GatherMapped(p.feats, p.rowBytes, ids, osutil.Bytes(p.x.Data[:len(ids)*p.dim]), p.opt.ioThreads)
+	g, err := kit.GatherMapped(p.feats, p.rowBytes, ids, osutil.Bytes(p.x.Data[:len(ids)*p.dim]), p.opt.ioThreads, check)
+	if err != nil {
+		return err
+	}
+	env.Reads.Add(metrics.FileFeatures, g.DeviceBytes, g.DeviceRows)
+	ep.AddWorkerTime(metrics.WorkExtract, g.Busy, g.Wait)
+	if check != nil {
+		ep.Lookup(n, p.rowBytes, 0, metrics.TierRows{Tier: metrics.TierCPU, Rows: n - g.DeviceRows})
+	} else {
+		ep.AddBytesNeeded(n * p.rowBytes)
+	}
+	return nil
 }
 
 func (p *pygPlus) Close() error {

@@ -1,0 +1,106 @@
+package metrics
+
+import (
+	"path/filepath"
+	"sync/atomic"
+)
+
+// File kinds of a run's device-read account (DESIGN §5): what a file read
+// from the block device holds.
+const (
+	FileFeatures = "features" // feature rows: features.bin, and a variant's own copies of them on disk
+	FileTopology = "topology" // the graph: indices.bin, indptr.bin, a neighbour cache dumped to disk
+	FileOther    = "other"    // anything else (runtime files, labels, ...)
+)
+
+// ReadAccount sums the bytes read from the block device, and the feature
+// rows those bytes brought in, by file kind over one run: every
+// engine/storage File opened with it, every memory-mapped file whose page
+// faults are measured (ThreadMeter), and what variants add. The run loop
+// takes the difference over an epoch into the epoch record
+// (feature_bytes_read, topology_bytes_read, rows_from_device). A nil
+// *ReadAccount counts nothing. It is safe for concurrent use.
+type ReadAccount struct {
+	classify func(path string) string
+	c        [3]struct{ bytes, rows atomic.Int64 }
+}
+
+// NewReadAccount returns an empty account; classify names the kind of a
+// file by its path (nil: DatasetFileKind).
+func NewReadAccount(classify func(path string) string) *ReadAccount {
+	if classify == nil {
+		classify = DatasetFileKind
+	}
+	return &ReadAccount{classify: classify}
+}
+
+// DatasetFileKind classifies the files of a dataset directory (DESIGN §4)
+// by name: features.bin is features, indices.bin and indptr.bin topology,
+// anything else other.
+func DatasetFileKind(path string) string {
+	switch filepath.Base(path) {
+	case "features.bin":
+		return FileFeatures
+	case "indices.bin", "indptr.bin":
+		return FileTopology
+	}
+	return FileOther
+}
+
+// KindOf is the kind of the file at path ("other" for a nil account).
+func (a *ReadAccount) KindOf(path string) string {
+	if a == nil {
+		return FileOther
+	}
+	return a.classify(path)
+}
+
+func kindIndex(kind string) int {
+	switch kind {
+	case FileFeatures:
+		return 0
+	case FileTopology:
+		return 1
+	}
+	return 2
+}
+
+// Add counts bytes read from the device for a file of kind, and the rows
+// (of the file's row size) those bytes brought in; rows matter for
+// features only (rows_from_device). An unknown kind counts as other.
+func (a *ReadAccount) Add(kind string, bytes, rows int64) {
+	if a == nil || (bytes == 0 && rows == 0) {
+		return
+	}
+	c := &a.c[kindIndex(kind)]
+	c.bytes.Add(bytes)
+	c.rows.Add(rows)
+}
+
+// ReadTotals is a reading of a ReadAccount.
+type ReadTotals struct {
+	FeatureBytes, FeatureRows int64
+	TopologyBytes             int64
+	OtherBytes                int64
+}
+
+// Totals reads the account (zero for nil).
+func (a *ReadAccount) Totals() ReadTotals {
+	if a == nil {
+		return ReadTotals{}
+	}
+	return ReadTotals{
+		FeatureBytes: a.c[0].bytes.Load(), FeatureRows: a.c[0].rows.Load(),
+		TopologyBytes: a.c[1].bytes.Load(),
+		OtherBytes:    a.c[2].bytes.Load(),
+	}
+}
+
+// Sub is t − u, the reads between two readings.
+func (t ReadTotals) Sub(u ReadTotals) ReadTotals {
+	return ReadTotals{
+		FeatureBytes: t.FeatureBytes - u.FeatureBytes, FeatureRows: t.FeatureRows - u.FeatureRows,
+		TopologyBytes: t.TopologyBytes - u.TopologyBytes,
+		OtherBytes:    t.OtherBytes - u.OtherBytes,
+	}
+}
