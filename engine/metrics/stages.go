@@ -167,6 +167,12 @@ func (s *EpochStats) StartWorker(stage int) Worker {
 	return Worker{s: s, stage: stage, m: StartThreadMeter()}
 }
 
+// StartWorkerSince is StartWorker for a goroutine that was handed its work
+// at t0 (when it was started): the time it waited to run counts as wait.
+func (s *EpochStats) StartWorkerSince(stage int, t0 time.Time) Worker {
+	return Worker{s: s, stage: stage, m: StartThreadMeterSince(t0)}
+}
+
 // Stop ends the worker's span and adds its busy and wait time. It returns
 // the bytes the thread read from the device in the span.
 func (w Worker) Stop() (readBytes int64) {

@@ -10,19 +10,32 @@ import (
 // ReadThreadUsage returns what the calling OS thread has done so far: the
 // bytes it caused to be read from a block device (getrusage(RUSAGE_THREAD)
 // ru_inblock × 512, the thread's share of /proc/self/io read_bytes: page
-// faults on memory-mapped files, buffered and direct reads it submitted)
-// and its CPU time (user + system). A difference of two readings means
+// faults on memory-mapped files, buffered and direct reads it submitted;
+// counted when submitted) and its CPU time (user + system,
+// CLOCK_THREAD_CPUTIME_ID: exact to the nanosecond, where getrusage's times
+// lag by up to a scheduler tick). A difference of two readings means
 // something only while the goroutine is locked to its thread in between
 // (ThreadMeter does that).
 func ReadThreadUsage() ThreadUsage {
+	return ThreadUsage{ReadBytes: ThreadReadBytes(), CPU: threadCPU()}
+}
+
+// ThreadReadBytes is ReadThreadUsage's ReadBytes alone (one system call).
+func ThreadReadBytes() int64 {
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
-		return ThreadUsage{}
+		return 0
 	}
-	return ThreadUsage{
-		ReadBytes: ru.Inblock * 512,
-		CPU:       time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+	return ru.Inblock * 512
+}
+
+// threadCPU is the calling thread's CPU time.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
 	}
+	return time.Duration(ts.Nano())
 }
 
 // StartThreadMeter locks the calling goroutine to its OS thread and starts
@@ -30,9 +43,14 @@ func ReadThreadUsage() ThreadUsage {
 // between (a page fault included) and all of its CPU time belong to the
 // goroutine: this is how a memory-mapped access is attributed to its file
 // and a worker's busy time is told from its blocked time (DESIGN §5).
-func StartThreadMeter() ThreadMeter {
+func StartThreadMeter() ThreadMeter { return StartThreadMeterSince(time.Now()) }
+
+// StartThreadMeterSince is StartThreadMeter with the wall time counted
+// from t0, when the work was handed to the goroutine: the time it waited to
+// be scheduled is wall time too (not CPU time).
+func StartThreadMeterSince(t0 time.Time) ThreadMeter {
 	runtime.LockOSThread()
-	return ThreadMeter{t0: time.Now(), u0: ReadThreadUsage()}
+	return ThreadMeter{t0: t0, u0: ReadThreadUsage()}
 }
 
 // Stop ends the measurement and unlocks the goroutine: bytes read from the

@@ -10,11 +10,18 @@ import (
 // ReadThreadUsage is unavailable off Linux: zero counters.
 func ReadThreadUsage() ThreadUsage { return ThreadUsage{} }
 
+// ThreadReadBytes is unavailable off Linux: 0.
+func ThreadReadBytes() int64 { return 0 }
+
 // StartThreadMeter locks the goroutine to its thread; off Linux only the
 // wall time is measured.
-func StartThreadMeter() ThreadMeter {
+func StartThreadMeter() ThreadMeter { return StartThreadMeterSince(time.Now()) }
+
+// StartThreadMeterSince is StartThreadMeter with the wall time counted
+// from t0.
+func StartThreadMeterSince(t0 time.Time) ThreadMeter {
 	runtime.LockOSThread()
-	return ThreadMeter{t0: time.Now()}
+	return ThreadMeter{t0: t0}
 }
 
 // Stop ends the measurement: no reads and no CPU time are known here.

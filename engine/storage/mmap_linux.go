@@ -103,9 +103,9 @@ func (r *mmapReader) ReadRows(ctx context.Context, ids []int64, dst []byte) erro
 		}
 		// The row may fault: a read of the thread during its copy makes
 		// it a row from the device.
-		before := metrics.ReadThreadUsage().ReadBytes
+		before := metrics.ThreadReadBytes()
 		r.copySpan(id*rb, d)
-		if metrics.ReadThreadUsage().ReadBytes > before {
+		if metrics.ThreadReadBytes() > before {
 			r.t.deviceRows++
 		}
 	}
@@ -187,11 +187,11 @@ func (r *mmapReader) Submit(reqs []Request) error {
 	}
 	m := metrics.StartThreadMeter()
 	for i := range reqs {
-		before := metrics.ReadThreadUsage().ReadBytes
+		before := metrics.ThreadReadBytes()
 		r.copySpan(reqs[i].Off, reqs[i].Dst)
 		if reqs[i].row {
 			r.t.rows++
-			if metrics.ReadThreadUsage().ReadBytes > before {
+			if metrics.ThreadReadBytes() > before {
 				r.t.deviceRows++
 			}
 		}

@@ -136,6 +136,7 @@ const submitAhead = 4096
 // the first error (it poisons the buffer and cancels the epoch).
 func runExtractors(ctx context.Context, exs []*extractor, in <-chan *graph.MiniBatch, out chan<- extracted, ep *metrics.EpochStats, fail func(error)) (wait func()) {
 	done := make(chan struct{}, len(exs))
+	t0 := time.Now()
 	for _, e := range exs {
 		go func(e *extractor) {
 			defer func() { done <- struct{}{} }()
@@ -143,7 +144,7 @@ func runExtractors(ctx context.Context, exs []*extractor, in <-chan *graph.MiniB
 			// busy; waiting for a sampled batch, for completions, for
 			// slots or rows in flight, for room in the training queue
 			// wait.
-			w := ep.StartWorker(metrics.WorkExtract)
+			w := ep.StartWorkerSince(metrics.WorkExtract, t0)
 			defer w.Stop()
 			for mb := range in {
 				t0 := time.Now()

@@ -56,8 +56,8 @@ type MappedGather struct {
 	// device (0 without check).
 	DeviceRows int64
 	// Busy and Wait are summed over the threads: their CPU time, and the
-	// rest of their wall time in the call (page faults waiting for the
-	// device, waiting for a core).
+	// rest of their wall time from the start of the call (page faults
+	// waiting for the device, waiting for a core or to be scheduled).
 	Busy, Wait time.Duration
 }
 
@@ -94,6 +94,7 @@ func GatherMapped(m *osutil.Mapping, rowBytes int64, ids []int64, dst []byte, th
 	base := (*C.char)(unsafe.Pointer(&m.Data[0]))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	t0 := time.Now() // a thread's wall time counts from here: waiting to run is wait
 	for t := 0; t < threads; t++ {
 		lo, hi := t*len(ids)/threads, (t+1)*len(ids)/threads
 		if lo == hi {
@@ -106,7 +107,7 @@ func GatherMapped(m *osutil.Mapping, rowBytes int64, ids []int64, dst []byte, th
 			if check != nil {
 				chk = (*C.uint8_t)(unsafe.Pointer(&check[lo]))
 			}
-			meter := metrics.StartThreadMeter()
+			meter := metrics.StartThreadMeterSince(t0)
 			dev := C.oc_gather_rows(base, C.int64_t(rowBytes), (*C.int64_t)(unsafe.Pointer(&ids[lo])), C.int64_t(hi-lo),
 				(*C.char)(unsafe.Pointer(&dst[int64(lo)*rowBytes])), chk)
 			read, cpu, wall := meter.Stop()

@@ -67,6 +67,7 @@ func StartSamplers(ctx context.Context, proto *sample.Sampler, epoch int, batche
 		return i, true
 	}
 	workers = max(1, workers)
+	t0 := time.Now()
 	for w := 0; w < workers; w++ {
 		s := proto
 		if w > 0 {
@@ -75,7 +76,7 @@ func StartSamplers(ctx context.Context, proto *sample.Sampler, epoch int, batche
 		p.wg.Add(1)
 		go func(s *sample.Sampler) {
 			defer p.wg.Done()
-			w := ep.StartWorker(metrics.WorkSample)
+			w := ep.StartWorkerSince(metrics.WorkSample, t0)
 			defer w.Stop()
 			for {
 				i, ok := take()

@@ -201,6 +201,9 @@ func (p *pygPlus) gather(env *train.Env, ep *metrics.EpochStats, mb *graph.MiniB
 	ids := mb.InputNodes
 	n := int64(len(ids))
 	p.x.Resize(len(ids), p.dim)
+	// The residency check is extract work on this goroutine; the gather
+	// threads are measured inside GatherMapped.
+	w := ep.StartWorker(metrics.WorkExtract)
 	var check []bool
 	if p.resident != nil {
 		// Page-cache residency before the gather: only rows with a page
@@ -222,6 +225,7 @@ func (p *pygPlus) gather(env *train.Env, ep *metrics.EpochStats, mb *graph.MiniB
 			check = p.check
 		}
 	}
+	w.Stop()
 	g, err := kit.GatherMapped(p.feats, p.rowBytes, ids, osutil.Bytes(p.x.Data[:len(ids)*p.dim]), p.opt.ioThreads, check)
 	if err != nil {
 		return err

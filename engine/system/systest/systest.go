@@ -11,9 +11,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
@@ -68,6 +71,39 @@ func Dataset(t testing.TB) string {
 		t.Fatalf("generate: %v", genErr)
 	}
 	return DatasetName
+}
+
+// Evict makes the shared dataset's files durable and drops them from the
+// page cache, so that the next run's first reads go to the device (as the
+// experiment runner does before every run).
+func Evict(t testing.TB) {
+	t.Helper()
+	d, err := DataDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(dataset.DatasetsDir(d), Dataset(t))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = f.Sync()
+		if err == nil {
+			err = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+		}
+		f.Close()
+		if err != nil {
+			t.Fatalf("evict %s: %v", e.Name(), err)
+		}
+	}
 }
 
 // Config is a small run of system on the shared dataset: 2-layer SAGE,

@@ -1,0 +1,162 @@
+package all
+
+import (
+	"math"
+	"runtime"
+	"testing"
+
+	"outcore/engine/metrics"
+	"outcore/engine/system/systest"
+	"outcore/engine/train"
+)
+
+// TestVariantsReportHonestMetrics runs every registered variant from a
+// cold page cache on the shared dataset (real files) and checks the epoch
+// records' I/O and worker contract (DESIGN §5), the same for all:
+//
+//   - metrics version 2; read_amplification is feature_bytes_read /
+//     (rows_from_device × row size), and at least 1 (whole blocks or
+//     pages are read for every row from the device);
+//   - the first, cold epoch reads features from the device, and the
+//     feature and topology split is the device reads of the process:
+//     together no more than bytes_read, and the rest (other files) small;
+//   - every looked-up row is counted once: tier hits plus rows shared in
+//     flight are the rows needed, and no row is counted twice;
+//   - rows_from_device covers the device tier;
+//   - busy and wait worker time cover the stage time, and busy (CPU
+//     time) never exceeds what the cores could give in the epoch.
+func TestVariantsReportHonestMetrics(t *testing.T) {
+	for _, v := range train.Variants() {
+		t.Run(v.Name, func(t *testing.T) {
+			cfg := systest.Config(t, v.Name, nil)
+			cfg.Epochs = 2
+			systest.Evict(t)
+			r := systest.Run(t, cfg)
+			rowBytes := int64(32 * 4) // systest's 32-dim float32 features
+			for i, e := range r.Epochs {
+				t.Logf("epoch %d: bytes_read %d feature %d topology %d rows_from_device %d shared %d amp %.2f needed %d tiers %+v sample busy %.4f wait %.4f (sample_s %.4f) extract busy %.4f wait %.4f (extract_s %.4f) epoch_s %.4f",
+					i, e.BytesRead, e.FeatureBytesRead, e.TopologyBytesRead, e.RowsFromDevice, e.RowsSharedInFlight, e.ReadAmplification, e.BytesNeeded, e.Tiers,
+					e.SampleBusyS, e.SampleWaitS, e.SampleS, e.ExtractBusyS, e.ExtractWaitS, e.ExtractS, e.EpochS)
+				if e.MetricsVersion != metrics.EpochMetricsVersion {
+					t.Fatalf("epoch %d: metrics_version %d, want %d", i, e.MetricsVersion, metrics.EpochMetricsVersion)
+				}
+				// Read amplification: the formula, on the run's numbers.
+				want := 0.0
+				if e.RowsFromDevice > 0 {
+					want = float64(e.FeatureBytesRead) / float64(e.RowsFromDevice*rowBytes)
+				}
+				if math.Abs(e.ReadAmplification-want) > 1e-9*want {
+					t.Errorf("epoch %d: read_amplification %v, want %d / (%d × %d) = %v", i, e.ReadAmplification, e.FeatureBytesRead, e.RowsFromDevice, rowBytes, want)
+				}
+				if e.RowsFromDevice > 0 && e.ReadAmplification < 1 {
+					t.Errorf("epoch %d: read_amplification %v < 1: fewer bytes read than the rows from the device hold", i, e.ReadAmplification)
+				}
+				if e.FeatureBytesRead > 0 && e.RowsFromDevice == 0 {
+					t.Errorf("epoch %d: %d feature bytes read but no row from the device", i, e.FeatureBytesRead)
+				}
+				// Per-file split against the process's device reads.
+				split := e.FeatureBytesRead + e.TopologyBytesRead
+				if split > e.BytesRead {
+					t.Errorf("epoch %d: feature %d + topology %d bytes exceed the process's device reads %d", i, e.FeatureBytesRead, e.TopologyBytesRead, e.BytesRead)
+				}
+				if other := e.BytesRead - split; other > e.BytesRead/4+64<<10 {
+					t.Errorf("epoch %d: %d of %d device bytes are neither features nor topology", i, other, e.BytesRead)
+				}
+				// Every looked-up row counted once.
+				var hits, device int64
+				for name, tc := range e.Tiers {
+					hits += tc.Hits
+					if name == metrics.TierDevice {
+						device = tc.Hits
+						if tc.Hits != tc.Lookups {
+							t.Errorf("epoch %d: device tier %+v: every row reaching it is read", i, tc)
+						}
+					}
+				}
+				if rows := e.BytesNeeded / rowBytes; hits+e.RowsSharedInFlight != rows {
+					t.Errorf("epoch %d: tier hits %d + shared %d != %d rows looked up (%+v)", i, hits, e.RowsSharedInFlight, rows, e.Tiers)
+				}
+				if n := e.Counters["rows_unaccounted"]; n != 0 {
+					t.Errorf("epoch %d: %d rows counted by more than one tier", i, n)
+				}
+				if e.RowsFromDevice < device {
+					t.Errorf("epoch %d: rows_from_device %d < device-tier rows %d", i, e.RowsFromDevice, device)
+				}
+				// Busy and wait.
+				for _, st := range []struct {
+					name             string
+					busy, wait, work float64
+				}{{"sample", e.SampleBusyS, e.SampleWaitS, e.SampleS}, {"extract", e.ExtractBusyS, e.ExtractWaitS, e.ExtractS}} {
+					if st.busy < 0 || st.wait < 0 || st.busy+st.wait == 0 {
+						t.Errorf("epoch %d: %s busy %v wait %v", i, st.name, st.busy, st.wait)
+					}
+					if st.busy+st.wait < 0.9*st.work-0.002 {
+						t.Errorf("epoch %d: %s busy %v + wait %v cover less than the stage's %v s", i, st.name, st.busy, st.wait, st.work)
+					}
+				}
+				if cpu, limit := e.SampleBusyS+e.ExtractBusyS, float64(runtime.NumCPU())*e.EpochS+0.05; cpu > limit {
+					t.Errorf("epoch %d: busy %v s of CPU in a %v s epoch on %d cores", i, cpu, e.EpochS, runtime.NumCPU())
+				}
+			}
+			if check, ok := stageWallChecks[v.Name]; ok {
+				for i, e := range r.Epochs {
+					for _, c := range check(e) {
+						if c.got < c.lo-0.002 || c.got > c.hi+0.002 {
+							t.Errorf("epoch %d: %s = %.4f s, want within [%.4f, %.4f] (epoch_s %.4f)", i, c.what, c.got, c.lo, c.hi, e.EpochS)
+						}
+					}
+				}
+			}
+			first := r.Epochs[0]
+			if first.FeatureBytesRead == 0 || first.RowsFromDevice == 0 {
+				t.Errorf("cold first epoch read %d feature bytes, %d rows from the device", first.FeatureBytesRead, first.RowsFromDevice)
+			}
+		})
+	}
+}
+
+// wallCheck is one bound of a stage's busy + wait against its wall time.
+type wallCheck struct {
+	what        string
+	got, lo, hi float64
+}
+
+// stageWallChecks knows the pipelines of the variants registered today
+// (with systest's defaults): how many workers each stage has and for how
+// long they live, so busy + wait can be held against the stage's wall
+// time. Variants not listed get the checks above only.
+var stageWallChecks = map[string]func(e metrics.EpochRecord) []wallCheck{
+	// Sequential: one sampling and one gather on the main loop per batch.
+	train.ReferenceName: func(e metrics.EpochRecord) []wallCheck {
+		return []wallCheck{
+			{"sample busy+wait", e.SampleBusyS + e.SampleWaitS, 0.9 * e.SampleS, e.SampleS},
+			{"extract busy+wait", e.ExtractBusyS + e.ExtractWaitS, 0.9 * e.ExtractS, e.ExtractS},
+		}
+	},
+	// NumCPU sampling workers live from the epoch's start until every
+	// batch is dispatched (the prefetch window ends it a few batches
+	// early); the gather threads (4 × NumCPU, at most) work inside each
+	// gather.
+	"pyg+": func(e metrics.EpochRecord) []wallCheck {
+		w, g := float64(runtime.NumCPU()), float64(4*runtime.NumCPU())
+		return []wallCheck{
+			{"sample busy+wait", e.SampleBusyS + e.SampleWaitS, 0.25 * w * e.EpochS, w * e.EpochS},
+			{"extract busy+wait", e.ExtractBusyS + e.ExtractWaitS, 0.9 * e.ExtractS, (g + 1) * e.ExtractS},
+		}
+	},
+	// Four extractors live from the epoch's start until the extracting
+	// queue is drained; the samplers' work is inside their lifetime.
+	"gnndrive": func(e metrics.EpochRecord) []wallCheck {
+		return []wallCheck{
+			{"extract busy+wait", e.ExtractBusyS + e.ExtractWaitS, 0.25 * 4 * e.EpochS, 4 * e.EpochS},
+			{"sample busy+wait", e.SampleBusyS + e.SampleWaitS, e.SampleS * 0.9, 4 * e.EpochS},
+		}
+	},
+	// Each gather is one extract worker while it runs.
+	"ginex": func(e metrics.EpochRecord) []wallCheck {
+		return []wallCheck{
+			{"extract busy+wait", e.ExtractBusyS + e.ExtractWaitS, 0.9 * e.ExtractS, e.ExtractS},
+			{"sample busy+wait", e.SampleBusyS + e.SampleWaitS, e.SampleS * 0.9, float64(2*runtime.NumCPU()) * e.EpochS},
+		}
+	},
+}

@@ -1,0 +1,82 @@
+package kit
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"outcore/engine/metrics"
+	"outcore/engine/sample"
+)
+
+// ring is a random graph: node v's in-neighbours are deg random nodes.
+func ring(n, deg int) sample.Topology {
+	r := rand.New(rand.NewPCG(1, 2))
+	indptr := make([]int64, n+1)
+	var indices []int64
+	for v := 0; v < n; v++ {
+		for j := 0; j < deg; j++ {
+			indices = append(indices, r.Int64N(int64(n)))
+		}
+		indptr[v+1] = int64(len(indices))
+	}
+	return sample.Topology{Indptr: indptr, Indices: sample.MemIndices(indices)}
+}
+
+// TestSamplerPoolBusyAndWait runs the pool against a slow consumer: the
+// workers spend most of their life blocked on the full queue, so their
+// busy (CPU) time is small and busy + wait covers the workers × the
+// pool's wall time, less the tail in which workers have run out of batches.
+func TestSamplerPoolBusyAndWait(t *testing.T) {
+	topo := ring(5000, 10)
+	s, err := sample.New(topo, []int{5, 5}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, queue, nb = 3, 1, 24
+	const delay = 10 * time.Millisecond
+	var batches [][]int64
+	for b := 0; b < nb; b++ {
+		var seeds []int64
+		for i := 0; i < 50; i++ {
+			seeds = append(seeds, int64(b*50+i))
+		}
+		batches = append(batches, seeds)
+	}
+	ep := metrics.NewEpochStats()
+	t0 := time.Now()
+	pool := StartSamplers(context.Background(), s, 0, batches, 0, workers, queue, 0, ep)
+	got := 0
+	for mb := range pool.Out {
+		if mb == nil || len(mb.InputNodes) < 50 {
+			t.Fatalf("bad batch %v", mb)
+		}
+		got++
+		time.Sleep(delay) // a slow trainer: the queue stays full
+	}
+	if err := pool.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	wall := time.Since(t0).Seconds()
+	if got != nb {
+		t.Fatalf("%d batches, want %d", got, nb)
+	}
+	var r metrics.EpochRecord
+	ep.Fill(&r)
+	total := r.SampleBusyS + r.SampleWaitS
+	// Workers run out of batches once the last is taken: at most
+	// workers + queue batches (each one delay) before the end.
+	lo := workers * (wall - float64(workers+queue+1)*delay.Seconds())
+	hi := workers * wall
+	t.Logf("wall %.4f s: busy %.4f wait %.4f (sample_s %.4f), bounds [%.4f, %.4f]", wall, r.SampleBusyS, r.SampleWaitS, r.SampleS, lo, hi)
+	if total < lo || total > hi+0.001 {
+		t.Fatalf("busy %.4f + wait %.4f = %.4f, want within [%.4f, %.4f] (workers × pool wall %.4f s)", r.SampleBusyS, r.SampleWaitS, total, lo, hi, wall)
+	}
+	if r.SampleBusyS > r.SampleS+0.002 {
+		t.Fatalf("busy %.4f exceeds the time spent sampling %.4f", r.SampleBusyS, r.SampleS)
+	}
+	if r.SampleWaitS < 0.5*total {
+		t.Fatalf("wait %.4f of %.4f: workers blocked on a full queue should mostly wait", r.SampleWaitS, total)
+	}
+}
