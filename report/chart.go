@@ -67,6 +67,9 @@ const (
 	StatusPartial = "partial" // some runs gave a value, others OOM or failed
 	// StatusNoBaseline: a normalised value is missing because the baseline has none there.
 	StatusNoBaseline = "no-baseline"
+	// StatusUnmeasured: the cell's runs were recorded before the metric
+	// existed (metrics version 1, DESIGN §5).
+	StatusUnmeasured = "unmeasured"
 )
 
 // okabeIto is the Okabe–Ito palette (Okabe & Ito 2008) with a neutral grey

@@ -220,6 +220,47 @@ func measured(r RunData) bool {
 	return (r.Status == RunDone || r.Status == RunRunning) && (r.Digest != nil || r.BestVal != nil)
 }
 
+// legacyRun reports whether a run's epochs were all recorded before
+// metrics version 2 (DESIGN §5): they have no device reads by file kind,
+// rows from the device or busy/wait, and their read_amplification meant
+// bytes_read / bytes_needed.
+func legacyRun(r RunData) bool { return r.Digest != nil && r.Digest.Measured == 0 }
+
+// legacyNote is said under a chart of metrics that runs recorded before
+// metrics version 2 lack.
+const legacyNote = " Runs recorded before metrics version 2 did not measure this and are left out (their points say so); the epochs CSV keeps their bytes_read / bytes_needed as bytes_read_per_byte_needed."
+
+// onlyLegacy is the Empty text of a version-2 chart when every measured
+// run is a legacy one.
+func (c *Comparison) onlyLegacy() string {
+	any := false
+	for _, r := range c.runs {
+		if r.Digest == nil {
+			continue
+		}
+		if !legacyRun(r) {
+			return ""
+		}
+		any = true
+	}
+	if !any {
+		return ""
+	}
+	return "Every run of this experiment was recorded before metrics version 2 (DESIGN §5), which measure the device reads by file kind, the rows read from the device and workers' busy and wait time; this chart has nothing to show for them."
+}
+
+// measuredMean is a steady-epoch mean that only epochs of metrics version
+// 2 have (Digest.Measured): no value for legacy runs.
+func measuredMean(name string, scale float64) func(RunData) (float64, bool) {
+	return func(r RunData) (float64, bool) {
+		if r.Digest == nil || r.Digest.Measured == 0 {
+			return 0, false
+		}
+		v, ok := r.Digest.Mean[name]
+		return v * scale, ok
+	}
+}
+
 // mean makes a run metric of a steady-epoch mean (a stage the run did not
 // report counts 0 s); no epochs, no value.
 func mean(name string, scale float64) func(RunData) (float64, bool) {
@@ -241,7 +282,7 @@ type cell struct {
 // aggregate turns a cell's runs into a Point of f (one value per measured run).
 func aggregate(cl *cell, f func(RunData) (float64, bool)) Point {
 	var xs []float64
-	var oom, failed, pending int
+	var oom, failed, pending, legacy int
 	var ids []int64
 	for _, r := range cl.runs {
 		ids = append(ids, r.ID)
@@ -255,6 +296,8 @@ func aggregate(cl *cell, f func(RunData) (float64, bool)) Point {
 		default:
 			if v, ok := f(r); ok {
 				xs = append(xs, v)
+			} else if legacyRun(r) {
+				legacy++
 			} else {
 				pending++
 			}
@@ -278,8 +321,17 @@ func aggregate(cl *cell, f func(RunData) (float64, bool)) Point {
 	case failed > 0:
 		p.Status = StatusFailed
 		p.Detail = fmt.Sprintf("%d of %d runs failed or stopped", failed, total)
+	case legacy > 0 && pending == 0:
+		p.Status = StatusUnmeasured
 	default:
 		p.Status = StatusPending
+	}
+	if legacy > 0 {
+		note := fmt.Sprintf("%d of %d runs recorded before metrics version 2 did not measure this", legacy, total)
+		if p.Detail != "" {
+			note = p.Detail + "; " + note
+		}
+		p.Detail = note
 	}
 	return p
 }
@@ -287,7 +339,7 @@ func aggregate(cl *cell, f func(RunData) (float64, bool)) Point {
 // ChartIDs lists the experiment page's charts in page order.
 var ChartIDs = []string{
 	"epoch-vs-mem", "epoch-vs-dim", "epoch-vs-batch", "normalised", "stages",
-	"hit-vs-mem", "tier-hits", "disk-read", "amplification", "time-to-accuracy", "accuracy",
+	"hit-vs-mem", "tier-hits", "disk-read", "disk-read-kind", "amplification", "worker-time", "time-to-accuracy", "accuracy",
 }
 
 // Chart builds one view by id; baseline names the variant the normalised
@@ -331,14 +383,18 @@ func (c *Comparison) chart(id, baseline string) (Chart, bool) {
 	case "disk-read":
 		return c.perCell(id, "Disk read per epoch", "MiB read from the device per epoch",
 			"DiskGNN Table 1", mean("bytes_read", 1.0/(1<<20))), true
+	case "disk-read-kind":
+		return c.diskReadKind(), true
 	case "amplification":
-		return c.perCell(id, "Read amplification", "bytes read / bytes needed",
-			"DiskGNN Fig. 10", func(r RunData) (float64, bool) {
-				if r.Digest == nil || r.Digest.BytesNeeded == 0 {
-					return 0, false
-				}
-				return r.Digest.BytesRead / r.Digest.BytesNeeded, true
-			}), true
+		ch := c.perCell(id, "Read amplification", "feature bytes read / bytes of the rows read",
+			"DiskGNN Fig. 10", func(r RunData) (float64, bool) { return r.Digest.Amplification() })
+		ch.Note = "Feature bytes read from the device per byte of the feature rows read from the device (feature_bytes_read / (rows_from_device × row size), DESIGN §5): what fetching a row costs, 1 when exactly the rows are read, more for whole blocks or pages around them, below 1 when rows read together share blocks. Cache hits do not lower it (see the hit-ratio charts). " + ch.Note + legacyNote
+		if e := c.onlyLegacy(); e != "" {
+			ch.Empty = e
+		}
+		return ch, true
+	case "worker-time":
+		return c.workerTime(), true
 	case "time-to-accuracy":
 		return c.timeToAccuracy(), true
 	case "accuracy":
@@ -636,6 +692,62 @@ func (c *Comparison) stages() Chart {
 		ch.Series = append(ch.Series, s)
 	}
 	return ch
+}
+
+// stacked makes a stacked-bar chart, one bar per variant and grid point,
+// one layer per (name, f).
+func (c *Comparison) stacked(ch Chart, layers []string, f func(layer string) func(RunData) (float64, bool)) Chart {
+	if len(c.runs) == 0 {
+		ch.Empty = "No runs yet."
+		return ch
+	}
+	cats, idx := c.variantCellCategories()
+	ch.Categories = cats
+	for i, name := range layers {
+		col, mk := style(i + 1)
+		s := Series{Name: name, Color: col, Marker: mk, Stack: ch.ID}
+		cells := map[int]*cell{}
+		for _, r := range c.runs {
+			j := idx(r)
+			if cells[j] == nil {
+				cells[j] = &cell{x: float64(j), label: cats[j]}
+			}
+			cells[j].runs = append(cells[j].runs, r)
+		}
+		for _, cl := range cells {
+			s.Points = append(s.Points, aggregate(cl, f(name)))
+		}
+		sortPoints(s.Points)
+		ch.Series = append(ch.Series, s)
+	}
+	if e := c.onlyLegacy(); e != "" {
+		ch.Empty = e
+	}
+	return ch
+}
+
+// diskReadKind is the device reads per epoch by file kind: features,
+// topology and the rest (DiskGNN Table 1, split as DESIGN §5 measures it).
+func (c *Comparison) diskReadKind() Chart {
+	ch := Chart{ID: "disk-read-kind", Title: "Disk read per epoch by file kind", XLabel: "variant · grid point", YLabel: "MiB read from the device per epoch",
+		XType: "category", YType: "value", Kind: "stack",
+		Note: "Bytes read from the block device per steady epoch: feature files (features.bin and a variant's own copies of feature rows), topology files (indices, a neighbour cache on disk) and the rest of the process's reads (runtime files and others), mean over repeated runs ± one standard deviation per layer; n in the tooltip and CSV. Direct I/O is counted exactly; memory-mapped files by the page-fault reads of the threads that touch them (DESIGN §5). After DiskGNN Table 1." + legacyNote}
+	key := map[string]string{"features": "feature_bytes_read", "topology": "topology_bytes_read", "other": "other_bytes_read"}
+	return c.stacked(ch, []string{"features", "topology", "other"}, func(l string) func(RunData) (float64, bool) {
+		return measuredMean(key[l], 1.0/(1<<20))
+	})
+}
+
+// workerTime is the busy and wait worker-seconds of the sampling and
+// extracting stages per epoch (DESIGN §5).
+func (c *Comparison) workerTime() Chart {
+	ch := Chart{ID: "worker-time", Title: "Sampler and extractor time: busy and waiting", XLabel: "variant · grid point", YLabel: "worker-seconds per epoch",
+		XType: "category", YType: "value", Kind: "stack",
+		Note: "Worker-seconds per steady epoch of the sampling and extracting stages, summed over each stage's workers (sampling goroutines, extractors, gather threads): busy is their CPU time, wait the rest of the time they belonged to the stage — blocked on queues, on the device, on another worker's reads, or runnable without a core (DESIGN §5). Mean over repeated runs ± one standard deviation per layer." + legacyNote}
+	key := map[string]string{"sample busy": "sample_busy_s", "sample wait": "sample_wait_s", "extract busy": "extract_busy_s", "extract wait": "extract_wait_s"}
+	return c.stacked(ch, []string{"sample busy", "sample wait", "extract busy", "extract wait"}, func(l string) func(RunData) (float64, bool) {
+		return measuredMean(key[l], 1)
+	})
 }
 
 // variantCellCategories are "variant · grid point" labels in variant then grid order.

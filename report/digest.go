@@ -23,6 +23,33 @@ type Digest struct {
 	BytesRead, BytesNeeded float64
 	BestVal, TestAtBest    float64 // best validation accuracy and the test accuracy at that epoch
 	Curve                  []CurvePoint
+	// Measured is the steady epochs recorded with metrics version 2 or
+	// later (DESIGN §5); only they have the device reads by file kind,
+	// rows from the device, rows shared in flight and busy/wait, whose
+	// means are in Mean ("feature_bytes_read", "topology_bytes_read",
+	// "other_bytes_read", "rows_from_device", "rows_shared_in_flight",
+	// "sample_busy_s", "sample_wait_s", "extract_busy_s",
+	// "extract_wait_s") only when Measured > 0.
+	Measured int
+	// FeatureBytes and DeviceRowBytes sum feature_bytes_read and
+	// rows_from_device × row size over those epochs that read rows from
+	// the device: their ratio is the run's read amplification.
+	FeatureBytes, DeviceRowBytes float64
+}
+
+// MeasuredKeys are the Mean keys of epochs with metrics version 2.
+var MeasuredKeys = []string{"feature_bytes_read", "topology_bytes_read", "other_bytes_read", "rows_from_device",
+	"rows_shared_in_flight", "sample_busy_s", "sample_wait_s", "extract_busy_s", "extract_wait_s"}
+
+// Amplification is the run's read amplification, feature bytes read per
+// byte of the rows read from the device (DESIGN §5), over its steady
+// epochs recorded with metrics version 2; false when there are none or no
+// row came from the device.
+func (d *Digest) Amplification() (float64, bool) {
+	if d == nil || d.Measured == 0 || d.DeviceRowBytes == 0 {
+		return 0, false
+	}
+	return d.FeatureBytes / d.DeviceRowBytes, true
 }
 
 // CurvePoint is one epoch on the time-to-accuracy curve.
@@ -46,6 +73,7 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 		anySteady = anySteady || !e.Warmup
 	}
 	extra := map[string]bool{}
+	measured := map[string]float64{}
 	seenEval := false
 	for _, e := range eps {
 		if Evaluated(e) {
@@ -83,9 +111,30 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 		d.Lookups += float64(most)
 		d.BytesRead += float64(e.BytesRead)
 		d.BytesNeeded += float64(e.BytesNeeded)
+		if e.MetricsVersion >= 2 {
+			d.Measured++
+			other := max(0, e.BytesRead-e.FeatureBytesRead-e.TopologyBytesRead)
+			for k, v := range map[string]float64{
+				"feature_bytes_read": float64(e.FeatureBytesRead), "topology_bytes_read": float64(e.TopologyBytesRead),
+				"other_bytes_read": float64(other), "rows_from_device": float64(e.RowsFromDevice),
+				"rows_shared_in_flight": float64(e.RowsSharedInFlight),
+				"sample_busy_s":         e.SampleBusyS, "sample_wait_s": e.SampleWaitS,
+				"extract_busy_s": e.ExtractBusyS, "extract_wait_s": e.ExtractWaitS,
+			} {
+				measured[k] += v
+			}
+			if e.ReadAmplification > 0 {
+				// amplification = feature bytes / (rows × row size)
+				d.FeatureBytes += float64(e.FeatureBytesRead)
+				d.DeviceRowBytes += float64(e.FeatureBytesRead) / e.ReadAmplification
+			}
+		}
 	}
 	for k := range d.Mean {
 		d.Mean[k] /= float64(d.Steady)
+	}
+	for k, v := range measured {
+		d.Mean[k] = v / float64(d.Measured)
 	}
 	for k := range extra {
 		if !contains(standardStages, k) {

@@ -272,7 +272,7 @@ func statusWord(s string) string {
 		return "OOM"
 	case StatusFailed:
 		return "failed"
-	case StatusNoBaseline:
+	case StatusNoBaseline, StatusUnmeasured:
 		return "n/a"
 	}
 	return ""

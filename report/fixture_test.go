@@ -24,7 +24,17 @@ func fixtureRuns() []RunData {
 					var eps []metrics.EpochRecord
 					for e := 0; e < 3; e++ {
 						t := float64(3-vi)*(1+float64(2-li)*0.5) + float64(rep)*0.1 + float64(e)*0.01
+						// Rows from the device are the device tier's;
+						// each costs (4-li-vi) rows' worth of bytes
+						// (the read amplification), rows of 512 B.
+						devRows := int64(700 - 100*li - 50*vi)
+						amp := float64(4 - li - vi)
+						feat := int64(float64(devRows*512) * amp)
+						topo := int64(64<<10) * int64(vi+1)
 						eps = append(eps, metrics.EpochRecord{
+							MetricsVersion:   metrics.EpochMetricsVersion,
+							FeatureBytesRead: feat, TopologyBytesRead: topo, RowsFromDevice: devRows,
+							SampleBusyS: t * 0.1, SampleWaitS: t * 0.3, ExtractBusyS: t * 0.2, ExtractWaitS: t * 0.6,
 							Type: "epoch", Epoch: e, Warmup: e == 0, EpochS: t,
 							SampleS: t * 0.2, ExtractS: t * 0.5, TrainS: t * 0.3, StallS: t * 0.1,
 							Stages:  map[string]float64{"inspect_s": 0.05 * float64(vi)},
@@ -33,8 +43,8 @@ func fixtureRuns() []RunData {
 								"cpu":    {Lookups: 1000, Hits: int64(300 + 100*li + 50*vi)},
 								"device": {Lookups: int64(700 - 100*li - 50*vi), Hits: int64(700 - 100*li - 50*vi)},
 							},
-							BytesNeeded: 1 << 20, BytesRead: int64((4 - li - vi) << 20),
-							ReadAmplification: float64(4 - li - vi),
+							BytesNeeded: 1000 * 512, BytesRead: feat + topo + 4096,
+							ReadAmplification: amp,
 							ValAcc:            0.5 + 0.1*float64(e) + 0.01*float64(vi), TestAcc: 0.48 + 0.1*float64(e),
 							TrainLoss: 1.0 / float64(e+1), WallS: float64(e+1) * t,
 						})

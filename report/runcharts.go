@@ -8,13 +8,13 @@ import (
 )
 
 // RunChartIDs lists the run page's charts in page order.
-var RunChartIDs = []string{"run-stages", "run-accuracy", "run-util", "run-memory", "run-disk"}
+var RunChartIDs = []string{"run-stages", "run-accuracy", "run-reads", "run-workers", "run-util", "run-memory", "run-disk"}
 
 // RunCharts builds the run page's charts: stage seconds per epoch, accuracy
 // per epoch, and the per-second CPU/GPU/iowait, memory and disk timeline
 // (GNNDrive Fig. 3, 11).
 func RunCharts(epochs []store.Epoch, samples []store.Sample) []Chart {
-	return []Chart{runStages(epochs), runAccuracy(epochs), runUtil(samples), runMemory(samples), runDisk(samples)}
+	return []Chart{runStages(epochs), runAccuracy(epochs), runReads(epochs), runWorkers(epochs), runUtil(samples), runMemory(samples), runDisk(samples)}
 }
 
 // RunChart builds one of the run page's charts by id.
@@ -57,6 +57,76 @@ func runStages(epochs []store.Epoch) Chart {
 		ch.Series = append(ch.Series, s)
 	}
 	return ch
+}
+
+// perEpochStack is a stacked bar per epoch, one layer per metric, over
+// the epochs recorded with metrics version 2 (DESIGN §5).
+func perEpochStack(ch Chart, epochs []store.Epoch, layers []string, f func(layer string, e metrics.EpochRecord) float64) Chart {
+	if len(epochs) == 0 {
+		ch.Empty = "No epoch has finished yet."
+		return ch
+	}
+	var eps []store.Epoch
+	for _, e := range epochs {
+		if e.MetricsVersion >= 2 {
+			eps = append(eps, e)
+		}
+	}
+	if len(eps) == 0 {
+		ch.Empty = "This run was recorded before metrics version 2 (DESIGN §5), which measures the device reads by file kind and workers' busy and wait time; its epochs have no such numbers (the epochs CSV keeps bytes_read / bytes_needed as bytes_read_per_byte_needed)."
+		return ch
+	}
+	for _, e := range eps {
+		label := fmt.Sprintf("%d", e.EpochRecord.Epoch)
+		if e.Warmup {
+			label += " (w)"
+		}
+		ch.Categories = append(ch.Categories, label)
+	}
+	for i, name := range layers {
+		col, mk := style(i + 1)
+		s := Series{Name: name, Color: col, Marker: mk, Stack: ch.ID}
+		for j, e := range eps {
+			s.Points = append(s.Points, one(float64(j), ch.Categories[j], f(name, e.EpochRecord)))
+		}
+		ch.Series = append(ch.Series, s)
+	}
+	return ch
+}
+
+// runReads is the device reads of each epoch by file kind.
+func runReads(epochs []store.Epoch) Chart {
+	ch := Chart{ID: "run-reads", Title: "Disk read per epoch by file kind", XLabel: "epoch", YLabel: "MiB",
+		XType: "category", YType: "value", Kind: "stack",
+		Note: "Bytes each epoch read from the block device (one run, n = 1): feature files, topology files and the rest of the process's reads; evaluation excluded. Direct I/O is counted exactly, memory-mapped files by the page-fault reads of the threads that touch them (DESIGN §5)."}
+	return perEpochStack(ch, epochs, []string{"features", "topology", "other"}, func(l string, e metrics.EpochRecord) float64 {
+		switch l {
+		case "features":
+			return float64(e.FeatureBytesRead) / (1 << 20)
+		case "topology":
+			return float64(e.TopologyBytesRead) / (1 << 20)
+		}
+		return float64(max(0, e.BytesRead-e.FeatureBytesRead-e.TopologyBytesRead)) / (1 << 20)
+	})
+}
+
+// runWorkers is each epoch's busy and wait worker-seconds of sampling and
+// extracting.
+func runWorkers(epochs []store.Epoch) Chart {
+	ch := Chart{ID: "run-workers", Title: "Samplers and extractors: busy and waiting", XLabel: "epoch", YLabel: "worker-seconds",
+		XType: "category", YType: "value", Kind: "stack",
+		Note: "Worker-seconds of each epoch's sampling and extracting stages, summed over their workers (one run, n = 1): busy is CPU time, wait the rest of the time the workers belonged to the stage — blocked on queues, the device, other workers' reads, or waiting for a core (DESIGN §5)."}
+	return perEpochStack(ch, epochs, []string{"sample busy", "sample wait", "extract busy", "extract wait"}, func(l string, e metrics.EpochRecord) float64 {
+		switch l {
+		case "sample busy":
+			return e.SampleBusyS
+		case "sample wait":
+			return e.SampleWaitS
+		case "extract busy":
+			return e.ExtractBusyS
+		}
+		return e.ExtractWaitS
+	})
 }
 
 func runAccuracy(epochs []store.Epoch) Chart {

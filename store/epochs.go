@@ -21,8 +21,14 @@ type Epoch struct {
 const epochInsertSQL = `
 	INSERT OR REPLACE INTO epochs(run_id, epoch, warmup, epoch_s, sample_s, extract_s, train_s, stall_s,
 		batches, bytes_needed, bytes_read, read_amplification, train_loss, train_acc, val_acc, test_acc,
-		eval_s, wall_s, stages_json, tiers_json, received_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		eval_s, wall_s, stages_json, tiers_json, received_at,
+		metrics_version, feature_bytes_read, topology_bytes_read, rows_from_device, rows_shared_in_flight,
+		sample_busy_s, sample_wait_s, extract_busy_s, extract_wait_s)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// epochVersion is the metrics version a record is stored under: records
+// without the field follow the original contract, version 1.
+func epochVersion(e *metrics.EpochRecord) int { return max(e.MetricsVersion, 1) }
 
 func epochArgs(runID int64, e *metrics.EpochRecord, received int64) ([]any, error) {
 	stages, tiers := []byte("{}"), []byte("{}")
@@ -39,7 +45,9 @@ func epochArgs(runID int64, e *metrics.EpochRecord, received int64) ([]any, erro
 	}
 	return []any{runID, e.Epoch, b2i(e.Warmup), e.EpochS, e.SampleS, e.ExtractS, e.TrainS, e.StallS,
 		e.Batches, e.BytesNeeded, e.BytesRead, e.ReadAmplification, e.TrainLoss, e.TrainAcc, e.ValAcc, e.TestAcc,
-		e.EvalS, e.WallS, string(stages), string(tiers), received}, nil
+		e.EvalS, e.WallS, string(stages), string(tiers), received,
+		epochVersion(e), e.FeatureBytesRead, e.TopologyBytesRead, e.RowsFromDevice, e.RowsSharedInFlight,
+		e.SampleBusyS, e.SampleWaitS, e.ExtractBusyS, e.ExtractWaitS}, nil
 }
 
 // InsertEpoch stores one epoch of a run (replacing an earlier record of the
@@ -61,15 +69,21 @@ func (t *Tx) InsertEpoch(runID int64, e *metrics.EpochRecord) error {
 
 const epochCols = `run_id, epoch, warmup, epoch_s, sample_s, extract_s, train_s, stall_s,
 	batches, bytes_needed, bytes_read, read_amplification, train_loss, train_acc, val_acc, test_acc,
-	eval_s, wall_s, stages_json, tiers_json, received_at`
+	eval_s, wall_s, stages_json, tiers_json, received_at,
+	metrics_version, feature_bytes_read, topology_bytes_read, rows_from_device, rows_shared_in_flight,
+	sample_busy_s, sample_wait_s, extract_busy_s, extract_wait_s`
 
+// scanEpoch reads a row of epochCols. Rows stored before metrics version 2
+// come back with MetricsVersion 1 and the fields added since at 0.
 func scanEpoch(sc interface{ Scan(...any) error }) (Epoch, error) {
 	var e Epoch
 	var stages, tiers string
 	var received sql.NullInt64
 	err := sc.Scan(&e.RunID, &e.EpochRecord.Epoch, &e.Warmup, &e.EpochS, &e.SampleS, &e.ExtractS, &e.TrainS, &e.StallS,
 		&e.Batches, &e.BytesNeeded, &e.BytesRead, &e.ReadAmplification, &e.TrainLoss, &e.TrainAcc, &e.ValAcc, &e.TestAcc,
-		&e.EvalS, &e.WallS, &stages, &tiers, &received)
+		&e.EvalS, &e.WallS, &stages, &tiers, &received,
+		&e.MetricsVersion, &e.FeatureBytesRead, &e.TopologyBytesRead, &e.RowsFromDevice, &e.RowsSharedInFlight,
+		&e.SampleBusyS, &e.SampleWaitS, &e.ExtractBusyS, &e.ExtractWaitS)
 	if err != nil {
 		return e, err
 	}

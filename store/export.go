@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"outcore/engine/metrics"
 )
 
 // What ExportCSV exports: one row per run, per epoch or per sample.
@@ -221,10 +223,16 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 	if err != nil {
 		return err
 	}
+	// Records before metrics version 2 did not measure the I/O split,
+	// rows and busy/wait: their cells are empty, not 0, and their
+	// read_amplification (then bytes_read / bytes_needed) is in
+	// bytes_read_per_byte_needed only (DESIGN §5).
 	header := append(append([]string{}, cellCols...),
-		"epoch", "warmup", "epoch_s", "sample_s", "extract_s", "train_s", "stall_s", "batches",
-		"bytes_needed", "bytes_read", "read_amplification", "train_loss", "train_acc", "val_acc", "test_acc",
-		"eval_s", "wall_s")
+		"epoch", "warmup", "metrics_version", "epoch_s", "sample_s", "extract_s", "train_s", "stall_s", "batches",
+		"bytes_needed", "bytes_read", "feature_bytes_read", "topology_bytes_read", "rows_from_device",
+		"rows_shared_in_flight", "read_amplification", "bytes_read_per_byte_needed",
+		"sample_busy_s", "sample_wait_s", "extract_busy_s", "extract_wait_s",
+		"train_loss", "train_acc", "val_acc", "test_acc", "eval_s", "wall_s")
 	for _, k := range stageKeys {
 		header = append(header, "stage_"+strings.TrimSuffix(k, "_s")+"_s")
 	}
@@ -251,10 +259,22 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 			}
 			rec = rec[:0]
 			rec = append(rec, rc.cells...)
-			rec = append(rec, strconv.Itoa(e.EpochRecord.Epoch), strconv.Itoa(b2i(e.Warmup)), fmtF(e.EpochS), fmtF(e.SampleS),
-				fmtF(e.ExtractS), fmtF(e.TrainS), fmtF(e.StallS), strconv.Itoa(e.Batches), fmtI(e.BytesNeeded),
-				fmtI(e.BytesRead), fmtF(e.ReadAmplification), fmtF(e.TrainLoss), fmtF(e.TrainAcc), fmtF(e.ValAcc),
-				fmtF(e.TestAcc), fmtF(e.EvalS), fmtF(e.WallS))
+			rec = append(rec, strconv.Itoa(e.EpochRecord.Epoch), strconv.Itoa(b2i(e.Warmup)), strconv.Itoa(e.MetricsVersion),
+				fmtF(e.EpochS), fmtF(e.SampleS), fmtF(e.ExtractS), fmtF(e.TrainS), fmtF(e.StallS), strconv.Itoa(e.Batches),
+				fmtI(e.BytesNeeded), fmtI(e.BytesRead))
+			if e.MetricsVersion >= 2 {
+				rec = append(rec, fmtI(e.FeatureBytesRead), fmtI(e.TopologyBytesRead), fmtI(e.RowsFromDevice),
+					fmtI(e.RowsSharedInFlight), fmtF(e.ReadAmplification))
+			} else {
+				rec = append(rec, "", "", "", "", "")
+			}
+			rec = append(rec, fmtF(metrics.BytesReadPerNeeded(e.BytesRead, e.BytesNeeded)))
+			if e.MetricsVersion >= 2 {
+				rec = append(rec, fmtF(e.SampleBusyS), fmtF(e.SampleWaitS), fmtF(e.ExtractBusyS), fmtF(e.ExtractWaitS))
+			} else {
+				rec = append(rec, "", "", "", "")
+			}
+			rec = append(rec, fmtF(e.TrainLoss), fmtF(e.TrainAcc), fmtF(e.ValAcc), fmtF(e.TestAcc), fmtF(e.EvalS), fmtF(e.WallS))
 			for _, k := range stageKeys {
 				if v, ok := e.Stages[k]; ok {
 					rec = append(rec, fmtF(v))

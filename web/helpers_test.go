@@ -83,9 +83,12 @@ type testEnv struct {
 	token string
 }
 
-func newEnv(t testing.TB) *testEnv {
+func newEnv(t testing.TB) *testEnv { return newEnvIn(t, t.TempDir()) }
+
+// newEnvIn is newEnv on a data directory the test may have prepared (a
+// database written by an older outcore, say).
+func newEnvIn(t testing.TB, dir string) *testEnv {
 	t.Helper()
-	dir := t.TempDir()
 	copyDir(t, tinyDir, filepath.Join(dataset.DatasetsDir(dir), "tiny"))
 	ctx := context.Background()
 	st, err := store.OpenDataDir(ctx, dir)

@@ -239,9 +239,21 @@ func epochRow(runID int64, e metrics.EpochRecord) views.EpochRow {
 		RunID: runID, Epoch: e.Epoch, Warmup: e.Warmup,
 		EpochS: fmtF(e.EpochS), SampleS: fmtF(e.SampleS), ExtractS: fmtF(e.ExtractS), TrainS: fmtF(e.TrainS), StallS: fmtF(e.StallS),
 		Batches: strconv.Itoa(e.Batches), HitRatio: hit,
-		ReadMiB: fmtF(float64(e.BytesRead) / (1 << 20)), Amplification: fmtF(e.ReadAmplification),
+		ReadMiB: fmtF(float64(e.BytesRead) / (1 << 20)), Amplification: "–", FeatMiB: "–", TopoMiB: "–",
 		Loss: fmtF(e.TrainLoss), TrainAcc: fmtF(e.TrainAcc), ValAcc: "–", TestAcc: "–",
 		WallS: fmtF(e.WallS),
+	}
+	if e.MetricsVersion >= 2 {
+		row.FeatMiB = fmtF(float64(e.FeatureBytesRead) / (1 << 20))
+		row.TopoMiB = fmtF(float64(e.TopologyBytesRead) / (1 << 20))
+		row.AmpTitle = fmt.Sprintf("%d feature bytes read for %d rows from the device", e.FeatureBytesRead, e.RowsFromDevice)
+		if e.RowsFromDevice > 0 {
+			row.Amplification = fmtF(e.ReadAmplification)
+		}
+	} else {
+		// Before metrics version 2, read_amplification was bytes_read /
+		// bytes_needed (DESIGN §5): not the same quantity.
+		row.AmpTitle = fmt.Sprintf("recorded before metrics version 2: not measured (bytes read / bytes needed was %s)", fmtF(e.ReadAmplification))
 	}
 	if report.Evaluated(e) { // epochs skipped by eval_every have no accuracy
 		row.ValAcc, row.TestAcc = fmtF(e.ValAcc), fmtF(e.TestAcc)

@@ -279,8 +279,9 @@ func (b *progressBar) epoch(r metrics.EpochRecord) {
 	if r.Warmup {
 		warm = " (warm-up)"
 	}
-	fmt.Fprintf(b.w, "epoch %d%s: %.2fs  loss %.4f  train %.4f  val %.4f  test %.4f  read %.1f MB (x%.2f)\n",
-		r.Epoch, warm, r.EpochS, r.TrainLoss, r.TrainAcc, r.ValAcc, r.TestAcc, float64(r.BytesRead)/1e6, r.ReadAmplification)
+	fmt.Fprintf(b.w, "epoch %d%s: %.2fs  loss %.4f  train %.4f  val %.4f  test %.4f  read %.1f MB (features %.1f, topology %.1f; x%.2f per row from the device)\n",
+		r.Epoch, warm, r.EpochS, r.TrainLoss, r.TrainAcc, r.ValAcc, r.TestAcc, float64(r.BytesRead)/1e6,
+		float64(r.FeatureBytesRead)/1e6, float64(r.TopologyBytesRead)/1e6, r.ReadAmplification)
 	b.drawn = false
 }
 

@@ -91,7 +91,7 @@
     plus: "path://M4,0 H6 V4 H10 V6 H6 V10 H4 V6 H0 V4 H4 Z"
   };
   var dashes = ["solid", "dashed", "dotted", [6, 2, 1.5, 2]];
-  var statusWord = { oom: "OOM", failed: "failed", "no-baseline": "n/a" };
+  var statusWord = { oom: "OOM", failed: "failed", "no-baseline": "n/a", unmeasured: "n/a" };
 
   function fmtBytes(v) {
     var u = ["B", "KiB", "MiB", "GiB", "TiB"], i = 0;

@@ -45,9 +45,26 @@ func Grid() []Run {
 	return runs
 }
 
-// Epoch is a plausible epoch record: stage seconds, two cache tiers, read
-// amplification 3 and accuracy rising with the epoch.
+// Epoch is a plausible epoch record of the current metrics version
+// (DESIGN §5): stage seconds, two cache tiers, 600 rows of 128 B from the
+// device at read amplification 3, 1 MiB of topology, busy and wait time,
+// and accuracy rising with the epoch.
 func Epoch(epoch int, secs float64) metrics.EpochRecord {
+	e := LegacyEpoch(epoch, secs)
+	e.MetricsVersion = metrics.EpochMetricsVersion
+	e.RowsFromDevice = 600
+	e.FeatureBytesRead = 600 * 128 * 3
+	e.TopologyBytesRead = 1 << 20
+	e.ReadAmplification = 3
+	e.SampleBusyS, e.SampleWaitS = secs*0.1, secs*0.3
+	e.ExtractBusyS, e.ExtractWaitS = secs*0.2, secs*0.6
+	return e
+}
+
+// LegacyEpoch is an epoch record as outcore wrote them before metrics
+// version 2: no metrics_version, no device reads by file kind, rows or
+// busy/wait, and read_amplification = bytes_read / bytes_needed (3).
+func LegacyEpoch(epoch int, secs float64) metrics.EpochRecord {
 	return metrics.EpochRecord{Type: metrics.TypeEpoch, Epoch: epoch, Warmup: epoch == 0, EpochS: secs,
 		SampleS: secs * 0.2, ExtractS: secs * 0.5, TrainS: secs * 0.3, StallS: secs * 0.1, Batches: 8,
 		Tiers:       map[string]metrics.TierCount{"cpu": {Lookups: 1000, Hits: 400}, "device": {Lookups: 600, Hits: 600}},

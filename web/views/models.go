@@ -199,6 +199,8 @@ type EpochRow struct {
 	EpochS, SampleS, ExtractS, TrainS, StallS string
 	Batches                                   string
 	HitRatio, ReadMiB, Amplification          string
+	FeatMiB, TopoMiB                          string // "–" for epochs before metrics version 2
+	AmpTitle                                  string // what Amplification means for this epoch
 	Loss, TrainAcc, ValAcc, TestAcc, WallS    string
 }
 
