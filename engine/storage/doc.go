@@ -55,4 +55,15 @@
 //   - Stats are atomic counters aggregated over all Readers of a File; each
 //     Reader adds its counts when a ReadRows, ReadRange, Submit or Reap call
 //     returns.
+//
+// # Device reads (docs/DESIGN.md §5)
+//
+// Stats.DeviceBytes and DeviceRows are what the block device delivered:
+// for direct I/O the aligned bytes read and every row read (ReadRows,
+// RowRequest); for mmap the reads of the copying thread, measured with
+// metrics.ThreadMeter around the copies, and the rows whose own copy read
+// (checked one by one for rows mincore found not resident). A File opened
+// with Options.Account adds them to that account under Options.Kind (by
+// default the kind the account gives the file's name), which is how a run
+// sums feature and topology reads over every file its variant opens.
 package storage
