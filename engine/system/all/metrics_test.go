@@ -17,14 +17,19 @@ import (
 //   - metrics version 2; read_amplification is feature_bytes_read /
 //     (rows_from_device × row size), and at least 1 (whole blocks or
 //     pages are read for every row from the device);
-//   - the first, cold epoch reads features from the device, and the
-//     feature and topology split is the device reads of the process:
-//     together no more than bytes_read, and the rest (other files) small;
+//   - the feature and topology split is part of the process's device
+//     reads (together no more than bytes_read), and rows looked up on the
+//     device come with feature bytes read;
 //   - every looked-up row is counted once: tier hits plus rows shared in
 //     flight are the rows needed, and no row is counted twice;
 //   - rows_from_device covers the device tier;
 //   - busy and wait worker time cover the stage time, and busy (CPU
 //     time) never exceeds what the cores could give in the epoch.
+//
+// For the variants registered today it also holds busy + wait against the
+// stages' wall time (their worker counts are known), requires the cold
+// first epoch to read features, and the reads outside features and
+// topology to be small.
 func TestVariantsReportHonestMetrics(t *testing.T) {
 	for _, v := range train.Variants() {
 		t.Run(v.Name, func(t *testing.T) {
@@ -59,9 +64,6 @@ func TestVariantsReportHonestMetrics(t *testing.T) {
 				if split > e.BytesRead {
 					t.Errorf("epoch %d: feature %d + topology %d bytes exceed the process's device reads %d", i, e.FeatureBytesRead, e.TopologyBytesRead, e.BytesRead)
 				}
-				if other := e.BytesRead - split; other > e.BytesRead/4+64<<10 {
-					t.Errorf("epoch %d: %d of %d device bytes are neither features nor topology", i, other, e.BytesRead)
-				}
 				// Every looked-up row counted once.
 				var hits, device int64
 				for name, tc := range e.Tiers {
@@ -82,6 +84,9 @@ func TestVariantsReportHonestMetrics(t *testing.T) {
 				if e.RowsFromDevice < device {
 					t.Errorf("epoch %d: rows_from_device %d < device-tier rows %d", i, e.RowsFromDevice, device)
 				}
+				if device > 0 && e.FeatureBytesRead == 0 {
+					t.Errorf("epoch %d: %d rows looked up on the device but no feature bytes read (files not in the run's read account?)", i, device)
+				}
 				// Busy and wait.
 				for _, st := range []struct {
 					name             string
@@ -98,13 +103,22 @@ func TestVariantsReportHonestMetrics(t *testing.T) {
 					t.Errorf("epoch %d: busy %v s of CPU in a %v s epoch on %d cores", i, cpu, e.EpochS, runtime.NumCPU())
 				}
 			}
-			if check, ok := stageWallChecks[v.Name]; ok {
-				for i, e := range r.Epochs {
-					for _, c := range check(e) {
-						if c.got < c.lo-0.002 || c.got > c.hi+0.002 {
-							t.Errorf("epoch %d: %s = %.4f s, want within [%.4f, %.4f] (epoch_s %.4f)", i, c.what, c.got, c.lo, c.hi, e.EpochS)
-						}
+			check, known := stageWallChecks[v.Name]
+			if !known {
+				return
+			}
+			// The variants registered today read every file they need in
+			// the epoch through the account (nothing else but a little
+			// of the binary's own pages), and their cold first epoch reads
+			// features from the device.
+			for i, e := range r.Epochs {
+				for _, c := range check(e) {
+					if c.got < c.lo-0.002 || c.got > c.hi+0.002 {
+						t.Errorf("epoch %d: %s = %.4f s, want within [%.4f, %.4f] (epoch_s %.4f)", i, c.what, c.got, c.lo, c.hi, e.EpochS)
 					}
+				}
+				if other := e.BytesRead - e.FeatureBytesRead - e.TopologyBytesRead; other > e.BytesRead/10+64<<10 {
+					t.Errorf("epoch %d: %d of %d device bytes are neither features nor topology", i, other, e.BytesRead)
 				}
 			}
 			first := r.Epochs[0]
