@@ -103,9 +103,9 @@ func (r *mmapReader) ReadRows(ctx context.Context, ids []int64, dst []byte) erro
 		}
 		// The row may fault: a read of the thread during its copy makes
 		// it a row from the device.
-		before := metrics.ThreadReadBytes()
+		before := osutil.ThreadReadBytes()
 		r.copySpan(id*rb, d)
-		if metrics.ThreadReadBytes() > before {
+		if osutil.ThreadReadBytes() > before {
 			r.t.deviceRows++
 		}
 	}
@@ -150,7 +150,6 @@ func (r *mmapReader) notResident(ids []int64, rb int64) []bool {
 	return r.miss
 }
 
-
 // ReadRange implements Reader.
 func (r *mmapReader) ReadRange(ctx context.Context, off int64, dst []byte) error {
 	if err := r.f.checkRange(off, len(dst)); err != nil {
@@ -187,11 +186,11 @@ func (r *mmapReader) Submit(reqs []Request) error {
 	}
 	m := metrics.StartThreadMeter()
 	for i := range reqs {
-		before := metrics.ThreadReadBytes()
+		before := osutil.ThreadReadBytes()
 		r.copySpan(reqs[i].Off, reqs[i].Dst)
 		if reqs[i].row {
 			r.t.rows++
-			if metrics.ThreadReadBytes() > before {
+			if osutil.ThreadReadBytes() > before {
 				r.t.deviceRows++
 			}
 		}

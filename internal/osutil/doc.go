@@ -11,6 +11,8 @@
 //   - /proc readers: this process's disk reads (/proc/self/io), RSS, peak
 //     RSS and anonymous RSS (/proc/self/status), CPU time, the machine's
 //     iowait and memory size;
+//   - the calling thread's disk reads and CPU time (ThreadReadBytes,
+//     ThreadCPU), behind metrics.ThreadMeter;
 //   - byte views of number slices (Bytes, View), host byte order;
 //   - the host facts of run records (CollectHost, DiskModel).
 //

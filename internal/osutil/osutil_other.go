@@ -5,6 +5,7 @@ package osutil
 import (
 	"os"
 	"runtime"
+	"time"
 )
 
 // Mapping is a read-only memory map of a file (Linux only).
@@ -105,3 +106,9 @@ func StartWriteback(f *os.File, off, n int64) {}
 
 // WaitWriteback does nothing off Linux (the final fsync makes data durable).
 func WaitWriteback(f *os.File, off, n int64) error { return nil }
+
+// ThreadReadBytes is unavailable off Linux: 0.
+func ThreadReadBytes() int64 { return 0 }
+
+// ThreadCPU is unavailable off Linux: 0.
+func ThreadCPU() time.Duration { return 0 }

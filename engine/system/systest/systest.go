@@ -16,11 +16,10 @@ import (
 	"sync"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	"outcore/engine/train"
+	"outcore/internal/osutil"
 )
 
 // DatasetName is the name of the shared test dataset.
@@ -97,7 +96,7 @@ func Evict(t testing.TB) {
 		}
 		err = f.Sync()
 		if err == nil {
-			err = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+			err = osutil.DropCache(f)
 		}
 		f.Close()
 		if err != nil {
