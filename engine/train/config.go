@@ -1,9 +1,11 @@
 package train
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -123,15 +125,29 @@ func DefaultConfig() Config {
 // LoadConfigFile reads a JSON config file over the defaults; unknown fields
 // are an error naming the field.
 func LoadConfigFile(path string) (Config, error) {
-	cfg := DefaultConfig()
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return cfg, fmt.Errorf("read config %s: %w", path, err)
+		return DefaultConfig(), fmt.Errorf("read config %s: %w", path, err)
 	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	cfg, err := ParseConfig(b)
+	if err != nil {
+		return cfg, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// ParseConfig reads a JSON run configuration over the defaults; unknown
+// fields and data after the object are an error naming what is wrong. The
+// result is not validated (see Validate).
+func ParseConfig(b []byte) (Config, error) {
+	cfg := DefaultConfig()
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
-		return cfg, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
+		return cfg, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if dec.More() {
+		return cfg, fmt.Errorf("%w: data after the JSON object", ErrConfig)
 	}
 	return cfg, nil
 }
@@ -262,8 +278,8 @@ func (c *Config) Validate() error {
 	if c.QueueDepth < 0 || c.QueueDepth > 4096 {
 		return bad("queue_depth", "%d, want 0..4096", c.QueueDepth)
 	}
-	if c.MemLimitBytes < 0 {
-		return bad("mem_limit_bytes", "%d, want >= 0", c.MemLimitBytes)
+	if c.MemLimitBytes < 0 || c.MemLimitBytes > MaxMemLimitBytes {
+		return bad("mem_limit_bytes", "%d, want 0 (no limit) up to %s", c.MemLimitBytes, MaxMemLimitText)
 	}
 	switch c.ModelMem {
 	case "", ModelMemDevice, ModelMemHost:
@@ -308,10 +324,18 @@ func (c *Config) ResolveMemLimit(featureBytes int64) error {
 	return nil
 }
 
+// MaxMemLimitBytes is the largest memory limit accepted: 1 PiB. A larger
+// number is a typo, and one beyond int64 would wrap to a negative limit,
+// which would mean no limit at all.
+const MaxMemLimitBytes int64 = 1 << 50
+
+// MaxMemLimitText names MaxMemLimitBytes in messages.
+const MaxMemLimitText = "1 PiB (1125899906842624 bytes)"
+
 // ParseMemLimit parses a memory limit: a byte count with an optional unit
 // (B, KB, MB, GB, TB powers of 1000; KiB, MiB, GiB, TiB powers of 1024; K, M,
 // G, T are taken as binary), or a percentage of featureBytes ("25%").
-// "0" and "" mean no limit.
+// "0" and "" mean no limit. Limits above MaxMemLimitBytes are an error.
 func ParseMemLimit(s string, featureBytes int64) (int64, error) {
 	v, pct, err := parseMemLimit(s)
 	if err != nil {
@@ -321,7 +345,11 @@ func ParseMemLimit(s string, featureBytes int64) (int64, error) {
 		if featureBytes <= 0 {
 			return 0, fmt.Errorf("%q is a percentage but the feature size is unknown", s)
 		}
-		return int64(v / 100 * float64(featureBytes)), nil
+		b := v / 100 * float64(featureBytes)
+		if b > float64(MaxMemLimitBytes) {
+			return 0, fmt.Errorf("%q of %d feature bytes is above the largest memory limit, %s", s, featureBytes, MaxMemLimitText)
+		}
+		return int64(b), nil
 	}
 	return int64(v), nil
 }
@@ -334,7 +362,7 @@ func parseMemLimit(s string) (v float64, pct bool, err error) {
 	}
 	if strings.HasSuffix(t, "%") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
-		if err != nil || v <= 0 || v > 10000 {
+		if err != nil || !(v > 0 && v <= 10000) {
 			return 0, false, fmt.Errorf("bad percentage %q (want e.g. 25%%)", s)
 		}
 		return v, true, nil
@@ -354,8 +382,14 @@ func parseMemLimit(s string) (v float64, pct bool, err error) {
 		return 0, false, fmt.Errorf("bad unit %q in %q (want B, KB, MB, GB, KiB, MiB, GiB, TiB or %%)", t[i:], s)
 	}
 	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || f < 0 {
+	if err != nil && errors.Is(err, strconv.ErrRange) && f > 0 {
+		return 0, false, fmt.Errorf("%q is above the largest memory limit, %s", s, MaxMemLimitText)
+	}
+	if err != nil || f < 0 || math.IsNaN(f) {
 		return 0, false, fmt.Errorf("bad size %q", s)
+	}
+	if b := f * mul; b > float64(MaxMemLimitBytes) {
+		return 0, false, fmt.Errorf("%q is above the largest memory limit, %s", s, MaxMemLimitText)
 	}
 	return f * mul, false, nil
 }
