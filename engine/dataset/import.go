@@ -2,9 +2,11 @@ package dataset
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"time"
 
 	"outcore/internal/osutil"
@@ -32,6 +34,39 @@ type ImportOptions struct {
 	// SortBudget is the number of edges the external sort holds in memory
 	// (0 = 4 Mi edges, 64 MiB).
 	SortBudget int64
+	// AllowNonFinite imports NaN and ±Inf features. By default the first
+	// one is an ErrBadInput naming its row and column: a model trained on
+	// them learns nothing, and `outcore data verify --features` rejects the
+	// dataset afterwards.
+	AllowNonFinite bool
+}
+
+// MaxImportNodes bounds the node count of an import: importers hold O(N)
+// arrays (labels, degree counts), and a header or count beyond this is
+// taken for a crafted or corrupt input rather than allocated.
+const MaxImportNodes = 1 << 32
+
+// numErr says why strconv.ParseFloat refused a value.
+func numErr(err error) string {
+	if errors.Is(err, strconv.ErrRange) {
+		return "is out of float32 range"
+	}
+	return "is not a number"
+}
+
+// checkFinite returns an error naming the first NaN or ±Inf of a chunk of
+// feature rows (row0 is the chunk's first row) unless allowed.
+func checkFinite(allow bool, path string, xs []float32, row0 int64, dim int) error {
+	if allow {
+		return nil
+	}
+	for i, x := range xs {
+		if x-x != 0 { // NaN or ±Inf
+			return fmt.Errorf("%w: %s: feature at row %d, column %d is %v; features must be finite (`outcore data verify --features` rejects them), or import with --allow-nonfinite",
+				ErrBadInput, path, row0+int64(i/dim), i%dim, x)
+		}
+	}
+	return nil
 }
 
 func (o *ImportOptions) splitFracs() (float64, float64, float64, error) {

@@ -76,6 +76,9 @@ func ImportNPY(ctx context.Context, datasetsDir, name string, src NPYSources, op
 	if dim < 1 || dim > 1<<20 {
 		return nil, fmt.Errorf("%w: %s (features): feature dimension %d, want 1..2^20", ErrBadInput, fa.path, dim)
 	}
+	if n > MaxImportNodes {
+		return nil, fmt.Errorf("%w: %s (features): %d nodes, more than the %d an import accepts", ErrBadInput, fa.path, n, int64(MaxImportNodes))
+	}
 	job.meta.FeatureDim = int(dim)
 	ff, err := w.Create(FeaturesFile)
 	if err != nil {
@@ -84,6 +87,9 @@ func ImportNPY(ctx context.Context, datasetsDir, name string, src NPYSources, op
 	fw := bufio.NewWriterSize(newSeqWriter(ff), 1<<20)
 	if err := fa.streamFloat32(0, n*dim, int(dim), func(off int64, xs []float32) error {
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := checkFinite(opt.AllowNonFinite, fa.path, xs, off/dim, int(dim)); err != nil {
 			return err
 		}
 		_, err := fw.Write(osutil.Bytes(xs))

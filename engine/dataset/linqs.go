@@ -74,33 +74,23 @@ func ImportLINQS(ctx context.Context, datasetsDir, name, srcDir string, opt Impo
 		if lineNo%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			return nil
+		id, class, feats, ok, err := parseLINQSContent(line, dim, row[:0])
+		if err != nil || !ok {
+			return err
 		}
-		if len(f) < 3 {
-			return fmt.Errorf("%d fields, want <paper_id> <features…> <class_label>", len(f))
-		}
+		row = feats
 		if dim < 0 {
-			dim = len(f) - 2
-		} else if len(f)-2 != dim {
-			return fmt.Errorf("%d feature values, but the first line has %d", len(f)-2, dim)
+			dim = len(row)
 		}
-		id := f[0]
+		if err := checkFinite(opt.AllowNonFinite, content, row, int64(len(names)), dim); err != nil {
+			return err
+		}
 		if prev, dup := ids[id]; dup {
 			return fmt.Errorf("paper id %q repeats (first on data line %d)", id, prev+1)
 		}
 		ids[id] = int64(len(names))
 		names = append(names, id)
-		classOf = append(classOf, f[len(f)-1])
-		row = row[:0]
-		for k, s := range f[1 : len(f)-1] {
-			x, err := strconv.ParseFloat(s, 32)
-			if err != nil {
-				return fmt.Errorf("feature %d = %q is not a number", k+1, s)
-			}
-			row = append(row, float32(x))
-		}
+		classOf = append(classOf, class)
 		if _, err := fw.Write(osutil.Bytes(row)); err != nil {
 			return fmt.Errorf("write %s: %w", FeaturesFile, err)
 		}
@@ -163,16 +153,13 @@ func ImportLINQS(ctx context.Context, datasetsDir, name, srcDir string, opt Impo
 	}
 	var lines int64
 	err = scanCSV(cites, func(lineNo int, line string) error {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			return nil
-		}
-		if len(f) != 2 {
-			return fmt.Errorf("%d fields, want <cited_id> <citing_id>", len(f))
+		citedID, citingID, ok, err := parseLINQSCite(line)
+		if err != nil || !ok {
+			return err
 		}
 		lines++
-		cited, ok1 := ids[f[0]]
-		citing, ok2 := ids[f[1]]
+		cited, ok1 := ids[citedID]
+		citing, ok2 := ids[citingID]
 		if !ok1 || !ok2 {
 			job.meta.Source.SkippedEdges++
 			return nil
@@ -224,6 +211,47 @@ func ImportLINQS(ctx context.Context, datasetsDir, name, srcDir string, opt Impo
 		return nil, fmt.Errorf("import %s: %w", srcDir, err)
 	}
 	return d, nil
+}
+
+// parseLINQSContent parses one line of a .content file,
+// `<paper_id> <w_1> … <w_D> <class_label>`, appending the features to row.
+// dim is the feature count of the first line (-1 before it). ok is false
+// for a blank line. Errors name the field at fault.
+func parseLINQSContent(line string, dim int, row []float32) (id, class string, feats []float32, ok bool, err error) {
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		return "", "", row, false, nil
+	}
+	if len(f) < 3 {
+		return "", "", row, false, fmt.Errorf("%d fields, want <paper_id> <features…> <class_label>", len(f))
+	}
+	if dim >= 0 && len(f)-2 != dim {
+		return "", "", row, false, fmt.Errorf("%d feature values, but the first line has %d", len(f)-2, dim)
+	}
+	if len(f)-2 > 1<<20 {
+		return "", "", row, false, fmt.Errorf("%d feature values, more than 2^20", len(f)-2)
+	}
+	for k, s := range f[1 : len(f)-1] {
+		x, err := strconv.ParseFloat(s, 32)
+		if err != nil {
+			return "", "", row, false, fmt.Errorf("feature %d = %q %s", k+1, s, numErr(err))
+		}
+		row = append(row, float32(x))
+	}
+	return f[0], f[len(f)-1], row, true, nil
+}
+
+// parseLINQSCite parses one line of a .cites file, `<cited_id> <citing_id>`;
+// ok is false for a blank line.
+func parseLINQSCite(line string) (cited, citing string, ok bool, err error) {
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		return "", "", false, nil
+	}
+	if len(f) != 2 {
+		return "", "", false, fmt.Errorf("%d fields, want <cited_id> <citing_id>", len(f))
+	}
+	return f[0], f[1], true, nil
 }
 
 // findOne returns the single file in dir matching one of the patterns.

@@ -124,6 +124,15 @@ type Meta struct {
 	Created       time.Time `json:"created"`
 }
 
+// Bounds check enforces on meta.json's counts: 2^40 nodes, 2^56 edges,
+// 2^20 feature dimensions, so that (Nodes+1)·8, Edges·8 and
+// Nodes·FeatureDim·4 fit in an int64.
+const (
+	maxMetaNodes = 1 << 40
+	maxMetaEdges = 1 << 56
+	maxMetaDim   = 1 << 20
+)
+
 // RowBytes is the size of one feature row in bytes.
 func (m *Meta) RowBytes() int64 { return int64(m.FeatureDim) * 4 }
 
@@ -160,8 +169,17 @@ func (m *Meta) check() error {
 	if m.Classes > 1<<31-1 {
 		return bad("classes %d exceeds int32 labels", m.Classes)
 	}
+	// Bounds that keep every size computed below inside int64 (a crafted
+	// meta.json must not wrap a size check and then allocate without bound).
+	if m.Nodes > maxMetaNodes || m.Edges > maxMetaEdges || m.FeatureDim > maxMetaDim {
+		return bad("counts beyond this build's bounds (nodes %d of at most %d, edges %d of at most %d, feature_dim %d of at most %d)",
+			m.Nodes, int64(maxMetaNodes), m.Edges, int64(maxMetaEdges), m.FeatureDim, maxMetaDim)
+	}
 	if m.Train < 0 || m.Val < 0 || m.Test < 0 {
 		return bad("negative split size")
+	}
+	if m.Train > m.Nodes || m.Val > m.Nodes || m.Test > m.Nodes || m.Labeled < 0 || m.Labeled > m.Nodes {
+		return bad("split sizes %d/%d/%d or labeled %d exceed the %d nodes", m.Train, m.Val, m.Test, m.Labeled, m.Nodes)
 	}
 	if m.Dtypes != StandardDtypes {
 		return bad("dtypes %+v, format %d requires %+v", m.Dtypes, FormatVersion, StandardDtypes)
@@ -193,13 +211,20 @@ func ReadMeta(dir string) (Meta, error) {
 		}
 		return m, fmt.Errorf("read %s: %w", p, err)
 	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%w: %s: %v", ErrCorrupt, p, err)
-	}
-	if err := m.check(); err != nil {
+	m, err = parseMeta(b)
+	if err != nil {
 		return m, fmt.Errorf("%s: %w", dir, err)
 	}
 	return m, nil
+}
+
+// parseMeta decodes and checks the content of a meta.json.
+func parseMeta(b []byte) (Meta, error) {
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%w: %s: %v", ErrCorrupt, MetaFile, err)
+	}
+	return m, m.check()
 }
 
 // writeMeta writes m as indented JSON to dir/meta.json and syncs it.

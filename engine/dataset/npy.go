@@ -22,6 +22,8 @@ type npyArray struct {
 	size    int    // bytes per element
 	shape   []int64
 	dataOff int64
+	elems   int64 // product of shape, checked against overflow
+	bytes   int64 // elems × size
 }
 
 var (
@@ -47,19 +49,42 @@ func openNPY(path string) (*npyArray, error) {
 		f.Close()
 		return nil, fmt.Errorf("stat %s: %w", path, err)
 	}
-	if want := a.dataOff + a.count()*int64(a.size); st.Size() != want {
+	if want := a.dataOff + a.bytes; st.Size() != want {
 		f.Close()
 		return nil, fmt.Errorf("%w: %s: %d bytes, header (shape %s, %s) implies %d", ErrBadInput, path, st.Size(), a.shapeString(), a.descr, want)
 	}
 	return a, nil
 }
 
-func parseNPYHeader(path string, f *os.File) (*npyArray, error) {
+// maxNPYBytes bounds the data an .npy header may describe (1 PiB): a
+// larger shape is a crafted or corrupt header, and every size computed
+// from it then fits an int64 with room to spare.
+const maxNPYBytes = 1 << 50
+
+// mulLimit returns a*b for non-negative a and b, and false when the product
+// exceeds limit (checked without overflowing).
+func mulLimit(a, b, limit int64) (int64, bool) {
+	if a < 0 || b < 0 {
+		return 0, false
+	}
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	if a > limit/b {
+		return 0, false
+	}
+	return a * b, true
+}
+
+// parseNPYHeader reads an .npy preamble and header from r. f, when set,
+// is kept for streaming the body.
+func parseNPYHeader(path string, r io.Reader) (*npyArray, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s: not a valid .npy file: %s", ErrBadInput, path, fmt.Sprintf(format, args...))
 	}
+	f, _ := r.(*os.File)
 	var pre [10]byte
-	if _, err := io.ReadFull(f, pre[:8]); err != nil {
+	if _, err := io.ReadFull(r, pre[:8]); err != nil {
 		return nil, bad("%v", err)
 	}
 	if string(pre[:6]) != "\x93NUMPY" {
@@ -68,13 +93,13 @@ func parseNPYHeader(path string, f *os.File) (*npyArray, error) {
 	var hlen, off int64
 	switch pre[6] {
 	case 1:
-		if _, err := io.ReadFull(f, pre[8:10]); err != nil {
+		if _, err := io.ReadFull(r, pre[8:10]); err != nil {
 			return nil, bad("%v", err)
 		}
 		hlen, off = int64(binary.LittleEndian.Uint16(pre[8:10])), 10
 	case 2, 3:
 		var b [4]byte
-		if _, err := io.ReadFull(f, b[:]); err != nil {
+		if _, err := io.ReadFull(r, b[:]); err != nil {
 			return nil, bad("%v", err)
 		}
 		hlen, off = int64(binary.LittleEndian.Uint32(b[:])), 12
@@ -85,7 +110,7 @@ func parseNPYHeader(path string, f *os.File) (*npyArray, error) {
 		return nil, bad("header of %d bytes", hlen)
 	}
 	h := make([]byte, hlen)
-	if _, err := io.ReadFull(f, h); err != nil {
+	if _, err := io.ReadFull(r, h); err != nil {
 		return nil, bad("header: %v", err)
 	}
 	hs := string(h)
@@ -140,18 +165,22 @@ func parseNPYHeader(path string, f *os.File) (*npyArray, error) {
 		return nil, fmt.Errorf("%w: %s: big-endian dtype %q; convert with arr.astype(arr.dtype.newbyteorder('<'))", ErrBadInput, path, d)
 	}
 	a.kind, a.size = kind, size
+	n := int64(1)
+	for _, d := range a.shape {
+		var ok bool
+		if n, ok = mulLimit(n, d, maxNPYBytes/int64(size)); !ok {
+			return nil, bad("shape %s describes more than %d bytes of data (1 PiB)", a.shapeString(), int64(maxNPYBytes))
+		}
+	}
+	a.elems, a.bytes = n, n*int64(size)
 	return a, nil
 }
 
 func (a *npyArray) Close() error { return a.f.Close() }
 
-func (a *npyArray) count() int64 {
-	n := int64(1)
-	for _, s := range a.shape {
-		n *= s
-	}
-	return n
-}
+// count is the number of elements (the shape's product, which
+// parseNPYHeader checked fits).
+func (a *npyArray) count() int64 { return a.elems }
 
 func (a *npyArray) shapeString() string {
 	parts := make([]string, len(a.shape))

@@ -58,8 +58,8 @@ func ImportOGB(ctx context.Context, datasetsDir, name, srcDir string, opt Import
 		if err := scanCSV(p, func(line int, s string) error {
 			if line == 1 {
 				n, err = strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-				if err != nil || n < 1 {
-					return fmt.Errorf("node count %q", s)
+				if err != nil || n < 1 || n > MaxImportNodes {
+					return fmt.Errorf("node count %q, want 1..%d", s, int64(MaxImportNodes))
 				}
 			}
 			return nil
@@ -86,22 +86,21 @@ func ImportOGB(ctx context.Context, datasetsDir, name, srcDir string, opt Import
 		if line%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		fields := strings.Split(s, ",")
-		if dim < 0 {
-			dim = len(fields)
-		} else if len(fields) != dim {
-			return fmt.Errorf("%d values, but line 1 has %d", len(fields), dim)
+		var err error
+		if row, err = parseOGBFeatures(s, dim, row[:0]); err != nil {
+			return err
 		}
-		row = row[:0]
-		for k, f := range fields {
-			x, err := strconv.ParseFloat(strings.TrimSpace(f), 32)
-			if err != nil {
-				return fmt.Errorf("value %d = %q is not a number", k+1, f)
-			}
-			row = append(row, float32(x))
+		if dim < 0 {
+			dim = len(row)
+		}
+		if err := checkFinite(opt.AllowNonFinite, fp, row, rows, dim); err != nil {
+			return err
+		}
+		if rows >= MaxImportNodes {
+			return fmt.Errorf("more than %d feature rows", int64(MaxImportNodes))
 		}
 		rows++
-		_, err := fw.Write(osutil.Bytes(row))
+		_, err = fw.Write(osutil.Bytes(row))
 		return err
 	})
 	if err != nil {
@@ -128,17 +127,12 @@ func ImportOGB(ctx context.Context, datasetsDir, name, srcDir string, opt Import
 	input(lp)
 	var nl int64
 	err = scanCSV(lp, func(line int, s string) error {
-		s = strings.TrimSpace(s)
 		if nl >= n {
 			return fmt.Errorf("more label lines than the %d nodes", n)
 		}
-		l := int32(-1)
-		if s != "" && !strings.EqualFold(s, "nan") {
-			x, err := strconv.ParseFloat(s, 64)
-			if err != nil || x != math.Trunc(x) || x < 0 || x > 1<<30 {
-				return fmt.Errorf("label %q is not a non-negative integer (or nan)", s)
-			}
-			l = int32(x)
+		l, err := parseOGBLabel(s)
+		if err != nil {
+			return err
 		}
 		job.labels[nl] = l
 		maxLabel = max(maxLabel, l)
@@ -167,14 +161,9 @@ func ImportOGB(ctx context.Context, datasetsDir, name, srcDir string, opt Import
 		if line%65536 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		a, b, ok := strings.Cut(s, ",")
-		if !ok {
-			return fmt.Errorf("want src,dst")
-		}
-		u, err1 := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
-		v, err2 := strconv.ParseInt(strings.TrimSpace(b), 10, 64)
-		if err1 != nil || err2 != nil {
-			return fmt.Errorf("want two integers src,dst, got %q", s)
+		u, v, err := parseOGBEdge(s)
+		if err != nil {
+			return err
 		}
 		if err := job.sorter.Add(u, v); err != nil {
 			return err
@@ -236,6 +225,54 @@ func ImportOGB(ctx context.Context, datasetsDir, name, srcDir string, opt Import
 		return nil, fmt.Errorf("import ogb %s: %w", srcDir, err)
 	}
 	return d, nil
+}
+
+// parseOGBFeatures parses one line of node-feat.csv (comma-separated
+// float32 values), appending to row; dim is line 1's count (-1 before it).
+func parseOGBFeatures(s string, dim int, row []float32) ([]float32, error) {
+	fields := strings.Split(s, ",")
+	if dim >= 0 && len(fields) != dim {
+		return row, fmt.Errorf("%d values, but line 1 has %d", len(fields), dim)
+	}
+	if len(fields) > 1<<20 {
+		return row, fmt.Errorf("%d values, more than 2^20", len(fields))
+	}
+	for k, f := range fields {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 32)
+		if err != nil {
+			return row, fmt.Errorf("value %d = %q %s", k+1, f, numErr(err))
+		}
+		row = append(row, float32(x))
+	}
+	return row, nil
+}
+
+// parseOGBLabel parses one line of node-label.csv: a non-negative integer
+// up to 2^30, or "nan"/empty for an unlabeled node (-1).
+func parseOGBLabel(s string) (int32, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.EqualFold(s, "nan") {
+		return -1, nil
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil || x != math.Trunc(x) || x < 0 || x > 1<<30 {
+		return 0, fmt.Errorf("label %q is not a non-negative integer (or nan)", s)
+	}
+	return int32(x), nil
+}
+
+// parseOGBEdge parses one line of edge.csv, "src,dst".
+func parseOGBEdge(s string) (u, v int64, err error) {
+	a, b, ok := strings.Cut(s, ",")
+	if !ok {
+		return 0, 0, fmt.Errorf("want src,dst")
+	}
+	u, err1 := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
+	v, err2 := strconv.ParseInt(strings.TrimSpace(b), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("want two integers src,dst, got %q", s)
+	}
+	return u, v, nil
 }
 
 // ogbSplitDir picks split/<name>: the named one, or the only one.
