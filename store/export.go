@@ -67,16 +67,63 @@ func (s *Store) ExportCSV(ctx context.Context, w io.Writer, experimentID int64, 
 }
 
 // CSVSafe returns s escaped for spreadsheets: a cell starting with = + - @
-// tab or carriage return gets a leading single quote (CSV injection).
+// tab or carriage return gets a leading single quote (CSV injection),
+// unless it is a list of plain numbers such as the fanout "-1,-1" or
+// "-0.5", which a spreadsheet reads as data.
 func CSVSafe(s string) string {
 	if s == "" {
 		return s
 	}
 	switch s[0] {
 	case '=', '+', '-', '@', '\t', '\r':
+		if isNumberList(s) {
+			return s
+		}
 		return "'" + s
 	}
 	return s
+}
+
+// isNumberList reports whether s is one or more comma-separated decimal
+// numbers ("-1,-1", "-0.5", "1e-3"): an optional minus, digits, an
+// optional fraction and exponent, nothing else.
+func isNumberList(s string) bool {
+	for _, item := range strings.Split(s, ",") {
+		i := 0
+		if i < len(item) && item[i] == '-' {
+			i++
+		}
+		digits := func() int {
+			n := 0
+			for i < len(item) && item[i] >= '0' && item[i] <= '9' {
+				i++
+				n++
+			}
+			return n
+		}
+		if digits() == 0 {
+			return false
+		}
+		if i < len(item) && item[i] == '.' {
+			i++
+			if digits() == 0 {
+				return false
+			}
+		}
+		if i < len(item) && (item[i] == 'e' || item[i] == 'E') {
+			i++
+			if i < len(item) && (item[i] == '-' || item[i] == '+') {
+				i++
+			}
+			if digits() == 0 {
+				return false
+			}
+		}
+		if i != len(item) {
+			return false
+		}
+	}
+	return true
 }
 
 func fmtF(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
