@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-// ErrInvalid is wrapped by every error about a grid the user wrote; the
-// message names the field ("axes.mem_limit[1]: ...").
+// ErrInvalid is wrapped by every error about a grid the user wrote. Such
+// an error is an *InvalidError listing every problem found, each in words
+// ("memory limits: "1e30" is above the largest memory limit, 1 PiB").
 var ErrInvalid = errors.New("invalid experiment")
 
 // Axis names, as written under "axes" in a grid file.
@@ -29,10 +31,6 @@ const (
 // the outermost loop, mem_limit the innermost).
 var AxisNames = []string{AxisRepeat, AxisSystem, AxisModel, AxisFeatureDim, AxisBatchSize, AxisFanout, AxisMemLimit}
 
-// MaxRuns caps the runs one grid may expand into (a typo such as
-// "repeat": 1000 should not queue a week of work).
-const MaxRuns = 10000
-
 // Grid is a parsed grid file:
 //
 //	{"name": "limits", "dataset": "tiny", "model": "sage", "epochs": 1,
@@ -48,6 +46,10 @@ const MaxRuns = 10000
 // ("system": "ginex"). Axis → config field: system → system, model →
 // model, batch_size → batch, fanout → fanout, mem_limit → mem_limit (and
 // the cgroup limit), feature_dim → dataset (see Expand).
+//
+// The dashboard's form builds one with NewGrid; grid files and the JSON
+// API go through ParseGrid. Both are held to the same limits (Problems)
+// and the same checks against the data directory (Manager.Check).
 type Grid struct {
 	Name    string
 	Dataset string
@@ -76,40 +78,40 @@ type Axes struct {
 	Repeat     int // >= 1
 }
 
-// invalid builds an ErrInvalid error naming field.
-func invalid(field, format string, a ...any) error {
-	return fmt.Errorf("%w: %s: %s", ErrInvalid, field, fmt.Sprintf(format, a...))
-}
-
-// ParseGrid parses and shape-checks a grid file. Values are checked
-// against datasets and variants by (*Manager).Create.
+// ParseGrid parses a grid file and checks it against every limit
+// (Problems). Values are checked against datasets and variants by
+// (*Manager).Check and (*Manager).Create. The error is an *InvalidError
+// listing every problem found.
 func ParseGrid(b []byte) (*Grid, error) {
+	var ps problems
 	var top map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&top); err != nil {
-		return nil, fmt.Errorf("%w: grid file is not a JSON object: %v", ErrInvalid, err)
+	if err := dec.Decode(&top); err != nil || top == nil {
+		if err == nil {
+			err = errors.New("null")
+		}
+		return nil, ps.add("", "the grid file is not a JSON object: %v", err).err()
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("%w: grid file has data after its JSON object", ErrInvalid)
+		return nil, ps.add("", "the grid file has data after its JSON object").err()
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, b); err != nil {
-		return nil, fmt.Errorf("%w: grid file: %v", ErrInvalid, err)
+		return nil, ps.add("", "the grid file: %v", err).err()
 	}
 	g := &Grid{Base: map[string]json.RawMessage{}, Raw: compact.Bytes(), Axes: Axes{Repeat: 1}, topLevel: map[string]string{}}
-	for k, v := range top {
+	for _, k := range sortedKeys(top) {
+		v := top[k]
 		switch k {
 		case "name":
 			if err := json.Unmarshal(v, &g.Name); err != nil {
-				return nil, invalid("name", "want a string")
+				ps.add("name", "name: want a string")
 			}
 		case "axes":
-			if err := parseAxes(v, &g.Axes); err != nil {
-				return nil, err
-			}
+			parseAxes(v, &g.Axes, &ps)
 		case "executor", "slurm":
 			if err := parseExecutorKey(g, k, v); err != nil {
-				return nil, err
+				ps = append(ps, ProblemsOf(err)...)
 			}
 		default:
 			g.Base[k] = v
@@ -117,39 +119,37 @@ func ParseGrid(b []byte) (*Grid, error) {
 	}
 	if v, ok := g.Base["dataset"]; ok {
 		if err := json.Unmarshal(v, &g.Dataset); err != nil {
-			return nil, invalid("dataset", "want a dataset name (string)")
+			ps.add("dataset", "dataset: want a dataset name (a string)")
 		}
-	}
-	if g.Dataset == "" {
-		return nil, invalid("dataset", "missing (the name of a dataset in the data directory)")
+		delete(g.Base, "dataset")
+	} else {
+		ps.add("dataset", "dataset: missing (the name of a dataset in the data directory)")
 	}
 	// Axes given once at the top level.
 	type single struct {
 		key, axis string
-		set       func(json.RawMessage) error
+		set       func(json.RawMessage) bool
 		isSet     func() bool
 	}
 	singles := []single{
-		{"system", AxisSystem, func(v json.RawMessage) error { return oneString(v, "system", &g.Axes.System) }, func() bool { return g.Axes.System != nil }},
-		{"model", AxisModel, func(v json.RawMessage) error { return oneString(v, "model", &g.Axes.Model) }, func() bool { return g.Axes.Model != nil }},
-		{"mem_limit", AxisMemLimit, func(v json.RawMessage) error {
-			s, err := limitString(v)
-			if err != nil {
-				return invalid("mem_limit", "%v", err)
+		{"system", AxisSystem, func(v json.RawMessage) bool { return oneString(v, &g.Axes.System) }, func() bool { return g.Axes.System != nil }},
+		{"model", AxisModel, func(v json.RawMessage) bool { return oneString(v, &g.Axes.Model) }, func() bool { return g.Axes.Model != nil }},
+		{"mem_limit", AxisMemLimit, func(v json.RawMessage) bool {
+			s, ok := limitString(v)
+			if ok {
+				g.Axes.MemLimit = []string{s}
 			}
-			g.Axes.MemLimit = []string{s}
-			return nil
+			return ok
 		}, func() bool { return g.Axes.MemLimit != nil }},
-		{"feature_dim", AxisFeatureDim, func(v json.RawMessage) error { return oneInt(v, "feature_dim", &g.Axes.FeatureDim) }, func() bool { return g.Axes.FeatureDim != nil }},
-		{"batch_size", AxisBatchSize, func(v json.RawMessage) error { return oneInt(v, "batch_size", &g.Axes.BatchSize) }, func() bool { return g.Axes.BatchSize != nil }},
-		{"batch", AxisBatchSize, func(v json.RawMessage) error { return oneInt(v, "batch", &g.Axes.BatchSize) }, func() bool { return g.Axes.BatchSize != nil }},
-		{"fanout", AxisFanout, func(v json.RawMessage) error {
-			f, err := fanoutValue(v)
-			if err != nil {
-				return invalid("fanout", "%v", err)
+		{"feature_dim", AxisFeatureDim, func(v json.RawMessage) bool { return oneInt(v, &g.Axes.FeatureDim) }, func() bool { return g.Axes.FeatureDim != nil }},
+		{"batch_size", AxisBatchSize, func(v json.RawMessage) bool { return oneInt(v, &g.Axes.BatchSize) }, func() bool { return g.Axes.BatchSize != nil }},
+		{"batch", AxisBatchSize, func(v json.RawMessage) bool { return oneInt(v, &g.Axes.BatchSize) }, func() bool { return g.Axes.BatchSize != nil }},
+		{"fanout", AxisFanout, func(v json.RawMessage) bool {
+			f, ok := fanoutValue(v)
+			if ok {
+				g.Axes.Fanout = [][]int{f}
 			}
-			g.Axes.Fanout = [][]int{f}
-			return nil
+			return ok
 		}, func() bool { return g.Axes.Fanout != nil }},
 	}
 	for _, s := range singles {
@@ -157,174 +157,242 @@ func ParseGrid(b []byte) (*Grid, error) {
 		if !ok {
 			continue
 		}
-		if s.isSet() {
-			return nil, invalid(s.key, "given both at the top level and as axes.%s; keep one", s.axis)
-		}
-		if err := s.set(v); err != nil {
-			return nil, err
-		}
 		delete(g.Base, s.key)
+		if s.isSet() {
+			ps.add(s.axis, "%s: given both at the top level (%q) and under axes; keep one", axisWords[s.axis].plural, s.key)
+			continue
+		}
+		if !s.set(v) {
+			ps.add(s.axis, "%s: %s", axisWords[s.axis].plural, axisWords[s.axis].want1)
+			continue
+		}
 		g.topLevel[s.axis] = s.key
 	}
 	for _, k := range []string{"mem_limit_bytes", "data_dir"} {
 		if _, ok := g.Base[k]; ok {
-			return nil, invalid(k, "set by the runner; use mem_limit (axis or top level) and --data-dir")
+			ps.add(k, "%s: set by the runner; give mem_limit (axis or top level) and --data-dir instead", k)
 		}
 	}
-	if n := g.Count(); n > MaxRuns {
-		return nil, invalid("axes", "the grid expands into %d runs, more than %d", n, MaxRuns)
+	ps = append(ps, g.Problems()...)
+	return g, ps.err()
+}
+
+// NewGrid builds a grid from typed values, as the dashboard's form does:
+// base holds run settings shared by every run (e.g. "epochs": 3). The grid
+// is not checked here; see Problems and (*Manager).Check.
+func NewGrid(name, datasetName string, base map[string]any, axes Axes) (*Grid, error) {
+	g := &Grid{Name: name, Dataset: datasetName, Base: map[string]json.RawMessage{}, Axes: axes, topLevel: map[string]string{}}
+	if g.Axes.Repeat == 0 {
+		g.Axes.Repeat = 1
 	}
+	for k, v := range base {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("grid setting %s: %w", k, err)
+		}
+		g.Base[k] = b
+	}
+	g.Raw = g.JSON()
 	return g, nil
 }
 
-func oneString(v json.RawMessage, field string, dst *[]string) error {
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil || s == "" {
-		return invalid(field, "want a non-empty string")
+// JSON is the grid as a grid file: name, dataset, the base settings and
+// the axes. ParseGrid reads it back into the same grid.
+func (g *Grid) JSON() json.RawMessage {
+	m := map[string]any{"dataset": g.Dataset}
+	if g.Name != "" {
+		m["name"] = g.Name
 	}
-	*dst = []string{s}
-	return nil
+	for k, v := range g.Base {
+		m[k] = v
+	}
+	if g.Executor != "" {
+		m["executor"] = g.Executor
+	}
+	if g.Slurm != nil {
+		m["slurm"] = g.Slurm
+	}
+	axes := map[string]any{"repeat": max(g.Axes.Repeat, 1)}
+	a := g.Axes
+	if a.System != nil {
+		axes[AxisSystem] = a.System
+	}
+	if a.Model != nil {
+		axes[AxisModel] = a.Model
+	}
+	if a.MemLimit != nil {
+		axes[AxisMemLimit] = a.MemLimit
+	}
+	if a.FeatureDim != nil {
+		axes[AxisFeatureDim] = a.FeatureDim
+	}
+	if a.BatchSize != nil {
+		axes[AxisBatchSize] = a.BatchSize
+	}
+	if a.Fanout != nil {
+		axes[AxisFanout] = a.Fanout
+	}
+	m["axes"] = axes
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic("experiments: grid JSON: " + err.Error()) // only JSON values are stored
+	}
+	return b
 }
 
-func oneInt(v json.RawMessage, field string, dst *[]int) error {
-	var n int
-	if err := json.Unmarshal(v, &n); err != nil {
-		return invalid(field, "want an integer")
-	}
-	*dst = []int{n}
-	return nil
-}
-
-// limitString accepts "256MiB" or a number of bytes.
-func limitString(v json.RawMessage) (string, error) {
-	var s string
-	if err := json.Unmarshal(v, &s); err == nil {
-		return s, nil
-	}
-	var n json.Number
-	dec := json.NewDecoder(bytes.NewReader(v))
-	dec.UseNumber()
-	if err := dec.Decode(&n); err == nil {
-		return n.String(), nil
-	}
-	return "", fmt.Errorf("want a size such as \"512MiB\", a number of bytes, or \"none\"; got %s", v)
-}
-
-// fanoutValue accepts [10, 10, 10] or "10,10,10".
-func fanoutValue(v json.RawMessage) ([]int, error) {
-	var list []int
-	if err := json.Unmarshal(v, &list); err == nil {
-		if len(list) == 0 {
-			return nil, errors.New("empty fanout")
-		}
-		return list, nil
-	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		return nil, fmt.Errorf("want a list such as [10, 10] or \"10,10\"; got %s", v)
-	}
-	for _, p := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil {
-			return nil, fmt.Errorf("bad fanout %q", s)
-		}
-		list = append(list, n)
-	}
-	return list, nil
-}
-
-func parseAxes(raw json.RawMessage, a *Axes) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return invalid("axes", "want an object of axis name -> list of values")
-	}
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	for _, k := range keys {
+	return keys
+}
+
+func oneString(v json.RawMessage, dst *[]string) bool {
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil || s == "" {
+		return false
+	}
+	*dst = []string{s}
+	return true
+}
+
+func oneInt(v json.RawMessage, dst *[]int) bool {
+	var n int
+	if err := json.Unmarshal(v, &n); err != nil {
+		return false
+	}
+	*dst = []int{n}
+	return true
+}
+
+// limitString accepts "256MiB" or a number of bytes.
+func limitString(v json.RawMessage) (string, bool) {
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		return s, true
+	}
+	var n json.Number
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	if err := dec.Decode(&n); err == nil {
+		return n.String(), true
+	}
+	return "", false
+}
+
+// fanoutValue accepts [10, 10, 10] or "10,10,10".
+func fanoutValue(v json.RawMessage) ([]int, bool) {
+	var list []int
+	if err := json.Unmarshal(v, &list); err == nil {
+		return list, list != nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return nil, false
+	}
+	list = []int{}
+	for _, p := range strings.Split(s, ",") {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil {
+			return nil, false
+		}
+		list = append(list, n)
+	}
+	return list, true
+}
+
+func parseAxes(raw json.RawMessage, a *Axes, ps *problems) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		ps.add("axes", "axes: want an object of axis name → list of values (axes are %s)", strings.Join(AxisNames, ", "))
+		return
+	}
+	for _, k := range sortedKeys(m) {
 		v := m[k]
-		field := "axes." + k
-		var err error
-		switch k {
+		axis := k
+		if k == "batch" {
+			axis = AxisBatchSize
+		}
+		w, known := axisWords[axis]
+		if !known {
+			ps.add("axes", "axes: %q is not an axis (axes are %s)", k, strings.Join(AxisNames, ", "))
+			continue
+		}
+		ok := true
+		switch axis {
 		case AxisSystem:
-			err = stringList(v, field, &a.System)
+			ok = stringList(v, &a.System)
 		case AxisModel:
-			err = stringList(v, field, &a.Model)
+			ok = stringList(v, &a.Model)
 		case AxisMemLimit:
 			var items []json.RawMessage
-			if e := json.Unmarshal(v, &items); e != nil || len(items) == 0 {
-				return invalid(field, "want a non-empty list of sizes such as [\"256MiB\", \"1GiB\"]")
-			}
-			for i, it := range items {
-				s, e := limitString(it)
-				if e != nil {
-					return invalid(fmt.Sprintf("%s[%d]", field, i), "%v", e)
+			if ok = json.Unmarshal(v, &items) == nil && len(items) > 0; ok {
+				for _, it := range items {
+					s, good := limitString(it)
+					if !good {
+						ps.add(axis, "%s: %s is not a size such as \"512MiB\", a number of bytes, or \"none\"", w.plural, it)
+						continue
+					}
+					a.MemLimit = append(a.MemLimit, s)
 				}
-				a.MemLimit = append(a.MemLimit, s)
 			}
 		case AxisFeatureDim:
-			err = intList(v, field, &a.FeatureDim)
-		case AxisBatchSize, "batch":
-			err = intList(v, field, &a.BatchSize)
+			ok = intList(v, &a.FeatureDim)
+		case AxisBatchSize:
+			ok = intList(v, &a.BatchSize)
 		case AxisFanout:
 			var items []json.RawMessage
-			if e := json.Unmarshal(v, &items); e != nil || len(items) == 0 {
-				return invalid(field, "want a non-empty list of fanouts such as [[10,10],[15,10]] or [\"10,10\"]")
-			}
-			for i, it := range items {
-				f, e := fanoutValue(it)
-				if e != nil {
-					return invalid(fmt.Sprintf("%s[%d]", field, i), "%v", e)
+			if ok = json.Unmarshal(v, &items) == nil && len(items) > 0; ok {
+				for _, it := range items {
+					f, good := fanoutValue(it)
+					if !good {
+						ps.add(axis, "%s: %s is not a fanout such as [10, 5] or \"10,5\"", w.plural, it)
+						continue
+					}
+					a.Fanout = append(a.Fanout, f)
 				}
-				a.Fanout = append(a.Fanout, f)
 			}
 		case AxisRepeat:
-			if e := json.Unmarshal(v, &a.Repeat); e != nil {
-				return invalid(field, "want a positive integer")
-			}
-			if a.Repeat < 1 {
-				return invalid(field, "%d, want >= 1", a.Repeat)
-			}
-		default:
-			return invalid(field, "unknown axis (axes are %s)", strings.Join(AxisNames, ", "))
+			ok = json.Unmarshal(v, &a.Repeat) == nil
 		}
-		if err != nil {
-			return err
+		if !ok {
+			ps.add(axis, "%s: %s", w.plural, w.want)
 		}
 	}
-	return nil
 }
 
-func stringList(v json.RawMessage, field string, dst *[]string) error {
+func stringList(v json.RawMessage, dst *[]string) bool {
 	var l []string
 	if err := json.Unmarshal(v, &l); err != nil || len(l) == 0 {
-		return invalid(field, "want a non-empty list of strings")
-	}
-	for i, s := range l {
-		if s == "" {
-			return invalid(fmt.Sprintf("%s[%d]", field, i), "empty string")
-		}
+		return false
 	}
 	*dst = l
-	return nil
+	return true
 }
 
-func intList(v json.RawMessage, field string, dst *[]int) error {
+func intList(v json.RawMessage, dst *[]int) bool {
 	var l []int
 	if err := json.Unmarshal(v, &l); err != nil || len(l) == 0 {
-		return invalid(field, "want a non-empty list of integers")
+		return false
 	}
 	*dst = l
-	return nil
+	return true
 }
 
-// Count is the number of runs the grid expands into.
+// Count is the number of runs the grid expands into, or math.MaxInt when
+// that number does not fit an int (the product is checked, never wrapped).
 func (g *Grid) Count() int {
 	n := max(g.Axes.Repeat, 1)
 	for _, l := range []int{len(g.Axes.System), len(g.Axes.MemLimit), len(g.Axes.FeatureDim), len(g.Axes.BatchSize), len(g.Axes.Model), len(g.Axes.Fanout)} {
 		if l > 0 {
+			if n > math.MaxInt/l {
+				return math.MaxInt
+			}
 			n *= l
 		}
 	}
@@ -346,10 +414,14 @@ type Cell struct {
 
 // Cells expands the grid into its runs, repeat outermost and mem_limit
 // innermost, so each repeat covers every cell before the next begins.
+// A grid of more than MaxRuns runs has no cells (it is invalid).
 func (g *Grid) Cells() []Cell {
+	if g.Count() > MaxRuns {
+		return nil
+	}
 	orNil := func(n int) int { return max(n, 1) }
 	a := g.Axes
-	var out []Cell
+	out := make([]Cell, 0, g.Count())
 	for rep := 0; rep < max(a.Repeat, 1); rep++ {
 		for si := 0; si < orNil(len(a.System)); si++ {
 			for mi := 0; mi < orNil(len(a.Model)); mi++ {

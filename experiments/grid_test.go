@@ -53,20 +53,21 @@ func TestParseGridRejects(t *testing.T) {
 		grid, field string
 	}{
 		{`[1,2]`, "not a JSON object"},
-		{`{"axes":{}}`, "dataset"},
-		{`{"dataset":"tiny","axes":{"colour":["red"]}}`, "axes.colour"},
-		{`{"dataset":"tiny","axes":{"system":[]}}`, "axes.system"},
-		{`{"dataset":"tiny","axes":{"system":["a",""]}}`, "axes.system[1]"},
-		{`{"dataset":"tiny","axes":{"mem_limit":[true]}}`, "axes.mem_limit[0]"},
-		{`{"dataset":"tiny","axes":{"repeat":0}}`, "axes.repeat"},
-		{`{"dataset":"tiny","axes":{"fanout":[[]]}}`, "axes.fanout[0]"},
-		{`{"dataset":"tiny","system":"fake","axes":{"system":["fake"]}}`, "system"},
-		{`{"dataset":"tiny","mem_limit_bytes":5}`, "mem_limit_bytes"},
-		{`{"dataset":"tiny","axes":{"repeat":100,"system":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q","r","s","t","u","v","w","x","y","z","aa","bb","cc","dd","ee","ff","gg","hh","ii","jj","kk","ll","mm","nn","oo","pp","qq","rr","ss","tt","uu","vv","ww","xx","yy","zz","a1","b1","c1","d1","e1","f1","g1","h1","i1","j1","k1","l1","m1","n1","o1","p1","q1","r1","s1","t1","u1","v1","w1","x1","y1","z1","a2","b2","c2","d2","e2","f2","g2","h2","i2","j2","k2","l2","m2","n2","o2","p2","q2","r2","s2","t2","u2","v2","w2","x2","y2"]}}`, "axes"},
+		{`null`, "not a JSON object"},
+		{`{"axes":{}}`, "dataset: missing"},
+		{`{"dataset":"tiny","axes":{"colour":["red"]}}`, `axes: "colour" is not an axis`},
+		{`{"dataset":"tiny","axes":{"system":[]}}`, "variants: want a non-empty list"},
+		{`{"dataset":"tiny","axes":{"system":["a",""]}}`, "variants: an empty name"},
+		{`{"dataset":"tiny","axes":{"mem_limit":[true]}}`, "memory limits: true is not a size"},
+		{`{"dataset":"tiny","axes":{"repeat":0}}`, "repeats: 0 is not a whole number from 1 to 100"},
+		{`{"dataset":"tiny","axes":{"fanout":[[]]}}`, "fanouts: an empty fanout"},
+		{`{"dataset":"tiny","system":"fake","axes":{"system":["fake"]}}`, "variants: given both"},
+		{`{"dataset":"tiny","mem_limit_bytes":5}`, "mem_limit_bytes: set by the runner"},
+		{`{"dataset":"tiny","axes":{"repeat":100,"system":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q","r","s","t","u","v","w","x","y","z","aa","bb","cc","dd","ee","ff"],"batch_size":[1,2,3,4]}}`, "the grid makes 12800 runs; at most 10000"},
 	} {
 		_, err := ParseGrid([]byte(tc.grid))
 		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.field) {
-			t.Errorf("grid %s: err %v, want ErrInvalid naming %q", tc.grid, err, tc.field)
+			t.Errorf("grid %s: err %v, want ErrInvalid saying %q", tc.grid, err, tc.field)
 		}
 	}
 }
@@ -84,22 +85,25 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		name, grid string
 		want       []string
 	}{
-		{"unknown variant", `{"dataset":"tiny","axes":{"system":["fake","nope"]}}`, []string{"axes.system[1]", `unknown variant "nope"`, "fake"}},
-		{"unknown variant top", `{"dataset":"tiny","system":"nope"}`, []string{"system:", `"nope"`}},
-		{"negative limit", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["1GiB","-5MiB"]}}`, []string{"axes.mem_limit[1]", "negative"}},
-		{"zero limit", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["0"]}}`, []string{"axes.mem_limit[0]", "zero"}},
-		{"zero number limit", `{"dataset":"tiny","system":"fake","mem_limit":0}`, []string{"mem_limit", "zero"}},
-		{"malformed limit", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["12 parsecs"]}}`, []string{"axes.mem_limit[0]", "unit"}},
-		{"limit below start", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["1GiB","4MiB"]}}`, []string{"axes.mem_limit[1]", "4MiB is below", "fake needs to start"}},
-		{"limit below the variant's floor", `{"dataset":"tiny","system":"fake-floor","axes":{"mem_limit":["1GiB","256MiB"]}}`, []string{"axes.mem_limit[1]", "256MiB is below the 300MiB", "fake-floor needs to start"}},
+		{"unknown variant", `{"dataset":"tiny","axes":{"system":["fake","nope"]}}`, []string{"variants:", `"nope" is not a variant`, "fake"}},
+		{"unknown variant top", `{"dataset":"tiny","system":"nope"}`, []string{"variants:", `"nope"`}},
+		{"negative limit", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["1GiB","-5MiB"]}}`, []string{"memory limits:", "negative"}},
+		{"zero limit", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["0"]}}`, []string{"memory limits:", "zero"}},
+		{"zero number limit", `{"dataset":"tiny","system":"fake","mem_limit":0}`, []string{"memory limits:", "zero"}},
+		{"malformed limit", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["12 parsecs"]}}`, []string{"memory limits:", "unit"}},
+		{"huge limit", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["1e30"]}}`, []string{"memory limits:", "above the largest memory limit, 1 PiB"}},
+		{"limit below start", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["1GiB","2MiB"]}}`, []string{"memory limits:", `"2MiB" is 2MiB, below`, "fake needs to start"}},
+		{"limit below 1 MiB", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["1KiB"]}}`, []string{"memory limits:", "below 1MiB"}},
+		{"limit below the variant's floor", `{"dataset":"tiny","system":"fake-floor","axes":{"mem_limit":["1GiB","256MiB"]}}`, []string{"memory limits:", `"256MiB" is 256MiB, below the 300MiB`, "fake-floor needs to start"}},
+		{"same limit twice", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["64MiB","67108864"]}}`, []string{"memory limits:", "are the same limit"}},
 		{"dataset missing", `{"dataset":"nosuch","system":"fake"}`, []string{"dataset:", `"nosuch" not found`}},
 		{"bad dataset name", `{"dataset":"../etc","system":"fake"}`, []string{"dataset:"}},
-		{"feature_dim of imported", `{"dataset":"mini","system":"fake","axes":{"feature_dim":[8]}}`, []string{"axes.feature_dim[0]", "imported"}},
-		{"feature_dim zero", `{"dataset":"tiny","system":"fake","axes":{"feature_dim":[0]}}`, []string{"axes.feature_dim[0]", "positive"}},
-		{"batch negative", `{"dataset":"tiny","system":"fake","axes":{"batch_size":[-1]}}`, []string{"axes.batch_size[0]", "positive"}},
-		{"unknown config field", `{"dataset":"tiny","system":"fake","hiden":5}`, []string{"hiden", "not a field"}},
+		{"feature_dim of imported", `{"dataset":"mini","system":"fake","axes":{"feature_dim":[8]}}`, []string{"feature dimensions:", "imported"}},
+		{"feature_dim zero", `{"dataset":"tiny","system":"fake","axes":{"feature_dim":[0]}}`, []string{"feature dimensions:", "from 1 to 65536"}},
+		{"batch negative", `{"dataset":"tiny","system":"fake","axes":{"batch_size":[-1]}}`, []string{"batch sizes:", "from 1 to"}},
+		{"unknown config field", `{"dataset":"tiny","system":"fake","hiden":5}`, []string{"hiden: not a setting of a run", "hidden"}},
 		{"engine validation", `{"dataset":"tiny","system":"fake","lr":-1}`, []string{"lr", "run 0"}},
-		{"bad model", `{"dataset":"tiny","system":"fake","axes":{"model":["sage","mlp"]}}`, []string{"model", "mlp"}},
+		{"bad model", `{"dataset":"tiny","system":"fake","axes":{"model":["sage","mlp"]}}`, []string{"models:", "mlp"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := h.m.Create(context.Background(), []byte(tc.grid))
@@ -149,7 +153,7 @@ func TestCreateExpandsRuns(t *testing.T) {
 	// 50% of tiny's features (8192 x 32 x 4 B = 1 MiB) is 512 KiB, below
 	// the start floor: a percentage limit is resolved and checked per dataset.
 	_, err = h.m.Create(context.Background(), []byte(`{"dataset":"tiny","system":"fake","axes":{"mem_limit":["50%"]}}`))
-	if err == nil || !strings.Contains(err.Error(), "axes.mem_limit[0]") {
+	if err == nil || !strings.Contains(err.Error(), "memory limits:") {
 		t.Fatalf("50%% of 1 MiB accepted: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dataset.DatasetsDir(h.dataDir), "tiny-d16")); !os.IsNotExist(err) {

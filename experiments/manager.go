@@ -229,9 +229,24 @@ func (m *Manager) SubscribeFrom(lastID int64) (<-chan Event, func()) {
 	return m.hub.subscribe(lastID)
 }
 
+// Check lists every problem of a grid: its limits (Grid.Problems) and
+// what the data directory and the variants say about it (datasets,
+// variants, memory limits below what a variant needs to start, each run's
+// configuration). pending names datasets a dataset job is about to make,
+// with their meta as it will be. Create runs the same checks.
+func (m *Manager) Check(g *Grid, pending map[string]dataset.Meta) []Problem {
+	ps := problems(g.Problems())
+	_, _, more := plan(g, m.world(pending), len(ps) == 0)
+	return append(ps, more...)
+}
+
+func (m *Manager) world(pending map[string]dataset.Meta) world {
+	return world{dataDir: m.opts.DataDir, minMem: m.opts.MinMemory, pending: pending}
+}
+
 // Create validates a grid file (see Grid), stores the experiment and
-// queues its runs. Bad input is rejected with an error wrapping ErrInvalid
-// that names the field ("axes.mem_limit[2]: ..."); nothing is stored then.
+// queues its runs. Bad input is rejected with an *InvalidError (it wraps
+// ErrInvalid) listing every problem in words; nothing is stored then.
 func (m *Manager) Create(ctx context.Context, gridJSON []byte) (store.Experiment, error) {
 	return m.CreateWith(ctx, gridJSON, CreateOptions{})
 }
@@ -239,23 +254,24 @@ func (m *Manager) Create(ctx context.Context, gridJSON []byte) (store.Experiment
 // CreateWith is Create with the command line's choices (the executor).
 func (m *Manager) CreateWith(ctx context.Context, gridJSON []byte, co CreateOptions) (store.Experiment, error) {
 	g, err := ParseGrid(gridJSON)
-	if err != nil {
+	if g == nil {
 		return store.Experiment{}, err
 	}
+	ps := problems(ProblemsOf(err))
 	executor := m.opts.Executor
 	switch {
 	case co.Executor != "" && g.Executor != "" && co.Executor != g.Executor:
-		return store.Experiment{}, invalid("executor", "the grid names %q but %q was asked for; drop one", g.Executor, co.Executor)
+		ps.add("executor", "executor: the grid names %q but %q was asked for; drop one", g.Executor, co.Executor)
 	case co.Executor != "":
 		if err := validExecutor(co.Executor); err != nil {
-			return store.Experiment{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+			ps.add("executor", "executor: %v", err)
 		}
 		executor = co.Executor
 	case g.Executor != "":
 		executor = g.Executor
 	}
-	specs, datasets, err := plan(g, m.opts.DataDir, m.opts.MinMemory)
-	if err != nil {
+	specs, datasets, more := plan(g, m.world(nil), len(ps) == 0)
+	if err := append(ps, more...).err(); err != nil {
 		return store.Experiment{}, err
 	}
 	base, err := json.Marshal(g.Base)

@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,73 +35,119 @@ func DerivedName(base string, dim int) string { return fmt.Sprintf("%s-d%d", bas
 type datasetInfo struct {
 	Name string
 	Meta dataset.Meta
-	// Exists is false for a derived dataset the runner will generate.
+	// Exists is false for a derived dataset the runner will generate, or a
+	// pending one a dataset job is making.
 	Exists bool
 }
 
-// plan validates a grid against the data directory and the engine's
-// registry and expands it into run specs. Every error wraps ErrInvalid and
-// names the grid field at fault.
-func plan(g *Grid, dataDir string, minMem MinMemoryFunc) ([]RunSpec, map[string]datasetInfo, error) {
-	dsDir := dataset.DatasetsDir(dataDir)
-	if err := dataset.ValidateName(g.Dataset); err != nil {
-		return nil, nil, invalid("dataset", "%v", err)
-	}
-	base, err := dataset.ReadMeta(filepath.Join(dsDir, g.Dataset))
-	if err != nil {
-		if errors.Is(err, dataset.ErrNotFound) {
-			return nil, nil, invalid("dataset", "%q not found in %s (make it with `outcore data gen --preset tiny --name %s` or `outcore data import`)", g.Dataset, dsDir, g.Dataset)
+// world is what the checks beyond a grid's own limits consult.
+type world struct {
+	dataDir string
+	minMem  MinMemoryFunc
+	// pending are datasets that will exist when the grid is created (a
+	// dataset job is generating them), by name.
+	pending map[string]dataset.Meta
+}
+
+// plan checks a grid against the data directory and the engine's
+// registry and expands it into run specs. It lists every problem it finds;
+// the runs are expanded and their configurations checked only when the
+// grid has no other problem (limitsOK: g.Problems() found none).
+func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, problems) {
+	var ps problems
+	dsDir := dataset.DatasetsDir(w.dataDir)
+	datasets := map[string]datasetInfo{}
+	var base dataset.Meta
+	haveBase := false
+	switch err := dataset.ValidateName(g.Dataset); {
+	case g.Dataset == "":
+		// reported by ParseGrid or the form
+	case err != nil:
+		ps.add("dataset", "dataset: %v", err)
+	default:
+		if m, ok := w.pending[g.Dataset]; ok {
+			base, haveBase = m, true
+			datasets[g.Dataset] = datasetInfo{Name: g.Dataset, Meta: m}
+			break
 		}
-		return nil, nil, invalid("dataset", "%q: %v", g.Dataset, err)
+		m, err := dataset.ReadMeta(filepath.Join(dsDir, g.Dataset))
+		switch {
+		case errors.Is(err, dataset.ErrNotFound):
+			ps.add("dataset", "dataset: %q not found in %s (make it with `outcore data gen --preset tiny --name %s` or `outcore data import`)", g.Dataset, dsDir, g.Dataset)
+		case err != nil:
+			ps.add("dataset", "dataset: %q: %v", g.Dataset, err)
+		default:
+			base, haveBase = m, true
+			datasets[g.Dataset] = datasetInfo{Name: g.Dataset, Meta: m, Exists: true}
+		}
 	}
-	datasets := map[string]datasetInfo{g.Dataset: {Name: g.Dataset, Meta: base, Exists: true}}
 
 	known := train.Names()
-	for i, s := range g.Axes.System {
-		if !contains(known, s) {
-			return nil, nil, invalid(axisField(g, AxisSystem, i), "unknown variant %q (known: %s)", s, strings.Join(known, ", "))
+	variantsOK := true
+	for _, s := range g.Axes.System {
+		if s != "" && !contains(known, s) {
+			variantsOK = false
+			ps.add(AxisSystem, "variants: %q is not a variant (known: %s)", s, strings.Join(known, ", "))
 		}
 	}
-	for i, s := range g.Axes.MemLimit {
-		if _, err := parseLimit(s, 1); err != nil {
-			return nil, nil, invalid(axisField(g, AxisMemLimit, i), "%v", err)
-		}
-	}
-	for i, d := range g.Axes.FeatureDim {
-		field := axisField(g, AxisFeatureDim, i)
-		if d <= 0 {
-			return nil, nil, invalid(field, "%d, want a positive dimension", d)
-		}
-		if d == base.FeatureDim {
-			continue
-		}
-		name := DerivedName(g.Dataset, d)
-		if m, err := dataset.ReadMeta(filepath.Join(dsDir, name)); err == nil {
-			if m.FeatureDim != d {
-				return nil, nil, invalid(field, "dataset %q exists but has feature_dim %d, not %d", name, m.FeatureDim, d)
+	if haveBase {
+		for _, d := range g.Axes.FeatureDim {
+			if d <= 0 || d > MaxFeatureDim || d == base.FeatureDim {
+				continue
 			}
-			datasets[name] = datasetInfo{Name: name, Meta: m, Exists: true}
-			continue
-		} else if !errors.Is(err, dataset.ErrNotFound) {
-			return nil, nil, invalid(field, "dataset %q: %v", name, err)
+			name := DerivedName(g.Dataset, d)
+			if m, err := dataset.ReadMeta(filepath.Join(dsDir, name)); err == nil {
+				if m.FeatureDim != d {
+					ps.add(AxisFeatureDim, "feature dimensions: dataset %q exists but has feature dimension %d, not %d", name, m.FeatureDim, d)
+					continue
+				}
+				datasets[name] = datasetInfo{Name: name, Meta: m, Exists: true}
+				continue
+			} else if !errors.Is(err, dataset.ErrNotFound) {
+				ps.add(AxisFeatureDim, "feature dimensions: dataset %q: %v", name, err)
+				continue
+			}
+			if base.Source.Kind != "generator" || base.Source.Generator == nil {
+				ps.add(AxisFeatureDim, "feature dimensions: dataset %q was imported (%s), not generated, so it cannot be remade at dimension %d; provide %q yourself or drop the axis",
+					g.Dataset, base.Source.Kind, d, name)
+				continue
+			}
+			m := base
+			m.Name, m.FeatureDim = name, d
+			datasets[name] = datasetInfo{Name: name, Meta: m, Exists: false}
 		}
-		if base.Source.Kind != "generator" || base.Source.Generator == nil {
-			return nil, nil, invalid(field, "dataset %q was imported (%s), not generated, so it cannot be remade at dimension %d; provide %q yourself or drop the axis",
-				g.Dataset, base.Source.Kind, d, name)
+		// Memory limits resolved per dataset: at least MinMemLimit, and
+		// two values must not be the same limit.
+		for _, name := range sortedKeys(datasets) {
+			info := datasets[name]
+			seen := map[int64]string{}
+			for _, l := range g.Axes.MemLimit {
+				if limitSyntaxProblem(l) != "" {
+					continue
+				}
+				v, err := parseLimit(l, info.Meta.FeatureBytes())
+				if err != nil {
+					ps.add(AxisMemLimit, "memory limits: %v", err)
+					continue
+				}
+				if v > 0 && v < MinMemLimit {
+					ps.add(AxisMemLimit, "memory limits: %q is %s of %s, below %s; no run starts in that", l, FormatBytes(v), name, FormatBytes(MinMemLimit))
+				}
+				if prev, dup := seen[v]; dup && !strings.EqualFold(strings.TrimSpace(prev), strings.TrimSpace(l)) {
+					ps.add(AxisMemLimit, "memory limits: %q and %q are the same limit (%s) on %s", prev, l, limitText(v), name)
+				}
+				seen[v] = l
+			}
 		}
-		m := base
-		m.Name, m.FeatureDim = name, d
-		datasets[name] = datasetInfo{Name: name, Meta: m, Exists: false}
 	}
-	for i, b := range g.Axes.BatchSize {
-		if b <= 0 {
-			return nil, nil, invalid(axisField(g, AxisBatchSize, i), "%d, want a positive batch size", b)
-		}
+	if !limitsOK || !haveBase || !variantsOK || len(ps) > 0 {
+		return nil, datasets, ps
 	}
 
-	absData, err := filepath.Abs(dataDir)
+	absData, err := filepath.Abs(w.dataDir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("data directory %s: %w", dataDir, err)
+		ps.add("", "data directory %s: %v", w.dataDir, err)
+		return nil, datasets, ps
 	}
 	cells := g.Cells()
 	specs := make([]RunSpec, 0, len(cells))
@@ -118,27 +163,38 @@ func plan(g *Grid, dataDir string, minMem MinMemoryFunc) ([]RunSpec, map[string]
 		limit, _ := parseLimit(c.MemLimit, info.Meta.FeatureBytes())
 		sp.MemLimitBytes = limit
 
-		cfg, err := runConfig(g, c, sp.Dataset, absData, limit)
-		if err != nil {
-			return nil, nil, err
+		cfg, msg := runConfig(g, c, sp.Dataset, absData, limit)
+		if msg.Message != "" {
+			ps.add(msg.Field, "%s", msg.Message)
+			continue
 		}
 		sp.Config = cfg
 		sp.System, sp.Model, sp.BatchSize, sp.Fanout = cfg.System, cfg.Model, cfg.Batch, cfg.Fanout
-		if limit > 0 && minMem != nil {
-			need := minMem(cfg, info.Meta)
-			if limit < need {
-				return nil, nil, invalid(axisField(g, AxisMemLimit, indexOf(g.Axes.MemLimit, c.MemLimit)),
-					"%s is below the %s that %s needs to start on %s (%d nodes, %d-dim features)",
-					FormatBytes(limit), FormatBytes(need), cfg.System, sp.Dataset, info.Meta.Nodes, info.Meta.FeatureDim)
+		if limit > 0 && w.minMem != nil {
+			if need := w.minMem(cfg, info.Meta); limit < need {
+				ps.add(AxisMemLimit, "memory limits: %q is %s, below the %s that %s needs to start on %s (%d nodes, %d-dim features)",
+					c.MemLimit, FormatBytes(limit), FormatBytes(need), cfg.System, sp.Dataset, info.Meta.Nodes, info.Meta.FeatureDim)
 			}
 		}
 		specs = append(specs, sp)
 	}
+	if len(ps) > 0 {
+		return nil, datasets, ps
+	}
 	return specs, datasets, nil
 }
 
-// runConfig builds and validates the engine configuration of one cell.
-func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, error) {
+// limitText writes a resolved limit ("none" for 0).
+func limitText(v int64) string {
+	if v == 0 {
+		return "none"
+	}
+	return FormatBytes(v)
+}
+
+// runConfig builds and validates the engine configuration of one cell. A
+// problem comes back as a Problem (Message "" when there is none).
+func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, Problem) {
 	m := map[string]any{}
 	for k, v := range g.Base {
 		m[k] = v
@@ -166,16 +222,14 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, 
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
-		return train.Config{}, fmt.Errorf("%w: encode run config: %v", ErrInvalid, err)
+		return train.Config{}, Problem{Message: fmt.Sprintf("run %d: the run settings cannot be encoded: %v", c.Seq, err)}
 	}
-	cfg := train.DefaultConfig()
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
+	cfg, err := train.ParseConfig(b)
+	if err != nil {
 		if f := unknownField.FindStringSubmatch(err.Error()); f != nil {
-			return cfg, invalid(f[1], "not a field of the run configuration (engine/train.Config)")
+			return cfg, Problem{Field: f[1], Message: fmt.Sprintf("%s: not a setting of a run", f[1])}
 		}
-		return cfg, fmt.Errorf("%w: run configuration: %v", ErrInvalid, err)
+		return cfg, Problem{Message: fmt.Sprintf("run %d (%s): %v", c.Seq, describeCell(c), err)}
 	}
 	if limit > 0 {
 		// The grid's limit is authoritative: "25%" was resolved against the
@@ -183,9 +237,11 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, 
 		cfg.MemLimitBytes = limit
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, fmt.Errorf("%w: run %d (%s): %v", ErrInvalid, c.Seq, describeCell(c), err)
+		msg := strings.TrimPrefix(err.Error(), train.ErrConfig.Error()+": ")
+		field, _, _ := strings.Cut(msg, ":")
+		return cfg, Problem{Field: field, Message: fmt.Sprintf("%s (run %d: %s)", msg, c.Seq, describeCell(c))}
 	}
-	return cfg, nil
+	return cfg, Problem{}
 }
 
 var unknownField = regexp.MustCompile(`unknown field "([^"]+)"`)
@@ -214,15 +270,6 @@ func describeCell(c Cell) string {
 	return strings.Join(parts, " ")
 }
 
-// axisField names an axis value in messages: "axes.system[1]" when the
-// grid varies it, or the top-level key when it was given once.
-func axisField(g *Grid, axis string, i int) string {
-	if key, ok := g.topLevel[axis]; ok {
-		return key
-	}
-	return fmt.Sprintf("axes.%s[%d]", axis, i)
-}
-
 // parseLimit parses a memory limit: "none" (or "") is 0 = no limit; sizes
 // use engine/train's units ("512MiB", "2GB", bytes) or a percentage of the
 // dataset's feature bytes ("25%"). Zero and negative limits are errors.
@@ -236,7 +283,7 @@ func parseLimit(s string, featureBytes int64) (int64, error) {
 	}
 	v, err := train.ParseMemLimit(t, featureBytes)
 	if err != nil {
-		return 0, fmt.Errorf("%q: %v", s, err)
+		return 0, err
 	}
 	if v <= 0 {
 		return 0, fmt.Errorf("%q is zero; a limit must be > 0 (write \"none\" for no limit)", s)
@@ -251,15 +298,6 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func indexOf(l []string, s string) int {
-	for i, x := range l {
-		if x == s {
-			return i
-		}
-	}
-	return 0
 }
 
 // FormatBytes writes a byte count with a binary unit ("256MiB", "1.5GiB").

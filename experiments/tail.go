@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -15,6 +16,16 @@ type tailBuffer struct {
 	max int
 	buf []byte
 	cut bool // bytes were dropped from the front
+	// line is the start of the line being written (up to 512 bytes) and
+	// fatal the last line that began with a crash marker, seen even when
+	// the goroutine traces after it push it out of the tail.
+	line  []byte
+	fatal string
+}
+
+// isFailureLine reports whether a stderr line starts a Go crash report.
+func isFailureLine(l string) bool {
+	return strings.HasPrefix(l, "fatal error: ") || strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "runtime: out of memory")
 }
 
 func newTail(max int) *tailBuffer { return &tailBuffer{max: max} }
@@ -22,6 +33,24 @@ func newTail(max int) *tailBuffer { return &tailBuffer{max: max} }
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	for rest := p; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		chunk := rest
+		if i >= 0 {
+			chunk = rest[:i]
+		}
+		if room := 512 - len(t.line); room > 0 {
+			t.line = append(t.line, chunk[:min(room, len(chunk))]...)
+		}
+		if i < 0 {
+			break
+		}
+		if l := strings.TrimRight(string(t.line), "\r "); isFailureLine(l) {
+			t.fatal = l
+		}
+		t.line = t.line[:0]
+		rest = rest[i+1:]
+	}
 	t.buf = append(t.buf, p...)
 	if over := len(t.buf) - t.max; over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
@@ -44,11 +73,38 @@ func (t *tailBuffer) String() string {
 	return string(bytes.ToValidUTF8(b, []byte(string(utf8.RuneError))))
 }
 
-// lastLine returns the last non-empty line of the tail.
+// lastLine returns the line that says why the child failed: the last
+// `fatal error:` or `panic:` line of a Go runtime crash (its goroutine
+// traces come after it), else the last non-empty line.
 func (t *tailBuffer) lastLine() string {
-	s := bytes.TrimRight([]byte(t.String()), "\n\r ")
-	if i := bytes.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
+	s := t.String()
+	t.mu.Lock()
+	fatal := t.fatal
+	if l := strings.TrimRight(string(t.line), "\r "); isFailureLine(l) {
+		fatal = l
 	}
-	return string(s)
+	t.mu.Unlock()
+	if l := failureLine(s); isFailureLine(l) || fatal == "" {
+		return l
+	}
+	return fatal
+}
+
+// failureLine picks the line of a child's stderr that says why it failed
+// (see lastLine).
+func failureLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n\r "), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimRight(lines[i], "\r ")
+		if isFailureLine(l) {
+			// "panic: x [recovered]" is followed by the panic that ended it.
+			return l
+		}
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return strings.TrimRight(lines[i], "\r ")
+		}
+	}
+	return ""
 }

@@ -1,0 +1,177 @@
+package experiments
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"regexp"
+	"strings"
+	"testing"
+
+	"outcore/engine/dataset"
+)
+
+// TestGridCountDoesNotWrap: 4 variants × repeat 2^62 used to wrap to 0
+// runs, pass the cap and make Cells allocate without bound.
+func TestGridCountDoesNotWrap(t *testing.T) {
+	g := &Grid{Axes: Axes{System: []string{"a", "b", "c", "d"}, Repeat: 1 << 62}}
+	if n := g.Count(); n != math.MaxInt {
+		t.Fatalf("Count = %d, want math.MaxInt", n)
+	}
+	if c := g.Cells(); c != nil {
+		t.Fatalf("Cells of an oversized grid: %d cells", len(c))
+	}
+	g.Axes.Repeat = math.MaxInt
+	g.Axes.Fanout = [][]int{{1}, {2}}
+	if n := g.Count(); n != math.MaxInt {
+		t.Fatalf("Count = %d", n)
+	}
+	_, err := ParseGrid([]byte(`{"dataset":"tiny","axes":{"system":["a","b","c","d"],"repeat":4611686018427387904}}`))
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "repeats: 4611686018427387904 is not a whole number from 1 to 100") ||
+		!strings.Contains(err.Error(), "more runs than can be counted") {
+		t.Fatalf("ParseGrid: %v", err)
+	}
+}
+
+// internalName matches the internal field names messages must not use.
+var internalName = regexp.MustCompile(`axes\.|\[\d+\]`)
+
+// TestCreateListsEveryProblemInWords: the JSON API is held to the form's
+// limits, and every problem is listed, in words.
+func TestCreateListsEveryProblemInWords(t *testing.T) {
+	h := newHarness(t, nil)
+	grid := `{"name":"` + strings.Repeat("n", 101) + `","dataset":"tiny","epochs":5000,"hidden":1000000000,"heads":65,
+		"options":{"cache":"1"},
+		"axes":{"system":["fake","fake"],"fanout":[[2000,5],[1,1,1,1,1,1,1],"10,5","10,5"],"batch_size":[64,64],
+		        "feature_dim":[32,32],"mem_limit":["1GiB","1GiB","1e30"],"model":["gcn","gcn"],"repeat":101}}`
+	_, err := h.m.Create(context.Background(), []byte(grid))
+	ps := ProblemsOf(err)
+	want := []string{
+		"name: 101 characters, at most 100",
+		"epochs: 5000 is not a whole number from 1 to 1000",
+		"hidden: 1000000000 is not a whole number from 1 to 8192",
+		"heads: 65 is not a whole number from 1 to 64",
+		`variants: "fake" is listed twice`,
+		`fanouts: "2000,5": each layer's fanout is a whole number from 1 to 1000`,
+		`fanouts: "1,1,1,1,1,1,1" has 7 layers, at most 6`,
+		`fanouts: "10,5" is listed twice`,
+		"batch sizes: 64 is listed twice",
+		"feature dimensions: 32 is listed twice",
+		`memory limits: "1gib" is listed twice`,
+		`memory limits: "1e30" is above the largest memory limit, 1 PiB`,
+		`models: "gcn" is listed twice`,
+		"repeats: 101 is not a whole number from 1 to 100",
+	}
+	msgs := make([]string, len(ps))
+	for i, p := range ps {
+		msgs[i] = p.Message
+		if internalName.MatchString(p.Message) {
+			t.Errorf("message uses an internal field name: %q", p.Message)
+		}
+	}
+	all := strings.Join(msgs, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("missing problem %q in:\n%s", w, all)
+		}
+	}
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "epochs: 5000") || !strings.Contains(err.Error(), "hidden: 1000000000") {
+		t.Errorf("error text: %v", err)
+	}
+}
+
+// TestGridNumbersAtInt64Bounds: every numeric input of a grid at and past
+// the int64 limits is refused with a message, never wrapped or panicking.
+func TestGridNumbersAtInt64Bounds(t *testing.T) {
+	h := newHarness(t, nil)
+	const maxI, minI, over = "9223372036854775807", "-9223372036854775808", "9223372036854775808"
+	for _, tc := range []struct{ grid, want string }{
+		{`{"dataset":"tiny","system":"fake","axes":{"repeat":` + maxI + `}}`, "repeats: " + maxI + " is not"},
+		{`{"dataset":"tiny","system":"fake","axes":{"repeat":` + over + `}}`, "repeats: want a whole number"},
+		{`{"dataset":"tiny","system":"fake","axes":{"repeat":` + minI + `}}`, "repeats: " + minI},
+		{`{"dataset":"tiny","system":"fake","axes":{"batch_size":[` + maxI + `]}}`, "batch sizes: " + maxI},
+		{`{"dataset":"tiny","system":"fake","axes":{"batch_size":[` + over + `]}}`, "batch sizes: want"},
+		{`{"dataset":"tiny","system":"fake","axes":{"feature_dim":[` + minI + `]}}`, "feature dimensions: " + minI},
+		{`{"dataset":"tiny","system":"fake","axes":{"fanout":[[` + maxI + `]]}}`, "fanouts: \"" + maxI + "\""},
+		{`{"dataset":"tiny","system":"fake","axes":{"fanout":["` + over + `"]}}`, "fanouts: \"" + over + "\" is not a fanout"},
+		{`{"dataset":"tiny","system":"fake","axes":{"mem_limit":[` + maxI + `]}}`, "above the largest memory limit"},
+		{`{"dataset":"tiny","system":"fake","axes":{"mem_limit":[` + over + `]}}`, "above the largest memory limit"},
+		{`{"dataset":"tiny","system":"fake","mem_limit":"` + minI + `"}`, "negative"},
+		{`{"dataset":"tiny","system":"fake","epochs":` + maxI + `}`, "epochs: " + maxI},
+		{`{"dataset":"tiny","system":"fake","epochs":` + over + `}`, "epochs: " + over + " is not a value of the right type"},
+		{`{"dataset":"tiny","system":"fake","hidden":` + minI + `}`, "hidden: " + minI},
+		{`{"dataset":"tiny","system":"fake","seed":` + over + `}`, "seed: " + over},
+		{`{"dataset":"tiny","system":"fake","eval_max_nodes":` + minI + `}`, "eval_max_nodes"},
+		{`{"dataset":"tiny","system":"fake","queue_depth":` + maxI + `}`, "queue_depth"},
+		{`{"dataset":"tiny","system":"fake","warmup_epochs":` + maxI + `}`, "warmup_epochs: " + maxI},
+	} {
+		_, err := h.m.Create(context.Background(), []byte(tc.grid))
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("grid %s:\n  err %v\n  want it to say %q", tc.grid, err, tc.want)
+		}
+	}
+	// The largest values the limits allow are accepted.
+	if _, err := h.m.Create(context.Background(), []byte(`{"dataset":"tiny","system":"fake","epochs":1000,"seed":`+maxI+`,
+		"axes":{"repeat":100,"batch_size":[1048576],"fanout":[[1000,-1,1,1,1,1]]}}`)); err != nil {
+		t.Fatalf("grid at the limits: %v", err)
+	}
+}
+
+// TestNewGridRoundTrip: the form's grid reads back through ParseGrid into
+// the same grid, and Check finds the same problems as Create.
+func TestNewGridRoundTrip(t *testing.T) {
+	h := newHarness(t, nil)
+	g, err := NewGrid("x", "tiny", map[string]any{"epochs": 2}, Axes{System: []string{"fake"}, MemLimit: []string{"64MiB", "none"},
+		BatchSize: []int{64}, Fanout: [][]int{{5, 5}, {-1, -1}}, Model: []string{"sage"}, Repeat: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps := h.m.Check(g, nil); len(ps) != 0 {
+		t.Fatalf("problems %v", ps)
+	}
+	back, err := ParseGrid(g.JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Count() != 8 || back.Name != "x" || string(back.Base["epochs"]) != "2" || FormatFanout(back.Axes.Fanout[1]) != "-1,-1" {
+		t.Fatalf("read back %+v", back)
+	}
+	e, err := h.m.Create(context.Background(), g.JSON())
+	if err != nil || e.Counts.Total != 8 {
+		t.Fatalf("create: %v %+v", err, e.Counts)
+	}
+	// A dataset about to be generated is checked as if it existed.
+	cfg, _ := dataset.Preset("tiny")
+	pend := dataset.Meta{Name: "soon", Nodes: cfg.Nodes, FeatureDim: cfg.FeatureDim, Source: dataset.Source{Kind: "generator", Generator: &cfg}}
+	g2, _ := NewGrid("", "soon", map[string]any{"epochs": 1}, Axes{System: []string{"fake"}, MemLimit: []string{"2MiB"}, Repeat: 1})
+	ps := h.m.Check(g2, map[string]dataset.Meta{"soon": pend})
+	if len(ps) != 1 || ps[0].Field != AxisMemLimit || !strings.Contains(ps[0].Message, "needs to start on soon") {
+		t.Fatalf("pending dataset: %v", ps)
+	}
+	b, _ := json.Marshal(ps)
+	if !strings.Contains(string(b), `"field":"mem_limit"`) {
+		t.Fatalf("problem JSON %s", b)
+	}
+}
+
+// TestFailureLineQuotesTheFatalError: a Go crash's goroutine traces follow
+// its "fatal error:" line; the run's error quotes that line.
+func TestFailureLineQuotesTheFatalError(t *testing.T) {
+	crash := "starting\nfatal error: runtime: out of memory\n\nruntime stack:\nruntime.throw({0x5, 0x1})\n\t/usr/lib/go/src/runtime/panic.go:1101 +0x48\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:10 +0x20\n"
+	if got := failureLine(crash); got != "fatal error: runtime: out of memory" {
+		t.Errorf("crash: %q", got)
+	}
+	pnc := "x\npanic: index out of range [5] with length 3\n\ngoroutine 7 [running]:\nmain.f()\n\t/src/f.go:3 +0x1\nexit status 2\n"
+	if got := failureLine(pnc); got != "panic: index out of range [5] with length 3" {
+		t.Errorf("panic: %q", got)
+	}
+	if got := failureLine("a\nthe real reason\n\n"); got != "the real reason" {
+		t.Errorf("plain: %q", got)
+	}
+	tb := newTail(64)
+	tb.Write([]byte(crash))
+	if got := tb.lastLine(); strings.Contains(got, "goroutine") || strings.Contains(got, "/src/main.go") {
+		t.Errorf("a cut tail still quotes a trace line: %q", got)
+	}
+}
