@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,7 +25,13 @@ func lockQueue(dataDir string) (*queueLock, error) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w (%s is locked)", ErrQueueBusy, p)
+			holder := ""
+			if b, err := os.ReadFile(p); err == nil {
+				if pid := strings.TrimSpace(string(b)); pid != "" {
+					holder = " by process " + pid
+				}
+			}
+			return nil, fmt.Errorf("%w (%s is locked%s)", ErrQueueBusy, p, holder)
 		}
 		return nil, fmt.Errorf("lock %s: %w", p, err)
 	}

@@ -188,8 +188,9 @@ func fakeTrain(args []string) int {
 	return 0
 }
 
-// fakeServer runs the queue of dataDir and prints published events until
-// killed.
+// fakeServer runs the queue of dataDir (or stands by while another
+// process runs it, printing "STANDBY <reason>") and prints published events
+// until killed.
 func fakeServer(dataDir string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
@@ -214,7 +215,8 @@ func fakeServer(dataDir string) int {
 			fmt.Printf("EVENT %d %s %d %s\n", ev.ID, ev.Kind, ev.RunID, strconv.Quote(ev.Msg))
 		}
 	}()
-	if err := m.Run(ctx); err != nil {
+	standby := func(err error) { fmt.Printf("STANDBY %s\n", strconv.Quote(err.Error())) }
+	if err := m.Standby(ctx, 250*time.Millisecond, standby); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

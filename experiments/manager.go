@@ -114,6 +114,7 @@ type Manager struct {
 	mu       sync.Mutex
 	active   map[int64]*activeRun // running in this process
 	running  bool                 // Run is active
+	standby  bool                 // Standby waits for the queue lock
 	draining bool                 // Drain was called
 	closed   bool
 

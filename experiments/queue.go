@@ -68,6 +68,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		return fmt.Errorf("%w: Run already active in this process", ErrQueueBusy)
 	}
 	m.running = true
+	m.standby = false
 	m.mu.Unlock()
 	defer func() {
 		m.mu.Lock()
@@ -119,6 +120,58 @@ func (m *Manager) Run(ctx context.Context) error {
 			m.pollCancels(ctx)
 		}
 	}
+}
+
+// Standby runs the queue like Run, but while another process holds the
+// data directory's queue it waits instead of returning ErrQueueBusy: it
+// tries the lock every poll (default 1 s) and takes the queue over as soon
+// as the holder is gone. The kernel releases the lock of a process that
+// dies, SIGKILL included, so a second server on the same data directory
+// takes over within a poll; Run then marks the runs the dead process left
+// running as interrupted, after ingesting what their record logs hold.
+// onWait, when set, is called once when Standby starts waiting, with the
+// ErrQueueBusy error that names the holder. Standby returns when ctx ends.
+func (m *Manager) Standby(ctx context.Context, poll time.Duration, onWait func(error)) error {
+	if poll <= 0 {
+		poll = time.Second
+	}
+	waiting := false
+	for {
+		if m.Running() {
+			return fmt.Errorf("%w: Run already active in this process", ErrQueueBusy)
+		}
+		err := m.Run(ctx)
+		if !errors.Is(err, ErrQueueBusy) || ctx.Err() != nil {
+			return err
+		}
+		if !waiting {
+			waiting = true
+			m.setStandby(true)
+			if onWait != nil {
+				onWait(err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			m.setStandby(false)
+			return nil
+		case <-time.After(poll):
+		}
+	}
+}
+
+func (m *Manager) setStandby(v bool) {
+	m.mu.Lock()
+	m.standby = v
+	m.mu.Unlock()
+}
+
+// Standing reports whether this process waits for another to release the
+// queue (see Standby).
+func (m *Manager) Standing() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.standby
 }
 
 // Drain makes Run stop starting runs and return once the runs it started

@@ -10,6 +10,7 @@ import (
 	"net"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"outcore/engine/dataset"
 	"outcore/engine/train"
@@ -102,11 +103,11 @@ func serve(ctx context.Context, s Streams, dir, addr string, opts experiments.Op
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := mgr.Run(ctx); err != nil {
-			if errors.Is(err, experiments.ErrQueueBusy) {
-				logger.Printf("queue: %v; this server shows experiments but does not run them", err)
-				return
-			}
+		// Another server on this data directory may run the queue; this one
+		// then stands by and takes the queue over when that one stops.
+		if err := mgr.Standby(ctx, time.Second, func(err error) {
+			logger.Printf("queue: %v; this server shows experiments and takes the queue over when that process stops", err)
+		}); err != nil {
 			logger.Printf("queue stopped: %v", err)
 		}
 	}()
