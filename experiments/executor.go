@@ -74,7 +74,7 @@ func (m *Manager) startActive(ctx context.Context, r store.Run, wg interface {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		m.executorOf(r.Executor).execute(ctx, r, ar)
+		m.executeSafe(ctx, r, ar, func() { m.executorOf(r.Executor).execute(ctx, r, ar) })
 		m.mu.Lock()
 		delete(m.active, r.ID)
 		m.mu.Unlock()

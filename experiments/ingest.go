@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 
 	"outcore/engine/metrics"
-	"outcore/gpu"
+		"outcore/gpu"
 	"outcore/internal/cgroup"
 	"outcore/store"
 )
@@ -17,31 +20,54 @@ import (
 // maxLine caps one stdout line of a child; longer lines are cut.
 const maxLine = 1 << 20
 
-// ingester turns a child's stdout records into rows and events. Epochs are
+// maxQueuedWrites bounds the writes an ingester keeps while the store
+// refuses them (a full disk): beyond it, writes holding only samples,
+// progress and log events are dropped (epochs, start and summary never
+// are; the record log on disk keeps everything it could write).
+const maxQueuedWrites = 100000
+
+// ingester turns a child's stdout records into rows and events. Every line
+// is first appended to the run's record log (runs/<id>/records.jsonl, see
+// recordLog), the source of truth for what the child reported. Epochs are
 // committed the moment they arrive (with anything pending before them, to
 // keep order); samples, logs and progress are committed in one transaction
-// per second.
+// per second. A write the store refuses (a full disk, an I/O error) is not
+// dropped: it stays queued, with every later write behind it, and is
+// retried each second until it commits; the first failure stops the run
+// (onFailure), which then ends as failed with the failure's reason.
 type ingester struct {
 	m    *Manager
 	run  store.Run
 	grp  *cgroup.Group // nil without a cgroup
 	gpu  gpu.Sampler
 	host metrics.HostFacts // the runner's view; the child's start record refines it
+	log  *recordLog
+	// stop ends the final retries (the server is shutting down); what is
+	// still queued then is in the record log for the next start.
+	stop context.Context
+	// onFailure is called once, with the reason in words, the first time
+	// a record cannot be stored or logged.
+	onFailure func(reason string)
+	failed    bool
 
 	in   chan []byte
 	done chan struct{}
 
-	// Hooks of the slurm executor (slurm_exec.go): onCommit runs inside
-	// every transaction that stores records (it commits the records file's
-	// offset with them); onStart runs with the start record's.
-	onCommit func(tx *store.Tx) error
-	onStart  func(tx *store.Tx, rec metrics.StartRecord) error
-
-	// pending, committed by flush
+	// pending, handed to a write by flush
 	samples  []metrics.SampleRecord
 	events   []*store.Event
 	progress json.RawMessage
 	progEv   *store.Event
+
+	// queue holds writes not yet committed, oldest first.
+	queue []queuedWrite
+
+	// Hooks of the slurm executor (slurm_exec.go): onCommit is called when
+	// a write is queued and returns what runs inside its transaction (the
+	// records file's offset as it is then, committed with the records);
+	// onStart runs with the start record's.
+	onCommit func() func(tx *store.Tx) error
+	onStart  func(tx *store.Tx, rec metrics.StartRecord) error
 
 	mu         sync.Mutex // guards what finish reads
 	summary    *metrics.SummaryRecord
@@ -50,22 +76,37 @@ type ingester struct {
 	peakCG     int64
 	epochs     int
 	lastErr    string
+	unstored   int // writes still queued when finish gave up
+}
+
+// queuedWrite is one transaction of an ingester; keep marks writes that
+// are never dropped (epochs, start, summary, the run's start facts).
+type queuedWrite struct {
+	fn   func(*store.Tx) error
+	keep bool
 }
 
 func newIngester(m *Manager, r store.Run) *ingester {
-	return &ingester{m: m, run: r, gpu: m.opts.GPU, in: make(chan []byte, 256), done: make(chan struct{})}
+	return &ingester{m: m, run: r, gpu: m.opts.GPU, stop: context.Background(),
+		log: &recordLog{path: m.recordLogPath(r.ID), fault: m.logFault},
+		in:  make(chan []byte, 256), done: make(chan struct{})}
 }
 
 // start runs the loop once the child runs in grp (nil without a cgroup);
 // host is the runner's view of the machine. Lines sent before wait for it.
+// The loop keeps the run's record log (a Slurm run's records file on the
+// cluster's storage is its log already: it hands lines to handle itself).
 func (g *ingester) start(grp *cgroup.Group, host metrics.HostFacts) {
 	g.grp, g.host = grp, host
+	g.log.open() // a failure is retried with the first line
 	go g.loop()
 }
 
-// loop consumes lines until in is closed, then flushes and closes done.
+// loop consumes lines until in is closed, then flushes, retries what is
+// still queued until it is stored (or stop ends) and closes done.
 func (g *ingester) loop() {
 	defer close(g.done)
+	defer g.log.close()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -73,13 +114,72 @@ func (g *ingester) loop() {
 		case line, ok := <-g.in:
 			if !ok {
 				g.flush(nil)
+				g.finish()
 				return
 			}
-			g.handle(line)
+			if !isProgress(line) { // transient, and the most frequent
+				if err := g.log.append(line); err != nil {
+					g.fail(err)
+				}
+			}
+			g.handleSafe(line)
 		case <-tick.C:
+			if err := g.log.retry(); err != nil {
+				g.fail(err)
+			}
 			g.flush(nil)
 		}
 	}
+}
+
+// isProgress reports whether a line is a progress record (the emitter
+// writes "type" first).
+func isProgress(line []byte) bool {
+	return bytes.HasPrefix(bytes.TrimSpace(line), []byte(`{"type":"`+metrics.TypeProgress+`"`))
+}
+
+// finish retries the queued writes and the record log's backlog, backing
+// off up to 2 s, until both are empty or stop ends.
+func (g *ingester) finish() {
+	wait := 100 * time.Millisecond
+	for {
+		logErr := g.log.retry()
+		if logErr != nil {
+			g.fail(logErr)
+		}
+		if g.drain() && logErr == nil {
+			return
+		}
+		select {
+		case <-g.stop.Done():
+			g.mu.Lock()
+			g.unstored = len(g.queue)
+			g.mu.Unlock()
+			if n := len(g.queue); n > 0 {
+				g.m.opts.Logf("run %d: %d record write(s) not stored at shutdown (last error: %s); the next start ingests %s",
+					g.run.ID, n, g.lastError(), g.log.path)
+			}
+			if n := g.log.pending(); n > 0 {
+				g.m.opts.Logf("run %d: %d record line(s) could be neither stored nor logged and are lost", g.run.ID, n)
+			}
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// handleSafe handles one line; a panic while reading it (a bug) is
+// recorded as an event instead of killing the server.
+func (g *ingester) handleSafe(line []byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			g.m.opts.Logf("run %d: panic reading a record: %v\n%s", g.run.ID, p, debug.Stack())
+			g.events = append(g.events, g.event(store.EventLog, "error",
+				fmt.Sprintf("internal error reading a record (kept in the record log): %v", p), nil))
+		}
+	}()
+	g.handle(line)
 }
 
 func (g *ingester) ctx() context.Context { return context.Background() }
@@ -168,13 +268,13 @@ func (g *ingester) handle(line []byte) {
 			fmt.Sprintf("summary: %s after %d epochs", rec.Outcome, rec.Epochs), g.summaryRaw))
 		if len(rec.Deviations) > 0 {
 			// The summary's list is complete (it adds what Prepare decided).
-			evs := g.events
-			g.events = nil
-			g.write(func(tx *store.Tx) error {
-				if err := g.writePending(tx, evs); err != nil {
+			pw := g.takePending(nil)
+			deviations := rec.Deviations
+			g.write(true, func(tx *store.Tx) error {
+				if err := pw.write(tx); err != nil {
 					return err
 				}
-				return tx.SetDeviations(g.run.ID, rec.Deviations)
+				return tx.SetDeviations(g.run.ID, deviations)
 			})
 		}
 	default:
@@ -235,11 +335,10 @@ func (g *ingester) applyStart(rec metrics.StartRecord, line []byte) {
 		h.GEMM = c.GEMM
 	}
 	host, _ := json.Marshal(h)
-	evs := append(g.events, g.event(store.EventLog, "info",
-		fmt.Sprintf("started: system %s, I/O backend %s", rec.System, rec.IOBackend), append(json.RawMessage(nil), line...)))
-	g.events = nil
-	g.write(func(tx *store.Tx) error {
-		if err := g.writePending(tx, evs); err != nil {
+	pw := g.takePending([]*store.Event{g.event(store.EventLog, "info",
+		fmt.Sprintf("started: system %s, I/O backend %s", rec.System, rec.IOBackend), append(json.RawMessage(nil), line...))})
+	g.write(true, func(tx *store.Tx) error {
+		if err := pw.write(tx); err != nil {
 			return err
 		}
 		if err := tx.ApplyStartRecord(g.run.ID, rec, host); err != nil {
@@ -254,11 +353,10 @@ func (g *ingester) applyStart(rec metrics.StartRecord, line []byte) {
 
 // commitEpoch commits pending rows and the epoch in one transaction, now.
 func (g *ingester) commitEpoch(rec *metrics.EpochRecord, line []byte) {
-	evs := append(g.events, g.event(store.EventEpoch, "info",
-		fmt.Sprintf("epoch %d: %.3f s", rec.Epoch, rec.EpochS), append(json.RawMessage(nil), line...)))
-	g.events = nil
-	g.write(func(tx *store.Tx) error {
-		if err := g.writePending(tx, evs); err != nil {
+	pw := g.takePending([]*store.Event{g.event(store.EventEpoch, "info",
+		fmt.Sprintf("epoch %d: %.3f s", rec.Epoch, rec.EpochS), append(json.RawMessage(nil), line...))})
+	g.write(true, func(tx *store.Tx) error {
+		if err := pw.write(tx); err != nil {
 			return err
 		}
 		return tx.InsertEpoch(g.run.ID, rec)
@@ -268,29 +366,40 @@ func (g *ingester) commitEpoch(rec *metrics.EpochRecord, line []byte) {
 	g.mu.Unlock()
 }
 
-// flush commits pending samples, events and progress (plus extra events).
-func (g *ingester) flush(extra []*store.Event) {
-	evs := append(g.events, extra...)
-	g.events = nil
-	if len(evs) == 0 && len(g.samples) == 0 && g.progress == nil {
-		return
-	}
-	g.write(func(tx *store.Tx) error { return g.writePending(tx, evs) })
+// pendingWrite is a snapshot of the rows waiting for a commit.
+type pendingWrite struct {
+	runID    int64
+	samples  []metrics.SampleRecord
+	progress json.RawMessage
+	events   []*store.Event
 }
 
-// writePending writes the pending samples and progress and evs inside tx.
-func (g *ingester) writePending(tx *store.Tx, evs []*store.Event) error {
-	if len(g.samples) > 0 {
-		if err := tx.InsertSamples(g.run.ID, g.samples); err != nil {
+// takePending hands the pending samples, progress and events (plus extra
+// events) to a write and clears them.
+func (g *ingester) takePending(extra []*store.Event) pendingWrite {
+	pw := pendingWrite{runID: g.run.ID, samples: g.samples, progress: g.progress, events: append(g.events, extra...)}
+	g.samples, g.events = nil, nil
+	g.progress, g.progEv = nil, nil
+	return pw
+}
+
+func (pw pendingWrite) empty() bool {
+	return len(pw.samples) == 0 && pw.progress == nil && len(pw.events) == 0
+}
+
+// write stores the snapshot inside tx.
+func (pw pendingWrite) write(tx *store.Tx) error {
+	if len(pw.samples) > 0 {
+		if err := tx.InsertSamples(pw.runID, pw.samples); err != nil {
 			return err
 		}
 	}
-	if g.progress != nil {
-		if err := tx.SetProgress(g.run.ID, g.progress); err != nil {
+	if pw.progress != nil {
+		if err := tx.SetProgress(pw.runID, pw.progress); err != nil {
 			return err
 		}
 	}
-	for _, ev := range evs {
+	for _, ev := range pw.events {
 		if err := tx.AppendEvent(ev); err != nil {
 			return err
 		}
@@ -298,26 +407,98 @@ func (g *ingester) writePending(tx *store.Tx, evs []*store.Event) error {
 	return nil
 }
 
-// write commits fn; pending state is cleared whether or not it succeeds
-// (a failed write is logged and recorded, not retried forever).
-func (g *ingester) write(fn func(*store.Tx) error) {
-	err := g.m.update(g.ctx(), func(tx *store.Tx) error {
-		if err := fn(tx); err != nil {
-			return err
+// flush commits pending samples, events and progress (plus extra events),
+// after anything still queued.
+func (g *ingester) flush(extra []*store.Event) {
+	pw := g.takePending(extra)
+	if pw.empty() {
+		g.drain()
+		return
+	}
+	g.write(false, pw.write)
+}
+
+// write queues fn behind the writes not yet committed and commits what it
+// can, in order. keep marks a write that must never be dropped.
+func (g *ingester) write(keep bool, fn func(*store.Tx) error) {
+	if g.onCommit != nil {
+		inner, commit := fn, g.onCommit()
+		fn = func(tx *store.Tx) error {
+			if err := inner(tx); err != nil {
+				return err
+			}
+			return commit(tx)
 		}
-		if g.onCommit != nil {
-			return g.onCommit(tx)
+	}
+	g.queue = append(g.queue, queuedWrite{fn: fn, keep: keep})
+	if len(g.queue) > maxQueuedWrites {
+		kept := g.queue[:0]
+		dropped := 0
+		for _, w := range g.queue {
+			if w.keep {
+				kept = append(kept, w)
+			} else {
+				dropped++
+			}
 		}
-		return nil
-	})
-	g.samples = g.samples[:0]
-	g.progress, g.progEv = nil, nil
-	if err != nil {
+		g.queue = kept
+		g.m.opts.Logf("run %d: dropped %d queued sample/log writes the store refused (their lines are in %s)", g.run.ID, dropped, g.log.path)
+	}
+	g.drain()
+}
+
+// drain commits queued writes in order until one fails; it reports
+// whether the queue is empty. A write refused because the database file
+// is gone is dropped (it can never succeed; the record log keeps it).
+func (g *ingester) drain() bool {
+	for len(g.queue) > 0 {
+		err := g.m.update(g.ctx(), g.queue[0].fn)
+		if err == nil {
+			g.queue[0] = queuedWrite{}
+			g.queue = g.queue[1:]
+			continue
+		}
 		g.m.opts.Logf("run %d: store: %v", g.run.ID, err)
 		g.mu.Lock()
 		g.lastErr = err.Error()
 		g.mu.Unlock()
+		g.fail(err)
+		if errors.Is(err, store.ErrGone) {
+			g.queue = nil
+			return true
+		}
+		return false
 	}
+	g.queue = nil
+	return true
+}
+
+// fail reports the first failure to store or log a record.
+func (g *ingester) fail(err error) {
+	if g.failed || g.onFailure == nil {
+		return
+	}
+	g.failed = true
+	g.onFailure(failureReason(err))
+}
+
+// failureReason says in words why a record could not be kept.
+func failureReason(err error) string {
+	switch {
+	case store.IsDiskFull(err):
+		return "no space left on device"
+	case errors.Is(err, syscall.EIO):
+		return "input/output error"
+	case errors.Is(err, store.ErrGone):
+		return "the database file was deleted"
+	}
+	return err.Error()
+}
+
+func (g *ingester) lastError() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.lastErr
 }
 
 func truncate(s string, n int) string {

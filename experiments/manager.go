@@ -124,6 +124,18 @@ type Manager struct {
 
 	dsMu  sync.Mutex
 	dsGen map[string]*sync.Mutex // per derived dataset being generated
+
+	// claimMu is held from claiming a run until it is in active, so that
+	// a run marked running in the store but absent from active is known
+	// to be left over (see finishGhost).
+	claimMu sync.Mutex
+
+	// Fault injection for tests: writeFault fails a store write (before
+	// it starts) and logFault a record-log write when they return an error.
+	writeFault  func() error
+	logFault    func() error
+	executeHook func(store.Run) // called before each run starts
+	loopHook    func()          // called at each turn of the queue loop
 }
 
 // New returns a Manager. It does not start the queue: call Run.
@@ -193,11 +205,37 @@ func (m *Manager) Close() error {
 // update runs fn in a write transaction and wakes subscribers after the
 // commit.
 func (m *Manager) update(ctx context.Context, fn func(*store.Tx) error) error {
+	if m.writeFault != nil {
+		if err := m.writeFault(); err != nil {
+			return err
+		}
+	}
 	err := m.st.Update(ctx, fn)
 	if err == nil {
 		m.hub.kick()
 	}
 	return err
+}
+
+// updateRetry is update for writes that must not be lost (a run's
+// outcome): it retries a failed write, backing off up to 2 s, until it
+// commits, the database file is gone, or stop ends (the server is
+// stopping; the next queue process recovers what is left).
+func (m *Manager) updateRetry(stop, ctx context.Context, fn func(*store.Tx) error) error {
+	wait := 100 * time.Millisecond
+	for {
+		err := m.update(ctx, fn)
+		if err == nil || errors.Is(err, store.ErrGone) {
+			return err
+		}
+		m.opts.Logf("store: %v (retrying)", err)
+		select {
+		case <-stop.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 // signal wakes the queue loop.
@@ -327,6 +365,16 @@ func (m *Manager) CreateWith(ctx context.Context, gridJSON []byte, co CreateOpti
 // and ends as cancelled. The error wraps ErrConflict when the run has
 // already finished.
 func (m *Manager) CancelRun(ctx context.Context, runID int64) error {
+	// A run of this process stops at once, even when the store cannot be
+	// written (a full disk): its outcome is recorded when it can be.
+	m.mu.Lock()
+	ar := m.active[runID]
+	m.mu.Unlock()
+	if ar != nil {
+		ar.stop(stopCancel)
+	} else if done, err := m.finishGhost(ctx, runID, store.StatusCancelled, "cancelled; its child had already ended"); done || err != nil {
+		return err
+	}
 	var r store.Run
 	var state string
 	err := m.update(ctx, func(tx *store.Tx) error {
@@ -361,6 +409,37 @@ func (m *Manager) CancelRun(ctx context.Context, runID int64) error {
 		}
 	}
 	return nil
+}
+
+// finishGhost ends a run the store says is running although no child of
+// it runs: this process holds the queue (so no other process runs it) and
+// has no child for it. Its outcome becomes status with msg. done says
+// whether the run was such a ghost.
+func (m *Manager) finishGhost(ctx context.Context, runID int64, status, msg string) (done bool, err error) {
+	if !m.Running() {
+		return false, nil
+	}
+	m.claimMu.Lock() // a run being claimed is not a ghost
+	defer m.claimMu.Unlock()
+	m.mu.Lock()
+	active := m.active[runID] != nil
+	m.mu.Unlock()
+	if active {
+		return false, nil
+	}
+	err = m.update(ctx, func(tx *store.Tx) error {
+		r, err := tx.Run(runID)
+		if err != nil || r.Status != store.StatusRunning || r.Executor != store.ExecutorLocal {
+			return err // a Slurm run outlives the process that submitted it
+		}
+		ok, err := tx.FinishRun(runID, store.RunEnd{Status: status, Error: msg})
+		if err != nil || !ok {
+			return err
+		}
+		done = true
+		return tx.AppendEvent(statusEvent(r, status, status+": "+msg))
+	})
+	return done, err
 }
 
 // CancelExperiment cancels every queued or running run of an experiment

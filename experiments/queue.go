@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ const (
 	stopNone     stopReason = iota
 	stopCancel              // a user cancelled the run: outcome cancelled
 	stopShutdown            // the server is stopping: outcome interrupted
+	stopFailed              // the run's records could not be kept: outcome failed
 )
 
 // activeRun is a run whose child (or Slurm job) this process is running.
@@ -27,7 +29,25 @@ type activeRun struct {
 	executor string // store.ExecutorLocal or store.ExecutorSlurm
 	mu       sync.Mutex
 	reason   stopReason
+	why      string        // with stopFailed: the reason in words
 	stopCh   chan struct{} // closed by the first stop
+}
+
+// fail stops the run because its records could not be kept (why says
+// why, e.g. "no space left on device"); the first stop wins.
+func (a *activeRun) fail(why string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.reason == stopNone {
+		a.reason, a.why = stopFailed, why
+		close(a.stopCh)
+	}
+}
+
+func (a *activeRun) failReason() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.why
 }
 
 func newActiveRun(id int64) *activeRun { return &activeRun{id: id, stopCh: make(chan struct{})} }
@@ -89,6 +109,9 @@ func (m *Manager) Run(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
+		if m.loopHook != nil {
+			m.loopHook()
+		}
 		if m.isDraining() && m.activeCount() == 0 {
 			return nil
 		}
@@ -97,15 +120,17 @@ func (m *Manager) Run(ctx context.Context) error {
 			if len(free) == 0 {
 				break
 			}
+			m.claimMu.Lock() // until the run is in active (see finishGhost)
 			r, ok, err := m.claimNext(ctx, free)
-			if err != nil {
-				m.opts.Logf("queue: %v", err)
-				break
-			}
-			if !ok {
+			if err != nil || !ok {
+				m.claimMu.Unlock()
+				if err != nil {
+					m.opts.Logf("queue: %v", err)
+				}
 				break
 			}
 			m.startActive(ctx, r, &wg)
+			m.claimMu.Unlock()
 		}
 		select {
 		case <-ctx.Done():
@@ -223,27 +248,72 @@ func (m *Manager) claimNext(ctx context.Context, executors []string) (store.Run,
 }
 
 // pollCancels stops runs of this process that another process flagged for
-// cancellation.
+// cancellation, and ends flagged local runs no child runs any more.
 func (m *Manager) pollCancels(ctx context.Context) {
 	ids, err := m.st.CancelRequested(ctx)
 	if err != nil {
 		m.opts.Logf("queue: %v", err)
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	for _, id := range ids {
-		if ar := m.active[id]; ar != nil {
+		m.mu.Lock()
+		ar := m.active[id]
+		m.mu.Unlock()
+		if ar != nil {
 			ar.stop(stopCancel)
+			continue
+		}
+		if _, err := m.finishGhost(ctx, id, store.StatusCancelled, "cancelled; its child had already ended"); err != nil {
+			m.opts.Logf("queue: run %d: %v", id, err)
 		}
 	}
+}
+
+// executeSafe runs execute and survives a panic of the runner (a bug):
+// the run ends as failed with the panic's message and the queue goes on.
+func (m *Manager) executeSafe(ctx context.Context, r store.Run, ar *activeRun, execute func()) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		m.opts.Logf("run %d: panic in the runner: %v\n%s", r.ID, p, debug.Stack())
+		end := store.RunEnd{Status: store.StatusFailed, Error: fmt.Sprintf("internal error in the runner: %v", p)}
+		err := m.updateRetry(ctx, context.WithoutCancel(ctx), func(tx *store.Tx) error {
+			ok, err := tx.FinishRun(r.ID, end)
+			if err != nil || !ok {
+				return err
+			}
+			return tx.AppendEvent(statusEvent(r, end.Status, "failed: "+end.Error))
+		})
+		if err != nil {
+			m.opts.Logf("run %d: record the failure: %v", r.ID, err)
+		}
+	}()
+	if m.executeHook != nil {
+		m.executeHook(r)
+	}
+	execute()
 }
 
 // recoverInterrupted ends the runs a stopped server left running as
 // interrupted and removes their cgroups (killing anything left in them).
 func (m *Manager) recoverInterrupted(ctx context.Context) error {
+	left, err := m.st.Runs(ctx, store.RunFilter{Statuses: []string{store.StatusRunning}})
+	if err != nil {
+		return fmt.Errorf("recover interrupted runs: %w", err)
+	}
+	for _, r := range left {
+		if r.Executor != store.ExecutorLocal {
+			continue // a Slurm run goes on; recoverSlurm picks it up
+		}
+		// What the child reported and the dead server did not store.
+		if err := m.ingestRecordLog(ctx, r); err != nil {
+			m.opts.Logf("run %d: ingest its record log: %v", r.ID, err)
+		}
+	}
 	var runs []store.Run
-	err := m.update(ctx, func(tx *store.Tx) error {
+	err = m.update(ctx, func(tx *store.Tx) error {
 		var err error
 		if runs, err = tx.MarkInterrupted(); err != nil {
 			return err

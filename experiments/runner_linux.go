@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -33,7 +34,9 @@ func (m *Manager) execute(ctx context.Context, r store.Run, ar *activeRun) {
 	// shutdown must still be recorded as interrupted.
 	wctx := context.WithoutCancel(ctx)
 	end := m.runChild(ctx, r, ar)
-	err := m.update(wctx, func(tx *store.Tx) error {
+	// The outcome is retried until it is stored (a full disk) or the
+	// server stops; a run left running then is recovered at the next start.
+	err := m.updateRetry(ctx, wctx, func(tx *store.Tx) error {
 		ok, err := tx.FinishRun(r.ID, end)
 		if err != nil || !ok {
 			return err
@@ -54,6 +57,20 @@ func (m *Manager) execute(ctx context.Context, r store.Run, ar *activeRun) {
 	if err != nil {
 		m.opts.Logf("run %d: record outcome %s: %v", r.ID, end.Status, err)
 	}
+}
+
+// lenientWriter writes to w until the first error, then drops what it is
+// given (and says it wrote it), so that a tee never stops on it.
+type lenientWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (l *lenientWriter) Write(p []byte) (int, error) {
+	if l.err == nil {
+		_, l.err = l.w.Write(p)
+	}
+	return len(p), nil
 }
 
 // logEvent appends a log event for a run now.
@@ -120,7 +137,11 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 
 	// The child, in its memory cgroup from its first instruction
 	// (internal/supervise): `outcore train --config FILE --cgroup PATH`.
+	// The ingester keeps every write the store refuses and retries it; the
+	// first refusal stops the run (it then fails with the reason).
 	ing := newIngester(m, r)
+	ing.stop = ctx
+	ing.onFailure = func(reason string) { ar.fail(reason) }
 	tail := newTail(TailBytes)
 	spec := supervise.Spec{
 		Path: m.opts.Binary, Args: append(append([]string(nil), m.opts.Args...), cfgPath),
@@ -129,7 +150,9 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 		Limit: r.MemLimitBytes,
 		Lines: func(line []byte) { ing.in <- line },
 		// Stderr: the file keeps it all, the tail the end for the record.
-		Stderr: io.MultiWriter(tail, errFile),
+		// A failing file (a full disk) must not stop the copy, or the
+		// child would block writing to stderr.
+		Stderr: io.MultiWriter(tail, &lenientWriter{w: errFile}),
 	}
 	if m.opts.NoCgroups {
 		spec.NoCgroup = "memory cgroups disabled by the runner's options"
@@ -159,7 +182,7 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 	}
 	pid := child.Pid()
 	hostJSON, _ := json.Marshal(host)
-	err = m.update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+	ing.write(true, func(tx *store.Tx) error { // before the loop starts: queued in order
 		if err := tx.SetRunStarted(r.ID, store.RunStart{PID: pid, LimitEnforced: enforced, LimitNote: note,
 			CgroupPath: cgPath, CacheDropped: dropped, Host: hostJSON, OutcoreVersion: Version(), GoVersion: runtime.Version()}); err != nil {
 			return err
@@ -167,9 +190,6 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 		ev := statusEvent(r, store.StatusRunning, fmt.Sprintf("running as pid %d (%s)", pid, note))
 		return tx.AppendEvent(ev)
 	})
-	if err != nil {
-		m.opts.Logf("run %d: %v", r.ID, err)
-	}
 	ing.start(child.Group(), host)
 
 	// Stopping: SIGTERM to the process group and the cgroup, SIGKILL after
@@ -200,6 +220,7 @@ func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing
 	ing.mu.Lock()
 	summary, summaryRaw := ing.summary, ing.summaryRaw
 	end.PeakRSSBytes, end.PeakCgroupBytes = ing.peakRSS, ing.peakCG
+	unstored := ing.unstored
 	storeErr := ing.lastErr
 	ing.mu.Unlock()
 	if summary != nil {
@@ -226,6 +247,10 @@ func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing
 	waitErr := res.Err
 	reason := ar.stopReason()
 	switch {
+	case reason == stopFailed:
+		end.Status = store.StatusFailed
+		end.Error = fmt.Sprintf("%s: the run's records could not be stored, so the run was stopped (what the child reported is kept in %s and stored once the write succeeds)",
+			ar.failReason(), filepath.Join("runs", strconv.FormatInt(r.ID, 10), RecordLogFile))
 	case exitedOK && summaryOutcome == store.StatusDone:
 		end.Status = store.StatusDone
 	case reason == stopCancel:
@@ -258,8 +283,8 @@ func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing
 			end.Error = fmt.Sprintf("the child reported outcome %q", summaryOutcome)
 		}
 	}
-	if storeErr != "" {
-		m.logEvent(r, "error", "some records could not be stored: "+storeErr)
+	if unstored > 0 {
+		m.logEvent(r, "error", fmt.Sprintf("%d record write(s) could not be stored (%s); the next start ingests them from the record log", unstored, storeErr))
 	}
 	return end
 }

@@ -283,7 +283,10 @@ func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) {
 	// here, in file order.
 	ing := newIngester(m, r)
 	ing.gpu = nil
-	ing.onCommit = func(tx *store.Tx) error { return tx.SetRecordsPos(r.ID, tail.file, pos) }
+	ing.onCommit = func() func(tx *store.Tx) error {
+		file, at := tail.file, pos // as they are when the write is queued
+		return func(tx *store.Tx) error { return tx.SetRecordsPos(r.ID, file, at) }
+	}
 	ing.onStart = func(tx *store.Tx, rec metrics.StartRecord) error {
 		enforced, note := limitFromNode(r, rec, dir)
 		return tx.SetLimit(r.ID, enforced, note)

@@ -1,0 +1,374 @@
+package experiments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"outcore/engine/dataset"
+	"outcore/engine/metrics"
+	"outcore/store"
+)
+
+// faultWindow fails the calls numbered [from, from+n) (1-based, counted
+// from arm) with err.
+type faultWindow struct {
+	mu       sync.Mutex
+	calls    int
+	from, n  int
+	err      error
+	injected int
+}
+
+func (f *faultWindow) arm(from, n int, err error) {
+	f.mu.Lock()
+	f.calls, f.from, f.n, f.err, f.injected = 0, from, n, err, 0
+	f.mu.Unlock()
+}
+
+func (f *faultWindow) hook() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		return nil
+	}
+	f.calls++
+	if f.calls >= f.from && f.calls < f.from+f.n {
+		f.injected++
+		return f.err
+	}
+	return nil
+}
+
+// checkNoEpochLost: every epoch in the run's record log is stored, as
+// epochs 0..n-1, and a run that ended done stored all of them.
+func checkNoEpochLost(t *testing.T, h *harness, r store.Run, want int) {
+	t.Helper()
+	eps, err := h.st.Epochs(context.Background(), r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := readRecordLog(h.m.recordLogPath(r.ID))
+	if err != nil {
+		t.Fatalf("record log: %v", err)
+	}
+	if len(eps) < len(recs.epochs) {
+		t.Fatalf("run %d (%s: %s): the child reported %d epochs (record log), the store holds %d", r.ID, r.Status, r.Error, len(recs.epochs), len(eps))
+	}
+	for i, e := range eps {
+		if e.Epoch != i {
+			t.Fatalf("stored epochs are not 0..%d: %v", len(eps)-1, eps)
+		}
+	}
+	if r.Status == store.StatusDone && len(eps) != want {
+		t.Fatalf("run done with %d of %d epochs", len(eps), want)
+	}
+	if r.EpochsDone != len(eps) {
+		t.Fatalf("epochs_done %d, stored %d", r.EpochsDone, len(eps))
+	}
+}
+
+// TestStoreFaultsLoseNoEpoch injects a full disk and an I/O error into the
+// store at every write step of a run (two consecutive writes fail): no
+// epoch the child reported is lost once writes succeed again, and a run
+// whose records were refused ends failed, naming the reason.
+func TestStoreFaultsLoseNoEpoch(t *testing.T) {
+	h := newHarness(t, nil)
+	var fw faultWindow
+	h.m.writeFault = fw.hook
+	h.start()
+	const epochs = 3
+	grid := fmt.Sprintf(`{"dataset":"tiny","system":"fake","epochs":%d,"options":{"epoch_ms":"10"}}`, epochs)
+	// Count the writes of a clean run: claim, events, start facts, the
+	// start record, one per epoch, flushes, the outcome.
+	e := h.create(grid)
+	fw.arm(1<<30, 0, errors.New("never"))
+	h.waitRuns(e.ID, "finished", finished)
+	writes := fw.calls
+	fw.arm(0, 0, nil)
+	if writes < 8 {
+		t.Fatalf("a run made %d writes", writes)
+	}
+	t.Logf("a clean run makes %d store writes", writes)
+	for _, kind := range []struct {
+		name, reason string
+		err          error
+	}{
+		{"ENOSPC", "no space left on device", fmt.Errorf("%w: database or disk is full", store.ErrDiskFull)},
+		{"EIO", "input/output error", fmt.Errorf("write outcore.db-wal: %w", syscall.EIO)},
+	} {
+		for step := 1; step <= writes; step++ {
+			t.Run(fmt.Sprintf("%s at write %d", kind.name, step), func(t *testing.T) {
+				e := h.create(grid)
+				fw.arm(step, 2, kind.err)
+				h.m.signal()
+				runs := h.waitRuns(e.ID, "finished", finished)
+				fw.mu.Lock()
+				injected, calls := fw.injected, fw.calls
+				fw.mu.Unlock()
+				fw.arm(0, 0, nil)
+				if injected == 0 {
+					if calls >= step {
+						t.Fatalf("no fault injected at write %d of %d", step, calls)
+					}
+					t.Logf("this run made %d writes (flushes depend on timing); nothing to inject at %d", calls, step)
+				}
+				r := runs[0]
+				checkNoEpochLost(t, h, r, epochs)
+				switch r.Status {
+				case store.StatusDone:
+				case store.StatusFailed:
+					if !strings.HasPrefix(r.Error, kind.reason) {
+						t.Fatalf("failed with %q, want it to start with %q", r.Error, kind.reason)
+					}
+				default:
+					t.Fatalf("run ended %s (%s)", r.Status, r.Error)
+				}
+			})
+		}
+	}
+}
+
+// TestRecordLogFaultsLoseNoEpoch fails writes of the record log itself
+// (ENOSPC): the lines are kept and written later, the store gets every
+// epoch, and the run fails naming the reason.
+func TestRecordLogFaultsLoseNoEpoch(t *testing.T) {
+	h := newHarness(t, nil)
+	var fw faultWindow
+	h.m.logFault = fw.hook
+	h.start()
+	for _, step := range []int{1, 3, 6} {
+		t.Run(fmt.Sprint("line ", step), func(t *testing.T) {
+			e := h.create(`{"dataset":"tiny","system":"fake","epochs":3,"options":{"epoch_ms":"10"}}`)
+			fw.arm(step, 3, syscall.ENOSPC)
+			runs := h.waitRuns(e.ID, "finished", finished)
+			fw.arm(0, 0, nil)
+			r := runs[0]
+			if r.Status != store.StatusFailed || !strings.HasPrefix(r.Error, "no space left on device") {
+				t.Fatalf("run %s: %q", r.Status, r.Error)
+			}
+			checkNoEpochLost(t, h, r, 3)
+			recs, _ := readRecordLog(h.m.recordLogPath(r.ID))
+			eps, _ := h.st.Epochs(context.Background(), r.ID)
+			if len(recs.epochs) != len(eps) {
+				t.Fatalf("record log holds %d epochs, the store %d", len(recs.epochs), len(eps))
+			}
+		})
+	}
+}
+
+// TestGhostRunCanBeCancelledAndDeleted: a run the store says is running
+// though no child of it runs (a lost outcome write) is ended by a cancel,
+// and its experiment can be deleted.
+func TestGhostRunCanBeCancelledAndDeleted(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.KillGrace = 200 * time.Millisecond })
+	e := h.create(`{"dataset":"tiny","system":"fake","epochs":1}`)
+	runs, _ := h.st.Runs(context.Background(), store.RunFilter{ExperimentID: e.ID})
+	if err := h.st.Update(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.ClaimRun(runs[0].ID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.m.executeHook = func(r store.Run) { t.Errorf("run %d was started", r.ID) }
+	// Run marks it interrupted at start; put it back to running afterwards
+	// to make the ghost the running queue finds.
+	h.start()
+	h.waitStatus(runs[0].ID, store.StatusInterrupted)
+	if err := h.st.Update(context.Background(), func(tx *store.Tx) error {
+		nr, err := tx.RetryRun(runs[0].ID)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ClaimRun(nr.ID)
+		runs[0] = nr
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.m.CancelRun(context.Background(), runs[0].ID); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	if r := h.waitStatus(runs[0].ID, store.StatusCancelled); !strings.Contains(r.Error, "already ended") {
+		t.Fatalf("ghost cancelled with %q", r.Error)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.m.DeleteExperiment(context.Background(), e.ID) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("delete did not return")
+	}
+}
+
+// TestRunnerPanicFailsTheRunOnly: a panic in the runner ends its run as
+// failed with the panic's message; the queue goes on with the next run.
+func TestRunnerPanicFailsTheRunOnly(t *testing.T) {
+	h := newHarness(t, nil)
+	first := h.create(`{"dataset":"tiny","system":"fake","epochs":1}`)
+	second := h.create(`{"dataset":"tiny","system":"fake","epochs":1}`)
+	var once sync.Once
+	h.m.executeHook = func(store.Run) { once.Do(func() { panic("injected runner bug") }) }
+	h.start()
+	r1 := h.waitRuns(first.ID, "finished", finished)[0]
+	r2 := h.waitRuns(second.ID, "finished", finished)[0]
+	if r1.Status != store.StatusFailed || !strings.Contains(r1.Error, "internal error in the runner: injected runner bug") {
+		t.Fatalf("panicking run: %s %q", r1.Status, r1.Error)
+	}
+	if r2.Status != store.StatusDone {
+		t.Fatalf("next run: %s %q", r2.Status, r2.Error)
+	}
+}
+
+// TestRecordLogIngestedAtStart: epochs a dead server logged but did not
+// store are ingested by the next queue process before it marks the run
+// interrupted; a line cut by the crash is skipped.
+func TestRecordLogIngestedAtStart(t *testing.T) {
+	h := newHarness(t, nil)
+	e := h.create(`{"dataset":"tiny","system":"fake","epochs":5}`)
+	runs, _ := h.st.Runs(context.Background(), store.RunFilter{ExperimentID: e.ID})
+	id := runs[0].ID
+	if err := h.st.Update(context.Background(), func(tx *store.Tx) error {
+		if _, err := tx.ClaimRun(id); err != nil {
+			return err
+		}
+		return tx.InsertEpoch(id, &metrics.EpochRecord{Type: metrics.TypeEpoch, Epoch: 0, EpochS: 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(h.m.runDir(id), 0o755)
+	var log strings.Builder
+	for ep := 0; ep < 3; ep++ {
+		fmt.Fprintf(&log, `{"type":"epoch","epoch":%d,"epoch_s":%d}`+"\n", ep, ep+1)
+	}
+	log.WriteString(`{"type":"sample","t":1,"rss_bytes":5}` + "\n" + `{"type":"epoch","epo`)
+	if err := os.WriteFile(h.m.recordLogPath(id), []byte(log.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	r := h.waitStatus(id, store.StatusInterrupted)
+	eps, _ := h.st.Epochs(context.Background(), id)
+	if len(eps) != 3 || r.EpochsDone != 3 || eps[2].EpochS != 3 {
+		t.Fatalf("after ingest: %d epochs (epochs_done %d): %+v", len(eps), r.EpochsDone, eps)
+	}
+	if smp, _ := h.st.Samples(context.Background(), id, 0, 0, 0); len(smp) != 1 {
+		t.Fatalf("samples %+v", smp)
+	}
+}
+
+// TestFullDiskDuringRun fills a small tmpfs data directory while a run is
+// running, frees it, and finds every epoch the child reported in the
+// database, the run ended as failed with "no space left on device", and
+// its experiment deletable.
+func TestFullDiskDuringRun(t *testing.T) {
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=24m"); err != nil {
+		t.Skipf("cannot mount a tmpfs for the data directory (%v): the test needs root or CAP_SYS_ADMIN", err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	src := tinyDataset(t)
+	dst := filepath.Join(dataset.DatasetsDir(dir), "tiny")
+	os.MkdirAll(dst, 0o755)
+	des, _ := os.ReadDir(src)
+	for _, de := range des {
+		b, err := os.ReadFile(filepath.Join(src, de.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, de.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	st, err := store.OpenDataDir(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	opts := testOptions(dir, st)
+	opts.Logf = t.Logf
+	m, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	h := &harness{t: t, dataDir: dir, st: st, m: m}
+	defer h.stop()
+	report := filepath.Join(t.TempDir(), "reported") // off the tmpfs
+	e := h.create(fmt.Sprintf(`{"dataset":"tiny","system":"fake","epochs":60,"options":{"epoch_ms":"50","report":%q,"report_ms":"20"}}`, report))
+	h.start()
+	runs, _ := st.Runs(ctx, store.RunFilter{ExperimentID: e.ID})
+	id := runs[0].ID
+	for dl := time.Now().Add(30 * time.Second); ; {
+		if eps, _ := st.Epochs(ctx, id); len(eps) >= 3 {
+			break
+		}
+		if time.Now().After(dl) {
+			t.Fatal("no epochs stored")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	filler := filepath.Join(dir, "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	for {
+		if _, err := f.Write(buf[:512]); err != nil {
+			break
+		}
+	}
+	f.Close()
+	full := time.Now()
+	// The run is stopped when a record cannot be stored: its child exits.
+	r, _ := st.Run(ctx, id)
+	for syscall.Kill(r.PID, 0) == nil {
+		if time.Since(full) > 20*time.Second {
+			t.Fatalf("the child (pid %d) still runs %v after the disk filled", r.PID, time.Since(full))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond) // retries against the full disk
+	if r, _ := st.Run(ctx, id); r.Status != store.StatusRunning {
+		t.Logf("while the disk is full the run is %s", r.Status)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	r = h.waitRuns(e.ID, "finished", finished)[0]
+	if r.Status != store.StatusFailed || !strings.HasPrefix(r.Error, "no space left on device") {
+		t.Fatalf("run ended %s: %q", r.Status, r.Error)
+	}
+	checkNoEpochLost(t, h, r, 60)
+	b, _ := os.ReadFile(report)
+	reported := strings.Count(string(b), "epoch ")
+	eps, _ := st.Epochs(ctx, id)
+	if len(eps) < reported || reported < 3 {
+		t.Fatalf("the child reported %d epochs, the store holds %d", reported, len(eps))
+	}
+	t.Logf("child reported %d epochs; the store holds %d; the run: %s", reported, len(eps), r.Error)
+	if err := m.DeleteExperiment(ctx, e.ID); err != nil {
+		t.Fatalf("delete after the full disk: %v", err)
+	}
+}
