@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -186,6 +187,70 @@ func ResolveImportPath(root, p string) (string, error) {
 	return real, nil
 }
 
+// CheckImportTree checks every entry under an import source folder (already
+// confined to root by ResolveImportPath): a symbolic link must resolve
+// inside root — a link to a folder is checked the same way, all the way
+// down — and everything must be a folder or a regular file (a FIFO or a
+// device would block or leak the job). The importers follow links, so a
+// link out of the import folder would read any file the server can.
+func CheckImportTree(root, src string) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fmt.Errorf("import folder %s: %w", root, err)
+	}
+	inside := func(p string) bool {
+		rel, err := filepath.Rel(realRoot, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	seen := map[string]bool{}
+	var walk func(dir, shown string) error
+	walk = func(dir, shown string) error {
+		if seen[dir] {
+			return nil
+		}
+		seen[dir] = true
+		return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return fmt.Errorf("import source: %w", err)
+			}
+			rel, _ := filepath.Rel(dir, p)
+			name := filepath.Join(shown, rel)
+			switch {
+			case d.Type()&fs.ModeSymlink != 0:
+				real, err := filepath.EvalSymlinks(p)
+				if err != nil {
+					return fmt.Errorf("import source: %s is a broken symbolic link: %w", name, err)
+				}
+				if !inside(real) {
+					return fmt.Errorf("import source: %s is a symbolic link to %s: %w %s", name, real, ErrOutsideImportRoot, root)
+				}
+				st, err := os.Stat(real)
+				if err != nil {
+					return fmt.Errorf("import source: %s: %w", name, err)
+				}
+				if st.IsDir() {
+					return walk(real, name)
+				}
+				if !st.Mode().IsRegular() {
+					return fmt.Errorf("import source: %s links to %s, which is not a regular file", name, real)
+				}
+			case d.IsDir():
+			case !d.Type().IsRegular():
+				return fmt.Errorf("import source: %s is not a regular file (%v)", name, d.Type())
+			}
+			return nil
+		})
+	}
+	realSrc, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return fmt.Errorf("import source %s: %w", src, err)
+	}
+	if !inside(realSrc) {
+		return fmt.Errorf("%s: %w %s", src, ErrOutsideImportRoot, root)
+	}
+	return walk(realSrc, filepath.Base(src))
+}
+
 // npySources finds the .npy files of an npy import by their conventional names.
 func npySources(dir string) (dataset.NPYSources, error) {
 	find := func(names ...string) string {
@@ -225,6 +290,9 @@ func (h *DatasetsHandler) Import(c *fiber.Ctx) error {
 		errs["kind"] = fmt.Sprintf("format: unknown import format %q", kind)
 	}
 	src, err := ResolveImportPath(h.ImportRoot, p)
+	if err == nil {
+		err = CheckImportTree(h.ImportRoot, src)
+	}
 	if err != nil {
 		errs["path"] = "source folder: " + err.Error()
 	}

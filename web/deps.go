@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 
+	"outcore/engine/dataset"
+	"outcore/experiments"
 	"outcore/store"
 )
 
@@ -22,12 +24,13 @@ type Store interface {
 	ExportCSV(ctx context.Context, w io.Writer, experimentID int64, what string) error
 }
 
-// Queue is what the pages ask of the experiment runner: create an
-// experiment from a grid file (its runs join the queue), cancel, retry,
-// delete, and follow the store's event log; *experiments.Manager
-// implements it. Create's validation errors wrap experiments.ErrInvalid and
-// name the field.
+// Queue is what the pages ask of the experiment runner: check a grid,
+// create an experiment from a grid file (its runs join the queue), cancel,
+// retry, delete, and follow the store's event log; *experiments.Manager
+// implements it. Create's validation errors are *experiments.InvalidError
+// (wrapping experiments.ErrInvalid), listing the problems Check lists.
 type Queue interface {
+	Check(g *experiments.Grid, pending map[string]dataset.Meta) []experiments.Problem
 	Create(ctx context.Context, gridJSON []byte) (store.Experiment, error)
 	CancelRun(ctx context.Context, runID int64) error
 	RetryRun(ctx context.Context, runID int64) (store.Run, error)

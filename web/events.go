@@ -3,6 +3,7 @@ package web
 import (
 	"bufio"
 	"fmt"
+	"log"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 type EventsHandler struct {
 	Hub       *Hub
 	Heartbeat time.Duration // a comment line this often, so dead peers are found; default 15 s
+	Log       *log.Logger   // panics of a stream
 }
 
 // Stream handles GET /events.
@@ -46,9 +48,13 @@ func (h *EventsHandler) Stream(c *fiber.Ctx) error {
 	// The writer runs after this handler returns, on the connection's
 	// goroutine: it must not touch c. A vanished browser shows only as a
 	// Flush error.
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+	lg := h.Log
+	if lg == nil {
+		lg = log.Default()
+	}
+	c.Context().SetBodyStreamWriter(safeStream(lg, "event stream", func(w *bufio.Writer) {
 		streamEvents(w, hub, scope, after, beat)
-	})
+	}))
 	return nil
 }
 

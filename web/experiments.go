@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"strconv"
 	"strings"
 
@@ -26,6 +27,7 @@ type ExperimentsHandler struct {
 	DataDir string
 	Jobs    *Jobs
 	Digests *report.DigestCache // finished runs' epochs, summarised once
+	Log     *log.Logger         // panics of streamed answers
 }
 
 // idParam reads the :id route parameter.
@@ -70,27 +72,34 @@ func (h *ExperimentsHandler) List(c *fiber.Ctx) error {
 	return renderPage(c, views.ExperimentsPage(p, rows, listExamples(h.DataDir)))
 }
 
-// formEnv answers validation's questions from the data directory.
+// formEnv answers validation's questions from the data directory; the
+// grid itself is checked by the queue (the one validation of every grid).
 func (h *ExperimentsHandler) formEnv() (FormEnv, []dataset.Entry) {
 	entries, _ := dataset.ListEntries(h.DataDir) // an unreadable folder shows as no datasets
 	return FormEnv{
-		Dataset: func(name string) (DatasetFacts, bool) {
+		Exists: func(name string) bool {
 			for _, e := range entries {
 				if e.Name == name {
-					return DatasetFacts{Exists: true, FeatureBytes: e.Meta.FeatureBytes()}, e.Err == nil
+					return e.Err == nil
 				}
 			}
-			return DatasetFacts{}, false
+			return false
 		},
-		Preset: func(name string) (int64, bool) {
-			cfg, err := dataset.Preset(name)
-			if err != nil {
-				return 0, false
-			}
-			return cfg.Nodes * int64(cfg.FeatureDim) * 4, true
-		},
+		Preset:    presetMeta,
 		ValidName: dataset.ValidateName,
+		Check:     h.Queue.Check,
 	}, entries
+}
+
+// presetMeta is the meta a preset would generate (the checks of a grid on
+// a dataset about to be generated read it).
+func presetMeta(name string) (dataset.Meta, bool) {
+	cfg, err := dataset.Preset(name)
+	if err != nil {
+		return dataset.Meta{}, false
+	}
+	return dataset.Meta{Nodes: cfg.Nodes, FeatureDim: cfg.FeatureDim,
+		Source: dataset.Source{Kind: "generator", Generator: &cfg, Preset: name}}, true
 }
 
 // defaultForm is the form as first shown: the first dataset, two variants
@@ -112,7 +121,7 @@ func defaultForm(entries []dataset.Entry) FormInput {
 }
 
 // formView fills the form's view model.
-func formView(in FormInput, entries []dataset.Entry, g Grid, errs map[string]string) views.ExperimentForm {
+func formView(in FormInput, entries []dataset.Entry, g *experiments.Grid, errs map[string]string) views.ExperimentForm {
 	f := views.ExperimentForm{
 		Name: in.Name, DatasetMode: in.DatasetMode, Dataset: in.Dataset, Preset: in.Preset, NewDataset: in.NewDataset,
 		MemLimits: in.MemLimits, Dims: in.Dims, Batches: in.Batches, Model: in.Model, Fanouts: in.Fanouts,
@@ -135,7 +144,9 @@ func formView(in FormInput, entries []dataset.Entry, g Grid, errs map[string]str
 	for _, m := range Models {
 		f.Models = append(f.Models, views.FormOption{Value: m, Label: m, Selected: m == in.Model})
 	}
-	f.Preview = views.Preview{Runs: g.Runs(), Factors: g.Factors()}
+	if g != nil {
+		f.Preview = views.Preview{Runs: g.Count(), Factors: Factors(g)}
+	}
 	if len(errs) > 0 {
 		f.Preview.Problem = "Fix the fields marked in red."
 		if msg := errs[""]; msg != "" {
@@ -209,7 +220,7 @@ func (h *ExperimentsHandler) Create(c *fiber.Ctx) error {
 	g, errs := ValidateForm(in, env)
 	if len(errs) == 0 && in.DatasetMode == "generate" {
 		cfg, _ := dataset.Preset(in.Preset)
-		grid, queue, preset := g.JSON(), h.Queue, in.Preset
+		grid, queue, preset := g.JSON(), h.Queue, strings.Clone(in.Preset)
 		h.Jobs.Generate(g.Dataset, preset, cfg, func(jctx context.Context) (string, error) {
 			e, err := queue.Create(jctx, grid)
 			if err != nil {
@@ -227,14 +238,22 @@ func (h *ExperimentsHandler) Create(c *fiber.Ctx) error {
 		if !errors.Is(err, experiments.ErrInvalid) {
 			return err
 		}
-		field, msg := fieldOf(err)
-		errs[field] = msg
+		// The data directory changed since the check (another process).
+		for _, p := range experiments.ProblemsOf(err) {
+			f := formField(p, false)
+			if errs[f] != "" {
+				errs[f] += "; "
+			}
+			errs[f] += p.Message
+		}
 	}
 	c.Status(fiber.StatusUnprocessableEntity)
 	return renderPage(c, views.NewExperimentPage(pageMeta(c, "New experiment", "new"), formView(in, entries, g, errs)))
 }
 
-// createJSON creates an experiment from a grid file's JSON.
+// createJSON creates an experiment from a grid file's JSON. A grid with
+// problems is answered 422 with every problem:
+// {"error": "...", "field": <first problem's field>, "problems": [{"field", "message"}, ...]}.
 func (h *ExperimentsHandler) createJSON(c *fiber.Ctx) error {
 	var g json.RawMessage
 	if err := json.Unmarshal(c.Body(), &g); err != nil {
@@ -245,7 +264,12 @@ func (h *ExperimentsHandler) createJSON(c *fiber.Ctx) error {
 		if !errors.Is(err, experiments.ErrInvalid) {
 			return err
 		}
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": err.Error(), "field": invalidField(err)})
+		ps := experiments.ProblemsOf(err)
+		field := ""
+		if len(ps) > 0 {
+			field = ps[0].Field
+		}
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": err.Error(), "field": field, "problems": ps})
 	}
 	url := fmt.Sprintf("/experiments/%d", e.ID)
 	c.Set(fiber.HeaderLocation, url)
@@ -266,36 +290,6 @@ func (h *ExperimentsHandler) startExample(c *fiber.Ctx, file string) error {
 		return err
 	}
 	return redirect(c, fmt.Sprintf("/experiments/%d", e.ID))
-}
-
-// invalidField is the grid field a runner validation error names
-// ("axes.mem_limit[1]" in "invalid experiment: axes.mem_limit[1]: ...").
-func invalidField(err error) string {
-	rest, ok := strings.CutPrefix(err.Error(), experiments.ErrInvalid.Error()+": ")
-	if !ok {
-		if i := strings.Index(err.Error(), experiments.ErrInvalid.Error()+": "); i >= 0 {
-			rest = err.Error()[i+len(experiments.ErrInvalid.Error())+2:]
-		}
-	}
-	field, _, _ := strings.Cut(rest, ": ")
-	return field
-}
-
-// gridFields maps grid fields to the form's fields.
-var gridFields = map[string]string{
-	"name": "name", "dataset": "dataset", "system": "variants", "mem_limit": "mem_limits",
-	"feature_dim": "dims", "batch_size": "batches", "batch": "batches", "model": "model",
-	"fanout": "fanouts", "epochs": "epochs", "repeat": "repeats",
-}
-
-// fieldOf finds which form field a runner validation error is about ("" = the whole form).
-func fieldOf(err error) (field, msg string) {
-	f := strings.TrimPrefix(invalidField(err), "axes.")
-	if i := strings.IndexByte(f, '['); i >= 0 {
-		f = f[:i]
-	}
-	msg = strings.TrimPrefix(err.Error(), experiments.ErrInvalid.Error()+": ")
-	return gridFields[f], msg
 }
 
 // redirect sends the browser on: HX-Redirect for htmx, 303 otherwise.
@@ -483,12 +477,16 @@ func (h *ExperimentsHandler) Export(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="experiment-%d-%s.csv"`, id, what))
 	st := h.Store
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+	lg := h.Log
+	if lg == nil {
+		lg = log.Default()
+	}
+	c.Context().SetBodyStreamWriter(safeStream(lg, "CSV export", func(w *bufio.Writer) {
 		if err := st.ExportCSV(context.Background(), w, id, what); err != nil {
 			// The status is sent already; say so in the body, where a reader sees it.
 			fmt.Fprintf(w, "\n# export stopped: %v\n", err)
 		}
-	})
+	}))
 	return nil
 }
 

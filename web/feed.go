@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"runtime/debug"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -60,10 +61,21 @@ func (f *Feed) Run(ctx context.Context) {
 				break drain
 			}
 		}
-		if err := f.Handle(ctx, batch); err != nil && ctx.Err() == nil {
+		if err := f.handleSafe(ctx, batch); err != nil && ctx.Err() == nil {
 			f.Log.Printf("live feed: %v", err)
 		}
 	}
+}
+
+// handleSafe is Handle; a panic (a bug rendering an update) loses that
+// batch's updates, not the server.
+func (f *Feed) handleSafe(ctx context.Context, evs []store.Event) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic publishing events %d..%d: %v\n%s", evs[0].ID, evs[len(evs)-1].ID, p, debug.Stack())
+		}
+	}()
+	return f.Handle(ctx, evs)
 }
 
 // Handle publishes the updates of a batch of events (in id order). An

@@ -8,45 +8,43 @@ import (
 	"testing"
 )
 
-func formEnvFor(featureBytes int64) FormEnv {
-	return FormEnv{
-		Dataset: func(name string) (DatasetFacts, bool) {
-			if name == "tiny" {
-				return DatasetFacts{Exists: true, FeatureBytes: featureBytes}, true
-			}
-			return DatasetFacts{}, false
-		},
-		Preset: func(name string) (int64, bool) { return 100 << 20, name == "small" },
-		ValidName: func(name string) error {
-			if strings.ContainsAny(name, "/.") {
-				return errors.New("bad character")
-			}
-			return nil
-		},
+// formEnvFor is the form's environment over a data directory holding the
+// tiny dataset (1 MiB of features), checked by a real experiment manager.
+func formEnvFor(t *testing.T) FormEnv {
+	t.Helper()
+	e := newEnv(t)
+	h := &ExperimentsHandler{Queue: e.mgr, DataDir: e.dir}
+	env, _ := h.formEnv()
+	env.ValidName = func(name string) error {
+		if strings.ContainsAny(name, "/.") {
+			return errors.New("bad character")
+		}
+		return nil
 	}
+	return env
 }
 
 func goodInput() FormInput {
 	return FormInput{Name: "x", DatasetMode: "existing", Dataset: "tiny", Variants: []string{"pyg+", "gnndrive"},
-		MemLimits: "64MiB, 50%, none", Dims: "", Batches: "512, 1024", Model: "sage", Fanouts: "10,5; 15, 10",
+		MemLimits: "64MiB, 2000%, none", Dims: "", Batches: "512, 1024", Model: "sage", Fanouts: "10,5; 15, 10",
 		Epochs: "3", Repeats: "2"}
 }
 
 func TestValidateFormBuildsTheGrid(t *testing.T) {
-	g, errs := ValidateForm(goodInput(), formEnvFor(200<<20))
+	g, errs := ValidateForm(goodInput(), formEnvFor(t))
 	if len(errs) != 0 {
 		t.Fatalf("errors %v", errs)
 	}
-	want := Grid{Name: "x", Dataset: "tiny", Model: "sage", Epochs: 3, Axes: GridAxes{
-		System: []string{"pyg+", "gnndrive"}, MemLimit: []string{"64MiB", "50%", "none"},
-		BatchSize: []int{512, 1024}, Fanout: []string{"10,5", "15,10"}, Repeat: 2}}
-	if !reflect.DeepEqual(g, want) {
-		t.Fatalf("grid %+v\nwant %+v", g, want)
+	a := g.Axes
+	if g.Name != "x" || g.Dataset != "tiny" || string(g.Base["epochs"]) != "3" || !reflect.DeepEqual(a.System, []string{"pyg+", "gnndrive"}) ||
+		!reflect.DeepEqual(a.MemLimit, []string{"64MiB", "2000%", "none"}) || !reflect.DeepEqual(a.BatchSize, []int{512, 1024}) ||
+		!reflect.DeepEqual(a.Fanout, [][]int{{10, 5}, {15, 10}}) || !reflect.DeepEqual(a.Model, []string{"sage"}) || a.Repeat != 2 {
+		t.Fatalf("grid %+v", g)
 	}
-	if g.Runs() != 2*3*2*2*2 {
-		t.Errorf("runs %d", g.Runs())
+	if g.Count() != 2*3*2*2*2 {
+		t.Errorf("runs %d", g.Count())
 	}
-	if f := g.Factors(); f != "2 variants × 3 memory limits × 2 batch sizes × 2 fanouts × 2 repeats" {
+	if f := Factors(g); f != "2 variants × 3 memory limits × 2 batch sizes × 2 fanouts × 2 repeats" {
 		t.Errorf("factors %q", f)
 	}
 	var back map[string]any
@@ -74,27 +72,32 @@ func TestValidateFormNamesTheBadField(t *testing.T) {
 		{"mem_limits", func(f *FormInput) { f.MemLimits = "12 furlongs" }, "memory limits"},
 		{"dims", func(f *FormInput) { f.Dims = "0" }, "from 1 to"},
 		{"batches", func(f *FormInput) { f.Batches = "1e3" }, "whole number"},
-		{"model", func(f *FormInput) { f.Model = "" }, "unknown model"},
-		{"fanouts", func(f *FormInput) { f.Fanouts = "1,2,3,4,5,6,7" }, "at most 6 layers"},
+		{"model", func(f *FormInput) { f.Model = "" }, "is not a model"},
+		{"fanouts", func(f *FormInput) { f.Fanouts = "1,2,3,4,5,6,7" }, "has 7 layers, at most 6"},
+		{"fanouts", func(f *FormInput) { f.Fanouts = "2000,5" }, "from 1 to 1000"},
+		{"variants", func(f *FormInput) { f.Variants = []string{"pyg+", "bogus"} }, `"bogus" is not a variant`},
 		{"fanouts", func(f *FormInput) { f.Fanouts = "10,5;10,5" }, "twice"},
 		{"epochs", func(f *FormInput) { f.Epochs = "1001" }, "from 1 to 1000"},
 		{"repeats", func(f *FormInput) { f.Repeats = "" }, "required"},
-		{"", func(f *FormInput) { f.Repeats, f.Batches, f.Fanouts = "100", "1,2,3,4,5", "1;2;3;4" }, "at most 5000"},
+		{"", func(f *FormInput) { f.Repeats, f.Batches, f.Fanouts = "100", "1,2,3,4,5", "1;2;3;4" }, "at most 10000"},
+		{"mem_limits", func(f *FormInput) { f.MemLimits = "2MiB" }, "needs to start"},
+		{"mem_limits", func(f *FormInput) { f.MemLimits = "1e30" }, "largest memory limit, 1 PiB"},
 	}
+	env := formEnvFor(t)
 	for _, tc := range tests {
 		t.Run(tc.field+" "+tc.want, func(t *testing.T) {
 			in := goodInput()
 			tc.change(&in)
-			_, errs := ValidateForm(in, formEnvFor(200<<20))
+			_, errs := ValidateForm(in, env)
 			if msg := errs[tc.field]; !strings.Contains(msg, tc.want) {
 				t.Errorf("errs[%q] = %q, want it to say %q (all: %v)", tc.field, msg, tc.want, errs)
 			}
 		})
 	}
-	// A percentage needs a known feature size, and must come to 1 MiB at least.
+	// A percentage is resolved on the dataset, and must come to 1 MiB at least.
 	in := goodInput()
 	in.MemLimits = "10%"
-	if _, errs := ValidateForm(in, formEnvFor(1<<20)); !strings.Contains(errs["mem_limits"], "below 1 MiB") {
+	if _, errs := ValidateForm(in, env); !strings.Contains(errs["mem_limits"], "below 1MiB") {
 		t.Errorf("10%% of 1 MiB: %v", errs)
 	}
 }

@@ -94,9 +94,9 @@ func TestPreview(t *testing.T) {
 		{"valid", func(url.Values) {}, ">8<", "", ""},
 		{"three limits", func(v url.Values) { v.Set("mem_limits", "64MiB,128MiB,5000%") }, ">12<", "", ""},
 		{"bad limit", func(v url.Values) { v.Set("mem_limits", "64 parsecs") }, "", "err-mem_limits", "memory limits"},
-		{"tiny limit", func(v url.Values) { v.Set("mem_limits", "10KiB") }, "", "err-mem_limits", "below 1 MiB"},
+		{"tiny limit", func(v url.Values) { v.Set("mem_limits", "10KiB") }, "", "err-mem_limits", "below 1MiB"},
 		{"no variant", func(v url.Values) { v.Del("variants") }, "", "err-variants", "tick at least one"},
-		{"unknown variant", func(v url.Values) { v["variants"] = []string{"pyg+", "bogus"} }, "", "err-variants", "unknown variant"},
+		{"unknown variant", func(v url.Values) { v["variants"] = []string{"pyg+", "bogus"} }, "", "err-variants", `&#34;bogus&#34; is not a variant`},
 		{"zero repeats", func(v url.Values) { v.Set("repeats", "0") }, "", "err-repeats", "from 1 to 100"},
 		{"bad fanout", func(v url.Values) { v.Set("fanouts", "10,x") }, "", "err-fanouts", "fanout"},
 		{"missing dataset", func(v url.Values) { v.Set("dataset", "nope") }, "", "err-dataset", "no dataset named"},
@@ -158,8 +158,8 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		want   string
 	}{
 		{"negative repeats", func(v url.Values) { v.Set("repeats", "-1") }, "repeats: "},
-		{"unknown variant", func(v url.Values) { v["variants"] = []string{"nope"} }, "unknown variant"},
-		{"unknown model", func(v url.Values) { v.Set("model", "transformer") }, "unknown model"},
+		{"unknown variant", func(v url.Values) { v["variants"] = []string{"nope"} }, "is not a variant"},
+		{"unknown model", func(v url.Values) { v.Set("model", "transformer") }, "is not a model"},
 		{"missing dataset", func(v url.Values) { v.Set("dataset", "absent") }, "no dataset named"},
 		{"bad dataset name for generation", func(v url.Values) {
 			v.Set("dataset_mode", "generate")
@@ -176,7 +176,7 @@ func TestCreateRejectsBadInput(t *testing.T) {
 			v.Set("preset", "galactic")
 			v.Set("new_dataset", "g")
 		}, "unknown preset"},
-		{"limit the variant cannot start in", func(v url.Values) { v.Set("mem_limits", "2MiB") }, "mem_limit"},
+		{"limit the variant cannot start in", func(v url.Values) { v.Set("mem_limits", "2MiB") }, "needs to start"},
 		{"name too long", func(v url.Values) { v.Set("name", strings.Repeat("x", 101)) }, "at most 100"},
 		{"epochs not a number", func(v url.Values) { v.Set("epochs", "many") }, "epochs: "},
 	}
@@ -279,7 +279,7 @@ func TestCreateFromJSON(t *testing.T) {
 		t.Fatalf("valid grid: %d %v", resp.StatusCode, m)
 	}
 	resp, m = send(`{"dataset":"tiny","axes":{"system":["pyg+"],"mem_limit":["-5MiB"]}}`)
-	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.HasPrefix(fmt.Sprint(m["field"]), "axes.mem_limit") {
+	if resp.StatusCode != http.StatusUnprocessableEntity || m["field"] != "mem_limit" || !strings.Contains(fmt.Sprint(m["error"]), "memory limits:") {
 		t.Errorf("negative limit: %d %v", resp.StatusCode, m)
 	}
 	resp, _ = send(`{not json`)

@@ -100,7 +100,7 @@ func newEnvIn(t testing.TB, dir string) *testEnv {
 		t.Fatal(err)
 	}
 	srv, err := New(ctx, Config{Store: st, Queue: mgr, DataDir: dir, CSRFKey: []byte("0123456789abcdef0123456789abcdef"),
-		Log: log.New(io.Discard, "", 0)})
+		Log: log.New(io.Discard, "", 0), Hosts: append([]string{"example.com"}, LoopbackHosts...)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,11 @@ package web
 import (
 	"context"
 	"fmt"
+	"log"
 	"regexp"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,7 +19,9 @@ import (
 // their progress for the datasets page.
 type Jobs struct {
 	dataDir string
+	root    string // the import folder: imports read nothing outside it
 	keep    int
+	log     *log.Logger // panics of jobs (nil = discarded)
 	ctx     context.Context
 	cancel  context.CancelFunc
 	run     sync.Mutex // held while a job works: one at a time
@@ -99,10 +104,31 @@ func (j *Jobs) Close() {
 	j.wg.Wait()
 }
 
+// CloseWithin cancels the jobs and waits for them at most d; it reports
+// whether they all ended. A job blocked in a system call that ignores
+// cancellation (an open of a FIFO, a read of a stalled network mount) is
+// left behind rather than holding up a shutdown.
+func (j *Jobs) CloseWithin(d time.Duration) bool {
+	j.cancel()
+	done := make(chan struct{})
+	go func() {
+		j.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
 // start registers a job and runs work in the background. work reports
 // progress through the writer it is given and returns a link to show when
 // done ("" for none).
 func (j *Jobs) start(kind, name string, work func(ctx context.Context, progress *progressWriter) (string, error)) int64 {
+	// The job outlives the request that started it: keep no bytes of it.
+	kind, name = strings.Clone(kind), strings.Clone(name)
 	j.mu.Lock()
 	j.next++
 	jb := &job{id: j.next, kind: kind, name: name, started: time.Now(), state: JobWaiting, message: "waiting for the job before it"}
@@ -125,7 +151,11 @@ func (j *Jobs) start(kind, name string, work func(ctx context.Context, progress 
 				jb.message = msg
 			})
 		}}
-		link, err := work(j.ctx, pw)
+		if err := j.ctx.Err(); err != nil {
+			j.update(jb, func() { jb.finished, jb.state, jb.message = true, JobFailed, "cancelled: the server is stopping" })
+			return
+		}
+		link, err := j.runSafe(jb, work, pw)
 		j.update(jb, func() {
 			jb.finished = true
 			if err != nil {
@@ -139,17 +169,38 @@ func (j *Jobs) start(kind, name string, work func(ctx context.Context, progress 
 	return jb.id
 }
 
+// runSafe runs a job's work; a panic (a bug, or an importer tripped by a
+// crafted file) fails the job instead of the server.
+func (j *Jobs) runSafe(jb *job, work func(ctx context.Context, progress *progressWriter) (string, error), pw *progressWriter) (link string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if j.log != nil {
+				j.log.Printf("dataset job %d (%s %s) panicked: %v\n%s", jb.id, jb.kind, jb.name, p, debug.Stack())
+			}
+			link, err = "", fmt.Errorf("internal error: %v", p)
+		}
+	}()
+	return work(j.ctx, pw)
+}
+
 func (j *Jobs) update(jb *job, f func()) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	f()
 }
 
+// hook, when set by a test, runs at the start of every job's work.
+var jobHook func(kind, name string)
+
 // Generate makes dataset name from a preset's configuration; then, when
 // set, runs after (e.g. creating the experiment that waits for the dataset)
 // and shows the link it returns.
 func (j *Jobs) Generate(name, preset string, cfg dataset.GenConfig, after func(ctx context.Context) (string, error)) int64 {
+	name, preset = strings.Clone(name), strings.Clone(preset)
 	return j.start("generate", name, func(ctx context.Context, pw *progressWriter) (string, error) {
+		if jobHook != nil {
+			jobHook("generate", name)
+		}
 		_, err := dataset.GenerateWith(ctx, dataset.DatasetsDir(j.dataDir), name, cfg,
 			dataset.GenOptions{Progress: pw, Preset: preset, NoIndptr: true})
 		if err != nil {
@@ -165,7 +216,14 @@ func (j *Jobs) Generate(name, preset string, cfg dataset.GenConfig, after func(c
 
 // Import runs an importer over a source folder already checked by the caller.
 func (j *Jobs) Import(kind, name, src string) int64 {
+	kind, name, src = strings.Clone(kind), strings.Clone(name), strings.Clone(src)
 	return j.start("import "+kind, name, func(ctx context.Context, pw *progressWriter) (string, error) {
+		if jobHook != nil {
+			jobHook("import", name)
+		}
+		if err := CheckImportTree(j.root, src); err != nil {
+			return "", err
+		}
 		dir := dataset.DatasetsDir(j.dataDir)
 		opt := dataset.ImportOptions{Progress: pw}
 		var err error

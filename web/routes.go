@@ -14,15 +14,18 @@ import (
 func (s *Server) routes() {
 	csrf := NewCSRF(s.cfg.CSRFKey)
 	exp := &ExperimentsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue, DataDir: s.cfg.DataDir, Jobs: s.jobs,
-		Digests: report.NewDigestCache(20000)}
+		Digests: report.NewDigestCache(20000), Log: s.cfg.Log}
 	runs := &RunsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue}
 	data := &DatasetsHandler{DataDir: s.cfg.DataDir, ImportRoot: s.cfg.ImportRoot, Jobs: s.jobs}
-	events := &EventsHandler{Hub: s.hub, Heartbeat: s.cfg.Heartbeat}
+	events := &EventsHandler{Hub: s.hub, Heartbeat: s.cfg.Heartbeat, Log: s.cfg.Log}
 
 	a := s.app
-	if len(s.cfg.Hosts) > 0 {
-		a.Use(hostGuard(s.cfg.Hosts))
+	a.Use(s.recoverPanic)
+	a.Use(hostGuard(s.cfg.Hosts))
+	if s.cfg.Auth != nil {
+		a.Use(s.cfg.Auth.Middleware())
 	}
+	a.Use(s.refuseWhileDraining)
 	a.Use(securityHeaders)
 	a.Get("/static/*", staticFiles())
 	a.Use(csrf.Middleware())
@@ -53,6 +56,9 @@ func (s *Server) routes() {
 
 	a.Get("/events", events.Stream)
 }
+
+// LoopbackHosts are the Host names a server on loopback answers to.
+var LoopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 
 // hostGuard refuses requests for a Host name not in the list (DNS rebinding).
 func hostGuard(hosts []string) fiber.Handler {

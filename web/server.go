@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -34,10 +37,18 @@ type Config struct {
 	Heartbeat time.Duration
 	// Log receives request errors and feed problems (default: stderr).
 	Log *log.Logger
-	// Hosts, when set, are the only Host header names (without port)
-	// requests may carry: a page of another site that a DNS rebinding points
-	// at 127.0.0.1 then cannot read the dashboard. Empty = any host.
+	// Hosts are the only Host header names (without port) requests may
+	// carry: a page of another site that a DNS rebinding points at the
+	// server then cannot read the dashboard. Empty = the loopback names
+	// (localhost, 127.0.0.1, ::1). The check is never off.
 	Hosts []string
+	// Auth, when set, requires a token or basic-auth credentials on every
+	// request (see Auth).
+	Auth *Auth
+	// JobGrace is how long shutdown waits for a running dataset job after
+	// cancelling it (default 10 s); a job blocked in the kernel (a stalled
+	// network mount, a FIFO) is then abandoned, not waited for.
+	JobGrace time.Duration
 }
 
 // Server is the dashboard: the fiber app, the live feed and the dataset jobs.
@@ -47,6 +58,9 @@ type Server struct {
 	hub  *Hub
 	feed *Feed
 	jobs *Jobs
+	// draining is set when shutdown begins: requests that change state are
+	// refused from then on (503), while the listener closes.
+	draining atomic.Bool
 }
 
 // New builds the dashboard. It reads the store's newest event id, so the
@@ -77,6 +91,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if len(cfg.CSRFKey) < 16 {
 		return nil, errors.New("web: CSRF key shorter than 16 bytes")
 	}
+	if len(cfg.Hosts) == 0 {
+		cfg.Hosts = LoopbackHosts
+	}
+	if cfg.JobGrace <= 0 {
+		cfg.JobGrace = 10 * time.Second
+	}
 	seed, err := cfg.Store.LastEventID(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
@@ -85,10 +105,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.hub = NewHub(seed, 512, 4096)
 	s.feed = &Feed{Source: cfg.Queue, Store: cfg.Store, Hub: s.hub, Log: cfg.Log, cursor: seed}
 	s.jobs = NewJobs(cfg.DataDir, 20)
+	s.jobs.log, s.jobs.root = cfg.Log, cfg.ImportRoot
 	s.app = fiber.New(fiber.Config{
 		AppName:               "outcore",
 		DisableStartupMessage: true,
 		ErrorHandler:          s.errorHandler,
+		// Values read from a request (FormValue, Params, ...) are copies:
+		// fasthttp reuses its buffers, and a dataset job or an experiment
+		// created later must not see another request's bytes.
+		Immutable: true,
 		ReadTimeout:           30 * time.Second,
 		IdleTimeout:           30 * time.Second,
 		// No WriteTimeout: event streams stay open for hours.
@@ -121,6 +146,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case err = <-serveErr:
 	case <-ctx.Done():
 	}
+	s.draining.Store(true)
 	stopFeed()
 	<-feedDone
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -131,19 +157,65 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// Shutdown closes the event streams, stops dataset jobs and shuts the HTTP
-// server down (forcibly after ctx's deadline).
+// Shutdown stops taking requests that change state, closes the event
+// streams, shuts the HTTP server down (forcibly after ctx's deadline), and
+// then stops the dataset jobs, waiting at most Config.JobGrace for one
+// that does not end when cancelled.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.draining.Store(true)
 	s.hub.Close()
-	s.jobs.Close()
-	if s.app.Server() == nil {
-		return nil
+	var err error
+	if s.app.Server() != nil {
+		err = s.app.ShutdownWithContext(ctx)
+		if err != nil && strings.Contains(err.Error(), "not running") {
+			err = nil
+		}
 	}
-	err := s.app.ShutdownWithContext(ctx)
-	if err != nil && strings.Contains(err.Error(), "not running") {
-		return nil
+	if !s.jobs.CloseWithin(s.cfg.JobGrace) {
+		s.cfg.Log.Printf("a dataset job did not stop within %v of its cancellation (blocked reading its input?); abandoning it", s.cfg.JobGrace)
 	}
 	return err
+}
+
+// refuseWhileDraining answers 503 to requests that change state once
+// shutdown has begun.
+func (s *Server) refuseWhileDraining(c *fiber.Ctx) error {
+	if s.draining.Load() {
+		switch c.Method() {
+		case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
+		default:
+			c.Set(fiber.HeaderConnection, "close")
+			return fiber.NewError(fiber.StatusServiceUnavailable, "the server is shutting down; nothing was changed")
+		}
+	}
+	return c.Next()
+}
+
+// recoverPanic turns a panic in a handler into a 500 answer (logged with
+// its stack), so that one bad request does not stop the server.
+func (s *Server) recoverPanic(c *fiber.Ctx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.cfg.Log.Printf("panic serving %s %s: %v\n%s", c.Method(), c.Path(), p, debug.Stack())
+			err = fmt.Errorf("internal error: %v", p)
+		}
+	}()
+	return c.Next()
+}
+
+// safeStream wraps a body stream writer (it runs after the handler has
+// returned, outside recoverPanic) so that a panic ends the stream only.
+func safeStream(log *log.Logger, what string, fn func(w *bufio.Writer)) func(w *bufio.Writer) {
+	return func(w *bufio.Writer) {
+		defer func() {
+			if p := recover(); p != nil {
+				log.Printf("panic in %s: %v\n%s", what, p, debug.Stack())
+				fmt.Fprintf(w, "\n# stopped: internal error: %v\n", p)
+				w.Flush()
+			}
+		}()
+		fn(w)
+	}
 }
 
 // errorHandler answers failed requests: a page for browsers, plain text for
@@ -179,14 +251,20 @@ func httpStatusText(code int) string {
 	switch code {
 	case 400:
 		return "Bad request"
+	case 401:
+		return "Authentication required"
 	case 403:
 		return "Forbidden"
 	case 404:
 		return "Not found"
 	case 409:
 		return "Conflict"
+	case 421:
+		return "Misdirected request"
 	case 422:
 		return "Invalid input"
+	case 503:
+		return "Unavailable"
 	}
 	return "Error"
 }

@@ -1,0 +1,152 @@
+package web
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Auth guards a dashboard reachable from other machines (`outcore serve
+// --auth-file FILE`). Every request must carry one of the file's
+// credentials:
+//
+//   - a token, sent as "Authorization: Bearer <token>" (scripts, the JSON
+//     API), from a line "token <token>";
+//   - a user name and password, sent by HTTP basic auth (browsers ask for
+//     them once), from a line "<user>:<password>".
+//
+// Blank lines and lines starting with # are ignored. Tokens need at least
+// 16 characters and passwords at least 8. Credentials travel in clear text
+// over plain HTTP: put a TLS reverse proxy in front (README, "Serving
+// beyond this machine").
+type Auth struct {
+	tokens [][32]byte          // SHA-256 of each token
+	users  map[string][32]byte // user -> SHA-256 of the password
+}
+
+// Minimum credential lengths.
+const (
+	minTokenLen    = 16
+	minPasswordLen = 8
+)
+
+// ErrAuthFile is wrapped by every error about an auth file's content.
+var ErrAuthFile = errors.New("auth file")
+
+// LoadAuthFile reads an auth file. It must not be readable by group or
+// others (it holds secrets), and must hold at least one credential.
+func LoadAuthFile(path string) (*Auth, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %v", ErrAuthFile, path, err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%w %s: mode %v lets other users read the credentials; chmod 600 %s", ErrAuthFile, path, st.Mode().Perm(), path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %v", ErrAuthFile, path, err)
+	}
+	a, err := ParseAuth(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return a, nil
+}
+
+// ParseAuth reads the content of an auth file (see Auth).
+func ParseAuth(b []byte) (*Auth, error) {
+	a := &Auth{users: map[string][32]byte{}}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 4096), 64<<10)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if tok, ok := strings.CutPrefix(line, "token "); ok {
+			tok = strings.TrimSpace(tok)
+			if len(tok) < minTokenLen || strings.ContainsAny(tok, " \t") {
+				return nil, fmt.Errorf("%w line %d: a token needs at least %d characters and no spaces", ErrAuthFile, n, minTokenLen)
+			}
+			a.tokens = append(a.tokens, sha256.Sum256([]byte(tok)))
+			continue
+		}
+		user, pass, ok := strings.Cut(line, ":")
+		switch {
+		case !ok || user == "":
+			return nil, fmt.Errorf("%w line %d: want \"token <secret>\" or \"<user>:<password>\"", ErrAuthFile, n)
+		case strings.ContainsAny(user, " \t"):
+			return nil, fmt.Errorf("%w line %d: user %q has a space", ErrAuthFile, n, user)
+		case len(pass) < minPasswordLen:
+			return nil, fmt.Errorf("%w line %d: the password of %q needs at least %d characters", ErrAuthFile, n, user, minPasswordLen)
+		}
+		if _, dup := a.users[user]; dup {
+			return nil, fmt.Errorf("%w line %d: user %q given twice", ErrAuthFile, n, user)
+		}
+		a.users[user] = sha256.Sum256([]byte(pass))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrAuthFile, err)
+	}
+	if len(a.tokens) == 0 && len(a.users) == 0 {
+		return nil, fmt.Errorf("%w: no credential (want lines \"token <secret>\" or \"<user>:<password>\")", ErrAuthFile)
+	}
+	return a, nil
+}
+
+// Allows reports whether an Authorization header value carries one of the
+// credentials. Comparisons take the same time whatever matches.
+func (a *Auth) Allows(header string) bool {
+	scheme, rest, _ := strings.Cut(strings.TrimSpace(header), " ")
+	rest = strings.TrimSpace(rest)
+	switch strings.ToLower(scheme) {
+	case "bearer":
+		sum := sha256.Sum256([]byte(rest))
+		ok := 0
+		for _, t := range a.tokens {
+			ok |= subtle.ConstantTimeCompare(sum[:], t[:])
+		}
+		return ok == 1
+	case "basic":
+		raw, err := base64.StdEncoding.DecodeString(rest)
+		if err != nil {
+			return false
+		}
+		user, pass, found := strings.Cut(string(raw), ":")
+		want, known := a.users[user]
+		if !found {
+			return false
+		}
+		sum := sha256.Sum256([]byte(pass))
+		eq := subtle.ConstantTimeCompare(sum[:], want[:])
+		return known && eq == 1
+	}
+	return false
+}
+
+// Middleware answers 401 to a request without a valid credential, asking
+// a browser for basic auth.
+func (a *Auth) Middleware() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if a.Allows(c.Get(fiber.HeaderAuthorization)) {
+			return c.Next()
+		}
+		if len(a.users) > 0 {
+			c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="outcore", charset="UTF-8"`)
+		} else {
+			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="outcore"`)
+		}
+		return fiber.NewError(fiber.StatusUnauthorized, "authentication required: a token (Authorization: Bearer …) or the user name and password of the server's --auth-file")
+	}
+}
