@@ -178,13 +178,11 @@ func ParseGrid(b []byte) (*Grid, error) {
 }
 
 // NewGrid builds a grid from typed values, as the dashboard's form does:
-// base holds run settings shared by every run (e.g. "epochs": 3). The grid
-// is not checked here; see Problems and (*Manager).Check.
+// base holds run settings shared by every run (e.g. "epochs": 3), and
+// axes.Repeat must be set (1 for a single run of each cell). The grid is
+// not checked here; see Problems and (*Manager).Check.
 func NewGrid(name, datasetName string, base map[string]any, axes Axes) (*Grid, error) {
 	g := &Grid{Name: name, Dataset: datasetName, Base: map[string]json.RawMessage{}, Axes: axes, topLevel: map[string]string{}}
-	if g.Axes.Repeat == 0 {
-		g.Axes.Repeat = 1
-	}
 	for k, v := range base {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -212,7 +210,7 @@ func (g *Grid) JSON() json.RawMessage {
 	if g.Slurm != nil {
 		m["slurm"] = g.Slurm
 	}
-	axes := map[string]any{"repeat": max(g.Axes.Repeat, 1)}
+	axes := map[string]any{"repeat": g.Axes.Repeat}
 	a := g.Axes
 	if a.System != nil {
 		axes[AxisSystem] = a.System

@@ -113,9 +113,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		// Values read from a request (FormValue, Params, ...) are copies:
 		// fasthttp reuses its buffers, and a dataset job or an experiment
 		// created later must not see another request's bytes.
-		Immutable: true,
-		ReadTimeout:           30 * time.Second,
-		IdleTimeout:           30 * time.Second,
+		Immutable:   true,
+		ReadTimeout: 30 * time.Second,
+		IdleTimeout: 30 * time.Second,
 		// No WriteTimeout: event streams stay open for hours.
 		BodyLimit: 4 << 20,
 	})
