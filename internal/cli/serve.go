@@ -8,7 +8,9 @@ import (
 	"io"
 	"log"
 	"net"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,15 +36,27 @@ func serveCmd() *Command {
 	concurrency := fs.Int("concurrency", 1, "local runs that may run at the same time (Slurm runs: --slurm-max-jobs)")
 	dropCaches := fs.Bool("drop-caches", false, "drop the page cache before each run (needs root)")
 	sf := addSlurmFlags(fs, "executor of the runs of grids that name none: local (children of this server) or slurm")
+	allowedHosts := fs.String("allowed-hosts", "", "comma-separated host names (and addresses) requests may name, besides the loopback names")
+	authFile := fs.String("auth-file", "", `credentials required of every request: lines "token <secret>" or "<user>:<password>" (mode 0600)`)
+	insecure := fs.Bool("insecure", false, "serve off loopback without --auth-file (anyone who reaches the port controls the runs)")
 	return &Command{
 		Name:  "serve",
-		Args:  "[--addr 127.0.0.1:8080] [--data-dir DIR] [flags]",
+		Args:  "[--addr 127.0.0.1:8080] [--data-dir DIR] [--allowed-hosts NAMES] [--auth-file FILE] [flags]",
 		Short: "serve the experiment dashboard",
 		Long: `Serves the experiment dashboard and runs the experiment queue (one run at a
 time by default). On first start it creates the default dataset (preset
 "small", named "default") and a ready-to-start example experiment, which the
 experiment list offers with a Start button (nothing runs until you start it).
-It binds 127.0.0.1 unless --addr names another address.
+When another server runs the queue of the same data directory, this one
+shows the experiments and takes the queue over when that one stops.
+
+It binds 127.0.0.1 unless --addr names another address. Requests must name
+one of the allowed hosts (Host header): the loopback names, plus
+--allowed-hosts (default off loopback: the address bound, or every address
+of the machine for 0.0.0.0, and its host name). Off loopback the dashboard
+refuses to start without --auth-file (tokens, or users and passwords; see the
+README) unless --insecure is given; put TLS in front with a reverse proxy
+(README).
 
 --executor slurm hands the runs of grids that name no executor to Slurm:
 one job per run, many in flight, records read back from the run's
@@ -57,16 +71,38 @@ directory; the data directory must be on storage the nodes share (README
 			if err != nil {
 				return err
 			}
-			return serve(ctx, s, dataset.ResolveDataDir(dataDir), *addr, experiments.Options{
+			guard := serveGuard{insecure: *insecure}
+			if *authFile != "" {
+				a, err := web.LoadAuthFile(*authFile)
+				if err != nil {
+					return usagef("--auth-file: %v", err)
+				}
+				guard.auth = a
+			}
+			if guard.hosts, err = splitHosts(*allowedHosts); err != nil {
+				return err
+			}
+			if !isLoopbackAddr(*addr) && guard.auth == nil && !guard.insecure {
+				return usagef("refusing to serve on %s, which other machines can reach, without authentication: give --auth-file FILE (see the README, \"Serving beyond this machine\"), or --insecure to serve without it", *addr)
+			}
+			return serve(ctx, s, dataset.ResolveDataDir(dataDir), *addr, guard, experiments.Options{
 				Concurrency: *concurrency, DropCaches: *dropCaches, Executor: executor, Slurm: slurmOpts})
 		},
 	}
 }
 
+// serveGuard is who may use the dashboard: --allowed-hosts, --auth-file,
+// --insecure.
+type serveGuard struct {
+	hosts    []string
+	auth     *web.Auth
+	insecure bool
+}
+
 // serve runs the dashboard and the queue until ctx ends.
 // opts holds the queue's choices (concurrency, page cache, executor); the
 // data directory, store and log are filled in here.
-func serve(ctx context.Context, s Streams, dir, addr string, opts experiments.Options) error {
+func serve(ctx context.Context, s Streams, dir, addr string, guard serveGuard, opts experiments.Options) error {
 	logger := log.New(s.Err, "serve: ", log.LstdFlags)
 	if err := firstStart(ctx, dir, s.Err, logger); err != nil {
 		return err
@@ -88,13 +124,20 @@ func serve(ctx context.Context, s Streams, dir, addr string, opts experiments.Op
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	defer ln.Close()
-	var hosts []string // on loopback, only loopback names (no DNS rebinding)
-	if host, _, _ := net.SplitHostPort(ln.Addr().String()); net.ParseIP(host).IsLoopback() {
-		hosts = []string{"localhost", "127.0.0.1", "::1"}
-	} else {
-		logger.Printf("warning: listening on %s, reachable from other machines; the dashboard has no login", ln.Addr())
+	// Host names requests may carry (no DNS rebinding): always checked.
+	hosts := append([]string(nil), web.LoopbackHosts...)
+	hostList := guard.hosts
+	if host, _, _ := net.SplitHostPort(ln.Addr().String()); !net.ParseIP(host).IsLoopback() {
+		if len(hostList) == 0 {
+			hostList = defaultHosts(host)
+		}
+		if guard.auth == nil {
+			logger.Printf("warning: listening on %s, reachable from other machines, WITHOUT authentication (--insecure)", ln.Addr())
+		}
 	}
-	srv, err := web.New(ctx, web.Config{Store: st, Queue: mgr, DataDir: dir, Log: logger, Hosts: hosts})
+	hosts = append(hosts, hostList...)
+	logger.Printf("answering requests for hosts %s", strings.Join(hosts, ", "))
+	srv, err := web.New(ctx, web.Config{Store: st, Queue: mgr, DataDir: dir, Log: logger, Hosts: hosts, Auth: guard.auth})
 	if err != nil {
 		return err
 	}
@@ -115,6 +158,60 @@ func serve(ctx context.Context, s Streams, dir, addr string, opts experiments.Op
 	err = srv.Serve(ctx, ln)
 	wg.Wait() // running children are stopped and recorded as interrupted
 	return err
+}
+
+// splitHosts reads --allowed-hosts: comma-separated names or addresses,
+// without ports.
+func splitHosts(s string) ([]string, error) {
+	var out []string
+	for _, h := range strings.Split(s, ",") {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h == "" {
+			continue
+		}
+		h = strings.Trim(h, "[]")
+		if strings.ContainsAny(h, "/ @") || (strings.Contains(h, ":") && net.ParseIP(h) == nil) {
+			return nil, usagef("--allowed-hosts: %q is not a host name or address (give names without port or scheme)", h)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// isLoopbackAddr reports whether a listen address binds loopback only.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// defaultHosts are the names a server bound to host answers without
+// --allowed-hosts: the address itself (every address of the machine for a
+// wildcard) and the machine's host name.
+func defaultHosts(host string) []string {
+	var out []string
+	if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+		out = append(out, strings.ToLower(host))
+	} else if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() {
+				out = append(out, ipn.IP.String())
+			}
+		}
+	}
+	if name, err := os.Hostname(); err == nil && name != "" {
+		out = append(out, strings.ToLower(name))
+		if short, _, ok := strings.Cut(name, "."); ok {
+			out = append(out, strings.ToLower(short))
+		}
+	}
+	return out
 }
 
 // firstStart creates the default dataset and the example experiment's grid
