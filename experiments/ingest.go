@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"outcore/engine/metrics"
-		"outcore/gpu"
+	"outcore/gpu"
 	"outcore/internal/cgroup"
 	"outcore/store"
 )
