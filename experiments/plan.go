@@ -90,6 +90,32 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 			ps.add(AxisSystem, "variants: %q is not a variant (known: %s)", s, strings.Join(known, ", "))
 		}
 	}
+	// Option keys: each must be declared by every variant of the grid
+	// (train.Variant.Options); their values are checked per run below.
+	if raw, ok := g.Base["options"]; ok {
+		var opts map[string]string
+		if json.Unmarshal(raw, &opts) == nil && len(opts) > 0 {
+			systems := g.Axes.System
+			if systems == nil {
+				systems = []string{train.DefaultConfig().System}
+			}
+			for _, name := range systems {
+				v, ok := train.LookupVariant(name)
+				if !ok {
+					continue
+				}
+				for _, k := range sortedKeys(opts) {
+					if _, declared := v.Option(k); !declared {
+						its := "it has none"
+						if len(v.Options) > 0 {
+							its = "its options are " + strings.Join(v.OptionKeys(), ", ")
+						}
+						ps.add("options", "options: %s has no option %q (%s)", name, k, its)
+					}
+				}
+			}
+		}
+	}
 	if haveBase {
 		for _, d := range g.Axes.FeatureDim {
 			if d <= 0 || d > MaxFeatureDim || d == base.FeatureDim {
@@ -239,6 +265,9 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, 
 	if err := cfg.Validate(); err != nil {
 		msg := strings.TrimPrefix(err.Error(), train.ErrConfig.Error()+": ")
 		field, _, _ := strings.Cut(msg, ":")
+		if strings.HasPrefix(field, "options.") {
+			field = "options"
+		}
 		return cfg, Problem{Field: field, Message: fmt.Sprintf("%s (run %d: %s)", msg, c.Seq, describeCell(c))}
 	}
 	return cfg, Problem{}

@@ -62,6 +62,7 @@ func TestCreateListsEveryProblemInWords(t *testing.T) {
 		`memory limits: "1e30" is above the largest memory limit, 1 PiB`,
 		`models: "gcn" is listed twice`,
 		"repeats: 101 is not a whole number from 1 to 100",
+		`options: fake has no option "cache" (its options are `,
 	}
 	msgs := make([]string, len(ps))
 	for i, p := range ps {
