@@ -9,7 +9,7 @@ ADDR   ?= 127.0.0.1:8080
 # Packages whose code is concurrent run again under the race detector.
 RACE_PKGS ?= ./engine/... ./experiments/... ./internal/cgroup ./internal/supervise ./store/... ./web/...
 
-.PHONY: all build run test test-race bench bench-variants generate check-generated deps lint vet clean
+.PHONY: all build run test test-race fuzz-short bench bench-variants generate check-generated deps lint vet clean
 
 all: build
 
@@ -29,6 +29,11 @@ run: build
 test: deps check-generated lint
 	go test -count=1 ./...
 	go test -count=1 -race -short $(RACE_PKGS)
+	scripts/fuzz-short.sh
+
+## fuzz-short: every fuzz target of outside input for FUZZTIME (default 3s) each (scripts/fuzz-short.sh)
+fuzz-short:
+	scripts/fuzz-short.sh
 
 deps:
 	@scripts/install-deps.sh

@@ -176,3 +176,43 @@ func TestFailureLineQuotesTheFatalError(t *testing.T) {
 		t.Errorf("a cut tail still quotes a trace line: %q", got)
 	}
 }
+
+// FuzzParseGrid: any bytes are refused with problems in words or give a
+// grid within the limits whose cells match its count and whose JSON reads
+// back into the same grid.
+func FuzzParseGrid(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"x","dataset":"tiny","model":"sage","epochs":1,"axes":{"system":["fake","fake2"],"mem_limit":["256MiB","25%","none"],"repeat":2}}`,
+		`{"dataset":"tiny","system":"fake","batch":64,"fanout":"5,5","mem_limit":268435456}`,
+		`{"dataset":"tiny","axes":{"system":["a","b","c","d"],"repeat":4611686018427387904}}`,
+		`{"dataset":"tiny","axes":{"fanout":[[10,5],"-1,-1"],"feature_dim":[16,32],"batch_size":[1,1048576]}}`,
+		`{"dataset":"tiny","hidden":1000000000,"options":{"cache":"1e30"}}`,
+		`{"dataset":"tiny","axes":{"mem_limit":[1e30,"-5MiB",true]}}`,
+		`[]`, `null`, `{"axes":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		g, err := ParseGrid(b)
+		if err != nil {
+			ps := ProblemsOf(err)
+			if !errors.Is(err, ErrInvalid) || len(ps) == 0 {
+				t.Fatalf("error without problems: %v", err)
+			}
+			for _, p := range ps {
+				if p.Message == "" || internalName.MatchString(p.Message) {
+					t.Fatalf("problem %+v", p)
+				}
+			}
+			return
+		}
+		n := g.Count()
+		if n < 1 || n > MaxRuns || len(g.Cells()) != n {
+			t.Fatalf("count %d, %d cells", n, len(g.Cells()))
+		}
+		back, err := ParseGrid(g.JSON())
+		if err != nil || back.Count() != n || back.Dataset != g.Dataset || back.Name != g.Name {
+			t.Fatalf("JSON %s reads back as %+v, %v", g.JSON(), back, err)
+		}
+	})
+}

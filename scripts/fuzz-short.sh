@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# A short pass of every fuzz target over outside input (`make fuzz-short`,
+# run by `make test`): each target fuzzes for FUZZTIME (default 3s) from its
+# seeds (f.Add and testdata/fuzz/<target>/ of its package). A failure
+# writes the input that found it to that folder; keep it there as a
+# regression seed once fixed. Each package's test binary is built once.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FUZZTIME=${FUZZTIME:-3s}
+cache=$(go env GOCACHE)/fuzz
+# package: targets (the parsers of outside input)
+declare -A targets=(
+  [engine/train]="FuzzParseMemLimit FuzzParseConfig"  # --mem-limit and grid limits; run configs
+  [experiments]="FuzzParseGrid"                      # grid JSON: grid files, the JSON API, examples/
+  [engine/dataset]="FuzzNPYHeader FuzzLINQSLines FuzzOGBLines FuzzMeta FuzzBinaryChecks"
+  [web]="FuzzParseAuth"                              # serve --auth-file
+)
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0
+for pkg in engine/train experiments engine/dataset web; do
+  bin="$tmp/$(echo "$pkg" | tr / _).test"
+  go test -c -o "$bin" "./$pkg"
+  for name in ${targets[$pkg]}; do
+    echo "fuzz $pkg $name ($FUZZTIME)"
+    if ! (cd "$pkg" && "$bin" -test.run='^$' -test.fuzz="^${name}\$" -test.fuzztime="$FUZZTIME" \
+      -test.fuzzcachedir="$cache/outcore/$pkg" >"$tmp/log" 2>&1); then
+      cat "$tmp/log" >&2
+      fail=1
+    fi
+  done
+done
+exit $fail
