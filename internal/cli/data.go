@@ -351,7 +351,7 @@ func importCmd(format, args, short string, src *dataset.NPYSources) *Command {
 	fs.Float64Var(&opt.TestFrac, "test-frac", 0, "random split: test fraction (default 0.2)")
 	fs.Uint64Var(&opt.Seed, "seed", 1, "random split seed")
 	fs.BoolVar(&opt.KeepSelfLoops, "keep-self-loops", false, "keep self-loops (dropped and counted by default)")
-	fs.BoolVar(&opt.AllowNonFinite, "allow-nonfinite", false, "import NaN/Inf features (refused by default, naming the first row and column; `data verify --features` rejects them)")
+	fs.BoolVar(&opt.AllowNonFinite, "allow-nonfinite", false, "import NaN/Inf features (refused by default, naming the first row and column; data verify --features rejects them)")
 	fs.Int64Var(&opt.SortBudget, "sort-budget", 0, "edges held in memory by the external sort (default 4Mi = 64 MiB)")
 	if format != "linqs" {
 		fs.BoolVar(&opt.Undirected, "undirected", false, "store both directions of every edge (e.g. ogbn-products, ogbn-arxiv as usually trained)")
