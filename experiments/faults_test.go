@@ -372,3 +372,23 @@ func TestFullDiskDuringRun(t *testing.T) {
 		t.Fatalf("delete after the full disk: %v", err)
 	}
 }
+
+// TestQueuePanicIsSurvived: a panic of the queue loop (a bug) is logged
+// and Standby starts the queue again; queued runs still run.
+func TestQueuePanicIsSurvived(t *testing.T) {
+	h := newHarness(t, nil)
+	var once sync.Once
+	h.m.loopHook = func() { once.Do(func() { panic("queue loop bug") }) }
+	e := h.create(`{"dataset":"tiny","system":"fake","epochs":1}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.m.Standby(ctx, 50*time.Millisecond, nil) }()
+	r := h.waitRuns(e.ID, "finished", finished)[0]
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Standby: %v", err)
+	}
+	if r.Status != store.StatusDone {
+		t.Fatalf("run after the queue's panic: %s %s", r.Status, r.Error)
+	}
+}

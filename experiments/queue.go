@@ -147,7 +147,8 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 }
 
-// Standby runs the queue like Run, but while another process holds the
+// Standby runs the queue like Run (a panic of its loop is logged and the
+// queue started again), but while another process holds the
 // data directory's queue it waits instead of returning ErrQueueBusy: it
 // tries the lock every poll (default 1 s) and takes the queue over as soon
 // as the holder is gone. The kernel releases the lock of a process that
@@ -165,8 +166,10 @@ func (m *Manager) Standby(ctx context.Context, poll time.Duration, onWait func(e
 		if m.Running() {
 			return fmt.Errorf("%w: Run already active in this process", ErrQueueBusy)
 		}
-		err := m.Run(ctx)
-		if !errors.Is(err, ErrQueueBusy) || ctx.Err() != nil {
+		err := m.runSafe(ctx)
+		if errors.Is(err, errQueuePanic) && ctx.Err() == nil {
+			m.opts.Logf("%v; the queue starts again in %v", err, poll)
+		} else if !errors.Is(err, ErrQueueBusy) || ctx.Err() != nil {
 			return err
 		}
 		if !waiting {
@@ -183,6 +186,21 @@ func (m *Manager) Standby(ctx context.Context, poll time.Duration, onWait func(e
 		case <-time.After(poll):
 		}
 	}
+}
+
+// errQueuePanic marks a panic of the queue loop (a bug), which Standby
+// survives: it logs it and starts the queue again.
+var errQueuePanic = errors.New("queue: internal error")
+
+// runSafe is Run, a panic of which comes back as an errQueuePanic error
+// (the runs it started have ended by then: Run waits for them on the way out).
+func (m *Manager) runSafe(ctx context.Context) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v\n%s", errQueuePanic, p, debug.Stack())
+		}
+	}()
+	return m.Run(ctx)
 }
 
 func (m *Manager) setStandby(v bool) {
