@@ -102,6 +102,12 @@ type Variant struct {
 	// exactly (engine/system/all's tests check it). Nil: the variant
 	// reorders batches by design and is held to the reference's accuracy.
 	InOrder map[string]string
+	// OwnSampling marks a variant that draws its own mini-batches by
+	// design (MariusGNN's DENSE samples of the resident partitions only):
+	// its losses and bytes needed differ from the reference pipeline's,
+	// and engine/system/all's tests check that they differ and that it
+	// still learns, instead of holding it to the reference's accuracy.
+	OwnSampling bool
 }
 
 // Option returns the declared option key.

@@ -7,5 +7,6 @@ package all
 import (
 	_ "outcore/engine/system/ginex"
 	_ "outcore/engine/system/gnndrive"
+	_ "outcore/engine/system/mariusgnn"
 	_ "outcore/engine/system/pygplus"
 )

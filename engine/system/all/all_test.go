@@ -18,7 +18,9 @@ func TestMain(m *testing.M) { systest.Main(m) }
 // rows as the reference pipeline, so its losses equal the reference's
 // exactly: any wrong row served by a cache would change them. With its
 // default options a variant that reorders batches must land in the same
-// accuracy band, and every variant must need the same bytes per epoch.
+// accuracy band, and every variant must need the same bytes per epoch. A
+// variant that samples its own mini-batches (OwnSampling) must train to
+// other losses and still learn.
 func TestVariantsTrainTheSameModel(t *testing.T) {
 	ref := systest.Run(t, systest.Config(t, train.ReferenceName, nil))
 	refLoss := ref.Losses()
@@ -46,6 +48,28 @@ func TestVariantsTrainTheSameModel(t *testing.T) {
 			continue
 		}
 		tested++
+		if v.OwnSampling {
+			// Its own mini-batches: the losses must differ from the
+			// reference's (a variant that silently fed the reference's
+			// batches would not be what it claims), and it must still
+			// learn well above chance.
+			t.Run(v.Name+"/own-sampling", func(t *testing.T) {
+				r := systest.Run(t, systest.Config(t, v.Name, nil))
+				got := r.Losses()
+				for i := range got {
+					if got[i] == refLoss[i] {
+						t.Fatalf("epoch %d: train loss %v equals the reference's: not its own sample", i, got[i])
+					}
+				}
+				if acc := r.Summary.BestValAcc; acc < 0.5 { // 4 classes: chance is 0.25
+					t.Fatalf("best validation accuracy %.3f (reference %.3f)", acc, best)
+				}
+				if len(r.Start.Deviations) == 0 {
+					t.Fatal("no deviations recorded in the start record")
+				}
+			})
+			continue
+		}
 		if v.InOrder != nil {
 			t.Run(v.Name+"/in-order", func(t *testing.T) {
 				r := systest.Run(t, systest.Config(t, v.Name, v.InOrder))

@@ -1,0 +1,503 @@
+// Package mariusgnn is the "mariusgnn" variant: MariusGNN (Waleffe et al.,
+// EuroSys '23) as GNNDrive (ICPP '24) §2, §3 (D2) and §5.4 and DiskGNN
+// (arXiv 2405.05231) §1 and §7 describe and measure it, following the
+// public artifact (marius-team/marius: ordering.cpp, the DENSE neighbour
+// sampler, the partition buffer) where the papers are silent. One file per
+// mechanism:
+//
+//   - partitions.go: p node partitions with contiguous features on disk and
+//     p² edge buckets, written at prepare time (prepare stages
+//     partition_s, partition_features_s, edge_buckets_s);
+//   - partition_buffer.go: a buffer of c partitions (c from the host budget,
+//     sizing.go) filled with direct I/O through engine/storage, with
+//     asynchronous prefetch of the next state's partition;
+//   - in_memory_subgraph.go: the graph of the resident partitions;
+//   - ordering.go: SEQUENTIAL and DISPERSED node-partition orderings
+//     (option ordering);
+//   - dense_sampler.go: DENSE sampling restricted to in-buffer edges, biased
+//     on purpose; the records count the edges it hides.
+//
+// An epoch (GNNDrive §3 D2: "MariusGNN prepares data by ordering a desired
+// sequence of partitions and loading them to memory in advance for an
+// epoch"): build the ordering, load the first buffer state (both on the
+// critical path: stage prep_s, GNNDrive Table 2's "Data Preparation"),
+// then for every state train its training nodes in mini-batches sampled
+// from the in-memory subgraph, features copied from the buffer (extract_s),
+// while the next state's partition is read ahead; waiting for a swap is
+// swap_s. The buffer is unloaded at the end of the epoch, as the artifact
+// does. Counters: partition_loads, partition_hits (resident when a state
+// needed them), partition_misses (= loads), prefetched_loads,
+// partition_bytes_read, bucket_loads, edge_bytes_read, buffer_states,
+// buffer_edges (edges of the states' subgraphs), graph_edges, and from the
+// sampler sampled_nodes, sampled_buffer_edges, edges_dropped (in-edges of
+// sampled nodes that come from partitions on disk) and isolated_nodes.
+// Tiers: every feature row comes from the buffer ("cpu").
+package mariusgnn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"outcore/engine/dataset"
+	"outcore/engine/graph"
+	"outcore/engine/metrics"
+	"outcore/engine/nn"
+	"outcore/engine/sample"
+	"outcore/engine/storage"
+	"outcore/engine/system/kit"
+	"outcore/engine/train"
+)
+
+// Name is the registered name of the MariusGNN variant.
+const Name = "mariusgnn"
+
+// DefaultPartitions is p when option partitions is not given.
+const DefaultPartitions = 64
+
+// ioQueueDepth and ioMergeBytes shape the buffer's reads: each partition is
+// one large contiguous range, read in requests of up to ioMergeBytes with
+// ioQueueDepth in flight per reader.
+const (
+	ioQueueDepth = 16
+	ioMergeBytes = 256 << 10
+)
+
+type system struct {
+	cfg       train.Config
+	ordering  string
+	p         int
+	cOpt      int // option buffer_capacity, 0 = from the budget
+	prefetch  bool
+	samplers  int
+	profile   int
+	keepFiles bool
+
+	scratch      string
+	l            *Layout
+	b            Buckets
+	feats, edges *storage.File
+	pb           *PartitionBuffer
+	sg           Subgraph
+	ds           *DenseSampler
+	c            int
+	dim          int
+	rowBytes     int64
+	trainNew     []int64 // training nodes, partitioned ids
+	x            nn.Tensor
+	xMem         kit.OffHeap
+	deviate      []string
+}
+
+func newSystem(cfg train.Config) (*system, error) {
+	o := train.Opts(cfg.Options)
+	s := &system{cfg: cfg}
+	var err error
+	s.ordering, err = ParseOrdering(o.String("ordering", OrderingSequential))
+	if err != nil {
+		return nil, fmt.Errorf("%w: mariusgnn: %v", train.ErrConfig, err)
+	}
+	get := func(name string, def int, dst *int) {
+		if err == nil {
+			*dst, err = o.Int(name, def)
+		}
+	}
+	get("partitions", DefaultPartitions, &s.p)
+	get("buffer_capacity", 0, &s.cOpt)
+	get("samplers", runtime.NumCPU(), &s.samplers)
+	get("profile_batches", 8, &s.profile)
+	if err == nil {
+		s.prefetch, err = o.Bool("prefetch", true)
+	}
+	if err == nil {
+		s.keepFiles, err = o.Bool("keep_partitions", false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.p < 1 || s.cOpt < 0 || s.samplers < 1 || s.profile < 1 {
+		return nil, fmt.Errorf("%w: mariusgnn: partitions, samplers and profile_batches must be >= 1, buffer_capacity >= 0", train.ErrConfig)
+	}
+	if s.cOpt > s.p {
+		return nil, fmt.Errorf("%w: mariusgnn: buffer_capacity %d above partitions %d", train.ErrConfig, s.cOpt, s.p)
+	}
+	return s, nil
+}
+
+func (s *system) Name() string { return Name }
+
+func (s *system) Devices() map[string]string {
+	return map[string]string{"prep": "cpu", "sample": "cpu", "extract": "cpu", "train": "cpu"}
+}
+
+func (s *system) Deviations() []string {
+	return append([]string{
+		"training runs on the CPU (MariusGNN trains on a GPU); the samplers work ahead of the trainer on goroutines instead of the artifact's batch-loader threads and staleness-bounded pipeline",
+		"neighbours are sampled along incoming edges only (the artifact's papers100M configurations sample incoming and outgoing neighbours), the receptive field every outcore variant uses",
+		"nodes are assigned to partitions at random as the artifact's preprocessor does, but keep their original relative order inside a partition (the partitions, which decide what the buffer holds, are the same kind of random draw)",
+		"validation and test accuracy come from the runner's shared evaluator on the full graph (the artifact's full_graph_evaluation), with outcore's standard sampler rather than DENSE",
+	}, s.deviate...)
+}
+
+// dataDirOf returns the data directory holding a dataset directory
+// (<data>/datasets/<name>).
+func dataDirOf(datasetDir string) string { return filepath.Dir(filepath.Dir(datasetDir)) }
+
+func (s *system) Prepare(ctx context.Context, env *train.Env) error {
+	kit.ApplyGoMemoryLimit(env.MemBudget, 0, 0, 0, 0)
+	ds := env.Dataset
+	s.dim, s.rowBytes = ds.Meta.FeatureDim, ds.RowBytes()
+	if int64(s.p) > ds.Nodes() {
+		return fmt.Errorf("%w: mariusgnn: %d partitions for %d nodes", train.ErrConfig, s.p, ds.Nodes())
+	}
+	var err error
+	s.scratch, err = os.MkdirTemp(dataDirOf(ds.Dir), fmt.Sprintf("mariusgnn-run-%d-", os.Getpid()))
+	if err != nil {
+		return fmt.Errorf("mariusgnn: partition directory: %w", err)
+	}
+
+	// Partitioning (the artifact's preprocessing), on the prepare clock.
+	t0 := time.Now()
+	if s.l, err = NewLayout(ds.Nodes(), env.Train, s.p, s.ordering == OrderingSequential, uint64(env.Config.Seed)); err != nil {
+		return fmt.Errorf("mariusgnn: %w", err)
+	}
+	if s.l.P != s.p {
+		env.Logf("mariusgnn: %d partitions of %d nodes cover the %d nodes (%d requested)", s.l.P, s.l.PartSize, ds.Nodes(), s.p)
+	}
+	s.trainNew = make([]int64, len(env.Train))
+	for i, v := range env.Train {
+		s.trainNew[i] = s.l.New(v)
+	}
+	env.PrepareStage("partition_s", time.Since(t0))
+	writeBuf := int64(64 << 20)
+	if env.MemBudget > 0 {
+		writeBuf = min(writeBuf, max(env.MemBudget/8, 4<<20))
+	}
+	t0 = time.Now()
+	featPath := filepath.Join(s.scratch, "features.partitioned")
+	if err := WritePartitionedFeatures(ctx, s.l, ds.Path(dataset.FeaturesFile), featPath, s.rowBytes, writeBuf); err != nil {
+		return fmt.Errorf("mariusgnn: %w", err)
+	}
+	env.PrepareStage("partition_features_s", time.Since(t0))
+	t0 = time.Now()
+	edgePath := filepath.Join(s.scratch, "edge_buckets")
+	if s.b, err = WriteEdgeBuckets(ctx, s.l, ds.Indptr, ds.Path(dataset.IndicesFile), edgePath, writeBuf); err != nil {
+		return fmt.Errorf("mariusgnn: %w", err)
+	}
+	env.PrepareStage("edge_buckets_s", time.Since(t0))
+
+	// Short profiling: base memory, batch sizes and the model step (held
+	// outside the budget by default, kit's model_mem).
+	t0 = time.Now()
+	topo, closeTopo, err := env.Topology("storage")
+	if err != nil {
+		return err
+	}
+	ws, err := kit.ProfileWorkspace(ctx, env, topo, s.profile)
+	if cerr := closeTopo(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	env.PrepareStage("profile_s", time.Since(t0))
+
+	// Buffer capacity from the budget.
+	ahead := 2 * s.samplers
+	spare := s.prefetch && s.ordering == OrderingDispersed
+	in := SizeInput{
+		Budget:  env.MemBudget,
+		Base:    ws.BaseBytes + ws.ArenaBytes + ws.StepExtra,
+		Reserve: kit.ReserveBytes(env.MemBudget),
+		// the batch input (DENSE batches are no larger than the standard
+		// ones profiled), the mini-batches sampled ahead, the readers'
+		// aligned buffers (4 readers with a prefetch in flight)
+		PerBatch:    (int64(ws.MaxInputs)+int64(ws.MaxInputs)/10)*s.rowBytes + int64(ahead+1)*ws.BatchBytes + 4*ioQueueDepth*ioMergeBytes,
+		PerSlotNode: 4*int64(s.samplers) + 8,
+		RowBytes:    s.rowBytes, PartSize: s.l.PartSize, P: s.l.P,
+		MinC:    1,
+		Spare:   spare,
+		Buckets: bucketSizes(s.b),
+	}
+	if env.MemBudget <= 0 {
+		in.Reserve = 0
+	}
+	if s.ordering == OrderingSequential {
+		in.MinC = s.l.TrainParts
+	}
+	bound := edgeBound(in.Buckets, in.P+1)
+	var need int64
+	if s.cOpt > 0 {
+		s.c = min(s.cOpt, s.l.P)
+		if s.c < in.MinC {
+			return fmt.Errorf("%w: mariusgnn: buffer_capacity %d below the %d training partitions the sequential ordering keeps resident", train.ErrConfig, s.c, in.MinC)
+		}
+		need = NeedBytes(in, s.c, bound)
+		if env.MemBudget > 0 && need > env.MemBudget {
+			env.Warnf("mariusgnn: buffer_capacity %d needs about %d MiB, over the %d MiB budget: expect an OOM kill", s.c, need>>20, env.MemBudget>>20)
+		}
+	} else {
+		if s.c, need, err = BufferCapacity(in); err != nil {
+			return fmt.Errorf("mariusgnn: %w", err)
+		}
+		if env.MemBudget > 0 {
+			env.Deviate("buffer capacity %d of %d partitions derived from the %d MiB memory budget (the artifact takes buffer_capacity from its configuration)", s.c, s.l.P, env.MemBudget>>20)
+		}
+	}
+	if spare && s.c < s.l.P {
+		env.Logf("mariusgnn: one spare slot for prefetching the next state's partition (the artifact's prefetching)")
+	}
+	if s.ordering == OrderingDispersed && !s.prefetch {
+		spare = false
+	}
+
+	// Storage and buffer.
+	o := env.Storage
+	if o.QueueDepth == 0 {
+		o.QueueDepth = ioQueueDepth
+	}
+	o.MaxMergeBytes = ioMergeBytes
+	o.RowBytes = s.rowBytes
+	if s.feats, err = storage.OpenFile(featPath, o); err != nil {
+		return fmt.Errorf("mariusgnn: open partitioned features: %w", err)
+	}
+	o.RowBytes = EdgeBytes
+	if s.edges, err = storage.OpenFile(edgePath, o); err != nil {
+		return fmt.Errorf("mariusgnn: open edge buckets: %w", err)
+	}
+	if s.pb, err = NewPartitionBuffer(s.l, s.b, s.feats, s.edges, s.rowBytes, s.c, spare); err != nil {
+		return fmt.Errorf("mariusgnn: %w", err)
+	}
+	if s.ds, err = NewDenseSampler(env.Config.Fanout, env.Config.Seed); err != nil {
+		return err
+	}
+	indptr := ds.Indptr
+	s.ds.FullDegree = func(local int64) int64 {
+		v := s.l.Old(s.sg.Partitioned(local))
+		return indptr[v+1] - indptr[v]
+	}
+	// The batch input: at most the resident nodes or the fanouts' bound;
+	// pages are touched only as far as a batch needs.
+	xRows := min(int64(s.pb.Slots())*s.l.PartSize, kit.MaxInputBound(env))
+	if xd, err := s.xMem.Float32s(int(xRows) * s.dim); err == nil {
+		s.x.Data = xd[:0]
+	}
+	offHeap := int64(s.pb.Slots())*s.l.PartSize*s.rowBytes + bound[s.pb.Slots()]*EdgeBytes + 4*bound[s.c] + in.PerBatch
+	heap := ws.BaseBytes + int64(s.samplers)*4*int64(s.pb.Slots())*s.l.PartSize + int64(ahead+1)*ws.BatchBytes
+	kit.ApplyGoMemoryLimit(env.MemBudget, ws.DeviceBytes, offHeap, 0, heap)
+	env.Logf("mariusgnn: %s ordering, %d partitions of %d nodes (%d MiB of features each), %d edges in %d buckets; training nodes in %d partitions",
+		s.ordering, s.l.P, s.l.PartSize, (s.l.PartSize*s.rowBytes)>>20, s.b.Edges(), s.l.P*s.l.P, s.l.TrainParts)
+	env.Logf("mariusgnn: buffer of %d partitions (%d slots, %.1f%% of the features), about %d MiB needed of a %d MiB budget (base %d MiB, largest profiled batch %d input nodes); %d samplers; reads via %s (direct=%v)",
+		s.c, s.pb.Slots(), 100*float64(s.c)/float64(s.l.P), need>>20, env.MemBudget>>20, ws.BaseBytes>>20, ws.MaxInputs, s.samplers, s.feats.Backend(), s.feats.Direct())
+	return nil
+}
+
+func bucketSizes(b Buckets) []int64 {
+	out := make([]int64, len(b.Off)-1)
+	for k := range out {
+		out[k] = b.Off[k+1] - b.Off[k]
+	}
+	return out
+}
+
+// sampled is one DENSE mini-batch ready for gathering.
+type sampled struct {
+	mb  *graph.MiniBatch
+	st  DenseStats
+	err error
+}
+
+func (s *system) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {
+	ep.BatchStarted()
+	tPrep := time.Now()
+	st0 := s.pb.Stats()
+	r := rand.New(rand.NewPCG(uint64(env.Config.Seed), uint64(epoch)<<8|0x4d))
+	plan, err := NewPlan(s.ordering, s.trainNew, s.l.Part, s.l.TrainParts, s.l.P, s.c, r)
+	if err != nil {
+		return fmt.Errorf("mariusgnn: epoch %d ordering: %w", epoch, err)
+	}
+	var dense DenseStats
+	batch := 0
+	for k, state := range plan.States {
+		t0 := time.Now()
+		if _, err := s.pb.Load(ctx, state); err != nil {
+			return fmt.Errorf("mariusgnn: epoch %d state %d: %w", epoch, k, err)
+		}
+		if err := s.sg.Build(s.pb); err != nil {
+			return fmt.Errorf("mariusgnn: epoch %d state %d: %w", epoch, k, err)
+		}
+		if k == 0 {
+			ep.Add("prep_s", time.Since(tPrep))
+		} else {
+			ep.Add("swap_s", time.Since(t0))
+		}
+		ep.Count("buffer_edges", s.sg.Edges)
+		if s.prefetch && k+1 < len(plan.States) {
+			if err := s.pb.StartPrefetch(ctx, plan.States[k+1]); err != nil {
+				return fmt.Errorf("mariusgnn: %w", err)
+			}
+		}
+		seeds := plan.Train[k]
+		r.Shuffle(len(seeds), func(i, j int) { seeds[i], seeds[j] = seeds[j], seeds[i] })
+		for i, v := range seeds {
+			local, ok := s.sg.Local(v)
+			if !ok {
+				return fmt.Errorf("mariusgnn: training node %d (partition %d) not resident in state %v", v, s.l.Part(v), state)
+			}
+			seeds[i] = local
+		}
+		batches := sample.Split(seeds, env.Config.Batch)
+		st, err := s.trainState(ctx, env, ep, epoch, batch, batches)
+		dense.Add(st)
+		if err != nil {
+			return err
+		}
+		batch += len(batches)
+	}
+	if err := s.pb.Release(ctx); err != nil {
+		return err
+	}
+	// The batch input's pages go back too: evaluation runs next.
+	_ = s.xMem.Drop()
+	st := s.pb.Stats()
+	ep.Count("buffer_states", int64(len(plan.States)))
+	ep.Count("partition_loads", st.PartitionLoads-st0.PartitionLoads)
+	ep.Count("partition_misses", st.PartitionLoads-st0.PartitionLoads)
+	ep.Count("partition_hits", st.PartitionHits-st0.PartitionHits)
+	ep.Count("prefetched_loads", st.PrefetchedLoads-st0.PrefetchedLoads)
+	ep.Count("partition_bytes_read", st.FeatureBytesRead-st0.FeatureBytesRead)
+	ep.Count("bucket_loads", st.BucketLoads-st0.BucketLoads)
+	ep.Count("edge_bytes_read", st.EdgeBytesRead-st0.EdgeBytesRead)
+	ep.Count("graph_edges", s.b.Edges())
+	ep.Count("sampled_nodes", dense.Sampled)
+	ep.Count("sampled_buffer_edges", dense.BufferEdges)
+	ep.Count("edges_dropped", dense.DroppedEdges)
+	ep.Count("isolated_nodes", dense.Isolated)
+	return nil
+}
+
+// trainState trains the batches of one buffer state: samplers draw DENSE
+// mini-batches ahead (at most 2 per sampler), the trainer takes them in
+// order, copies their rows out of the buffer and trains.
+func (s *system) trainState(ctx context.Context, env *train.Env, ep *metrics.EpochStats, epoch, base int, batches [][]int64) (DenseStats, error) {
+	var total DenseStats
+	n := len(batches)
+	if n == 0 {
+		return total, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	results := make([]chan sampled, n)
+	for i := range results {
+		results[i] = make(chan sampled, 1)
+	}
+	ahead := 2 * s.samplers
+	tokens := make(chan struct{}, ahead)
+	for i := 0; i < ahead; i++ {
+		tokens <- struct{}{}
+	}
+	jobs := make(chan int)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(jobs)
+		for i := 0; i < n; i++ {
+			select {
+			case <-tokens:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for w := 0; w < s.samplers; w++ {
+		ds := s.ds
+		if w > 0 {
+			ds = s.ds.Clone()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				t0 := time.Now()
+				mb := &graph.MiniBatch{}
+				st, err := ds.Sample(&s.sg, epoch, base+i, batches[i], mb)
+				ep.Add(metrics.StageSample, time.Since(t0))
+				results[i] <- sampled{mb: mb, st: st, err: err}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		var res sampled
+		select {
+		case res = <-results[i]:
+		case <-ctx.Done():
+			return total, ctx.Err()
+		}
+		ep.Add(metrics.StageStall, time.Since(t0))
+		tokens <- struct{}{}
+		if res.err != nil {
+			return total, fmt.Errorf("mariusgnn: %w", res.err)
+		}
+		total.Add(res.st)
+		mb := res.mb
+		// Gather from the buffer: every row is resident.
+		t1 := time.Now()
+		rows := len(mb.InputNodes)
+		s.x.Resize(rows, s.dim)
+		xb := train.Float32Bytes(s.x.Data)
+		for k, v := range mb.InputNodes {
+			copy(xb[int64(k)*s.rowBytes:], s.pb.Row(v))
+		}
+		ep.Add(metrics.StageExtract, time.Since(t1))
+		ep.AddTier(metrics.TierCPU, int64(rows), int64(rows))
+		ep.AddBytesNeeded(int64(rows) * s.rowBytes)
+		// Back to original ids: labels and the records use them.
+		for k, v := range mb.InputNodes {
+			mb.InputNodes[k] = s.l.Old(s.sg.Partitioned(v))
+		}
+		mb.Seeds = mb.InputNodes[:len(batches[i])]
+		if _, err := env.TrainStep(ep, mb, &s.x); err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func (s *system) Close() error {
+	var errs []error
+	if s.pb != nil {
+		errs = append(errs, s.pb.Close())
+	}
+	errs = append(errs, s.sg.Free())
+	s.x.Data = nil
+	errs = append(errs, s.xMem.Free())
+	if s.feats != nil {
+		errs = append(errs, s.feats.Close())
+	}
+	if s.edges != nil {
+		errs = append(errs, s.edges.Close())
+	}
+	if s.scratch != "" && !s.keepFiles {
+		errs = append(errs, os.RemoveAll(s.scratch))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close mariusgnn: %w", err)
+	}
+	return nil
+}
