@@ -208,17 +208,33 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	env.PrepareStage("profile_s", time.Since(t0))
 
+	// Storage of the partitioned files.
+	o := env.Storage
+	if o.QueueDepth == 0 {
+		o.QueueDepth = ioQueueDepth
+	}
+	o.MaxMergeBytes = ioMergeBytes
+	o.RowBytes = s.rowBytes
+	if s.feats, err = storage.OpenFile(featPath, o); err != nil {
+		return fmt.Errorf("mariusgnn: open partitioned features: %w", err)
+	}
+	o.RowBytes = EdgeBytes
+	if s.edges, err = storage.OpenFile(edgePath, o); err != nil {
+		return fmt.Errorf("mariusgnn: open edge buckets: %w", err)
+	}
+
 	// Buffer capacity from the budget.
 	ahead := 2 * s.samplers
 	spare := s.prefetch && s.ordering == OrderingDispersed
+	readers := int64(4 * o.QueueDepth * ioMergeBytes) // 4 readers with a prefetch in flight
 	in := SizeInput{
 		Budget:  env.MemBudget,
 		Base:    ws.BaseBytes + ws.ArenaBytes + ws.StepExtra,
 		Reserve: kit.ReserveBytes(env.MemBudget),
-		// the batch input (DENSE batches are no larger than the standard
-		// ones profiled), the mini-batches sampled ahead, the readers'
-		// aligned buffers (4 readers with a prefetch in flight)
-		PerBatch:    (int64(ws.MaxInputs)+int64(ws.MaxInputs)/10)*s.rowBytes + int64(ahead+1)*ws.BatchBytes + 4*ioQueueDepth*ioMergeBytes,
+		// the batch input and the mini-batches sampled ahead, first as
+		// large as the standard sampler's (DENSE batches of resident
+		// partitions are smaller), and the readers' aligned buffers
+		PerBatch:    (int64(ws.MaxInputs)+int64(ws.MaxInputs)/10)*s.rowBytes + int64(ahead+1)*ws.BatchBytes + readers,
 		PerSlotNode: 4*int64(s.samplers) + 8,
 		RowBytes:    s.rowBytes, PartSize: s.l.PartSize, P: s.l.P,
 		MinC:    1,
@@ -233,7 +249,8 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	bound := edgeBound(in.Buckets, in.P+1)
 	var need int64
-	if s.cOpt > 0 {
+	switch {
+	case s.cOpt > 0:
 		s.c = min(s.cOpt, s.l.P)
 		if s.c < in.MinC {
 			return fmt.Errorf("%w: mariusgnn: buffer_capacity %d below the %d training partitions the sequential ordering keeps resident", train.ErrConfig, s.c, in.MinC)
@@ -242,34 +259,31 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 		if env.MemBudget > 0 && need > env.MemBudget {
 			env.Warnf("mariusgnn: buffer_capacity %d needs about %d MiB, over the %d MiB budget: expect an OOM kill", s.c, need>>20, env.MemBudget>>20)
 		}
-	} else {
+	case env.MemBudget > 0:
+		// Measure DENSE batches on the largest buffer the budget could
+		// hold without any batch (their inputs only shrink with the
+		// buffer), then size with that measure.
+		t0 := time.Now()
+		hi := in
+		hi.PerBatch = readers
+		if cHi, _, herr := BufferCapacity(hi); herr == nil {
+			maxIn, maxBytes, err := s.profileDense(ctx, env, cHi)
+			if err != nil {
+				return err
+			}
+			in.PerBatch = (int64(maxIn)+int64(maxIn)/4)*s.rowBytes + int64(ahead+1)*(maxBytes+maxBytes/4) + readers
+			env.Logf("mariusgnn: DENSE batches on a buffer of %d partitions: at most %d input nodes, %d KiB per mini-batch", cHi, maxIn, maxBytes>>10)
+		}
+		env.PrepareStage("profile_dense_s", time.Since(t0))
 		if s.c, need, err = BufferCapacity(in); err != nil {
 			return fmt.Errorf("mariusgnn: %w", err)
 		}
-		if env.MemBudget > 0 {
-			env.Deviate("buffer capacity %d of %d partitions derived from the %d MiB memory budget (the artifact takes buffer_capacity from its configuration)", s.c, s.l.P, env.MemBudget>>20)
-		}
+		env.Deviate("buffer capacity %d of %d partitions derived from the %d MiB memory budget (the artifact takes buffer_capacity from its configuration)", s.c, s.l.P, env.MemBudget>>20)
+	default:
+		s.c, need, _ = BufferCapacity(in)
 	}
-	if spare && s.c < s.l.P {
+	if s.ordering == OrderingDispersed && s.prefetch && s.c < s.l.P {
 		env.Logf("mariusgnn: one spare slot for prefetching the next state's partition (the artifact's prefetching)")
-	}
-	if s.ordering == OrderingDispersed && !s.prefetch {
-		spare = false
-	}
-
-	// Storage and buffer.
-	o := env.Storage
-	if o.QueueDepth == 0 {
-		o.QueueDepth = ioQueueDepth
-	}
-	o.MaxMergeBytes = ioMergeBytes
-	o.RowBytes = s.rowBytes
-	if s.feats, err = storage.OpenFile(featPath, o); err != nil {
-		return fmt.Errorf("mariusgnn: open partitioned features: %w", err)
-	}
-	o.RowBytes = EdgeBytes
-	if s.edges, err = storage.OpenFile(edgePath, o); err != nil {
-		return fmt.Errorf("mariusgnn: open edge buckets: %w", err)
 	}
 	if s.pb, err = NewPartitionBuffer(s.l, s.b, s.feats, s.edges, s.rowBytes, s.c, spare); err != nil {
 		return fmt.Errorf("mariusgnn: %w", err)
@@ -296,6 +310,56 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 	env.Logf("mariusgnn: buffer of %d partitions (%d slots, %.1f%% of the features), about %d MiB needed of a %d MiB budget (base %d MiB, largest profiled batch %d input nodes); %d samplers; reads via %s (direct=%v)",
 		s.c, s.pb.Slots(), 100*float64(s.c)/float64(s.l.P), need>>20, env.MemBudget>>20, ws.BaseBytes>>20, ws.MaxInputs, s.samplers, s.feats.Backend(), s.feats.Direct())
 	return nil
+}
+
+// profileDense samples up to profile_batches DENSE mini-batches on the
+// first buffer state of a buffer of c partitions with the most training
+// nodes, reading its edge buckets but no feature rows, and returns the
+// most input nodes and the largest mini-batch's bytes.
+func (s *system) profileDense(ctx context.Context, env *train.Env, c int) (maxInputs int, maxBytes int64, err error) {
+	pb, err := NewPartitionBuffer(s.l, s.b, s.feats, s.edges, s.rowBytes, c, false)
+	if err != nil {
+		return 0, 0, fmt.Errorf("mariusgnn: profile: %w", err)
+	}
+	var sg Subgraph
+	defer func() {
+		err = errors.Join(err, sg.Free(), pb.Close())
+	}()
+	r := rand.New(rand.NewPCG(uint64(env.Config.Seed), 0x70726f66))
+	plan, err := NewPlan(s.ordering, s.trainNew, s.l.Part, s.l.TrainParts, s.l.P, c, r)
+	if err != nil {
+		return 0, 0, fmt.Errorf("mariusgnn: profile: %w", err)
+	}
+	k := 0
+	for i := range plan.Train {
+		if len(plan.Train[i]) > len(plan.Train[k]) {
+			k = i
+		}
+	}
+	if _, err := pb.LoadTopology(ctx, plan.States[k]); err != nil {
+		return 0, 0, fmt.Errorf("mariusgnn: profile: %w", err)
+	}
+	if err := sg.Build(pb); err != nil {
+		return 0, 0, err
+	}
+	ds, err := NewDenseSampler(env.Config.Fanout, env.Config.Seed)
+	if err != nil {
+		return 0, 0, err
+	}
+	seeds := plan.Train[k]
+	for i, v := range seeds {
+		seeds[i], _ = sg.Local(v)
+	}
+	batches := sample.Split(seeds, env.Config.Batch)
+	for i := 0; i < min(s.profile, len(batches)); i++ {
+		var mb graph.MiniBatch
+		if _, err := ds.Sample(&sg, 0, i, batches[i], &mb); err != nil {
+			return 0, 0, fmt.Errorf("mariusgnn: profile: %w", err)
+		}
+		maxInputs = max(maxInputs, len(mb.InputNodes))
+		maxBytes = max(maxBytes, mb.Bytes())
+	}
+	return maxInputs, maxBytes, nil
 }
 
 func bucketSizes(b Buckets) []int64 {

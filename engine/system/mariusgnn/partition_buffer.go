@@ -172,6 +172,18 @@ type read struct {
 // the buckets among its partitions that are not resident, all submitted
 // together. It returns the swap it performed.
 func (pb *PartitionBuffer) Load(ctx context.Context, state []int) (Swap, error) {
+	return pb.load(ctx, state, true)
+}
+
+// LoadTopology is Load without the feature rows: the state's partitions
+// get slots and its buckets are read, so that its subgraph can be built
+// and sampled (profiling DENSE batch sizes), but no row is read; Row must
+// not be used until a Load.
+func (pb *PartitionBuffer) LoadTopology(ctx context.Context, state []int) (Swap, error) {
+	return pb.load(ctx, state, false)
+}
+
+func (pb *PartitionBuffer) load(ctx context.Context, state []int, rows bool) (Swap, error) {
 	if len(state) != pb.c {
 		return Swap{}, fmt.Errorf("partition buffer: state of %d partitions, capacity %d", len(state), pb.c)
 	}
@@ -215,8 +227,10 @@ func (pb *PartitionBuffer) Load(ctx context.Context, state []int) (Swap, error) 
 			return sw, fmt.Errorf("partition buffer: no free slot for partition %d", q)
 		}
 		pb.slotPart[s], pb.partSlot[q] = q, s
-		lo, hi := pb.l.Range(q)
-		reads = append(reads, read{part: q, bucket: -1, dst: pb.slotMem[s][:(hi-lo)*pb.rowBytes]})
+		if rows {
+			lo, hi := pb.l.Range(q)
+			reads = append(reads, read{part: q, bucket: -1, dst: pb.slotMem[s][:(hi-lo)*pb.rowBytes]})
+		}
 	}
 	bucketReads, err := pb.missingBuckets(state, pb.buckets)
 	if err != nil {
