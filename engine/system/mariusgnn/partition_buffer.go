@@ -85,8 +85,8 @@ func NewPartitionBuffer(l *Layout, b Buckets, feats, edges *storage.File, rowByt
 	if feats.Size() < l.Nodes*rowBytes {
 		return nil, fmt.Errorf("partition buffer: %s holds %d bytes, want %d", feats.Path(), feats.Size(), l.Nodes*rowBytes)
 	}
-	if edges.Size() < b.Edges()*EdgeBytes {
-		return nil, fmt.Errorf("partition buffer: %s holds %d bytes, want %d", edges.Path(), edges.Size(), b.Edges()*EdgeBytes)
+	if edges.Size() < b.FileOff[len(b.FileOff)-1] {
+		return nil, fmt.Errorf("partition buffer: %s holds %d bytes, want %d", edges.Path(), edges.Size(), b.FileOff[len(b.FileOff)-1])
 	}
 	pb := &PartitionBuffer{l: l, b: b, rowBytes: rowBytes, c: c, nslots: c, feats: feats, edges: edges,
 		partSlot: make([]int, l.P), buckets: map[int][]int32{}}
@@ -288,7 +288,7 @@ func (pb *PartitionBuffer) submit(ctx context.Context, fr, er storage.Reader, re
 			lo, _ := pb.l.Range(r.part)
 			freqs = append(freqs, storage.Request{Off: lo * pb.rowBytes, Dst: r.dst, Tag: uint64(i)})
 		} else {
-			ereqs = append(ereqs, storage.Request{Off: pb.b.Off[r.bucket] * EdgeBytes, Dst: r.dst, Tag: uint64(i)})
+			ereqs = append(ereqs, storage.Request{Off: pb.b.FileOff[r.bucket], Dst: r.dst, Tag: uint64(i)})
 		}
 	}
 	if len(freqs) > 0 {

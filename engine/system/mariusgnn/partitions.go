@@ -142,11 +142,18 @@ func (l *Layout) Old(v int64) int64 { return int64(l.oldOf[v]) }
 func (l *Layout) Bytes() int64 { return 8 * l.Nodes }
 
 // Buckets describes the edge-bucket file: bucket (i, j) (source partition
-// i, destination partition j) is edges [Off[i·P+j], Off[i·P+j+1]).
+// i, destination partition j) holds edges [Off[k], Off[k+1]) of the
+// concatenation, k = i·P+j, stored from byte FileOff[k] of the file. Every
+// bucket starts on a BucketAlign boundary, so that the writer's flushes
+// never share a page with another bucket's.
 type Buckets struct {
-	P   int
-	Off []int64 // P²+1 edge offsets
+	P       int
+	Off     []int64 // P²+1 edge offsets
+	FileOff []int64 // P²+1 byte offsets (the last is the file size)
 }
+
+// BucketAlign is the alignment of every bucket in the file.
+const BucketAlign = 4096
 
 // EdgeBytes is the size of one stored edge (two int32 partitioned ids).
 const EdgeBytes = 8
@@ -309,24 +316,28 @@ func WriteEdgeBuckets(ctx context.Context, l *Layout, indptr []int64, indicesPat
 	if err != nil {
 		return b, err
 	}
+	b.FileOff = make([]int64, p*p+1)
 	for k, c := range counts {
 		b.Off[k+1] = b.Off[k] + c
+		b.FileOff[k+1] = b.FileOff[k] + (c*EdgeBytes+BucketAlign-1)/BucketAlign*BucketAlign
 	}
-	out, err := newScatterWriter(dst, edges*EdgeBytes)
+	out, err := newScatterWriter(dst, b.FileOff[p*p])
 	if err != nil {
 		return b, err
 	}
 	defer out.abort()
-	per := max(512, bufBytes/int64(p*p)/EdgeBytes) // edges per bucket buffer
+	// Edges per bucket buffer: whole pages, so that every flush but a
+	// bucket's last covers whole pages of its own.
+	const pageEdges = BucketAlign / EdgeBytes
+	per := max(pageEdges, bufBytes/int64(p*p)/EdgeBytes/pageEdges*pageEdges)
 	bufs := make([][]int32, p*p)
-	next := make([]int64, p*p) // next edge slot per bucket
-	copy(next, b.Off)
+	next := make([]int64, p*p) // next edge slot per bucket (from the bucket's start)
 	flush := func(k int) error {
 		n := int64(len(bufs[k]) / 2)
 		if n == 0 {
 			return nil
 		}
-		if err := out.writeAt(int32Bytes(bufs[k]), (next[k]-n)*EdgeBytes); err != nil {
+		if err := out.writeAt(int32Bytes(bufs[k]), b.FileOff[k]+(next[k]-n)*EdgeBytes); err != nil {
 			return err
 		}
 		bufs[k] = bufs[k][:0]

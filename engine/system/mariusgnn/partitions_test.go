@@ -162,9 +162,13 @@ func TestPartitionedFilesHoldEveryRowAndEdge(t *testing.T) {
 		for j := 0; j < l.P; j++ {
 			k := b.Index(i, j)
 			prev := int64(-1)
-			for e := b.Off[k]; e < b.Off[k+1]; e++ {
-				u := int64(int32(binary.LittleEndian.Uint32(eb[8*e:])))
-				v := int64(int32(binary.LittleEndian.Uint32(eb[8*e+4:])))
+			if b.FileOff[k]%BucketAlign != 0 || b.FileOff[k+1]-b.FileOff[k] < b.Count(i, j)*EdgeBytes {
+				t.Fatalf("bucket (%d,%d) at byte %d, next at %d, %d edges", i, j, b.FileOff[k], b.FileOff[k+1], b.Count(i, j))
+			}
+			for e := int64(0); e < b.Count(i, j); e++ {
+				at := b.FileOff[k] + 8*e
+				u := int64(int32(binary.LittleEndian.Uint32(eb[at:])))
+				v := int64(int32(binary.LittleEndian.Uint32(eb[at+4:])))
 				if l.Part(u) != i || l.Part(v) != j {
 					t.Fatalf("edge %d->%d in bucket (%d,%d)", u, v, i, j)
 				}
