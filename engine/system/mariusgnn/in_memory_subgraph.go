@@ -13,9 +13,8 @@ package mariusgnn
 
 import (
 	"fmt"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"outcore/internal/osutil"
 )
 
 // Subgraph is the CSC of the resident state's edges over slot-local ids.
@@ -71,17 +70,14 @@ func (g *Subgraph) Build(pb *PartitionBuffer) error {
 		if err := g.Free(); err != nil {
 			return err
 		}
-		m, err := unix.Mmap(-1, 0, int(need), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+		m, err := osutil.AnonMap(int(need))
 		if err != nil {
-			return fmt.Errorf("in-memory subgraph: map %d bytes: %w", need, err)
+			return fmt.Errorf("in-memory subgraph: %w", err)
 		}
 		g.mem = m
 	}
-	g.Indptr = unsafe.Slice((*int64)(unsafe.Pointer(&g.mem[0])), n+1)
-	g.Indices = nil
-	if edges > 0 {
-		g.Indices = unsafe.Slice((*int32)(unsafe.Pointer(&g.mem[8*(n+1)])), edges)
-	}
+	g.Indptr = osutil.View[int64](g.mem[:8*(n+1)])
+	g.Indices = osutil.View[int32](g.mem[8*(n+1) : 8*(n+1)+4*edges])
 	clear(g.Indptr)
 	g.Edges = edges
 	local := func(v int32) int64 {
@@ -131,7 +127,7 @@ func (g *Subgraph) Free() error {
 	if g.mem == nil {
 		return nil
 	}
-	err := unix.Munmap(g.mem)
+	err := osutil.Unmap(g.mem)
 	g.mem = nil
 	return err
 }

@@ -41,7 +41,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -53,6 +52,7 @@ import (
 	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/internal/osutil"
 )
 
 // Name is the registered name of the MariusGNN variant.
@@ -70,15 +70,10 @@ const (
 )
 
 type system struct {
-	cfg       train.Config
-	ordering  string
-	p         int
-	cOpt      int // option buffer_capacity, 0 = from the budget
-	prefetch  bool
-	samplers  int
-	profile   int
-	keepFiles bool
+	cfg train.Config
+	opt options
 
+	mem          *kit.Budget
 	scratch      string
 	l            *Layout
 	b            Buckets
@@ -96,38 +91,11 @@ type system struct {
 }
 
 func newSystem(cfg train.Config) (*system, error) {
-	o := train.Opts(cfg.Options)
-	s := &system{cfg: cfg}
-	var err error
-	s.ordering, err = ParseOrdering(o.String("ordering", OrderingSequential))
-	if err != nil {
-		return nil, fmt.Errorf("%w: mariusgnn: %v", train.ErrConfig, err)
-	}
-	get := func(name string, def int, dst *int) {
-		if err == nil {
-			*dst, err = o.Int(name, def)
-		}
-	}
-	get("partitions", DefaultPartitions, &s.p)
-	get("buffer_capacity", 0, &s.cOpt)
-	get("samplers", runtime.NumCPU(), &s.samplers)
-	get("profile_batches", 8, &s.profile)
-	if err == nil {
-		s.prefetch, err = o.Bool("prefetch", true)
-	}
-	if err == nil {
-		s.keepFiles, err = o.Bool("keep_partitions", false)
-	}
+	opt, err := parseOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if s.p < 1 || s.cOpt < 0 || s.samplers < 1 || s.profile < 1 {
-		return nil, fmt.Errorf("%w: mariusgnn: partitions, samplers and profile_batches must be >= 1, buffer_capacity >= 0", train.ErrConfig)
-	}
-	if s.cOpt > s.p {
-		return nil, fmt.Errorf("%w: mariusgnn: buffer_capacity %d above partitions %d", train.ErrConfig, s.cOpt, s.p)
-	}
-	return s, nil
+	return &system{cfg: cfg, opt: opt}, nil
 }
 
 func (s *system) Name() string { return Name }
@@ -150,11 +118,11 @@ func (s *system) Deviations() []string {
 func dataDirOf(datasetDir string) string { return filepath.Dir(filepath.Dir(datasetDir)) }
 
 func (s *system) Prepare(ctx context.Context, env *train.Env) error {
-	kit.ApplyGoMemoryLimit(env.MemBudget, 0, 0, 0, 0)
+	s.mem = kit.NewBudget(env)
 	ds := env.Dataset
 	s.dim, s.rowBytes = ds.Meta.FeatureDim, ds.RowBytes()
-	if int64(s.p) > ds.Nodes() {
-		return fmt.Errorf("%w: mariusgnn: %d partitions for %d nodes", train.ErrConfig, s.p, ds.Nodes())
+	if int64(s.opt.partitions) > ds.Nodes() {
+		return fmt.Errorf("%w: mariusgnn: %d partitions for %d nodes", train.ErrConfig, s.opt.partitions, ds.Nodes())
 	}
 	var err error
 	s.scratch, err = os.MkdirTemp(dataDirOf(ds.Dir), fmt.Sprintf("mariusgnn-run-%d-", os.Getpid()))
@@ -164,11 +132,11 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 
 	// Partitioning (the artifact's preprocessing), on the prepare clock.
 	t0 := time.Now()
-	if s.l, err = NewLayout(ds.Nodes(), env.Train, s.p, s.ordering == OrderingSequential, uint64(env.Config.Seed)); err != nil {
+	if s.l, err = NewLayout(ds.Nodes(), env.Train, s.opt.partitions, s.opt.ordering == OrderingSequential, uint64(env.Config.Seed)); err != nil {
 		return fmt.Errorf("mariusgnn: %w", err)
 	}
-	if s.l.P != s.p {
-		env.Logf("mariusgnn: %d partitions of %d nodes cover the %d nodes (%d requested)", s.l.P, s.l.PartSize, ds.Nodes(), s.p)
+	if s.l.P != s.opt.partitions {
+		env.Logf("mariusgnn: %d partitions of %d nodes cover the %d nodes (%d requested)", s.l.P, s.l.PartSize, ds.Nodes(), s.opt.partitions)
 	}
 	s.trainNew = make([]int64, len(env.Train))
 	for i, v := range env.Train {
@@ -193,13 +161,13 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 	env.PrepareStage("edge_buckets_s", time.Since(t0))
 
 	// Short profiling: base memory, batch sizes and the model step (held
-	// outside the budget by default, kit's model_mem).
+	// outside the budget by default, kit's Budget).
 	t0 = time.Now()
 	topo, closeTopo, err := env.Topology("storage")
 	if err != nil {
 		return err
 	}
-	ws, err := kit.ProfileWorkspace(ctx, env, topo, s.profile)
+	ws, err := s.mem.Profile(ctx, topo, s.opt.profile)
 	if cerr := closeTopo(); err == nil {
 		err = cerr
 	}
@@ -223,69 +191,46 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 		return fmt.Errorf("mariusgnn: open edge buckets: %w", err)
 	}
 
-	// Buffer capacity from the budget.
-	ahead := 2 * s.samplers
-	spare := s.prefetch && s.ordering == OrderingDispersed
-	readers := int64(4 * o.QueueDepth * ioMergeBytes) // 4 readers with a prefetch in flight
-	in := SizeInput{
-		Budget:  env.MemBudget,
-		Base:    ws.BaseBytes + ws.ArenaBytes + ws.StepExtra,
-		Reserve: kit.ReserveBytes(env.MemBudget),
-		// the batch input and the mini-batches sampled ahead, first as
-		// large as the standard sampler's (DENSE batches of resident
-		// partitions are smaller), and the readers' aligned buffers
-		PerBatch:    (int64(ws.MaxInputs)+int64(ws.MaxInputs)/10)*s.rowBytes + int64(ahead+1)*ws.BatchBytes + readers,
-		PerSlotNode: 4*int64(s.samplers) + 8,
-		RowBytes:    s.rowBytes, PartSize: s.l.PartSize, P: s.l.P,
-		MinC:    1,
-		Spare:   spare,
-		Buckets: bucketSizes(s.b),
+	// Buffer capacity from the budget (sizing.go).
+	in := sizingInput{
+		budget: env.MemBudget, ws: ws, shape: train.ShapeOf(ds.Meta), opt: s.opt,
+		p: s.l.P, partSize: s.l.PartSize, trainParts: s.l.TrainParts,
+		buckets: bucketSizes(s.b), readerQueue: o.QueueDepth,
 	}
-	if env.MemBudget <= 0 {
-		in.Reserve = 0
-	}
-	if s.ordering == OrderingSequential {
-		in.MinC = s.l.TrainParts
-	}
-	bound := edgeBound(in.Buckets, in.P+1)
-	var need int64
-	switch {
-	case s.cOpt > 0:
-		s.c = min(s.cOpt, s.l.P)
-		if s.c < in.MinC {
-			return fmt.Errorf("%w: mariusgnn: buffer_capacity %d below the %d training partitions the sequential ordering keeps resident", train.ErrConfig, s.c, in.MinC)
-		}
-		need = NeedBytes(in, s.c, bound)
-		if env.MemBudget > 0 && need > env.MemBudget {
-			env.Warnf("mariusgnn: buffer_capacity %d needs about %d MiB, over the %d MiB budget: expect an OOM kill", s.c, need>>20, env.MemBudget>>20)
-		}
-	case env.MemBudget > 0:
+	if env.MemBudget > 0 && s.opt.bufferCapacity == 0 {
 		// Measure DENSE batches on the largest buffer the budget could
-		// hold without any batch (their inputs only shrink with the
+		// hold with no batch at all (their inputs only shrink with the
 		// buffer), then size with that measure.
 		t0 := time.Now()
 		hi := in
-		hi.PerBatch = readers
-		if cHi, _, herr := BufferCapacity(hi); herr == nil {
-			maxIn, maxBytes, err := s.profileDense(ctx, env, cHi)
+		hi.dense = batchMeasure{maxInputs: 1}
+		if hp := size(hi); hp.feasible {
+			m, err := s.profileDense(ctx, env, hp.c)
 			if err != nil {
 				return err
 			}
-			in.PerBatch = (int64(maxIn)+int64(maxIn)/4)*s.rowBytes + int64(ahead+1)*(maxBytes+maxBytes/4) + readers
-			env.Logf("mariusgnn: DENSE batches on a buffer of %d partitions: at most %d input nodes, %d KiB per mini-batch", cHi, maxIn, maxBytes>>10)
+			in.dense = m
+			env.Logf("mariusgnn: DENSE batches on a buffer of %d partitions: at most %d input nodes, %d KiB per mini-batch", hp.c, m.maxInputs, m.bytes>>10)
 		}
 		env.PrepareStage("profile_dense_s", time.Since(t0))
-		if s.c, need, err = BufferCapacity(in); err != nil {
-			return fmt.Errorf("mariusgnn: %w", err)
-		}
-		env.Deviate("buffer capacity %d of %d partitions derived from the %d MiB memory budget (the artifact takes buffer_capacity from its configuration)", s.c, s.l.P, env.MemBudget>>20)
-	default:
-		s.c, need, _ = BufferCapacity(in)
 	}
-	if s.ordering == OrderingDispersed && s.prefetch && s.c < s.l.P {
+	pl := size(in)
+	switch {
+	case !pl.feasible:
+		return fmt.Errorf("mariusgnn: %w", pl.infeasible(env.MemBudget, in))
+	case pl.c < pl.minC:
+		return fmt.Errorf("%w: mariusgnn: buffer_capacity %d below the %d training partitions the sequential ordering keeps resident", train.ErrConfig, pl.c, pl.minC)
+	case pl.overReserve:
+		env.Warnf("mariusgnn: a buffer of %d partitions needs about %d MiB with the reserve, over the %d MiB budget: expect an OOM kill", pl.c, pl.need>>20, env.MemBudget>>20)
+	}
+	s.c = pl.c
+	if env.MemBudget > 0 && s.opt.bufferCapacity == 0 {
+		env.Deviate("buffer capacity %d of %d partitions derived from the %d MiB memory budget (the artifact takes buffer_capacity from its configuration)", s.c, s.l.P, env.MemBudget>>20)
+	}
+	if pl.spare && s.c < s.l.P {
 		env.Logf("mariusgnn: one spare slot for prefetching the next state's partition (the artifact's prefetching)")
 	}
-	if s.pb, err = NewPartitionBuffer(s.l, s.b, s.feats, s.edges, s.rowBytes, s.c, spare); err != nil {
+	if s.pb, err = NewPartitionBuffer(s.l, s.b, s.feats, s.edges, s.rowBytes, s.c, pl.spare); err != nil {
 		return fmt.Errorf("mariusgnn: %w", err)
 	}
 	if s.ds, err = NewDenseSampler(env.Config.Fanout, env.Config.Seed); err != nil {
@@ -298,17 +243,16 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	// The batch input: at most the resident nodes or the fanouts' bound;
 	// pages are touched only as far as a batch needs.
-	xRows := min(int64(s.pb.Slots())*s.l.PartSize, kit.MaxInputBound(env))
+	xRows := min(int64(s.pb.Slots())*s.l.PartSize, kit.MaxInputBound(in.shape, env.Config))
 	if xd, err := s.xMem.Float32s(int(xRows) * s.dim); err == nil {
 		s.x.Data = xd[:0]
 	}
-	offHeap := int64(s.pb.Slots())*s.l.PartSize*s.rowBytes + bound[s.pb.Slots()]*EdgeBytes + 4*bound[s.c] + in.PerBatch
-	heap := ws.BaseBytes + int64(s.samplers)*4*int64(s.pb.Slots())*s.l.PartSize + int64(ahead+1)*ws.BatchBytes
-	kit.ApplyGoMemoryLimit(env.MemBudget, ws.DeviceBytes, offHeap, 0, heap)
+	heap := ws.BaseBytes + int64(s.opt.samplers)*4*int64(s.pb.Slots())*s.l.PartSize + int64(s.opt.ahead()+1)*ws.BatchBytes
+	s.mem.LimitGo(pl.buffer+pl.perBatch, 0, heap)
 	env.Logf("mariusgnn: %s ordering, %d partitions of %d nodes (%d MiB of features each), %d edges in %d buckets; training nodes in %d partitions",
-		s.ordering, s.l.P, s.l.PartSize, (s.l.PartSize*s.rowBytes)>>20, s.b.Edges(), s.l.P*s.l.P, s.l.TrainParts)
-	env.Logf("mariusgnn: buffer of %d partitions (%d slots, %.1f%% of the features), about %d MiB needed of a %d MiB budget (base %d MiB, largest profiled batch %d input nodes); %d samplers; reads via %s (direct=%v)",
-		s.c, s.pb.Slots(), 100*float64(s.c)/float64(s.l.P), need>>20, env.MemBudget>>20, ws.BaseBytes>>20, ws.MaxInputs, s.samplers, s.feats.Backend(), s.feats.Direct())
+		s.opt.ordering, s.l.P, s.l.PartSize, (s.l.PartSize*s.rowBytes)>>20, s.b.Edges(), s.l.P*s.l.P, s.l.TrainParts)
+	env.Logf("mariusgnn: buffer of %d partitions (%d slots, %.1f%% of the features), about %d MiB needed of a %d MiB budget (base %d MiB, %d MiB per mini-batch); %d samplers; reads via %s (direct=%v)",
+		s.c, s.pb.Slots(), 100*float64(s.c)/float64(s.l.P), pl.need>>20, env.MemBudget>>20, ws.BaseBytes>>20, pl.perBatch>>20, s.opt.samplers, s.feats.Backend(), s.feats.Direct())
 	return nil
 }
 
@@ -316,19 +260,19 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 // first buffer state of a buffer of c partitions with the most training
 // nodes, reading its edge buckets but no feature rows, and returns the
 // most input nodes and the largest mini-batch's bytes.
-func (s *system) profileDense(ctx context.Context, env *train.Env, c int) (maxInputs int, maxBytes int64, err error) {
+func (s *system) profileDense(ctx context.Context, env *train.Env, c int) (m batchMeasure, err error) {
 	pb, err := NewPartitionBuffer(s.l, s.b, s.feats, s.edges, s.rowBytes, c, false)
 	if err != nil {
-		return 0, 0, fmt.Errorf("mariusgnn: profile: %w", err)
+		return m, fmt.Errorf("mariusgnn: profile: %w", err)
 	}
 	var sg Subgraph
 	defer func() {
 		err = errors.Join(err, sg.Free(), pb.Close())
 	}()
 	r := rand.New(rand.NewPCG(uint64(env.Config.Seed), 0x70726f66))
-	plan, err := NewPlan(s.ordering, s.trainNew, s.l.Part, s.l.TrainParts, s.l.P, c, r)
+	plan, err := NewPlan(s.opt.ordering, s.trainNew, s.l.Part, s.l.TrainParts, s.l.P, c, r)
 	if err != nil {
-		return 0, 0, fmt.Errorf("mariusgnn: profile: %w", err)
+		return m, fmt.Errorf("mariusgnn: profile: %w", err)
 	}
 	k := 0
 	for i := range plan.Train {
@@ -337,29 +281,29 @@ func (s *system) profileDense(ctx context.Context, env *train.Env, c int) (maxIn
 		}
 	}
 	if _, err := pb.LoadTopology(ctx, plan.States[k]); err != nil {
-		return 0, 0, fmt.Errorf("mariusgnn: profile: %w", err)
+		return m, fmt.Errorf("mariusgnn: profile: %w", err)
 	}
 	if err := sg.Build(pb); err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	ds, err := NewDenseSampler(env.Config.Fanout, env.Config.Seed)
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	seeds := plan.Train[k]
 	for i, v := range seeds {
 		seeds[i], _ = sg.Local(v)
 	}
 	batches := sample.Split(seeds, env.Config.Batch)
-	for i := 0; i < min(s.profile, len(batches)); i++ {
+	for i := 0; i < min(s.opt.profile, len(batches)); i++ {
 		var mb graph.MiniBatch
 		if _, err := ds.Sample(&sg, 0, i, batches[i], &mb); err != nil {
-			return 0, 0, fmt.Errorf("mariusgnn: profile: %w", err)
+			return m, fmt.Errorf("mariusgnn: profile: %w", err)
 		}
-		maxInputs = max(maxInputs, len(mb.InputNodes))
-		maxBytes = max(maxBytes, mb.Bytes())
+		m.maxInputs = max(m.maxInputs, len(mb.InputNodes))
+		m.bytes = max(m.bytes, mb.Bytes())
 	}
-	return maxInputs, maxBytes, nil
+	return m, nil
 }
 
 func bucketSizes(b Buckets) []int64 {
@@ -382,7 +326,7 @@ func (s *system) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *me
 	tPrep := time.Now()
 	st0 := s.pb.Stats()
 	r := rand.New(rand.NewPCG(uint64(env.Config.Seed), uint64(epoch)<<8|0x4d))
-	plan, err := NewPlan(s.ordering, s.trainNew, s.l.Part, s.l.TrainParts, s.l.P, s.c, r)
+	plan, err := NewPlan(s.opt.ordering, s.trainNew, s.l.Part, s.l.TrainParts, s.l.P, s.c, r)
 	if err != nil {
 		return fmt.Errorf("mariusgnn: epoch %d ordering: %w", epoch, err)
 	}
@@ -402,7 +346,7 @@ func (s *system) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *me
 			ep.Add("swap_s", time.Since(t0))
 		}
 		ep.Count("buffer_edges", s.sg.Edges)
-		if s.prefetch && k+1 < len(plan.States) {
+		if s.opt.prefetch && k+1 < len(plan.States) {
 			if err := s.pb.StartPrefetch(ctx, plan.States[k+1]); err != nil {
 				return fmt.Errorf("mariusgnn: %w", err)
 			}
@@ -465,7 +409,7 @@ func (s *system) trainState(ctx context.Context, env *train.Env, ep *metrics.Epo
 	for i := range results {
 		results[i] = make(chan sampled, 1)
 	}
-	ahead := 2 * s.samplers
+	ahead := s.opt.ahead()
 	tokens := make(chan struct{}, ahead)
 	for i := 0; i < ahead; i++ {
 		tokens <- struct{}{}
@@ -488,7 +432,7 @@ func (s *system) trainState(ctx context.Context, env *train.Env, ep *metrics.Epo
 			}
 		}
 	}()
-	for w := 0; w < s.samplers; w++ {
+	for w := 0; w < s.opt.samplers; w++ {
 		ds := s.ds
 		if w > 0 {
 			ds = s.ds.Clone()
@@ -524,7 +468,7 @@ func (s *system) trainState(ctx context.Context, env *train.Env, ep *metrics.Epo
 		t1 := time.Now()
 		rows := len(mb.InputNodes)
 		s.x.Resize(rows, s.dim)
-		xb := train.Float32Bytes(s.x.Data)
+		xb := osutil.Bytes(s.x.Data)
 		for k, v := range mb.InputNodes {
 			copy(xb[int64(k)*s.rowBytes:], s.pb.Row(v))
 		}
@@ -557,7 +501,7 @@ func (s *system) Close() error {
 	if s.edges != nil {
 		errs = append(errs, s.edges.Close())
 	}
-	if s.scratch != "" && !s.keepFiles {
+	if s.scratch != "" && !s.opt.keepFiles {
 		errs = append(errs, os.RemoveAll(s.scratch))
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -128,43 +129,41 @@ func TestMariusGNNBiasGrowsAsTheBufferShrinks(t *testing.T) {
 	}
 }
 
-// TestMariusGNNRefusesATooSmallBudget: a budget below what the run needs
-// is refused before the first epoch, naming the need.
+// TestMariusGNNRefusesATooSmallBudget: a budget below the variant's
+// MinMemory is refused before the run starts, naming the need, and one 8
+// MiB above it runs here (in this process no limit is enforced: the plan
+// decides). Prepare's own refusal of a budget the profiled plan cannot fit
+// is TestSizeFloors'.
 func TestMariusGNNRefusesATooSmallBudget(t *testing.T) {
 	t.Cleanup(func() {
 		debug.SetMemoryLimit(math.MaxInt64)
 		debug.SetGCPercent(100)
 	})
 	cfg := systest.Config(t, Name, map[string]string{"partitions": "16"})
-	cfg.MemLimit = "2MiB"
-	var out bytes.Buffer
-	sum, err := train.Run(context.Background(), cfg, &out, nil)
-	if err == nil || sum.Outcome != metrics.OutcomeFailed {
-		t.Fatalf("a 2 MiB budget ran: outcome %s", sum.Outcome)
+	ds, err := dataset.OpenByName(mustDataDir(t), cfg.Dataset)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(err.Error(), "below the least this run needs") || !strings.Contains(err.Error(), "MiB") {
-		t.Fatalf("error %q does not name the need", err)
+	floor := minMemory(train.ShapeOf(ds.Meta), cfg)
+	for _, c := range []struct {
+		limit int64
+		says  string
+	}{
+		{floor - 1, "that mariusgnn needs to start"},
+	} {
+		cfg.MemLimit = strconv.FormatInt(c.limit, 10)
+		var out bytes.Buffer
+		sum, err := train.Run(context.Background(), cfg, &out, nil)
+		if err == nil || sum.Outcome != metrics.OutcomeFailed || sum.Epochs != 0 {
+			t.Fatalf("a budget of %d bytes (floor %d): outcome %s after %d epochs", c.limit, floor, sum.Outcome, sum.Epochs)
+		}
+		if !strings.Contains(err.Error(), c.says) || !strings.Contains(err.Error(), "MiB") {
+			t.Fatalf("budget %d: error %q does not say %q", c.limit, err, c.says)
+		}
 	}
-	if sum.Epochs != 0 {
-		t.Fatalf("%d epochs ran before the refusal", sum.Epochs)
-	}
-}
-
-func TestMinMemory(t *testing.T) {
-	shape := train.DatasetShape{Nodes: 1 << 20, FeatureDim: 128, Train: 50000}
-	seq := MinMemory(shape, train.Config{})
-	// 64 partitions of 16384 nodes: the training nodes fill 4 of them
-	want := int64(8*((1<<20)+1)+12*(1<<20)) + 4*16384*512
-	if seq != want {
-		t.Fatalf("sequential MinMemory %d, want %d", seq, want)
-	}
-	dis := MinMemory(shape, train.Config{Options: map[string]string{"ordering": "dispersed"}})
-	if dis != want-3*16384*512 {
-		t.Fatalf("dispersed MinMemory %d, want one partition resident", dis)
-	}
-	if MinMemory(shape, train.Config{Options: map[string]string{"partitions": "x"}}) != 0 {
-		t.Fatal("a malformed option gave a floor")
-	}
+	cfg.MemLimit = strconv.FormatInt(floor+8<<20, 10)
+	cfg.Epochs = 1
+	systest.Run(t, cfg)
 }
 
 func mustDataDir(t *testing.T) string {

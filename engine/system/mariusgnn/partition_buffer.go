@@ -30,11 +30,9 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"outcore/engine/storage"
+	"outcore/internal/osutil"
 )
 
 // BufferStats counts the buffer's work (all fields cumulative).
@@ -241,7 +239,7 @@ func (pb *PartitionBuffer) load(ctx context.Context, state []int, rows bool) (Sw
 		return sw, err
 	}
 	for _, r := range bucketReads {
-		pb.buckets[r.bucket] = bytesInt32(r.dst)
+		pb.buckets[r.bucket] = osutil.View[int32](r.dst)
 	}
 	pb.state = append(pb.state[:0], state...)
 	pb.count(func(st *BufferStats) {
@@ -364,12 +362,12 @@ func (pb *PartitionBuffer) evict(q int) {
 	if s < 0 {
 		return
 	}
-	_ = unix.Madvise(pb.slotMem[s], unix.MADV_DONTNEED)
+	_ = osutil.Release(pb.slotMem[s])
 	pb.slotPart[s], pb.partSlot[q] = -1, -1
 	for k, m := range pb.buckets {
 		i, j := k/pb.l.P, k%pb.l.P
 		if i == q || j == q {
-			pb.unmap(int32Bytes(m))
+			pb.unmap(osutil.Bytes(m))
 			delete(pb.buckets, k)
 		}
 	}
@@ -477,7 +475,7 @@ func (pb *PartitionBuffer) finishPrefetch(ctx context.Context) (map[int]bool, er
 			pb.unmap(r.dst)
 			continue
 		}
-		pb.buckets[r.bucket] = bytesInt32(r.dst)
+		pb.buckets[r.bucket] = osutil.View[int32](r.dst)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("partition buffer: prefetch: %w", err)
@@ -500,7 +498,7 @@ func (pb *PartitionBuffer) Release(ctx context.Context) error {
 		}
 	}
 	for k, m := range pb.buckets {
-		pb.unmap(int32Bytes(m))
+		pb.unmap(osutil.Bytes(m))
 		delete(pb.buckets, k)
 	}
 	pb.state = pb.state[:0]
@@ -526,7 +524,7 @@ func (pb *PartitionBuffer) Close() error {
 		errs = append(errs, pb.er.Close())
 	}
 	for _, m := range pb.buckets {
-		pb.unmap(int32Bytes(m))
+		pb.unmap(osutil.Bytes(m))
 	}
 	pb.buckets = nil
 	for _, m := range pb.slotMem {
@@ -538,30 +536,19 @@ func (pb *PartitionBuffer) Close() error {
 
 // mapBytes maps n bytes of anonymous memory (nil for 0).
 func (pb *PartitionBuffer) mapBytes(n int) ([]byte, error) {
-	if n <= 0 {
-		return []byte{}, nil
-	}
-	m, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	m, err := osutil.AnonMap(n)
 	if err != nil {
-		return nil, fmt.Errorf("partition buffer: map %d bytes: %w", n, err)
+		return nil, fmt.Errorf("partition buffer: %w", err)
 	}
-	pb.memB.Add(int64(n))
+	pb.memB.Add(int64(len(m)))
 	return m, nil
 }
 
 func (pb *PartitionBuffer) unmap(m []byte) {
-	if cap(m) == 0 {
+	if len(m) == 0 {
 		return
 	}
-	m = m[:cap(m)]
-	if unix.Munmap(m) == nil {
+	if osutil.Unmap(m) == nil {
 		pb.memB.Add(-int64(len(m)))
 	}
-}
-
-func bytesInt32(b []byte) []int32 {
-	if len(b) == 0 {
-		return []int32{}
-	}
-	return unsafe.Slice((*int32)(unsafe.Pointer(&b[0])), len(b)/4)
 }

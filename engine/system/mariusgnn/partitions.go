@@ -33,9 +33,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"outcore/internal/osutil"
 )
 
 // Layout assigns every node to a partition and a partitioned id.
@@ -139,7 +140,11 @@ func (l *Layout) New(v int64) int64 { return int64(l.newOf[v]) }
 func (l *Layout) Old(v int64) int64 { return int64(l.oldOf[v]) }
 
 // Bytes is the memory the layout's maps hold.
-func (l *Layout) Bytes() int64 { return 8 * l.Nodes }
+func (l *Layout) Bytes() int64 { return layoutMapBytes(l.Nodes) }
+
+// layoutMapBytes is the memory of a layout's maps of nodes nodes (two
+// int32 per node).
+func layoutMapBytes(nodes int64) int64 { return 8 * nodes }
 
 // Buckets describes the edge-bucket file: bucket (i, j) (source partition
 // i, destination partition j) holds edges [Off[k], Off[k+1]) of the
@@ -289,7 +294,7 @@ func WriteEdgeBuckets(ctx context.Context, l *Layout, indptr []int64, indicesPat
 					}
 					base += have
 					have = min(int64(len(buf)), edges-base)
-					if err := in.read(int64Bytes(buf[:have])); err != nil {
+					if err := in.read(osutil.Bytes(buf[:have])); err != nil {
 						return fmt.Errorf("edge buckets: %w", err)
 					}
 				}
@@ -337,7 +342,7 @@ func WriteEdgeBuckets(ctx context.Context, l *Layout, indptr []int64, indicesPat
 		if n == 0 {
 			return nil
 		}
-		if err := out.writeAt(int32Bytes(bufs[k]), b.FileOff[k]+(next[k]-n)*EdgeBytes); err != nil {
+		if err := out.writeAt(osutil.Bytes(bufs[k]), b.FileOff[k]+(next[k]-n)*EdgeBytes); err != nil {
 			return err
 		}
 		bufs[k] = bufs[k][:0]
@@ -373,20 +378,6 @@ func WriteEdgeBuckets(ctx context.Context, l *Layout, indptr []int64, indicesPat
 	return b, out.finish()
 }
 
-func int64Bytes(s []int64) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 8*len(s))
-}
-
-func int32Bytes(s []int32) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*len(s))
-}
-
 // seqReader reads a file front to back and drops what it read from the
 // page cache, so a scan of a large file is not charged to the run's memory.
 type seqReader struct {
@@ -413,13 +404,13 @@ func (r *seqReader) read(b []byte) error {
 	if _, err := io.ReadFull(r.f, b); err != nil {
 		return fmt.Errorf("read %s at %d: %w", r.f.Name(), r.off, err)
 	}
-	_ = unix.Fadvise(int(r.f.Fd()), r.off, int64(len(b)), unix.FADV_DONTNEED)
+	_ = osutil.DropRange(r.f, r.off, int64(len(b)))
 	r.off += int64(len(b))
 	return nil
 }
 
 func (r *seqReader) close() {
-	_ = unix.Fadvise(int(r.f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	_ = osutil.DropCache(r.f)
 	r.f.Close()
 }
 
@@ -460,18 +451,17 @@ func (w *scatterWriter) writeAt(b []byte, off int64) error {
 }
 
 func (w *scatterWriter) writeback() error {
-	fd := int(w.f.Fd())
-	if err := unix.SyncFileRange(fd, 0, 0, unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER); err != nil {
-		return fmt.Errorf("write back %s: %w", w.f.Name(), err)
+	if err := osutil.WaitWriteback(w.f, 0, 0); err != nil {
+		return err
 	}
-	_ = unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
+	_ = osutil.DropCache(w.f)
 	return nil
 }
 
 // finish writes everything back, drops the pages and closes the file.
 func (w *scatterWriter) finish() error {
 	err := w.f.Sync()
-	_ = unix.Fadvise(int(w.f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	_ = osutil.DropCache(w.f)
 	w.done = true
 	return errors.Join(err, w.f.Close())
 }

@@ -1,39 +1,128 @@
 package mariusgnn
 
-// Sizing the partition buffer from the host memory budget. The artifact
-// takes buffer_capacity from its configuration (its papers100M node
-// classification config holds 3584 of 8192 partitions); outcore derives it
-// from the run's budget, as the other variants size their caches: the
-// largest c whose buffer, with everything else the run holds, fits. The
-// functions here are pure so that the choice is tested from tables and the
-// registry's MinMemory can state a floor before anything is opened.
+// Sizing the partition buffer from the host memory budget, a pure function
+// of the budget, the profiled workspace, the dataset's shape, the
+// partitioning and the options. The artifact takes buffer_capacity from
+// its configuration (its papers100M node-classification configuration
+// holds 3584 of 8192 partitions); outcore derives it from the run's budget
+// as the other variants size their caches: the largest c whose buffer,
+// with everything else the run holds and the reserve Ginex §3.5 keeps for
+// fluctuations, fits. A run is feasible when the least buffer the ordering
+// accepts (SEQUENTIAL: every training partition; DISPERSED: one) fits next
+// to what the run cannot do without; MinMemory is the least feasible
+// budget with kit.EstimateWorkspace in place of the profile.
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
+
+	"outcore/engine/system/kit"
+	"outcore/engine/train"
 )
 
-// SizeInput is what the buffer capacity depends on.
-type SizeInput struct {
-	Budget   int64 // host memory budget in bytes; 0 = unlimited (c = p)
-	Base     int64 // resident memory before the buffer (runtime, indptr, labels, layout, ...)
-	Reserve  int64 // kept free for fluctuations
-	PerBatch int64 // one gathered batch input plus the mini-batches in flight
-	// PerSlotNode is memory per buffer node outside the feature rows and
-	// the edges: the samplers' index arrays (4 B per node each) and the
-	// subgraph's indptr (8 B).
-	PerSlotNode int64
-	RowBytes    int64
-	PartSize    int64
-	P           int
-	// MinC is the least capacity the ordering accepts (SEQUENTIAL: the
-	// training partitions).
-	MinC int
-	// Spare adds one slot for prefetching (DISPERSED with prefetch).
-	Spare bool
-	// Buckets are the p² bucket sizes in edges (for the in-buffer edges of
-	// c partitions; nil: no edges).
-	Buckets []int64
+// options are MariusGNN's settings (variant.go declares them).
+type options struct {
+	ordering       string
+	partitions     int
+	bufferCapacity int // 0 = from the budget
+	prefetch       bool
+	samplers       int
+	profile        int
+	keepFiles      bool
+}
+
+// parseOptions reads cfg.Options with the defaults variant.go declares.
+func parseOptions(cfg train.Config) (options, error) {
+	o := train.Opts(cfg.Options)
+	var opt options
+	var err error
+	if opt.ordering, err = ParseOrdering(o.String("ordering", OrderingSequential)); err != nil {
+		return opt, fmt.Errorf("%w: mariusgnn: %v", train.ErrConfig, err)
+	}
+	get := func(name string, def int, dst *int) {
+		if err == nil {
+			*dst, err = o.Int(name, def)
+		}
+	}
+	get("partitions", DefaultPartitions, &opt.partitions)
+	get("buffer_capacity", 0, &opt.bufferCapacity)
+	get("samplers", runtime.NumCPU(), &opt.samplers)
+	get("profile_batches", 8, &opt.profile)
+	if err == nil {
+		opt.prefetch, err = o.Bool("prefetch", true)
+	}
+	if err == nil {
+		opt.keepFiles, err = o.Bool("keep_partitions", false)
+	}
+	if err != nil {
+		return opt, err
+	}
+	if opt.partitions < 1 || opt.bufferCapacity < 0 || opt.samplers < 1 || opt.profile < 1 {
+		return opt, fmt.Errorf("%w: mariusgnn: partitions, samplers and profile_batches must be >= 1, buffer_capacity >= 0", train.ErrConfig)
+	}
+	if opt.bufferCapacity > opt.partitions {
+		return opt, fmt.Errorf("%w: mariusgnn: buffer_capacity %d above partitions %d", train.ErrConfig, opt.bufferCapacity, opt.partitions)
+	}
+	return opt, nil
+}
+
+// ahead is how many mini-batches the samplers may have sampled and the
+// trainer not yet taken.
+func (o options) ahead() int { return 2 * o.samplers }
+
+// batchMeasure is what the largest DENSE mini-batch measured holds.
+type batchMeasure struct {
+	maxInputs int   // its input nodes
+	bytes     int64 // its ids and blocks
+}
+
+// sizingInput is everything the plan depends on.
+type sizingInput struct {
+	budget int64 // host budget, 0 = unlimited
+	ws     kit.Workspace
+	// extraBase is held before the buffer but not in ws.BaseBytes (with
+	// an estimated workspace: the layout's maps, allocated before the
+	// profile in a run).
+	extraBase  int64
+	shape      train.DatasetShape
+	opt        options
+	p          int   // partitions of the layout
+	partSize   int64 // nodes per partition
+	trainParts int   // leading partitions holding the training nodes
+	// buckets are the p² bucket sizes in edges; nil counts no edges (a
+	// lower bound).
+	buckets []int64
+	// dense is the measured DENSE batch; zero: the profiled standard
+	// batches of ws stand in (DENSE batches of resident partitions are no
+	// larger).
+	dense batchMeasure
+	// readerQueue is the buffer readers' queue depth.
+	readerQueue int
+}
+
+// plan is MariusGNN's memory plan.
+type plan struct {
+	c, slots int // buffer capacity, and its slots (c + a spare for prefetching)
+	minC     int // the least capacity the ordering accepts
+	spare    bool
+	reserve  int64
+	xRows    int64 // rows of the batch input
+	perBatch int64 // batch input, mini-batches sampled ahead, the readers' aligned buffers
+	fixed    int64 // what the run holds besides the buffer and the reserve
+	buffer   int64 // the buffer of c: rows, resident buckets, subgraph, per-node arrays
+	need     int64 // fixed + reserve + buffer
+	// minNeed is what the run cannot do without: fixed and the buffer of
+	// minC, no reserve.
+	minNeed int64
+	// feasible: minNeed fits the budget (or there is none).
+	feasible bool
+	// fromBudget: c is the largest that fits with the reserve; otherwise
+	// it is the option, p (no budget) or minC (nothing larger fits).
+	fromBudget bool
+	// overReserve: need exceeds the budget (the run warns of an OOM kill).
+	overReserve bool
+	bound       []int64 // edge bound per resident-partition count
 }
 
 // edgeBound returns, for every k in 0..p, an upper bound of the edges among
@@ -53,52 +142,97 @@ func edgeBound(buckets []int64, p int) []int64 {
 	return out
 }
 
-// NeedBytes is the memory a buffer of c partitions needs in total: base,
-// reserve, batch, feature slots, resident buckets (of all slots: a
-// prefetch reads the next state's buckets while the current ones are held),
-// the subgraph of one state and the per-node arrays.
-func NeedBytes(in SizeInput, c int, bound []int64) int64 {
-	slots := c
-	if in.Spare && c < in.P {
-		slots++
+// size computes the plan.
+func size(in sizingInput) plan {
+	o, ws := in.opt, in.ws
+	rowBytes := in.shape.RowBytes()
+	pl := plan{minC: 1, bound: edgeBound(in.buckets, in.p)}
+	if o.ordering == OrderingSequential {
+		pl.minC = max(in.trainParts, 1)
 	}
-	nodes := int64(slots) * in.PartSize
-	return in.Base + in.Reserve + in.PerBatch +
-		nodes*in.RowBytes +
-		bound[slots]*EdgeBytes +
-		4*bound[c] +
-		nodes*in.PerSlotNode
-}
-
-// BufferCapacity returns the largest capacity c in [MinC, P] whose NeedBytes
-// fits the budget (P when the budget is 0) and what it needs; an error
-// names the least budget the ordering can run with.
-func BufferCapacity(in SizeInput) (c int, need int64, err error) {
-	if in.P < 1 || in.PartSize < 1 || in.RowBytes < 1 {
-		return 0, 0, fmt.Errorf("buffer sizing: %d partitions of %d nodes, %d-byte rows", in.P, in.PartSize, in.RowBytes)
+	pl.spare = o.prefetch && o.ordering == OrderingDispersed
+	if in.budget > 0 {
+		pl.reserve = kit.ReserveBytes(in.budget)
 	}
-	minC := max(in.MinC, 1)
-	if minC > in.P {
-		return 0, 0, fmt.Errorf("buffer sizing: the ordering needs %d partitions resident, there are %d", minC, in.P)
+	batchBytes := ws.BatchBytes
+	pl.xRows = int64(ws.MaxInputs) + int64(ws.MaxInputs)/10
+	if in.dense.maxInputs > 0 {
+		pl.xRows = int64(in.dense.maxInputs) + int64(in.dense.maxInputs)/4
+		batchBytes = in.dense.bytes + in.dense.bytes/4
 	}
-	bound := edgeBound(in.Buckets, in.P+1)
-	if in.Budget <= 0 {
-		return in.P, NeedBytes(in, in.P, bound), nil
+	readers := int64(4 * in.readerQueue * ioMergeBytes) // 4 readers with a prefetch in flight
+	pl.perBatch = pl.xRows*rowBytes + int64(o.ahead()+1)*batchBytes + readers
+	pl.fixed = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra + in.extraBase + pl.perBatch
+	// Per buffer node besides its row: the samplers' index arrays (4 B
+	// each) and the subgraph's indptr (8 B).
+	perNode := rowBytes + 4*int64(o.samplers) + 8
+	buffer := func(c int) int64 {
+		slots := c
+		if pl.spare && c < in.p {
+			slots++
+		}
+		// resident buckets of every slot (a prefetch reads the next state's
+		// while the current one's are held), the subgraph of one state
+		return int64(slots)*in.partSize*perNode + pl.bound[slots]*EdgeBytes + 4*pl.bound[c]
 	}
-	for c = in.P; c >= minC; c-- {
-		if need = NeedBytes(in, c, bound); need <= in.Budget {
-			return c, need, nil
+	pl.minNeed = pl.fixed + buffer(pl.minC)
+	pl.feasible = in.budget <= 0 || pl.minNeed <= in.budget
+	switch {
+	case o.bufferCapacity > 0:
+		pl.c = min(o.bufferCapacity, in.p)
+	case in.budget <= 0:
+		pl.c = in.p
+	default:
+		pl.c = pl.minC
+		for c := in.p; c >= pl.minC; c-- {
+			if pl.fixed+pl.reserve+buffer(c) <= in.budget {
+				pl.c, pl.fromBudget = c, true
+				break
+			}
 		}
 	}
-	least := NeedBytes(in, minC, bound)
-	return 0, least, fmt.Errorf("memory budget %d MiB below the least this run needs, %d MiB (a buffer of %d of %d partitions of %d MiB: %d MiB resident before the buffer, %d MiB reserve, %d MiB per mini-batch)",
-		in.Budget>>20, (least+(1<<20)-1)>>20, minC, in.P, (in.PartSize*in.RowBytes)>>20, in.Base>>20, in.Reserve>>20, in.PerBatch>>20)
+	pl.slots = pl.c
+	if pl.spare && pl.c < in.p {
+		pl.slots++
+	}
+	pl.buffer = buffer(pl.c)
+	pl.need = pl.fixed + pl.reserve + pl.buffer
+	pl.overReserve = in.budget > 0 && pl.need > in.budget
+	return pl
 }
 
-// MinBudget is a lower bound of the budget any run of this shape needs: the
-// feature rows of MinC partitions, and base (what is known resident before
-// the buffer). It leaves out reserve, batches and edges, so a budget above
-// it may still be refused once those are measured.
-func MinBudget(base, rowBytes, partSize int64, minC int) int64 {
-	return base + int64(max(minC, 1))*partSize*rowBytes
+// layoutShape is the partitioning NewLayout makes of shape's nodes for p:
+// the partitions, their size and the training partitions of the
+// train-first layout.
+func layoutShape(shape train.DatasetShape, p int) (parts int, partSize int64, trainParts int) {
+	p = int(min(int64(max(p, 1)), max(shape.Nodes, 1)))
+	partSize = (max(shape.Nodes, 1) + int64(p) - 1) / int64(p)
+	parts = int((max(shape.Nodes, 1) + partSize - 1) / partSize)
+	trainParts = int((shape.Train + partSize - 1) / partSize)
+	return parts, partSize, trainParts
+}
+
+// minMemory is the smallest budget whose plan is feasible on a dataset of
+// shape, with the lower-bound workspace of kit.EstimateWorkspace, the
+// layout's maps and no edges (so it is a lower bound of what a run needs).
+func minMemory(shape train.DatasetShape, cfg train.Config) int64 {
+	opt, err := parseOptions(cfg)
+	if err != nil || shape.Nodes < 1 {
+		return 0 // the configuration's validation reports it
+	}
+	p, ps, tp := layoutShape(shape, opt.partitions)
+	in := sizingInput{
+		ws: kit.EstimateWorkspace(shape, cfg), extraBase: layoutMapBytes(shape.Nodes),
+		shape: shape, opt: opt, p: p, partSize: ps, trainParts: tp, readerQueue: ioQueueDepth,
+	}
+	return kit.MinBudget(func(budget int64) bool {
+		in.budget = budget
+		return size(in).feasible
+	})
+}
+
+// infeasible is the refusal of a budget below minNeed.
+func (pl plan) infeasible(budget int64, in sizingInput) error {
+	return fmt.Errorf("memory budget %d MiB below the least this run needs, %d MiB (a buffer of %d of %d partitions of %d MiB and what the run holds besides: %d MiB, of which %d MiB per mini-batch)",
+		budget>>20, (pl.minNeed+(1<<20)-1)>>20, pl.minC, in.p, (in.partSize*in.shape.RowBytes())>>20, pl.fixed>>20, pl.perBatch>>20)
 }

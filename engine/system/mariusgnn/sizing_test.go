@@ -3,6 +3,9 @@ package mariusgnn
 import (
 	"strings"
 	"testing"
+
+	"outcore/engine/system/kit"
+	"outcore/engine/train"
 )
 
 func TestEdgeBound(t *testing.T) {
@@ -17,81 +20,153 @@ func TestEdgeBound(t *testing.T) {
 	}
 }
 
-func TestBufferCapacity(t *testing.T) {
-	const MiB = 1 << 20
-	base := SizeInput{
-		Base: 100 * MiB, Reserve: 10 * MiB, PerBatch: 20 * MiB,
-		RowBytes: 512, PartSize: 2048, P: 16, MinC: 1, // 1 MiB of rows per partition
+const MiB = 1 << 20
+
+// baseInput: 16 partitions of 2048 nodes with 512-byte rows (1 MiB of rows
+// each), 100 MiB resident, batches of 10,000 input nodes.
+func baseInput(ordering string) sizingInput {
+	shape := train.DatasetShape{Nodes: 16 * 2048, FeatureDim: 128, Train: 5000}
+	return sizingInput{
+		ws:    kit.Workspace{BaseBytes: 100 * MiB, MaxInputs: 10000, BatchBytes: 1 * MiB, RowBytes: 512},
+		shape: shape,
+		opt:   options{ordering: ordering, partitions: 16, samplers: 1, profile: 1, prefetch: true},
+		p:     16, partSize: 2048, trainParts: 3, readerQueue: 1,
 	}
-	withEdges := base
-	withEdges.Buckets = make([]int64, 16*16)
-	for i := range withEdges.Buckets {
-		withEdges.Buckets[i] = 1 << 14 // 128 KiB per bucket
+}
+
+// needWith is the need of a buffer forced to c under a budget below 320
+// MiB (whose reserve is the 32 MiB floor): a budget of exactly that holds
+// c partitions.
+func needWith(in sizingInput, c int) int64 {
+	in.opt.bufferCapacity = c
+	in.budget = 200 * MiB
+	return size(in).need
+}
+
+func TestSizePlans(t *testing.T) {
+	seq, dis := baseInput(OrderingSequential), baseInput(OrderingDispersed)
+	withEdges := dis
+	withEdges.buckets = make([]int64, 16*16)
+	for i := range withEdges.buckets {
+		withEdges.buckets[i] = 1 << 14 // 128 KiB per bucket
 	}
-	spare := base
-	spare.Spare = true
-	seq := base
-	seq.MinC = 5
+	dense := dis
+	dense.dense = batchMeasure{maxInputs: 6000, bytes: 64 << 10}
 	cases := []struct {
-		name   string
-		in     SizeInput
-		budget int64
-		c      int
-		err    string
+		name     string
+		in       sizingInput
+		budget   int64
+		c, slots int
+		feasible bool
 	}{
-		{"unlimited holds every partition", base, 0, 16, ""},
-		{"room for 10", base, 140 * MiB, 10, ""},
-		{"room for all", base, 1 << 40, 16, ""},
-		{"exactly one", base, 131 * MiB, 1, ""},
-		{"below one", base, 130 * MiB, 0, "131 MiB"},
-		// c partitions hold c² buckets of 128 KiB and their subgraph 64 KiB
-		// per bucket: 130 + c + 3c²/16 MiB, 139.7 MiB for 5, 142.75 for 6
-		{"edges count", withEdges, 140 * MiB, 5, ""},
-		{"spare slot", spare, 140 * MiB, 9, ""},
-		{"sequential floor", seq, 134 * MiB, 0, "at least"},
-		{"sequential fits", seq, 135 * MiB, 5, ""},
+		{"unlimited holds every partition", seq, 0, 16, 16, true},
+		{"a large budget holds every partition", seq, 1 << 40, 16, 16, true},
+		{"exactly the need of 9", seq, needWith(seq, 9), 9, 9, true},
+		{"a byte short of 9", seq, needWith(seq, 9) - 1, 8, 8, true},
+		{"dispersed: a spare slot for prefetching", dis, needWith(dis, 9), 9, 10, true},
+		// 10.2 MiB for the buffer: slots of 1.02 MiB, (c+1)² buckets of
+		// 128 KiB resident, c² of 64 KiB in the subgraph: 9.2 MiB for 4
+		{"edges take room", withEdges, needWith(dis, 9), 4, 5, true},
+		// batches of 7,500 rows instead of 11,000 and 80 KiB mini-batches
+		// free 4.5 MiB: 14 slots
+		{"measured DENSE batches leave more room", dense, needWith(dis, 9), 13, 14, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := c.in
-			in.Budget = c.budget
-			got, need, err := BufferCapacity(in)
-			if c.err != "" {
-				if err == nil {
-					t.Fatalf("capacity %d accepted (need %d)", got, need)
+			in.budget = c.budget
+			pl := size(in)
+			if pl.c != c.c || pl.slots != c.slots || pl.feasible != c.feasible {
+				t.Fatalf("plan c=%d slots=%d feasible=%v, want %d, %d, %v (need %d MiB)", pl.c, pl.slots, pl.feasible, c.c, c.slots, c.feasible, pl.need>>20)
+			}
+			if c.budget > 0 && pl.c < in.p {
+				if pl.need > c.budget || !pl.fromBudget {
+					t.Fatalf("need %d over the budget %d", pl.need, c.budget)
 				}
-				if c.err != "at least" && !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("error %q does not name %s", err, c.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != c.c {
-				t.Fatalf("capacity %d, want %d (need %d MiB)", got, c.c, need>>20)
-			}
-			if c.budget > 0 && need > c.budget {
-				t.Fatalf("need %d over budget %d", need, c.budget)
-			}
-			if c.budget > 0 && got < in.P {
-				bound := edgeBound(in.Buckets, in.P+1)
-				if NeedBytes(in, got+1, bound) <= c.budget {
-					t.Fatalf("capacity %d is not the largest that fits", got)
+				if needWith(in, pl.c+1) <= c.budget {
+					t.Fatalf("capacity %d is not the largest that fits", pl.c)
 				}
 			}
 		})
 	}
-	if _, _, err := BufferCapacity(SizeInput{P: 4, PartSize: 1, RowBytes: 4, MinC: 5}); err == nil {
-		t.Fatal("a floor above p accepted")
+}
+
+func TestSizeFloors(t *testing.T) {
+	seq, dis := baseInput(OrderingSequential), baseInput(OrderingDispersed)
+	// SEQUENTIAL keeps the 3 training partitions resident: its floor is
+	// the buffer of 3 without the reserve.
+	in := seq
+	in.budget = 1 << 40
+	floor := size(in).minNeed
+	in.budget = floor
+	pl := size(in)
+	if !pl.feasible || pl.c != 3 || !pl.overReserve || pl.fromBudget {
+		t.Fatalf("at the floor: %+v, want feasible with c=3 over the reserve", pl)
+	}
+	in.budget = floor - 1
+	pl = size(in)
+	if pl.feasible {
+		t.Fatal("a byte below the floor is feasible")
+	}
+	if err := pl.infeasible(in.budget, in); !strings.Contains(err.Error(), "3 of 16 partitions") {
+		t.Fatalf("refusal %q does not name the buffer", err)
+	}
+	in = dis
+	in.budget = 1 << 40
+	if df := size(in).minNeed; df >= floor {
+		t.Fatalf("dispersed floor %d not below sequential %d (one partition against three)", df, floor)
+	}
+	// an explicit capacity wins, and says when it is over the budget
+	in = seq
+	in.opt.bufferCapacity = 12
+	in.budget = needWith(seq, 11)
+	if pl := size(in); pl.c != 12 || !pl.overReserve {
+		t.Fatalf("buffer_capacity=12: %+v", pl)
 	}
 }
 
-func TestMinBudget(t *testing.T) {
-	if got := MinBudget(1000, 512, 100, 3); got != 1000+3*512*100 {
-		t.Fatalf("MinBudget = %d", got)
+func TestMinMemory(t *testing.T) {
+	shape := train.DatasetShape{Nodes: 1 << 20, Edges: 1 << 24, FeatureDim: 128, Train: 50000}
+	cfg := train.DefaultConfig()
+	seq := minMemory(shape, cfg)
+	// at least the 4 training partitions of 16384 rows (64 × 16384 nodes)
+	// and the layout's maps
+	if seq < 4*16384*512+8<<20 {
+		t.Fatalf("sequential MinMemory %d MiB below the training partitions", seq>>20)
 	}
-	if got := MinBudget(0, 4, 10, 0); got != 40 {
-		t.Fatalf("MinBudget with no floor = %d, want one partition", got)
+	opt, _ := parseOptions(cfg)
+	p, ps, tp := layoutShape(shape, opt.partitions)
+	in := sizingInput{ws: kit.EstimateWorkspace(shape, cfg), extraBase: layoutMapBytes(shape.Nodes), shape: shape,
+		opt: opt, p: p, partSize: ps, trainParts: tp, readerQueue: ioQueueDepth}
+	in.budget = seq
+	if !size(in).feasible {
+		t.Fatal("MinMemory is not feasible")
+	}
+	in.budget = seq - 1
+	if size(in).feasible {
+		t.Fatal("a byte below MinMemory is feasible: not the least")
+	}
+	cfg.Options = map[string]string{"ordering": "dispersed"}
+	if dis := minMemory(shape, cfg); dis >= seq {
+		t.Fatalf("dispersed MinMemory %d not below sequential %d", dis, seq)
+	}
+	cfg.Options = map[string]string{"partitions": "x"}
+	if minMemory(shape, cfg) != 0 {
+		t.Fatal("a malformed option gave a floor")
+	}
+}
+
+func TestParseOptions(t *testing.T) {
+	for _, bad := range []map[string]string{
+		{"ordering": "beta"}, {"partitions": "0"}, {"buffer_capacity": "9", "partitions": "8"},
+		{"samplers": "0"}, {"prefetch": "maybe"},
+	} {
+		if _, err := parseOptions(train.Config{Options: bad}); err == nil {
+			t.Errorf("options %v accepted", bad)
+		}
+	}
+	o, err := parseOptions(train.Config{})
+	if err != nil || o.ordering != OrderingSequential || o.partitions != DefaultPartitions || !o.prefetch {
+		t.Fatalf("defaults %+v, %v", o, err)
 	}
 }

@@ -21,30 +21,9 @@ func init() {
 			{Key: "profile_batches", Type: train.OptInt, Default: "8", Help: "mini-batches sampled to measure batch sizes and the model step"},
 			{Key: "keep_partitions", Type: train.OptBool, Default: "false", Help: "keep the partitioned features and edge buckets after the run"},
 		},
-		MinMemory:   MinMemory,
+		MinMemory:   minMemory,
 		New:         func(cfg train.Config) (train.System, error) { return newSystem(cfg) },
 		Order:       30,
 		OwnSampling: true,
 	})
-}
-
-// MinMemory is the least budget a run of shape can start with: the
-// runtime's indptr, labels and partition maps (12 + 8 bytes per node) and
-// the feature rows of the partitions the ordering keeps resident (the
-// training partitions for SEQUENTIAL, one for DISPERSED). Reserve, batches
-// and edges are measured at prepare time; a budget above this that cannot
-// hold them is refused there, naming what it needs.
-func MinMemory(shape train.DatasetShape, cfg train.Config) int64 {
-	o := train.Opts(cfg.Options)
-	p, err := o.Int("partitions", DefaultPartitions)
-	if err != nil || p < 1 || shape.Nodes < 1 {
-		return 0
-	}
-	p = int(min(int64(p), shape.Nodes))
-	ps := (shape.Nodes + int64(p) - 1) / int64(p)
-	minC := 1
-	if o.String("ordering", OrderingSequential) == OrderingSequential {
-		minC = int((shape.Train + ps - 1) / ps)
-	}
-	return MinBudget(8*(shape.Nodes+1)+4*shape.Nodes+8*shape.Nodes, shape.RowBytes(), ps, minC)
 }
