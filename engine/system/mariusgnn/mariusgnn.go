@@ -182,10 +182,12 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	o.MaxMergeBytes = ioMergeBytes
 	o.RowBytes = s.rowBytes
+	o.Kind = metrics.FileFeatures // a copy of features.bin: its reads are feature reads
 	if s.feats, err = storage.OpenFile(featPath, o); err != nil {
 		return fmt.Errorf("mariusgnn: open partitioned features: %w", err)
 	}
 	o.RowBytes = EdgeBytes
+	o.Kind = metrics.FileTopology // the graph's edges
 	if s.edges, err = storage.OpenFile(edgePath, o); err != nil {
 		return fmt.Errorf("mariusgnn: open edge buckets: %w", err)
 	}
@@ -379,6 +381,9 @@ func (s *system) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *me
 	ep.Count("partition_hits", st.PartitionHits-st0.PartitionHits)
 	ep.Count("prefetched_loads", st.PrefetchedLoads-st0.PrefetchedLoads)
 	ep.Count("partition_bytes_read", st.FeatureBytesRead-st0.FeatureBytesRead)
+	// The partitions are read as byte ranges: their rows come from the
+	// device, once per load.
+	ep.AddRowsFromDevice((st.FeatureBytesRead - st0.FeatureBytesRead) / s.rowBytes)
 	ep.Count("bucket_loads", st.BucketLoads-st0.BucketLoads)
 	ep.Count("edge_bytes_read", st.EdgeBytesRead-st0.EdgeBytesRead)
 	ep.Count("graph_edges", s.b.Edges())
@@ -440,11 +445,13 @@ func (s *system) trainState(ctx context.Context, env *train.Env, ep *metrics.Epo
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
+				w := ep.StartWorker(metrics.WorkSample)
 				t0 := time.Now()
 				mb := &graph.MiniBatch{}
 				st, err := ds.Sample(&s.sg, epoch, base+i, batches[i], mb)
 				ep.Add(metrics.StageSample, time.Since(t0))
 				results[i] <- sampled{mb: mb, st: st, err: err}
+				w.Stop()
 			}
 		}()
 	}
@@ -463,7 +470,8 @@ func (s *system) trainState(ctx context.Context, env *train.Env, ep *metrics.Epo
 		}
 		total.Add(res.st)
 		mb := res.mb
-		// Gather from the buffer: every row is resident.
+		// Gather from the buffer: every row is resident ("cpu" tier).
+		w := ep.StartWorker(metrics.WorkExtract)
 		t1 := time.Now()
 		rows := len(mb.InputNodes)
 		s.x.Resize(rows, s.dim)
@@ -472,8 +480,8 @@ func (s *system) trainState(ctx context.Context, env *train.Env, ep *metrics.Epo
 			copy(xb[int64(k)*s.rowBytes:], s.pb.Row(v))
 		}
 		ep.Add(metrics.StageExtract, time.Since(t1))
-		ep.AddTier(metrics.TierCPU, int64(rows), int64(rows))
-		ep.AddBytesNeeded(int64(rows) * s.rowBytes)
+		w.Stop()
+		ep.Lookup(int64(rows), s.rowBytes, 0, metrics.TierRows{Tier: metrics.TierCPU, Rows: int64(rows)})
 		// Back to original ids: labels and the records use them.
 		for k, v := range mb.InputNodes {
 			mb.InputNodes[k] = s.l.Old(s.sg.Partitioned(v))
