@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"outcore/engine/train"
 )
@@ -29,6 +30,15 @@ type Chart struct {
 	Empty      string   `json:"empty,omitempty"` // why there is nothing to draw, when so
 	// XFormat tells the browser how to label x values: "bytes" or "" (plain).
 	XFormat string `json:"x_format,omitempty"`
+	// XUnit is the unit of the x values in the CSV ("bytes", "s", "epoch",
+	// "" for a count or a category without one).
+	XUnit string `json:"x_unit,omitempty"`
+	// XLogBase is the base of a log x axis (XType "log"): 2 where memory
+	// limits double.
+	XLogBase float64 `json:"x_log_base,omitempty"`
+	// Dodge asks renderers to shift each series a little sideways so that
+	// series sharing an x (a grid value) do not hide each other's markers.
+	Dodge bool `json:"dodge,omitempty"`
 }
 
 // Series is one line, bar group or stack layer.
@@ -37,6 +47,13 @@ type Series struct {
 	Color  string `json:"color"`  // Okabe–Ito colour (colour-blind safe)
 	Marker string `json:"marker"` // shape name; ECharts symbol and gonum glyph agree on it
 	Stack  string `json:"stack,omitempty"`
+	// Parent names the stage a nested stage layer is part of ("" for a
+	// top-level layer): the layer is a share of its parent, stacked in
+	// the parent's place, never beside it (DESIGN §6).
+	Parent string `json:"parent,omitempty"`
+	// Role is "marker" for a series drawn as a mark on each bar of a
+	// stacked chart (the epoch time), not stacked; "" otherwise.
+	Role string `json:"role,omitempty"`
 	// Dash tells apart series sharing a variant's colour: 0 solid, 1 dashed, 2 dotted, 3 dash-dot.
 	Dash   int     `json:"dash,omitempty"`
 	Points []Point `json:"points"`
@@ -53,9 +70,24 @@ type Point struct {
 	Min    float64  `json:"min"`
 	Max    float64  `json:"max"`
 	N      int      `json:"n"`                // runs (or epochs) behind Y
-	Status string   `json:"status"`           // "ok", "oom", "failed", "pending", "partial"
+	Status string   `json:"status"`           // "ok", "oom", "failed", "cancelled", "interrupted", "pending", "partial", "none"
 	Detail string   `json:"detail,omitempty"` // e.g. "1 of 3 runs OOM"
 	Runs   []int64  `json:"runs,omitempty"`
+	// XReal is x in real units where X is a category index (a memory
+	// limit in bytes, a dimension); nil where the category has none.
+	XReal *float64 `json:"-"`
+	// Cell is the grid point the value belongs to, for the CSV.
+	Cell *Cell `json:"-"`
+}
+
+// Cell is a grid point in real units: the variant and the grid axes.
+type Cell struct {
+	Variant  string
+	MemLimit int64 // bytes; 0 = no limit
+	Dim      int
+	Batch    int
+	Model    string
+	Fanout   string
 }
 
 // Point statuses.
@@ -63,13 +95,22 @@ const (
 	StatusOK      = "ok"
 	StatusOOM     = "oom"
 	StatusFailed  = "failed"
-	StatusPending = "pending"
-	StatusPartial = "partial" // some runs gave a value, others OOM or failed
+	// StatusCancelled: every run of the cell that gave no value was
+	// cancelled by a person; not a failure of the variant.
+	StatusCancelled = "cancelled"
+	// StatusInterrupted: the server stopped while the runs ran.
+	StatusInterrupted = "interrupted"
+	StatusPending     = "pending"
+	StatusPartial     = "partial" // some runs gave a value, others OOM, failed or stopped
 	// StatusNoBaseline: a normalised value is missing because the baseline has none there.
 	StatusNoBaseline = "no-baseline"
 	// StatusUnmeasured: the cell's runs were recorded before the metric
 	// existed (metrics version 1, DESIGN §5).
 	StatusUnmeasured = "unmeasured"
+	// StatusNone: the series has no such value at this x (a stage the
+	// variant does not have); renderers draw nothing and the CSV leaves
+	// the row out.
+	StatusNone = "none"
 )
 
 // okabeIto is the Okabe–Ito palette (Okabe & Ito 2008) with a neutral grey
@@ -93,12 +134,35 @@ func VariantOrder() []string {
 
 // style returns the colour and marker of the i-th distinct series: the
 // palette, then its tints (half-way to white), so up to 18 series differ.
+// Black's tint would be the palette's grey, so it takes a darker grey.
 func style(i int) (string, string) {
 	col := okabeIto[i%len(okabeIto)]
 	if (i/len(okabeIto))%2 == 1 {
 		col = tint(col)
+		if col == "#7F7F7F" {
+			col = "#4D4D4D"
+		}
 	}
 	return col, markers[i%len(markers)]
+}
+
+// shade mixes a #rrggbb colour with black (f < 0) or white (f > 0) by |f|.
+func shade(hex string, f float64) string {
+	v, err := strconv.ParseUint(strings.TrimPrefix(hex, "#"), 16, 32)
+	if err != nil {
+		return hex
+	}
+	mix := func(c uint64) uint64 {
+		x := float64(c)
+		if f < 0 {
+			x *= 1 + f
+		} else {
+			x += (255 - x) * f
+		}
+		return uint64(math.Round(x))
+	}
+	r, g, b := mix(v>>16&0xff), mix(v>>8&0xff), mix(v&0xff)
+	return fmt.Sprintf("#%02X%02X%02X", r, g, b)
 }
 
 // tint mixes a #rrggbb colour half-way with white.

@@ -279,18 +279,25 @@ type cell struct {
 	runs  []RunData
 }
 
-// aggregate turns a cell's runs into a Point of f (one value per measured run).
+// aggregate turns a cell's runs into a Point of f (one value per measured
+// run). Runs that gave no value are counted by how they ended: out of
+// memory, failed, cancelled by a person, interrupted by a server stop
+// (DESIGN §6: a cancelled cell is not a failed one).
 func aggregate(cl *cell, f func(RunData) (float64, bool)) Point {
 	var xs []float64
-	var oom, failed, pending, legacy int
+	var oom, failed, cancelled, interrupted, pending, legacy int
 	var ids []int64
 	for _, r := range cl.runs {
 		ids = append(ids, r.ID)
 		switch {
 		case r.Status == RunOOM:
 			oom++
-		case r.Status == RunFailed || r.Status == RunCancelled || r.Status == RunInterrupted:
+		case r.Status == RunFailed:
 			failed++
+		case r.Status == RunCancelled:
+			cancelled++
+		case r.Status == RunInterrupted:
+			interrupted++
 		case !measured(r):
 			pending++
 		default:
@@ -305,11 +312,24 @@ func aggregate(cl *cell, f func(RunData) (float64, bool)) Point {
 	}
 	p := point(cl.x, cl.label, xs)
 	p.Runs = ids
+	if len(cl.runs) > 0 {
+		p.Cell = cellOf(cl.runs[0])
+	}
 	total := len(cl.runs)
+	var parts []string
+	for _, o := range []struct {
+		n    int
+		word string
+	}{{oom, "OOM"}, {failed, "failed"}, {cancelled, "cancelled"}, {interrupted, "interrupted"}} {
+		if o.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", o.n, o.word))
+		}
+	}
+	stopped := strings.Join(parts, ", ")
 	switch {
-	case len(xs) > 0 && oom+failed > 0:
+	case len(xs) > 0 && stopped != "":
 		p.Status = StatusPartial
-		p.Detail = fmt.Sprintf("%d of %d runs OOM, %d failed", oom, total, failed)
+		p.Detail = fmt.Sprintf("%d of %d runs measured; %s", len(xs), total, stopped)
 	case len(xs) > 0:
 		p.Status = StatusOK
 		if pending > 0 {
@@ -317,10 +337,16 @@ func aggregate(cl *cell, f func(RunData) (float64, bool)) Point {
 		}
 	case oom > 0:
 		p.Status = StatusOOM
-		p.Detail = fmt.Sprintf("%d of %d runs OOM", oom, total)
+		p.Detail = fmt.Sprintf("%d of %d runs: %s", oom+failed+cancelled+interrupted, total, stopped)
 	case failed > 0:
 		p.Status = StatusFailed
-		p.Detail = fmt.Sprintf("%d of %d runs failed or stopped", failed, total)
+		p.Detail = fmt.Sprintf("%d of %d runs: %s", failed+cancelled+interrupted, total, stopped)
+	case cancelled > 0:
+		p.Status = StatusCancelled
+		p.Detail = fmt.Sprintf("%d of %d runs: %s", cancelled+interrupted, total, stopped)
+	case interrupted > 0:
+		p.Status = StatusInterrupted
+		p.Detail = fmt.Sprintf("%d of %d runs interrupted", interrupted, total)
 	case legacy > 0 && pending == 0:
 		p.Status = StatusUnmeasured
 	default:
@@ -334,6 +360,11 @@ func aggregate(cl *cell, f func(RunData) (float64, bool)) Point {
 		p.Detail = note
 	}
 	return p
+}
+
+// cellOf is a run's grid point in real units.
+func cellOf(r RunData) *Cell {
+	return &Cell{Variant: r.System, MemLimit: r.MemLimit, Dim: r.Dim, Batch: r.Batch, Model: r.Model, Fanout: r.Fanout}
 }
 
 // ChartIDs lists the experiment page's charts in page order.
@@ -427,13 +458,17 @@ func (c *Comparison) versus(axisKey, id, title, ref string) Chart {
 		ch.Empty = fmt.Sprintf("The %s was not varied in this experiment (every run: %s).", ax.label, ax.word(c.runs[0]))
 		return ch
 	}
-	ch.Categories, ch.Series = c.overAxis(ax, mean("epoch_s", 1))
+	c.overAxis(&ch, ax, mean("epoch_s", 1))
 	return ch
 }
 
-// overAxis makes one line per variant (and value of the other varying
-// axes) across the values of ax, in numeric order, as category labels.
-func (c *Comparison) overAxis(ax gridAxis, f func(RunData) (float64, bool)) ([]string, []Series) {
+// overAxis fills ch with one line per variant (and value of the other
+// varying axes) across the values of ax. A numeric axis whose values are
+// all positive (memory limit, dimension, batch size) is drawn to scale in
+// real units, on a log₂ axis where the values double (axisScale); with
+// "no limit" among the memory limits the values become categories in
+// numeric order.
+func (c *Comparison) overAxis(ch *Chart, ax gridAxis, f func(RunData) (float64, bool)) {
 	type val struct {
 		n float64
 		t string
@@ -447,16 +482,58 @@ func (c *Comparison) overAxis(ax gridAxis, f func(RunData) (float64, bool)) ([]s
 		}
 	}
 	sort.Slice(vals, func(i, j int) bool { return vals[i].n < vals[j].n })
-	var cats []string
-	index := map[string]int{}
+	ch.Dodge = true
+	if ax.key == "mem_limit" {
+		ch.XFormat, ch.XUnit = "bytes", "bytes"
+	}
+	numeric := ax.key == "mem_limit" || ax.key == "dim" || ax.key == "batch_size"
+	nums := make([]float64, len(vals))
 	for i, v := range vals {
-		cats = append(cats, v.t)
+		nums[i] = v.n
+		if math.IsInf(v.n, 0) || v.n <= 0 {
+			numeric = false
+		}
+	}
+	if numeric {
+		ch.Categories = nil
+		ch.XType, ch.XLogBase = axisScale(nums)
+		ch.Series = c.seriesOver(func(r RunData) (float64, string) { return ax.value(r), ax.word(r) }, ax.key, f)
+		return
+	}
+	index := map[string]int{}
+	ch.Categories = nil
+	for i, v := range vals {
+		ch.Categories = append(ch.Categories, v.t)
 		index[v.t] = i
 	}
-	return cats, c.seriesOver(func(r RunData) (float64, string) {
+	ch.XType, ch.XLogBase = "category", 0
+	ch.Series = c.seriesOver(func(r RunData) (float64, string) {
 		t := ax.word(r)
 		return float64(index[t]), t
 	}, ax.key, f)
+	for si := range ch.Series {
+		for pi := range ch.Series[si].Points {
+			p := &ch.Series[si].Points[pi]
+			if n := vals[int(p.X)].n; !math.IsInf(n, 0) && n > 0 {
+				p.XReal = &n
+			}
+		}
+	}
+}
+
+// axisScale picks a value axis for sorted positive values: log₂ when each
+// value is at least 1.5 times the one before (limits that double, 25/50/100%
+// shares), linear otherwise.
+func axisScale(sorted []float64) (xtype string, base float64) {
+	if len(sorted) < 2 {
+		return "value", 0
+	}
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] < 1.5*sorted[i-1] {
+			return "value", 0
+		}
+	}
+	return "log", 2
 }
 
 // seriesOver groups runs into one series per variant and value of the
@@ -626,74 +703,6 @@ func (c *Comparison) normalised(baseline string) Chart {
 	return ch
 }
 
-// stageNames lists the standard stages then the variant-specific ones found.
-func (c *Comparison) stageNames() []string {
-	names := []string{"sample_s", "extract_s", "train_s", "stall_s"}
-	extra := map[string]bool{}
-	for _, r := range c.runs {
-		if r.Digest != nil {
-			for _, k := range r.Digest.Stages {
-				extra[k] = true
-			}
-		}
-	}
-	var xs []string
-	for k := range extra {
-		if !contains(names, k) {
-			xs = append(xs, k)
-		}
-	}
-	sort.Strings(xs)
-	return append(names, xs...)
-}
-
-// stageValue reads one stage's seconds from an epoch.
-func stageValue(e metrics.EpochRecord, name string) float64 {
-	switch name {
-	case "sample_s":
-		return e.SampleS
-	case "extract_s":
-		return e.ExtractS
-	case "train_s":
-		return e.TrainS
-	case "stall_s":
-		return e.StallS
-	}
-	return e.Stages[name]
-}
-
-// stages is the stage breakdown as stacked bars, one bar per variant and grid point (Ginex Fig. 14, GIDS Fig. 5).
-func (c *Comparison) stages() Chart {
-	ch := Chart{ID: "stages", Title: "Stage breakdown per epoch", XLabel: "variant · grid point", YLabel: "seconds per epoch",
-		XType: "category", YType: "value", Kind: "stack",
-		Note: "Seconds each stage spent per steady epoch, mean over repeated runs (error bars on each layer: ± one standard deviation; n in the tooltip and CSV). Stages of pipelined variants overlap in time, so a bar can exceed the epoch time. After Ginex Fig. 14 and GIDS Fig. 5."}
-	if len(c.runs) == 0 {
-		ch.Empty = "No runs yet."
-		return ch
-	}
-	cats, idx := c.variantCellCategories()
-	ch.Categories = cats
-	for i, st := range c.stageNames() {
-		col, mk := style(i + 1)
-		s := Series{Name: strings.TrimSuffix(st, "_s"), Color: col, Marker: mk, Stack: "stages"}
-		cells := map[int]*cell{}
-		for _, r := range c.runs {
-			j := idx(r)
-			if cells[j] == nil {
-				cells[j] = &cell{x: float64(j), label: cats[j]}
-			}
-			cells[j].runs = append(cells[j].runs, r)
-		}
-		name := st
-		for _, cl := range cells {
-			s.Points = append(s.Points, aggregate(cl, mean(name, 1)))
-		}
-		sortPoints(s.Points)
-		ch.Series = append(ch.Series, s)
-	}
-	return ch
-}
-
 // stacked makes a stacked-bar chart, one bar per variant and grid point,
 // one layer per (name, f).
 func (c *Comparison) stacked(ch Chart, layers []string, f func(layer string) func(RunData) (float64, bool)) Chart {
@@ -782,7 +791,7 @@ func (c *Comparison) hitVsMem() Chart {
 		ch.Empty = "No runs yet."
 		return ch
 	}
-	ch.Categories, ch.Series = c.overAxis(axisByKey("mem_limit"), hitRatio)
+	c.overAxis(&ch, axisByKey("mem_limit"), hitRatio)
 	return ch
 }
 

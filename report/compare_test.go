@@ -24,8 +24,12 @@ func find(t *testing.T, ch Chart, series, label string) Point {
 func TestEpochTimeVsMemoryLimit(t *testing.T) {
 	cmp := NewComparison(fixtureRuns())
 	ch, _ := cmp.Chart("epoch-vs-mem", "")
-	if ch.Empty != "" || len(ch.Series) != 3 || len(ch.Categories) != 3 {
+	// 256 MiB, 512 MiB, 1 GiB double: a log₂ axis in bytes, no categories.
+	if ch.Empty != "" || len(ch.Series) != 3 || len(ch.Categories) != 0 || ch.XType != "log" || ch.XLogBase != 2 || ch.XUnit != "bytes" || !ch.Dodge {
 		t.Fatalf("chart %+v", ch)
+	}
+	if p := find(t, ch, "ginex", "512MiB"); p.X != 512<<20 {
+		t.Errorf("x of 512 MiB is %v, want bytes", p.X)
 	}
 	if got := []string{ch.Series[0].Name, ch.Series[1].Name, ch.Series[2].Name}; got[0] != "pyg+" || got[2] != "gnndrive" {
 		t.Errorf("series order %v", got)
@@ -85,7 +89,7 @@ func NewChartOrDie(t *testing.T, cmp *Comparison, id string) Chart {
 func TestStagesHitsDiskAccuracy(t *testing.T) {
 	cmp := NewComparison(fixtureRuns())
 	st := NewChartOrDie(t, cmp, "stages")
-	if st.Kind != "stack" || len(st.Series) != 5 || st.Series[4].Name != "inspect" {
+	if st.Kind != "stack" || len(st.Series) != 6 || st.Series[4].Name != "inspect" || st.Series[5].Role != "marker" {
 		t.Fatalf("stages: %d series, last %q", len(st.Series), st.Series[len(st.Series)-1].Name)
 	}
 	hv := NewChartOrDie(t, cmp, "hit-vs-mem")

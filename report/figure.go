@@ -200,7 +200,16 @@ func addBars(p *plot.Plot, ch Chart) error {
 	if nCat == 0 {
 		return ErrNoData
 	}
-	groups := len(ch.Series)
+	var layers []Series
+	var markSeries []Series
+	for _, s := range ch.Series {
+		if s.Role == "marker" {
+			markSeries = append(markSeries, s)
+		} else {
+			layers = append(layers, s)
+		}
+	}
+	groups := len(layers)
 	if ch.Kind == "stack" {
 		groups = 1
 	}
@@ -210,7 +219,7 @@ func addBars(p *plot.Plot, ch Chart) error {
 	marks := &cellMarks{style: p.X.Tick.Label}
 	var below *plotter.BarChart
 	stackBase := make([]float64, nCat)
-	for i, s := range ch.Series {
+	for i, s := range layers {
 		vals := make(plotter.Values, nCat)
 		eb := &offsetErrBars{}
 		col := hexColor(s.Color)
@@ -262,7 +271,53 @@ func addBars(p *plot.Plot, ch Chart) error {
 	if len(marks.items) > 0 {
 		p.Add(marks)
 	}
+	for _, s := range markSeries {
+		bm := &barMarks{width: width * 1.3, col: hexColor(s.Color)}
+		for _, pt := range s.Points {
+			if pt.Y != nil {
+				bm.x, bm.y = append(bm.x, pt.X), append(bm.y, *pt.Y)
+			}
+		}
+		p.Add(bm)
+		p.Legend.Add(s.Name, bm)
+	}
 	return nil
+}
+
+// barMarks draws a short thick horizontal line across each bar at a value
+// (the epoch time on a stacked stage bar).
+type barMarks struct {
+	x, y  []float64
+	width vg.Length
+	col   color.Color
+}
+
+// Plot implements plot.Plotter.
+func (m *barMarks) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	sty := draw.LineStyle{Color: m.col, Width: vg.Points(2)}
+	for i := range m.x {
+		x, y := trX(m.x[i]), trY(m.y[i])
+		c.StrokeLine2(sty, x-m.width/2, y, x+m.width/2, y)
+	}
+}
+
+// DataRange implements plot.DataRanger.
+func (m *barMarks) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	for i := range m.x {
+		xmin, xmax, ymax = math.Min(xmin, m.x[i]), math.Max(xmax, m.x[i]), math.Max(ymax, m.y[i])
+	}
+	if len(m.x) == 0 {
+		xmin, xmax = 0, 0
+	}
+	return
+}
+
+// Thumbnail implements plot.Thumbnailer for the legend.
+func (m *barMarks) Thumbnail(c *draw.Canvas) {
+	y := (c.Min.Y + c.Max.Y) / 2
+	c.StrokeLine2(draw.LineStyle{Color: m.col, Width: vg.Points(2)}, c.Min.X, y, c.Max.X, y)
 }
 
 // statusWord is what a figure writes where a cell has no value ("" = nothing).
@@ -272,6 +327,10 @@ func statusWord(s string) string {
 		return "OOM"
 	case StatusFailed:
 		return "failed"
+	case StatusCancelled:
+		return "cancelled"
+	case StatusInterrupted:
+		return "interrupted"
 	case StatusNoBaseline, StatusUnmeasured:
 		return "n/a"
 	}

@@ -67,7 +67,8 @@ func LoadComparison(ctx context.Context, src Source, cache *DigestCache, experim
 // LoadRunCharts reads a run's epochs and per-second samples and builds the
 // run page's charts (RunChartIDs, in that order).
 func LoadRunCharts(ctx context.Context, src Source, runID int64) ([]Chart, error) {
-	if _, err := src.Run(ctx, runID); err != nil {
+	run, err := src.Run(ctx, runID)
+	if err != nil {
 		return nil, err
 	}
 	epochs, err := src.Epochs(ctx, runID)
@@ -78,5 +79,5 @@ func LoadRunCharts(ctx context.Context, src Source, runID int64) ([]Chart, error
 	if err != nil {
 		return nil, err
 	}
-	return RunCharts(epochs, samples), nil
+	return RunCharts(run, epochs, samples), nil
 }

@@ -1,7 +1,10 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
 
 	"outcore/engine/metrics"
 	"outcore/store"
@@ -12,14 +15,16 @@ var RunChartIDs = []string{"run-stages", "run-accuracy", "run-reads", "run-worke
 
 // RunCharts builds the run page's charts: stage seconds per epoch, accuracy
 // per epoch, and the per-second CPU/GPU/iowait, memory and disk timeline
-// (GNNDrive Fig. 3, 11).
-func RunCharts(epochs []store.Epoch, samples []store.Sample) []Chart {
-	return []Chart{runStages(epochs), runAccuracy(epochs), runReads(epochs), runWorkers(epochs), runUtil(samples), runMemory(samples), runDisk(samples)}
+// (GNNDrive Fig. 3, 11). The run says how far it got (what an empty chart
+// says), its variant (how its stages nest) and its memory limit (the
+// memory chart's limit lines).
+func RunCharts(run store.Run, epochs []store.Epoch, samples []store.Sample) []Chart {
+	return []Chart{runStages(run, epochs), runAccuracy(run, epochs), runReads(epochs), runWorkers(epochs), runUtil(run, samples), runMemory(run, samples), runDisk(run, samples)}
 }
 
 // RunChart builds one of the run page's charts by id.
-func RunChart(id string, epochs []store.Epoch, samples []store.Sample) (Chart, bool) {
-	for _, ch := range RunCharts(epochs, samples) {
+func RunChart(id string, run store.Run, epochs []store.Epoch, samples []store.Sample) (Chart, bool) {
+	for _, ch := range RunCharts(run, epochs, samples) {
 		if ch.ID == id {
 			return ch, true
 		}
@@ -31,32 +36,15 @@ func one(x float64, label string, y float64) Point {
 	return Point{X: x, Label: label, Y: &y, N: 1, Status: StatusOK, Min: y, Max: y}
 }
 
-func runStages(epochs []store.Epoch) Chart {
-	ch := Chart{ID: "run-stages", Title: "Stage breakdown per epoch", XLabel: "epoch", YLabel: "seconds",
-		XType: "category", YType: "value", Kind: "stack",
-		Note: "Seconds each stage spent in each epoch as the run measured them (one run, n = 1). Stages of pipelined variants overlap, so a bar can exceed the epoch time; warm-up epochs are marked (w)."}
-	if len(epochs) == 0 {
-		ch.Empty = "No epoch has finished yet."
-		return ch
+// noEpochYet says why a run's per-epoch chart is empty.
+func noEpochYet(run store.Run) string {
+	switch {
+	case run.ID == 0 || run.Status == store.StatusRunning || run.Status == "":
+		return "No epoch has finished yet."
+	case run.Status == store.StatusQueued:
+		return "The run has not started yet."
 	}
-	recs := make([]metrics.EpochRecord, len(epochs))
-	for i, e := range epochs {
-		recs[i] = e.EpochRecord
-		label := fmt.Sprintf("%d", e.EpochRecord.Epoch)
-		if e.Warmup {
-			label += " (w)"
-		}
-		ch.Categories = append(ch.Categories, label)
-	}
-	for i, name := range NewComparison([]RunData{{Digest: DigestEpochs(recs)}}).stageNames() {
-		col, mk := style(i + 1)
-		s := Series{Name: name[:len(name)-2], Color: col, Marker: mk, Stack: "stages"}
-		for j, e := range epochs {
-			s.Points = append(s.Points, one(float64(j), ch.Categories[j], stageValue(e.EpochRecord, name)))
-		}
-		ch.Series = append(ch.Series, s)
-	}
-	return ch
+	return fmt.Sprintf("The run ended (%s) before its first epoch finished.", run.Status)
 }
 
 // perEpochStack is a stacked bar per epoch, one layer per metric, over
@@ -129,12 +117,27 @@ func runWorkers(epochs []store.Epoch) Chart {
 	})
 }
 
-func runAccuracy(epochs []store.Epoch) Chart {
+// noSampleYet says why a run's timeline is empty.
+func noSampleYet(run store.Run) string {
+	switch {
+	case run.ID == 0 || run.Status == store.StatusRunning || run.Status == "":
+		return "No resource sample yet (one arrives every second while the run runs)."
+	case run.Status == store.StatusQueued:
+		return "The run has not started yet; resource samples arrive every second while it runs."
+	}
+	d := ""
+	if run.TotalS != nil {
+		d = fmt.Sprintf(" after %.1f s", *run.TotalS)
+	}
+	return fmt.Sprintf("The run ended (%s)%s without a resource sample (they are taken once a second while the child trains).", run.Status, d)
+}
+
+func runAccuracy(run store.Run, epochs []store.Epoch) Chart {
 	ch := Chart{ID: "run-accuracy", Title: "Accuracy and loss per epoch", XLabel: "epoch", YLabel: "accuracy / loss",
-		XType: "value", YType: "value", Kind: "line",
+		XType: "value", YType: "value", Kind: "line", XUnit: "epoch",
 		Note: "Training loss and train, validation and test accuracy after each epoch (one run, n = 1)."}
 	if len(epochs) == 0 {
-		ch.Empty = "No epoch has finished yet."
+		ch.Empty = noEpochYet(run)
 		return ch
 	}
 	type metric struct {
@@ -162,11 +165,11 @@ func runAccuracy(epochs []store.Epoch) Chart {
 }
 
 // timeline makes one line per metric of the per-second samples.
-func timeline(id, title, ylabel, note string, samples []store.Sample, lines []sampleMetric) Chart {
+func timeline(run store.Run, id, title, ylabel, note string, samples []store.Sample, lines []sampleMetric) Chart {
 	ch := Chart{ID: id, Title: title, XLabel: "time since run start (s)", YLabel: ylabel,
-		XType: "value", YType: "value", Kind: "line", Note: note}
+		XType: "value", YType: "value", Kind: "line", Note: note, XUnit: "s"}
 	if len(samples) == 0 {
-		ch.Empty = "No resource sample yet (one arrives every second while the run runs)."
+		ch.Empty = noSampleYet(run)
 		return ch
 	}
 	for i, m := range lines {
@@ -189,8 +192,8 @@ type sampleMetric struct {
 	f    func(metrics.SampleRecord) (float64, bool)
 }
 
-func runUtil(samples []store.Sample) Chart {
-	return timeline("run-util", "CPU, GPU and iowait", "percent", "Per-second samples: the run's CPU time as a percentage of one core (200 = two cores busy), the system's iowait, and GPU utilisation where a GPU is present. After GNNDrive Fig. 3 and 11.",
+func runUtil(run store.Run, samples []store.Sample) Chart {
+	return timeline(run, "run-util", "CPU, GPU and iowait", "percent", "Per-second samples: the run's CPU time as a percentage of one core (200 = two cores busy), the system's iowait, and GPU utilisation where a GPU is present. After GNNDrive Fig. 3 and 11.",
 		samples, []sampleMetric{
 			{"CPU % (of one core)", func(s metrics.SampleRecord) (float64, bool) { return s.CPUPercent, true }},
 			{"iowait %", func(s metrics.SampleRecord) (float64, bool) { return s.IOWaitPercent, true }},
@@ -203,8 +206,8 @@ func runUtil(samples []store.Sample) Chart {
 		})
 }
 
-func runMemory(samples []store.Sample) Chart {
-	return timeline("run-memory", "Memory", "MiB", "Per-second samples: resident set size of the run, and its memory cgroup's usage including page cache (what the limit counts).",
+func runMemory(run store.Run, samples []store.Sample) Chart {
+	ch := timeline(run, "run-memory", "Memory", "MiB", "Per-second samples: resident set size of the run, and its memory cgroup's usage including page cache (what the limit counts). Dashed lines: the run's memory budget, and the cgroup's limit where the model step is held outside the budget (budget + step, see the deviations).",
 		samples, []sampleMetric{
 			{"RSS", func(s metrics.SampleRecord) (float64, bool) { return float64(s.RSSBytes) / (1 << 20), true }},
 			{"cgroup (incl. page cache)", func(s metrics.SampleRecord) (float64, bool) {
@@ -217,10 +220,46 @@ func runMemory(samples []store.Sample) Chart {
 				return float64(*s.GPUMemBytes) / (1 << 20), true
 			}},
 		})
+	if ch.Empty != "" || run.MemLimitBytes <= 0 {
+		return ch
+	}
+	t0, t1 := samples[0].T, samples[len(samples)-1].T
+	limitLine := func(name string, bytes int64, dash int, col string) Series {
+		s := Series{Name: name, Color: col, Marker: "none", Dash: dash}
+		y := float64(bytes) / (1 << 20)
+		s.Points = []Point{one(t0, fmt.Sprintf("t = %.0f s", t0), y), one(t1, fmt.Sprintf("t = %.0f s", t1), y)}
+		return s
+	}
+	ch.Series = append(ch.Series, limitLine("memory budget ("+MemLabel(run.MemLimitBytes)+")", run.MemLimitBytes, 1, "#D55E00"))
+	if cg := CgroupLimitOf(run); cg > run.MemLimitBytes {
+		ch.Series = append(ch.Series, limitLine("cgroup limit ("+MemLabel(cg)+", budget + model step)", cg, 2, "#CC79A7"))
+	}
+	return ch
 }
 
-func runDisk(samples []store.Sample) Chart {
-	return timeline("run-disk", "Disk read", "MB/s", "Per-second samples of the block device read rate while the run ran.",
+// cgroupLimitRE finds the cgroup limit in the model-step deviation
+// (engine/system/kit/budget.go: "... the cgroup limit is N MiB").
+var cgroupLimitRE = regexp.MustCompile(`the cgroup limit is (\d+) MiB`)
+
+// CgroupLimitOf is the limit a run's cgroup had once the model step was
+// held outside the budget, as its deviations state it (0 when they do not).
+func CgroupLimitOf(run store.Run) int64 {
+	var devs []string
+	if json.Unmarshal(run.Deviations, &devs) != nil {
+		return 0
+	}
+	for _, d := range devs {
+		if m := cgroupLimitRE.FindStringSubmatch(d); m != nil {
+			if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+				return n << 20
+			}
+		}
+	}
+	return 0
+}
+
+func runDisk(run store.Run, samples []store.Sample) Chart {
+	return timeline(run, "run-disk", "Disk read", "MB/s", "Per-second samples of the block device read rate while the run ran.",
 		samples, []sampleMetric{
 			{"disk read MB/s", func(s metrics.SampleRecord) (float64, bool) { return s.DiskReadMBps, true }},
 		})

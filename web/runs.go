@@ -162,7 +162,7 @@ func runView(r store.Run, epochs []store.Epoch, logs []store.Event) views.RunVie
 		v.Logs = append(v.Logs, logLine(ev, r.StartedAt))
 	}
 	base := fmt.Sprintf("/runs/%d", r.ID)
-	for _, ch := range report.RunCharts(nil, nil) {
+	for _, ch := range report.RunCharts(store.Run{}, nil, nil) {
 		v.Charts = append(v.Charts, chartSlot(base, ch, false))
 	}
 	return v

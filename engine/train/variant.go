@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"outcore/engine/dataset"
+	"outcore/engine/metrics"
 )
 
 // Option types (Option.Type).
@@ -108,6 +109,19 @@ type Variant struct {
 	// and engine/system/all's tests check that they differ and that it
 	// still learns, instead of holding it to the reference's accuracy.
 	OwnSampling bool
+	// NestedStages are the stages this variant times inside another of
+	// its stages (child → parent), besides metrics.NestedStages (forward
+	// and backward inside train). Stage breakdowns stack only top-level
+	// stages and show a nested one as a share of its parent (DESIGN §6).
+	NestedStages map[string]string
+}
+
+// StageParent is the stage the variant named system times stage inside
+// ("" for a top-level stage), from its NestedStages and
+// metrics.NestedStages; an unknown variant has only the latter.
+func StageParent(system, stage string) string {
+	v, _ := LookupVariant(system)
+	return metrics.StageParent(stage, v.NestedStages)
 }
 
 // Option returns the declared option key.

@@ -430,7 +430,7 @@ func figureList() string {
 		fmt.Fprintf(&b, "  %-17s %s\n", id, ch.Title)
 	}
 	b.WriteString("figures of one run (--run RUN):\n")
-	for _, ch := range report.RunCharts(nil, nil) {
+	for _, ch := range report.RunCharts(store.Run{}, nil, nil) {
 		fmt.Fprintf(&b, "  %-17s %s\n", ch.ID, ch.Title)
 	}
 	return b.String()

@@ -91,7 +91,7 @@
     plus: "path://M4,0 H6 V4 H10 V6 H6 V10 H4 V6 H0 V4 H4 Z"
   };
   var dashes = ["solid", "dashed", "dotted", [6, 2, 1.5, 2]];
-  var statusWord = { oom: "OOM", failed: "failed", "no-baseline": "n/a", unmeasured: "n/a" };
+  var statusWord = { oom: "OOM", failed: "failed", cancelled: "cancelled", interrupted: "interrupted", "no-baseline": "n/a", unmeasured: "n/a" };
 
   function fmtBytes(v) {
     var u = ["B", "KiB", "MiB", "GiB", "TiB"], i = 0;
@@ -106,7 +106,7 @@
   }
 
   function tooltip(ch, s, p) {
-    var lines = ["<b>" + esc(s.name) + "</b>", esc(p.label || "")];
+    var lines = ["<b>" + esc(s.name) + "</b>" + (s.parent ? " <span style='color:#666'>(part of " + esc(s.parent) + ")</span>" : ""), esc(p.label || "")];
     if (p.y !== null && p.y !== undefined) {
       var line = "mean " + fmtNum(p.y);
       if (p.n > 1) line += " ± " + fmtNum(p.sd) + " (s.d.), min " + fmtNum(p.min) + ", max " + fmtNum(p.max);
@@ -121,22 +121,39 @@
     return String(s).replace(/[&<>"']/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]; });
   }
 
-  // Build the ECharts option for one chart of web/chart.go.
+  // Build the ECharts option for one chart of report/chart.go.
   function option(ch) {
     var isBar = ch.kind === "bar" || ch.kind === "stack";
-    var nGroups = ch.kind === "bar" ? ch.series.length : 1;
+    var layers = ch.series.filter(function (s) { return s.role !== "marker"; });
+    var nGroups = ch.kind === "bar" ? layers.length : 1;
     var catAxis = ch.x_type === "category";
     var many = false;
     ch.series.forEach(function (s) { if (s.points.length > 60) many = true; });
+    // Dodge: series sharing an x are drawn a few pixels apart so that no
+    // marker or OOM cross hides another (the data keep their x).
+    var nLines = ch.series.length;
+    function dodgePx(si) { return ch.dodge && !isBar && nLines > 1 ? (si - (nLines - 1) / 2) * 7 : 0; }
     var series = [], legend = [], seen = {};
     var marks = []; // error bars and status words, drawn by one custom series
     var stackBase = {};
+    var layerIndex = 0;
     ch.series.forEach(function (s, si) {
       if (!seen[s.name]) { seen[s.name] = true; legend.push(s.name); }
       var data = s.points.map(function (p) {
         return { value: [p.x, p.y === null ? null : p.y], point: p };
       });
-      var ser = {
+      var ser;
+      if (s.role === "marker") {
+        ser = {
+          name: s.name, type: "scatter", data: data, z: 12,
+          symbol: "rect", symbolSize: [30, 3], itemStyle: { color: s.color },
+          tooltip: { formatter: function (prm) { return tooltip(ch, s, prm.data.point); } }
+        };
+        series.push(ser);
+        return;
+      }
+      var li = layerIndex++;
+      ser = {
         name: s.name, type: isBar ? "bar" : "line", data: data,
         itemStyle: { color: s.color, borderColor: isBar ? "#3c3c3c" : s.color, borderWidth: isBar ? 0.5 : 1 },
         emphasis: { focus: "series" },
@@ -146,23 +163,25 @@
         if (ch.kind === "stack") ser.stack = s.stack || "stack";
         ser.barGap = "0%"; ser.barCategoryGap = "20%";
       } else {
-        ser.symbol = symbols[s.marker] || "circle";
+        ser.symbol = s.marker === "none" ? "none" : (symbols[s.marker] || "circle");
         ser.symbolSize = 8;
-        ser.showSymbol = !many;
+        ser.symbolOffset = [dodgePx(si), 0];
+        ser.showSymbol = !many && s.marker !== "none";
         ser.connectNulls = false;
         ser.lineStyle = { color: s.color, width: 1.8, type: dashes[s.dash || 0] };
       }
       series.push(ser);
+      var firstLayer = li === 0;
       s.points.forEach(function (p) {
-        var slot = ch.kind === "bar" ? si : 0;
+        var slot = ch.kind === "bar" ? li : 0;
         if (p.y !== null && p.y !== undefined) {
           var base = 0;
           if (ch.kind === "stack") { base = stackBase[p.x] || 0; stackBase[p.x] = base + p.y; }
           if (p.n > 1 && p.sd > 0) {
-            marks.push({ kind: "err", x: p.x, y: base + p.y, sd: p.sd, slot: slot, color: isBar ? "#222" : s.color });
+            marks.push({ kind: "err", x: p.x, y: base + p.y, sd: p.sd, slot: slot, dx: dodgePx(si), color: isBar ? "#222" : s.color });
           }
-        } else if (statusWord[p.status] && !(ch.kind === "stack" && si > 0)) {
-          marks.push({ kind: "word", x: p.x, y: 0, word: statusWord[p.status], slot: slot, color: s.color, bar: isBar && ch.kind === "bar" });
+        } else if (statusWord[p.status] && !(ch.kind === "stack" && !firstLayer)) {
+          marks.push({ kind: "word", x: p.x, y: 0, word: statusWord[p.status], slot: slot, dx: dodgePx(si), color: s.color, bar: isBar && ch.kind === "bar" });
         }
       });
     });
@@ -174,7 +193,7 @@
         renderItem: function (params, api) {
           var m = marks[api.value(2)];
           var pt = api.coord([m.x, m.y]);
-          var x = pt[0];
+          var x = pt[0] + (m.dx || 0);
           if (catAxis && nGroups > 1) {
             var catW = api.size([1, 0])[0], barW = catW * 0.8 / nGroups;
             x += (m.slot - (nGroups - 1) / 2) * barW;
@@ -203,6 +222,8 @@
       type: catAxis ? "category" : (ch.x_type === "log" ? "log" : "value"),
       axisLabel: { hideOverlap: true }
     };
+    if (ch.x_type === "log") xAxis.logBase = ch.x_log_base || 10;
+    if (ch.x_format === "bytes") xAxis.axisLabel.formatter = fmtBytes;
     if (catAxis) {
       xAxis.data = ch.categories || [];
       xAxis.axisLabel.interval = 0;

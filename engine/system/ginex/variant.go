@@ -22,5 +22,8 @@ func init() {
 		New:       func(cfg train.Config) (train.System, error) { return newGinex(cfg) },
 		Order:     20,
 		InOrder:   map[string]string{},
+		// The inspector (inspect) samples the superbatch, loads the
+		// neighbour cache and precomputes changesets (ginex.go, §3.1).
+		NestedStages: map[string]string{"sample_s": "inspect_s", "changeset_s": "inspect_s", "neighbor_cache_load_s": "inspect_s"},
 	})
 }

@@ -17,5 +17,8 @@ func init() {
 		New:       func(cfg train.Config) (train.System, error) { return newPyGPlus(cfg) },
 		Order:     10,
 		InOrder:   map[string]string{},
+		// The trainer's wait for a batch (stall) includes the synchronous
+		// gather from the mapping (extract), pyg_plus.go.
+		NestedStages: map[string]string{"extract_s": "stall_s"},
 	})
 }
