@@ -92,9 +92,9 @@ type Cell struct {
 
 // Point statuses.
 const (
-	StatusOK      = "ok"
-	StatusOOM     = "oom"
-	StatusFailed  = "failed"
+	StatusOK     = "ok"
+	StatusOOM    = "oom"
+	StatusFailed = "failed"
 	// StatusCancelled: every run of the cell that gave no value was
 	// cancelled by a person; not a failure of the variant.
 	StatusCancelled = "cancelled"
