@@ -34,6 +34,9 @@ type Queue interface {
 	Create(ctx context.Context, gridJSON []byte) (store.Experiment, error)
 	CancelRun(ctx context.Context, runID int64) error
 	RetryRun(ctx context.Context, runID int64) (store.Run, error)
+	// RetryExperiment requeues an experiment's failed, cancelled and
+	// interrupted runs (a new attempt each), as `outcore exp retry ID`.
+	RetryExperiment(ctx context.Context, id int64) ([]store.Run, error)
 	CancelExperiment(ctx context.Context, id int64) (int, error)
 	DeleteExperiment(ctx context.Context, id int64) error
 	// SubscribeFrom delivers every event with id > lastID in order, stored

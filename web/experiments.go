@@ -336,10 +336,11 @@ func experimentView(e store.Experiment, runs []store.Run, baseline string) views
 		}
 	}
 	v := views.ExperimentView{
-		ID: e.ID, Name: experimentTitle(e), Dataset: e.Dataset, State: e.Counts.State(), Counts: counts(e.Counts),
+		ID: e.ID, Name: experimentTitle(e), Dataset: e.Dataset, State: experimentState(e.Counts), Counts: counts(e.Counts),
 		Created: fmtTime(e.CreatedAt), StartedMS: s, EndedMS: en, Grid: grid, Runs: rows,
 		Variants: cmp.Variants(), Baseline: baseline, Accuracy: accuracyRows(cmp),
 		CanCancel:  e.Counts.Queued+e.Counts.Running > 0,
+		CanRequeue: e.Counts.Failed+e.Counts.Cancelled+e.Counts.Interrupted > 0,
 		CanDelete:  e.Counts.Running == 0,
 		ChartsURL:  fmt.Sprintf("/experiments/%d/charts.json", e.ID),
 		ExportBase: fmt.Sprintf("/experiments/%d/export", e.ID),
@@ -498,6 +499,19 @@ func (h *ExperimentsHandler) Cancel(c *fiber.Ctx) error {
 		return err
 	}
 	if _, err := h.Queue.CancelExperiment(c.UserContext(), id); err != nil {
+		return err
+	}
+	return doneOrRedirect(c, "/experiments/"+strconv.FormatInt(id, 10))
+}
+
+// Retry handles POST /experiments/:id/retry: the experiment's failed,
+// cancelled and interrupted runs join the queue again (a new attempt each).
+func (h *ExperimentsHandler) Retry(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if _, err := h.Queue.RetryExperiment(c.UserContext(), id); err != nil {
 		return err
 	}
 	return doneOrRedirect(c, "/experiments/"+strconv.FormatInt(id, 10))

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -780,5 +781,70 @@ func TestSlurmRunFacts(t *testing.T) {
 	}
 	if col["executor"] != "slurm" || col["job_id"] != "4711" || col["node"] != "node17" {
 		t.Errorf("runs.csv executor/job_id/node: %q %q %q", col["executor"], col["job_id"], col["node"])
+
+// TestCancelledIsNotFailed: cancelled runs are shown, charted and exported
+// as cancelled (not failed), the experiment says so, and "requeue" starts
+// them again.
+func TestCancelledIsNotFailed(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	x := e.create(tinyGrid)
+	runs := e.runs(x.ID)
+	e.play(runs[0], 2, 1, store.StatusDone)
+	if resp := e.post(fmt.Sprintf("/experiments/%d/cancel", x.ID), nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("cancel: %d", resp.StatusCode)
+	}
+	code, page := e.get(fmt.Sprintf("/experiments/%d", x.ID))
+	if code != 200 {
+		t.Fatalf("page: %d", code)
+	}
+	cancelled := len(runs) - 1
+	for _, want := range []string{
+		`data-status="cancelled">cancelled</span>`,                             // the experiment's badge
+		fmt.Sprintf(`<div class="v" id="count-cancelled">%d</div>`, cancelled), // the summary's count
+		`id="requeue-experiment"`, "Requeue cancelled",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("experiment page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, `data-status="finished"`) {
+		t.Error("an experiment with cancelled runs reads finished")
+	}
+	_, list := e.get("/experiments")
+	if !strings.Contains(list, fmt.Sprintf(`id="exp-%d" data-state="cancelled"`, x.ID)) || !strings.Contains(list, fmt.Sprintf("%d cancelled", cancelled)) {
+		t.Errorf("list does not show the experiment cancelled")
+	}
+	// Chart cells and their CSV say cancelled.
+	_, csvText := e.get(fmt.Sprintf("/experiments/%d/charts/epoch-vs-mem.csv", x.ID))
+	if !strings.Contains(csvText, ",cancelled,") || strings.Contains(csvText, ",failed,") {
+		t.Errorf("chart CSV:\n%s", csvText)
+	}
+	_, runsCSV := e.get(fmt.Sprintf("/experiments/%d/export/runs.csv", x.ID))
+	if strings.Count(runsCSV, ",cancelled,") != cancelled {
+		t.Errorf("runs CSV has %d cancelled rows, want %d:\n%s", strings.Count(runsCSV, ",cancelled,"), cancelled, runsCSV)
+	}
+	// Requeue: each cancelled run gets a new queued attempt; the done one stays.
+	if resp := e.post(fmt.Sprintf("/experiments/%d/retry", x.ID), nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("requeue: %d %s", resp.StatusCode, body(t, resp))
+	}
+	after := e.runs(x.ID)
+	queued := 0
+	for _, r := range after {
+		switch {
+		case r.ID == runs[0].ID && r.Status != store.StatusDone:
+			t.Errorf("the done run became %s", r.Status)
+		case r.Status == store.StatusQueued && r.Attempt == 2:
+			queued++
+		}
+	}
+	if queued != cancelled {
+		t.Errorf("%d runs requeued, want %d", queued, cancelled)
+	}
+	// The buttons that stop runs ask first.
+	_, page = e.get(fmt.Sprintf("/experiments/%d", x.ID))
+	if !regexp.MustCompile(`hx-confirm="Cancel the \d+ queued and 0 running run\(s\)[^"]*" id="cancel-experiment"`).MatchString(page) ||
+		!strings.Contains(page, `hx-confirm="Cancel run `) {
+		t.Error("cancel buttons do not ask for confirmation")
 	}
 }

@@ -99,7 +99,23 @@ func fmtCount(p report.Point) string {
 // counts converts the store's status counts.
 func counts(c store.StatusCounts) views.Counts {
 	return views.Counts{Total: c.Total, Queued: c.Queued, Running: c.Running, Done: c.Done,
-		Failed: c.Failed, OOM: c.OOM, Other: c.Cancelled + c.Interrupted}
+		Failed: c.Failed, OOM: c.OOM, Cancelled: c.Cancelled, Interrupted: c.Interrupted}
+}
+
+// experimentState is an experiment's state in words: the store's state,
+// except that a finished experiment with cancelled (or interrupted) runs
+// says so instead of "finished".
+func experimentState(c store.StatusCounts) string {
+	st := c.State()
+	if st == "finished" {
+		switch {
+		case c.Cancelled > 0:
+			return store.StatusCancelled
+		case c.Interrupted > 0:
+			return store.StatusInterrupted
+		}
+	}
+	return st
 }
 
 // experimentTitle is an experiment's name, or a made-up one.
@@ -146,7 +162,7 @@ func experimentRow(e store.Experiment, runs []store.Run) views.ExperimentRow {
 	return views.ExperimentRow{
 		ID: e.ID, Name: experimentTitle(e), Dataset: e.Dataset,
 		Variants: strings.Join(variantList(runs), ", "),
-		State:    e.Counts.State(), Counts: counts(e.Counts),
+		State:    experimentState(e.Counts), Counts: counts(e.Counts),
 		Created:   fmtTime(e.CreatedAt),
 		StartedMS: s, EndedMS: en,
 	}

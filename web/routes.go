@@ -41,6 +41,7 @@ func (s *Server) routes() {
 	a.Get("/experiments/:id/charts/:file", exp.ChartFile) // <chart>.csv, .svg or .pdf
 	a.Get("/experiments/:id/export/:file", exp.Export)    // runs.csv, epochs.csv, samples.csv
 	a.Post("/experiments/:id/cancel", exp.Cancel)
+	a.Post("/experiments/:id/retry", exp.Retry)
 	a.Post("/experiments/:id/delete", exp.Delete)
 
 	a.Get("/runs/:id", runs.Show)

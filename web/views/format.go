@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -74,10 +75,28 @@ func countsLabel(c Counts) string {
 	if c.Failed > 0 {
 		s += fmt.Sprintf(" · %d failed", c.Failed)
 	}
-	if c.Other > 0 {
-		s += fmt.Sprintf(" · %d stopped", c.Other)
+	if c.Cancelled > 0 {
+		s += fmt.Sprintf(" · %d cancelled", c.Cancelled)
+	}
+	if c.Interrupted > 0 {
+		s += fmt.Sprintf(" · %d interrupted", c.Interrupted)
 	}
 	return s
+}
+
+// requeueLabel names what "requeue" starts again: "cancelled/failed".
+func requeueLabel(c Counts) string {
+	var parts []string
+	if c.Cancelled > 0 {
+		parts = append(parts, "cancelled")
+	}
+	if c.Failed > 0 {
+		parts = append(parts, "failed")
+	}
+	if c.Interrupted > 0 {
+		parts = append(parts, "interrupted")
+	}
+	return strings.Join(parts, "/")
 }
 
 // wideStyle lets a chart card span the whole row.

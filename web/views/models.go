@@ -13,9 +13,10 @@ type Page struct {
 	Stream string
 }
 
-// Counts are an experiment's runs by status.
+// Counts are an experiment's runs by status. Cancelled (by a person) and
+// interrupted (a server stop) are kept apart from failed.
 type Counts struct {
-	Total, Queued, Running, Done, Failed, OOM, Other int
+	Total, Queued, Running, Done, Failed, OOM, Cancelled, Interrupted int
 }
 
 // Percent of the total for a count, for bar widths.
@@ -27,7 +28,10 @@ func (c Counts) Percent(n int) float64 {
 }
 
 // Finished counts runs with an outcome.
-func (c Counts) Finished() int { return c.Done + c.Failed + c.OOM + c.Other }
+func (c Counts) Finished() int { return c.Done + c.Failed + c.OOM + c.Cancelled + c.Interrupted }
+
+// Requeueable counts the runs "requeue" starts again: failed, cancelled and interrupted.
+func (c Counts) Requeueable() int { return c.Failed + c.Cancelled + c.Interrupted }
 
 // ExperimentRow is one line of the experiment list.
 type ExperimentRow struct {
@@ -139,6 +143,7 @@ type ExperimentView struct {
 	Charts     []ChartSlot
 	Accuracy   []AccuracyRow
 	CanCancel  bool
+	CanRequeue bool // failed, cancelled or interrupted runs to start again
 	CanDelete  bool
 	ChartsURL  string
 	ExportBase string // "/experiments/7/export"
