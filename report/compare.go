@@ -102,7 +102,12 @@ type Comparison struct {
 
 	cells        *categories // grid points, computed once
 	variantCells *categories // variant · grid point, computed once
+
+	meta FigureMeta // where the runs come from (LoadComparison)
 }
+
+// Meta is the provenance its figures carry (set by LoadComparison).
+func (c *Comparison) Meta() FigureMeta { return c.meta }
 
 // categories are the x labels of a category chart and each run's place.
 type categories struct {

@@ -47,6 +47,9 @@ func csvCell(v any) string {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return ""
 		}
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return strconv.FormatFloat(x, 'f', -1, 64) // whole numbers (bytes) in full
+		}
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case *float64:
 		if x == nil {
@@ -70,27 +73,64 @@ func csvCell(v any) string {
 	panic("report: CSV cell of unexpected type")
 }
 
-// WriteChartCSV writes a chart's data, one row per point of each series.
+// ChartCSVHeader are the columns of a chart's CSV.
+var ChartCSVHeader = []string{"chart", "series", "role", "parent", "x", "x_unit", "x_label",
+	"variant", "mem_limit_bytes", "feature_dim", "batch_size", "model", "fanout",
+	"y_mean", "y_sd", "y_min", "y_max", "n", "status", "detail", "run_ids"}
+
+// WriteChartCSV writes a chart's data, one row per point of each series:
+// x in real units (x_unit: bytes, s, epoch; empty where the x is a
+// category without units, e.g. "variant · grid point"), never a category
+// index; the grid point of the value (variant, memory limit in bytes,
+// dimension, batch size, model, fanout) where it has one; role says how
+// the row is drawn ("line", "bar", "stack" for a layer of a stacked bar,
+// "marker" for the epoch-time mark on it), parent the stage a nested stage
+// layer is part of. The stacked layers of a bar add up to its height.
 func WriteChartCSV(w io.Writer, ch Chart) error {
 	c := NewCSVWriter(w)
-	if err := c.Row("chart", "series", "x", "x_label", "y_mean", "y_sd", "y_min", "y_max", "n", "status", "detail", "run_ids"); err != nil {
+	header := make([]any, len(ChartCSVHeader))
+	for i, h := range ChartCSVHeader {
+		header[i] = h
+	}
+	if err := c.Row(header...); err != nil {
 		return err
 	}
 	for _, s := range ch.Series {
+		role := ch.Kind
+		if role == "scatter" {
+			role = "line"
+		}
+		if s.Role != "" {
+			role = s.Role
+		}
 		for _, p := range s.Points {
-			var lo, hi any
-			if p.Y != nil {
-				lo, hi = p.Min, p.Max
+			if p.Status == StatusNone {
+				continue
 			}
-			var sd any
+			var x any
+			switch {
+			case ch.XType != "category":
+				x = p.X
+			case p.XReal != nil:
+				x = *p.XReal
+			}
+			var variant, model, fanout any
+			var mem, dim, batch any
+			if p.Cell != nil {
+				variant, model, fanout = p.Cell.Variant, p.Cell.Model, p.Cell.Fanout
+				mem, dim, batch = p.Cell.MemLimit, p.Cell.Dim, p.Cell.Batch
+			}
+			var lo, hi, sd any
 			if p.Y != nil {
-				sd = p.SD
+				lo, hi, sd = p.Min, p.Max, p.SD
 			}
 			ids := make([]string, len(p.Runs))
 			for i, id := range p.Runs {
 				ids[i] = strconv.FormatInt(id, 10)
 			}
-			if err := c.Row(ch.ID, s.Name, p.X, p.Label, p.Y, sd, lo, hi, p.N, p.Status, p.Detail, strings.Join(ids, " ")); err != nil {
+			if err := c.Row(ch.ID, s.Name, role, s.Parent, x, ch.XUnit, p.Label,
+				variant, mem, dim, batch, model, fanout,
+				p.Y, sd, lo, hi, p.N, p.Status, p.Detail, strings.Join(ids, " ")); err != nil {
 				return err
 			}
 		}

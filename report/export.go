@@ -39,13 +39,18 @@ func CheckFormat(format string) error {
 // rows), or its figure, which fails with an error wrapping ErrNoData when
 // the chart has nothing to draw.
 func WriteChart(w io.Writer, ch Chart, format string) error {
+	return WriteChartWith(w, ch, format, FigureOptions{})
+}
+
+// WriteChartWith is WriteChart with a figure's size preset and metadata.
+func WriteChartWith(w io.Writer, ch Chart, format string, opts FigureOptions) error {
 	if format == FormatCSV {
 		return WriteChartCSV(w, ch)
 	}
 	if err := CheckFormat(format); err != nil {
 		return err
 	}
-	return RenderFigure(ch, format, w)
+	return RenderFigureWith(ch, format, w, opts)
 }
 
 // FileName is the name a chart's file goes by, the same from the dashboard

@@ -2,6 +2,9 @@ package report
 
 import (
 	"context"
+	"encoding/json"
+	"sort"
+	"strings"
 
 	"outcore/engine/metrics"
 	"outcore/store"
@@ -33,6 +36,33 @@ func RunDataOf(r store.Run, epochs []store.Epoch) RunData {
 	return d
 }
 
+// MetaOf is the provenance of figures drawn from runs: the experiment (or
+// the run, when there is one run and run is set), the outcore version most
+// of them ran with and the host they ran on (several hosts are listed).
+func MetaOf(experimentID int64, runs []store.Run) FigureMeta {
+	m := FigureMeta{Experiment: experimentID}
+	versions := map[string]int{}
+	var hosts []string
+	for _, r := range runs {
+		if r.OutcoreVersion != "" {
+			versions[r.OutcoreVersion]++
+		}
+		var h metrics.HostFacts
+		if json.Unmarshal(r.Host, &h) == nil && h.Hostname != "" && !contains(hosts, h.Hostname) {
+			hosts = append(hosts, h.Hostname)
+		}
+	}
+	best := 0
+	for v, n := range versions {
+		if n > best || (n == best && v < m.Version) {
+			m.Version, best = v, n
+		}
+	}
+	sort.Strings(hosts)
+	m.Host = strings.Join(hosts, ", ")
+	return m
+}
+
 // LoadComparison reads an experiment's current runs (retried attempts
 // replaced by their latest) with their epochs and arranges them for the
 // comparison views. A finished run's digest comes from cache once read;
@@ -61,7 +91,9 @@ func LoadComparison(ctx context.Context, src Source, cache *DigestCache, experim
 		rd[i] = RunDataOf(r, eps)
 		cache.put(r, rd[i].Digest)
 	}
-	return NewComparison(rd), nil
+	cmp := NewComparison(rd)
+	cmp.meta = MetaOf(experimentID, runs)
+	return cmp, nil
 }
 
 // LoadRunCharts reads a run's epochs and per-second samples and builds the

@@ -427,11 +427,16 @@ var chartContentTypes = map[string]string{
 	report.FigurePDF: "application/pdf",
 }
 
-// sendChart writes a chart as CSV data or as a figure.
-func sendChart(c *fiber.Ctx, ch report.Chart, ext, filename string) error {
+// sendChart writes a chart as CSV data or as a figure (?size=wide|column,
+// report.FigureSizes) carrying meta.
+func sendChart(c *fiber.Ctx, ch report.Chart, ext, filename string, meta report.FigureMeta) error {
+	size := c.Query("size")
+	if err := report.CheckSize(size); err != nil {
+		return fiber.NewError(fiber.StatusBadRequest, "size: "+err.Error())
+	}
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s"`, filename))
 	c.Set(fiber.HeaderContentType, chartContentTypes[ext])
-	err := report.WriteChart(c.Response().BodyWriter(), ch, ext)
+	err := report.WriteChartWith(c.Response().BodyWriter(), ch, ext, report.FigureOptions{Size: size, Meta: meta})
 	if errors.Is(err, report.ErrNoData) {
 		c.Set(fiber.HeaderContentDisposition, "")
 		return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("chart %s has no data yet: %s", ch.ID, ch.Empty))
@@ -458,7 +463,7 @@ func (h *ExperimentsHandler) ChartFile(c *fiber.Ctx) error {
 		return err
 	}
 	ch, _ := cmp.Chart(chartID, baseline)
-	return sendChart(c, ch, ext, report.FileName("experiment", id, chartID, ext))
+	return sendChart(c, ch, ext, report.FileName("experiment", id, chartID, ext), cmp.Meta())
 }
 
 // Export handles GET /experiments/:id/export/{runs,epochs,samples}.csv,

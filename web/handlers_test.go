@@ -409,7 +409,7 @@ func TestChartsJSONAndFiles(t *testing.T) {
 	for _, f := range []struct {
 		file, ctype, prefix string
 	}{
-		{"epoch-vs-mem.csv", "text/csv", "chart,series,x,x_label,y_mean,y_sd"},
+		{"epoch-vs-mem.csv", "text/csv", "chart,series,role,parent,x,x_unit,x_label"},
 		{"epoch-vs-mem.svg", "image/svg+xml", "<?xml"},
 		{"stages.pdf", "application/pdf", "%PDF-"},
 		{"time-to-accuracy.svg", "image/svg+xml", "<?xml"},

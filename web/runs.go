@@ -234,9 +234,15 @@ func (h *RunsHandler) ChartFile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	r, err := h.Store.Run(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	meta := report.MetaOf(r.ExperimentID, []store.Run{r})
+	meta.Run = id
 	for _, ch := range charts {
 		if ch.ID == chartID {
-			return sendChart(c, ch, ext, report.FileName("run", id, chartID, ext))
+			return sendChart(c, ch, ext, report.FileName("run", id, chartID, ext), meta)
 		}
 	}
 	return fiber.ErrNotFound

@@ -438,7 +438,7 @@ func figureList() string {
 
 func expExportCmd() *Command {
 	var (
-		dataDir, what, out, figure, format, baseline string
+		dataDir, what, out, figure, format, baseline, size string
 		csv                                          bool
 		run                                          int64
 	)
@@ -449,6 +449,7 @@ func expExportCmd() *Command {
 	fs.StringVar(&format, "format", report.FigureSVG, "with --figure: "+strings.Join(report.ExportFormats, ", ")+" (csv: the figure's data)")
 	fs.StringVar(&baseline, "baseline", "", "with --figure normalised: the variant the runtime is divided by (default: the first)")
 	fs.Int64Var(&run, "run", 0, "with --figure: a figure of this run instead of an experiment")
+	fs.StringVar(&size, "size", report.SizeWide, "with --figure: the figure's size, "+strings.Join(report.FigureSizes, " (two-column paper width) or ")+" (one column)")
 	fs.StringVar(&out, "out", "", "write to FILE (- = stdout); default: stdout for --csv, for a figure the dashboard's file name (experiment-ID-NAME.FORMAT) in the current directory")
 	fs.StringVar(&out, "o", "", "short for --out")
 	return &Command{
@@ -499,7 +500,10 @@ exports (--figure), drawn the same way: SVG or PDF, or the figure's data as CSV.
 			if err := report.CheckFormat(format); err != nil {
 				return usagef("--format: %v", err)
 			}
-			return exportFigure(ctx, s, dataDir, id, run, figure, format, baseline, out)
+			if err := report.CheckSize(size); err != nil {
+				return usagef("--size: %v", err)
+			}
+			return exportFigure(ctx, s, dataDir, id, run, figure, format, baseline, size, out)
 		},
 	}
 }
@@ -537,19 +541,26 @@ func exportTable(ctx context.Context, s Streams, dataDir string, id int64, what,
 
 // exportFigure writes one of the dashboard's charts (of experiment id, or
 // of run when run > 0) as a figure or its data.
-func exportFigure(ctx context.Context, s Streams, dataDir string, id, run int64, name, format, baseline, out string) error {
+func exportFigure(ctx context.Context, s Streams, dataDir string, id, run int64, name, format, baseline, size, out string) error {
 	st, _, err := openStore(ctx, dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	var ch report.Chart
+	var meta report.FigureMeta
 	file := report.FileName("experiment", id, name, format)
 	if run > 0 {
 		charts, err := report.LoadRunCharts(ctx, st, run)
 		if err != nil {
 			return err
 		}
+		r, err := st.Run(ctx, run)
+		if err != nil {
+			return err
+		}
+		meta = report.MetaOf(r.ExperimentID, []store.Run{r})
+		meta.Run = run
 		for _, c := range charts {
 			if c.ID == name {
 				ch = c
@@ -565,9 +576,10 @@ func exportFigure(ctx context.Context, s Streams, dataDir string, id, run int64,
 			return usagef("--baseline %q is not a variant of experiment %d (have %s)", baseline, id, strings.Join(cmp.Variants(), ", "))
 		}
 		ch, _ = cmp.Chart(name, baseline)
+		meta = cmp.Meta()
 	}
 	var buf bytes.Buffer
-	if err := report.WriteChart(&buf, ch, format); err != nil {
+	if err := report.WriteChartWith(&buf, ch, format, report.FigureOptions{Size: size, Meta: meta}); err != nil {
 		return err
 	}
 	if out == "-" {

@@ -67,9 +67,14 @@ func TestExpExportFigure(t *testing.T) {
 	if code != 0 || err != nil || len(recs) != 5 || recs[0][0] != "chart" {
 		t.Fatalf("csv: exit %d, %v, %q", code, err, stdout)
 	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
 	oom := false
 	for _, r := range recs[1:] {
-		oom = oom || (r[1] == "pyg+" && r[3] == "128MiB" && r[9] == "oom" && len(strings.Fields(r[11])) == 2)
+		oom = oom || (r[col["series"]] == "pyg+" && r[col["x"]] == "134217728" && r[col["x_label"]] == "128MiB" &&
+			r[col["status"]] == "oom" && len(strings.Fields(r[col["run_ids"]])) == 2)
 	}
 	if !oom {
 		t.Errorf("no OOM row for pyg+ at 128 MiB:\n%s", stdout)
