@@ -439,8 +439,8 @@ func figureList() string {
 func expExportCmd() *Command {
 	var (
 		dataDir, what, out, figure, format, baseline, size string
-		csv                                          bool
-		run                                          int64
+		csv                                                bool
+		run                                                int64
 	)
 	fs := newFlagSet("exp export", &dataDir)
 	fs.BoolVar(&csv, "csv", false, "write the tidy CSV table chosen by --what")
