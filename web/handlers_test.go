@@ -781,6 +781,8 @@ func TestSlurmRunFacts(t *testing.T) {
 	}
 	if col["executor"] != "slurm" || col["job_id"] != "4711" || col["node"] != "node17" {
 		t.Errorf("runs.csv executor/job_id/node: %q %q %q", col["executor"], col["job_id"], col["node"])
+	}
+}
 
 // TestCancelledIsNotFailed: cancelled runs are shown, charted and exported
 // as cancelled (not failed), the experiment says so, and "requeue" starts
