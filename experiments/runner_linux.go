@@ -169,6 +169,7 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 		if n, err := child.Evicted(); err != nil {
 			m.logEvent(r, "warn", fmt.Sprintf("dataset pages not evicted from the page cache: %v", err))
 		} else {
+			dropped = true // the dataset's pages are out of the page cache: the run reads them from the device
 			m.logEvent(r, "info", fmt.Sprintf("evicted the page cache of %d dataset files (fadvise DONTNEED)", n))
 		}
 	}

@@ -42,7 +42,7 @@ type Run struct {
 	LimitEnforced  bool
 	LimitNote      string // the cgroup version, or why the limit was not enforced
 	CgroupPath     string
-	CacheDropped   bool // the page cache was dropped just before the run
+	CacheDropped   bool // the dataset's pages were out of the page cache when the run started (evicted, or the whole cache dropped)
 	Host           json.RawMessage
 	IOBackend      string
 	Devices        json.RawMessage // stage -> "cpu"/"gpu", from the child's start record

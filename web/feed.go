@@ -278,7 +278,12 @@ func (f *Feed) runPageUpdate(ctx context.Context, r store.Run, logEv *store.Even
 	if err != nil {
 		return "", err
 	}
-	v := runView(r, epochs, nil)
+	logs, err := runLogs(ctx, f.Store, r.ID)
+	if err != nil {
+		return "", err
+	}
+	v := runView(r, epochs, logs)
+	v.Logs = nil
 	fr := &fragments{ctx: ctx}
 	fr.swap("div", "innerHTML:#run-header", views.RunHeaderBody(v))
 	fr.swap("div", "innerHTML:#run-facts", views.RunFacts(v))
@@ -365,7 +370,11 @@ func (f *Feed) logged(ctx context.Context, ev store.Event) ([]Event, error) {
 	fr.appendTo("div", "beforeend", "#log-lines", views.LogLineView(logLine(ev, r.StartedAt)))
 	// The child's start record arrives as a log line and fills in the backend,
 	// devices and deviations.
-	fr.swap("div", "innerHTML:#run-facts", views.RunFacts(runView(r, nil, nil)))
+	logs, err := runLogs(ctx, f.Store, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	fr.swap("div", "innerHTML:#run-facts", views.RunFacts(runView(r, nil, logs)))
 	if fr.err != nil {
 		return nil, fr.err
 	}

@@ -43,8 +43,9 @@ func runTitle(r store.Run) string {
 	return strings.Join(parts, " · ")
 }
 
-// runFacts are the configuration lines of a run page.
-func runFacts(r store.Run) []views.KV {
+// runFacts are the configuration lines of a run page; the log tells the
+// page cache and I/O backend lines (runfacts.go).
+func runFacts(r store.Run, logs []store.Event) []views.KV {
 	yes := func(b bool) string {
 		if b {
 			return "yes"
@@ -58,8 +59,8 @@ func runFacts(r store.Run) []views.KV {
 		{K: "feature dim", V: dimLabel(r.FeatureDim)},
 		{K: "batch size", V: strconv.Itoa(r.BatchSize)}, {K: "fanout", V: r.Fanout},
 		{K: "repeat", V: strconv.Itoa(r.Repeat)}, {K: "attempt", V: strconv.Itoa(r.Attempt)},
-		{K: "I/O backend", V: orDash(r.IOBackend)},
-		{K: "page cache dropped before", V: yes(r.CacheDropped)},
+		{K: "I/O backend", V: ioBackendFact(r, logs)},
+		{K: "dataset out of the page cache before the run", V: pageCacheFact(r, logs)},
 		{K: "queued", V: fmtTime(r.QueuedAt)}, {K: "started", V: fmtTime(r.StartedAt)}, {K: "ended", V: fmtTime(r.EndedAt)},
 	}
 	if r.Executor == store.ExecutorSlurm {
@@ -129,7 +130,8 @@ func runSummary(r store.Run) []views.KV {
 func runView(r store.Run, epochs []store.Epoch, logs []store.Event) views.RunView {
 	v := views.RunView{
 		ID: r.ID, ExperimentID: r.ExperimentID, Title: runTitle(r), Status: r.Status, Progress: runProgress(r),
-		Facts: runFacts(r), Summary: runSummary(r), StderrTail: r.StderrTail, Error: r.Error,
+		Facts: runFacts(r, logs), Summary: runSummary(r), StderrTail: r.StderrTail, Error: r.Error,
+		Cause: oomCause(r, logs), PeakNote: peakNote(r),
 		StartedMS:  msOf(r.StartedAt),
 		ChartsURL:  fmt.Sprintf("/runs/%d/charts.json", r.ID),
 		ExportBase: fmt.Sprintf("/experiments/%d/export", r.ExperimentID),
@@ -155,10 +157,11 @@ func runView(r store.Run, epochs []store.Epoch, logs []store.Event) views.RunVie
 	for _, e := range epochs {
 		v.Epochs = append(v.Epochs, epochRow(r.ID, e.EpochRecord))
 	}
-	if len(logs) > logTail {
-		logs = logs[len(logs)-logTail:]
+	tail := logs
+	if len(tail) > logTail {
+		tail = tail[len(tail)-logTail:]
 	}
-	for _, ev := range logs {
+	for _, ev := range tail {
 		v.Logs = append(v.Logs, logLine(ev, r.StartedAt))
 	}
 	base := fmt.Sprintf("/runs/%d", r.ID)
@@ -166,6 +169,16 @@ func runView(r store.Run, epochs []store.Epoch, logs []store.Event) views.RunVie
 		v.Charts = append(v.Charts, chartSlot(base, ch, false))
 	}
 	return v
+}
+
+// runLogs reads a run's log and status events in order.
+func runLogs(ctx context.Context, st Store, id int64) ([]store.Event, error) {
+	logs, err := st.RunEvents(ctx, id, store.EventLog, store.EventStatus)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(logs, func(i, j int) bool { return logs[i].ID < logs[j].ID })
+	return logs, nil
 }
 
 // loadRun reads a run with its epochs and log.
@@ -178,11 +191,10 @@ func loadRun(ctx context.Context, st Store, id int64) (store.Run, []store.Epoch,
 	if err != nil {
 		return r, nil, nil, err
 	}
-	logs, err := st.RunEvents(ctx, id, store.EventLog, store.EventStatus)
+	logs, err := runLogs(ctx, st, id)
 	if err != nil {
 		return r, nil, nil, err
 	}
-	sort.Slice(logs, func(i, j int) bool { return logs[i].ID < logs[j].ID })
 	return r, epochs, logs, nil
 }
 

@@ -182,6 +182,8 @@ type RunView struct {
 	Logs         []LogLine
 	StderrTail   string
 	Error        string
+	Cause        string // what an out-of-memory run was doing when it was killed
+	PeakNote     string // why the peaks look as they do, when they need a word
 	Deviations   []string
 	Devices      []KV
 	StartedMS    int64

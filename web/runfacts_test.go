@@ -1,0 +1,74 @@
+package web
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"outcore/store"
+)
+
+func logsOf(lines ...string) []store.Event {
+	var evs []store.Event
+	for i, l := range lines {
+		level, msg, _ := strings.Cut(l, "|")
+		evs = append(evs, store.Event{ID: int64(i + 1), Kind: store.EventLog, Level: level, Msg: msg})
+	}
+	return evs
+}
+
+// TestRunFactsAgreeWithTheLog: the run page's facts say what the log says.
+func TestRunFactsAgreeWithTheLog(t *testing.T) {
+	done := store.Run{Status: store.StatusDone, IOBackend: "uring"}
+	for _, c := range []struct {
+		name string
+		run  store.Run
+		logs []store.Event
+		fact func(store.Run, []store.Event) string
+		want string
+	}{
+		{"evicted, flag unset", done, logsOf("info|evicted the page cache of 7 dataset files (fadvise DONTNEED)"), pageCacheFact,
+			"yes: 7 dataset files (fadvise DONTNEED) evicted"},
+		{"not evicted", store.Run{Status: store.StatusDone, CacheDropped: true}, logsOf("warn|dataset pages not evicted from the page cache: EPERM"), pageCacheFact,
+			"no: dataset pages not evicted from the page cache: EPERM"},
+		{"no log, flag", store.Run{Status: store.StatusDone, CacheDropped: true}, nil, pageCacheFact, "yes"},
+		{"one backend", done, logsOf("info|storage: /d/features.bin: backend uring (auto: io_uring available), O_DIRECT, block 4096 B (statx), depth 64"), ioBackendFact,
+			"uring (auto: io_uring available)"},
+		{"variant asked for pread", done, logsOf(
+			"info|storage: /d/features.bin: backend uring (auto: io_uring available), O_DIRECT, block 4096 B",
+			"info|started: system ginex, I/O backend uring",
+			"info|storage: /d/features.bin: backend pread (requested), O_DIRECT, block 4096 B, 8 workers"), ioBackendFact,
+			"evaluation: uring (auto: io_uring available) on features.bin; training: pread (requested) on features.bin"},
+		{"no storage lines", done, nil, ioBackendFact, "uring"},
+	} {
+		if got := c.fact(c.run, c.logs); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestOOMCauseAndPeakNote(t *testing.T) {
+	peakRSS, peakCG := int64(300<<20), int64(250<<20)
+	prog, _ := json.Marshal(map[string]any{"type": "progress", "epoch": 1, "batch": 40, "batches": 120, "phase": "train"})
+	devs, _ := json.Marshal([]string{"... is held outside the 256 MiB memory budget, as the GPU memory it occupies in the papers; the cgroup limit is 296 MiB"})
+	r := store.Run{Status: store.StatusOOM, MemLimitBytes: 256 << 20, PeakRSSBytes: &peakRSS, PeakCgroupBytes: &peakCG,
+		Progress: prog, Deviations: devs, EpochsDone: 1, StderrTail: "loading\nfatal error: runtime: out of memory\ngoroutine 1"}
+	got := oomCause(r, logsOf("info|epoch 0 done", "warn|gnndrive: the budget cannot hold one extractor's reservation", "info|x"))
+	for _, want := range []string{"Killed while training epoch 2, after batch 40 of 120", "the cgroup peaked at 250MiB of its 296MiB limit",
+		"last warning: gnndrive: the budget cannot hold one extractor's reservation", "stderr: fatal error: runtime: out of memory"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("OOM cause %q lacks %q", got, want)
+		}
+	}
+	if oomCause(store.Run{Status: store.StatusDone}, nil) != "" {
+		t.Error("a done run has an OOM cause")
+	}
+	note := peakNote(r)
+	if !strings.Contains(note, "peak RSS (300MiB") || !strings.Contains(note, "cgroup's peak (250MiB)") {
+		t.Errorf("peak note %q", note)
+	}
+	low := int64(100 << 20)
+	if peakNote(store.Run{PeakRSSBytes: &low, PeakCgroupBytes: &peakCG}) != "" {
+		t.Error("a note where RSS is below the cgroup peak")
+	}
+}
