@@ -160,6 +160,9 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 	if !m.opts.KeepPageCache {
 		spec.Evict = filepath.Join(dataset.DatasetsDir(m.opts.DataDir), r.Dataset)
 	}
+	// Variants make their scratch folders in the data directory; the
+	// supervisor removes what a killed child left there.
+	spec.Scratch = m.opts.DataDir
 	host := hostFacts(m.opts.DataDir, m.opts.GPU.Name())
 	child, err := m.sup.Start(spec)
 	if err != nil {
@@ -206,6 +209,12 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 		}
 	}()
 	res := child.Wait()
+	for _, d := range res.ScratchRemoved {
+		m.logEvent(r, "info", fmt.Sprintf("removed the scratch folder %s the run left behind", d))
+	}
+	if res.ScratchErr != nil {
+		m.logEvent(r, "warn", res.ScratchErr.Error())
+	}
 	stopWG.Wait()
 	close(ing.in)
 	<-ing.done

@@ -133,6 +133,9 @@ func (p placement) supervise(ctx context.Context, cfg train.Config, limit int64,
 		// Pages cached before the run are charged to whoever read them
 		// first; the run pays for its own.
 		Evict: datasetDir(cfg),
+		// A child killed for memory leaves its scratch folders (ginex's
+		// runtime files) in the data directory: the supervisor removes them.
+		Scratch: dataset.ResolveDataDir(cfg.DataDir),
 		Lines: func(line []byte) {
 			p.stdout.Write(append(line, '\n'))
 		},

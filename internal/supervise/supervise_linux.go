@@ -77,6 +77,12 @@ type Spec struct {
 	Lines func(line []byte)
 	// Stderr receives the child's stderr (nil = discarded).
 	Stderr io.Writer
+	// Scratch is the directory where the child makes its per-run scratch
+	// folders, named "<variant>-run-<pid>-*" (ginex's runtime files,
+	// engine/system/ginex); Wait removes those the child left behind,
+	// whatever the outcome: a child killed for memory never cleans up
+	// ("" = none).
+	Scratch string
 	// WriteSummary: when the child ends without a summary record, Wait
 	// sends one (outcome oom, interrupted or failed) through Lines, so that
 	// the record stream is complete for whoever reads it.
@@ -314,6 +320,10 @@ type Result struct {
 	Killed bool
 	// OOM: the memory limit ended the child (IsOOM).
 	OOM bool
+	// ScratchRemoved are the scratch folders the child left behind in
+	// Spec.Scratch, removed by Wait; ScratchErr the first removal that failed.
+	ScratchRemoved []string
+	ScratchErr     error
 }
 
 // Wait waits for the child to exit, kills whatever it left in its process
@@ -357,6 +367,7 @@ func (c *Child) wait() *Result {
 	}
 	r.OOM = IsOOM(Ending{OOMKills: r.OOMKills, Enforced: r.Enforced, Signal: r.Signal, Summary: r.Summary, KilledBySupervisor: r.Killed})
 	c.removeGroup()
+	r.ScratchRemoved, r.ScratchErr = RemoveScratch(c.spec.Scratch, c.Pid())
 	if c.spec.WriteSummary && !saw {
 		b, _ := json.Marshal(c.missingSummary(r))
 		c.spec.Lines(b)

@@ -56,6 +56,18 @@ func TestMain(m *testing.M) {
 	case "fail":
 		fmt.Fprintln(os.Stderr, "boom")
 		os.Exit(3)
+	case "scratch":
+		// A variant's scratch folder (ginex's runtime files), then death
+		// by SIGKILL as under the OOM killer: nothing cleans up.
+		d, err := os.MkdirTemp(os.Getenv("SCRATCH_DIR"), fmt.Sprintf("ginex-run-%d-", os.Getpid()))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(d, "e0_sb0"), []byte("runtime file"), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(4)
+		}
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	}
 	os.Exit(2)
 }
@@ -314,5 +326,27 @@ func TestStderrFileIsHandedOver(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(f.Name()); !strings.Contains(string(b), "boom") {
 		t.Fatalf("stderr file holds %q", b)
+	}
+}
+
+// TestScratchRemovedWhateverTheOutcome: a child killed with its scratch
+// folder on disk leaves nothing behind; others' folders stay.
+func TestScratchRemovedWhateverTheOutcome(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "ginex-run-1-keep")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, _, stderr := run(t, &Supervisor{}, "scratch", Spec{NoCgroup: "not needed", Scratch: dir, Env: []string{"SCRATCH_DIR=" + dir}})
+	r := c.Wait()
+	if r.Signal != syscall.SIGKILL {
+		t.Fatalf("child ended %+v, stderr %q", r, stderr.String())
+	}
+	if len(r.ScratchRemoved) != 1 || r.ScratchErr != nil || !strings.Contains(r.ScratchRemoved[0], fmt.Sprintf("ginex-run-%d-", c.Pid())) {
+		t.Errorf("removed %v (%v)", r.ScratchRemoved, r.ScratchErr)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(left) != 1 || left[0] != other {
+		t.Errorf("left in the scratch folder: %v", left)
 	}
 }
