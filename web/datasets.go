@@ -13,6 +13,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/experiments"
+	"outcore/store"
 	"outcore/web/views"
 )
 
@@ -22,6 +23,7 @@ type DatasetsHandler struct {
 	DataDir    string
 	ImportRoot string // imports read only from inside this folder
 	Jobs       *Jobs
+	Store      Store // which datasets queued or running runs use
 }
 
 // importKinds are the importers the page offers.
@@ -94,10 +96,74 @@ func (h *DatasetsHandler) List(c *fiber.Ctx) error {
 	return h.page(c, h.forms("tiny", "", "1", "linqs", "", "", nil))
 }
 
-// JobsFragment handles GET /datasets/jobs: the job list, polled while a job runs.
+// JobsFragment handles GET /datasets/jobs: the job list, polled while a
+// job runs, with the dataset table out of band (a dataset a job made or
+// removed shows without a reload).
 func (h *DatasetsHandler) JobsFragment(c *fiber.Ctx) error {
+	rows, err := datasetRows(h.DataDir)
+	if err != nil {
+		return err
+	}
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	return views.JobList(jobViews(h.Jobs.List())).Render(c.UserContext(), c.Response().BodyWriter())
+	return views.JobsPoll(jobViews(h.Jobs.List()), rows, Token(c)).Render(c.UserContext(), c.Response().BodyWriter())
+}
+
+// datasetName reads the :name route parameter: an existing dataset.
+func (h *DatasetsHandler) datasetName(c *fiber.Ctx) (string, error) {
+	name := strings.Clone(c.Params("name"))
+	if err := dataset.ValidateName(name); err != nil {
+		return "", fiber.NewError(fiber.StatusBadRequest, "dataset: "+err.Error())
+	}
+	if _, err := os.Stat(filepath.Join(dataset.DatasetsDir(h.DataDir), name)); err != nil {
+		return "", fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("dataset %q: not in %s", name, dataset.DatasetsDir(h.DataDir)))
+	}
+	return name, nil
+}
+
+// Verify handles POST /datasets/:name/verify: a job checks the dataset's
+// files (dataset.Verify, the features scanned for NaN and ±Inf) and shows
+// what it found.
+func (h *DatasetsHandler) Verify(c *fiber.Ctx) error {
+	name, err := h.datasetName(c)
+	if err != nil {
+		return err
+	}
+	h.Jobs.Verify(name)
+	return redirect(c, "/datasets")
+}
+
+// Delete handles POST /datasets/:name/delete: the dataset's folder goes,
+// unless a queued or running run or a job uses it (409, naming them).
+func (h *DatasetsHandler) Delete(c *fiber.Ctx) error {
+	name, err := h.datasetName(c)
+	if err != nil {
+		return err
+	}
+	if h.Jobs.Busy(name) {
+		return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("dataset %q: a job is working on it; delete it when the job has ended", name))
+	}
+	if h.Store != nil {
+		runs, err := h.Store.Runs(c.UserContext(), store.RunFilter{Statuses: []string{store.StatusQueued, store.StatusRunning}, Current: true})
+		if err != nil {
+			return err
+		}
+		var users []string
+		for _, r := range runs {
+			if r.Dataset == name || strings.HasPrefix(r.Dataset, name+"-d") {
+				users = append(users, fmt.Sprintf("run %d (experiment %d, %s)", r.ID, r.ExperimentID, r.Status))
+			}
+		}
+		if len(users) > 0 {
+			if len(users) > 5 {
+				users = append(users[:5], fmt.Sprintf("%d more", len(users)-5))
+			}
+			return fiber.NewError(fiber.StatusConflict, fmt.Sprintf("dataset %q is used by %s: cancel them first", name, strings.Join(users, ", ")))
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(dataset.DatasetsDir(h.DataDir), name)); err != nil {
+		return fmt.Errorf("delete dataset %s: %w", name, err)
+	}
+	return redirect(c, "/datasets")
 }
 
 // checkNewName validates the name of a dataset about to be made.

@@ -610,6 +610,67 @@ func TestDatasetsPageAndGenerate(t *testing.T) {
 	if _, frag = e.get("/datasets/jobs"); strings.Contains(frag, "hx-trigger") {
 		t.Error("finished jobs still poll")
 	}
+	// The poll that sees the job finished carries the dataset table: the
+	// new dataset shows without a reload.
+	if !strings.Contains(frag, `<tbody id="dataset-rows" hx-swap-oob="innerHTML">`) || !strings.Contains(frag, `id="dataset-gen2"`) {
+		t.Errorf("the jobs poll does not refresh the dataset table:\n%s", frag)
+	}
+}
+
+// TestDatasetHousekeeping: a reload after a failed form is not a 405, a
+// dataset can be verified and deleted from the page, and one that queued
+// runs use is not deleted.
+func TestDatasetHousekeeping(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	for _, path := range []string{"/datasets/generate", "/datasets/import", "/experiments/preview"} {
+		resp := e.request(httptest.NewRequest(http.MethodGet, path, nil))
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("GET %s: %d, want 303", path, resp.StatusCode)
+		}
+	}
+	_, page := e.get("/datasets")
+	if !strings.Contains(page, `id="verify-tiny"`) || !strings.Contains(page, `id="delete-tiny"`) || !strings.Contains(page, `data-confirm="Delete dataset tiny`) {
+		t.Error("the datasets page has no verify or delete buttons (with confirmation)")
+	}
+	if resp := e.post("/datasets/tiny/verify", nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("verify: %d %s", resp.StatusCode, body(t, resp))
+	}
+	e.srv.jobs.Wait()
+	_, frag := e.get("/datasets/jobs")
+	if !strings.Contains(frag, "ok: 8192 nodes") || !strings.Contains(frag, "no NaN") {
+		t.Errorf("verify job:\n%s", frag)
+	}
+	// A corrupt copy fails verification, naming the problem.
+	bad := filepath.Join(dataset.DatasetsDir(e.dir), "bad")
+	copyDir(t, tinyDir, bad)
+	if err := os.Truncate(filepath.Join(bad, "labels.bin"), 10); err != nil {
+		t.Fatal(err)
+	}
+	e.post("/datasets/bad/verify", nil)
+	e.srv.jobs.Wait()
+	if _, frag = e.get("/datasets/jobs"); !strings.Contains(frag, `data-status="failed"`) || !strings.Contains(frag, "labels") {
+		t.Errorf("verify of a truncated dataset:\n%s", frag)
+	}
+	// In use by a queued run: refused, naming the run.
+	x := e.create(tinyGrid)
+	resp := e.post("/datasets/tiny/delete", nil)
+	if b := body(t, resp); resp.StatusCode != http.StatusConflict || !strings.Contains(b, fmt.Sprintf("experiment %d", x.ID)) {
+		t.Errorf("delete of a dataset in use: %d %s", resp.StatusCode, b)
+	}
+	e.post(fmt.Sprintf("/experiments/%d/cancel", x.ID), nil)
+	if resp := e.post("/datasets/tiny/delete", nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("delete: %d %s", resp.StatusCode, body(t, resp))
+	}
+	if _, err := os.Stat(filepath.Join(dataset.DatasetsDir(e.dir), "tiny")); !os.IsNotExist(err) {
+		t.Errorf("dataset still there: %v", err)
+	}
+	if resp := e.post("/datasets/tiny/delete", nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("delete of a missing dataset: %d", resp.StatusCode)
+	}
+	if resp := e.post("/datasets/..%2Fx/delete", nil); resp.StatusCode != http.StatusBadRequest && resp.StatusCode != http.StatusNotFound {
+		t.Errorf("delete with a bad name: %d", resp.StatusCode)
+	}
 }
 
 func TestImportConfinedToImportFolder(t *testing.T) {

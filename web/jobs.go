@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"strconv"
@@ -164,6 +165,9 @@ func (j *Jobs) start(kind, name string, work func(ctx context.Context, progress 
 			}
 			jb.state, jb.percent, jb.link = JobDone, 100, link
 			jb.message = "done"
+			if pw.result != "" {
+				jb.message = pw.result
+			}
 		})
 	}()
 	return jb.id
@@ -245,11 +249,29 @@ func (j *Jobs) Import(kind, name, src string) int64 {
 	})
 }
 
+// Verify checks dataset name's files (dataset.Verify with the features
+// scanned) and shows the report's summary as the job's message.
+func (j *Jobs) Verify(name string) int64 {
+	return j.start("verify", name, func(ctx context.Context, pw *progressWriter) (string, error) {
+		pw.set(-1, "reading every file of "+name)
+		rep, err := dataset.Verify(filepath.Join(dataset.DatasetsDir(j.dataDir), name), dataset.VerifyOptions{Features: true})
+		if err != nil {
+			return "", err
+		}
+		m := rep.Meta
+		pw.result = fmt.Sprintf("ok: %d nodes, %d edges, %d-dim features (no NaN or ±Inf), in-degree %d–%d (mean %.1f), %d train / %d val / %d test",
+			m.Nodes, m.Edges, m.FeatureDim, rep.MinInDegree, rep.MaxInDegree, rep.MeanInDegree, m.Train, m.Val, m.Test)
+		return "", nil
+	})
+}
+
 // progressWriter turns the status lines a generator or importer writes
 // ("\rgenerating x:  42.0% ...") into a percentage and a message.
 type progressWriter struct {
 	set  func(pct float64, msg string)
 	line []byte
+	// result, when set by the work, is the message of the finished job.
+	result string
 }
 
 var percentRE = regexp.MustCompile(`(\d+(?:\.\d+)?)%`)

@@ -16,7 +16,7 @@ func (s *Server) routes() {
 	exp := &ExperimentsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue, DataDir: s.cfg.DataDir, Jobs: s.jobs,
 		Digests: report.NewDigestCache(20000), Log: s.cfg.Log}
 	runs := &RunsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue}
-	data := &DatasetsHandler{DataDir: s.cfg.DataDir, ImportRoot: s.cfg.ImportRoot, Jobs: s.jobs}
+	data := &DatasetsHandler{DataDir: s.cfg.DataDir, ImportRoot: s.cfg.ImportRoot, Jobs: s.jobs, Store: s.cfg.Store}
 	events := &EventsHandler{Hub: s.hub, Heartbeat: s.cfg.Heartbeat, Log: s.cfg.Log}
 
 	a := s.app
@@ -35,6 +35,7 @@ func (s *Server) routes() {
 	a.Get("/experiments", exp.List)
 	a.Post("/experiments", exp.Create)
 	a.Get("/experiments/new", exp.New)
+	a.Get("/experiments/preview", toPage("/experiments/new"))
 	a.Post("/experiments/preview", exp.Preview)
 	a.Get("/experiments/:id", exp.Show)
 	a.Get("/experiments/:id/charts.json", exp.ChartsJSON)
@@ -54,12 +55,23 @@ func (s *Server) routes() {
 	a.Get("/datasets/jobs", data.JobsFragment)
 	a.Post("/datasets/generate", data.Generate)
 	a.Post("/datasets/import", data.Import)
+	a.Post("/datasets/:name/verify", data.Verify)
+	a.Post("/datasets/:name/delete", data.Delete)
+	// A form that failed validation is shown at its POST address; a
+	// reload or a typed address there asks with GET: send it home.
+	a.Get("/datasets/generate", toPage("/datasets"))
+	a.Get("/datasets/import", toPage("/datasets"))
 
 	a.Get("/events", events.Stream)
 }
 
 // LoopbackHosts are the Host names a server on loopback answers to.
 var LoopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
+
+// toPage answers a GET at a form's POST address with the form's page.
+func toPage(to string) fiber.Handler {
+	return func(c *fiber.Ctx) error { return c.Redirect(to, fiber.StatusSeeOther) }
+}
 
 // hostGuard refuses requests for a Host name not in the list (DNS rebinding).
 func hostGuard(hosts []string) fiber.Handler {

@@ -54,6 +54,12 @@
     });
   });
 
+  // --- Plain forms that ask first (data-confirm): deleting a dataset.
+  document.addEventListener("submit", function (e) {
+    var f = e.target;
+    if (f && f.getAttribute && f.getAttribute("data-confirm") && !window.confirm(f.getAttribute("data-confirm"))) e.preventDefault();
+  });
+
   // --- Charts.
   var charts = {}; // id -> echarts instance
   var chartTimer = null, chartBusy = false, chartAgain = false;
