@@ -17,6 +17,7 @@ type Source interface {
 	Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error)
 	Run(ctx context.Context, id int64) (store.Run, error)
 	Epochs(ctx context.Context, runID int64) ([]store.Epoch, error)
+	ExperimentEpochs(ctx context.Context, experimentID int64) (map[int64][]store.Epoch, error)
 	Samples(ctx context.Context, runID int64, fromT, toT float64, limit int) ([]store.Sample, error)
 }
 
@@ -63,6 +64,10 @@ func MetaOf(experimentID int64, runs []store.Run) FigureMeta {
 	return m
 }
 
+// bulkEpochReads is how many runs' epochs LoadComparison reads one query
+// each; above it, one query reads the experiment's.
+const bulkEpochReads = 4
+
 // LoadComparison reads an experiment's current runs (retried attempts
 // replaced by their latest) with their epochs and arranges them for the
 // comparison views. A finished run's digest comes from cache once read;
@@ -76,17 +81,37 @@ func LoadComparison(ctx context.Context, src Source, cache *DigestCache, experim
 		return nil, err
 	}
 	rd := make([]RunData, len(runs))
+	var missing []int // runs whose epochs must be read
 	for i, r := range runs {
 		if d, ok := cache.get(r); ok {
 			rd[i] = RunDataOf(r, nil)
 			rd[i].Digest = d
 			continue
 		}
-		var eps []store.Epoch
-		if r.Status != store.StatusQueued {
+		if r.Status != store.StatusQueued && r.EpochsDone > 0 || r.Status == store.StatusRunning {
+			missing = append(missing, i)
+			continue
+		}
+		rd[i] = RunDataOf(r, nil)
+		cache.put(r, nil) // finished without epochs: nothing to read again
+	}
+	// Few runs to read (a running one, after the first load): one query
+	// each; more: the experiment's epochs in one query.
+	var all map[int64][]store.Epoch
+	if len(missing) > bulkEpochReads {
+		if all, err = src.ExperimentEpochs(ctx, experimentID); err != nil {
+			return nil, err
+		}
+	}
+	for _, i := range missing {
+		r := runs[i]
+		eps, ok := all[r.ID]
+		if all == nil {
 			if eps, err = src.Epochs(ctx, r.ID); err != nil {
 				return nil, err
 			}
+		} else if !ok {
+			eps = nil
 		}
 		rd[i] = RunDataOf(r, eps)
 		cache.put(r, rd[i].Digest)

@@ -90,12 +90,12 @@ func scanEpoch(sc interface{ Scan(...any) error }) (Epoch, error) {
 	e.Type = metrics.TypeEpoch
 	e.ReceivedAt = fromMS(received)
 	if stages != "" && stages != "{}" {
-		if err := json.Unmarshal([]byte(stages), &e.Stages); err != nil {
+		if e.Stages, err = decodeStages(stages); err != nil {
 			return e, fmt.Errorf("epoch %d stages: %w", e.EpochRecord.Epoch, err)
 		}
 	}
 	if tiers != "" && tiers != "{}" {
-		if err := json.Unmarshal([]byte(tiers), &e.Tiers); err != nil {
+		if e.Tiers, err = decodeTiers(tiers); err != nil {
 			return e, fmt.Errorf("epoch %d tiers: %w", e.EpochRecord.Epoch, err)
 		}
 	}
@@ -119,6 +119,32 @@ func (s *Store) Epochs(ctx context.Context, runID int64) ([]Epoch, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("epochs of run %d: %w", runID, err)
+	}
+	return out, nil
+}
+
+// ExperimentEpochs returns the epochs of an experiment's current runs
+// (superseded attempts left out), by run id, each run's in order: one
+// query for the whole experiment (the comparison views read every run's
+// epochs at once).
+func (s *Store) ExperimentEpochs(ctx context.Context, experimentID int64) (map[int64][]Epoch, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+epochCols+` FROM epochs
+		WHERE run_id IN (SELECT id FROM runs WHERE experiment_id = ? AND superseded = 0)
+		ORDER BY run_id, epoch`, experimentID)
+	if err != nil {
+		return nil, fmt.Errorf("epochs of experiment %d: %w", experimentID, err)
+	}
+	defer rows.Close()
+	out := map[int64][]Epoch{}
+	for rows.Next() {
+		e, err := scanEpoch(rows)
+		if err != nil {
+			return nil, fmt.Errorf("epochs of experiment %d: %w", experimentID, err)
+		}
+		out[e.RunID] = append(out[e.RunID], e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("epochs of experiment %d: %w", experimentID, err)
 	}
 	return out, nil
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -20,6 +22,12 @@ type Experiment struct {
 	// Counts is filled by ListExperiments and Experiment (not by
 	// InsertExperiment): the current runs by status.
 	Counts StatusCounts
+	// Systems, FirstStarted and LastEnded are filled with Counts: the
+	// current runs' distinct variants (sorted by name), the earliest
+	// start and the latest end among them (zero when none).
+	Systems      []string
+	FirstStarted time.Time
+	LastEnded    time.Time
 }
 
 // InsertExperiment inserts e and sets e.ID and e.CreatedAt.
@@ -89,7 +97,8 @@ func (t *Tx) DeleteExperiment(id int64) error {
 const experimentListSQL = `
 	SELECT e.id, e.name, e.dataset, e.grid_json, e.base_config_json, e.created_at,
 		coalesce(c.total, 0), coalesce(c.queued, 0), coalesce(c.running, 0), coalesce(c.done, 0),
-		coalesce(c.failed, 0), coalesce(c.oom, 0), coalesce(c.cancelled, 0), coalesce(c.interrupted, 0)
+		coalesce(c.failed, 0), coalesce(c.oom, 0), coalesce(c.cancelled, 0), coalesce(c.interrupted, 0),
+		coalesce(c.systems, ''), c.first_started, c.last_ended
 	FROM experiments e
 	LEFT JOIN (
 		SELECT experiment_id,
@@ -97,7 +106,9 @@ const experimentListSQL = `
 			sum(status = 'queued') AS queued, sum(status = 'running') AS running,
 			sum(status = 'done') AS done, sum(status = 'failed') AS failed,
 			sum(status = 'oom') AS oom, sum(status = 'cancelled') AS cancelled,
-			sum(status = 'interrupted') AS interrupted
+			sum(status = 'interrupted') AS interrupted,
+			group_concat(DISTINCT system) AS systems,
+			min(started_at) AS first_started, max(ended_at) AS last_ended
 		FROM runs WHERE superseded = 0
 		GROUP BY experiment_id
 	) c ON c.experiment_id = e.id`
@@ -105,12 +116,19 @@ const experimentListSQL = `
 func scanExperiment(sc interface{ Scan(...any) error }) (Experiment, error) {
 	var e Experiment
 	var grid, base string
-	var created sql.NullInt64
+	var created, first, last sql.NullInt64
+	var systems string
 	c := &e.Counts
 	err := sc.Scan(&e.ID, &e.Name, &e.Dataset, &grid, &base, &created,
-		&c.Total, &c.Queued, &c.Running, &c.Done, &c.Failed, &c.OOM, &c.Cancelled, &c.Interrupted)
+		&c.Total, &c.Queued, &c.Running, &c.Done, &c.Failed, &c.OOM, &c.Cancelled, &c.Interrupted,
+		&systems, &first, &last)
 	e.Grid, e.BaseConfig = json.RawMessage(grid), json.RawMessage(base)
 	e.CreatedAt = fromMS(created)
+	e.FirstStarted, e.LastEnded = fromMS(first), fromMS(last)
+	if systems != "" {
+		e.Systems = strings.Split(systems, ",")
+		sort.Strings(e.Systems)
+	}
 	return e, err
 }
 

@@ -456,3 +456,40 @@ func TestSetDeviations(t *testing.T) {
 		t.Fatalf("deviations %s (%v), want %q", r.Deviations, err, want)
 	}
 }
+
+// TestExperimentAggregatesAndEpochs: the experiment list carries each
+// experiment's variants and wall-clock span without reading its runs, and
+// an experiment's epochs come in one query, superseded attempts left out.
+func TestExperimentAggregatesAndEpochs(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	e, runs := seed(t, s, "pyg+", "gnndrive", "pyg+")
+	finish(t, s, runs[0].ID, store.StatusDone, 1, 2, 3)
+	finish(t, s, runs[1].ID, store.StatusFailed, 1)
+	list, err := s.ListExperiments(ctx)
+	if err != nil || len(list) != 1 {
+		t.Fatal(list, err)
+	}
+	got := list[0]
+	if strings.Join(got.Systems, ",") != "gnndrive,pyg+" || got.FirstStarted.IsZero() || got.LastEnded.IsZero() || got.LastEnded.Before(got.FirstStarted) {
+		t.Errorf("aggregates: systems %v, first %v, last %v", got.Systems, got.FirstStarted, got.LastEnded)
+	}
+	var retried store.Run
+	if err := s.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		retried, err = tx.RetryRun(runs[1].ID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	eps, err := s.ExperimentEpochs(ctx, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(eps) != 1 || len(eps[runs[0].ID]) != 3 || eps[runs[0].ID][2].EpochRecord.Epoch != 2 || eps[runs[0].ID][1].Tiers["cpu"].Hits != 4 {
+		t.Errorf("experiment epochs: %v", eps)
+	}
+	if _, ok := eps[runs[1].ID]; ok {
+		t.Errorf("superseded run %d (retried as %d) has epochs in the result", runs[1].ID, retried.ID)
+	}
+}

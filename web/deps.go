@@ -17,6 +17,7 @@ type Store interface {
 	Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error)
 	Run(ctx context.Context, id int64) (store.Run, error)
 	Epochs(ctx context.Context, runID int64) ([]store.Epoch, error)
+	ExperimentEpochs(ctx context.Context, experimentID int64) (map[int64][]store.Epoch, error)
 	Samples(ctx context.Context, runID int64, fromT, toT float64, limit int) ([]store.Sample, error)
 	RunEvents(ctx context.Context, runID int64, kinds ...string) ([]store.Event, error)
 	EventsSince(ctx context.Context, after int64, limit int) ([]store.Event, error)

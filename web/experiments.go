@@ -55,17 +55,9 @@ func (h *ExperimentsHandler) List(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	runs, err := h.Store.Runs(ctx, store.RunFilter{Current: true})
-	if err != nil {
-		return err
-	}
-	byExp := map[int64][]store.Run{}
-	for _, r := range runs {
-		byExp[r.ExperimentID] = append(byExp[r.ExperimentID], r)
-	}
 	rows := make([]views.ExperimentRow, len(exps))
 	for i, e := range exps {
-		rows[i] = experimentRow(e, byExp[e.ID])
+		rows[i] = experimentRow(e)
 	}
 	p := pageMeta(c, "Experiments", "experiments")
 	p.Stream = fmt.Sprintf("/events?scope=%s&after=%d", ScopeExperiments, after)

@@ -190,11 +190,7 @@ func (f *Feed) experimentRowUpdate(ctx context.Context, id int64) (string, bool,
 		}
 		return "", false, err
 	}
-	runs, err := f.Store.Runs(ctx, store.RunFilter{ExperimentID: id, Current: true})
-	if err != nil {
-		return "", false, err
-	}
-	row := experimentRow(e, runs)
+	row := experimentRow(e)
 	fr := &fragments{ctx: ctx}
 	fr.raw(`<div id="no-experiments" hx-swap-oob="delete"></div>`)
 	fr.appendTo("tbody", "afterbegin", "#experiment-rows", views.ExperimentRowView(row, ""))

@@ -147,21 +147,25 @@ func runSpan(runs []store.Run) (started, ended int64) {
 	return started, ended
 }
 
-// variantList names the distinct variants of runs in display order.
-func variantList(runs []store.Run) []string {
-	rd := make([]report.RunData, len(runs))
-	for i, r := range runs {
-		rd[i] = report.RunData{System: r.System}
+// variantList puts variant names in display order.
+func variantList(systems []string) []string {
+	rd := make([]report.RunData, len(systems))
+	for i, s := range systems {
+		rd[i] = report.RunData{System: s}
 	}
 	return report.NewComparison(rd).Variants()
 }
 
-// experimentRow is an experiment's line in the list.
-func experimentRow(e store.Experiment, runs []store.Run) views.ExperimentRow {
-	s, en := runSpan(runs)
+// experimentRow is an experiment's line in the list, from the store's
+// per-experiment aggregates (no run is read).
+func experimentRow(e store.Experiment) views.ExperimentRow {
+	s, en := msOf(e.FirstStarted), msOf(e.LastEnded)
+	if e.Counts.Queued+e.Counts.Running > 0 || s == 0 {
+		en = 0
+	}
 	return views.ExperimentRow{
 		ID: e.ID, Name: experimentTitle(e), Dataset: e.Dataset,
-		Variants: strings.Join(variantList(runs), ", "),
+		Variants: strings.Join(variantList(e.Systems), ", "),
 		State:    experimentState(e.Counts), Counts: counts(e.Counts),
 		Created:   fmtTime(e.CreatedAt),
 		StartedMS: s, EndedMS: en,
