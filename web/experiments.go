@@ -488,6 +488,36 @@ func (h *ExperimentsHandler) Export(c *fiber.Ctx) error {
 	return nil
 }
 
+// Bundle handles GET /experiments/:id/bundle.zip: the paper bundle
+// (report.WriteBundle), streamed; ?size= picks the figures' size preset.
+func (h *ExperimentsHandler) Bundle(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	size := strings.Clone(c.Query("size"))
+	if err := report.CheckSize(size); err != nil {
+		return fiber.NewError(fiber.StatusBadRequest, "size: "+err.Error())
+	}
+	if _, err := h.Store.Experiment(c.UserContext(), id); err != nil {
+		return err
+	}
+	src, ok := h.Store.(report.BundleSource)
+	if !ok {
+		return fiber.NewError(fiber.StatusNotImplemented, "this store cannot export bundles")
+	}
+	c.Set(fiber.HeaderContentType, "application/zip")
+	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s"`, report.BundleFileName(id)))
+	opts := report.BundleOptions{Version: experiments.Version(), DataDir: h.DataDir, Size: size}
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		if err := report.WriteBundle(context.Background(), w, src, id, opts); err != nil {
+			// The status is sent already: the zip is cut short and will not open.
+			fmt.Fprintf(w, "\n# bundle stopped: %v\n", err)
+		}
+	})
+	return nil
+}
+
 // Cancel handles POST /experiments/:id/cancel: queued runs are cancelled,
 // running ones stopped.
 func (h *ExperimentsHandler) Cancel(c *fiber.Ctx) error {

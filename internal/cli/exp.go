@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -438,8 +439,8 @@ func figureList() string {
 
 func expExportCmd() *Command {
 	var (
-		dataDir, what, out, figure, format, baseline, size string
-		csv                                                bool
+		dataDir, what, out, figure, format, baseline, size, bundle string
+		csv                                                        bool
 		run                                                int64
 	)
 	fs := newFlagSet("exp export", &dataDir)
@@ -452,9 +453,11 @@ func expExportCmd() *Command {
 	fs.StringVar(&size, "size", report.SizeWide, "with --figure: the figure's size, "+strings.Join(report.FigureSizes, " (two-column paper width) or ")+" (one column)")
 	fs.StringVar(&out, "out", "", "write to FILE (- = stdout); default: stdout for --csv, for a figure the dashboard's file name (experiment-ID-NAME.FORMAT) in the current directory")
 	fs.StringVar(&out, "o", "", "short for --out")
+	fs.StringVar(&bundle, "bundle", "", "write the paper bundle (a zip: tidy CSVs, every figure as SVG and PDF, the grid, host facts, the version, a re-plot script) to FILE (- = stdout); --size sizes its figures")
 	return &Command{
 		Name: "export",
 		Args: "ID --csv [--what runs|epochs|samples] [--out FILE]\n" +
+			"       outcore exp export ID --bundle FILE.zip [--size wide|column]\n" +
 			"       outcore exp export ID --figure NAME [--format svg|pdf|csv] [--baseline V] [--out FILE]\n" +
 			"       outcore exp export --run RUN --figure NAME [--format svg|pdf|csv] [--out FILE]",
 		Short: "tidy CSV tables (one row per observation) and the dashboard's figures (SVG, PDF)",
@@ -478,9 +481,18 @@ exports (--figure), drawn the same way: SVG or PDF, or the figure's data as CSV.
 					return err
 				}
 			}
+			if bundle != "" {
+				if csv || figure != "" || run > 0 {
+					return usagef("--bundle excludes --csv, --figure and --run (the bundle holds them all)")
+				}
+				if err := report.CheckSize(size); err != nil {
+					return usagef("--size: %v", err)
+				}
+				return exportBundle(ctx, s, dataDir, id, size, bundle)
+			}
 			if figure == "" {
 				if !csv {
-					return usagef("export needs --csv or --figure NAME")
+					return usagef("export needs --csv or --figure NAME (or --bundle FILE.zip)")
 				}
 				if !slices.Contains(store.ExportKinds, what) {
 					return usagef("--what %q, want one of %s", what, strings.Join(store.ExportKinds, ", "))
@@ -537,6 +549,40 @@ func exportTable(ctx context.Context, s Streams, dataDir string, id int64, what,
 		}
 	}
 	return err
+}
+
+// exportBundle writes experiment id's paper bundle (report.WriteBundle) to
+// file ("-" = stdout), through a temporary file so a failed export leaves
+// no half zip behind.
+func exportBundle(ctx context.Context, s Streams, dataDir string, id int64, size, file string) error {
+	st, dir, err := openStore(ctx, dataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	opts := report.BundleOptions{Version: experiments.Version(), DataDir: dir, Size: size}
+	if file == "-" {
+		return report.WriteBundle(ctx, s.Out, st, id, opts)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".bundle-*.zip")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := report.WriteBundle(ctx, tmp, st, id, opts); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		return err
+	}
+	if st, err := os.Stat(file); err == nil {
+		fmt.Fprintf(s.Err, "wrote %s (%d bytes)\n", file, st.Size())
+	}
+	return nil
 }
 
 // exportFigure writes one of the dashboard's charts (of experiment id, or

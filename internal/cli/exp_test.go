@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -127,5 +128,33 @@ func TestExpExportFigure(t *testing.T) {
 	code, stdout, stderr = export(id, "--csv", "--what", "epochs")
 	if code != 0 || strings.Count(stdout, "\n") != 1+6*3 { // header + 6 finished runs × 3 epochs
 		t.Errorf("--csv --what epochs: exit %d, %d lines, stderr %q", code, strings.Count(stdout, "\n"), stderr)
+	}
+}
+
+// TestExpExportBundle: --bundle writes the paper bundle; it excludes the
+// other exports.
+func TestExpExportBundle(t *testing.T) {
+	dir, id, _ := exportFixture(t)
+	out := filepath.Join(t.TempDir(), "b.zip")
+	code, _, stderr := runCLI("exp", "export", id, "--bundle", out, "--size", "column", "--data-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	zr, err := zip.OpenReader(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	names := map[string]bool{}
+	for _, f := range zr.File {
+		names[f.Name] = true
+	}
+	for _, want := range []string{"runs.csv", "epochs.csv", "samples.csv", "charts/epoch-vs-mem.csv", "figures/epoch-vs-mem.svg", "figures/stages.pdf", "grid.json", "host.json", "VERSION", "replot.py", "README.md"} {
+		if !names[want] {
+			t.Errorf("bundle lacks %s (has %v)", want, names)
+		}
+	}
+	if code, _, _ := runCLI("exp", "export", id, "--bundle", out, "--csv", "--data-dir", dir); code != 2 {
+		t.Errorf("--bundle with --csv: exit %d, want 2", code)
 	}
 }
