@@ -441,7 +441,7 @@ func expExportCmd() *Command {
 	var (
 		dataDir, what, out, figure, format, baseline, size, bundle string
 		csv                                                        bool
-		run                                                int64
+		run                                                        int64
 	)
 	fs := newFlagSet("exp export", &dataDir)
 	fs.BoolVar(&csv, "csv", false, "write the tidy CSV table chosen by --what")
