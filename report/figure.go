@@ -313,7 +313,7 @@ func figureSubtitle(ch Chart) string {
 	if words["cancelled"] {
 		s += "; cancelled = stopped by hand, not measured"
 	}
-	if ch.Kind == "stack" {
+	if ch.ID == "stages" || ch.ID == "run-stages" {
 		s += "; nested stages drawn inside their parent, bar mark = epoch time"
 	}
 	return s

@@ -64,6 +64,35 @@ func MetaOf(experimentID int64, runs []store.Run) FigureMeta {
 	return m
 }
 
+// DigestStore keeps finished runs' digests with the runs (store.Store):
+// LoadComparison reads them in one query and stores those it had to make,
+// so that a server's first load of an experiment does not read every epoch.
+type DigestStore interface {
+	RunDigests(ctx context.Context, experimentID int64) (map[int64]store.StoredDigest, error)
+	SaveRunDigests(ctx context.Context, digests map[int64]store.StoredDigest) error
+}
+
+// digestFormat versions the stored digest: a stored digest of another
+// format is made again from the epochs.
+const digestFormat = 2
+
+type storedDigest struct {
+	Format int     `json:"format"`
+	Digest *Digest `json:"digest"`
+}
+
+func encodeDigest(d *Digest) ([]byte, error) {
+	return json.Marshal(storedDigest{Format: digestFormat, Digest: d})
+}
+
+func decodeDigest(b []byte) (*Digest, bool) {
+	var sd storedDigest
+	if json.Unmarshal(b, &sd) != nil || sd.Format != digestFormat || sd.Digest == nil {
+		return nil, false
+	}
+	return sd.Digest, true
+}
+
 // bulkEpochReads is how many runs' epochs LoadComparison reads one query
 // each; above it, one query reads the experiment's.
 const bulkEpochReads = 4
@@ -95,6 +124,28 @@ func LoadComparison(ctx context.Context, src Source, cache *DigestCache, experim
 		rd[i] = RunDataOf(r, nil)
 		cache.put(r, nil) // finished without epochs: nothing to read again
 	}
+	// Finished runs whose digest a reader stored with the run: one query.
+	ds, canStore := src.(DigestStore)
+	if canStore && len(missing) > 0 {
+		stored, err := ds.RunDigests(ctx, experimentID)
+		if err != nil {
+			return nil, err
+		}
+		left := missing[:0]
+		for _, i := range missing {
+			r := runs[i]
+			if sd, ok := stored[r.ID]; ok && store.Finished(r.Status) {
+				if d, ok := decodeDigest(sd.JSON); ok {
+					rd[i] = RunDataOf(r, nil)
+					rd[i].Digest = d
+					cache.put(r, d)
+					continue
+				}
+			}
+			left = append(left, i)
+		}
+		missing = left
+	}
 	// Few runs to read (a running one, after the first load): one query
 	// each; more: the experiment's epochs in one query.
 	var all map[int64][]store.Epoch
@@ -103,6 +154,7 @@ func LoadComparison(ctx context.Context, src Source, cache *DigestCache, experim
 			return nil, err
 		}
 	}
+	save := map[int64]store.StoredDigest{}
 	for _, i := range missing {
 		r := runs[i]
 		eps, ok := all[r.ID]
@@ -115,6 +167,16 @@ func LoadComparison(ctx context.Context, src Source, cache *DigestCache, experim
 		}
 		rd[i] = RunDataOf(r, eps)
 		cache.put(r, rd[i].Digest)
+		if canStore && store.Finished(r.Status) && rd[i].Digest != nil {
+			if b, err := encodeDigest(rd[i].Digest); err == nil {
+				save[r.ID] = store.StoredDigest{Epochs: r.EpochsDone, JSON: b}
+			}
+		}
+	}
+	if len(save) > 0 {
+		// Kept for the next reader; a store that refuses (read-only, full
+		// disk) only costs the next reader the epochs again.
+		_ = ds.SaveRunDigests(ctx, save)
 	}
 	cmp := NewComparison(rd)
 	cmp.meta = MetaOf(experimentID, runs)

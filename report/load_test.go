@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -116,4 +117,76 @@ func TestWriteChartFormats(t *testing.T) {
 	if err := CheckChart("nope", ChartIDs); !errors.Is(err, ErrUnknownChart) || !strings.Contains(err.Error(), "epoch-vs-mem, epoch-vs-dim") {
 		t.Errorf("unknown chart: %v", err)
 	}
+}
+
+// TestStoredDigests: the first load stores each finished run's digest with
+// the run; a later load (a new server: nothing cached) reads them in one
+// query instead of the epochs, and draws the same charts.
+func TestStoredDigests(t *testing.T) {
+	st, e, runs := openStore(t)
+	ctx := context.Background()
+	first, err := LoadComparison(ctx, st, nil, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := st.RunDigests(ctx, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withEpochs := 0
+	for _, r := range runs {
+		if r.EpochsDone > 0 {
+			withEpochs++
+			if _, ok := stored[r.ID]; !ok {
+				t.Errorf("run %d (%d epochs): no stored digest", r.ID, r.EpochsDone)
+			}
+		}
+	}
+	if len(stored) != withEpochs {
+		t.Errorf("%d digests stored, %d runs have epochs", len(stored), withEpochs)
+	}
+	src := &countingSource{Store: st}
+	second, err := LoadComparison(ctx, src, nil, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.epochReads != 0 {
+		t.Errorf("the second load read epochs %d times", src.epochReads)
+	}
+	a, _ := json.Marshal(first.Charts(""))
+	b, _ := json.Marshal(second.Charts(""))
+	if !bytes.Equal(a, b) {
+		t.Error("charts from stored digests differ from charts from epochs")
+	}
+	// A digest whose run has more epochs since is stale: read again.
+	r := runs[len(runs)-1]
+	if err := st.Update(ctx, func(tx *store.Tx) error {
+		rec := storetest.Epoch(9, 1)
+		return tx.InsertEpoch(r.ID, &rec)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	src.epochReads = 0
+	if _, err := LoadComparison(ctx, src, nil, e.ID); err != nil {
+		t.Fatal(err)
+	}
+	if src.epochReads != 1 {
+		t.Errorf("after a new epoch, %d epoch reads, want 1", src.epochReads)
+	}
+}
+
+// countingSource counts reads of epochs.
+type countingSource struct {
+	*store.Store
+	epochReads int
+}
+
+func (c *countingSource) Epochs(ctx context.Context, id int64) ([]store.Epoch, error) {
+	c.epochReads++
+	return c.Store.Epochs(ctx, id)
+}
+
+func (c *countingSource) ExperimentEpochs(ctx context.Context, id int64) (map[int64][]store.Epoch, error) {
+	c.epochReads++
+	return c.Store.ExperimentEpochs(ctx, id)
 }

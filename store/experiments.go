@@ -28,6 +28,10 @@ type Experiment struct {
 	Systems      []string
 	FirstStarted time.Time
 	LastEnded    time.Time
+	// Notes and Tags organise experiments (SetExperimentMeta); tags are
+	// sorted.
+	Notes string
+	Tags  []string
 }
 
 // InsertExperiment inserts e and sets e.ID and e.CreatedAt.
@@ -66,6 +70,9 @@ func (t *Tx) DeleteExperiment(id int64) error {
 	if running > 0 {
 		return fmt.Errorf("delete experiment %d: %d run(s) still running: %w", id, running, ErrConflict)
 	}
+	if _, err := t.tx.ExecContext(t.ctx, `DELETE FROM experiment_tags WHERE experiment_id = ?`, id); err != nil {
+		return fmt.Errorf("delete experiment %d tags: %w", id, err)
+	}
 	// Events first: run_events.run_id cascades, but the experiment-level
 	// events (run_id NULL) do not.
 	if _, err := t.tx.ExecContext(t.ctx, `DELETE FROM run_events WHERE experiment_id = ?`, id); err != nil {
@@ -98,7 +105,8 @@ const experimentListSQL = `
 	SELECT e.id, e.name, e.dataset, e.grid_json, e.base_config_json, e.created_at,
 		coalesce(c.total, 0), coalesce(c.queued, 0), coalesce(c.running, 0), coalesce(c.done, 0),
 		coalesce(c.failed, 0), coalesce(c.oom, 0), coalesce(c.cancelled, 0), coalesce(c.interrupted, 0),
-		coalesce(c.systems, ''), c.first_started, c.last_ended
+		coalesce(c.systems, ''), c.first_started, c.last_ended,
+		e.notes, coalesce((SELECT group_concat(tag, char(31)) FROM experiment_tags t WHERE t.experiment_id = e.id), '')
 	FROM experiments e
 	LEFT JOIN (
 		SELECT experiment_id,
@@ -117,11 +125,15 @@ func scanExperiment(sc interface{ Scan(...any) error }) (Experiment, error) {
 	var e Experiment
 	var grid, base string
 	var created, first, last sql.NullInt64
-	var systems string
+	var systems, tags string
 	c := &e.Counts
 	err := sc.Scan(&e.ID, &e.Name, &e.Dataset, &grid, &base, &created,
 		&c.Total, &c.Queued, &c.Running, &c.Done, &c.Failed, &c.OOM, &c.Cancelled, &c.Interrupted,
-		&systems, &first, &last)
+		&systems, &first, &last, &e.Notes, &tags)
+	if tags != "" {
+		e.Tags = strings.Split(tags, "\x1f")
+		sort.Strings(e.Tags)
+	}
 	e.Grid, e.BaseConfig = json.RawMessage(grid), json.RawMessage(base)
 	e.CreatedAt = fromMS(created)
 	e.FirstStarted, e.LastEnded = fromMS(first), fromMS(last)
