@@ -494,6 +494,7 @@ type RunFilter struct {
 	ExperimentID int64    // 0 = every experiment
 	Statuses     []string // nil = any status
 	Current      bool     // only runs not superseded by a retry
+	Conds        []Cond   // every condition must hold (conds.go)
 }
 
 // Runs returns the runs a filter selects, in experiment order, then cell
@@ -514,6 +515,11 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 			args = append(args, st)
 		}
 	}
+	cw, cargs, err := condsSQL(f.Conds)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	where, args = append(where, cw...), append(args, cargs...)
 	q := `SELECT ` + runCols + ` FROM runs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")

@@ -493,3 +493,44 @@ func TestExperimentAggregatesAndEpochs(t *testing.T) {
 		t.Errorf("superseded run %d (retried as %d) has epochs in the result", runs[1].ID, retried.ID)
 	}
 }
+
+func TestRunConditionsAndMeta(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	e, runs := seed(t, s, "pyg+", "ginex", "ginex")
+	finish(t, s, runs[0].ID, store.StatusOOM)
+	finish(t, s, runs[1].ID, store.StatusDone, 1, 2)
+	got, err := s.Runs(ctx, store.RunFilter{ExperimentID: e.ID, Conds: []store.Cond{{Field: "system", Op: "=", Value: "ginex"}, {Field: "status", Op: "!=", Value: "queued"}}})
+	if err != nil || len(got) != 1 || got[0].ID != runs[1].ID {
+		t.Errorf("conds: %v %v", got, err)
+	}
+	if got, err := s.Runs(ctx, store.RunFilter{Conds: []store.Cond{{Field: "system", Op: "~", Value: "G+"}}}); err != nil || len(got) != 1 {
+		t.Errorf("contains: %d runs, %v", len(got), err)
+	}
+	if _, err := s.Runs(ctx, store.RunFilter{Conds: []store.Cond{{Field: "config_json", Op: "=", Value: "x"}}}); err == nil {
+		t.Error("a field outside RunFields was accepted")
+	}
+	ids, err := s.ExperimentsWithRuns(ctx, []store.Cond{{Field: "status", Op: "=", Value: "oom"}, {Field: "mem_limit", Op: "<", Value: int64(512 << 20)}})
+	if err != nil || !ids[e.ID] || len(ids) != 1 {
+		t.Errorf("experiments with OOM runs under 512 MiB: %v %v", ids, err)
+	}
+	err = s.Update(ctx, func(tx *store.Tx) error {
+		return tx.SetExperimentMeta(e.ID, store.ExperimentMeta{Name: " renamed ", Notes: "why: fig 9", Tags: []string{"Paper", "fig9", "paper", " "}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := s.Experiment(ctx, e.ID)
+	if x.Name != "renamed" || x.Notes != "why: fig 9" || strings.Join(x.Tags, ",") != "fig9,paper" {
+		t.Errorf("meta: %q %q %v", x.Name, x.Notes, x.Tags)
+	}
+	for _, bad := range []store.ExperimentMeta{{Tags: []string{"a b"}}, {Name: "two\nlines"}, {Tags: []string{strings.Repeat("x", 41)}}} {
+		err := s.Update(ctx, func(tx *store.Tx) error { return tx.SetExperimentMeta(e.ID, bad) })
+		if !errors.Is(err, store.ErrInvalidMeta) {
+			t.Errorf("%+v: %v", bad, err)
+		}
+	}
+	if err := s.Update(ctx, func(tx *store.Tx) error { return tx.DeleteExperiment(e.ID) }); err != nil {
+		t.Fatal(err)
+	}
+}
