@@ -557,6 +557,18 @@ func (m *Manager) DeleteExperiment(ctx context.Context, id int64) error {
 	return nil
 }
 
+// SetExperimentMeta renames an experiment and replaces its notes and tags
+// (store.Tx.SetExperimentMeta); pages showing it update live.
+func (m *Manager) SetExperimentMeta(ctx context.Context, id int64, meta store.ExperimentMeta) error {
+	return m.update(ctx, func(tx *store.Tx) error {
+		if err := tx.SetExperimentMeta(id, meta); err != nil {
+			return err
+		}
+		return tx.AppendEvent(&store.Event{ExperimentID: id, Kind: store.EventExperiment, Msg: "edited",
+			Data: eventData(map[string]any{"action": "edited"})})
+	})
+}
+
 // runDir is where a run's config and stderr files live.
 func (m *Manager) runDir(id int64) string {
 	return filepath.Join(m.opts.DataDir, "runs", fmt.Sprint(id))

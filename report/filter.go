@@ -287,8 +287,16 @@ func (f Filter) RunConds() []store.Cond {
 	return out
 }
 
-// HasRunTerms reports whether the filter has run conditions.
-func (f Filter) HasRunTerms() bool { return len(f.RunConds()) > 0 }
+// OnlyRunTerms reports whether every term is a run key (no experiment
+// key, no free text): what filters one experiment's runs.
+func (f Filter) OnlyRunTerms() bool {
+	for _, t := range f.Terms {
+		if k, ok := lookupKey(t.Key); !ok || !k.run {
+			return false
+		}
+	}
+	return true
+}
 
 // MatchExperiment reports whether e meets the filter's experiment terms
 // and free text (run terms are the store's: ExperimentsWithRuns).

@@ -21,6 +21,7 @@ type Store interface {
 	Samples(ctx context.Context, runID int64, fromT, toT float64, limit int) ([]store.Sample, error)
 	RunEvents(ctx context.Context, runID int64, kinds ...string) ([]store.Event, error)
 	EventsSince(ctx context.Context, after int64, limit int) ([]store.Event, error)
+	ExperimentsWithRuns(ctx context.Context, conds []store.Cond) (map[int64]bool, error)
 	LastEventID(ctx context.Context) (int64, error)
 	ExportCSV(ctx context.Context, w io.Writer, experimentID int64, what string) error
 }
@@ -40,6 +41,9 @@ type Queue interface {
 	RetryExperiment(ctx context.Context, id int64) ([]store.Run, error)
 	CancelExperiment(ctx context.Context, id int64) (int, error)
 	DeleteExperiment(ctx context.Context, id int64) error
+	// SetExperimentMeta renames an experiment and replaces its notes and
+	// tags; refused values wrap store.ErrInvalidMeta.
+	SetExperimentMeta(ctx context.Context, id int64, m store.ExperimentMeta) error
 	// SubscribeFrom delivers every event with id > lastID in order, stored
 	// ones first, then live ones; the function ends the subscription.
 	SubscribeFrom(lastID int64) (<-chan store.Event, func())

@@ -55,13 +55,82 @@ func (h *ExperimentsHandler) List(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rows := make([]views.ExperimentRow, len(exps))
-	for i, e := range exps {
-		rows[i] = experimentRow(e)
+	v := views.ListView{Filter: strings.Clone(c.Query("q")), Sort: strings.Clone(c.Query("sort")), Total: len(exps), Keys: report.FilterKeys()}
+	exps, err = filterExperiments(ctx, h.Store, exps, v.Filter, v.Sort)
+	if err != nil {
+		if !errors.Is(err, report.ErrFilter) {
+			return err
+		}
+		v.Problem = err.Error()
+		c.Status(fiber.StatusBadRequest)
 	}
+	for _, e := range exps {
+		v.Rows = append(v.Rows, experimentRow(e))
+	}
+	v.Examples = listExamples(h.DataDir)
 	p := pageMeta(c, "Experiments", "experiments")
 	p.Stream = fmt.Sprintf("/events?scope=%s&after=%d", ScopeExperiments, after)
-	return renderPage(c, views.ExperimentsPage(p, rows, listExamples(h.DataDir)))
+	return renderPage(c, views.ExperimentsPage(p, v))
+}
+
+// filterExperiments keeps the experiments a filter query selects, in the
+// order sort asks for; a query or sort key in error keeps them all and
+// says why (an error wrapping report.ErrFilter).
+func filterExperiments(ctx context.Context, st Store, exps []store.Experiment, q, sortKey string) ([]store.Experiment, error) {
+	f, err := report.ParseFilter(q)
+	if err != nil {
+		return exps, err
+	}
+	if err := report.SortExperiments(exps, sortKey); err != nil {
+		return exps, err
+	}
+	var withRuns map[int64]bool
+	if conds := f.RunConds(); len(conds) > 0 {
+		if withRuns, err = st.ExperimentsWithRuns(ctx, conds); err != nil {
+			return nil, err
+		}
+	}
+	out := exps[:0:0]
+	for _, e := range exps {
+		if withRuns != nil && !withRuns[e.ID] {
+			continue
+		}
+		if f.MatchExperiment(e, experimentState(e.Counts)) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Meta handles POST /experiments/:id/meta: rename, notes and tags (form
+// fields name, notes, tags: comma- or space-separated). Refused values
+// re-show the page with the reason.
+func (h *ExperimentsHandler) Meta(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	m := store.ExperimentMeta{Name: strings.Clone(c.FormValue("name")), Notes: strings.Clone(c.FormValue("notes")),
+		Tags: strings.FieldsFunc(c.FormValue("tags"), func(r rune) bool { return r == ',' || r == ' ' || r == ';' })}
+	for i := range m.Tags {
+		m.Tags[i] = strings.Clone(m.Tags[i])
+	}
+	err = h.Queue.SetExperimentMeta(ctx, id, m)
+	if err == nil {
+		return redirect(c, fmt.Sprintf("/experiments/%d", id))
+	}
+	if !errors.Is(err, store.ErrInvalidMeta) {
+		return err
+	}
+	v, verr := h.experimentPage(ctx, id, "", "")
+	if verr != nil {
+		return verr
+	}
+	v.Name, v.Notes, v.TagsText, v.MetaError = m.Name, m.Notes, strings.Join(m.Tags, ", "), err.Error()
+	c.Status(fiber.StatusUnprocessableEntity)
+	p := pageMeta(c, v.Name, "experiments")
+	return renderPage(c, views.ExperimentPage(p, v))
 }
 
 // formEnv answers validation's questions from the data directory; the
@@ -293,8 +362,9 @@ func redirect(c *fiber.Ctx, to string) error {
 	return c.Redirect(to, fiber.StatusSeeOther)
 }
 
-// experimentPage loads what an experiment page shows.
-func (h *ExperimentsHandler) experimentPage(ctx context.Context, id int64, baseline string) (views.ExperimentView, error) {
+// experimentPage loads what an experiment page shows; runFilter, when
+// set, is a filter query (run keys only) for the queue table.
+func (h *ExperimentsHandler) experimentPage(ctx context.Context, id int64, baseline, runFilter string) (views.ExperimentView, error) {
 	e, err := h.Store.Experiment(ctx, id)
 	if err != nil {
 		return views.ExperimentView{}, err
@@ -303,8 +373,31 @@ func (h *ExperimentsHandler) experimentPage(ctx context.Context, id int64, basel
 	if err != nil {
 		return views.ExperimentView{}, err
 	}
-	return experimentView(e, runs, baseline), nil
+	v := experimentView(e, runs, baseline)
+	if runFilter == "" {
+		return v, nil
+	}
+	v.RunFilter = runFilter
+	f, err := report.ParseFilter(runFilter)
+	if err == nil && !f.OnlyRunTerms() {
+		err = fmt.Errorf("%w: here only run keys (system, outcome, limit, dim, batch, repeat, model, fanout, epoch_s, val) select runs", report.ErrFilter)
+	}
+	if err != nil {
+		v.RunProblem = err.Error()
+		return v, nil
+	}
+	kept, err := h.Store.Runs(ctx, store.RunFilter{ExperimentID: id, Current: true, Conds: f.RunConds()})
+	if err != nil {
+		return v, err
+	}
+	v.Runs = v.Runs[:0]
+	for _, r := range kept {
+		v.Runs = append(v.Runs, runRow(r))
+	}
+	v.Shown = len(kept)
+	return v, nil
 }
+
 
 // experimentView builds an experiment page from its runs (without epochs:
 // charts load from charts.json, the accuracy table uses the runs' aggregates).
@@ -328,6 +421,7 @@ func experimentView(e store.Experiment, runs []store.Run, baseline string) views
 		}
 	}
 	v := views.ExperimentView{
+		Notes: e.Notes, Tags: e.Tags, TagsText: strings.Join(e.Tags, ", "), Shown: len(runs),
 		ID: e.ID, Name: experimentTitle(e), Dataset: e.Dataset, State: experimentState(e.Counts), Counts: counts(e.Counts),
 		Created: fmtTime(e.CreatedAt), StartedMS: s, EndedMS: en, Grid: grid, Runs: rows,
 		Variants: cmp.Variants(), Baseline: baseline, Accuracy: accuracyRows(cmp),
@@ -360,7 +454,7 @@ func (h *ExperimentsHandler) Show(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.experimentPage(ctx, id, c.Query("baseline"))
+	v, err := h.experimentPage(ctx, id, c.Query("baseline"), strings.Clone(c.Query("runs")))
 	if err != nil {
 		return err
 	}

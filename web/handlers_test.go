@@ -911,3 +911,72 @@ func TestCancelledIsNotFailed(t *testing.T) {
 		t.Error("cancel buttons do not ask for confirmation")
 	}
 }
+
+// TestFilterTagsAndRename: the list filters by run and experiment keys and
+// free text, says what is wrong with a query, sorts; an experiment is
+// renamed, tagged and annotated from its page, and its queue filtered.
+func TestFilterTagsAndRename(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	a := e.create(tinyGrid)
+	b := e.create(strings.Replace(tinyGrid, `"tiny grid"`, `"second grid"`, 1))
+	ra := e.runs(a.ID)
+	e.play(ra[0], 0, 1, store.StatusOOM) // pyg+ at 64 MiB
+	resp := e.post(fmt.Sprintf("/experiments/%d/meta", a.ID), url.Values{"name": {"Fig 9 sweep"}, "tags": {"paper, fig9"}, "notes": {"pyg+ OOMs at 64 MiB"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("meta: %d %s", resp.StatusCode, body(t, resp))
+	}
+	x, _ := e.st.Experiment(context.Background(), a.ID)
+	if x.Name != "Fig 9 sweep" || strings.Join(x.Tags, ",") != "fig9,paper" || x.Notes != "pyg+ OOMs at 64 MiB" {
+		t.Errorf("stored meta %q %v %q", x.Name, x.Tags, x.Notes)
+	}
+	resp = e.post(fmt.Sprintf("/experiments/%d/meta", a.ID), url.Values{"name": {"x"}, "tags": {"bad!tag"}})
+	if b := body(t, resp); resp.StatusCode != 422 || !strings.Contains(b, `id="meta-error"`) || !strings.Contains(b, "bad!tag") || !strings.Contains(b, "is not allowed") {
+		t.Errorf("bad tag: %d", resp.StatusCode)
+	}
+	list := func(q string) (int, string) { return e.get("/experiments?" + q) }
+	for _, c := range []struct {
+		q        string
+		has, not []int64
+	}{
+		{"q=" + url.QueryEscape("outcome=oom"), []int64{a.ID}, []int64{b.ID}},
+		{"q=" + url.QueryEscape("tag=paper"), []int64{a.ID}, []int64{b.ID}},
+		{"q=" + url.QueryEscape("system=gnndrive limit<128MiB"), []int64{a.ID, b.ID}, nil},
+		{"q=" + url.QueryEscape(`"second"`), []int64{b.ID}, []int64{a.ID}},
+		{"q=" + url.QueryEscape("OOMs"), []int64{a.ID}, []int64{b.ID}},
+		{"q=" + url.QueryEscape("limit>1GiB"), nil, []int64{a.ID, b.ID}},
+	} {
+		code, page := list(c.q)
+		if code != 200 {
+			t.Errorf("%s: %d", c.q, code)
+		}
+		for _, id := range c.has {
+			if !strings.Contains(page, fmt.Sprintf(`id="exp-%d"`, id)) {
+				t.Errorf("%s: experiment %d missing", c.q, id)
+			}
+		}
+		for _, id := range c.not {
+			if strings.Contains(page, fmt.Sprintf(`id="exp-%d"`, id)) {
+				t.Errorf("%s: experiment %d shown", c.q, id)
+			}
+		}
+	}
+	code, page := list("q=" + url.QueryEscape("limit<12XB"))
+	if code != 400 || !strings.Contains(page, `id="filter-error"`) || !strings.Contains(page, "is not a size") {
+		t.Errorf("bad filter: %d", code)
+	}
+	_, page = list("sort=name")
+	if strings.Index(page, fmt.Sprintf(`id="exp-%d"`, a.ID)) > strings.Index(page, fmt.Sprintf(`id="exp-%d"`, b.ID)) {
+		t.Error("sort=name: Fig 9 sweep after second grid")
+	}
+	// The queue filter of one experiment.
+	_, page = e.get(fmt.Sprintf("/experiments/%d?runs=%s", a.ID, url.QueryEscape("outcome=oom")))
+	if !strings.Contains(page, `id="queue-rows-filtered"`) || !strings.Contains(page, fmt.Sprintf(`id="run-%d"`, ra[0].ID)) ||
+		strings.Contains(page, fmt.Sprintf(`id="run-%d"`, ra[1].ID)) || !strings.Contains(page, "1 of 8 runs") {
+		t.Error("queue filter outcome=oom")
+	}
+	_, page = e.get(fmt.Sprintf("/experiments/%d?runs=%s", a.ID, url.QueryEscape("tag=x")))
+	if !strings.Contains(page, `id="run-filter-error"`) {
+		t.Error("an experiment key in the queue filter is not refused")
+	}
+}

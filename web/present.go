@@ -164,7 +164,7 @@ func experimentRow(e store.Experiment) views.ExperimentRow {
 		en = 0
 	}
 	return views.ExperimentRow{
-		ID: e.ID, Name: experimentTitle(e), Dataset: e.Dataset,
+		ID: e.ID, Name: experimentTitle(e), Dataset: e.Dataset, Tags: e.Tags, Notes: e.Notes,
 		Variants: strings.Join(variantList(e.Systems), ", "),
 		State:    experimentState(e.Counts), Counts: counts(e.Counts),
 		Created:   fmtTime(e.CreatedAt),

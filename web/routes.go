@@ -44,6 +44,7 @@ func (s *Server) routes() {
 	a.Get("/experiments/:id/bundle.zip", exp.Bundle)
 	a.Post("/experiments/:id/cancel", exp.Cancel)
 	a.Post("/experiments/:id/retry", exp.Retry)
+	a.Post("/experiments/:id/meta", exp.Meta)
 	a.Post("/experiments/:id/delete", exp.Delete)
 
 	a.Get("/runs/:id", runs.Show)

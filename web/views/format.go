@@ -99,6 +99,54 @@ func requeueLabel(c Counts) string {
 	return strings.Join(parts, "/")
 }
 
+// sortLabel names a sort key of the experiment list.
+func sortLabel(k string) string {
+	switch k {
+	case "", "created":
+		return map[bool]string{true: "newest first", false: "oldest first"}[k == ""]
+	case "name":
+		return "name A–Z"
+	case "-name":
+		return "name Z–A"
+	case "runs":
+		return "fewest runs"
+	case "-runs":
+		return "most runs"
+	case "id":
+		return "id"
+	}
+	return k
+}
+
+// listBodyID is the list's table body id: a filtered list has another, so
+// the live stream's inserts (which do not know the filter) leave it alone
+// while updates of the rows it shows still apply.
+func listBodyID(v ListView) string {
+	if v.Filter != "" {
+		return "experiment-rows-filtered"
+	}
+	return "experiment-rows"
+}
+
+// queueBodyID is the queue's table body id: a filtered queue has another,
+// so the live stream's re-rendering of every row leaves it alone (rows it
+// shows still update in place by their own ids).
+func queueBodyID(filtered bool) string {
+	if filtered {
+		return "queue-rows-filtered"
+	}
+	return "queue-rows"
+}
+
+// firstLine is the first line of a text, cut at 120 characters.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	if r := []rune(line); len(r) > 120 {
+		return string(r[:119]) + "…"
+	}
+	return line
+}
+
 // wideStyle lets a chart card span the whole row.
 func wideStyle(wide bool) templ.SafeCSS {
 	if wide {

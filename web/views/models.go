@@ -45,6 +45,19 @@ type ExperimentRow struct {
 	// StartedMS and EndedMS bound the runs' wall time in unix ms (0 = not
 	// yet); the page ticks the duration while EndedMS is 0.
 	StartedMS, EndedMS int64
+	Tags               []string
+	Notes              string
+}
+
+// ListView is the experiment list with its filter bar.
+type ListView struct {
+	Rows     []ExperimentRow
+	Examples []Example
+	Filter   string // the query as typed
+	Sort     string
+	Problem  string // why the filter cannot be applied, in words
+	Total    int    // experiments before filtering
+	Keys     string // the filter's keys, for the hint
 }
 
 // Example is a ready-to-start grid file.
@@ -142,6 +155,13 @@ type ExperimentView struct {
 	Baseline   string
 	Charts     []ChartSlot
 	Accuracy   []AccuracyRow
+	Notes      string
+	Tags       []string
+	TagsText   string // "fig9, paper" for the form
+	RunFilter  string // the queue's filter as typed ("" = every run)
+	RunProblem string // why it cannot be applied
+	Shown      int    // runs the queue shows (all, or those the filter keeps)
+	MetaError  string // why the name, notes or tags were refused
 	CanCancel  bool
 	CanRequeue bool // failed, cancelled or interrupted runs to start again
 	CanDelete  bool
