@@ -398,7 +398,6 @@ func (h *ExperimentsHandler) experimentPage(ctx context.Context, id int64, basel
 	return v, nil
 }
 
-
 // experimentView builds an experiment page from its runs (without epochs:
 // charts load from charts.json, the accuracy table uses the runs' aggregates).
 func experimentView(e store.Experiment, runs []store.Run, baseline string) views.ExperimentView {
