@@ -28,6 +28,12 @@ type RunData struct {
 	// for the digest where a page shows only the accuracy table.
 	EpochsDone      int
 	BestVal, TestAt *float64
+	// Experiment is the run's experiment; ExpLabel ("#3") and ExpOrder
+	// (its place in a comparison across experiments) make it a grid axis
+	// there (LoadCrossComparison).
+	Experiment int64
+	ExpLabel   string
+	ExpOrder   int
 
 	// Filled by NewComparison: the run's value on each grid axis (sort key
 	// and words) and its variant's display index.
@@ -57,7 +63,7 @@ type gridAxis struct {
 }
 
 // numAxes is len(gridAxes).
-const numAxes = 5
+const numAxes = 6
 
 var gridAxes = [numAxes]gridAxis{
 	{"mem_limit", "memory limit", func(r RunData) float64 {
@@ -70,6 +76,8 @@ var gridAxes = [numAxes]gridAxis{
 	{"batch_size", "batch size", func(r RunData) float64 { return float64(r.Batch) }, func(r RunData) string { return strconv.Itoa(r.Batch) }, 2},
 	{"model", "model", func(r RunData) float64 { return 0 }, func(r RunData) string { return r.Model }, 3},
 	{"fanout", "fanout", func(r RunData) float64 { return 0 }, func(r RunData) string { return r.Fanout }, 4},
+	// The experiment varies only in a comparison across experiments.
+	{"experiment", "exp", func(r RunData) float64 { return float64(r.ExpOrder) }, func(r RunData) string { return r.ExpLabel }, 5},
 }
 
 func axisByKey(key string) gridAxis {

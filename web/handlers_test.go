@@ -980,3 +980,49 @@ func TestFilterTagsAndRename(t *testing.T) {
 		t.Error("an experiment key in the queue filter is not refused")
 	}
 }
+
+// TestCompareExperiments: two experiments' runs in one comparison, with
+// the changed cells flagged and the charts and files served.
+func TestCompareExperiments(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	a := e.create(tinyGrid)
+	b := e.create(tinyGrid)
+	for _, r := range e.runs(a.ID) {
+		e.play(r, 3, 1, store.StatusDone)
+	}
+	for _, r := range e.runs(b.ID) {
+		secs := 1.0
+		if r.System == "gnndrive" {
+			secs = 3 // three times as slow: flagged
+		}
+		e.play(r, 3, secs, store.StatusDone)
+	}
+	code, page := e.get(fmt.Sprintf("/compare?exp=%d&exp=%d", a.ID, b.ID))
+	if code != 200 {
+		t.Fatalf("compare: %d", code)
+	}
+	if n := strings.Count(page, "data-slower"); n != 2 { // gnndrive at 64 and 128 MiB
+		t.Errorf("%d cells flagged slower, want 2", n)
+	}
+	if !strings.Contains(page, `data-chart="epoch-vs-mem"`) || !strings.Contains(page, "+200.0%") {
+		t.Error("compare page lacks the charts or the change")
+	}
+	code, js := e.get(fmt.Sprintf("/compare/charts.json?exp=%d,%d", a.ID, b.ID))
+	if code != 200 || !strings.Contains(js, fmt.Sprintf("gnndrive · exp #%d", b.ID)) {
+		t.Errorf("charts.json: %d", code)
+	}
+	if code, csvText := e.get(fmt.Sprintf("/compare/charts/epoch-vs-mem.csv?exp=%d&exp=%d&runs=system%%3Dgnndrive", a.ID, b.ID)); code != 200 || strings.Contains(csvText, "pyg+") {
+		t.Errorf("picked cells CSV: %d\n%s", code, csvText)
+	}
+	if code, _ := e.get(fmt.Sprintf("/compare?exp=%d", a.ID)); code != 400 {
+		t.Errorf("one experiment: %d, want 400", code)
+	}
+	if code, page := e.get("/compare?exp=x"); code != 400 || !strings.Contains(page, "not a whole number") {
+		t.Errorf("bad id: %d", code)
+	}
+	_, list := e.get("/experiments")
+	if !strings.Contains(list, `form="compare-form"`) || !strings.Contains(list, `id="compare-selected"`) {
+		t.Error("the list cannot tick experiments to compare")
+	}
+}

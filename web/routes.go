@@ -16,6 +16,7 @@ func (s *Server) routes() {
 	exp := &ExperimentsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue, DataDir: s.cfg.DataDir, Jobs: s.jobs,
 		Digests: report.NewDigestCache(20000), Log: s.cfg.Log}
 	runs := &RunsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue}
+	cmpH := &CompareHandler{Store: s.cfg.Store, Digests: exp.Digests}
 	data := &DatasetsHandler{DataDir: s.cfg.DataDir, ImportRoot: s.cfg.ImportRoot, Jobs: s.jobs, Store: s.cfg.Store}
 	events := &EventsHandler{Hub: s.hub, Heartbeat: s.cfg.Heartbeat, Log: s.cfg.Log}
 
@@ -46,6 +47,10 @@ func (s *Server) routes() {
 	a.Post("/experiments/:id/retry", exp.Retry)
 	a.Post("/experiments/:id/meta", exp.Meta)
 	a.Post("/experiments/:id/delete", exp.Delete)
+
+	a.Get("/compare", cmpH.Show)
+	a.Get("/compare/charts.json", cmpH.ChartsJSON)
+	a.Get("/compare/charts/:file", cmpH.ChartFile)
 
 	a.Get("/runs/:id", runs.Show)
 	a.Get("/runs/:id/charts.json", runs.ChartsJSON)

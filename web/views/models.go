@@ -169,6 +169,33 @@ type ExperimentView struct {
 	ExportBase string // "/experiments/7/export"
 }
 
+// CompareView is a comparison across experiments.
+type CompareView struct {
+	Experiments []CompareExp
+	RunFilter   string // the cells picked, as a run filter query
+	Problem     string // why there is nothing to compare, in words
+	Charts      []ChartSlot
+	ChartsURL   string
+	Changes     []ChangeRow
+	Variants    []string
+}
+
+// CompareExp is one experiment of a comparison.
+type CompareExp struct {
+	ID      int64
+	Name    string
+	Dataset string
+	Runs    int
+}
+
+// ChangeRow is one cell measured in two experiments.
+type ChangeRow struct {
+	Variant, Cell, Color string
+	FromExp, ToExp       string
+	From, To, Change     string
+	Slower               bool // slower beyond the spread
+}
+
 // ChartSlot is where one chart goes on a page.
 type ChartSlot struct {
 	ID    string

@@ -1,0 +1,160 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"outcore/report"
+	"outcore/web/views"
+)
+
+// CompareHandler serves a comparison across experiments: the runs of two
+// or more experiments (?exp=3&exp=5), optionally only the cells a run
+// filter picks (?runs=system=ginex), drawn with the experiment page's
+// charts and a table of the cells that changed between them (DESIGN §6).
+type CompareHandler struct {
+	Store   Store
+	Digests *report.DigestCache
+}
+
+// compareArgs reads ?exp= (repeated or comma-separated) and ?runs=.
+func compareArgs(c *fiber.Ctx) (ids []int64, runs string, f report.Filter, err error) {
+	var vals []string
+	c.Context().QueryArgs().VisitAll(func(k, v []byte) {
+		if string(k) == "exp" {
+			vals = append(vals, string(v))
+		}
+	})
+	if ids, err = report.ParseIDs(vals); err != nil {
+		return nil, "", f, err
+	}
+	runs = strings.Clone(c.Query("runs"))
+	if f, err = report.ParseFilter(runs); err != nil {
+		return ids, runs, f, err
+	}
+	if !f.OnlyRunTerms() {
+		return ids, runs, f, fmt.Errorf("%w: pick cells with run keys only (system, outcome, limit, dim, batch, repeat, model, fanout, epoch_s, val)", report.ErrFilter)
+	}
+	return ids, runs, f, nil
+}
+
+// query is the comparison's own query string (for its chart links).
+func compareQuery(ids []int64, runs string) string {
+	v := url.Values{}
+	for _, id := range ids {
+		v.Add("exp", strconv.FormatInt(id, 10))
+	}
+	if runs != "" {
+		v.Set("runs", runs)
+	}
+	return v.Encode()
+}
+
+func (h *CompareHandler) load(ctx context.Context, ids []int64, f report.Filter) (*report.Comparison, error) {
+	return report.LoadCrossComparison(ctx, h.Store, h.Digests, ids, f.RunConds())
+}
+
+// Show handles GET /compare.
+func (h *CompareHandler) Show(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	ids, runs, f, err := compareArgs(c)
+	v := views.CompareView{RunFilter: runs}
+	for _, id := range ids {
+		e, gerr := h.Store.Experiment(ctx, id)
+		if gerr != nil {
+			return gerr
+		}
+		v.Experiments = append(v.Experiments, views.CompareExp{ID: e.ID, Name: experimentTitle(e), Dataset: e.Dataset, Runs: e.Counts.Total})
+	}
+	switch {
+	case err != nil:
+		v.Problem = err.Error()
+	case len(ids) < 2:
+		v.Problem = "Pick two or more experiments to compare (tick them in the experiment list)."
+	}
+	if v.Problem != "" {
+		c.Status(fiber.StatusBadRequest)
+		return renderPage(c, views.ComparePage(pageMeta(c, "Compare experiments", "experiments"), v))
+	}
+	cmp, err := h.load(ctx, ids, f)
+	if err != nil {
+		return err
+	}
+	q := compareQuery(ids, runs)
+	v.ChartsURL = "/compare/charts.json?" + q
+	frames := report.NewComparison(nil)
+	for _, id := range report.ChartIDs {
+		if id == "accuracy" {
+			continue
+		}
+		ch, _ := frames.Chart(id, "")
+		slot := chartSlot("/compare", ch, id == "time-to-accuracy" || id == "stages")
+		slot.CSV, slot.SVG, slot.PDF = slot.CSV+"?"+q, slot.SVG+"?"+q, slot.PDF+"?"+q
+		v.Charts = append(v.Charts, slot)
+	}
+	for _, ch := range cmp.Changes() {
+		v.Changes = append(v.Changes, views.ChangeRow{Variant: ch.Variant, Cell: ch.Cell, From: fmtMeanSD(ch.From) + " s (n=" + strconv.Itoa(ch.From.N) + ")",
+			To: fmtMeanSD(ch.To) + " s (n=" + strconv.Itoa(ch.To.N) + ")", FromExp: ch.FromExp, ToExp: ch.ToExp,
+			Change: fmt.Sprintf("%+.1f%%", 100*(ch.Ratio-1)), Slower: ch.Slower, Color: cmp.Color(ch.Variant)})
+	}
+	v.Variants = cmp.Variants()
+	return renderPage(c, views.ComparePage(pageMeta(c, "Compare experiments", "experiments"), v))
+}
+
+// ChartsJSON handles GET /compare/charts.json.
+func (h *CompareHandler) ChartsJSON(c *fiber.Ctx) error {
+	ids, _, f, err := compareArgs(c)
+	if err != nil {
+		return fiber.NewError(fiber.StatusBadRequest, err.Error())
+	}
+	cmp, err := h.load(c.UserContext(), ids, f)
+	if err != nil {
+		if errors.Is(err, report.ErrFilter) {
+			return fiber.NewError(fiber.StatusBadRequest, err.Error())
+		}
+		return err
+	}
+	baseline, err := baselineParam(c, cmp)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(fiber.Map{"charts": cmp.Charts(baseline)})
+}
+
+// ChartFile handles GET /compare/charts/<chart>.{csv,svg,pdf}.
+func (h *CompareHandler) ChartFile(c *fiber.Ctx) error {
+	ids, _, f, err := compareArgs(c)
+	if err != nil {
+		return fiber.NewError(fiber.StatusBadRequest, err.Error())
+	}
+	chartID, ext, err := splitChartFile(c.Params("file"), report.ChartIDs)
+	if err != nil {
+		return err
+	}
+	cmp, err := h.load(c.UserContext(), ids, f)
+	if err != nil {
+		return err
+	}
+	baseline, err := baselineParam(c, cmp)
+	if err != nil {
+		return err
+	}
+	ch, _ := cmp.Chart(chartID, baseline)
+	name := fmt.Sprintf("compare-%s-%s.%s", joinIDs(ids), chartID, ext)
+	return sendChart(c, ch, ext, name, cmp.Meta())
+}
+
+func joinIDs(ids []int64) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(s, "-")
+}
