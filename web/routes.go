@@ -70,6 +70,26 @@ func (s *Server) routes() {
 	a.Get("/datasets/import", toPage("/datasets"))
 
 	a.Get("/events", events.Stream)
+
+	// The JSON API (docs/API.md).
+	api := &APIHandler{Store: s.cfg.Store, Queue: s.cfg.Queue}
+	a.Get("/api/csrf", api.CSRFToken)
+	a.Get("/api/experiments", api.ListExperiments)
+	a.Post("/api/experiments", api.CreateExperiment)
+	a.Get("/api/experiments/:id", api.GetExperiment)
+	a.Get("/api/experiments/:id/runs", api.ExperimentRuns)
+	a.Post("/api/experiments/:id/cancel", api.CancelExperiment)
+	a.Post("/api/experiments/:id/retry", api.RetryExperiment)
+	a.Post("/api/experiments/:id/meta", api.EditExperiment)
+	a.Post("/api/experiments/:id/delete", api.DeleteExperiment)
+	a.Get("/api/runs/:id", api.GetRun)
+	a.Get("/api/runs/:id/epochs", api.RunEpochs)
+	a.Get("/api/runs/:id/samples", api.RunSamples)
+	a.Post("/api/runs/:id/cancel", api.CancelRun)
+	a.Post("/api/runs/:id/retry", api.RetryRun)
+	a.All("/api/*", func(c *fiber.Ctx) error {
+		return fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("no API endpoint %s %s (docs/API.md)", c.Method(), c.Path()))
+	})
 }
 
 // LoopbackHosts are the Host names a server on loopback answers to.

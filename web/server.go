@@ -236,6 +236,9 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		s.cfg.Log.Printf("%s %s: %v", c.Method(), c.Path(), err)
 	}
 	c.Status(code)
+	if isAPI(c) {
+		return c.JSON(fiber.Map{"error": msg, "status": code})
+	}
 	if c.Get("HX-Request") != "" || !strings.Contains(c.Get(fiber.HeaderAccept), "text/html") {
 		c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
 		return c.SendString(msg)

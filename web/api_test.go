@@ -1,0 +1,116 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"outcore/store"
+)
+
+// api sends a JSON request with the env's CSRF token and decodes the answer.
+func (e *testEnv) api(method, path, body string) (int, map[string]any) {
+	e.t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set(CSRFHeader, e.token)
+	resp := e.request(req)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(bodyOf(e.t, resp)), &m); err != nil {
+		e.t.Fatalf("%s %s: answer is not JSON: %v", method, path, err)
+	}
+	return resp.StatusCode, m
+}
+
+func bodyOf(t testing.TB, resp *http.Response) string {
+	t.Helper()
+	var b strings.Builder
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return b.String()
+}
+
+// TestJSONAPI walks docs/API.md: create (and refuse), list with a filter,
+// read an experiment, its runs, a run, its epochs and samples, edit,
+// cancel, retry; errors are JSON with the reason.
+func TestJSONAPI(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	code, m := e.api("POST", "/api/experiments", tinyGrid)
+	if code != http.StatusCreated || m["dataset"] != "tiny" {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	id := int64(m["id"].(float64))
+	code, m = e.api("POST", "/api/experiments", `{"dataset":"tiny","axes":{"system":["pyg+"],"mem_limit":["-5MiB"]}}`)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(m["error"]), "mem_limit") {
+		t.Errorf("invalid grid: %d %v", code, m)
+	}
+	runs := e.runs(id)
+	e.play(runs[0], 2, 1, store.StatusDone)
+	code, m = e.api("GET", "/api/experiments?q="+strings.ReplaceAll("outcome=done", "=", "%3D"), "")
+	if code != 200 || len(m["experiments"].([]any)) != 1 {
+		t.Errorf("list: %d %v", code, m)
+	}
+	code, m = e.api("GET", fmt.Sprintf("/api/experiments/%d", id), "")
+	if code != 200 || m["counts"].(map[string]any)["done"] != float64(1) || m["grid"] == nil {
+		t.Errorf("experiment: %d %v", code, m)
+	}
+	code, m = e.api("GET", fmt.Sprintf("/api/experiments/%d/runs?runs=system%%3Dpyg%%2B", id), "")
+	if code != 200 || len(m["runs"].([]any)) != 4 {
+		t.Errorf("runs of pyg+: %d %v", code, m)
+	}
+	code, m = e.api("GET", fmt.Sprintf("/api/runs/%d", runs[0].ID), "")
+	if code != 200 || m["status"] != "done" || m["config"] == nil {
+		t.Errorf("run: %d %v", code, m)
+	}
+	code, m = e.api("GET", fmt.Sprintf("/api/runs/%d/epochs", runs[0].ID), "")
+	if eps, _ := m["epochs"].([]any); code != 200 || len(eps) != 2 || eps[1].(map[string]any)["epoch_s"] == nil {
+		t.Errorf("epochs: %d %v", code, m)
+	}
+	code, m = e.api("GET", fmt.Sprintf("/api/runs/%d/samples?limit=1", runs[0].ID), "")
+	if ss, _ := m["samples"].([]any); code != 200 || len(ss) != 1 {
+		t.Errorf("samples: %d %v", code, m)
+	}
+	code, m = e.api("POST", fmt.Sprintf("/api/experiments/%d/meta", id), `{"tags":["paper"],"notes":"n"}`)
+	if code != 200 || fmt.Sprint(m["tags"]) != "[paper]" || m["name"] != "tiny grid" {
+		t.Errorf("edit: %d %v", code, m)
+	}
+	code, m = e.api("POST", fmt.Sprintf("/api/experiments/%d/meta", id), `{"tags":["no way"]}`)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(m["error"]), "not allowed") {
+		t.Errorf("bad tag: %d %v", code, m)
+	}
+	code, m = e.api("POST", fmt.Sprintf("/api/experiments/%d/cancel", id), "")
+	if code != 200 || m["counts"].(map[string]any)["cancelled"] != float64(len(runs)-1) || m["state"] != "cancelled" {
+		t.Errorf("cancel: %d %v", code, m)
+	}
+	code, m = e.api("POST", fmt.Sprintf("/api/experiments/%d/retry", id), "")
+	if code != 200 || m["counts"].(map[string]any)["queued"] != float64(len(runs)-1) {
+		t.Errorf("retry: %d %v", code, m)
+	}
+	code, m = e.api("POST", fmt.Sprintf("/api/runs/%d/retry", runs[0].ID), "")
+	if code != http.StatusCreated || m["attempt"] != float64(2) {
+		t.Errorf("retry run: %d %v", code, m)
+	}
+	for _, c := range []struct {
+		method, path string
+		code         int
+	}{
+		{"GET", "/api/experiments/999", 404}, {"GET", "/api/runs/x", 400}, {"GET", "/api/nothing", 404},
+		{"GET", "/api/experiments?q=colour%3Dred", 400}, {"GET", fmt.Sprintf("/api/runs/%d/samples?from=-1", runs[0].ID), 400},
+	} {
+		code, m := e.api(c.method, c.path, "")
+		if code != c.code || m["error"] == nil || m["status"] != float64(c.code) {
+			t.Errorf("%s %s: %d %v, want %d with an error", c.method, c.path, code, m, c.code)
+		}
+	}
+}
