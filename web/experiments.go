@@ -9,6 +9,7 @@ import (
 	"log"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -167,10 +168,11 @@ func presetMeta(name string) (dataset.Meta, bool) {
 // at three limits, two repeats.
 func defaultForm(entries []dataset.Entry) FormInput {
 	in := FormInput{DatasetMode: "existing", Preset: "tiny", Model: "sage", Variants: defaultVariants(),
-		MemLimits: "256MiB, 512MiB, 1GiB", Batches: "1024", Fanouts: "10,5", Epochs: "3", Repeats: "2"}
+		MemLimits: defaultLimitShares, Batches: "1024", Fanouts: "10,5", Epochs: "3", Repeats: "2"}
 	for _, e := range entries {
 		if e.Err == nil {
 			in.Dataset = e.Name
+			in.MemLimits = defaultLimits(e.Meta, in.Variants)
 			break
 		}
 	}
@@ -251,7 +253,9 @@ func (h *ExperimentsHandler) New(c *fiber.Ctx) error {
 	env, entries := h.formEnv()
 	in := defaultForm(entries)
 	g, _ := ValidateForm(in, env)
-	return renderPage(c, views.NewExperimentPage(pageMeta(c, "New experiment", "new"), formView(in, entries, g, nil)))
+	f := formView(in, entries, g, nil)
+	h.budgetView(c.UserContext(), &f, in, entries)
+	return renderPage(c, views.NewExperimentPage(pageMeta(c, "New experiment", "new"), f))
 }
 
 // Preview handles POST /experiments/preview: the run count and the inline
@@ -260,8 +264,10 @@ func (h *ExperimentsHandler) Preview(c *fiber.Ctx) error {
 	env, entries := h.formEnv()
 	in := readForm(c)
 	g, errs := ValidateForm(in, env)
+	f := formView(in, entries, g, errs)
+	h.budgetView(c.UserContext(), &f, in, entries)
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	return views.PreviewResponse(formView(in, entries, g, errs)).Render(c.UserContext(), c.Response().BodyWriter())
+	return views.PreviewResponse(f).Render(c.UserContext(), c.Response().BodyWriter())
 }
 
 // Create handles POST /experiments: a form (re-shown with inline errors on
@@ -309,7 +315,9 @@ func (h *ExperimentsHandler) Create(c *fiber.Ctx) error {
 		}
 	}
 	c.Status(fiber.StatusUnprocessableEntity)
-	return renderPage(c, views.NewExperimentPage(pageMeta(c, "New experiment", "new"), formView(in, entries, g, errs)))
+	f := formView(in, entries, g, errs)
+	h.budgetView(ctx, &f, in, entries)
+	return renderPage(c, views.NewExperimentPage(pageMeta(c, "New experiment", "new"), f))
 }
 
 // createJSON creates an experiment from a grid file's JSON. A grid with
@@ -424,6 +432,7 @@ func experimentView(e store.Experiment, runs []store.Run, baseline string) views
 		ID: e.ID, Name: experimentTitle(e), Dataset: e.Dataset, State: experimentState(e.Counts), Counts: counts(e.Counts),
 		Created: fmtTime(e.CreatedAt), StartedMS: s, EndedMS: en, Grid: grid, Runs: rows,
 		Variants: cmp.Variants(), Baseline: baseline, Accuracy: accuracyRows(cmp),
+		TimeLeft:   timeLeft(runs, time.Now()),
 		CanCancel:  e.Counts.Queued+e.Counts.Running > 0,
 		CanRequeue: e.Counts.Failed+e.Counts.Cancelled+e.Counts.Interrupted > 0,
 		CanDelete:  e.Counts.Running == 0,

@@ -107,6 +107,31 @@ type Preview struct {
 	Runs    int
 	Factors string // "3 variants × 2 limits × 2 repeats"
 	Problem string // why the grid is not valid yet ("" = valid)
+	// Cells is the variant × memory limit matrix with the cells a variant
+	// cannot run marked (nil when the limits or dataset are not known yet).
+	Cells *CellMatrix
+	// Estimate is the grid's expected duration from past runs of similar
+	// cells, in words ("" = no past run to go by).
+	Estimate string
+}
+
+// CellMatrix is a grid's variants × memory limits.
+type CellMatrix struct {
+	Limits []string // "64MiB (25%)"
+	Rows   []CellRow
+}
+
+// CellRow is one variant's cells.
+type CellRow struct {
+	Variant string
+	Cells   []Cell
+}
+
+// Cell is one variant at one memory limit.
+type Cell struct {
+	Impossible bool   // below the variant's least memory (MinMemory)
+	Title      string // why, or the estimate
+	Text       string // "✕" or an estimated duration
 }
 
 // RunRow is one run in an experiment's queue table.
@@ -162,6 +187,7 @@ type ExperimentView struct {
 	RunProblem string // why it cannot be applied
 	Shown      int    // runs the queue shows (all, or those the filter keeps)
 	MetaError  string // why the name, notes or tags were refused
+	TimeLeft   string // the remaining runs' estimated duration ("" = none)
 	CanCancel  bool
 	CanRequeue bool // failed, cancelled or interrupted runs to start again
 	CanDelete  bool

@@ -1,0 +1,334 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"outcore/engine/dataset"
+	"outcore/engine/metrics"
+	"outcore/engine/train"
+	"outcore/experiments"
+	"outcore/store"
+	"outcore/web/views"
+)
+
+// Budget-aware grid design (DESIGN §6): the form's memory limits default
+// to shares of the chosen dataset's feature bytes, the preview marks the
+// cells a variant cannot start in (its sizing's least memory,
+// experiments.VariantMinMemory) and estimates the grid's duration from
+// past runs of similar cells; an experiment's page says how long its
+// remaining runs will take.
+
+// defaultLimitShares are the form's default memory limits: a quarter, half
+// and all of the dataset's feature bytes (the papers' 25/50/100% axes).
+const defaultLimitShares = "25%, 50%, 100%"
+
+// defaultLimits are the form's first memory limits on a dataset: the
+// shares 25/50/100% of its feature bytes, unless a quarter of them is
+// below what the variants need to start (a small dataset); then three
+// doubling limits from the least memory the variants need, rounded up to
+// a power of two.
+func defaultLimits(meta dataset.Meta, variants []string) string {
+	cfg := train.DefaultConfig()
+	cfg.Dataset = meta.Name
+	var need int64
+	for _, v := range variants {
+		cfg.System = v
+		need = max(need, experiments.VariantMinMemory(cfg, meta))
+	}
+	if meta.FeatureBytes()/4 >= need {
+		return defaultLimitShares
+	}
+	p := int64(1 << 20)
+	for p < need {
+		p *= 2
+	}
+	return fmt.Sprintf("%s, %s, %s", experiments.FormatBytes(p), experiments.FormatBytes(2*p), experiments.FormatBytes(4*p))
+}
+
+// pastRuns indexes finished runs by variant for estimates: seconds per
+// epoch, wall clock, evaluation and preparation included.
+type pastRuns map[string][]pastRun
+
+type pastRun struct {
+	limit      int64 // 0 = none
+	secPerEpoch float64
+}
+
+// loadPastRuns reads the done runs on a dataset.
+func loadPastRuns(ctx context.Context, st Store, ds string) pastRuns {
+	if st == nil || ds == "" {
+		return nil
+	}
+	runs, err := st.Runs(ctx, store.RunFilter{Conds: []store.Cond{{Field: "status", Op: "=", Value: store.StatusDone}, {Field: "dataset", Op: "=", Value: ds}}})
+	if err != nil {
+		return nil
+	}
+	p := pastRuns{}
+	for _, r := range runs {
+		if r.TotalS != nil && r.EpochsDone > 0 {
+			p[r.System] = append(p[r.System], pastRun{limit: r.MemLimitBytes, secPerEpoch: *r.TotalS / float64(r.EpochsDone)})
+		}
+	}
+	return p
+}
+
+// perEpoch estimates a variant's seconds per epoch at a limit: the mean of
+// its past runs at that limit, else at the nearest limit (by ratio); n is
+// how many runs it is from (0 = no estimate).
+func (p pastRuns) perEpoch(system string, limit int64) (sec float64, n int) {
+	runs := p[system]
+	if len(runs) == 0 {
+		return 0, 0
+	}
+	dist := func(a int64) float64 {
+		if a == limit {
+			return 0
+		}
+		if a <= 0 || limit <= 0 {
+			return math.Inf(1)
+		}
+		return math.Abs(math.Log(float64(a) / float64(limit)))
+	}
+	best := math.Inf(1)
+	for _, r := range runs {
+		best = math.Min(best, dist(r.limit))
+	}
+	for _, r := range runs {
+		if dist(r.limit) == best {
+			sec += r.secPerEpoch
+			n++
+		}
+	}
+	return sec / float64(n), n
+}
+
+// budgetPreview builds the preview's cell matrix (variants × limits, the
+// cells below a variant's least memory marked) and the grid's estimated
+// duration. meta is the dataset's (or the preset's to be generated).
+func budgetPreview(in FormInput, meta dataset.Meta, past pastRuns) (*views.CellMatrix, string) {
+	if len(in.Variants) == 0 || meta.Nodes == 0 {
+		return nil, ""
+	}
+	fb := int64(meta.FeatureDim) * 4 * meta.Nodes
+	items := splitList(in.MemLimits)
+	var limits []int64
+	var labels []string
+	for _, it := range items {
+		if strings.EqualFold(it, "none") {
+			limits, labels = append(limits, 0), append(labels, "no limit")
+			continue
+		}
+		b, err := train.ParseMemLimit(it, fb)
+		if err != nil || b <= 0 {
+			return nil, "" // the form's own check says what is wrong
+		}
+		label := experiments.FormatBytes(b)
+		if strings.HasSuffix(it, "%") {
+			label += " (" + it + ")"
+		}
+		limits, labels = append(limits, b), append(labels, label)
+	}
+	if len(limits) == 0 {
+		limits, labels = []int64{0}, []string{"no limit"}
+	}
+	cfg := train.DefaultConfig()
+	cfg.Dataset, cfg.Model = meta.Name, in.Model
+	if bs := splitList(in.Batches); len(bs) > 0 {
+		cfg.Batch, _ = strconv.Atoi(bs[0])
+	}
+	fanouts, _ := parseFanouts(in.Fanouts)
+	if len(fanouts) > 0 {
+		cfg.Fanout = nil
+		for _, f := range strings.Split(fanouts[0], ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
+				cfg.Fanout = append(cfg.Fanout, n)
+			}
+		}
+	}
+	epochs, _ := strconv.Atoi(strings.TrimSpace(in.Epochs))
+	repeats, _ := strconv.Atoi(strings.TrimSpace(in.Repeats))
+	others := max(1, len(splitList(in.Dims))) * max(1, len(splitList(in.Batches))) * max(1, len(fanouts))
+	m := &views.CellMatrix{Limits: labels}
+	var total float64
+	var known, unknown, based int
+	for _, v := range in.Variants {
+		cfg.System = v
+		need := experiments.VariantMinMemory(cfg, meta)
+		row := views.CellRow{Variant: v}
+		for _, lim := range limits {
+			c := views.Cell{}
+			if lim > 0 && lim < need {
+				c.Impossible, c.Text = true, "✕"
+				c.Title = fmt.Sprintf("%s needs at least %s on %s (its least memory); %s is below it", v, experiments.FormatBytes(need), meta.Name, experiments.FormatBytes(lim))
+			} else if sec, n := past.perEpoch(v, lim); n > 0 && epochs > 0 {
+				run := sec * float64(epochs)
+				c.Text = fmtDuration(run)
+				c.Title = fmt.Sprintf("about %s a run, from %d past run(s) of %s on %s", fmtDuration(run), n, v, meta.Name)
+				total += run * float64(max(1, repeats)*others)
+				known++
+				based += n
+			} else {
+				c.Text, c.Title = "?", "no past run of "+v+" on "+meta.Name+" to estimate from"
+				unknown++
+			}
+			row.Cells = append(row.Cells, c)
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	est := ""
+	if known > 0 {
+		est = fmt.Sprintf("Estimated: about %s for the cells with past runs (%d past runs of these variants on %s)", fmtDuration(total), based, meta.Name)
+		if unknown > 0 {
+			est += fmt.Sprintf("; %d cell(s) without one not counted", unknown)
+		}
+		est += "."
+	}
+	return m, est
+}
+
+// fmtDuration writes seconds as "45s", "12m", "1h 20m".
+func fmtDuration(s float64) string {
+	d := time.Duration(s * float64(time.Second)).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(math.Round(d.Minutes())))
+	}
+	return fmt.Sprintf("%dh %02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// timeLeft estimates how long an experiment's queued and running runs
+// will take, one after another: a run's own progress (elapsed over the
+// share done, evaluations included since elapsed time holds them), else
+// the finished runs of its grid cell, else of its variant, else any.
+// It returns the estimate in words ("" when nothing is left or nothing to
+// go by).
+func timeLeft(runs []store.Run, now time.Time) string {
+	type key struct {
+		sys   string
+		limit int64
+		dim   int
+		batch int
+		fan   string
+	}
+	cellSum, cellN := map[key]float64{}, map[key]int{}
+	sysSum, sysN := map[string]float64{}, map[string]int{}
+	var allSum float64
+	var allN int
+	k := func(r store.Run) key { return key{r.System, r.MemLimitBytes, r.FeatureDim, r.BatchSize, r.Fanout} }
+	for _, r := range runs {
+		if r.Status == store.StatusDone && r.TotalS != nil {
+			cellSum[k(r)] += *r.TotalS
+			cellN[k(r)]++
+			sysSum[r.System] += *r.TotalS
+			sysN[r.System]++
+			allSum += *r.TotalS
+			allN++
+		}
+	}
+	estimate := func(r store.Run) (float64, bool) {
+		switch {
+		case cellN[k(r)] > 0:
+			return cellSum[k(r)] / float64(cellN[k(r)]), true
+		case sysN[r.System] > 0:
+			return sysSum[r.System] / float64(sysN[r.System]), true
+		case allN > 0:
+			return allSum / float64(allN), true
+		}
+		return 0, false
+	}
+	var left float64
+	pending, unknown := 0, 0
+	for _, r := range runs {
+		switch r.Status {
+		case store.StatusQueued:
+			pending++
+			if e, ok := estimate(r); ok {
+				left += e
+			} else {
+				unknown++
+			}
+		case store.StatusRunning:
+			pending++
+			elapsed := 0.0
+			if !r.StartedAt.IsZero() {
+				elapsed = now.Sub(r.StartedAt).Seconds()
+			}
+			if e, ok := ownEstimate(r, elapsed); ok {
+				left += math.Max(0, e-elapsed)
+			} else if e, ok := estimate(r); ok {
+				left += math.Max(0, e-elapsed)
+			} else {
+				unknown++
+			}
+		}
+	}
+	if pending == 0 || pending == unknown {
+		return ""
+	}
+	s := fmt.Sprintf("about %s left (%d run(s) to go, from %d finished)", fmtDuration(left), pending, allN)
+	if allN == 0 {
+		s = fmt.Sprintf("about %s left (%d run(s) to go, from the running run's progress)", fmtDuration(left), pending)
+	}
+	if unknown > 0 {
+		s += fmt.Sprintf("; %d without an estimate", unknown)
+	}
+	return s
+}
+
+// ownEstimate is a running run's total time from its progress: elapsed
+// over the share of its epochs done (the current epoch's batches counted;
+// during an evaluation the epoch's training is done).
+func ownEstimate(r store.Run, elapsed float64) (float64, bool) {
+	var pr metrics.ProgressRecord
+	if len(r.Progress) == 0 || json.Unmarshal(r.Progress, &pr) != nil || elapsed <= 0 {
+		return 0, false
+	}
+	epochs := parseRunConfig(r.Config).Epochs
+	if epochs <= 0 || pr.Batches <= 0 || pr.Phase == "prepare" {
+		return 0, false
+	}
+	frac := float64(pr.Epoch) + float64(pr.Batch)/float64(pr.Batches)
+	if pr.Phase == "eval" {
+		frac = float64(pr.Epoch + 1)
+	}
+	frac /= float64(epochs)
+	if frac < 0.05 {
+		return 0, false // too early to tell
+	}
+	return elapsed / math.Min(frac, 1), true
+}
+
+// metaOf is a form's dataset as meta: an existing dataset's, or the
+// preset's about to be generated.
+func metaOf(in FormInput, entries []dataset.Entry) (dataset.Meta, bool) {
+	if in.DatasetMode == "generate" {
+		cfg, err := dataset.Preset(in.Preset)
+		if err != nil {
+			return dataset.Meta{}, false
+		}
+		return dataset.Meta{Name: in.NewDataset, Nodes: cfg.Nodes, FeatureDim: cfg.FeatureDim}, true
+	}
+	for _, e := range entries {
+		if e.Name == in.Dataset && e.Err == nil {
+			return e.Meta, true
+		}
+	}
+	return dataset.Meta{}, false
+}
+
+// budgetView adds the cell matrix and estimate to a form's preview.
+func (h *ExperimentsHandler) budgetView(ctx context.Context, f *views.ExperimentForm, in FormInput, entries []dataset.Entry) {
+	meta, ok := metaOf(in, entries)
+	if !ok {
+		return
+	}
+	f.Preview.Cells, f.Preview.Estimate = budgetPreview(in, meta, loadPastRuns(ctx, h.Store, meta.Name))
+}

@@ -1,0 +1,66 @@
+package web
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"outcore/engine/dataset"
+	"outcore/store"
+)
+
+// TestBudgetPreview: the cells a variant cannot start in are marked, the
+// others estimated from past runs; limits given as shares resolve to bytes.
+func TestBudgetPreview(t *testing.T) {
+	meta := dataset.Meta{Name: "m", Nodes: 1 << 20, FeatureDim: 128, Classes: 4, Train: 1000} // 512 MiB of features
+	past := pastRuns{"pyg+": {{limit: 128 << 20, secPerEpoch: 10}, {limit: 128 << 20, secPerEpoch: 12}}}
+	in := FormInput{Variants: []string{"pyg+", "gnndrive"}, MemLimits: "1%, 25%, none", Batches: "1024", Fanouts: "10,5", Model: "sage", Epochs: "3", Repeats: "2"}
+	m, est := budgetPreview(in, meta, past)
+	if m == nil || len(m.Rows) != 2 || strings.Join(m.Limits, "|") != "5.1MiB (1%)|128MiB (25%)|no limit" {
+		t.Fatalf("matrix %+v", m)
+	}
+	pyg := m.Rows[0].Cells
+	if !pyg[0].Impossible || !strings.Contains(pyg[0].Title, "needs at least") {
+		t.Errorf("pyg+ at 1%% of the features: %+v", pyg[0])
+	}
+	if pyg[1].Impossible || pyg[1].Text != "33s" {
+		t.Errorf("pyg+ at 25%%: %+v (want 3 epochs × 11 s)", pyg[1])
+	}
+	if m.Rows[1].Cells[1].Text != "?" {
+		t.Errorf("gnndrive without past runs: %+v", m.Rows[1].Cells[1])
+	}
+	if !strings.Contains(est, "about 2m") || !strings.Contains(est, "cell(s) without one") {
+		t.Errorf("estimate %q (2 known cells × 2 repeats × 33 s)", est)
+	}
+	// Small datasets get doubling limits the variants can start in; large ones shares.
+	if got := defaultLimits(meta, in.Variants); got != defaultLimitShares {
+		t.Errorf("default limits on 512 MiB of features: %q", got)
+	}
+	small := dataset.Meta{Name: "s", Nodes: 8192, FeatureDim: 32, Classes: 4}
+	if got := defaultLimits(small, in.Variants); got != "16MiB, 32MiB, 64MiB" {
+		t.Errorf("default limits on a tiny dataset: %q", got)
+	}
+}
+
+// TestTimeLeft: queued runs take as long as their finished cell-mates,
+// a running run the rest of what its own progress predicts.
+func TestTimeLeft(t *testing.T) {
+	now := time.Unix(1e9, 0)
+	f := func(v float64) *float64 { return &v }
+	prog, _ := json.Marshal(map[string]any{"epoch": 1, "batch": 5, "batches": 10, "phase": "train"})
+	runs := []store.Run{
+		{System: "pyg+", MemLimitBytes: 1, Status: store.StatusDone, TotalS: f(100)},
+		{System: "pyg+", MemLimitBytes: 1, Status: store.StatusQueued},
+		{System: "pyg+", MemLimitBytes: 2, Status: store.StatusQueued}, // its variant's mean
+		{System: "ginex", MemLimitBytes: 1, Status: store.StatusRunning, StartedAt: now.Add(-60 * time.Second),
+			Progress: prog, Config: json.RawMessage(`{"epochs":4}`)}, // 1.5 of 4 epochs in 60 s: 100 s left
+	}
+	got := timeLeft(runs, now)
+	if !strings.HasPrefix(got, "about 5m left (3 run(s) to go, from 1 finished)") {
+		t.Errorf("time left %q (100 + 100 + 100 s)", got)
+	}
+	if timeLeft(runs[:1], now) != "" {
+		t.Error("a finished experiment has time left")
+	}
+}
