@@ -56,7 +56,7 @@ func defaultLimits(meta dataset.Meta, variants []string) string {
 type pastRuns map[string][]pastRun
 
 type pastRun struct {
-	limit      int64 // 0 = none
+	limit       int64 // 0 = none
 	secPerEpoch float64
 }
 
