@@ -314,9 +314,15 @@ func (h *APIHandler) CreateExperiment(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(apiExperiment(e, true))
 }
 
-// invalidBody is the 422 answer of a grid the queue refused.
+// invalidBody is the 422 answer of a grid the queue refused: every
+// problem, each with its field (experiments.ProblemsOf).
 func invalidBody(err error) fiber.Map {
-	return fiber.Map{"error": err.Error(), "status": fiber.StatusUnprocessableEntity, "field": invalidField(err)}
+	ps := experiments.ProblemsOf(err)
+	field := ""
+	if len(ps) > 0 {
+		field = ps[0].Field
+	}
+	return fiber.Map{"error": err.Error(), "status": fiber.StatusUnprocessableEntity, "field": field, "problems": ps}
 }
 
 // action runs a state change and answers with the experiment or run after it.

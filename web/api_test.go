@@ -52,7 +52,7 @@ func TestJSONAPI(t *testing.T) {
 	}
 	id := int64(m["id"].(float64))
 	code, m = e.api("POST", "/api/experiments", `{"dataset":"tiny","axes":{"system":["pyg+"],"mem_limit":["-5MiB"]}}`)
-	if code != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(m["error"]), "mem_limit") {
+	if ps, _ := m["problems"].([]any); code != http.StatusUnprocessableEntity || m["field"] != "mem_limit" || len(ps) != 1 || !strings.Contains(fmt.Sprint(m["error"]), "is negative") {
 		t.Errorf("invalid grid: %d %v", code, m)
 	}
 	runs := e.runs(id)

@@ -144,12 +144,7 @@ func budgetPreview(in FormInput, meta dataset.Meta, past pastRuns) (*views.CellM
 	}
 	fanouts, _ := parseFanouts(in.Fanouts)
 	if len(fanouts) > 0 {
-		cfg.Fanout = nil
-		for _, f := range strings.Split(fanouts[0], ",") {
-			if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
-				cfg.Fanout = append(cfg.Fanout, n)
-			}
-		}
+		cfg.Fanout = fanouts[0]
 	}
 	epochs, _ := strconv.Atoi(strings.TrimSpace(in.Epochs))
 	repeats, _ := strconv.Atoi(strings.TrimSpace(in.Repeats))
