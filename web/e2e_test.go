@@ -1,9 +1,12 @@
 package web
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/csv"
+	"encoding/xml"
 	"fmt"
 	"image/png"
 	"io"
@@ -236,20 +239,46 @@ func TestEndToEndBrowser(t *testing.T) {
 			do(t, page, chromedp.Click(chromedp.CSS(fmt.Sprintf(`input[name=variants][value=%q]`, v))))
 		}
 	}
-	typeInto(t, page, "mem_limits", "64MiB, 128MiB")
+	// A limit no variant can start in: the preview marks its cells, and a
+	// submit lists every problem in words (the queue's one validation).
+	typeInto(t, page, "mem_limits", "1MiB, 64MiB")
 	typeInto(t, page, "batches", "1024")
 	typeInto(t, page, "fanouts", "5,5")
 	typeInto(t, page, "epochs", "2")
 	typeInto(t, page, "repeats", "0")
 	waitJS(t, page, 10*time.Second, "the inline error under repeats",
 		`document.getElementById('err-repeats').textContent.includes('repeats')`)
+	waitJS(t, page, 10*time.Second, "the preview to mark the 1 MiB cells impossible",
+		`document.querySelectorAll('#preview-cells td[data-impossible]').length === 2 &&
+		 Array.from(document.querySelectorAll('#preview-cells td[data-impossible]')).every(td => td.title.includes('needs at least'))`)
 	typeInto(t, page, "repeats", "2")
-	waitJS(t, page, 10*time.Second, "the preview to count 8 runs without errors",
-		`document.getElementById('preview-runs').textContent.trim() === '8' && document.getElementById('err-repeats').textContent === ''`)
+	waitJS(t, page, 10*time.Second, "the preview to list the 1 MiB problems",
+		`document.getElementById('err-mem_limits').textContent.includes('needs to start') && document.getElementById('err-repeats').textContent === ''`)
+	do(t, page, chromedp.Click(chromedp.ID("create")))
+	waitJS(t, page, 20*time.Second, "the submitted form shown again with its problems",
+		`location.pathname === '/experiments' && document.readyState === 'complete' && !!document.getElementById('err-mem_limits') &&
+		 document.getElementById('err-mem_limits').textContent.includes('needs to start')`)
+	problems := js[string](t, page, `document.getElementById('err-mem_limits').textContent`)
+	for _, v := range []string{"pyg+", "gnndrive"} {
+		if !strings.Contains(problems, `"1MiB" is 1MiB, below the`) || !strings.Contains(problems, "that "+v+" needs to start on tiny") {
+			t.Errorf("the submit's problems do not say why %s cannot run at 1 MiB: %q", v, problems)
+		}
+	}
 	shot, err := chromedp.Run(page, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
 	}
+	nonBlank(t, "form with problems", shot, 0.05)
+	saveShot("new-problems.png", shot)
+	typeInto(t, page, "mem_limits", "64MiB, 128MiB")
+	typeInto(t, page, "repeats", "2")
+	waitJS(t, page, 10*time.Second, "the preview to count 8 runs without errors",
+		`document.getElementById('preview-runs').textContent.trim() === '8' && document.getElementById('err-repeats').textContent === ''`)
+	shot, err = chromedp.Run(page, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonBlank(t, "new-experiment form", shot, 0.05)
 	saveShot("new.png", shot)
 	do(t, page, chromedp.Click(chromedp.ID("create")))
 	waitJS(t, page, 20*time.Second, "the experiment page", `/\/experiments\/\d+$/.test(location.pathname) && !!document.getElementById('queue-rows')`)
@@ -479,5 +508,227 @@ func TestEndToEndBrowser(t *testing.T) {
 		t.Errorf("list shows the experiment as %q", got)
 	}
 	shot, _ = chromedp.Run(page, chromedp.FullScreenshot(100))
+	nonBlank(t, "experiment list", shot, 0.05)
 	saveShot("list.png", shot)
+
+	e2eTagsAndFilter(t, page, base, expID)
+	e2eBundle(t, ctx, page, st, base, expID)
+	e2eCancelAndRequeue(t, ctx, page, st, base)
+	e2eCompare(t, ctx, page, st, base, expID)
+
+	do(t, page, chromedp.Navigate(base+"/datasets"), chromedp.WaitVisible(chromedp.ID("dataset-tiny")))
+	shot, _ = chromedp.Run(page, chromedp.FullScreenshot(100))
+	nonBlank(t, "datasets page", shot, 0.05)
+	saveShot("datasets.png", shot)
+}
+
+// submitForm submits a form as its button would (its submit event first).
+func submitForm(t *testing.T, ctx context.Context, id string) {
+	t.Helper()
+	js[chromedp.Void](t, ctx, fmt.Sprintf(`document.getElementById(%q).requestSubmit(); true`, id))
+}
+
+// e2eTagsAndFilter tags the experiment from its page, then finds it in the
+// list by tag and outcome, and not by another tag.
+func e2eTagsAndFilter(t *testing.T, page context.Context, base string, expID int64) {
+	do(t, page, chromedp.Navigate(fmt.Sprintf("%s/experiments/%d", base, expID)), chromedp.WaitVisible(chromedp.ID("meta-card")))
+	js[chromedp.Void](t, page, `document.getElementById('meta-card').open = true; true`)
+	typeInto(t, page, "meta-tags", "paper e2e")
+	typeInto(t, page, "meta-notes", "the browser test's grid")
+	submitForm(t, page, "meta-form")
+	waitJS(t, page, 20*time.Second, "the tags on the experiment page",
+		`!!document.querySelector('.sub .tag[data-tag=paper]') && !!document.querySelector('.sub .tag[data-tag=e2e]') && (document.getElementById('experiment-notes') || {}).textContent === "the browser test's grid"`)
+	do(t, page, chromedp.Navigate(base+"/experiments"), chromedp.WaitVisible(chromedp.ID("filter")))
+	typeInto(t, page, "filter", "tag=paper outcome=done limit<=128MiB")
+	submitForm(t, page, "filter-form")
+	waitJS(t, page, 20*time.Second, "the filtered list to show the experiment",
+		fmt.Sprintf(`location.search.includes('q=') && !!document.getElementById('exp-%d') && document.getElementById('filter-count').textContent.startsWith('1 of')`, expID))
+	shot, err := chromedp.Run(page, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonBlank(t, "filtered list", shot, 0.05)
+	saveShot("list-filtered.png", shot)
+	typeInto(t, page, "filter", "tag=nope")
+	submitForm(t, page, "filter-form")
+	waitJS(t, page, 20*time.Second, "the list to say nothing matches", `!!document.getElementById('no-match')`)
+	typeInto(t, page, "filter", "limit<12XB")
+	submitForm(t, page, "filter-form")
+	waitJS(t, page, 20*time.Second, "the filter's error in words",
+		`(document.getElementById('filter-error') || {textContent: ''}).textContent.includes('is not a size')`)
+}
+
+// fetchBytes fetches a URL in the page (its cookies) and returns the body.
+func fetchBytes(t *testing.T, page context.Context, href string) []byte {
+	t.Helper()
+	b64 := js[string](t, page, fmt.Sprintf(`fetch(%q).then(r => r.ok ? r.arrayBuffer() : Promise.reject(r.status)).then(buf => {
+		let s = ''; const b = new Uint8Array(buf);
+		for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode.apply(null, b.subarray(i, i + 0x8000));
+		return btoa(s); })`, href))
+	b, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		t.Fatalf("%s: %v", href, err)
+	}
+	return b
+}
+
+// e2eBundle downloads the paper bundle the experiment page links to and
+// checks it against the database: CSV rows, SVG and PDF that parse, "±"
+// in the PDF's text.
+func e2eBundle(t *testing.T, ctx, page context.Context, st *store.Store, base string, expID int64) {
+	do(t, page, chromedp.Navigate(fmt.Sprintf("%s/experiments/%d", base, expID)), chromedp.WaitVisible(chromedp.ID("export-bundle")))
+	href := js[string](t, page, `document.getElementById('export-bundle').getAttribute('href')`)
+	b := fetchBytes(t, page, href)
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatalf("bundle is not a zip (%d bytes): %v", len(b), err)
+	}
+	files := map[string][]byte{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f.Name], _ = io.ReadAll(rc)
+		rc.Close()
+	}
+	runs, _ := st.Runs(ctx, store.RunFilter{ExperimentID: expID})
+	rows, err := csv.NewReader(bytes.NewReader(files["runs.csv"])).ReadAll()
+	if err != nil || len(rows) != len(runs)+1 {
+		t.Errorf("bundle runs.csv: %d rows for %d runs (%v)", len(rows)-1, len(runs), err)
+	}
+	want := map[string]string{}
+	epochs := 0
+	for _, r := range runs {
+		want[strconv.FormatInt(r.ID, 10)] = r.Status
+		eps, _ := st.Epochs(ctx, r.ID)
+		epochs += len(eps)
+	}
+	if len(rows) > 0 {
+		col := map[string]int{}
+		for i, h := range rows[0] {
+			col[h] = i
+		}
+		for _, row := range rows[1:] {
+			if want[row[col["run_id"]]] != row[col["status"]] {
+				t.Errorf("bundle runs.csv: run %s is %q, the store says %q", row[col["run_id"]], row[col["status"]], want[row[col["run_id"]]])
+			}
+		}
+	}
+	if er, err := csv.NewReader(bytes.NewReader(files["epochs.csv"])).ReadAll(); err != nil || len(er)-1 != epochs {
+		t.Errorf("bundle epochs.csv: %d rows, the store %d epochs (%v)", len(er)-1, epochs, err)
+	}
+	figures := 0
+	for name, body := range files {
+		switch {
+		case strings.HasSuffix(name, ".svg"):
+			figures++
+			dec := xml.NewDecoder(bytes.NewReader(body))
+			for {
+				_, err := dec.Token()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Errorf("%s does not parse: %v", name, err)
+					break
+				}
+			}
+		case strings.HasSuffix(name, ".pdf"):
+			txt, err := report.PDFText(body)
+			if err != nil || !strings.Contains(txt, "±") || strings.Contains(txt, "Â") {
+				t.Errorf("%s: text %q (%v)", name, txt, err)
+			}
+			if !strings.Contains(txt, fmt.Sprintf("experiment %d", expID)) {
+				t.Errorf("%s does not name experiment %d in its metadata", name, expID)
+			}
+		}
+	}
+	if figures < 5 {
+		t.Errorf("bundle holds %d SVG figures", figures)
+	}
+	for _, name := range []string{"grid.json", "host.json", "VERSION", "README.md", "replot.py", "charts/stages.csv"} {
+		if len(files[name]) == 0 {
+			t.Errorf("bundle lacks %s", name)
+		}
+	}
+}
+
+// apiPost posts JSON from the page with its CSRF token.
+func apiPost(t *testing.T, page context.Context, path, body string) map[string]any {
+	t.Helper()
+	return js[map[string]any](t, page, fmt.Sprintf(`fetch(%q, {method: 'POST', headers: {'Content-Type': 'application/json',
+		'X-CSRF-Token': document.querySelector('meta[name=csrf-token]').content}, body: %q}).then(r => r.json())`, path, body))
+}
+
+// e2eCancelAndRequeue cancels a running experiment from its page (the
+// button asks first), sees its runs cancelled, not failed, and requeues them.
+func e2eCancelAndRequeue(t *testing.T, ctx, page context.Context, st *store.Store, base string) {
+	x := apiPost(t, page, "/api/experiments", `{"name":"e2e cancel","dataset":"tiny","model":"sage","epochs":1000,"axes":{"system":["gnndrive"],"mem_limit":["128MiB"],"repeat":2}}`)
+	id, ok := x["id"].(float64)
+	if !ok {
+		t.Fatalf("create through the API: %v", x)
+	}
+	do(t, page, chromedp.Navigate(fmt.Sprintf("%s/experiments/%d", base, int64(id))), chromedp.WaitVisible(chromedp.ID("queue-rows")))
+	waitJS(t, page, 2*time.Minute, "a run of the long experiment to run", `!!document.querySelector('#queue-rows tr[data-status=running]')`)
+	js[chromedp.Void](t, page, `window.__asked = []; window.confirm = m => { window.__asked.push(m); return true; }; true`)
+	do(t, page, chromedp.Click(chromedp.ID("cancel-experiment")))
+	waitJS(t, page, 60*time.Second, "both runs shown cancelled",
+		`document.querySelectorAll('#queue-rows tr[data-status=cancelled]').length === 2 && document.getElementById('count-cancelled').textContent.trim() === '2'`)
+	if asked := js[[]string](t, page, `window.__asked`); len(asked) != 1 || !strings.Contains(asked[0], "Cancel the 1 queued and 1 running run(s)") {
+		t.Errorf("cancel asked %q", asked)
+	}
+	if st := js[string](t, page, `document.querySelector('#experiment-summary [data-status]').dataset.status`); st != "cancelled" {
+		t.Errorf("experiment reads %q after cancel", st)
+	}
+	shot, _ := chromedp.Run(page, chromedp.FullScreenshot(100))
+	nonBlank(t, "cancelled experiment", shot, 0.05)
+	saveShot("experiment-cancelled.png", shot)
+	charts := js[string](t, page, fmt.Sprintf(`fetch('/experiments/%d/charts.json').then(r => r.text())`, int64(id)))
+	if !strings.Contains(charts, `"status":"cancelled"`) || strings.Contains(charts, `"status":"failed"`) {
+		t.Error("chart cells of cancelled runs do not say cancelled")
+	}
+	do(t, page, chromedp.Click(chromedp.ID("requeue-experiment")))
+	waitJS(t, page, 60*time.Second, "the requeued runs", `document.querySelectorAll('#queue-rows tr[data-status=queued], #queue-rows tr[data-status=running]').length === 2`)
+	runs, _ := st.Runs(ctx, store.RunFilter{ExperimentID: int64(id), Current: true})
+	for _, r := range runs {
+		if r.Attempt != 2 {
+			t.Errorf("run %d is attempt %d after requeue", r.ID, r.Attempt)
+		}
+	}
+	apiPost(t, page, fmt.Sprintf("/api/experiments/%d/cancel", int64(id)), "")
+	waitJS(t, page, 60*time.Second, "the second cancel", `document.querySelectorAll('#queue-rows tr[data-status=cancelled]').length === 2`)
+}
+
+// e2eCompare runs a small second grid, ticks it and the first in the list
+// and compares them.
+func e2eCompare(t *testing.T, ctx, page context.Context, st *store.Store, base string, expID int64) {
+	x := apiPost(t, page, "/api/experiments", `{"name":"e2e again","dataset":"tiny","model":"sage","epochs":2,"batch_size":1024,"fanout":"5,5","axes":{"system":["pyg+"],"mem_limit":["64MiB"],"repeat":1}}`)
+	id, ok := x["id"].(float64)
+	if !ok {
+		t.Fatalf("create through the API: %v", x)
+	}
+	waitFor(t, 3*time.Minute, "the second grid to finish", func() bool {
+		e, err := st.Experiment(ctx, int64(id))
+		return err == nil && e.Counts.Finished() == e.Counts.Total
+	})
+	do(t, page, chromedp.Navigate(base+"/experiments"), chromedp.WaitVisible(chromedp.ID("compare-selected")))
+	for _, eid := range []int64{expID, int64(id)} {
+		do(t, page, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#exp-%d input[name=exp]`, eid))))
+	}
+	do(t, page, chromedp.Click(chromedp.ID("compare-selected")))
+	waitJS(t, page, 30*time.Second, "the comparison's charts",
+		`location.pathname === '/compare' && (document.querySelector('[data-chart=epoch-vs-mem]') || {dataset: {}}).dataset.rendered === 'chart'`)
+	if n := js[int](t, page, `document.querySelectorAll('#changes tbody tr').length`); n < 1 {
+		t.Errorf("the comparison lists %d changed cells, want pyg+ at 64 MiB", n)
+	}
+	series := js[string](t, page, `fetch(document.getElementById('charts-root').dataset.chartsUrl).then(r => r.text())`)
+	for _, eid := range []int64{expID, int64(id)} {
+		if !strings.Contains(series, fmt.Sprintf("exp #%d", eid)) {
+			t.Errorf("the comparison's charts have no series of experiment %d", eid)
+		}
+	}
+	shot, _ := chromedp.Run(page, chromedp.FullScreenshot(100))
+	nonBlank(t, "comparison page", shot, 0.05)
+	saveShot("compare.png", shot)
 }

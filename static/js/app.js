@@ -24,10 +24,21 @@
     dot.className = "dot " + (state === "on" ? "on" : state === "off" ? "off" : "");
     txt.textContent = state === "on" ? "live" : state === "off" ? "reconnecting…" : "connecting…";
   }
+  // A page kept in the back-forward cache must not keep its stream open:
+  // browsers allow six connections to a host, and cached pages holding
+  // theirs leave none for the next page. Close on pagehide; a page shown
+  // again from the cache reloads to be live and current.
+  var sources = [];
+  window.addEventListener("pagehide", function () {
+    sources.forEach(function (es) { es.close(); });
+    sources = [];
+  });
+  window.addEventListener("pageshow", function (e) { if (e.persisted) window.location.reload(); });
   htmx.createEventSource = function (url) {
     var u = new URL(url, window.location.href);
     if (lastSeen[url]) u.searchParams.set("after", lastSeen[url]);
     var es = new EventSource(u.toString());
+    sources.push(es);
     liveNames.forEach(function (name) {
       es.addEventListener(name, function (e) {
         if (e.lastEventId) lastSeen[url] = e.lastEventId;
