@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,6 +35,8 @@ func compareArgs(c *fiber.Ctx) (ids []int64, runs string, f report.Filter, err e
 	if ids, err = report.ParseIDs(vals); err != nil {
 		return nil, "", f, err
 	}
+	// In the order they were made: changes read from the earlier to the later.
+	slices.Sort(ids)
 	runs = strings.Clone(c.Query("runs"))
 	if f, err = report.ParseFilter(runs); err != nil {
 		return ids, runs, f, err
