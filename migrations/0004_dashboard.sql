@@ -13,8 +13,9 @@ CREATE TABLE experiment_tags (
 ) WITHOUT ROWID;
 CREATE INDEX experiment_tags_tag ON experiment_tags(tag, experiment_id);
 
--- digest_json: report.Digest of the run's epochs as JSON, written by the
--- first reader that summarised a finished run; digest_epochs: the run's
--- epochs_done then (a digest whose count differs is stale and ignored).
-ALTER TABLE runs ADD COLUMN digest_json TEXT;
+-- digest: report's summary of the run's epochs (its own compact binary
+-- form, report/digest_codec.go), written by the first reader that
+-- summarised a finished run; digest_epochs: the run's epochs_done then (a
+-- digest whose count differs is stale and ignored).
+ALTER TABLE runs ADD COLUMN digest BLOB;
 ALTER TABLE runs ADD COLUMN digest_epochs INTEGER NOT NULL DEFAULT 0;

@@ -72,27 +72,6 @@ type DigestStore interface {
 	SaveRunDigests(ctx context.Context, digests map[int64]store.StoredDigest) error
 }
 
-// digestFormat versions the stored digest: a stored digest of another
-// format is made again from the epochs.
-const digestFormat = 2
-
-type storedDigest struct {
-	Format int     `json:"format"`
-	Digest *Digest `json:"digest"`
-}
-
-func encodeDigest(d *Digest) ([]byte, error) {
-	return json.Marshal(storedDigest{Format: digestFormat, Digest: d})
-}
-
-func decodeDigest(b []byte) (*Digest, bool) {
-	var sd storedDigest
-	if json.Unmarshal(b, &sd) != nil || sd.Format != digestFormat || sd.Digest == nil {
-		return nil, false
-	}
-	return sd.Digest, true
-}
-
 // bulkEpochReads is how many runs' epochs LoadComparison reads one query
 // each; above it, one query reads the experiment's.
 const bulkEpochReads = 4
@@ -105,7 +84,7 @@ func LoadComparison(ctx context.Context, src Source, cache *DigestCache, experim
 	if _, err := src.Experiment(ctx, experimentID); err != nil {
 		return nil, err
 	}
-	runs, err := src.Runs(ctx, store.RunFilter{ExperimentID: experimentID, Current: true})
+	runs, err := src.Runs(ctx, store.RunFilter{ExperimentID: experimentID, Current: true, Brief: true})
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +114,7 @@ func LoadComparison(ctx context.Context, src Source, cache *DigestCache, experim
 		for _, i := range missing {
 			r := runs[i]
 			if sd, ok := stored[r.ID]; ok && store.Finished(r.Status) {
-				if d, ok := decodeDigest(sd.JSON); ok {
+				if d, ok := decodeDigest(sd.Data); ok {
 					rd[i] = RunDataOf(r, nil)
 					rd[i].Digest = d
 					cache.put(r, d)
@@ -169,7 +148,7 @@ func LoadComparison(ctx context.Context, src Source, cache *DigestCache, experim
 		cache.put(r, rd[i].Digest)
 		if canStore && store.Finished(r.Status) && rd[i].Digest != nil {
 			if b, err := encodeDigest(rd[i].Digest); err == nil {
-				save[r.ID] = store.StoredDigest{Epochs: r.EpochsDone, JSON: b}
+				save[r.ID] = store.StoredDigest{Epochs: r.EpochsDone, Data: b}
 			}
 		}
 	}

@@ -98,18 +98,19 @@ func (t *Tx) SetExperimentMeta(id int64, m ExperimentMeta) error {
 	return nil
 }
 
-// StoredDigest is a finished run's digest as a reader stored it: JSON
-// (report.Digest) and the run's epoch count when it was made.
+// StoredDigest is a finished run's digest as a reader stored it: opaque
+// bytes (report's encoding of its Digest) and the run's epoch count when
+// it was made.
 type StoredDigest struct {
 	Epochs int
-	JSON   []byte
+	Data   []byte
 }
 
 // RunDigests returns the stored digests of an experiment's current runs
 // whose epoch count still matches, by run id: one query.
 func (s *Store) RunDigests(ctx context.Context, experimentID int64) (map[int64]StoredDigest, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, digest_epochs, digest_json FROM runs
-		WHERE experiment_id = ? AND superseded = 0 AND digest_json IS NOT NULL AND digest_epochs = epochs_done`, experimentID)
+	rows, err := s.r.QueryContext(ctx, `SELECT id, digest_epochs, digest FROM runs
+		WHERE experiment_id = ? AND superseded = 0 AND digest IS NOT NULL AND digest_epochs = epochs_done`, experimentID)
 	if err != nil {
 		return nil, fmt.Errorf("digests of experiment %d: %w", experimentID, err)
 	}
@@ -118,7 +119,7 @@ func (s *Store) RunDigests(ctx context.Context, experimentID int64) (map[int64]S
 	for rows.Next() {
 		var id int64
 		var d StoredDigest
-		if err := rows.Scan(&id, &d.Epochs, &d.JSON); err != nil {
+		if err := rows.Scan(&id, &d.Epochs, &d.Data); err != nil {
 			return nil, fmt.Errorf("digests of experiment %d: %w", experimentID, err)
 		}
 		out[id] = d
@@ -134,8 +135,8 @@ func (s *Store) SaveRunDigests(ctx context.Context, digests map[int64]StoredDige
 	}
 	return s.Update(ctx, func(tx *Tx) error {
 		for id, d := range digests {
-			if _, err := tx.tx.ExecContext(tx.ctx, `UPDATE runs SET digest_json = ?, digest_epochs = ?
-				WHERE id = ? AND epochs_done = ? AND status NOT IN ('queued', 'running')`, string(d.JSON), d.Epochs, id, d.Epochs); err != nil {
+			if _, err := tx.tx.ExecContext(tx.ctx, `UPDATE runs SET digest = ?, digest_epochs = ?
+				WHERE id = ? AND epochs_done = ? AND status NOT IN ('queued', 'running')`, d.Data, d.Epochs, id, d.Epochs); err != nil {
 				return fmt.Errorf("save digest of run %d: %w", id, err)
 			}
 		}

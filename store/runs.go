@@ -92,6 +92,14 @@ const runCols = `id, experiment_id, seq, attempt, retry_of, superseded, queue_po
 	queued_at, started_at, ended_at,
 	executor, job_id, node, job_state, records_file, records_offset`
 
+// runColsBrief is runCols with the large text columns read as empty
+// (RunFilter.Brief): the configuration, devices, deviations, standard
+// error tail, summary and progress.
+var runColsBrief = strings.NewReplacer(
+	"config_json,", "'{}',", "devices_json,", "'{}',", "deviations_json,", "'[]',",
+	"stderr_tail,", "'',", "summary_json,", "NULL,", "progress_json,", "NULL,",
+).Replace(runCols)
+
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run
 	var retryOf, exitCode, peakRSS, peakCG, queued, started, ended sql.NullInt64
@@ -495,6 +503,9 @@ type RunFilter struct {
 	Statuses     []string // nil = any status
 	Current      bool     // only runs not superseded by a retry
 	Conds        []Cond   // every condition must hold (conds.go)
+	// Brief leaves out the large text columns (runColsBrief): for lists
+	// that show or chart runs by their cell and outcome, a thousand at a time.
+	Brief bool
 }
 
 // Runs returns the runs a filter selects, in experiment order, then cell
@@ -520,7 +531,11 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	where, args = append(where, cw...), append(args, cargs...)
-	q := `SELECT ` + runCols + ` FROM runs`
+	cols := runCols
+	if f.Brief {
+		cols = runColsBrief
+	}
+	q := `SELECT ` + cols + ` FROM runs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}

@@ -65,7 +65,7 @@ func loadPastRuns(ctx context.Context, st Store, ds string) pastRuns {
 	if st == nil || ds == "" {
 		return nil
 	}
-	runs, err := st.Runs(ctx, store.RunFilter{Conds: []store.Cond{{Field: "status", Op: "=", Value: store.StatusDone}, {Field: "dataset", Op: "=", Value: ds}}})
+	runs, err := st.Runs(ctx, store.RunFilter{Brief: true, Conds: []store.Cond{{Field: "status", Op: "=", Value: store.StatusDone}, {Field: "dataset", Op: "=", Value: ds}}})
 	if err != nil {
 		return nil
 	}
