@@ -14,10 +14,12 @@ declare -A targets=(
   [experiments]="FuzzParseGrid"                      # grid JSON: grid files, the JSON API, examples/
   [engine/dataset]="FuzzNPYHeader FuzzLINQSLines FuzzOGBLines FuzzMeta FuzzBinaryChecks"
   [web]="FuzzParseAuth"                              # serve --auth-file
+  [report]="FuzzParseFilter FuzzDecodeDigest"         # the filter bar (q=, runs=); digests stored with runs
+  [store]="FuzzJSONMaps"                              # stages_json and tiers_json as read back
 )
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
-for pkg in engine/train experiments engine/dataset web; do
+for pkg in engine/train experiments engine/dataset web report store; do
   bin="$tmp/$(echo "$pkg" | tr / _).test"
   go test -c -o "$bin" "./$pkg"
   for name in ${targets[$pkg]}; do
