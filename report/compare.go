@@ -111,8 +111,13 @@ type Comparison struct {
 	cells        *categories // grid points, computed once
 	variantCells *categories // variant · grid point, computed once
 
-	meta FigureMeta // where the runs come from (LoadComparison)
+	meta        FigureMeta // where the runs come from (LoadComparison)
+	fingerprint string     // what the charts are made of (LoadComparison)
 }
+
+// Fingerprint is the same for two loads whose charts are the same (set by
+// LoadComparison; "" otherwise): a key for caching drawn charts.
+func (c *Comparison) Fingerprint() string { return c.fingerprint }
 
 // Meta is the provenance its figures carry (set by LoadComparison).
 func (c *Comparison) Meta() FigureMeta { return c.meta }

@@ -2,7 +2,10 @@ package report
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"hash/fnv"
+	"strconv"
 	"sort"
 	"strings"
 
@@ -159,7 +162,27 @@ func LoadComparison(ctx context.Context, src Source, cache *DigestCache, experim
 	}
 	cmp := NewComparison(rd)
 	cmp.meta = MetaOf(experimentID, runs)
+	cmp.fingerprint = fingerprint(experimentID, runs)
 	return cmp, nil
+}
+
+// fingerprint names what a comparison's charts are made of: the runs, how
+// they ended and how many epochs each has stored. Equal fingerprints, equal
+// charts (digests of finished runs do not change).
+func fingerprint(experimentID int64, runs []store.Run) string {
+	h := fnv.New64a()
+	var b [8]byte
+	put := func(v int64) {
+		binary.LittleEndian.PutUint64(b[:], uint64(v))
+		h.Write(b[:])
+	}
+	put(experimentID)
+	for _, r := range runs {
+		put(r.ID)
+		put(int64(r.EpochsDone))
+		h.Write([]byte(r.Status))
+	}
+	return strconv.FormatUint(h.Sum64(), 36)
 }
 
 // LoadRunCharts reads a run's epochs and per-second samples and builds the

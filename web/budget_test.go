@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +63,36 @@ func TestTimeLeft(t *testing.T) {
 	}
 	if timeLeft(runs[:1], now) != "" {
 		t.Error("a finished experiment has time left")
+	}
+}
+
+// TestChartsCacheFollowsTheRuns: charts.json is drawn once for settled
+// runs and drawn again when a run reports an epoch.
+func TestChartsCacheFollowsTheRuns(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	x := e.create(tinyGrid)
+	runs := e.runs(x.ID)
+	e.play(runs[0], 2, 1, store.StatusDone)
+	path := "/experiments/" + strconv.FormatInt(x.ID, 10) + "/charts.json"
+	_, first := e.get(path)
+	_, again := e.get(path)
+	if first != again || len(e.srv.charts.m) != 1 {
+		t.Fatalf("the second load differs or was not cached (%d entries)", len(e.srv.charts.m))
+	}
+	e.play(runs[1], 1, 5, "")
+	_, later := e.get(path)
+	if later == first {
+		t.Error("charts.json did not change after a new epoch")
+	}
+	c := newChartsCache(2)
+	c.put("a", []byte("1"))
+	c.put("b", []byte("2"))
+	c.put("c", []byte("3"))
+	if _, ok := c.get("a"); ok {
+		t.Error("the oldest entry was kept past the limit")
+	}
+	if b, ok := c.get("c"); !ok || string(b) != "3" {
+		t.Error("the newest entry is missing")
 	}
 }

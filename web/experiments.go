@@ -9,6 +9,7 @@ import (
 	"log"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -28,6 +29,7 @@ type ExperimentsHandler struct {
 	DataDir string
 	Jobs    *Jobs
 	Digests *report.DigestCache // finished runs' epochs, summarised once
+	Charts  *chartsCache        // encoded charts by the comparison's fingerprint
 	Log     *log.Logger         // panics of streamed answers
 }
 
@@ -486,7 +488,55 @@ func (h *ExperimentsHandler) ChartsJSON(c *fiber.Ctx) error {
 		return err
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	return c.JSON(fiber.Map{"charts": cmp.Charts(baseline)})
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	key := cmp.Fingerprint() + "/" + baseline
+	if b, ok := h.Charts.get(key); ok {
+		return c.Send(b)
+	}
+	b, err := json.Marshal(fiber.Map{"charts": cmp.Charts(baseline)})
+	if err != nil {
+		return err
+	}
+	h.Charts.put(key, b)
+	return c.Send(b)
+}
+
+// chartsCache keeps the encoded charts of the last comparisons by their
+// fingerprint: a settled experiment's page draws them once. A nil
+// *chartsCache caches nothing; it is safe for concurrent use.
+type chartsCache struct {
+	mu    sync.Mutex
+	max   int
+	order []string
+	m     map[string][]byte
+}
+
+func newChartsCache(max int) *chartsCache { return &chartsCache{max: max, m: map[string][]byte{}} }
+
+func (c *chartsCache) get(key string) ([]byte, bool) {
+	if c == nil || strings.HasPrefix(key, "/") {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.m[key]
+	return b, ok
+}
+
+func (c *chartsCache) put(key string, b []byte) {
+	if c == nil || strings.HasPrefix(key, "/") {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[key]; !ok {
+		c.order = append(c.order, key)
+	}
+	c.m[key] = b
+	for len(c.order) > c.max {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
 }
 
 // baselineParam reads ?baseline=, which must name a variant of the comparison.

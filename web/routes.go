@@ -13,8 +13,9 @@ import (
 // routes is the dashboard's one route table.
 func (s *Server) routes() {
 	csrf := NewCSRF(s.cfg.CSRFKey)
+	s.charts = newChartsCache(32)
 	exp := &ExperimentsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue, DataDir: s.cfg.DataDir, Jobs: s.jobs,
-		Digests: report.NewDigestCache(20000), Log: s.cfg.Log}
+		Digests: report.NewDigestCache(20000), Charts: s.charts, Log: s.cfg.Log}
 	runs := &RunsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue}
 	cmpH := &CompareHandler{Store: s.cfg.Store, Digests: exp.Digests}
 	data := &DatasetsHandler{DataDir: s.cfg.DataDir, ImportRoot: s.cfg.ImportRoot, Jobs: s.jobs, Store: s.cfg.Store}

@@ -58,6 +58,8 @@ type Server struct {
 	hub  *Hub
 	feed *Feed
 	jobs *Jobs
+	// charts keeps experiments' encoded charts by fingerprint (charts.json).
+	charts *chartsCache
 	// draining is set when shutdown begins: requests that change state are
 	// refused from then on (503), while the listener closes.
 	draining atomic.Bool
