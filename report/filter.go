@@ -398,3 +398,62 @@ func SortExperiments(exps []store.Experiment, key string) error {
 	})
 	return nil
 }
+
+// RunSortKeys are the keys SortRuns takes (a leading "-" reverses).
+var RunSortKeys = []string{"seq", "system", "limit", "status", "epoch_s", "val", "started"}
+
+// SortRuns orders runs by key (RunSortKeys; "" keeps the grid order, a
+// leading "-" reverses); runs without a value (no mean epoch time yet)
+// come last either way. An unknown key is an error naming the known ones.
+func SortRuns(runs []store.Run, key string) error {
+	desc := strings.HasPrefix(key, "-")
+	key = strings.TrimPrefix(key, "-")
+	num := func(p *float64) (float64, bool) {
+		if p == nil {
+			return 0, false
+		}
+		return *p, true
+	}
+	var val func(r store.Run) (float64, string, bool)
+	switch key {
+	case "", "seq":
+		val = func(r store.Run) (float64, string, bool) { return float64(r.Seq), "", true }
+	case "system":
+		val = func(r store.Run) (float64, string, bool) { return 0, r.System, true }
+	case "status":
+		val = func(r store.Run) (float64, string, bool) { return 0, r.Status, true }
+	case "limit":
+		val = func(r store.Run) (float64, string, bool) {
+			if r.MemLimitBytes <= 0 {
+				return math.Inf(1), "", true
+			}
+			return float64(r.MemLimitBytes), "", true
+		}
+	case "epoch_s":
+		val = func(r store.Run) (float64, string, bool) { v, ok := num(r.MeanEpochS); return v, "", ok }
+	case "val":
+		val = func(r store.Run) (float64, string, bool) { v, ok := num(r.BestValAcc); return v, "", ok }
+	case "started":
+		val = func(r store.Run) (float64, string, bool) {
+			return float64(r.StartedAt.UnixMilli()), "", !r.StartedAt.IsZero()
+		}
+	default:
+		return fmt.Errorf("%w: sort runs by %q: want %s (a leading - reverses)", ErrFilter, key, strings.Join(RunSortKeys, ", "))
+	}
+	sort.SliceStable(runs, func(i, j int) bool {
+		ni, si, oki := val(runs[i])
+		nj, sj, okj := val(runs[j])
+		if oki != okj {
+			return oki // runs with a value first
+		}
+		if ni == nj && si == sj {
+			return false
+		}
+		less := ni < nj || (ni == nj && si < sj)
+		if desc {
+			return !less
+		}
+		return less
+	})
+	return nil
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,4 +109,24 @@ func FuzzParseFilter(f *testing.F) {
 		}
 		_ = p.RunConds()
 	})
+}
+
+func TestSortRuns(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	runs := []store.Run{{ID: 1, Seq: 0, MeanEpochS: f(3)}, {ID: 2, Seq: 1}, {ID: 3, Seq: 2, MeanEpochS: f(1)}, {ID: 4, Seq: 3, MeanEpochS: f(2)}}
+	ids := func() string {
+		var s []string
+		for _, r := range runs {
+			s = append(s, strconv.FormatInt(r.ID, 10))
+		}
+		return strings.Join(s, ",")
+	}
+	for _, c := range []struct{ key, want string }{{"epoch_s", "3,4,1,2"}, {"-epoch_s", "1,4,3,2"}, {"seq", "1,2,3,4"}, {"-seq", "4,3,2,1"}} {
+		if err := SortRuns(runs, c.key); err != nil || ids() != c.want {
+			t.Errorf("sort by %s: %s (%v), want %s", c.key, ids(), err, c.want)
+		}
+	}
+	if err := SortRuns(runs, "colour"); err == nil {
+		t.Error("unknown run sort key accepted")
+	}
 }

@@ -186,8 +186,8 @@ func (h *APIHandler) GetExperiment(c *fiber.Ctx) error {
 	return c.JSON(apiExperiment(e, true))
 }
 
-// ExperimentRuns handles GET /api/experiments/:id/runs?runs=FILTER&all=1
-// (all: superseded attempts too).
+// ExperimentRuns handles GET /api/experiments/:id/runs?runs=FILTER&sort=KEY&all=1
+// (all: superseded attempts too; sort: report.RunSortKeys).
 func (h *APIHandler) ExperimentRuns(c *fiber.Ctx) error {
 	id, err := idParam(c)
 	if err != nil {
@@ -207,6 +207,9 @@ func (h *APIHandler) ExperimentRuns(c *fiber.Ctx) error {
 	runs, err := h.Store.Runs(ctx, store.RunFilter{ExperimentID: id, Current: c.Query("all") == "", Conds: f.RunConds()})
 	if err != nil {
 		return err
+	}
+	if err := report.SortRuns(runs, c.Query("sort")); err != nil {
+		return badRequest(err)
 	}
 	out := make([]APIRun, len(runs))
 	for i, r := range runs {

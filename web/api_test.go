@@ -114,3 +114,24 @@ func TestJSONAPI(t *testing.T) {
 		}
 	}
 }
+
+func TestQueueOrder(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	x := e.create(tinyGrid)
+	runs := e.runs(x.ID)
+	e.play(runs[2], 2, 3, store.StatusDone)
+	e.play(runs[5], 2, 1, store.StatusDone)
+	_, page := e.get(fmt.Sprintf("/experiments/%d?rsort=epoch_s", x.ID))
+	a, b := strings.Index(page, fmt.Sprintf(`id="run-%d"`, runs[5].ID)), strings.Index(page, fmt.Sprintf(`id="run-%d"`, runs[2].ID))
+	if a < 0 || b < 0 || a > b || !strings.Contains(page, `id="queue-rows-filtered"`) {
+		t.Error("the queue is not ordered fastest epoch first")
+	}
+	code, m := e.api("GET", fmt.Sprintf("/api/experiments/%d/runs?sort=-epoch_s", x.ID), "")
+	if rs, _ := m["runs"].([]any); code != 200 || len(rs) != 8 || rs[0].(map[string]any)["id"] != float64(runs[2].ID) {
+		t.Errorf("API runs by -epoch_s: %d %v", code, m)
+	}
+	if code, _ := e.api("GET", fmt.Sprintf("/api/experiments/%d/runs?sort=colour", x.ID), ""); code != 400 {
+		t.Errorf("unknown sort: %d", code)
+	}
+}

@@ -373,8 +373,9 @@ func redirect(c *fiber.Ctx, to string) error {
 }
 
 // experimentPage loads what an experiment page shows; runFilter, when
-// set, is a filter query (run keys only) for the queue table.
-func (h *ExperimentsHandler) experimentPage(ctx context.Context, id int64, baseline, runFilter string) (views.ExperimentView, error) {
+// set, is a filter query (run keys only) for the queue table, and runSort
+// its order (report.SortRuns).
+func (h *ExperimentsHandler) experimentPage(ctx context.Context, id int64, baseline, runFilter string, runSort ...string) (views.ExperimentView, error) {
 	e, err := h.Store.Experiment(ctx, id)
 	if err != nil {
 		return views.ExperimentView{}, err
@@ -384,6 +385,19 @@ func (h *ExperimentsHandler) experimentPage(ctx context.Context, id int64, basel
 		return views.ExperimentView{}, err
 	}
 	v := experimentView(e, runs, baseline)
+	if len(runSort) > 0 && runSort[0] != "" {
+		v.RunSort = runSort[0]
+		sorted := append([]store.Run(nil), runs...)
+		if err := report.SortRuns(sorted, runSort[0]); err != nil {
+			v.RunProblem = err.Error()
+		} else {
+			v.Runs = v.Runs[:0]
+			for _, r := range sorted {
+				v.Runs = append(v.Runs, runRow(r))
+			}
+			runs = sorted
+		}
+	}
 	if runFilter == "" {
 		return v, nil
 	}
@@ -399,6 +413,9 @@ func (h *ExperimentsHandler) experimentPage(ctx context.Context, id int64, basel
 	kept, err := h.Store.Runs(ctx, store.RunFilter{ExperimentID: id, Current: true, Conds: f.RunConds()})
 	if err != nil {
 		return v, err
+	}
+	if v.RunSort != "" {
+		_ = report.SortRuns(kept, v.RunSort) // checked above
 	}
 	v.Runs = v.Runs[:0]
 	for _, r := range kept {
@@ -464,7 +481,7 @@ func (h *ExperimentsHandler) Show(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.experimentPage(ctx, id, c.Query("baseline"), strings.Clone(c.Query("runs")))
+	v, err := h.experimentPage(ctx, id, c.Query("baseline"), strings.Clone(c.Query("runs")), strings.Clone(c.Query("rsort")))
 	if err != nil {
 		return err
 	}

@@ -118,6 +118,13 @@ func sortLabel(k string) string {
 	return k
 }
 
+// runSortLabel names an order of the queue table.
+func runSortLabel(k string) string {
+	return map[string]string{"": "grid order", "system": "variant", "limit": "memory limit ↑", "-limit": "memory limit ↓",
+		"status": "status", "epoch_s": "fastest epoch first", "-epoch_s": "slowest epoch first", "-val": "best accuracy first",
+		"started": "started"}[k]
+}
+
 // listBodyID is the list's table body id: a filtered list has another, so
 // the live stream's inserts (which do not know the filter) leave it alone
 // while updates of the rows it shows still apply.

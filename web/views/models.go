@@ -184,6 +184,7 @@ type ExperimentView struct {
 	Tags       []string
 	TagsText   string // "fig9, paper" for the form
 	RunFilter  string // the queue's filter as typed ("" = every run)
+	RunSort    string // the queue's order (report.RunSortKeys; "" = grid order)
 	RunProblem string // why it cannot be applied
 	Shown      int    // runs the queue shows (all, or those the filter keeps)
 	MetaError  string // why the name, notes or tags were refused
