@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash/fnv"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 
 	"outcore/engine/metrics"
