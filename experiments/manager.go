@@ -86,6 +86,12 @@ type Options struct {
 	// earlier run stays charged to that run's cgroup, so without eviction a
 	// run would read from cache its own limit does not pay for.
 	KeepPageCache bool
+	// Finished, when set, is called with a run's id once its outcome is
+	// stored (the local and the Slurm executor): the command line stores
+	// the run's digest for the dashboard there (report.StoreRunDigest),
+	// so that the first view of a large experiment does not read every
+	// epoch. Its error is logged.
+	Finished func(ctx context.Context, runID int64) error
 	// KillGrace is how long a cancelled child has between SIGTERM and
 	// SIGKILL; default 10 s.
 	KillGrace time.Duration
@@ -555,6 +561,16 @@ func (m *Manager) DeleteExperiment(ctx context.Context, id int64) error {
 		os.RemoveAll(m.runDir(r.ID))
 	}
 	return nil
+}
+
+// finished runs Options.Finished for a run whose outcome was stored.
+func (m *Manager) finished(ctx context.Context, runID int64) {
+	if m.opts.Finished == nil {
+		return
+	}
+	if err := m.opts.Finished(ctx, runID); err != nil {
+		m.opts.Logf("run %d: after its end: %v", runID, err)
+	}
 }
 
 // SetExperimentMeta renames an experiment and replaces its notes and tags

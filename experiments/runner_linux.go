@@ -56,7 +56,9 @@ func (m *Manager) execute(ctx context.Context, r store.Run, ar *activeRun) {
 	})
 	if err != nil {
 		m.opts.Logf("run %d: record outcome %s: %v", r.ID, end.Status, err)
+		return
 	}
+	m.finished(wctx, r.ID)
 }
 
 // lenientWriter writes to w until the first error, then drops what it is

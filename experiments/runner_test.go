@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -412,5 +413,41 @@ func TestSubscribeFromResumes(t *testing.T) {
 	}
 	if err := other.Run(context.Background()); !errors.Is(err, ErrQueueBusy) {
 		t.Fatalf("second queue: %v", err)
+	}
+}
+
+// TestFinishedHook: Options.Finished hears of each run once its outcome is
+// stored (the command line stores the run's digest there).
+func TestFinishedHook(t *testing.T) {
+	var mu sync.Mutex
+	heard := map[int64]string{}
+	h := newHarness(t, func(o *Options) {
+		o.Finished = func(ctx context.Context, id int64) error {
+			r, err := o.Store.Run(ctx, id)
+			mu.Lock()
+			heard[id] = r.Status
+			mu.Unlock()
+			return err
+		}
+	})
+	h.start()
+	e := h.create(`{"dataset":"tiny","epochs":1,"options":{"epoch_ms":"10"},"axes":{"system":["fake"],"repeat":2}}`)
+	runs := h.waitRuns(e.ID, "finished", finished)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := len(heard)
+		mu.Unlock()
+		if n == len(runs) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range runs {
+		if heard[r.ID] != store.StatusDone {
+			t.Errorf("run %d: the hook saw status %q", r.ID, heard[r.ID])
+		}
 	}
 }

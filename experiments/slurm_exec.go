@@ -530,6 +530,8 @@ func (s *slurmExecutor) finish(r store.Run, end store.RunEnd) {
 	})
 	if err != nil {
 		s.m.opts.Logf("run %d: record outcome %s: %v", r.ID, end.Status, err)
+	} else {
+		s.m.finished(context.Background(), r.ID)
 	}
 	s.mu.Lock()
 	delete(s.ended, r.JobID)

@@ -75,6 +75,33 @@ type DigestStore interface {
 	SaveRunDigests(ctx context.Context, digests map[int64]store.StoredDigest) error
 }
 
+// StoreRunDigest stores a finished run's digest with the run (the
+// runner's Options.Finished): the first view of its experiment then reads
+// it instead of the run's epochs. A run without epochs, or not finished,
+// has none to store.
+func StoreRunDigest(ctx context.Context, st interface {
+	Source
+	DigestStore
+}, runID int64) error {
+	r, err := st.Run(ctx, runID)
+	if err != nil || !store.Finished(r.Status) || r.EpochsDone == 0 {
+		return err
+	}
+	eps, err := st.Epochs(ctx, runID)
+	if err != nil {
+		return err
+	}
+	d := RunDataOf(r, eps).Digest
+	if d == nil {
+		return nil
+	}
+	b, err := encodeDigest(d)
+	if err != nil {
+		return err
+	}
+	return st.SaveRunDigests(ctx, map[int64]store.StoredDigest{runID: {Epochs: len(eps), Data: b}})
+}
+
 // bulkEpochReads is how many runs' epochs LoadComparison reads one query
 // each; above it, one query reads the experiment's.
 const bulkEpochReads = 4

@@ -190,3 +190,22 @@ func (c *countingSource) ExperimentEpochs(ctx context.Context, id int64) (map[in
 	c.epochReads++
 	return c.Store.ExperimentEpochs(ctx, id)
 }
+
+// TestStoreRunDigest: the runner's hook stores a finished run's digest, so
+// the first view reads no epoch of it.
+func TestStoreRunDigest(t *testing.T) {
+	st, e, runs := openStore(t)
+	ctx := context.Background()
+	for _, r := range runs {
+		if err := StoreRunDigest(ctx, st, r.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := &countingSource{Store: st}
+	if _, err := LoadComparison(ctx, src, nil, e.ID); err != nil {
+		t.Fatal(err)
+	}
+	if src.epochReads != 0 {
+		t.Errorf("the first view read epochs %d times after the runs' digests were stored", src.epochReads)
+	}
+}

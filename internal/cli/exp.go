@@ -116,8 +116,9 @@ mem_allowance) overrides the --slurm-* flags for its runs. See README
 			}
 			defer st.Close()
 			m, err := experiments.New(experiments.Options{DataDir: dir, Store: st, Concurrency: conc, DropCaches: drop,
-				Slurm: slurmOpts,
-				Logf:  func(f string, a ...any) { fmt.Fprintf(s.Err, "outcore exp: "+f+"\n", a...) }})
+				Slurm:    slurmOpts,
+				Finished: func(ctx context.Context, id int64) error { return report.StoreRunDigest(ctx, st, id) },
+				Logf:     func(f string, a ...any) { fmt.Fprintf(s.Err, "outcore exp: "+f+"\n", a...) }})
 			if err != nil {
 				return err
 			}

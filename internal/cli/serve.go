@@ -17,6 +17,7 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/train"
 	"outcore/experiments"
+	"outcore/report"
 	"outcore/store"
 	"outcore/web"
 )
@@ -113,6 +114,7 @@ func serve(ctx context.Context, s Streams, dir, addr string, guard serveGuard, o
 	}
 	defer st.Close()
 	opts.DataDir, opts.Store = dir, st
+	opts.Finished = func(ctx context.Context, id int64) error { return report.StoreRunDigest(ctx, st, id) }
 	opts.Logf = func(format string, a ...any) { logger.Printf(format, a...) }
 	mgr, err := experiments.New(opts)
 	if err != nil {
