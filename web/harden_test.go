@@ -135,7 +135,15 @@ func TestShutdownDoesNotWaitForABlockedJob(t *testing.T) {
 	e := newEnv(t)
 	blocked := make(chan struct{})
 	unblock := make(chan struct{})
-	defer close(unblock)
+	var srv *Server
+	defer func() {
+		// Let the abandoned job end before the temporary data directory is
+		// removed (it still writes there once unblocked).
+		close(unblock)
+		if srv != nil {
+			srv.jobs.Wait()
+		}
+	}()
 	jobHook = func(string, string) {
 		close(blocked)
 		<-unblock // blocked in the kernel: deaf to the job's context

@@ -1,0 +1,5 @@
+//go:build !race
+
+package mariusgnn
+
+const raceEnabled = false
