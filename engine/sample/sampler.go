@@ -87,6 +87,21 @@ func (s *Sampler) Sample(epoch, batch int, seeds []int64) (*graph.MiniBatch, err
 // The result depends only on the sampler's seed and topology, epoch, batch
 // and seeds.
 func (s *Sampler) SampleInto(mb *graph.MiniBatch, epoch, batch int, seeds []int64) error {
+	return s.SampleHops(mb, epoch, batch, seeds, nil)
+}
+
+// HopFunc receives the input nodes a mini-batch gains at each hop, while
+// it is being sampled: hop 0 is the seeds, hop h (1..L) the nodes first
+// reached by the h-th hop. nodes are mb.InputNodes[first:first+len(nodes)]
+// and stay valid only during the call (later hops may move the list).
+// An error stops the sampling.
+type HopFunc func(hop, first int, nodes []int64) error
+
+// SampleHops is SampleInto calling onHop (when not nil) as soon as each
+// hop's new input nodes are known, before the next hop is sampled (Helios
+// §3.3: a hop's feature reads are submitted while the next hop is
+// sampled). The mini-batch is the one SampleInto draws.
+func (s *Sampler) SampleHops(mb *graph.MiniBatch, epoch, batch int, seeds []int64, onHop HopFunc) error {
 	if s.account != nil {
 		// Page faults on a memory-mapped indices array happen on this
 		// thread and nothing else here reads a file: its device reads in
@@ -110,6 +125,11 @@ func (s *Sampler) SampleInto(mb *graph.MiniBatch, epoch, batch int, seeds []int6
 		}
 		nodes = append(nodes, v)
 	}
+	if onHop != nil {
+		if err := onHop(0, 0, nodes); err != nil {
+			return err
+		}
+	}
 	L := len(s.fanouts)
 	if cap(mb.Blocks) >= L {
 		mb.Blocks = mb.Blocks[:L]
@@ -118,9 +138,15 @@ func (s *Sampler) SampleInto(mb *graph.MiniBatch, epoch, batch int, seeds []int6
 	}
 	for h := 0; h < L; h++ {
 		b := &mb.Blocks[L-1-h]
+		first := len(nodes)
 		var err error
 		if nodes, err = s.hop(b, nodes, s.fanouts[h]); err != nil {
 			return fmt.Errorf("sample batch %d hop %d: %w", batch, h, err)
+		}
+		if onHop != nil {
+			if err := onHop(h+1, first, nodes[first:]); err != nil {
+				return err
+			}
 		}
 	}
 	// In-degrees in the full graph. Every block's sources and destinations

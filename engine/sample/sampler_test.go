@@ -401,3 +401,53 @@ func BenchmarkSample3x10(b *testing.B) {
 		}
 	}
 }
+
+// TestSampleHopsReportsEachHop checks that SampleHops draws the batch
+// SampleInto draws and reports every input node exactly once, hop by hop,
+// before the next hop is sampled.
+func TestSampleHopsReportsEachHop(t *testing.T) {
+	topo := randomGraph(3000, 40, 5)
+	ids := make([]int64, 3000)
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+	fanouts := []int{4, 3, 5}
+	s, _ := New(topo, fanouts, 2)
+	for i, seeds := range EpochBatches(ids, 64, 2, 1)[:5] {
+		want, err := s.Sample(1, i, seeds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got graph.MiniBatch
+		var seen []int64
+		hops := 0
+		err = s.SampleHops(&got, 1, i, seeds, func(hop, first int, nodes []int64) error {
+			if hop != hops || first != len(seen) {
+				t.Fatalf("hop %d at %d after %d hops and %d nodes", hop, first, hops, len(seen))
+			}
+			// the next hop's block is not sampled yet (got starts empty)
+			if hop == 0 && got.Blocks != nil || hop > 0 && hop < len(fanouts) && got.Blocks[len(fanouts)-1-hop].NumDst != 0 {
+				t.Fatalf("hop %d reported after the next hop was sampled", hop)
+			}
+			seen = append(seen, nodes...)
+			hops++
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hops != len(fanouts)+1 || !slices.Equal(seen, want.InputNodes) || !sameBatch(&got, want) {
+			t.Fatalf("batch %d: %d hops, %d nodes reported of %d; same batch %v", i, hops, len(seen), len(want.InputNodes), sameBatch(&got, want))
+		}
+	}
+	stop := errors.New("stop")
+	var mb graph.MiniBatch
+	if err := s.SampleHops(&mb, 0, 0, []int64{1, 2}, func(hop, _ int, _ []int64) error {
+		if hop == 1 {
+			return stop
+		}
+		return nil
+	}); !errors.Is(err, stop) {
+		t.Fatalf("hook error not returned: %v", err)
+	}
+}
