@@ -150,6 +150,9 @@ func (c *WindowCache) Stats() CacheStats { return c.st }
 // Pending is the number of accesses to line the window still holds.
 func (c *WindowCache) Pending(line int64) int32 { return c.future[line] }
 
+// Loading reports whether slot s's load is still in flight.
+func (c *WindowCache) Loading(s int32) bool { return c.loading[s] }
+
 // Cached reports line's slot, or -1.
 func (c *WindowCache) Cached(line int64) int32 { return c.slotOf[line] }
 

@@ -1,0 +1,631 @@
+package gids
+
+// "gids": the GIDS dataloader (Park et al., PVLDB 17(6), 2024; artifact
+// jeongminpark417/GIDS, GIDS.py fetch_feature). Implemented:
+//
+//   - §3.1: feature data stays in storage and is read in cache lines
+//     (one feature row rounded up to 512 B by default, as the artifact's
+//     page_size; `line` sets BaM's 4 KiB) into a software cache in device
+//     memory; the graph structure is pinned in host memory (§3.5).
+//   - §3.2, Eq. 2–3 (accumulator.go): consecutive iterations are merged
+//     into one aggregation pass until they hold more than N_access
+//     accesses plus the accesses redirected per iteration; IOP_peak and
+//     the latency come from a probe at start (iops_probe.go) or options,
+//     and T_i, T_t are measured on every pass.
+//   - §3.3 (reverse_pagerank.go): the constant CPU buffer pins the rows of
+//     the nodes with the highest weighted reverse PageRank (cpu_buffer of
+//     the feature table, the paper's default 10%), cut by the host budget.
+//   - §3.4 (window_cache.go): random eviction; window buffering samples
+//     `window` iterations ahead and keeps lines they need unevictable.
+//   - Training sees the batches in the reference order (the DGL
+//     dataloader's), so its losses equal the reference pipeline's.
+//
+// Each pass (aggregation_pass.go) reads the merged batches' rows into
+// their batch buffers; then the batches train one by one, as the
+// artifact's loader returns merged batches from its buffer before it
+// aggregates the next group (no prefetch thread).
+//
+// Tiers per input row: "cpu" = constant CPU buffer, "gpu" = software
+// cache (every line of the row a hit, or shared with a load in flight),
+// "device" = a line of the row read from storage. Stages: extract_s is the
+// aggregation passes' time, storage_io_s their storage windows (first
+// submission to last completion), stall_s the wait for sampled batches.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"time"
+
+	"outcore/engine/graph"
+	"outcore/engine/metrics"
+	"outcore/engine/nn"
+	"outcore/engine/sample"
+	"outcore/engine/storage"
+	"outcore/engine/system/kit"
+	"outcore/engine/train"
+)
+
+// Name is the registered name of the GIDS variant.
+const Name = "gids"
+
+type options struct {
+	window        int
+	accumulator   bool
+	peakPercent   float64
+	cpuBuffer     string
+	cpuSelect     string
+	gpuCache      string
+	line          int64
+	rings         int
+	iops          float64
+	latencyUS     float64
+	ssds          int
+	maxMerge      int
+	samplers      int
+	profile       int
+	pagerankIters int
+}
+
+func parseOptions(cfg train.Config) (options, error) {
+	o := train.Opts(cfg.Options)
+	p := options{
+		cpuBuffer: o.String("cpu_buffer", "10%"),
+		cpuSelect: o.String("cpu_buffer_select", "pagerank"),
+		gpuCache:  o.String("gpu_cache", "10%"),
+	}
+	var err error
+	ints := []struct {
+		name string
+		def  int
+		dst  *int
+	}{
+		{"window", 8, &p.window}, {"rings", 4, &p.rings}, {"ssds", 1, &p.ssds},
+		{"max_merge", 8, &p.maxMerge}, {"samplers", 2, &p.samplers}, {"profile_batches", 8, &p.profile},
+		{"pagerank_iters", 20, &p.pagerankIters},
+	}
+	for _, it := range ints {
+		if *it.dst, err = o.Int(it.name, it.def); err != nil {
+			return p, err
+		}
+	}
+	var line int
+	if line, err = o.Int("line", 0); err != nil {
+		return p, err
+	}
+	p.line = int64(line)
+	if p.accumulator, err = o.Bool("accumulator", true); err != nil {
+		return p, err
+	}
+	for _, f := range []struct {
+		name string
+		def  float64
+		dst  *float64
+	}{{"peak_percent", 0.95, &p.peakPercent}, {"iops", 0, &p.iops}, {"latency_us", 0, &p.latencyUS}} {
+		if *f.dst, err = o.Float(f.name, f.def); err != nil {
+			return p, err
+		}
+	}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: gids: %s", train.ErrConfig, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case p.window < 0:
+		return p, bad("window %d, want >= 0 (0 turns window buffering off)", p.window)
+	case !(p.peakPercent > 0 && p.peakPercent < 1):
+		return p, bad("peak_percent %v, want 0 < p < 1", p.peakPercent)
+	case p.rings < 1 || p.ssds < 1 || p.maxMerge < 1 || p.samplers < 1 || p.profile < 1 || p.pagerankIters < 1:
+		return p, bad("rings, ssds, max_merge, samplers, profile_batches and pagerank_iters must be >= 1")
+	case p.line < 0 || p.line > 0 && p.line%512 != 0:
+		return p, bad("line %d, want 0 (one row) or a multiple of 512 bytes", p.line)
+	case p.iops < 0 || p.latencyUS < 0:
+		return p, bad("iops and latency_us must be >= 0 (0 measures them)")
+	case p.cpuSelect != "pagerank" && p.cpuSelect != "first":
+		return p, bad("cpu_buffer_select %q, want pagerank or first", p.cpuSelect)
+	}
+	if _, err := o.Bytes("cpu_buffer", 1<<30, 0); err != nil {
+		return p, err
+	}
+	if _, err := o.Bytes("gpu_cache", 1<<30, 0); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+type gids struct {
+	cfg train.Config
+	opt options
+
+	topo      sample.Topology
+	closeTopo func() error
+	sampler   *sample.Sampler
+	feats     *storage.File
+	readers   []storage.Reader
+	depth     int
+	layout    Layout
+	cpu       *cpuBuffer
+	cache     *WindowCache
+	acc       *Accumulator
+	agg       *aggregator
+	dim       int
+	rowBytes  int64
+	maxBatch  int
+	kAlloc    int
+	xbufs     [][]float32
+	hostMem   kit.OffHeap
+	devMem    kit.OffHeap
+	deviate   []string
+	lastCache CacheStats
+}
+
+func newGIDS(cfg train.Config) (*gids, error) {
+	o, err := parseOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &gids{cfg: cfg, opt: o}, nil
+}
+
+func (g *gids) Name() string { return Name }
+
+func (g *gids) Devices() map[string]string {
+	return map[string]string{"sample": "cpu", "extract": "cpu", "train": "cpu"}
+}
+
+func (g *gids) Deviations() []string {
+	return append([]string{
+		"no GPU: the software cache, its metadata, the batch buffers of merged iterations and the window buffer's sampled mini-batches are GPU memory in GIDS; here they are host memory held outside the host budget (the memory cgroup's limit is raised by their size), and training runs on the CPU",
+		fmt.Sprintf("BaM's GPU-initiated NVMe reads are stood in for by %d goroutines, each with its own io_uring ring (O_DIRECT), each submitting and reaping its own reads (BaM's synchronous stack); cache lookups are serialised by one lock instead of running in parallel warps", g.opt.rings),
+		"graph sampling runs on CPU goroutines ahead of the loader (GIDS samples on the GPU over UVA); batches are sampled and trained in the reference order",
+	}, g.deviate...)
+}
+
+func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
+	shape := train.ShapeOf(env.Dataset.Meta)
+	g.dim, g.rowBytes = shape.FeatureDim, shape.RowBytes()
+	t0 := time.Now()
+	topo, closeTopo, err := env.Topology("memory") // §3.5: pinned in host memory
+	if err != nil {
+		return err
+	}
+	g.topo, g.closeTopo = topo, closeTopo
+	if g.sampler, err = env.NewSampler(topo); err != nil {
+		return err
+	}
+	env.PrepareStage("load_topology_s", time.Since(t0))
+
+	t1 := time.Now()
+	ws, err := kit.ProfileWorkspace(ctx, env, topo, g.opt.profile)
+	if err != nil {
+		return err
+	}
+	env.PrepareStage("profile_s", time.Since(t1))
+	g.maxBatch = int(min(int64(float64(ws.MaxInputs)*1.25)+1, shape.Nodes))
+
+	// the storage path: lines read whole, one request per line
+	line := LineBytes(shape, g.opt.line)
+	opts := env.Storage
+	opts.RowBytes = g.rowBytes
+	opts.MaxMergeBytes = line
+	if opts.Backend == storage.BackendAuto {
+		opts.Backend = storage.BackendUring
+	}
+	if opts.Backend != storage.BackendUring {
+		g.deviate = append(g.deviate, fmt.Sprintf("reads go through the %s backend instead of io_uring (--io)", opts.Backend))
+	}
+	g.depth = opts.QueueDepth
+	if g.depth == 0 {
+		g.depth = storage.DefaultQueueDepth
+	}
+	featPath := env.Dataset.Path("features.bin")
+	if g.feats, err = storage.OpenFile(featPath, opts); err != nil {
+		return fmt.Errorf("gids: open features: %w", err)
+	}
+	if line%g.feats.BlockSize() != 0 {
+		return fmt.Errorf("%w: gids: line %d B is not a multiple of the device's %d B block", train.ErrConfig, line, g.feats.BlockSize())
+	}
+
+	// §3.2: the storage model, measured unless given
+	t2 := time.Now()
+	model := StorageModel{PeakIOPS: g.opt.iops, Initial: time.Duration(g.opt.latencyUS * float64(time.Microsecond)), SSDs: g.opt.ssds}
+	if g.opt.iops == 0 || g.opt.latencyUS == 0 {
+		probed, res, err := ProbeModel(ctx, featPath, opts, line, g.opt.rings*g.depth, g.opt.rings, g.opt.ssds)
+		if err != nil {
+			return fmt.Errorf("gids: probe the device: %w", err)
+		}
+		if g.opt.iops == 0 {
+			model.PeakIOPS = probed.PeakIOPS
+		}
+		if g.opt.latencyUS == 0 {
+			model.Initial = probed.Initial
+		}
+		env.Logf("gids: probe: %.0f IOPS with %d %d-byte reads in flight over %d rings (median latency under load %v), %v at depth 1",
+			res.IOPS, res.InFlight, line, g.opt.rings, res.Latency, probed.Initial)
+		g.deviate = append(g.deviate, fmt.Sprintf("IOP_peak (%.0f per SSD) and the initial latency (%v) of Eq. 2 were measured by a probe of random %d-byte reads of features.bin at start (the paper takes them from the SSD; the artifact as arguments); T_i and T_t are then measured on every pass", model.PeakIOPS, model.Initial.Round(time.Microsecond), line))
+	}
+	env.PrepareStage("probe_s", time.Since(t2))
+	if g.acc, err = NewAccumulator(model, g.opt.peakPercent, g.opt.accumulator); err != nil {
+		return err
+	}
+	env.Logf("gids: Eq. 2: N_access = %.0f for %.0f%% of %.0f IOPS × %d SSD(s), T_i + T_t = %v",
+		g.acc.Required(), 100*g.opt.peakPercent, model.PeakIOPS, model.SSDs, model.Initial+model.Termination)
+
+	// memory: CPU buffer in the host budget, cache and batch buffers on the device
+	fb := shape.FeatureBytes()
+	cpuWant, _ := train.Opts(g.cfg.Options).Bytes("cpu_buffer", fb, fb/10)
+	cacheWant, _ := train.Opts(g.cfg.Options).Bytes("gpu_cache", fb, fb/10)
+	g.kAlloc = 1
+	if g.opt.accumulator {
+		g.kAlloc = g.opt.maxMerge
+	}
+	heapNeed := ws.BaseBytes + ws.ArenaBytes + ws.StepExtra +
+		int64(g.opt.samplers)*sample.IDMapBytes(shape.Nodes, ws.MaxInputs)
+	staging := int64(g.opt.rings) * int64(g.depth) * line * 2 // ring arenas and scratch lines
+	hostWork := heapNeed - TopologyBytes(shape) + heapNeed/4 + staging
+	g.layout = Plan(LayoutInput{Shape: shape, Budget: env.MemBudget, HostWork: max(0, hostWork), Reserve: kit.ReserveBytes(env.MemBudget),
+		CPUBuffer: cpuWant, GPUCache: cacheWant, Line: g.opt.line})
+	if g.layout.CPUBufferCut {
+		g.deviate = append(g.deviate, fmt.Sprintf("the host budget holds a constant CPU buffer of %d MiB of the %d MiB asked for", g.layout.CPUBufferRows*g.rowBytes>>20, cpuWant>>20))
+	}
+	windowBytes := int64(g.opt.window+g.kAlloc) * (ws.BatchBytes + int64(ws.MaxInputs)*8)
+	xBytes := int64(g.kAlloc) * int64(g.maxBatch) * g.rowBytes
+	device := ws.DeviceBytes + g.layout.CacheLines*line + g.layout.CacheMetaBytes() + xBytes + windowBytes
+	if err := kit.HoldOutsideBudget(env, device); err != nil {
+		return err
+	}
+	if env.MemBudget > 0 {
+		env.Deviate("device memory held outside the %d MiB host budget: software cache %d MiB (%d lines of %d B) with %d MiB of metadata, %d batch buffer(s) of %d MiB, the window buffer's mini-batches (%d MiB), model step %d MiB",
+			env.MemBudget>>20, g.layout.CacheLines*line>>20, g.layout.CacheLines, line, g.layout.CacheMetaBytes()>>20, g.kAlloc, int64(g.maxBatch)*g.rowBytes>>20, windowBytes>>20, ws.DeviceBytes>>20)
+	}
+	g.deviate = append(g.deviate, fmt.Sprintf("cache lines of %d B for rows of %d B: the artifact's page is one feature row (4096 B for its 1024-dim IGB features, 512 B for 128-dim OGB); the paper's micro-benchmarks read 4 KiB (option line)", line, g.rowBytes))
+
+	// §3.3: the constant CPU buffer
+	if g.layout.CPUBufferRows > 0 {
+		t3 := time.Now()
+		if err := g.loadCPUBuffer(ctx, env); err != nil {
+			return err
+		}
+		env.PrepareStage("cpu_buffer_s", time.Since(t3))
+	}
+	// §3.4: the software cache
+	if g.layout.CacheLines > 0 {
+		data, err := g.devMem.Bytes(int(g.layout.CacheLines * line))
+		if err != nil {
+			return fmt.Errorf("gids: software cache: %w", err)
+		}
+		if g.cache, err = NewWindowCache(g.layout.Lines, line, data, uint64(g.cfg.Seed)); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < g.kAlloc; i++ {
+		x, err := g.devMem.Float32s(g.maxBatch * g.dim)
+		if err != nil {
+			return fmt.Errorf("gids: batch buffer: %w", err)
+		}
+		g.xbufs = append(g.xbufs, x)
+	}
+	for i := 0; i < g.opt.rings; i++ {
+		r, err := g.feats.NewReader()
+		if err != nil {
+			return fmt.Errorf("gids: ring %d: %w", i, err)
+		}
+		g.readers = append(g.readers, r)
+	}
+	g.agg = newAggregator(g.feats, g.readers, g.depth, g.cpu, g.cache, g.opt.window > 0 && g.cache != nil, g.rowBytes, line)
+	cpuBytes := g.layout.CPUBufferRows*g.rowBytes + shape.Nodes*4
+	goLimit := kit.ApplyGoMemoryLimit(env.MemBudget, device, cpuBytes+staging, 0, heapNeed)
+	env.Logf("gids: constant CPU buffer %d rows (%d MiB, %s), software cache %d lines of %d B (%.1f%% of the feature file), window %d, accumulator %v (up to %d merged iterations), %d rings of depth %d; Go heap limit %d MiB",
+		g.layout.CPUBufferRows, g.layout.CPUBufferRows*g.rowBytes>>20, g.opt.cpuSelect, g.layout.CacheLines, line,
+		100*float64(g.layout.CacheLines)/float64(g.layout.Lines), g.opt.window, g.opt.accumulator, g.kAlloc, g.opt.rings, g.depth, goLimit>>20)
+	return nil
+}
+
+// loadCPUBuffer ranks the nodes, pins the top rows in host memory and
+// reads them from features.bin.
+func (g *gids) loadCPUBuffer(ctx context.Context, env *train.Env) error {
+	n := env.Dataset.Nodes()
+	k := g.layout.CPUBufferRows
+	var hot []int64
+	switch g.opt.cpuSelect {
+	case "pagerank":
+		t0 := time.Now()
+		all, ok := g.topo.Indices.(sample.InMemory)
+		if !ok {
+			return errors.New("gids: reverse PageRank needs the topology in memory")
+		}
+		fanout := g.cfg.Fanout[len(g.cfg.Fanout)-1]
+		score, err := ReversePageRank(g.topo.Indptr, all.All(), PageRankConfig{Iterations: g.opt.pagerankIters, Fanout: max(fanout, 0)})
+		if err != nil {
+			return err
+		}
+		hot = topK(score, int(k))
+		env.PrepareStage("pagerank_s", time.Since(t0))
+		g.deviate = append(g.deviate, fmt.Sprintf("the weighted reverse PageRank (%d iterations, weights min(1, %d/deg)) is computed at start over the pinned topology (the artifact computes it offline)", g.opt.pagerankIters, fanout))
+	case "first":
+		for v := int64(0); v < k; v++ {
+			hot = append(hot, v)
+		}
+	}
+	slices.Sort(hot)
+	rows, err := g.hostMem.Float32s(int(k) * g.dim)
+	if err != nil {
+		return fmt.Errorf("gids: constant CPU buffer: %w", err)
+	}
+	slot := make([]int32, n)
+	for i := range slot {
+		slot[i] = -1
+	}
+	r, err := g.feats.NewReader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	const chunk = 4096
+	for lo := 0; lo < len(hot); lo += chunk {
+		hi := min(lo+chunk, len(hot))
+		if err := r.ReadRows(ctx, hot[lo:hi], train.Float32Bytes(rows[lo*g.dim:hi*g.dim])); err != nil {
+			return fmt.Errorf("gids: fill the constant CPU buffer: %w", err)
+		}
+		for i, v := range hot[lo:hi] {
+			slot[v] = int32(lo + i)
+		}
+	}
+	g.cpu = &cpuBuffer{slot: slot, rows: rows, dim: g.dim}
+	return nil
+}
+
+// topK returns the k nodes with the highest score (ties: smaller id).
+func topK(score []float64, k int) []int64 {
+	ids := make([]int64, len(score))
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+	slices.SortFunc(ids, func(a, b int64) int {
+		switch {
+		case score[a] > score[b]:
+			return -1
+		case score[a] < score[b]:
+			return 1
+		case a < b:
+			return -1
+		case a > b:
+			return 1
+		}
+		return 0
+	})
+	return ids[:min(k, len(ids)):min(k, len(ids))]
+}
+
+// windowed is one sampled mini-batch in the window buffer.
+type windowed struct {
+	mb    *graph.MiniBatch
+	lines []int64 // the cache lines its accesses touch (entered)
+}
+
+func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := env.EpochBatches(epoch)
+	n := len(batches)
+	ahead := g.opt.window + g.kAlloc + g.opt.samplers
+	ep.BatchStarted()
+	pool := kit.StartSamplers(ctx, g.sampler, epoch, batches, 0, g.opt.samplers, ahead, ahead, ep)
+	defer pool.Stop()
+	got := map[int]*graph.MiniBatch{}
+	nextIn := 0
+	var fifo []windowed
+	windowOn := g.opt.window > 0 && g.cache != nil
+	// pull takes the next batch in index order into the window buffer;
+	// with window buffering its accesses pin their lines (Fig. 6 ①–④).
+	pull := func() error {
+		t0 := time.Now()
+		for got[nextIn] == nil {
+			mb, ok := <-pool.Out
+			if !ok {
+				if err := pool.Err(); err != nil {
+					return err
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				return fmt.Errorf("gids: sampler stopped before batch %d", nextIn)
+			}
+			got[mb.Index] = mb
+		}
+		ep.Add(metrics.StageStall, time.Since(t0))
+		mb := got[nextIn]
+		delete(got, nextIn)
+		nextIn++
+		w := windowed{mb: mb}
+		if windowOn {
+			for _, v := range mb.InputNodes {
+				if g.cpu.row(v) != nil {
+					continue // served by the CPU buffer: never touches the cache
+				}
+				lo, hi := g.agg.linesOf(v)
+				for l := lo; l <= hi; l++ {
+					w.lines = append(w.lines, l)
+				}
+			}
+			g.cache.Enter(w.lines)
+		}
+		fifo = append(fifo, w)
+		return nil
+	}
+	var (
+		passes, iters, depthMax, capped int64
+		pinnedMax                       int64
+		rows, cpuRows, cacheRows        int64
+		storageRows, reads, uncached    int64
+		aggTime, ioTime                 time.Duration
+		inflightSum, modelIOPSxReads    float64
+	)
+	concurrency := float64(g.opt.rings * g.depth)
+	var x nn.Tensor
+	for i := 0; i < n; {
+		// §3.2: merge iterations until the pass holds enough accesses
+		k, accesses := 0, int64(0)
+		for {
+			for len(fifo) <= k {
+				if err := pull(); err != nil {
+					return err
+				}
+			}
+			accesses += int64(len(fifo[k].mb.InputNodes))
+			k++
+			if i+k == n || g.acc.Enough(accesses, k) {
+				break
+			}
+			if k == g.kAlloc {
+				capped++
+				break
+			}
+		}
+		// §3.4: the window holds the next `window` iterations beyond the pass
+		if windowOn {
+			for len(fifo) < min(k+g.opt.window, n-i) {
+				if err := pull(); err != nil {
+					return err
+				}
+			}
+			pinnedMax = max(pinnedMax, int64(g.cache.pinned))
+		}
+		var prs []passRow
+		var heapX [][]float32
+		for j := 0; j < k; j++ {
+			mb := fifo[j].mb
+			var xb []float32
+			if len(mb.InputNodes) <= g.maxBatch {
+				xb = g.xbufs[j][:len(mb.InputNodes)*g.dim]
+			} else {
+				xb = make([]float32, len(mb.InputNodes)*g.dim)
+				ep.Count("x_overflow", 1)
+			}
+			heapX = append(heapX, xb)
+			for r, v := range mb.InputNodes {
+				prs = append(prs, passRow{node: v, dst: xb[r*g.dim : (r+1)*g.dim]})
+			}
+		}
+		ps, err := g.agg.run(ctx, prs)
+		if err != nil {
+			return err
+		}
+		g.acc.Observe(k, ps.redirected(), ps.initial(), ps.termination())
+		passes++
+		iters += int64(k)
+		depthMax = max(depthMax, int64(k))
+		rows += ps.rows
+		cpuRows += ps.cpuRows
+		cacheRows += ps.cacheRows
+		storageRows += ps.storageRows
+		reads += ps.reads
+		uncached += ps.uncached
+		d := ps.end.Sub(ps.start)
+		aggTime += d
+		ioTime += ps.ioTime()
+		inFlight := math.Min(float64(ps.reads), concurrency)
+		inflightSum += inFlight * float64(ps.reads)
+		modelIOPSxReads += g.acc.Model().ExpectedIOPS(inFlight) * float64(ps.reads)
+		ep.Add(metrics.StageExtract, d)
+		// train the merged iterations in order
+		for j := 0; j < k; j++ {
+			mb := fifo[j].mb
+			x.Data, x.Rows, x.Cols = heapX[j], len(mb.InputNodes), g.dim
+			if _, err := env.TrainStep(ep, mb, &x); err != nil {
+				return err
+			}
+			pool.Release()
+		}
+		clear(fifo[:k])
+		fifo = fifo[k:]
+		i += k
+	}
+	if windowOn && g.cache.pinned != 0 {
+		return fmt.Errorf("gids: end of epoch %d: %d cache slots still pinned", epoch, g.cache.pinned)
+	}
+	// tiers per row
+	ep.AddTier(metrics.TierCPU, rows, cpuRows)
+	ep.AddTier(metrics.TierGPU, rows-cpuRows, cacheRows)
+	ep.AddTier(metrics.TierDevice, storageRows, storageRows)
+	ep.AddBytesNeeded(rows * g.rowBytes)
+	ep.Add("storage_io_s", ioTime)
+	var cs CacheStats
+	if g.cache != nil {
+		cs = g.cache.Stats().Sub(g.lastCache)
+		g.lastCache = g.cache.Stats()
+	}
+	line := g.agg.lineBytes
+	counters := map[string]int64{
+		"accumulator_passes":         passes,
+		"accumulator_iterations":     iters,
+		"accumulator_depth_max":      depthMax,
+		"accumulator_capped":         capped,
+		"accumulator_required":       int64(g.acc.Required()),
+		"cpu_buffer_hits":            cpuRows,
+		"gpu_cache_hits":             cs.Hits,
+		"gpu_cache_shared":           cs.Shared,
+		"gpu_cache_misses":           cs.Misses,
+		"gpu_cache_bypass":           cs.Bypasses,
+		"gpu_cache_evictions":        cs.Evictions,
+		"gpu_cache_hit_permille":     permille(cs.Hits+cs.Shared, cs.Accesses()),
+		"window_pinned_max":          pinnedMax,
+		"storage_reads":              reads,
+		"storage_bytes":              reads * line,
+		"uncached_reads":             uncached,
+		"storage_MBps":               mbps(reads*line, ioTime),
+		"aggregation_MBps":           mbps(rows*g.rowBytes, aggTime),
+		"accesses_in_flight":         int64(safeDiv(inflightSum, float64(reads))),
+		"model_storage_MBps":         int64(safeDiv(modelIOPSxReads, float64(reads)) * float64(line) / 1e6),
+		"accumulator_initial_us":     g.acc.Model().Initial.Microseconds(),
+		"accumulator_termination_us": g.acc.Model().Termination.Microseconds(),
+	}
+	for k, v := range counters {
+		ep.Count(k, v)
+	}
+	return nil
+}
+
+func permille(a, b int64) int64 {
+	if b == 0 {
+		return 0
+	}
+	return a * 1000 / b
+}
+
+func mbps(bytes int64, d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64(float64(bytes) / d.Seconds() / 1e6)
+}
+
+func safeDiv(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func (g *gids) Close() error {
+	var errs []error
+	for _, r := range g.readers {
+		errs = append(errs, r.Close())
+	}
+	g.readers = nil
+	if g.feats != nil {
+		errs = append(errs, g.feats.Close())
+	}
+	if g.closeTopo != nil {
+		errs = append(errs, g.closeTopo())
+	}
+	g.cache, g.cpu, g.xbufs, g.agg = nil, nil, nil, nil
+	errs = append(errs, g.devMem.Free(), g.hostMem.Free())
+	runtime.GC()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close gids: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package gids
+
+import (
+	"slices"
+	"testing"
+
+	"outcore/engine/metrics"
+	"outcore/engine/system/systest"
+)
+
+func TestMain(m *testing.M) { systest.Main(m) }
+
+// checkTiers asserts that every input row is served by exactly one tier:
+// the CPU buffer, else the cache, else storage.
+func checkTiers(t *testing.T, e metrics.EpochRecord) {
+	t.Helper()
+	cpu, gpu, dev := e.Tiers[metrics.TierCPU], e.Tiers[metrics.TierGPU], e.Tiers[metrics.TierDevice]
+	rows := e.BytesNeeded / (32 * 4)
+	if cpu.Lookups != rows || gpu.Lookups != rows-cpu.Hits || dev.Lookups != gpu.Lookups-gpu.Hits || dev.Hits != dev.Lookups {
+		t.Fatalf("tiers %+v for %d rows", e.Tiers, rows)
+	}
+	if e.Counters["cpu_buffer_hits"] != cpu.Hits {
+		t.Fatalf("cpu_buffer_hits %d, tier %d", e.Counters["cpu_buffer_hits"], cpu.Hits)
+	}
+}
+
+// Every configuration trains the same batches with the same rows: the
+// losses of all of them equal the default's exactly, whatever the cache
+// evicts, bypasses or shares, and however many iterations a pass merges.
+func TestConfigurationsTrainTheSameModel(t *testing.T) {
+	base := systest.Run(t, systest.Config(t, Name, nil))
+	want := base.Losses()
+	for _, e := range base.Epochs {
+		checkTiers(t, e)
+		if e.Counters["accumulator_iterations"] != int64(e.Batches) || e.Counters["storage_reads"] == 0 {
+			t.Fatalf("counters %v", e.Counters)
+		}
+	}
+	cases := []struct {
+		name string
+		opts map[string]string
+		// check looks at the first epoch
+		check func(t *testing.T, e metrics.EpochRecord)
+	}{
+		{"no cache, no buffer, no accumulator", map[string]string{"gpu_cache": "0", "cpu_buffer": "0", "accumulator": "false"}, func(t *testing.T, e metrics.EpochRecord) {
+			if e.Counters["uncached_reads"] == 0 || e.Counters["accumulator_depth_max"] != 1 || e.Tiers[metrics.TierCPU].Hits != 0 {
+				t.Fatalf("counters %v tiers %v", e.Counters, e.Tiers)
+			}
+		}},
+		{"tiny cache, deep window: evictions and bypasses", map[string]string{"gpu_cache": "8KiB", "window": "8"}, func(t *testing.T, e metrics.EpochRecord) {
+			if e.Counters["gpu_cache_evictions"] == 0 || e.Counters["gpu_cache_bypass"] == 0 || e.Counters["window_pinned_max"] == 0 {
+				t.Fatalf("counters %v", e.Counters)
+			}
+		}},
+		{"4 KiB lines, rows straddle nothing, lines shared", map[string]string{"line": "4096", "gpu_cache": "64KiB", "window": "0"}, func(t *testing.T, e metrics.EpochRecord) {
+			if e.Counters["gpu_cache_shared"]+e.Counters["gpu_cache_hits"] == 0 || e.Counters["window_pinned_max"] != 0 {
+				t.Fatalf("counters %v", e.Counters)
+			}
+		}},
+		{"accumulator merging up to 4 iterations", map[string]string{"iops": "1e9", "latency_us": "100", "max_merge": "4", "rings": "2"}, func(t *testing.T, e metrics.EpochRecord) {
+			// N_access = 0.95·1e9·100 µs/0.05 ≈ 1.9M accesses: always capped
+			if e.Counters["accumulator_depth_max"] != 4 || e.Counters["accumulator_passes"] >= int64(e.Batches) || e.Counters["accumulator_capped"] == 0 {
+				t.Fatalf("counters %v", e.Counters)
+			}
+		}},
+		{"CPU buffer of the first ids", map[string]string{"cpu_buffer": "50%", "cpu_buffer_select": "first", "gpu_cache": "0"}, func(t *testing.T, e metrics.EpochRecord) {
+			if h := e.Tiers[metrics.TierCPU].Hits; h == 0 || h == e.Tiers[metrics.TierCPU].Lookups {
+				t.Fatalf("tiers %v", e.Tiers)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := systest.Run(t, systest.Config(t, Name, c.opts))
+			if got := r.Losses(); !slices.Equal(got, want) {
+				t.Fatalf("losses %v, default %v", got, want)
+			}
+			for _, e := range r.Epochs {
+				checkTiers(t, e)
+			}
+			c.check(t, r.Epochs[0])
+		})
+	}
+}
+
+// The reverse PageRank buffer serves more rows than the same buffer of
+// the first node ids (Fig. 10's "with reverse page rank").
+func TestPageRankBufferBeatsUnranked(t *testing.T) {
+	hits := func(sel string) int64 {
+		cfg := systest.Config(t, Name, map[string]string{"cpu_buffer": "10%", "cpu_buffer_select": sel, "gpu_cache": "0"})
+		cfg.Epochs = 1
+		return systest.Run(t, cfg).Epochs[0].Tiers[metrics.TierCPU].Hits
+	}
+	pr, first := hits("pagerank"), hits("first")
+	if pr <= first {
+		t.Fatalf("reverse PageRank buffer served %d rows, first ids %d", pr, first)
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	for _, opts := range []map[string]string{
+		{"window": "-1"}, {"peak_percent": "1"}, {"rings": "0"}, {"line": "1000"},
+		{"cpu_buffer_select": "random"}, {"iops": "-5"}, {"cpu_buffer": "lots"},
+	} {
+		cfg := systest.Config(t, Name, opts)
+		if err := cfg.Validate(); err == nil {
+			if _, err := newGIDS(cfg); err == nil {
+				t.Errorf("options %v accepted", opts)
+			}
+		}
+	}
+}
