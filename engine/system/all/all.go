@@ -8,6 +8,7 @@ import (
 	_ "outcore/engine/system/gids"
 	_ "outcore/engine/system/ginex"
 	_ "outcore/engine/system/gnndrive"
+	_ "outcore/engine/system/helios"
 	_ "outcore/engine/system/mariusgnn"
 	_ "outcore/engine/system/pygplus"
 )

@@ -68,6 +68,7 @@ type options struct {
 	samplers      int
 	profile       int
 	pagerankIters int
+	margin        float64
 }
 
 func parseOptions(cfg train.Config) (options, error) {
@@ -100,6 +101,9 @@ func parseOptions(cfg train.Config) (options, error) {
 	if p.accumulator, err = o.Bool("accumulator", true); err != nil {
 		return p, err
 	}
+	if p.margin, err = o.Float("batch_margin", 1.25); err != nil {
+		return p, err
+	}
 	for _, f := range []struct {
 		name string
 		def  float64
@@ -121,6 +125,8 @@ func parseOptions(cfg train.Config) (options, error) {
 		return p, bad("rings, ssds, max_merge, samplers, profile_batches and pagerank_iters must be >= 1")
 	case p.line < 0 || p.line > 0 && p.line%512 != 0:
 		return p, bad("line %d, want 0 (one row) or a multiple of 512 bytes", p.line)
+	case !(p.margin > 0):
+		return p, bad("batch_margin %v, want > 0", p.margin)
 	case p.iops < 0 || p.latencyUS < 0:
 		return p, bad("iops and latency_us must be >= 0 (0 measures them)")
 	case p.cpuSelect != "pagerank" && p.cpuSelect != "first":
@@ -203,7 +209,7 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 		return err
 	}
 	env.PrepareStage("profile_s", time.Since(t1))
-	g.maxBatch = int(min(int64(float64(ws.MaxInputs)*1.25)+1, shape.Nodes))
+	g.maxBatch = int(min(int64(float64(ws.MaxInputs)*g.opt.margin)+1, shape.Nodes))
 
 	// the storage path: lines read whole, one request per line
 	line := LineBytes(shape, g.opt.line)

@@ -57,9 +57,9 @@ func TestConfigurationsTrainTheSameModel(t *testing.T) {
 				t.Fatalf("counters %v", e.Counters)
 			}
 		}},
-		{"accumulator merging up to 4 iterations", map[string]string{"iops": "1e9", "latency_us": "100", "max_merge": "4", "rings": "2"}, func(t *testing.T, e metrics.EpochRecord) {
+		{"accumulator merging up to 4 iterations, small batch buffers", map[string]string{"iops": "1e9", "latency_us": "100", "max_merge": "4", "rings": "2", "batch_margin": "0.3"}, func(t *testing.T, e metrics.EpochRecord) {
 			// N_access = 0.95·1e9·100 µs/0.05 ≈ 1.9M accesses: always capped
-			if e.Counters["accumulator_depth_max"] != 4 || e.Counters["accumulator_passes"] >= int64(e.Batches) || e.Counters["accumulator_capped"] == 0 {
+			if e.Counters["accumulator_depth_max"] != 4 || e.Counters["accumulator_passes"] >= int64(e.Batches) || e.Counters["accumulator_capped"] == 0 || e.Counters["x_overflow"] == 0 {
 				t.Fatalf("counters %v", e.Counters)
 			}
 		}},

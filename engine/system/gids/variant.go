@@ -22,6 +22,7 @@ func init() {
 			{Key: "latency_us", Type: train.OptFloat, Default: "0", Help: "initial latency T_i in µs for Eq. 2; 0 measures it at start"},
 			{Key: "ssds", Type: train.OptInt, Default: "1", Help: "N_ssd of Eq. 2"},
 			{Key: "samplers", Type: train.OptInt, Default: "2", Help: "sampling goroutines feeding the window buffer (stand-in for GPU sampling)"},
+			{Key: "batch_margin", Type: train.OptFloat, Default: "1.25", Help: "batch buffers hold the largest profiled input-node count × batch_margin rows; a larger batch uses a heap buffer"},
 			{Key: "profile_batches", Type: train.OptInt, Default: "8", Help: "mini-batches sampled to size the batch buffers and the model step"},
 		},
 		MinMemory: MinMemory,

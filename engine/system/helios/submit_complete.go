@@ -37,6 +37,7 @@ type Job struct {
 	s         *IOStack
 	id        uint32
 	remaining atomic.Int64 // outstanding reads + 1 until sealed
+	sealed    atomic.Bool
 	done      chan struct{}
 	errMu     sync.Mutex
 	err       error
@@ -173,8 +174,12 @@ func (s *IOStack) NewJob() *Job {
 	return j
 }
 
-// Seal says no more reads will be added to j.
-func (s *IOStack) Seal(j *Job) { j.finish(1) }
+// Seal says no more reads will be added to j (again: no effect).
+func (s *IOStack) Seal(j *Job) {
+	if j.sealed.CompareAndSwap(false, true) {
+		j.finish(1)
+	}
+}
 
 // Wait blocks until j is done, the stack broke or ctx ends, and returns
 // the job's first read error, the stack's or ctx's.

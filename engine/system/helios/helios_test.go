@@ -1,0 +1,103 @@
+package helios
+
+import (
+	"slices"
+	"testing"
+
+	"outcore/engine/metrics"
+	"outcore/engine/system/systest"
+)
+
+func TestMain(m *testing.M) { systest.Main(m) }
+
+// checkTiers: every input row comes from exactly one of GPU tier, CPU
+// tier, storage.
+func checkTiers(t *testing.T, e metrics.EpochRecord) {
+	t.Helper()
+	gpu, cpu, dev := e.Tiers[metrics.TierGPU], e.Tiers[metrics.TierCPU], e.Tiers[metrics.TierDevice]
+	rows := e.BytesNeeded / (32 * 4)
+	if gpu.Lookups != rows || cpu.Lookups != rows-gpu.Hits || dev.Lookups != cpu.Lookups-cpu.Hits || dev.Hits != dev.Lookups {
+		t.Fatalf("tiers %+v for %d rows", e.Tiers, rows)
+	}
+	if e.Counters["storage_reads"] != dev.Hits {
+		t.Fatalf("%d reads completed for %d rows from storage", e.Counters["storage_reads"], dev.Hits)
+	}
+}
+
+// Every configuration trains the reference's batches in order with the
+// same rows: their losses equal the default's exactly.
+func TestConfigurationsTrainTheSameModel(t *testing.T) {
+	base := systest.Run(t, systest.Config(t, Name, nil))
+	want := base.Losses()
+	for _, e := range base.Epochs {
+		checkTiers(t, e)
+		if e.Counters["pipeline_early_hops"] == 0 || e.Tiers[metrics.TierGPU].Hits == 0 || e.Tiers[metrics.TierCPU].Hits == 0 {
+			t.Fatalf("counters %v tiers %v", e.Counters, e.Tiers)
+		}
+	}
+	cases := []struct {
+		name  string
+		opts  map[string]string
+		check func(t *testing.T, e metrics.EpochRecord)
+	}{
+		{"Helios-NoPipe", map[string]string{"pipeline": "false"}, func(t *testing.T, e metrics.EpochRecord) {
+			if e.Counters["pipeline_early_hops"] != 0 || e.Counters["pipeline_hops"] != int64(e.Batches) || e.Counters["io_submits_overlapped"] != 0 {
+				t.Fatalf("counters %v", e.Counters)
+			}
+		}},
+		{"Helios-NoCache", map[string]string{"gpu_cache": "0", "cpu_cache": "0"}, func(t *testing.T, e metrics.EpochRecord) {
+			if e.Tiers[metrics.TierGPU].Hits != 0 || e.Tiers[metrics.TierCPU].Hits != 0 {
+				t.Fatalf("tiers %v", e.Tiers)
+			}
+		}},
+		{"one preparer, deep queue, one ring", map[string]string{"preparers": "1", "depth": "6", "rings": "1"}, func(t *testing.T, e metrics.EpochRecord) {
+			if e.Counters["pipeline_ahead_max"] < 1 {
+				t.Fatalf("counters %v", e.Counters)
+			}
+		}},
+		{"batch buffers too small: batches spill, some twice", map[string]string{"batch_margin": "0.3", "gpu_cache": "0", "cpu_cache": "0"}, func(t *testing.T, e metrics.EpochRecord) {
+			if e.Counters["x_overflow"] == 0 {
+				t.Fatalf("no batch spilled: %v", e.Counters)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := systest.Run(t, systest.Config(t, Name, c.opts))
+			if got := r.Losses(); !slices.Equal(got, want) {
+				t.Fatalf("losses %v, default %v", got, want)
+			}
+			for _, e := range r.Epochs {
+				checkTiers(t, e)
+			}
+			if c.check != nil {
+				c.check(t, r.Epochs[0])
+			}
+		})
+	}
+}
+
+// The static cache ranks by pre-sampled hotness: a GPU tier of 5% of the
+// rows serves a larger share of the accesses.
+func TestHotRowsServeMoreThanTheirShare(t *testing.T) {
+	cfg := systest.Config(t, Name, map[string]string{"gpu_cache": "5%", "cpu_cache": "0"})
+	cfg.Epochs = 1
+	e := systest.Run(t, cfg).Epochs[0]
+	g := e.Tiers[metrics.TierGPU]
+	if share := float64(g.Hits) / float64(g.Lookups); share < 0.10 {
+		t.Fatalf("5%% of the rows served %.1f%% of the accesses", 100*share)
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	for _, opts := range []map[string]string{
+		{"preparers": "0"}, {"depth": "0"}, {"rings": "-1"}, {"gpu_cache": "lots"}, {"pipeline": "maybe"},
+	} {
+		cfg := systest.Config(t, Name, opts)
+		if err := cfg.Validate(); err == nil {
+			if _, err := newHelios(cfg); err == nil {
+				t.Errorf("options %v accepted", opts)
+			}
+		}
+	}
+}
