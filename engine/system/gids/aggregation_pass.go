@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"outcore/engine/storage"
-	"outcore/engine/train"
+	"outcore/internal/osutil"
 )
 
 // cpuBuffer is the constant CPU buffer: slot[v] is node v's row in rows,
@@ -330,7 +330,7 @@ func (a *aggregator) worker(ctx context.Context, w int, rows []passRow, st *pass
 			st.cpuRows++
 			continue
 		}
-		dst := train.Float32Bytes(pr.dst)
+		dst := osutil.Bytes(pr.dst)
 		off := pr.node * a.rowBytes
 		lo, hi := a.linesOf(pr.node)
 		fromStorage := false

@@ -47,6 +47,7 @@ import (
 	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/internal/osutil"
 )
 
 // Name is the registered name of the GIDS variant.
@@ -273,6 +274,9 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 	hostWork := heapNeed - TopologyBytes(shape) + heapNeed/4 + staging
 	g.layout = Plan(LayoutInput{Shape: shape, Budget: env.MemBudget, HostWork: max(0, hostWork), Reserve: kit.ReserveBytes(env.MemBudget),
 		CPUBuffer: cpuWant, GPUCache: cacheWant, Line: g.opt.line})
+	if !g.layout.Feasible {
+		env.Warnf("gids: the %d MiB budget cannot hold the pinned topology (%d MiB) next to the process (%d MiB) and the reserve: expect an OOM kill", env.MemBudget>>20, g.layout.TopologyBytes>>20, hostWork>>20)
+	}
 	if g.layout.CPUBufferCut {
 		g.deviate = append(g.deviate, fmt.Sprintf("the host budget holds a constant CPU buffer of %d MiB of the %d MiB asked for", g.layout.CPUBufferRows*g.rowBytes>>20, cpuWant>>20))
 	}
@@ -372,7 +376,7 @@ func (g *gids) loadCPUBuffer(ctx context.Context, env *train.Env) error {
 	const chunk = 4096
 	for lo := 0; lo < len(hot); lo += chunk {
 		hi := min(lo+chunk, len(hot))
-		if err := r.ReadRows(ctx, hot[lo:hi], train.Float32Bytes(rows[lo*g.dim:hi*g.dim])); err != nil {
+		if err := r.ReadRows(ctx, hot[lo:hi], osutil.Bytes(rows[lo*g.dim:hi*g.dim])); err != nil {
 			return fmt.Errorf("gids: fill the constant CPU buffer: %w", err)
 		}
 		for i, v := range hot[lo:hi] {

@@ -24,8 +24,10 @@ import (
 const runtimeFloor = 12 << 20
 
 // MinMemory is the least host budget GIDS can start with on a dataset of
-// this shape: the runtime, the pinned topology (indptr and indices) and
-// the labels. Everything else is cut to the budget.
+// this shape: the smallest budget whose Plan is feasible when the runtime
+// and the labels are the only other host memory and nothing is reserved
+// (the runtime, the topology and the labels). Everything else is cut to
+// the budget.
 func MinMemory(shape train.DatasetShape, _ train.Config) int64 {
 	return runtimeFloor + TopologyBytes(shape) + 4*shape.Nodes
 }
@@ -59,6 +61,9 @@ type Layout struct {
 	CPUBufferCut  bool
 	// TopologyBytes is the pinned graph structure (host memory).
 	TopologyBytes int64
+	// Feasible is false when the budget cannot hold the pinned topology
+	// next to the process's own memory and the reserve.
+	Feasible bool
 }
 
 // LayoutInput is what the plan depends on.
@@ -83,6 +88,7 @@ func Plan(in LayoutInput) Layout {
 	rb := in.Shape.RowBytes()
 	want := min(max(0, in.CPUBuffer)/rb, in.Shape.Nodes)
 	l.CPUBufferRows = want
+	l.Feasible = in.Budget <= 0 || in.Budget >= l.TopologyBytes+in.HostWork+in.Reserve
 	if in.Budget > 0 {
 		avail := max(0, in.Budget-l.TopologyBytes-in.HostWork-in.Reserve)
 		// the buffer's rows plus its per-node slot map (4 bytes a node)

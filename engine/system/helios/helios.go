@@ -43,6 +43,7 @@ import (
 	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/internal/osutil"
 )
 
 // Name is the registered name of the Helios variant.
@@ -213,6 +214,9 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 		int64(h.opt.preparers)*sample.IDMapBytes(shape.Nodes, ws.MaxInputs) + int64(h.opt.depth+1)*perBatch
 	hostWork := heapNeed - TopologyBytes(shape) + heapNeed/4 + staging
 	h.layout = Plan(LayoutInput{Shape: shape, Budget: env.MemBudget, HostWork: max(0, hostWork), Reserve: kit.ReserveBytes(env.MemBudget), GPUCache: gpuWant, CPUCache: cpuWant})
+	if !h.layout.Feasible {
+		env.Warnf("helios: the %d MiB budget cannot hold the topology (%d MiB) next to the process (%d MiB) and the reserve: expect an OOM kill", env.MemBudget>>20, h.layout.TopologyBytes>>20, hostWork>>20)
+	}
 	if h.layout.CPUCut {
 		h.deviate = append(h.deviate, fmt.Sprintf("the host budget holds a CPU tier of %d MiB of the %d MiB asked for", h.layout.CPURows*h.rowBytes>>20, cpuWant>>20))
 	}
@@ -350,7 +354,7 @@ func (h *helios) loadTier(ctx context.Context, mem *kit.OffHeap, nodes []int64) 
 		for _, i := range order[lo:hi] {
 			ids = append(ids, nodes[i])
 		}
-		if err := r.ReadRows(ctx, ids, train.Float32Bytes(buf[:len(ids)*h.dim])); err != nil {
+		if err := r.ReadRows(ctx, ids, osutil.Bytes(buf[:len(ids)*h.dim])); err != nil {
 			return nil, fmt.Errorf("helios: fill the cache: %w", err)
 		}
 		for k, i := range order[lo:hi] {
@@ -416,7 +420,7 @@ func (s *stages) Hop(b *Batch, hop, first int, nodes []int64) error {
 			copy(dst, h.cpuRows[row*dim:(row+1)*dim])
 			st.cpu++
 		default:
-			st.reqs = append(st.reqs, h.feats.RowRequest(v, train.Float32Bytes(dst), 0))
+			st.reqs = append(st.reqs, h.feats.RowRequest(v, osutil.Bytes(dst), 0))
 			st.read++
 		}
 	}

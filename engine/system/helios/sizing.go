@@ -20,8 +20,11 @@ func TopologyBytes(shape train.DatasetShape) int64 {
 	return shape.IndptrBytes() + shape.IndicesBytes()
 }
 
-// MinMemory is the least host budget Helios can start with on a dataset
-// of this shape: the runtime, the whole topology and the labels.
+// MinMemory is the least host budget Helios can start with on a dataset of
+// this shape: the smallest budget whose Plan is feasible when the runtime
+// and the labels are the only other host memory and nothing is reserved
+// (the runtime, the topology and the labels). Everything else is cut to
+// the budget.
 func MinMemory(shape train.DatasetShape, _ train.Config) int64 {
 	return runtimeFloor + TopologyBytes(shape) + 4*shape.Nodes
 }
@@ -45,6 +48,9 @@ type Layout struct {
 	// CPUCut is true when the budget held less CPU tier than was asked.
 	CPUCut        bool
 	TopologyBytes int64
+	// Feasible is false when the budget cannot hold the whole topology
+	// next to the process's own memory and the reserve.
+	Feasible bool
 }
 
 // Plan sizes the two tiers.
@@ -63,6 +69,7 @@ func Plan(in LayoutInput) Layout {
 	}
 	want = min(want, n-l.GPURows)
 	l.CPURows = want
+	l.Feasible = in.Budget <= 0 || in.Budget >= l.TopologyBytes+in.HostWork+in.Reserve
 	if in.Budget > 0 {
 		// the rows and the per-node tier map (4 bytes a node)
 		avail := in.Budget - l.TopologyBytes - in.HostWork - in.Reserve - 4*n
