@@ -315,7 +315,12 @@ func (a *aggregator) worker(ctx context.Context, w int, rows []passRow, st *pass
 		recs[tag].waiters = append(recs[tag].waiters, wt)
 		reqs = append(reqs, storage.Request{Off: line * a.lineBytes, Dst: dst[:n], Tag: uint64(tag)})
 		if len(reqs) >= 64 {
-			return flush()
+			if err := flush(); err != nil {
+				return err
+			}
+			// collect what finished meanwhile, so completions (and T_i)
+			// are seen as they happen rather than when the ring is full
+			return reap(0)
 		}
 		return nil
 	}

@@ -160,12 +160,15 @@ type gids struct {
 	dim       int
 	rowBytes  int64
 	maxBatch  int
-	kAlloc    int
+	kAlloc    int // most iterations a pass may merge
 	xbufs     [][]float32
-	hostMem   kit.OffHeap
-	devMem    kit.OffHeap
-	deviate   []string
-	lastCache CacheStats
+	// device memory held outside the budget: fixed part, per batch buffer
+	// and per sampled mini-batch kept for a pass
+	deviceFixed, bufBytes, perBatchMeta int64
+	hostMem                             kit.OffHeap
+	devMem                              kit.OffHeap
+	deviate                             []string
+	lastCache                           CacheStats
 }
 
 func newGIDS(cfg train.Config) (*gids, error) {
@@ -280,15 +283,19 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 	if g.layout.CPUBufferCut {
 		g.deviate = append(g.deviate, fmt.Sprintf("the host budget holds a constant CPU buffer of %d MiB of the %d MiB asked for", g.layout.CPUBufferRows*g.rowBytes>>20, cpuWant>>20))
 	}
-	windowBytes := int64(g.opt.window+g.kAlloc) * (ws.BatchBytes + int64(ws.MaxInputs)*8)
-	xBytes := int64(g.kAlloc) * int64(g.maxBatch) * g.rowBytes
-	device := ws.DeviceBytes + g.layout.CacheLines*line + g.layout.CacheMetaBytes() + xBytes + windowBytes
-	if err := kit.HoldOutsideBudget(env, device); err != nil {
+	// Device memory: the model step, the cache and its metadata stay; the
+	// batch buffers (and the sampled mini-batches waiting with them) grow
+	// with the iterations a pass merges (grow), so the limit holds what is
+	// used.
+	g.perBatchMeta = ws.BatchBytes + int64(ws.MaxInputs)*8
+	g.bufBytes = int64(g.maxBatch) * g.rowBytes
+	g.deviceFixed = ws.DeviceBytes + g.layout.CacheLines*line + g.layout.CacheMetaBytes() + int64(g.opt.window)*g.perBatchMeta
+	if err := g.grow(env); err != nil {
 		return err
 	}
 	if env.MemBudget > 0 {
-		env.Deviate("device memory held outside the %d MiB host budget: software cache %d MiB (%d lines of %d B) with %d MiB of metadata, %d batch buffer(s) of %d MiB, the window buffer's mini-batches (%d MiB), model step %d MiB",
-			env.MemBudget>>20, g.layout.CacheLines*line>>20, g.layout.CacheLines, line, g.layout.CacheMetaBytes()>>20, g.kAlloc, int64(g.maxBatch)*g.rowBytes>>20, windowBytes>>20, ws.DeviceBytes>>20)
+		env.Deviate("device memory held outside the %d MiB host budget: software cache %d MiB (%d lines of %d B) with %d MiB of metadata, batch buffers of %d MiB (one per merged iteration, up to %d), the window buffer's mini-batches (%d MiB for %d), model step %d MiB",
+			env.MemBudget>>20, g.layout.CacheLines*line>>20, g.layout.CacheLines, line, g.layout.CacheMetaBytes()>>20, g.bufBytes>>20, g.kAlloc, int64(g.opt.window)*g.perBatchMeta>>20, g.opt.window, ws.DeviceBytes>>20)
 	}
 	g.deviate = append(g.deviate, fmt.Sprintf("cache lines of %d B for rows of %d B: the artifact's page is one feature row (4096 B for its 1024-dim IGB features, 512 B for 128-dim OGB); the paper's micro-benchmarks read 4 KiB (option line)", line, g.rowBytes))
 
@@ -310,13 +317,6 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 			return err
 		}
 	}
-	for i := 0; i < g.kAlloc; i++ {
-		x, err := g.devMem.Float32s(g.maxBatch * g.dim)
-		if err != nil {
-			return fmt.Errorf("gids: batch buffer: %w", err)
-		}
-		g.xbufs = append(g.xbufs, x)
-	}
 	for i := 0; i < g.opt.rings; i++ {
 		r, err := g.feats.NewReader()
 		if err != nil {
@@ -326,11 +326,25 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	g.agg = newAggregator(g.feats, g.readers, g.depth, g.cpu, g.cache, g.opt.window > 0 && g.cache != nil, g.rowBytes, line)
 	cpuBytes := g.layout.CPUBufferRows*g.rowBytes + shape.Nodes*4
-	goLimit := kit.ApplyGoMemoryLimit(env.MemBudget, device, cpuBytes+staging, 0, heapNeed)
+	// the Go heap's share of device memory: the model step and the sampled
+	// mini-batches of the window and the merged iterations
+	goLimit := kit.ApplyGoMemoryLimit(env.MemBudget, ws.DeviceBytes+int64(g.opt.window+g.kAlloc)*g.perBatchMeta, cpuBytes+staging, 0, heapNeed)
 	env.Logf("gids: constant CPU buffer %d rows (%d MiB, %s), software cache %d lines of %d B (%.1f%% of the feature file), window %d, accumulator %v (up to %d merged iterations), %d rings of depth %d; Go heap limit %d MiB",
 		g.layout.CPUBufferRows, g.layout.CPUBufferRows*g.rowBytes>>20, g.opt.cpuSelect, g.layout.CacheLines, line,
 		100*float64(g.layout.CacheLines)/float64(g.layout.Lines), g.opt.window, g.opt.accumulator, g.kAlloc, g.opt.rings, g.depth, goLimit>>20)
 	return nil
+}
+
+// grow adds one batch buffer (device memory) and holds the limit at the
+// device memory now in use.
+func (g *gids) grow(env *train.Env) error {
+	x, err := g.devMem.Float32s(g.maxBatch * g.dim)
+	if err != nil {
+		return fmt.Errorf("gids: batch buffer: %w", err)
+	}
+	g.xbufs = append(g.xbufs, x)
+	n := int64(len(g.xbufs))
+	return kit.HoldOutsideBudget(env, g.deviceFixed+n*(g.bufBytes+g.perBatchMeta))
 }
 
 // loadCPUBuffer ranks the nodes, pins the top rows in host memory and
@@ -492,6 +506,11 @@ func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metr
 			if k == g.kAlloc {
 				capped++
 				break
+			}
+			if k == len(g.xbufs) {
+				if err := g.grow(env); err != nil {
+					return err
+				}
 			}
 		}
 		// §3.4: the window holds the next `window` iterations beyond the pass

@@ -211,7 +211,10 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	staging := int64(h.opt.rings) * int64(depth) * max(h.feats.BlockSize(), h.rowBytes)
 	perBatch := ws.BatchBytes + int64(ws.MaxInputs)*8
 	heapNeed := ws.BaseBytes + ws.ArenaBytes + ws.StepExtra +
-		int64(h.opt.preparers)*sample.IDMapBytes(shape.Nodes, ws.MaxInputs) + int64(h.opt.depth+1)*perBatch
+		int64(h.opt.preparers)*sample.IDMapBytes(shape.Nodes, ws.MaxInputs)
+	// the sampled mini-batches in flight are GPU memory in Helios (sampled
+	// by GPU kernels): device memory on the Go heap
+	inFlight := int64(h.opt.depth) * perBatch
 	hostWork := heapNeed - TopologyBytes(shape) + heapNeed/4 + staging
 	h.layout = Plan(LayoutInput{Shape: shape, Budget: env.MemBudget, HostWork: max(0, hostWork), Reserve: kit.ReserveBytes(env.MemBudget), GPUCache: gpuWant, CPUCache: cpuWant})
 	if !h.layout.Feasible {
@@ -229,13 +232,13 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	xBytes := int64(h.opt.depth) * int64(h.maxBatch) * h.rowBytes
 	gpuBytes := int64(len(place.GPU)) * h.rowBytes
-	device := ws.DeviceBytes + gpuBytes + xBytes
+	device := ws.DeviceBytes + gpuBytes + xBytes + inFlight
 	if err := kit.HoldOutsideBudget(env, device); err != nil {
 		return err
 	}
 	if env.MemBudget > 0 {
-		env.Deviate("device memory held outside the %d MiB host budget: GPU cache tier %d MiB (%d rows), %d batch buffers of %d MiB, model step %d MiB",
-			env.MemBudget>>20, gpuBytes>>20, len(place.GPU), h.opt.depth, int64(h.maxBatch)*h.rowBytes>>20, ws.DeviceBytes>>20)
+		env.Deviate("device memory held outside the %d MiB host budget: GPU cache tier %d MiB (%d rows), %d batch buffers of %d MiB and their sampled mini-batches (%d MiB), model step %d MiB",
+			env.MemBudget>>20, gpuBytes>>20, len(place.GPU), h.opt.depth, int64(h.maxBatch)*h.rowBytes>>20, inFlight>>20, ws.DeviceBytes>>20)
 	}
 	t3 := time.Now()
 	if h.gpuRows, err = h.loadTier(ctx, &h.devMem, place.GPU); err != nil {
@@ -258,7 +261,7 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	var sctx context.Context
 	sctx, h.cancel = context.WithCancel(context.Background())
 	h.stack.Start(sctx)
-	goLimit := kit.ApplyGoMemoryLimit(env.MemBudget, device, int64(len(place.CPU))*h.rowBytes+4*shape.Nodes+staging, 0, heapNeed)
+	goLimit := kit.ApplyGoMemoryLimit(env.MemBudget, ws.DeviceBytes+inFlight, int64(len(place.CPU))*h.rowBytes+4*shape.Nodes+staging, 0, heapNeed)
 	var covered uint64
 	var total uint64
 	for v, c := range counts {
