@@ -241,6 +241,7 @@ func runDeep(ctx context.Context, cfg PipelineConfig, n int, st Stages) (Pipelin
 		st.End(b)
 		trained = i + 1
 		slots <- b.Slot
+		batches[i] = nil // its mini-batch is garbage from here on
 	}
 	if err != nil {
 		cancel(err)

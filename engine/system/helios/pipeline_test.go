@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +32,7 @@ type memStages struct {
 	hop0     map[int]chan struct{}
 	waitNext bool // Train(i) waits for batch i+1's first hop
 	failAt   int  // Hop of this batch fails (-1: none)
+	onTrain  func(b *Batch) error
 }
 
 type memJob struct {
@@ -142,6 +145,11 @@ func (m *memStages) Train(b *Batch) error {
 			return fmt.Errorf("batch %d trained without batch %d being prepared meanwhile", b.Index, b.Index+1)
 		}
 	}
+	if m.onTrain != nil {
+		if err := m.onTrain(b); err != nil {
+			return err
+		}
+	}
 	m.event("train %d", b.Index)
 	m.mu.Lock()
 	m.trained = append(m.trained, b.Index)
@@ -236,5 +244,32 @@ func TestPipelineFailureEndsEveryBatch(t *testing.T) {
 	}
 	if _, err := RunPipeline(context.Background(), PipelineConfig{On: true, Preparers: 0, Depth: 1}, 1, m); err == nil {
 		t.Fatal("zero preparers accepted")
+	}
+}
+
+// A trained batch is not kept by the pipeline: its mini-batch can be
+// collected while the epoch goes on (an epoch's batches would otherwise
+// all stay in memory).
+func TestPipelineDropsTrainedBatches(t *testing.T) {
+	const n = 8
+	m := newMemStages(t, 1, n)
+	var collected atomic.Int32
+	m.onTrain = func(b *Batch) error {
+		runtime.SetFinalizer(b, func(*Batch) { collected.Add(1) })
+		if b.Index < 5 {
+			return nil
+		}
+		// batches 0..2 are done; nothing may hold them
+		for i := 0; i < 50 && collected.Load() < 3; i++ {
+			runtime.GC()
+			time.Sleep(5 * time.Millisecond)
+		}
+		if c := collected.Load(); c < 3 {
+			return fmt.Errorf("training batch %d: only %d earlier batches collected", b.Index, c)
+		}
+		return nil
+	}
+	if _, err := RunPipeline(context.Background(), PipelineConfig{On: true, Preparers: 1, Depth: 2}, n, m); err != nil {
+		t.Fatal(err)
 	}
 }
