@@ -2,6 +2,7 @@ package nn
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -63,7 +64,9 @@ func grainFor(workPerItem int) int {
 }
 
 // parallelSum runs body over disjoint ranges of [0, n), each with its own
-// zeroed accumulator of len(out), and adds every accumulator into out.
+// zeroed accumulator of len(out), and adds every accumulator into out in
+// the order of the ranges, so that the floating-point result does not
+// depend on which goroutine finished first.
 func parallelSum(n, grain int, out []float32, body func(lo, hi int, acc []float32)) {
 	if n <= 0 {
 		return
@@ -74,12 +77,21 @@ func parallelSum(n, grain int, out []float32, body func(lo, hi int, acc []float3
 		axpy(1, acc, out)
 		return
 	}
+	type part struct {
+		lo  int
+		acc []float32
+	}
 	var mu sync.Mutex
+	var parts []part
 	parallelFor(n, grain, func(lo, hi int) {
 		acc := make([]float32, len(out))
 		body(lo, hi, acc)
 		mu.Lock()
-		axpy(1, acc, out)
+		parts = append(parts, part{lo, acc})
 		mu.Unlock()
 	})
+	slices.SortFunc(parts, func(a, b part) int { return a.lo - b.lo })
+	for _, p := range parts {
+		axpy(1, p.acc, out)
+	}
 }

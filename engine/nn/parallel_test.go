@@ -56,3 +56,44 @@ func TestParallelMatchesSerial(t *testing.T) {
 		})
 	}
 }
+
+// TestParallelSumIsDeterministic: the partial sums are added in range
+// order, so the result is bit for bit the same however the goroutines
+// are scheduled (variants that train the reference's batches must
+// reproduce its losses exactly).
+func TestParallelSumIsDeterministic(t *testing.T) {
+	old := runtime.GOMAXPROCS(4)
+	defer runtime.GOMAXPROCS(old)
+	rng := rand.New(rand.NewPCG(3, 3))
+	x := randTensor(rng, 20000, 48)
+	want := make([]float32, 48)
+	accumColSum(x, want)
+	for i := 0; i < 200; i++ {
+		got := make([]float32, 48)
+		if i%2 == 1 {
+			// busy goroutines perturb the order in which pieces finish
+			stop := make(chan struct{})
+			for g := 0; g < 3; g++ {
+				go func() {
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+							runtime.Gosched()
+						}
+					}
+				}()
+			}
+			accumColSum(x, got)
+			close(stop)
+		} else {
+			accumColSum(x, got)
+		}
+		for j := range got {
+			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("run %d: column %d sums to %v, first run %v", i, j, got[j], want[j])
+			}
+		}
+	}
+}
