@@ -166,6 +166,22 @@ var stageWallChecks = map[string]func(e metrics.EpochRecord) []wallCheck{
 			{"sample busy+wait", e.SampleBusyS + e.SampleWaitS, e.SampleS * 0.9, 4 * e.EpochS},
 		}
 	},
+	// gids: each aggregation pass runs 4 extract workers (rings) from its
+	// start to the end of their share; 2 samplers live through the epoch.
+	"gids": func(e metrics.EpochRecord) []wallCheck {
+		return []wallCheck{
+			{"extract busy+wait", e.ExtractBusyS + e.ExtractWaitS, 0.9 * e.ExtractS, 4 * e.ExtractS},
+			{"sample busy+wait", e.SampleBusyS + e.SampleWaitS, e.SampleS * 0.9, 2 * e.EpochS},
+		}
+	},
+	// helios: a preparer is a sample worker while it samples and an
+	// extract worker while it looks a hop up and submits its reads.
+	"helios": func(e metrics.EpochRecord) []wallCheck {
+		return []wallCheck{
+			{"extract busy+wait", e.ExtractBusyS + e.ExtractWaitS, 0.9 * e.ExtractS, 1.1 * e.ExtractS},
+			{"sample busy+wait", e.SampleBusyS + e.SampleWaitS, 0.9 * e.SampleS, 1.1 * e.SampleS},
+		}
+	},
 	// Each gather is one extract worker while it runs.
 	"ginex": func(e metrics.EpochRecord) []wallCheck {
 		return []wallCheck{

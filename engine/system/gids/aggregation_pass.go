@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"outcore/engine/metrics"
 	"outcore/engine/storage"
 	"outcore/internal/osutil"
 )
@@ -48,10 +49,20 @@ func (b *cpuBuffer) row(v int64) []float32 {
 	return b.rows[int(s)*b.dim : (int(s)+1)*b.dim]
 }
 
-// passRow is one input row of the pass: its node and where it goes.
+// passRow is one input row of the pass: its node, where it goes, and
+// which of the pass's merged iterations it belongs to.
 type passRow struct {
-	node int64
-	dst  []float32
+	node  int64
+	dst   []float32
+	batch int32
+}
+
+// batchRows counts how one iteration's rows were served (DESIGN §5's
+// lookup accounting): by the CPU buffer, by the cache (every line a hit),
+// by a load another iteration of the pass had in flight, or by a read for
+// this iteration.
+type batchRows struct {
+	rows, cpu, cache, shared, device int64
 }
 
 // passStats is what one pass measured.
@@ -60,10 +71,11 @@ type passStats struct {
 	// per row: served by the CPU buffer, by the GPU cache (every line a
 	// hit or shared with a load in flight), or read from storage
 	cpuRows, cacheRows, storageRows  int64
-	cache                            CacheStats // per line access
-	uncached                         int64      // line reads without a cache (gpu_cache 0)
-	reads                            int64      // storage reads issued
-	firstSubmit, firstDone, lastDone int64      // unix ns; 0 when nothing was read
+	batches                          []batchRows // per merged iteration
+	cache                            CacheStats  // per line access
+	uncached                         int64       // line reads without a cache (gpu_cache 0)
+	reads                            int64       // storage reads issued
+	firstSubmit, firstDone, lastDone int64       // unix ns; 0 when nothing was read
 	start, end                       time.Time
 }
 
@@ -109,6 +121,7 @@ type aggregator struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	failed  bool
+	loader  []int32  // per cache slot: the iteration of the pass that loads it
 	scratch [][]byte // per worker: depth lines for reads around the cache
 }
 
@@ -116,6 +129,9 @@ func newAggregator(feats *storage.File, readers []storage.Reader, depth int, cpu
 	a := &aggregator{feats: feats, readers: readers, depth: depth, cpu: cpu, cache: cache, windowed: windowed,
 		rowBytes: rowBytes, lineBytes: lineBytes, fileBytes: feats.Size()}
 	a.cond = sync.NewCond(&a.mu)
+	if cache != nil {
+		a.loader = make([]int32, cache.Slots())
+	}
 	for range readers {
 		a.scratch = append(a.scratch, make([]byte, int64(depth)*lineBytes))
 	}
@@ -128,9 +144,10 @@ func (a *aggregator) linesOf(v int64) (lo, hi int64) {
 	return off / a.lineBytes, (off + a.rowBytes - 1) / a.lineBytes
 }
 
-// run serves every row of one pass.
-func (a *aggregator) run(ctx context.Context, rows []passRow) (passStats, error) {
-	ps := passStats{rows: int64(len(rows)), start: time.Now()}
+// run serves every row of one pass of iters merged iterations. Each
+// worker is an extract worker of ep (metrics.WorkExtract) while it runs.
+func (a *aggregator) run(ctx context.Context, rows []passRow, iters int, ep *metrics.EpochStats) (passStats, error) {
+	ps := passStats{rows: int64(len(rows)), start: time.Now(), batches: make([]batchRows, iters)}
 	a.failed = false
 	var (
 		wg       sync.WaitGroup
@@ -154,8 +171,13 @@ func (a *aggregator) run(ctx context.Context, rows []passRow) (passStats, error)
 	for w := 0; w < workers; w++ {
 		lo, hi := w*len(rows)/workers, (w+1)*len(rows)/workers
 		wg.Add(1)
+		stats[w].batches = make([]batchRows, iters)
 		go func(w int) {
 			defer wg.Done()
+			if ep != nil {
+				wk := ep.StartWorkerSince(metrics.WorkExtract, ps.start)
+				defer wk.Stop()
+			}
 			if err := a.worker(ctx, w, rows[lo:hi], &stats[w], &times); err != nil {
 				fail(err)
 			}
@@ -170,6 +192,14 @@ func (a *aggregator) run(ctx context.Context, rows []passRow) (passStats, error)
 		ps.cache = ps.cache.Add(s.cache)
 		ps.uncached += s.uncached
 		ps.reads += s.reads
+		for j, b := range s.batches {
+			p := &ps.batches[j]
+			p.rows += b.rows
+			p.cpu += b.cpu
+			p.cache += b.cache
+			p.shared += b.shared
+			p.device += b.device
+		}
 	}
 	ps.firstSubmit, ps.firstDone, ps.lastDone = times[0].Load(), times[1].Load(), times[2].Load()
 	return ps, firstErr
@@ -330,15 +360,18 @@ func (a *aggregator) worker(ctx context.Context, w int, rows []passRow, st *pass
 				return err
 			}
 		}
+		br := &st.batches[pr.batch]
+		br.rows++
 		if row := a.cpu.row(pr.node); row != nil {
 			copy(pr.dst, row)
 			st.cpuRows++
+			br.cpu++
 			continue
 		}
 		dst := osutil.Bytes(pr.dst)
 		off := pr.node * a.rowBytes
 		lo, hi := a.linesOf(pr.node)
-		fromStorage := false
+		fromStorage, sharedOther := false, false
 		for l := lo; l <= hi; l++ {
 			ls := l * a.lineBytes
 			from := max(off, ls) - ls
@@ -361,11 +394,19 @@ func (a *aggregator) worker(ctx context.Context, w int, rows []passRow, st *pass
 				a.mu.Unlock()
 				st.cache.Hits++
 			case Shared:
+				if a.loader[s] == pr.batch {
+					fromStorage = true // a read for this iteration
+				} else {
+					sharedOther = true
+				}
 				a.mu.Unlock()
 				st.cache.Shared++
 				wt.slot = s
 				deferred = append(deferred, wt)
 			case Miss, Bypass:
+				if o == Miss {
+					a.loader[s] = pr.batch
+				}
 				a.mu.Unlock()
 				fromStorage = true
 				if o == Miss {
@@ -378,10 +419,16 @@ func (a *aggregator) worker(ctx context.Context, w int, rows []passRow, st *pass
 				}
 			}
 		}
-		if fromStorage {
+		switch {
+		case fromStorage:
 			st.storageRows++
-		} else {
+			br.device++
+		case sharedOther:
 			st.cacheRows++
+			br.shared++
+		default:
+			st.cacheRows++
+			br.cache++
 		}
 	}
 	if err := flush(); err != nil {

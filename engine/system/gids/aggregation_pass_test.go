@@ -122,15 +122,20 @@ func TestPassesServeTheRightRows(t *testing.T) {
 				for j := i; j < end; j++ {
 					xs[j-i] = make([]float32, len(batches[j])*c.dim)
 					for k, v := range batches[j] {
-						rows = append(rows, passRow{node: v, dst: xs[j-i][k*c.dim : (k+1)*c.dim]})
+						rows = append(rows, passRow{node: v, dst: xs[j-i][k*c.dim : (k+1)*c.dim], batch: int32(j - i)})
 					}
 				}
-				ps, err := a.run(context.Background(), rows)
+				ps, err := a.run(context.Background(), rows, end-i, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if ps.cpuRows+ps.cacheRows+ps.storageRows != int64(len(rows)) {
 					t.Fatalf("pass %d: %+v", i, ps)
+				}
+				for j, b := range ps.batches {
+					if b.rows != int64(len(batches[i+j])) || b.cpu+b.cache+b.shared+b.device != b.rows {
+						t.Fatalf("pass %d, iteration %d: %+v for %d rows", i, j, b, len(batches[i+j]))
+					}
 				}
 				for j := i; j < end; j++ {
 					for k, v := range batches[j] {

@@ -53,95 +53,6 @@ import (
 // Name is the registered name of the GIDS variant.
 const Name = "gids"
 
-type options struct {
-	window        int
-	accumulator   bool
-	peakPercent   float64
-	cpuBuffer     string
-	cpuSelect     string
-	gpuCache      string
-	line          int64
-	rings         int
-	iops          float64
-	latencyUS     float64
-	ssds          int
-	maxMerge      int
-	samplers      int
-	profile       int
-	pagerankIters int
-	margin        float64
-}
-
-func parseOptions(cfg train.Config) (options, error) {
-	o := train.Opts(cfg.Options)
-	p := options{
-		cpuBuffer: o.String("cpu_buffer", "10%"),
-		cpuSelect: o.String("cpu_buffer_select", "pagerank"),
-		gpuCache:  o.String("gpu_cache", "10%"),
-	}
-	var err error
-	ints := []struct {
-		name string
-		def  int
-		dst  *int
-	}{
-		{"window", 8, &p.window}, {"rings", 4, &p.rings}, {"ssds", 1, &p.ssds},
-		{"max_merge", 8, &p.maxMerge}, {"samplers", 2, &p.samplers}, {"profile_batches", 8, &p.profile},
-		{"pagerank_iters", 20, &p.pagerankIters},
-	}
-	for _, it := range ints {
-		if *it.dst, err = o.Int(it.name, it.def); err != nil {
-			return p, err
-		}
-	}
-	var line int
-	if line, err = o.Int("line", 0); err != nil {
-		return p, err
-	}
-	p.line = int64(line)
-	if p.accumulator, err = o.Bool("accumulator", true); err != nil {
-		return p, err
-	}
-	if p.margin, err = o.Float("batch_margin", 1.25); err != nil {
-		return p, err
-	}
-	for _, f := range []struct {
-		name string
-		def  float64
-		dst  *float64
-	}{{"peak_percent", 0.95, &p.peakPercent}, {"iops", 0, &p.iops}, {"latency_us", 0, &p.latencyUS}} {
-		if *f.dst, err = o.Float(f.name, f.def); err != nil {
-			return p, err
-		}
-	}
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: gids: %s", train.ErrConfig, fmt.Sprintf(format, a...))
-	}
-	switch {
-	case p.window < 0:
-		return p, bad("window %d, want >= 0 (0 turns window buffering off)", p.window)
-	case !(p.peakPercent > 0 && p.peakPercent < 1):
-		return p, bad("peak_percent %v, want 0 < p < 1", p.peakPercent)
-	case p.rings < 1 || p.ssds < 1 || p.maxMerge < 1 || p.samplers < 1 || p.profile < 1 || p.pagerankIters < 1:
-		return p, bad("rings, ssds, max_merge, samplers, profile_batches and pagerank_iters must be >= 1")
-	case p.line < 0 || p.line > 0 && p.line%512 != 0:
-		return p, bad("line %d, want 0 (one row) or a multiple of 512 bytes", p.line)
-	case !(p.margin > 0):
-		return p, bad("batch_margin %v, want > 0", p.margin)
-	case p.iops < 0 || p.latencyUS < 0:
-		return p, bad("iops and latency_us must be >= 0 (0 measures them)")
-	case p.cpuSelect != "pagerank" && p.cpuSelect != "first":
-		return p, bad("cpu_buffer_select %q, want pagerank or first", p.cpuSelect)
-	}
-	if _, err := o.Bytes("cpu_buffer", 1<<30, 0); err != nil {
-		return p, err
-	}
-	if _, err := o.Bytes("gpu_cache", 1<<30, 0); err != nil {
-		return p, err
-	}
-	return p, nil
-}
-
 type gids struct {
 	cfg train.Config
 	opt options
@@ -165,6 +76,7 @@ type gids struct {
 	// device memory held outside the budget: fixed part, per batch buffer
 	// and per sampled mini-batch kept for a pass
 	deviceFixed, bufBytes, perBatchMeta int64
+	budget                              *kit.Budget
 	hostMem                             kit.OffHeap
 	devMem                              kit.OffHeap
 	deviate                             []string
@@ -208,11 +120,16 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 	env.PrepareStage("load_topology_s", time.Since(t0))
 
 	t1 := time.Now()
-	ws, err := kit.ProfileWorkspace(ctx, env, topo, g.opt.profile)
+	g.budget = kit.NewBudget(env)
+	ws, err := g.budget.Profile(ctx, topo, g.opt.profile)
 	if err != nil {
 		return err
 	}
 	env.PrepareStage("profile_s", time.Since(t1))
+	// the plan counts the pinned indices itself; the profile's base holds
+	// them (they were loaded before it)
+	planWS := ws
+	planWS.BaseBytes = max(0, ws.BaseBytes-shape.IndicesBytes())
 	g.maxBatch = int(min(int64(float64(ws.MaxInputs)*g.opt.margin)+1, shape.Nodes))
 
 	// the storage path: lines read whole, one request per line
@@ -226,10 +143,8 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 	if opts.Backend != storage.BackendUring {
 		g.deviate = append(g.deviate, fmt.Sprintf("reads go through the %s backend instead of io_uring (--io)", opts.Backend))
 	}
-	g.depth = opts.QueueDepth
-	if g.depth == 0 {
-		g.depth = storage.DefaultQueueDepth
-	}
+	g.depth = g.opt.depth
+	opts.QueueDepth = g.depth
 	featPath := env.Dataset.Path("features.bin")
 	if g.feats, err = storage.OpenFile(featPath, opts); err != nil {
 		return fmt.Errorf("gids: open features: %w", err)
@@ -264,21 +179,14 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 		g.acc.Required(), 100*g.opt.peakPercent, model.PeakIOPS, model.SSDs, model.Initial+model.Termination)
 
 	// memory: CPU buffer in the host budget, cache and batch buffers on the device
-	fb := shape.FeatureBytes()
-	cpuWant, _ := train.Opts(g.cfg.Options).Bytes("cpu_buffer", fb, fb/10)
-	cacheWant, _ := train.Opts(g.cfg.Options).Bytes("gpu_cache", fb, fb/10)
+	cpuWant := bytesOf(g.opt.cpuBuffer, shape.FeatureBytes())
 	g.kAlloc = 1
 	if g.opt.accumulator {
 		g.kAlloc = g.opt.maxMerge
 	}
-	heapNeed := ws.BaseBytes + ws.ArenaBytes + ws.StepExtra +
-		int64(g.opt.samplers)*sample.IDMapBytes(shape.Nodes, ws.MaxInputs)
-	staging := int64(g.opt.rings) * int64(g.depth) * line * 2 // ring arenas and scratch lines
-	hostWork := heapNeed - TopologyBytes(shape) + heapNeed/4 + staging
-	g.layout = Plan(LayoutInput{Shape: shape, Budget: env.MemBudget, HostWork: max(0, hostWork), Reserve: kit.ReserveBytes(env.MemBudget),
-		CPUBuffer: cpuWant, GPUCache: cacheWant, Line: g.opt.line})
+	g.layout = Plan(env.MemBudget, planWS, shape, g.opt)
 	if !g.layout.Feasible {
-		env.Warnf("gids: the %d MiB budget cannot hold the pinned topology (%d MiB) next to the process (%d MiB) and the reserve: expect an OOM kill", env.MemBudget>>20, g.layout.TopologyBytes>>20, hostWork>>20)
+		env.Warnf("gids: the %d MiB budget cannot hold the pinned topology (%d MiB) next to the process (%d MiB in all) and the reserve: expect an OOM kill", env.MemBudget>>20, g.layout.TopologyBytes>>20, g.layout.HostBytes>>20)
 	}
 	if g.layout.CPUBufferCut {
 		g.deviate = append(g.deviate, fmt.Sprintf("the host budget holds a constant CPU buffer of %d MiB of the %d MiB asked for", g.layout.CPUBufferRows*g.rowBytes>>20, cpuWant>>20))
@@ -289,7 +197,7 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 	// used.
 	g.perBatchMeta = ws.BatchBytes + int64(ws.MaxInputs)*8
 	g.bufBytes = int64(g.maxBatch) * g.rowBytes
-	g.deviceFixed = ws.DeviceBytes + g.layout.CacheLines*line + g.layout.CacheMetaBytes() + int64(g.opt.window)*g.perBatchMeta
+	g.deviceFixed = g.layout.CacheLines*line + g.layout.CacheMetaBytes() + int64(g.opt.window)*g.perBatchMeta
 	if err := g.grow(env); err != nil {
 		return err
 	}
@@ -325,10 +233,11 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 		g.readers = append(g.readers, r)
 	}
 	g.agg = newAggregator(g.feats, g.readers, g.depth, g.cpu, g.cache, g.opt.window > 0 && g.cache != nil, g.rowBytes, line)
+	// off the Go heap: the CPU buffer and the rings' staging; the sampled
+	// mini-batches of the window and the merged iterations are device
+	// memory on the Go heap
 	cpuBytes := g.layout.CPUBufferRows*g.rowBytes + shape.Nodes*4
-	// the Go heap's share of device memory: the model step and the sampled
-	// mini-batches of the window and the merged iterations
-	goLimit := kit.ApplyGoMemoryLimit(env.MemBudget, ws.DeviceBytes+int64(g.opt.window+g.kAlloc)*g.perBatchMeta, cpuBytes+staging, 0, heapNeed)
+	goLimit := g.budget.LimitGo(cpuBytes+g.layout.Staging, 0, g.layout.HeapNeed+int64(g.opt.window+g.kAlloc)*g.perBatchMeta)
 	env.Logf("gids: constant CPU buffer %d rows (%d MiB, %s), software cache %d lines of %d B (%.1f%% of the feature file), window %d, accumulator %v (up to %d merged iterations), %d rings of depth %d; Go heap limit %d MiB",
 		g.layout.CPUBufferRows, g.layout.CPUBufferRows*g.rowBytes>>20, g.opt.cpuSelect, g.layout.CacheLines, line,
 		100*float64(g.layout.CacheLines)/float64(g.layout.Lines), g.opt.window, g.opt.accumulator, g.kAlloc, g.opt.rings, g.depth, goLimit>>20)
@@ -344,7 +253,7 @@ func (g *gids) grow(env *train.Env) error {
 	}
 	g.xbufs = append(g.xbufs, x)
 	n := int64(len(g.xbufs))
-	return kit.HoldOutsideBudget(env, g.deviceFixed+n*(g.bufBytes+g.perBatchMeta))
+	return g.budget.HoldOutside(g.deviceFixed + n*(g.bufBytes+g.perBatchMeta))
 }
 
 // loadCPUBuffer ranks the nodes, pins the top rows in host memory and
@@ -535,13 +444,24 @@ func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metr
 			}
 			heapX = append(heapX, xb)
 			for r, v := range mb.InputNodes {
-				prs = append(prs, passRow{node: v, dst: xb[r*g.dim : (r+1)*g.dim]})
+				prs = append(prs, passRow{node: v, dst: xb[r*g.dim : (r+1)*g.dim], batch: int32(j)})
 			}
 		}
-		ps, err := g.agg.run(ctx, prs)
+		dev0 := g.feats.Stats().DeviceBytes
+		ps, err := g.agg.run(ctx, prs, k, ep)
 		if err != nil {
 			return err
 		}
+		// DESIGN §5: each iteration's lookups once, tiers in lookup order
+		var devRows int64
+		for _, b := range ps.batches {
+			ep.Lookup(b.rows, g.rowBytes, b.shared,
+				metrics.TierRows{Tier: metrics.TierCPU, Rows: b.cpu},
+				metrics.TierRows{Tier: metrics.TierGPU, Rows: b.cache})
+			devRows += b.device
+		}
+		// line reads are byte ranges: count the rows the device delivered
+		ep.AddRowsFromDevice(max((g.feats.Stats().DeviceBytes-dev0)/g.rowBytes, devRows))
 		g.acc.Observe(k, ps.redirected(), ps.initial(), ps.termination())
 		passes++
 		iters += int64(k)
@@ -575,11 +495,6 @@ func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metr
 	if windowOn && g.cache.pinned != 0 {
 		return fmt.Errorf("gids: end of epoch %d: %d cache slots still pinned", epoch, g.cache.pinned)
 	}
-	// tiers per row
-	ep.AddTier(metrics.TierCPU, rows, cpuRows)
-	ep.AddTier(metrics.TierGPU, rows-cpuRows, cacheRows)
-	ep.AddTier(metrics.TierDevice, storageRows, storageRows)
-	ep.AddBytesNeeded(rows * g.rowBytes)
 	ep.Add("storage_io_s", ioTime)
 	var cs CacheStats
 	if g.cache != nil {

@@ -16,11 +16,14 @@ func checkTiers(t *testing.T, e metrics.EpochRecord) {
 	t.Helper()
 	cpu, gpu, dev := e.Tiers[metrics.TierCPU], e.Tiers[metrics.TierGPU], e.Tiers[metrics.TierDevice]
 	rows := e.BytesNeeded / (32 * 4)
-	if cpu.Lookups != rows || gpu.Lookups != rows-cpu.Hits || dev.Lookups != gpu.Lookups-gpu.Hits || dev.Hits != dev.Lookups {
-		t.Fatalf("tiers %+v for %d rows", e.Tiers, rows)
+	if cpu.Lookups != rows || gpu.Lookups != rows-cpu.Hits || dev.Lookups != gpu.Lookups-gpu.Hits-e.RowsSharedInFlight || dev.Hits != dev.Lookups {
+		t.Fatalf("tiers %+v, %d shared, for %d rows", e.Tiers, e.RowsSharedInFlight, rows)
 	}
 	if e.Counters["cpu_buffer_hits"] != cpu.Hits {
 		t.Fatalf("cpu_buffer_hits %d, tier %d", e.Counters["cpu_buffer_hits"], cpu.Hits)
+	}
+	if e.RowsFromDevice < dev.Hits || e.Counters["rows_unaccounted"] != 0 {
+		t.Fatalf("rows from device %d for %d device-tier rows; counters %v", e.RowsFromDevice, dev.Hits, e.Counters)
 	}
 }
 

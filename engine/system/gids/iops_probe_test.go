@@ -34,7 +34,7 @@ func probeFile(t *testing.T, size int) (string, storage.Options) {
 func TestMeasureIOPS(t *testing.T) {
 	path, opts := probeFile(t, 4<<20)
 	for _, inFlight := range []int{1, 8, 64} {
-		r, err := MeasureIOPS(context.Background(), path, opts, Probe{Line: 4096, InFlight: inFlight, Reads: 512, Seed: 1})
+		r, err := MeasureIOPS(context.Background(), path, opts, Probe{Line: 4096, InFlight: inFlight, Reads: 512, Seed: 1, MaxTime: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,40 +1,131 @@
 package gids
 
-// How GIDS lays out a run's memory (§3.1 "CPU Memory" and "GPU Memory",
-// §3.5, §4.1 "GIDS Dataloader"; artifact homogenous_train.py):
+// GIDS's options and how it lays out a run's memory (§3.1 "CPU Memory"
+// and "GPU Memory", §3.5, §4.1 "GIDS Dataloader"; artifact
+// homogenous_train.py):
 //
-//   - host (the budget): the whole graph structure, pinned (indptr and
-//     indices, §3.5), and the constant CPU buffer, "a user-configurable
-//     portion of CPU memory" (the paper's default 10% of the dataset, the
-//     artifact's cpu_buffer_percent 0.2), cut to what the budget leaves
-//     after the topology, the process's own memory and the reserve;
+//   - host (the budget): the whole graph structure, pinned (§3.5), and the
+//     constant CPU buffer, "a user-configurable portion of CPU memory"
+//     (the paper's default 10% of the dataset, the artifact's
+//     cpu_buffer_percent 0.2), cut to what the budget leaves after the
+//     topology, the process's own memory and the reserve;
 //   - device (outside the budget): the software cache (8 GB in the paper),
 //     its metadata, the mini-batch buffers of merged iterations and the
 //     window buffer's sampled node lists.
 //
-// The pure functions here turn a dataset shape and the options into those
-// sizes; MinMemory is the host floor: the runtime and the pinned topology.
+// Plan is the pure function from a budget, a profiled (or estimated)
+// workspace, the dataset's shape and the options to those sizes, with a
+// feasibility verdict; MinMemory is the smallest budget it finds feasible
+// with the estimated workspace.
 
 import (
+	"fmt"
+
+	"outcore/engine/sample"
+	"outcore/engine/storage"
+	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
 
-// runtimeFloor is what an `outcore train` process holds before any data
-// (experiments.RuntimeFloor: every variant is OOM-killed below 12 MiB).
-const runtimeFloor = 12 << 20
-
-// MinMemory is the least host budget GIDS can start with on a dataset of
-// this shape: the smallest budget whose Plan is feasible when the runtime
-// and the labels are the only other host memory and nothing is reserved
-// (the runtime, the topology and the labels). Everything else is cut to
-// the budget.
-func MinMemory(shape train.DatasetShape, _ train.Config) int64 {
-	return runtimeFloor + TopologyBytes(shape) + 4*shape.Nodes
+// options are the variant's options, parsed.
+type options struct {
+	window        int
+	accumulator   bool
+	peakPercent   float64
+	cpuBuffer     string // bytes or % of the feature table
+	cpuSelect     string
+	gpuCache      string // bytes or % of the feature table
+	line          int64
+	rings         int
+	iops          float64
+	latencyUS     float64
+	ssds          int
+	maxMerge      int
+	samplers      int
+	profile       int
+	pagerankIters int
+	margin        float64
+	depth         int // ring depth (Config.QueueDepth or the storage default)
 }
 
-// TopologyBytes is the graph structure pinned in host memory (§3.5).
-func TopologyBytes(shape train.DatasetShape) int64 {
-	return shape.IndptrBytes() + shape.IndicesBytes()
+func parseOptions(cfg train.Config) (options, error) {
+	o := train.Opts(cfg.Options)
+	p := options{
+		cpuBuffer: o.String("cpu_buffer", "10%"),
+		cpuSelect: o.String("cpu_buffer_select", "pagerank"),
+		gpuCache:  o.String("gpu_cache", "10%"),
+		depth:     cfg.QueueDepth,
+	}
+	if p.depth == 0 {
+		p.depth = storage.DefaultQueueDepth
+	}
+	var err error
+	ints := []struct {
+		name string
+		def  int
+		dst  *int
+	}{
+		{"window", 8, &p.window}, {"rings", 4, &p.rings}, {"ssds", 1, &p.ssds},
+		{"max_merge", 8, &p.maxMerge}, {"samplers", 2, &p.samplers}, {"profile_batches", 8, &p.profile},
+		{"pagerank_iters", 20, &p.pagerankIters},
+	}
+	for _, it := range ints {
+		if *it.dst, err = o.Int(it.name, it.def); err != nil {
+			return p, err
+		}
+	}
+	var line int
+	if line, err = o.Int("line", 0); err != nil {
+		return p, err
+	}
+	p.line = int64(line)
+	if p.accumulator, err = o.Bool("accumulator", true); err != nil {
+		return p, err
+	}
+	for _, f := range []struct {
+		name string
+		def  float64
+		dst  *float64
+	}{{"peak_percent", 0.95, &p.peakPercent}, {"iops", 0, &p.iops}, {"latency_us", 0, &p.latencyUS}, {"batch_margin", 1.25, &p.margin}} {
+		if *f.dst, err = o.Float(f.name, f.def); err != nil {
+			return p, err
+		}
+	}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: gids: %s", train.ErrConfig, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case p.window < 0:
+		return p, bad("window %d, want >= 0 (0 turns window buffering off)", p.window)
+	case !(p.peakPercent > 0 && p.peakPercent < 1):
+		return p, bad("peak_percent %v, want 0 < p < 1", p.peakPercent)
+	case p.rings < 1 || p.ssds < 1 || p.maxMerge < 1 || p.samplers < 1 || p.profile < 1 || p.pagerankIters < 1:
+		return p, bad("rings, ssds, max_merge, samplers, profile_batches and pagerank_iters must be >= 1")
+	case p.line < 0 || p.line > 0 && p.line%512 != 0:
+		return p, bad("line %d, want 0 (one row) or a multiple of 512 bytes", p.line)
+	case !(p.margin > 0):
+		return p, bad("batch_margin %v, want > 0", p.margin)
+	case p.iops < 0 || p.latencyUS < 0:
+		return p, bad("iops and latency_us must be >= 0 (0 measures them)")
+	case p.cpuSelect != "pagerank" && p.cpuSelect != "first":
+		return p, bad("cpu_buffer_select %q, want pagerank or first", p.cpuSelect)
+	}
+	for _, k := range []struct{ name, v string }{{"cpu_buffer", p.cpuBuffer}, {"gpu_cache", p.gpuCache}} {
+		if _, err := train.ParseMemLimit(k.v, 1<<30); err != nil {
+			return p, fmt.Errorf("%w: options.%s: %v", train.ErrConfig, k.name, err)
+		}
+	}
+	return p, nil
+}
+
+// bytesOf resolves a size option against the feature table (validated by
+// parseOptions).
+func bytesOf(spec string, featureBytes int64) int64 {
+	v, err := train.ParseMemLimit(spec, featureBytes)
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // LineBytes is the cache line size: want when set, else one feature row
@@ -49,6 +140,11 @@ func LineBytes(shape train.DatasetShape, want int64) int64 {
 	return (shape.RowBytes() + sector - 1) / sector * sector
 }
 
+// TopologyBytes is the graph structure pinned in host memory (§3.5).
+func TopologyBytes(shape train.DatasetShape) int64 {
+	return shape.IndptrBytes() + shape.IndicesBytes()
+}
+
 // Layout is the memory plan of one run.
 type Layout struct {
 	// LineBytes is the cache line; Lines the lines of the feature file.
@@ -61,49 +157,62 @@ type Layout struct {
 	CPUBufferCut  bool
 	// TopologyBytes is the pinned graph structure (host memory).
 	TopologyBytes int64
-	// Feasible is false when the budget cannot hold the pinned topology
-	// next to the process's own memory and the reserve.
+	// HeapNeed is the Go heap the host side plans for (workspace base with
+	// the pinned topology, samplers' id maps, the model step when charged
+	// to the budget); Staging the rings' buffers and scratch lines.
+	HeapNeed, Staging int64
+	// HostBytes is the host memory besides the CPU buffer: the heap with
+	// its collection slack (a quarter, GOGC 25) and the staging.
+	HostBytes int64
+	// Feasible is false when the budget cannot hold HostBytes and the
+	// reserve.
 	Feasible bool
 }
 
-// LayoutInput is what the plan depends on.
-type LayoutInput struct {
-	Shape train.DatasetShape
-	// Budget is the host budget in bytes (0: unlimited); HostWork the
-	// process's own host memory besides topology and buffer (the runtime,
-	// labels, mini-batches, readers, the Go heap's slack) and Reserve the
-	// part of the budget kept free.
-	Budget, HostWork, Reserve int64
-	// CPUBuffer and GPUCache are the sizes asked for, in bytes; Line the
-	// line asked for (0: one row).
-	CPUBuffer, GPUCache, Line int64
-}
-
-// Plan sizes the CPU buffer and the software cache.
-func Plan(in LayoutInput) Layout {
-	l := Layout{LineBytes: LineBytes(in.Shape, in.Line), TopologyBytes: TopologyBytes(in.Shape)}
-	fb := in.Shape.FeatureBytes()
+// Plan sizes a run's memory. ws is the profiled workspace (its base taken
+// without the indices, which the plan counts itself) or an estimate.
+func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) Layout {
+	l := Layout{LineBytes: LineBytes(shape, o.line), TopologyBytes: TopologyBytes(shape)}
+	fb := shape.FeatureBytes()
 	l.Lines = (fb + l.LineBytes - 1) / l.LineBytes
-	l.CacheLines = min(max(0, in.GPUCache/l.LineBytes), l.Lines)
-	rb := in.Shape.RowBytes()
-	want := min(max(0, in.CPUBuffer)/rb, in.Shape.Nodes)
+	l.CacheLines = min(max(0, bytesOf(o.gpuCache, fb))/l.LineBytes, l.Lines)
+	l.HeapNeed = ws.BaseBytes + shape.IndicesBytes() + ws.ArenaBytes + ws.StepExtra +
+		int64(o.samplers)*sample.IDMapBytes(shape.Nodes, ws.MaxInputs)
+	l.Staging = int64(o.rings) * int64(o.depth) * l.LineBytes * 2
+	l.HostBytes = l.HeapNeed + l.HeapNeed/4 + l.Staging
+	rb := shape.RowBytes()
+	want := min(max(0, bytesOf(o.cpuBuffer, fb))/rb, shape.Nodes)
 	l.CPUBufferRows = want
-	l.Feasible = in.Budget <= 0 || in.Budget >= l.TopologyBytes+in.HostWork+in.Reserve
-	if in.Budget > 0 {
-		avail := max(0, in.Budget-l.TopologyBytes-in.HostWork-in.Reserve)
+	l.Feasible = true
+	if budget > 0 {
+		avail := budget - l.HostBytes - kit.ReserveBytes(budget)
+		l.Feasible = avail >= 0
 		// the buffer's rows plus its per-node slot map (4 bytes a node)
-		if avail < in.Shape.Nodes*4 {
-			l.CPUBufferRows = 0
-		} else {
-			l.CPUBufferRows = min(want, (avail-in.Shape.Nodes*4)/rb)
+		if want > 0 {
+			l.CPUBufferRows = min(want, max(0, avail-4*shape.Nodes)/rb)
 		}
 		l.CPUBufferCut = l.CPUBufferRows < want
 	}
 	return l
 }
 
+// MinMemory is the least host budget GIDS can start with on a dataset of
+// this shape: the smallest budget whose plan is feasible with the
+// estimated workspace (the runtime, indptr, labels), i.e. that holds the
+// pinned topology, the samplers and the reserve. The CPU buffer is cut to
+// what is left.
+func MinMemory(shape train.DatasetShape, cfg train.Config) int64 {
+	o, err := parseOptions(cfg)
+	if err != nil {
+		return kit.RuntimeFloor
+	}
+	ws := kit.EstimateWorkspace(shape, cfg)
+	return kit.MinBudget(func(b int64) bool { return Plan(b, ws, shape, o).Feasible })
+}
+
 // CacheMetaBytes is the software cache's metadata for a layout (per line
-// of the file: its slot and window counter; per slot: its line and state).
+// of the file: its slot and window counter; per slot: its line, state and
+// references).
 func (l Layout) CacheMetaBytes() int64 {
 	if l.CacheLines == 0 {
 		return 0

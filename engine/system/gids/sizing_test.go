@@ -3,67 +3,91 @@ package gids
 import (
 	"testing"
 
+	"outcore/engine/sample"
+	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
 
 // medium is the shape of the `medium` preset (2 Mi nodes, 128 dims).
 var medium = train.DatasetShape{Nodes: 2097152, Edges: 31486938, FeatureDim: 128, Classes: 32, Train: 104841}
 
-func TestMinMemory(t *testing.T) {
-	cases := []struct {
-		shape train.DatasetShape
-		want  int64
-	}{
-		// runtime + indptr (8·(N+1)) + indices (8·E) + labels (4·N)
-		{medium, 12<<20 + 8*(2097152+1) + 8*31486938 + 4*2097152},
-		{train.DatasetShape{Nodes: 8192, Edges: 81920, FeatureDim: 32}, 12<<20 + 8*8193 + 8*81920 + 4*8192},
+func defaultOptions(t *testing.T, opts map[string]string) options {
+	t.Helper()
+	o, err := parseOptions(train.Config{Options: opts})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range cases {
-		got := MinMemory(c.shape, train.Config{})
-		if got != c.want {
-			t.Errorf("%+v: MinMemory %d, want %d", c.shape, got, c.want)
-		}
-		// the smallest feasible budget with the runtime and labels as work
-		work := int64(12<<20) + 4*c.shape.Nodes
-		if !Plan(LayoutInput{Shape: c.shape, Budget: got, HostWork: work}).Feasible || Plan(LayoutInput{Shape: c.shape, Budget: got - 1, HostWork: work}).Feasible {
-			t.Errorf("%+v: MinMemory %d is not the feasibility boundary", c.shape, got)
-		}
-	}
+	return o
 }
 
 func TestPlan(t *testing.T) {
 	const MiB = 1 << 20
+	// a profiled workspace: 40 MiB of base besides the indices, 140 K
+	// input nodes, the model step outside the budget
+	ws := kit.Workspace{BaseBytes: 40 * MiB, MaxInputs: 140000, RowBytes: 512}
+	heap := 40*MiB + medium.IndicesBytes() + 2*sample.IDMapBytes(medium.Nodes, 140000)
+	staging := int64(4 * 128 * 512 * 2)
+	host := heap + heap/4 + staging
 	topo := TopologyBytes(medium)
+	base := Layout{LineBytes: 512, Lines: 2097152, TopologyBytes: topo, HeapNeed: heap, Staging: staging, HostBytes: host, Feasible: true}
+	with := func(f func(*Layout)) Layout { l := base; f(&l); return l }
 	cases := []struct {
-		name string
-		in   LayoutInput
-		want Layout
+		name   string
+		budget int64
+		opts   map[string]string
+		want   Layout
 	}{
-		{"unlimited: the buffer and cache asked for, one 512 B row per line",
-			LayoutInput{Shape: medium, CPUBuffer: 100 * MiB, GPUCache: 64 * MiB},
-			Layout{LineBytes: 512, Lines: 2097152, CacheLines: 131072, CPUBufferRows: 204800, TopologyBytes: topo, Feasible: true}},
-		{"4 KiB lines as in the paper's micro-benchmarks",
-			LayoutInput{Shape: medium, CPUBuffer: 0, GPUCache: 64 * MiB, Line: 4096},
-			Layout{LineBytes: 4096, Lines: 262144, CacheLines: 16384, TopologyBytes: topo, Feasible: true}},
-		{"a budget that holds the buffer",
-			LayoutInput{Shape: medium, Budget: 512 * MiB, HostWork: 60 * MiB, Reserve: 51 * MiB, CPUBuffer: 100 * MiB},
-			Layout{LineBytes: 512, Lines: 2097152, CPUBufferRows: 204800, TopologyBytes: topo, Feasible: true}},
-		{"a budget that cuts it: what is left after topology, work, reserve and the slot map",
-			LayoutInput{Shape: medium, Budget: 400 * MiB, HostWork: 60 * MiB, Reserve: 40 * MiB, CPUBuffer: 100 * MiB},
-			Layout{LineBytes: 512, Lines: 2097152, CPUBufferRows: (400*MiB - topo - 100*MiB - 2097152*4) / 512, CPUBufferCut: true, TopologyBytes: topo, Feasible: true}},
-		{"a budget below the topology: no buffer",
-			LayoutInput{Shape: medium, Budget: 200 * MiB, CPUBuffer: 100 * MiB},
-			Layout{LineBytes: 512, Lines: 2097152, CPUBufferRows: 0, CPUBufferCut: true, TopologyBytes: topo, Feasible: false}},
-		{"a cache larger than the file holds the file",
-			LayoutInput{Shape: medium, GPUCache: 4 << 30},
-			Layout{LineBytes: 512, Lines: 2097152, CacheLines: 2097152, TopologyBytes: topo, Feasible: true}},
-		{"100-dim rows straddle 512 B lines",
-			LayoutInput{Shape: train.DatasetShape{Nodes: 1000, FeatureDim: 100}, GPUCache: 10240},
-			Layout{LineBytes: 512, Lines: 782, CacheLines: 20, TopologyBytes: 8 * 1001, Feasible: true}},
+		{"unlimited: the defaults, 10% buffer and 10% cache of one-row lines", 0, nil,
+			with(func(l *Layout) { l.CacheLines = 209715; l.CPUBufferRows = 209715 })},
+		{"4 KiB lines as in the paper's micro-benchmarks", 0, map[string]string{"line": "4096", "gpu_cache": "64MiB", "cpu_buffer": "0"},
+			with(func(l *Layout) {
+				l.LineBytes, l.Lines, l.CacheLines = 4096, 262144, 16384
+				l.Staging = 4 * 128 * 4096 * 2
+				l.HostBytes = heap + heap/4 + l.Staging
+			})},
+		{"a budget that holds the buffer", 1 << 30, map[string]string{"cpu_buffer": "100MiB"},
+			with(func(l *Layout) { l.CacheLines = 209715; l.CPUBufferRows = 204800 })},
+		{"50% of medium: the buffer cut to what topology, heap, staging, reserve and slot map leave", 512 * MiB, nil,
+			with(func(l *Layout) {
+				l.CacheLines = 209715
+				l.CPUBufferRows = (512*MiB - host - 512*MiB/10 - 4*medium.Nodes) / 512
+				l.CPUBufferCut = true
+			})},
+		{"a budget that holds the process but no buffer", host + 48*MiB, nil,
+			with(func(l *Layout) { l.CacheLines = 209715; l.CPUBufferCut = true })},
+		{"a budget below the pinned topology: infeasible", 256 * MiB, map[string]string{"gpu_cache": "0"},
+			with(func(l *Layout) { l.CPUBufferCut = true; l.Feasible = false })},
+		{"a cache larger than the file holds the file", 0, map[string]string{"gpu_cache": "4GiB", "cpu_buffer": "0"},
+			with(func(l *Layout) { l.CacheLines = 2097152 })},
 	}
 	for _, c := range cases {
-		if got := Plan(c.in); got != c.want {
+		if got := Plan(c.budget, ws, medium, defaultOptions(t, c.opts)); got != c.want {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.name, got, c.want)
 		}
+	}
+	// rows of 100 floats straddle 512 B lines
+	shape := train.DatasetShape{Nodes: 1000, FeatureDim: 100}
+	if l := Plan(0, ws, shape, defaultOptions(t, map[string]string{"gpu_cache": "10240"})); l.LineBytes != 512 || l.Lines != 782 || l.CacheLines != 20 {
+		t.Errorf("100-dim rows: %+v", l)
+	}
+}
+
+func TestMinMemory(t *testing.T) {
+	for _, shape := range []train.DatasetShape{medium, {Nodes: 8192, Edges: 81920, FeatureDim: 32, Train: 800}} {
+		cfg := train.DefaultConfig()
+		got := MinMemory(shape, cfg)
+		o := defaultOptions(t, nil)
+		ws := kit.EstimateWorkspace(shape, cfg)
+		if !Plan(got, ws, shape, o).Feasible || Plan(got-1, ws, shape, o).Feasible {
+			t.Errorf("%+v: MinMemory %d is not the feasibility boundary", shape, got)
+		}
+		// it holds at least the runtime, the pinned topology and the labels
+		if floor := int64(kit.RuntimeFloor) + TopologyBytes(shape) + 4*shape.Nodes; got < floor {
+			t.Errorf("%+v: MinMemory %d below the topology floor %d", shape, got, floor)
+		}
+	}
+	// medium's floor: the pinned topology makes 25% (256 MiB) impossible
+	if got := MinMemory(medium, train.DefaultConfig()); got <= 256<<20 || got > 512<<20 {
+		t.Errorf("medium: MinMemory %d MiB", got>>20)
 	}
 }

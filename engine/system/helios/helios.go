@@ -20,11 +20,13 @@ package helios
 //   - Batches train in the reference order, so the losses equal the
 //     reference pipeline's.
 //
-// Tiers per input row: "gpu" = the GPU tier, "cpu" = the CPU tier,
-// "device" = read from storage. Stages: stall_s is the trainer waiting
-// for its next batch (pipeline stall), complete_wait_s the part of it
-// spent waiting for I/O completion, submit_s the preparers' lookups and
-// submissions, io_complete_s the completion goroutines' busy time.
+// Lookups per input row (DESIGN §5): the GPU tier, then the CPU tier, the
+// rest read from storage for the batch. Stages: sample_s is the
+// preparers' sampling, extract_s their cache lookups and read submissions
+// (each a sample worker or an extract worker accordingly); stall_s is the
+// trainer waiting for its next batch (pipeline stall), complete_wait_s
+// the part of it spent waiting for I/O completion, io_complete_s the
+// completion goroutines' time handling completions.
 
 import (
 	"context"
@@ -48,50 +50,6 @@ import (
 
 // Name is the registered name of the Helios variant.
 const Name = "helios"
-
-type options struct {
-	pipeline  bool
-	preparers int
-	depth     int
-	rings     int
-	profile   int
-	gpuCache  string
-	cpuCache  string
-	margin    float64
-}
-
-func parseOptions(cfg train.Config) (options, error) {
-	o := train.Opts(cfg.Options)
-	p := options{gpuCache: o.String("gpu_cache", "10%"), cpuCache: o.String("cpu_cache", "")}
-	var err error
-	if p.pipeline, err = o.Bool("pipeline", true); err != nil {
-		return p, err
-	}
-	for _, it := range []struct {
-		name string
-		def  int
-		dst  *int
-	}{{"preparers", 2, &p.preparers}, {"depth", 3, &p.depth}, {"rings", 4, &p.rings}, {"profile_batches", 8, &p.profile}} {
-		if *it.dst, err = o.Int(it.name, it.def); err != nil {
-			return p, err
-		}
-	}
-	if p.margin, err = o.Float("batch_margin", 1.25); err != nil {
-		return p, err
-	}
-	if p.preparers < 1 || p.depth < 1 || p.rings < 1 || p.profile < 1 || !(p.margin > 0) {
-		return p, fmt.Errorf("%w: helios: preparers, depth, rings and profile_batches must be >= 1, batch_margin > 0", train.ErrConfig)
-	}
-	if _, err := o.Bytes("gpu_cache", 1<<30, 0); err != nil {
-		return p, err
-	}
-	if p.cpuCache != "" {
-		if _, err := o.Bytes("cpu_cache", 1<<30, 0); err != nil {
-			return p, err
-		}
-	}
-	return p, nil
-}
 
 type helios struct {
 	cfg train.Config
@@ -170,12 +128,17 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	env.PrepareStage("load_topology_s", time.Since(t0))
 
 	t1 := time.Now()
-	ws, err := kit.ProfileWorkspace(ctx, env, topo, h.opt.profile)
+	budget := kit.NewBudget(env)
+	ws, err := budget.Profile(ctx, topo, h.opt.profile)
 	if err != nil {
 		return err
 	}
 	env.PrepareStage("profile_s", time.Since(t1))
-	h.maxBatch = int(min(int64(float64(ws.MaxInputs)*h.opt.margin)+1, shape.Nodes))
+	// the plan counts the indices itself; the profile's base holds them
+	planWS := ws
+	planWS.BaseBytes = max(0, ws.BaseBytes-shape.IndicesBytes())
+	h.layout = Plan(env.MemBudget, planWS, shape, h.opt)
+	h.maxBatch = int(h.layout.MaxBatch)
 
 	// §3.2: one epoch of pre-sampling ranks the nodes by accesses
 	t2 := time.Now()
@@ -185,43 +148,27 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	env.PrepareStage("presample_s", time.Since(t2))
 
-	fb := shape.FeatureBytes()
-	o := train.Opts(h.cfg.Options)
-	gpuWant, _ := o.Bytes("gpu_cache", fb, fb/10)
-	cpuWant := int64(-1)
-	if h.opt.cpuCache != "" {
-		cpuWant, _ = o.Bytes("cpu_cache", fb, 0)
-	}
 	opts := env.Storage
 	opts.RowBytes = h.rowBytes
 	opts.MaxMergeBytes = 1 // one block: no merging beyond blocks rows share
+	opts.QueueDepth = h.opt.ringDepth
 	if opts.Backend == storage.BackendAuto {
 		opts.Backend = storage.BackendUring
 	}
 	if opts.Backend != storage.BackendUring {
 		h.deviate = append(h.deviate, fmt.Sprintf("reads go through the %s backend instead of io_uring (--io)", opts.Backend))
 	}
-	depth := opts.QueueDepth
-	if depth == 0 {
-		depth = storage.DefaultQueueDepth
-	}
 	if h.feats, err = storage.OpenFile(env.Dataset.Path("features.bin"), opts); err != nil {
 		return fmt.Errorf("helios: open features: %w", err)
 	}
-	staging := int64(h.opt.rings) * int64(depth) * max(h.feats.BlockSize(), h.rowBytes)
-	perBatch := ws.BatchBytes + int64(ws.MaxInputs)*8
-	heapNeed := ws.BaseBytes + ws.ArenaBytes + ws.StepExtra +
-		int64(h.opt.preparers)*sample.IDMapBytes(shape.Nodes, ws.MaxInputs)
 	// the sampled mini-batches in flight are GPU memory in Helios (sampled
 	// by GPU kernels): device memory on the Go heap
-	inFlight := int64(h.opt.depth) * perBatch
-	hostWork := heapNeed - TopologyBytes(shape) + heapNeed/4 + staging
-	h.layout = Plan(LayoutInput{Shape: shape, Budget: env.MemBudget, HostWork: max(0, hostWork), Reserve: kit.ReserveBytes(env.MemBudget), GPUCache: gpuWant, CPUCache: cpuWant})
+	inFlight := int64(h.opt.depth) * (ws.BatchBytes + int64(ws.MaxInputs)*8)
 	if !h.layout.Feasible {
-		env.Warnf("helios: the %d MiB budget cannot hold the topology (%d MiB) next to the process (%d MiB) and the reserve: expect an OOM kill", env.MemBudget>>20, h.layout.TopologyBytes>>20, hostWork>>20)
+		env.Warnf("helios: the %d MiB budget cannot hold the topology (%d MiB) next to the process (%d MiB in all) and the reserve: expect an OOM kill", env.MemBudget>>20, h.layout.TopologyBytes>>20, h.layout.HostBytes>>20)
 	}
 	if h.layout.CPUCut {
-		h.deviate = append(h.deviate, fmt.Sprintf("the host budget holds a CPU tier of %d MiB of the %d MiB asked for", h.layout.CPURows*h.rowBytes>>20, cpuWant>>20))
+		h.deviate = append(h.deviate, fmt.Sprintf("the host budget holds a CPU tier of %d MiB of the %d MiB asked for", h.layout.CPURows*h.rowBytes>>20, bytesOf(h.opt.cpuCache, shape.FeatureBytes())>>20))
 	}
 	place, err := Place(counts, h.layout.GPURows, h.layout.CPURows)
 	if err != nil {
@@ -232,8 +179,7 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	xBytes := int64(h.opt.depth) * int64(h.maxBatch) * h.rowBytes
 	gpuBytes := int64(len(place.GPU)) * h.rowBytes
-	device := ws.DeviceBytes + gpuBytes + xBytes + inFlight
-	if err := kit.HoldOutsideBudget(env, device); err != nil {
+	if err := budget.HoldOutside(gpuBytes + xBytes + inFlight); err != nil {
 		return err
 	}
 	if env.MemBudget > 0 {
@@ -261,7 +207,7 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	var sctx context.Context
 	sctx, h.cancel = context.WithCancel(context.Background())
 	h.stack.Start(sctx)
-	goLimit := kit.ApplyGoMemoryLimit(env.MemBudget, ws.DeviceBytes+inFlight, int64(len(place.CPU))*h.rowBytes+4*shape.Nodes+staging, 0, heapNeed)
+	goLimit := budget.LimitGo(int64(len(place.CPU))*h.rowBytes+4*shape.Nodes+h.layout.Staging, 0, h.layout.HeapNeed+inFlight)
 	var covered uint64
 	var total uint64
 	for v, c := range counts {
@@ -272,7 +218,7 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	env.Logf("helios: GPU tier %d rows (%d MiB), CPU tier %d rows (%d MiB) after the %d MiB topology; the tiers held %.1f%% of the pre-sampled accesses; %d rings of depth %d, pipeline %v (%d preparers, depth %d); Go heap limit %d MiB",
 		len(place.GPU), gpuBytes>>20, len(place.CPU), int64(len(place.CPU))*h.rowBytes>>20, h.layout.TopologyBytes>>20,
-		100*float64(covered)/float64(max(total, 1)), h.opt.rings, depth, h.opt.pipeline, h.opt.preparers, h.opt.depth, goLimit>>20)
+		100*float64(covered)/float64(max(total, 1)), h.opt.rings, h.opt.ringDepth, h.opt.pipeline, h.opt.preparers, h.opt.depth, goLimit>>20)
 	return nil
 }
 
@@ -369,6 +315,7 @@ func (h *helios) loadTier(ctx context.Context, mem *kit.OffHeap, nodes []int64) 
 
 // batchState is one batch's buffers and I/O.
 type batchState struct {
+	sw      metrics.Worker // the preparer as a sample worker
 	x       []float32
 	job     *Job
 	reqs    []storage.Request
@@ -399,8 +346,24 @@ func (s *stages) Begin(b *Batch) error {
 	return nil
 }
 
+// Sample samples b on preparer w; the preparer is a sample worker while
+// it samples and an extract worker while its hop callbacks look up and
+// submit (Hop).
 func (s *stages) Sample(w int, b *Batch, onHop sample.HopFunc) error {
-	return s.h.samplers[w].SampleHops(&b.MB, s.epoch, b.Index, s.batches[b.Index], onHop)
+	st := b.Job.(*batchState)
+	hop := onHop
+	if onHop != nil {
+		hop = func(h, first int, nodes []int64) error {
+			st.sw.Stop()
+			err := onHop(h, first, nodes)
+			st.sw = s.ep.StartWorker(metrics.WorkSample)
+			return err
+		}
+	}
+	st.sw = s.ep.StartWorker(metrics.WorkSample)
+	err := s.h.samplers[w].SampleHops(&b.MB, s.epoch, b.Index, s.batches[b.Index], hop)
+	st.sw.Stop()
+	return err
 }
 
 // Hop looks each new node up in the GPU and CPU tiers and submits one
@@ -408,6 +371,8 @@ func (s *stages) Sample(w int, b *Batch, onHop sample.HopFunc) error {
 func (s *stages) Hop(b *Batch, hop, first int, nodes []int64) error {
 	st := b.Job.(*batchState)
 	h := s.h
+	w := s.ep.StartWorker(metrics.WorkExtract)
+	defer w.Stop()
 	dim := h.dim
 	if need := (first + len(nodes)) * dim; need > len(st.x) {
 		s.spill(st, first, need)
@@ -495,6 +460,10 @@ func (s *stages) End(b *Batch) {
 	s.gpu.Add(st.gpu)
 	s.cpu.Add(st.cpu)
 	s.read.Add(st.read)
+	// DESIGN §5: the batch's lookups once, GPU tier first
+	s.ep.Lookup(st.gpu+st.cpu+st.read, s.h.rowBytes, 0,
+		metrics.TierRows{Tier: metrics.TierGPU, Rows: st.gpu},
+		metrics.TierRows{Tier: metrics.TierCPU, Rows: st.cpu})
 	b.Job = nil
 }
 
@@ -505,14 +474,9 @@ func (h *helios) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *me
 	if err != nil {
 		return err
 	}
-	gpu, cpu, read := st.gpu.Load(), st.cpu.Load(), st.read.Load()
-	rows := gpu + cpu + read
-	ep.AddTier(metrics.TierGPU, rows, gpu)
-	ep.AddTier(metrics.TierCPU, rows-gpu, cpu)
-	ep.AddTier(metrics.TierDevice, read, read)
-	ep.AddBytesNeeded(rows * h.rowBytes)
-	ep.Add(metrics.StageSample, ps.Sample-ps.Hop)
-	ep.Add("submit_s", ps.Hop)
+	gpu, cpu := st.gpu.Load(), st.cpu.Load()
+	ep.Add(metrics.StageSample, ps.Sample)
+	ep.Add(metrics.StageExtract, ps.Hop)
 	ep.Add(metrics.StageStall, ps.Stall)
 	ep.Add("complete_wait_s", ps.Complete)
 	io := h.stack.Stats()

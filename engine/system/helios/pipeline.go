@@ -84,8 +84,9 @@ type PipelineStats struct {
 	// Stall is the trainer's time waiting for a batch to be sampled and
 	// its I/O completed; Complete the part of it spent in Complete.
 	Stall, Complete time.Duration
-	// Sample is the preparers' busy time sampling (including the time
-	// their hop callbacks take); Hop the part spent in Hop.
+	// Sample is the preparers' time sampling (without their hop
+	// callbacks); Hop the time spent in Hop (cache lookups and I/O
+	// submission).
 	Sample, Hop time.Duration
 	// Hops counts hop submissions; EarlyHops those made before the
 	// batch's last hop was sampled (the intra-batch overlap).
@@ -281,7 +282,7 @@ func prepare(w int, b *Batch, st Stages, d *prepStats) error {
 		d.hops++
 		return err
 	})
-	d.sample = time.Since(t0)
+	d.sample = time.Since(t0) - d.hop
 	// every hop but the last was submitted before the next was sampled
 	d.early = max(0, d.hops-1)
 	if err != nil {

@@ -1,80 +1,158 @@
 package helios
 
-// How Helios lays out a run's memory (§3.2 "Cache Placement Strategy",
-// §4.2): the CPU memory holds the entire topology first and the
-// second-hottest features in the rest; the GPU memory holds the hottest
-// features (Helios fills all the GPU memory the model leaves; here the
-// gpu_cache option, 10% of the feature table by default) and the batches
-// in flight. The pure functions here turn a dataset shape and the options
-// into those sizes; MinMemory is the host floor: the runtime and the
-// topology.
+// Helios's options and how it lays out a run's memory (§3.2 "Cache
+// Placement Strategy", §4.2): the CPU memory holds the entire topology
+// first and the second-hottest features in the rest; the GPU memory holds
+// the hottest features (Helios fills all the GPU memory the model leaves;
+// here the gpu_cache option, 10% of the feature table by default) and the
+// batches in flight.
+//
+// Plan is the pure function from a budget, a profiled (or estimated)
+// workspace, the dataset's shape and the options to the tiers' sizes,
+// with a feasibility verdict; MinMemory is the smallest budget it finds
+// feasible with the estimated workspace.
 
-import "outcore/engine/train"
+import (
+	"fmt"
 
-// runtimeFloor is what an `outcore train` process holds before any data
-// (experiments.RuntimeFloor).
-const runtimeFloor = 12 << 20
+	"outcore/engine/sample"
+	"outcore/engine/storage"
+	"outcore/engine/system/kit"
+	"outcore/engine/train"
+)
+
+// options are the variant's options, parsed.
+type options struct {
+	pipeline  bool
+	preparers int
+	depth     int
+	rings     int
+	profile   int
+	gpuCache  string // bytes or % of the feature table
+	cpuCache  string // "" = the rest of the budget
+	margin    float64
+	ringDepth int // Config.QueueDepth or the storage default
+}
+
+func parseOptions(cfg train.Config) (options, error) {
+	o := train.Opts(cfg.Options)
+	p := options{gpuCache: o.String("gpu_cache", "10%"), cpuCache: o.String("cpu_cache", ""), ringDepth: cfg.QueueDepth}
+	if p.ringDepth == 0 {
+		p.ringDepth = storage.DefaultQueueDepth
+	}
+	var err error
+	if p.pipeline, err = o.Bool("pipeline", true); err != nil {
+		return p, err
+	}
+	for _, it := range []struct {
+		name string
+		def  int
+		dst  *int
+	}{{"preparers", 2, &p.preparers}, {"depth", 3, &p.depth}, {"rings", 4, &p.rings}, {"profile_batches", 8, &p.profile}} {
+		if *it.dst, err = o.Int(it.name, it.def); err != nil {
+			return p, err
+		}
+	}
+	if p.margin, err = o.Float("batch_margin", 1.25); err != nil {
+		return p, err
+	}
+	if p.preparers < 1 || p.depth < 1 || p.rings < 1 || p.profile < 1 || !(p.margin > 0) {
+		return p, fmt.Errorf("%w: helios: preparers, depth, rings and profile_batches must be >= 1, batch_margin > 0", train.ErrConfig)
+	}
+	for _, k := range []struct{ name, v string }{{"gpu_cache", p.gpuCache}, {"cpu_cache", p.cpuCache}} {
+		if k.v == "" {
+			continue
+		}
+		if _, err := train.ParseMemLimit(k.v, 1<<30); err != nil {
+			return p, fmt.Errorf("%w: options.%s: %v", train.ErrConfig, k.name, err)
+		}
+	}
+	return p, nil
+}
+
+// bytesOf resolves a size option against the feature table (validated by
+// parseOptions).
+func bytesOf(spec string, featureBytes int64) int64 {
+	v, err := train.ParseMemLimit(spec, featureBytes)
+	if err != nil {
+		return 0
+	}
+	return v
+}
 
 // TopologyBytes is the graph structure kept whole in host memory.
 func TopologyBytes(shape train.DatasetShape) int64 {
 	return shape.IndptrBytes() + shape.IndicesBytes()
 }
 
-// MinMemory is the least host budget Helios can start with on a dataset of
-// this shape: the smallest budget whose Plan is feasible when the runtime
-// and the labels are the only other host memory and nothing is reserved
-// (the runtime, the topology and the labels). Everything else is cut to
-// the budget.
-func MinMemory(shape train.DatasetShape, _ train.Config) int64 {
-	return runtimeFloor + TopologyBytes(shape) + 4*shape.Nodes
-}
-
-// LayoutInput is what the placement sizes depend on.
-type LayoutInput struct {
-	Shape train.DatasetShape
-	// Budget is the host budget (0: unlimited), HostWork the process's own
-	// host memory besides topology and CPU tier, Reserve the part of the
-	// budget kept free.
-	Budget, HostWork, Reserve int64
-	// GPUCache is the GPU tier in bytes. CPUCache is the CPU tier in bytes,
-	// or negative for "the rest of the host budget" (without a budget:
-	// 10% of the feature table, the setting of §4.2's Fig. 6).
-	GPUCache, CPUCache int64
-}
-
-// Layout is the size of each tier in feature rows.
+// Layout is the size of each tier in feature rows, and the host memory
+// around them.
 type Layout struct {
 	GPURows, CPURows int64
 	// CPUCut is true when the budget held less CPU tier than was asked.
 	CPUCut        bool
 	TopologyBytes int64
-	// Feasible is false when the budget cannot hold the whole topology
-	// next to the process's own memory and the reserve.
+	// MaxBatch is the rows of one batch buffer (device memory).
+	MaxBatch int64
+	// HeapNeed is the Go heap the host side plans for (workspace base with
+	// the topology, the preparers' id maps, the model step when charged to
+	// the budget); Staging the rings' buffers; HostBytes the host memory
+	// besides the CPU tier (the heap with a quarter of collection slack,
+	// the staging).
+	HeapNeed, Staging, HostBytes int64
+	// Feasible is false when the budget cannot hold HostBytes and the
+	// reserve.
 	Feasible bool
 }
 
-// Plan sizes the two tiers.
-func Plan(in LayoutInput) Layout {
-	rb := in.Shape.RowBytes()
-	n := in.Shape.Nodes
-	l := Layout{TopologyBytes: TopologyBytes(in.Shape)}
-	l.GPURows = min(max(0, in.GPUCache)/rb, n)
-	want := in.CPUCache / rb
+// Plan sizes a run's memory. ws is the profiled workspace (its base taken
+// without the indices, which the plan counts itself) or an estimate.
+// Without a budget and without cpu_cache, the CPU tier is 10% of the
+// feature table (the setting of §4.2's Fig. 6).
+func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) Layout {
+	rb := shape.RowBytes()
+	n := shape.Nodes
+	fb := shape.FeatureBytes()
+	l := Layout{TopologyBytes: TopologyBytes(shape)}
+	l.GPURows = min(max(0, bytesOf(o.gpuCache, fb))/rb, n)
+	l.MaxBatch = min(int64(float64(ws.MaxInputs)*o.margin)+1, n)
+	l.HeapNeed = ws.BaseBytes + shape.IndicesBytes() + ws.ArenaBytes + ws.StepExtra +
+		int64(o.preparers)*sample.IDMapBytes(n, ws.MaxInputs)
+	l.Staging = int64(o.rings) * int64(o.ringDepth) * max(512, rb)
+	l.HostBytes = l.HeapNeed + l.HeapNeed/4 + l.Staging
+	var want int64
 	switch {
-	case in.CPUCache >= 0:
-	case in.Budget > 0:
+	case o.cpuCache != "":
+		want = bytesOf(o.cpuCache, fb) / rb
+	case budget > 0:
 		want = n
 	default:
-		want = in.Shape.FeatureBytes() / 10 / rb
+		want = fb / 10 / rb
 	}
 	want = min(want, n-l.GPURows)
 	l.CPURows = want
-	l.Feasible = in.Budget <= 0 || in.Budget >= l.TopologyBytes+in.HostWork+in.Reserve
-	if in.Budget > 0 {
+	l.Feasible = true
+	if budget > 0 {
+		avail := budget - l.HostBytes - kit.ReserveBytes(budget)
+		l.Feasible = avail >= 0
 		// the rows and the per-node tier map (4 bytes a node)
-		avail := in.Budget - l.TopologyBytes - in.HostWork - in.Reserve - 4*n
-		l.CPURows = min(want, max(0, avail)/rb)
-		l.CPUCut = in.CPUCache >= 0 && l.CPURows < want
+		if want > 0 {
+			l.CPURows = min(want, max(0, avail-4*n)/rb)
+		}
+		l.CPUCut = o.cpuCache != "" && l.CPURows < want
 	}
 	return l
+}
+
+// MinMemory is the least host budget Helios can start with on a dataset
+// of this shape: the smallest budget whose plan is feasible with the
+// estimated workspace, i.e. that holds the topology, the preparers and the
+// reserve. The CPU tier takes what is left.
+func MinMemory(shape train.DatasetShape, cfg train.Config) int64 {
+	o, err := parseOptions(cfg)
+	if err != nil {
+		return kit.RuntimeFloor
+	}
+	ws := kit.EstimateWorkspace(shape, cfg)
+	return kit.MinBudget(func(b int64) bool { return Plan(b, ws, shape, o).Feasible })
 }

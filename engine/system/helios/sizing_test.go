@@ -3,54 +3,66 @@ package helios
 import (
 	"testing"
 
+	"outcore/engine/sample"
+	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
 
 var medium = train.DatasetShape{Nodes: 2097152, Edges: 31486938, FeatureDim: 128, Classes: 32, Train: 104841}
 
-func TestMinMemory(t *testing.T) {
-	want := int64(12<<20 + 8*(2097152+1) + 8*31486938 + 4*2097152)
-	got := MinMemory(medium, train.Config{})
-	if got != want {
-		t.Fatalf("MinMemory %d, want %d", got, want)
+func parsed(t *testing.T, opts map[string]string) options {
+	t.Helper()
+	o, err := parseOptions(train.Config{Options: opts})
+	if err != nil {
+		t.Fatal(err)
 	}
-	work := int64(12<<20) + 4*medium.Nodes
-	if !Plan(LayoutInput{Shape: medium, Budget: got, HostWork: work, CPUCache: -1}).Feasible || Plan(LayoutInput{Shape: medium, Budget: got - 1, HostWork: work, CPUCache: -1}).Feasible {
-		t.Fatalf("MinMemory %d is not the feasibility boundary", got)
-	}
+	return o
 }
 
 func TestPlan(t *testing.T) {
 	const MiB = 1 << 20
-	topo := TopologyBytes(medium)
-	n := int64(2097152)
+	n := medium.Nodes
+	ws := kit.Workspace{BaseBytes: 40 * MiB, MaxInputs: 140000, RowBytes: 512}
+	heap := 40*MiB + medium.IndicesBytes() + 2*sample.IDMapBytes(n, 140000)
+	staging := int64(4 * 128 * 512)
+	host := heap + heap/4 + staging
+	base := Layout{TopologyBytes: TopologyBytes(medium), MaxBatch: 175001, HeapNeed: heap, Staging: staging, HostBytes: host, Feasible: true}
+	with := func(f func(*Layout)) Layout { l := base; f(&l); return l }
 	cases := []struct {
-		name string
-		in   LayoutInput
-		want Layout
+		name   string
+		budget int64
+		opts   map[string]string
+		want   Layout
 	}{
-		{"no budget: the GPU tier asked for, a tenth of the table on the CPU",
-			LayoutInput{Shape: medium, GPUCache: 100 * MiB, CPUCache: -1},
-			Layout{GPURows: 204800, CPURows: 209715, TopologyBytes: topo, Feasible: true}},
-		{"a budget: the CPU tier takes what the topology, work and reserve leave",
-			LayoutInput{Shape: medium, Budget: 512 * MiB, HostWork: 60 * MiB, Reserve: 51 * MiB, GPUCache: 100 * MiB, CPUCache: -1},
-			Layout{GPURows: 204800, CPURows: (512*MiB - topo - 111*MiB - 4*n) / 512, TopologyBytes: topo, Feasible: true}},
-		{"a CPU tier asked for that the budget cuts",
-			LayoutInput{Shape: medium, Budget: 400 * MiB, HostWork: 60 * MiB, Reserve: 40 * MiB, CPUCache: 200 * MiB},
-			Layout{CPURows: (400*MiB - topo - 100*MiB - 4*n) / 512, CPUCut: true, TopologyBytes: topo, Feasible: true}},
-		{"a budget below the topology: no CPU tier",
-			LayoutInput{Shape: medium, Budget: 100 * MiB, GPUCache: 10 * MiB, CPUCache: -1},
-			Layout{GPURows: 20480, TopologyBytes: topo, Feasible: false}},
-		{"tiers never exceed the nodes: the GPU holds all, the CPU none",
-			LayoutInput{Shape: medium, GPUCache: 4 << 30, CPUCache: 1 << 30},
-			Layout{GPURows: n, CPURows: 0, TopologyBytes: topo, Feasible: true}},
-		{"no caches (Helios-NoCache)",
-			LayoutInput{Shape: medium, Budget: 512 * MiB, GPUCache: 0, CPUCache: 0},
-			Layout{TopologyBytes: topo, Feasible: true}},
+		{"no budget: a tenth of the table on the GPU and on the CPU", 0, nil,
+			with(func(l *Layout) { l.GPURows, l.CPURows = 209715, 209715 })},
+		{"50% of medium: the CPU tier is what topology, heap, staging, reserve and tier map leave", 512 * MiB, nil,
+			with(func(l *Layout) { l.GPURows, l.CPURows = 209715, (512*MiB-host-512*MiB/10-4*n)/512 })},
+		{"a CPU tier asked for that the budget cuts", 512 * MiB, map[string]string{"cpu_cache": "200MiB"},
+			with(func(l *Layout) { l.GPURows, l.CPURows, l.CPUCut = 209715, (512*MiB-host-512*MiB/10-4*n)/512, true })},
+		{"a budget below the topology: infeasible, no CPU tier", 256 * MiB, map[string]string{"gpu_cache": "10MiB"},
+			with(func(l *Layout) { l.GPURows, l.Feasible = 20480, false })},
+		{"tiers never exceed the nodes: the GPU holds all, the CPU none", 0, map[string]string{"gpu_cache": "4GiB", "cpu_cache": "1GiB"},
+			with(func(l *Layout) { l.GPURows = n })},
+		{"Helios-NoCache", 512 * MiB, map[string]string{"gpu_cache": "0", "cpu_cache": "0"}, base},
+		{"batch buffers follow batch_margin", 0, map[string]string{"batch_margin": "2", "gpu_cache": "0", "cpu_cache": "0"},
+			with(func(l *Layout) { l.MaxBatch = 280001 })},
 	}
 	for _, c := range cases {
-		if got := Plan(c.in); got != c.want {
+		if got := Plan(c.budget, ws, medium, parsed(t, c.opts)); got != c.want {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.name, got, c.want)
 		}
+	}
+}
+
+func TestMinMemory(t *testing.T) {
+	cfg := train.DefaultConfig()
+	got := MinMemory(medium, cfg)
+	ws, o := kit.EstimateWorkspace(medium, cfg), parsed(t, nil)
+	if !Plan(got, ws, medium, o).Feasible || Plan(got-1, ws, medium, o).Feasible {
+		t.Fatalf("MinMemory %d is not the feasibility boundary", got)
+	}
+	if floor := int64(kit.RuntimeFloor) + TopologyBytes(medium) + 4*medium.Nodes; got < floor || got <= 256<<20 {
+		t.Fatalf("MinMemory %d MiB below the topology floor %d MiB (or medium at 25%% would be accepted)", got>>20, floor>>20)
 	}
 }
