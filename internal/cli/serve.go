@@ -17,6 +17,7 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/train"
 	"outcore/experiments"
+	"outcore/experiments/examples"
 	"outcore/report"
 	"outcore/store"
 	"outcore/web"
@@ -106,6 +107,9 @@ type serveGuard struct {
 func serve(ctx context.Context, s Streams, dir, addr string, guard serveGuard, opts experiments.Options) error {
 	logger := log.New(s.Err, "serve: ", log.LstdFlags)
 	if err := firstStart(ctx, dir, s.Err, logger); err != nil {
+		return err
+	}
+	if err := writePaperExamples(dir, logger); err != nil {
 		return err
 	}
 	st, err := store.OpenDataDir(ctx, dir)
@@ -247,6 +251,26 @@ func firstStart(ctx context.Context, dir string, progress io.Writer, logger *log
 	}
 	if wrote {
 		logger.Printf("first start: example experiment ready to start: %s", filepath.Join(web.ExamplesDir(dir), exampleFile))
+	}
+	return nil
+}
+
+// writePaperExamples puts the papers' micro-experiments
+// (experiments/examples) into the data directory's examples/ folder, each
+// unless a file of its name is there (a researcher's edits stay).
+func writePaperExamples(dir string, logger *log.Logger) error {
+	for _, name := range examples.Names() {
+		b, err := examples.File(name)
+		if err != nil {
+			return err
+		}
+		wrote, err := web.WriteExample(dir, name, b)
+		if err != nil {
+			return err
+		}
+		if wrote && logger != nil {
+			logger.Printf("example experiment ready to start: %s", filepath.Join(web.ExamplesDir(dir), name))
+		}
 	}
 	return nil
 }
