@@ -1,17 +1,22 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"outcore/engine/dataset"
+	"outcore/experiments/examples"
+	"outcore/web"
 )
 
 func TestServeFirstStartAndShutdown(t *testing.T) {
@@ -54,7 +59,7 @@ func TestServeFirstStartAndShutdown(t *testing.T) {
 	if err != nil || m.Source.Preset != defaultPreset {
 		t.Fatalf("default dataset: %+v %v", m.Source, err)
 	}
-	for _, want := range []string{"Ready to start", exampleFile, `value="` + exampleFile + `"`} {
+	for _, want := range []string{"Ready to start", exampleFile, `value="` + exampleFile + `"`, `value="gids-fig11-window-8.json"`, `value="helios-fig11-pipeline.json"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("first page lacks %q", want)
 		}
@@ -90,6 +95,32 @@ func TestServeRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{{"--concurrency", "0"}, {"--nope"}, {"extra"}} {
 		if err := Run(context.Background(), discard, append([]string{"serve"}, args...)); !errors.Is(err, ErrUsage) {
 			t.Errorf("serve %v: %v, want a usage error", args, err)
+		}
+	}
+}
+
+// The papers' micro-experiments land in examples/; a file already there
+// (a researcher's edit) is kept.
+func TestWritePaperExamples(t *testing.T) {
+	dir := t.TempDir()
+	edited := []byte(`{"name":"mine","dataset":"default","system":"gids"}`)
+	if _, err := web.WriteExample(dir, "gids-fig11-window-8.json", edited); err != nil {
+		t.Fatal(err)
+	}
+	if err := writePaperExamples(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range examples.Names() {
+		b, err := os.ReadFile(filepath.Join(web.ExamplesDir(dir), name))
+		if err != nil {
+			t.Fatalf("%s not written: %v", name, err)
+		}
+		want, _ := examples.File(name)
+		if name == "gids-fig11-window-8.json" {
+			want = edited
+		}
+		if !bytes.Equal(b, want) {
+			t.Fatalf("%s: %s", name, b)
 		}
 	}
 }
