@@ -102,6 +102,8 @@ func (g *gids) Deviations() []string {
 		"no GPU: the software cache, its metadata, the batch buffers of merged iterations and the window buffer's sampled mini-batches are GPU memory in GIDS; here they are host memory held outside the host budget (the memory cgroup's limit is raised by their size), and training runs on the CPU",
 		fmt.Sprintf("BaM's GPU-initiated NVMe reads are stood in for by %d goroutines, each with its own io_uring ring (O_DIRECT), each submitting and reaping its own reads (BaM's synchronous stack); cache lookups are serialised by one lock instead of running in parallel warps", g.opt.rings),
 		"graph sampling runs on CPU goroutines ahead of the loader (GIDS samples on the GPU over UVA); batches are sampled and trained in the reference order",
+		fmt.Sprintf("the accumulator merges at most %d iterations per pass (max_merge: their batch buffers are device memory); the artifact merges without a cap", g.opt.maxMerge),
+		"an access whose line finds every cache slot pinned by the window or loading is read around the cache into a scratch line (counter gpu_cache_bypass); BaM's threads would wait for a slot",
 	}, g.deviate...)
 }
 
