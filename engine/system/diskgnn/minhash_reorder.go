@@ -25,52 +25,89 @@ import (
 	"slices"
 )
 
+// MinHasher computes the signatures of Algorithm 1 one sample at a time,
+// so a segment's samples can be streamed from disk instead of held.
+type MinHasher struct {
+	k     int
+	perms [][]uint32 // perms[j][i] = H_j(i)
+	sig   []uint32   // entries × k
+}
+
+// NewMinHasher prepares signatures for entries cache entries over n
+// samples with k hash functions (random permutations of the samples drawn
+// from seed).
+func NewMinHasher(entries, n, k int, seed uint64) (*MinHasher, error) {
+	if k < 1 {
+		return nil, fmt.Errorf("diskgnn: minhash with %d hash functions", k)
+	}
+	if entries < 0 || entries > math.MaxInt32 || n < 0 || n > math.MaxInt32 {
+		return nil, fmt.Errorf("diskgnn: minhash over %d entries and %d samples", entries, n)
+	}
+	r := rand.New(rand.NewPCG(seed, 0x6d696e68617368)) // "minhash"
+	h := &MinHasher{k: k, perms: make([][]uint32, k), sig: make([]uint32, entries*k)}
+	for j := range h.perms {
+		p := make([]uint32, n)
+		for i := range p {
+			p[i] = uint32(i)
+		}
+		r.Shuffle(n, func(a, b int) { p[a], p[b] = p[b], p[a] })
+		h.perms[j] = p
+	}
+	for i := range h.sig {
+		h.sig[i] = math.MaxUint32
+	}
+	return h, nil
+}
+
+// Add updates the signatures of the entries that sample i reads (lines
+// 7–11).
+func (h *MinHasher) Add(i int, entries []int32) error {
+	if len(h.perms[0]) <= i || i < 0 {
+		return fmt.Errorf("diskgnn: minhash: sample %d of %d", i, len(h.perms[0]))
+	}
+	n := int32(len(h.sig) / h.k)
+	for _, e := range entries {
+		if e < 0 || e >= n {
+			return fmt.Errorf("diskgnn: minhash: sample %d reads entry %d of %d", i, e, n)
+		}
+		row := h.sig[int(e)*h.k : int(e)*h.k+h.k]
+		for j := range row {
+			row[j] = min(row[j], h.perms[j][i])
+		}
+	}
+	return nil
+}
+
+// Order sorts the entries by signature (line 12): order[p] is the entry to
+// store at position p. Entries with equal signatures keep their order.
+func (h *MinHasher) Order() []int32 {
+	k := h.k
+	order := make([]int32, len(h.sig)/k)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		return slices.Compare(h.sig[int(a)*k:int(a)*k+k], h.sig[int(b)*k:int(b)*k+k])
+	})
+	return order
+}
+
 // MinHashOrder reorders the entries of a disk cache. entries is the number
 // of cache entries (in their current order); samples[i] lists the entries
 // (indices < entries) that sample i of the segment reads. It returns the
 // new order: order[p] is the entry stored at position p. k is the number of
 // hash functions, seed fixes the permutations.
 func MinHashOrder(entries int, samples [][]int32, k int, seed uint64) ([]int32, error) {
-	if k < 1 {
-		return nil, fmt.Errorf("diskgnn: minhash with %d hash functions", k)
-	}
-	if entries < 0 || entries > math.MaxInt32 {
-		return nil, fmt.Errorf("diskgnn: minhash over %d entries", entries)
-	}
-	n := len(samples)
-	r := rand.New(rand.NewPCG(seed, 0x6d696e68617368)) // "minhash"
-	perms := make([][]uint32, k)
-	for j := range perms {
-		p := make([]uint32, n)
-		for i := range p {
-			p[i] = uint32(i)
-		}
-		r.Shuffle(n, func(a, b int) { p[a], p[b] = p[b], p[a] })
-		perms[j] = p
-	}
-	sig := make([]uint32, entries*k)
-	for i := range sig {
-		sig[i] = math.MaxUint32
+	h, err := NewMinHasher(entries, len(samples), k, seed)
+	if err != nil {
+		return nil, err
 	}
 	for i, s := range samples {
-		for _, e := range s {
-			if e < 0 || int(e) >= entries {
-				return nil, fmt.Errorf("diskgnn: minhash: sample %d reads entry %d of %d", i, e, entries)
-			}
-			row := sig[int(e)*k : int(e)*k+k]
-			for j := range row {
-				row[j] = min(row[j], perms[j][i])
-			}
+		if err := h.Add(i, s); err != nil {
+			return nil, err
 		}
 	}
-	order := make([]int32, entries)
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortStableFunc(order, func(a, b int32) int {
-		return slices.Compare(sig[int(a)*k:int(a)*k+k], sig[int(b)*k:int(b)*k+k])
-	})
-	return order, nil
+	return h.Order(), nil
 }
 
 // PagesTouched counts, summed over the samples, the distinct pages of
