@@ -137,3 +137,15 @@ func SearchSegmentSize(n, nodes int, budgetRows int64, cold func(i int) ([]int32
 	}
 	return p, nil
 }
+
+// ColdInputs appends to dst[:0] the inputs not in a memory tier (slot -1):
+// Algorithm 2's Vi − Vc − Vg.
+func ColdInputs(inputs []int64, slot []int32, dst []int32) []int32 {
+	dst = dst[:0]
+	for _, v := range inputs {
+		if slot[v] < 0 {
+			dst = append(dst, int32(v))
+		}
+	}
+	return dst
+}

@@ -96,3 +96,60 @@ func PlanTiers(counts []int32, gpuRows, cpuRows int64) (TierPlan, error) {
 	}
 	return p, nil
 }
+
+// RankProfile summarises every sample's inputs by popularity rank, so that
+// the rows a sample must read from disk (its partial input, §5.3 ①) can be
+// bounded for any cache size without reading the samples again: the CPU
+// cache is sized by "reserving the memory to assemble the graph samples
+// and node features of several mini-batches" (§4), and that memory depends
+// on how many of each batch's features the caches miss.
+type RankProfile struct {
+	rank  []int32 // per node: popularity rank, or MaxInt32 if never accessed
+	width int64   // ranks per bucket
+	hist  [][]int32
+}
+
+// NewRankProfile prepares a profile of samples samples over the popularity
+// order (PopularityOrder) of nodes nodes, with buckets rank buckets.
+func NewRankProfile(order []int32, nodes int64, samples, buckets int) *RankProfile {
+	p := &RankProfile{rank: make([]int32, nodes), hist: make([][]int32, samples)}
+	for i := range p.rank {
+		p.rank[i] = math.MaxInt32
+	}
+	for r, v := range order {
+		p.rank[v] = int32(r)
+	}
+	buckets = max(1, buckets)
+	p.width = max(1, (int64(len(order))+int64(buckets)-1)/int64(buckets))
+	for i := range p.hist {
+		p.hist[i] = make([]int32, buckets+1) // last: never accessed (cannot happen for an input)
+	}
+	return p
+}
+
+// Add records sample g's inputs.
+func (p *RankProfile) Add(g int, inputs []int64) {
+	h := p.hist[g]
+	last := int64(len(h) - 1)
+	for _, v := range inputs {
+		h[min(int64(p.rank[v])/p.width, last)]++
+	}
+}
+
+// MaxCold bounds, over all samples, the inputs not among the cached most
+// popular nodes (rows from disk), rounding the cache down to a bucket.
+func (p *RankProfile) MaxCold(cached int64) int64 {
+	from := cached / p.width
+	var most int64
+	for _, h := range p.hist {
+		var c int64
+		for b := from; b < int64(len(h)); b++ {
+			c += int64(h[b])
+		}
+		most = max(most, c)
+	}
+	return most
+}
+
+// Release drops the rank table (the histograms stay).
+func (p *RankProfile) Release() { p.rank = nil }
