@@ -5,6 +5,7 @@
 package all
 
 import (
+	_ "outcore/engine/system/diskgnn"
 	_ "outcore/engine/system/ginex"
 	_ "outcore/engine/system/gnndrive"
 	_ "outcore/engine/system/mariusgnn"

@@ -135,6 +135,14 @@ func DecodeInputs(b []byte, nodes int64, ids []int64) ([]int64, error) {
 	return ids, nil
 }
 
+// floatsOf views b (4-byte aligned) as float32s.
+func floatsOf(b []byte) []float32 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
 func growSlice[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n)

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"unsafe"
 )
 
 // testFeatures writes a feature table of nodes rows of dim float32s whose
@@ -136,13 +135,6 @@ func (fx *layoutFixture) build(t *testing.T, plan *TierPlan, sp SegmentPlan, quo
 		t.Fatal(err)
 	}
 	return l, packed, disk
-}
-
-func floatsOf(b []byte) []float32 {
-	if len(b) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
 }
 
 // TestLayoutAssemblesEveryInput builds the whole store (tiers, segment
