@@ -88,6 +88,7 @@ type diskGNN struct {
 	sampleR, packedR       storage.Reader
 	diskR                  []storage.Reader
 	partialBytes           int64
+	maxGraph               int64
 
 	searchTime, packTime time.Duration
 	deviate              []string
@@ -263,16 +264,18 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	base := ws.BaseBytes + ws.ArenaBytes + ws.StepExtra
 	part := d.o.partition
 	if part == 0 {
+		// the artifact's 8 partitions, each a small share of the budget
+		// (pre-processing's peak must not shrink the caches)
 		part = ds.FeatureBytes() / 8
 		if env.MemBudget > 0 {
-			part = min(part, env.MemBudget/8)
+			part = min(part, env.MemBudget/32)
 		}
 	}
 	partRows := max(1, part/d.rowBytes)
 	in := SizingInput{
 		Budget: env.MemBudget, Base: base, Reserve: kit.ReserveBytes(env.MemBudget), Nodes: nodes, RowBytes: d.rowBytes,
 		Accessed: accessed, MaxInputs: int64(ost.MaxInputs), MaxGraphBytes: ost.MaxBytes,
-		Queue: d.o.queue, Readers: d.o.ioThreads + 2, ReaderBytes: readerArena,
+		Queue: d.o.queue, Readers: d.o.trainReaders(), PrepReaders: 2, ReaderBytes: readerArena,
 		PartBytes: partRows * d.rowBytes, IDQuota: idQuota(env.MemBudget),
 		GPURows: d.o.gpuRows(ds.FeatureBytes(), d.rowBytes), CPURows: -1, MaxCold: rp.MaxCold,
 	}
@@ -284,12 +287,13 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	d.mp = PlanMemory(in)
 	if !d.mp.Feasible {
-		return fmt.Errorf("diskgnn: the memory budget (%d MiB) cannot hold the pipeline (%d partial inputs of up to %d MiB, %d graph samples of up to %d MiB, base %d MiB, reserve %d MiB) and pre-processing: the least budget that fits is %d MiB",
-			env.MemBudget>>20, d.mp.Buffers, d.mp.PartialBytes>>20, d.mp.Buffers, d.mp.GraphBytes>>20, base>>20, in.Reserve>>20, d.mp.MinBudget>>20)
+		return fmt.Errorf("diskgnn: the memory budget (%d MiB) cannot hold the pipeline and pre-processing: the least budget that fits is %d MiB (base %d MiB, reserve %d MiB, %s)",
+			env.MemBudget>>20, d.mp.MinBudget>>20, base>>20, in.Reserve>>20, d.mp)
 	}
 	if d.plan, err = PlanTiers(counts, d.mp.GPURows, d.mp.CPURows); err != nil {
 		return err
 	}
+	counts = nil
 	env.Logf("diskgnn: memory plan: %s; %d nodes accessed; the caches hold %d (%.1f%%)", d.mp, accessed, d.plan.Cached(), 100*float64(d.plan.Cached())/float64(nodes))
 	outside := ws.DeviceBytes + d.mp.Device
 	if env.MemBudget > 0 {
@@ -348,7 +352,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	if err := d.buildLayout(ctx, env, n, partRows, inputs); err != nil {
 		return err
 	}
-	cold, ids, inBuf, counts = nil, nil, nil, nil
+	cold, ids, inBuf = nil, nil, nil
 	d.plan.Slot = nil // the chunk headers hold the addresses
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -359,7 +363,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 		return err
 	}
 	env.PrepareStage("open_s", time.Since(t6))
-	kit.ApplyGoMemoryLimit(env.MemBudget, outside, int64(len(d.plan.CPU))*d.rowBytes+int64(d.mp.Buffers)*d.partialBytes, 0, d.mp.HeapNeed)
+	kit.ApplyGoMemoryLimit(env.MemBudget, outside, int64(len(d.plan.CPU))*d.rowBytes+int64(d.mp.Buffers)*(d.partialBytes+d.maxGraph), 0, d.mp.HeapNeed)
 	return nil
 }
 
@@ -368,7 +372,7 @@ func idQuota(budget int64) int64 {
 	if budget <= 0 {
 		return 1 << 30
 	}
-	return max(budget/16, 8<<20)
+	return max(budget/64, 4<<20)
 }
 
 // buildLayout writes the disk levels and fills the memory caches.
@@ -477,6 +481,9 @@ func (d *diskGNN) openStore(env *train.Env) error {
 	for _, c := range d.layout.Chunks {
 		d.partialBytes = max(d.partialBytes, c.Len+int64(c.Disk)*d.rowBytes)
 	}
+	for _, r := range d.refs {
+		d.maxGraph = max(d.maxGraph, r.Len)
+	}
 	return nil
 }
 
@@ -498,10 +505,11 @@ func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 	if d.diskc != nil {
 		sd0 = d.diskc.Stats()
 	}
-	var partialMem, inputMem kit.OffHeap
+	var partialMem, inputMem, graphMem kit.OffHeap
 	defer partialMem.Free()
 	defer inputMem.Free()
-	var allocP, allocX error // set by NewP (loader) and NewX (assembler)
+	defer graphMem.Free()
+	var allocP, allocX, allocG error // set by NewP (loader), NewX (assembler), NewG (graph loader)
 	nb := d.perEpoch
 	hasGPU, hasDisk := len(d.plan.GPU) > 0, d.layout.Stats.DiskCacheRows > 0
 	stages := Stages[partial, nn.Tensor, graphBuf]{
@@ -540,11 +548,17 @@ func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 			t0 := time.Now()
 			defer func() { ep.Add("graph_load_s", time.Since(t0)) }()
 			ref := d.refs[first+i]
-			g.raw = growSlice(g.raw, int(ref.Len))
-			if err := d.sampleR.ReadRange(ctx, ref.Off, g.raw); err != nil {
+			if int64(len(g.raw)) < ref.Len {
+				if allocG != nil {
+					return allocG
+				}
+				return fmt.Errorf("diskgnn: graph sample %d of %d bytes, buffer %d", first+i, ref.Len, len(g.raw))
+			}
+			raw := g.raw[:ref.Len]
+			if err := d.sampleR.ReadRange(ctx, ref.Off, raw); err != nil {
 				return fmt.Errorf("diskgnn: read graph sample %d: %w", first+i, err)
 			}
-			if err := DecodeSample(g.raw, d.indptr, &g.mb); err != nil {
+			if err := DecodeSampleView(raw, d.indptr, &g.mb); err != nil {
 				return fmt.Errorf("diskgnn: graph sample %d: %w", first+i, err)
 			}
 			if g.mb.Epoch != epoch || g.mb.Index != i {
@@ -574,7 +588,13 @@ func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 			}
 			return &nn.Tensor{Data: x[:0]}
 		},
-		NewG: func() *graphBuf { return &graphBuf{} },
+		NewG: func() *graphBuf {
+			b, err := graphMem.Bytes(int(d.maxGraph))
+			if err != nil {
+				allocG = fmt.Errorf("diskgnn: graph sample buffer: %w", err)
+			}
+			return &graphBuf{raw: b}
+		},
 		Wait: func(w time.Duration) { ep.Add(metrics.StageStall, w) },
 	}
 	_, err := RunPipeline(ctx, nb, d.o.queue, !d.o.pipeline, stages)

@@ -128,9 +128,9 @@ func TestBudgetTooSmallNamesTheLeast(t *testing.T) {
 		opts        map[string]string
 	}{
 		{"1MiB", "below the variant's floor", nil}, // MinMemory, before any work
-		// the plan, after offline sampling: 202 partial inputs of every cold
+		// the plan, after offline sampling: 1002 partial inputs of every cold
 		// row do not fit
-		{"80MiB", "the least budget that fits is", map[string]string{"pipeline_queue": "200", "gpu_cache": "0", "cpu_cache": "0"}},
+		{"80MiB", "the least budget that fits is", map[string]string{"pipeline_queue": "1000", "gpu_cache": "0", "cpu_cache": "0"}},
 	} {
 		cfg := systest.Config(t, Name, c.opts)
 		cfg.MemLimit = c.limit

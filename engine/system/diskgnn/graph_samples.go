@@ -155,12 +155,42 @@ func growSlice[T any](s []T, n int) []T {
 // offsets). Every index is checked, so a corrupt region is an error, never
 // a wrong batch.
 func DecodeSample(b []byte, indptr []int64, mb *graph.MiniBatch) error {
+	return decodeSample(b, indptr, mb, false)
+}
+
+// DecodeSampleView is DecodeSample without copies: the mini-batch's input
+// nodes and block arrays are views of b (which must start 8-byte aligned
+// and outlive mb); only the degrees are written to mb's own memory.
+func DecodeSampleView(b []byte, indptr []int64, mb *graph.MiniBatch) error {
+	if len(b) > 0 && uintptr(unsafe.Pointer(&b[0]))%8 != 0 {
+		return fmt.Errorf("diskgnn: graph sample buffer not 8-byte aligned")
+	}
+	return decodeSample(b, indptr, mb, true)
+}
+
+func viewOf[T int64 | int32](b []byte) []T {
+	var z T
+	n := len(b) / int(unsafe.Sizeof(z))
+	if n == 0 {
+		return []T{}
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
+}
+
+func decodeSample(b []byte, indptr []int64, mb *graph.MiniBatch, view bool) error {
 	nodes := int64(len(indptr)) - 1
 	h, err := parseSampleHeader(b)
 	if err != nil {
 		return err
 	}
-	if mb.InputNodes, err = DecodeInputs(b, nodes, mb.InputNodes); err != nil {
+	if view {
+		mb.InputNodes = viewOf[int64](b[sampleHeaderSize : sampleHeaderSize+8*h.inputs])
+		for _, v := range mb.InputNodes {
+			if v < 0 || v >= nodes {
+				return fmt.Errorf("%w: input node %d outside [0,%d)", ErrBadSample, v, nodes)
+			}
+		}
+	} else if mb.InputNodes, err = DecodeInputs(b, nodes, mb.InputNodes); err != nil {
 		return err
 	}
 	mb.Epoch, mb.Index = h.epoch, h.index
@@ -185,12 +215,18 @@ func DecodeSample(b []byte, indptr []int64, mb *graph.MiniBatch) error {
 		}
 		bl := &mb.Blocks[k]
 		bl.NumSrc, bl.NumDst = int(ns), int(nd)
-		bl.Indptr = growSlice(bl.Indptr, int(nd)+1)
-		bl.Indices = growSlice(bl.Indices, int(nnz))
-		n := copy(bytesOf(bl.Indptr), rest)
-		rest = rest[n:]
-		n = copy(bytesOf(bl.Indices), rest)
-		rest = rest[n:]
+		if view {
+			bl.Indptr = viewOf[int32](rest[:4*(nd+1)])
+			bl.Indices = viewOf[int32](rest[4*(nd+1) : 4*(nd+1+nnz)])
+			rest = rest[4*(nd+1+nnz):]
+		} else {
+			bl.Indptr = growSlice(bl.Indptr, int(nd)+1)
+			bl.Indices = growSlice(bl.Indices, int(nnz))
+			n := copy(bytesOf(bl.Indptr), rest)
+			rest = rest[n:]
+			n = copy(bytesOf(bl.Indices), rest)
+			rest = rest[n:]
+		}
 		if bl.Indptr[0] != 0 || int64(bl.Indptr[nd]) != int64(nnz) {
 			return fmt.Errorf("%w: block %d indptr [%d..%d] for %d entries", ErrBadSample, k, bl.Indptr[0], bl.Indptr[nd], nnz)
 		}
@@ -211,7 +247,7 @@ func DecodeSample(b []byte, indptr []int64, mb *graph.MiniBatch) error {
 	if mb.Blocks[0].NumSrc != h.inputs || mb.Blocks[h.blocks-1].NumDst != h.seeds {
 		return fmt.Errorf("%w: blocks do not connect %d inputs to %d seeds", ErrBadSample, h.inputs, h.seeds)
 	}
-	deg := growSlice(mb.Blocks[0].SrcDeg, h.inputs)
+	deg := growSlice(mb.Blocks[0].SrcDeg[:0:cap(mb.Blocks[0].SrcDeg)], h.inputs)
 	for i, v := range mb.InputNodes {
 		deg[i] = int32(indptr[v+1] - indptr[v])
 	}

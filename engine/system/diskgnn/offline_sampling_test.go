@@ -102,6 +102,10 @@ func TestOfflineSamplingStoresTheReferenceBatches(t *testing.T) {
 			if !sameBatch(mb, &got) {
 				t.Fatalf("epoch %d batch %d differs from the directly sampled batch", e, i)
 			}
+			var view graph.MiniBatch
+			if err := DecodeSampleView(file[ref.Off:ref.Off+ref.Len], topo.Indptr, &view); err != nil || !sameBatch(mb, &view) {
+				t.Fatalf("epoch %d batch %d: view decoding differs (%v)", e, i, err)
+			}
 			ids, err := DecodeInputs(file[ref.Off:ref.Off+ref.InputsLen()], 500, nil)
 			if err != nil || !slices.Equal(ids, mb.InputNodes) {
 				t.Fatalf("inputs prefix of sample %d: %v", e*perEpoch+i, err)

@@ -51,6 +51,7 @@ type SizingInput struct {
 	MaxGraphBytes int64
 	Queue         int   // pipeline queue depth (§6: 2)
 	Readers       int   // storage readers of the epoch
+	PrepReaders   int   // storage readers of pre-processing
 	ReaderBytes   int64 // staging arena of one reader
 	PartBytes     int64 // packing partition buffer
 	IDQuota       int64 // packed ids held between packing sweeps
@@ -70,8 +71,8 @@ type Plan struct {
 	// packed rows) followed by the disk-cache rows, at most the header and
 	// every cold row plus a page of padding.
 	PartialBytes int64
-	// GraphBytes is one graph buffer: the encoded sample read and its
-	// decoded mini-batch (Go heap).
+	// GraphBytes is one graph buffer: the encoded sample as read (off the
+	// heap; the decoded mini-batch views it) and its degrees (Go heap).
 	GraphBytes int64
 	Buffers    int // of each kind: queue depth + 2
 	// InputBytes is one complete input (device).
@@ -112,14 +113,15 @@ func (in SizingInput) at(cpu int64) Plan {
 	cold := in.maxCold(p.GPURows + p.CPURows)
 	header := alignUp(chunkHeaderSize+16*in.MaxInputs, regionAlign)
 	p.PartialBytes = header + alignUp(cold*in.RowBytes, regionAlign) + regionAlign
-	p.GraphBytes = 2 * in.MaxGraphBytes
+	degrees := 4 * in.MaxInputs
+	p.GraphBytes = in.MaxGraphBytes + degrees
 	p.InputBytes = in.MaxInputs * in.RowBytes
 	b := int64(p.Buffers)
-	p.HeapNeed = b * p.GraphBytes
+	p.HeapNeed = b * degrees
 	cache := p.CPURows * in.RowBytes
-	p.HostTrain = in.Base + in.Reserve + p.HeapNeed + p.HeapNeed/heapSlack + b*p.PartialBytes + int64(in.Readers)*in.ReaderBytes + cache
+	p.HostTrain = in.Base + in.Reserve + p.HeapNeed + p.HeapNeed/heapSlack + b*(p.PartialBytes+in.MaxGraphBytes) + int64(in.Readers)*in.ReaderBytes + cache
 	prepHeap := prepBytesPerNode*in.Nodes + in.IDQuota + in.PartBytes
-	p.HostPrepare = in.Base + in.Reserve + prepHeap + prepHeap/heapSlack + cache
+	p.HostPrepare = in.Base + in.Reserve + prepHeap + prepHeap/heapSlack + int64(in.PrepReaders)*in.ReaderBytes + cache
 	p.Device = p.GPURows*in.RowBytes + b*p.InputBytes
 	p.Feasible = in.Budget <= 0 || max(p.HostTrain, p.HostPrepare) <= in.Budget
 	return p
@@ -152,22 +154,24 @@ func PlanMemory(in SizingInput) Plan {
 			cands = append(cands, most*k/256)
 		}
 	}
-	best := Plan{MinBudget: math.MaxInt64}
+	best := Plan{}
+	least := Plan{MinBudget: math.MaxInt64}
 	found := false
 	for _, c := range cands {
 		p := in.at(c)
-		need := max(p.HostTrain, p.HostPrepare)
-		minB := min(best.MinBudget, need)
+		if need := max(p.HostTrain, p.HostPrepare); need < least.MinBudget {
+			least = p
+			least.MinBudget = need
+		}
 		if p.Feasible && (!found || p.CPURows+p.GPURows >= best.CPURows+best.GPURows) {
 			best, found = p, true
 		}
-		best.MinBudget = minB
 	}
 	if !found {
-		p := in.at(cands[0])
-		p.MinBudget = best.MinBudget
-		return p
+		// the plan of the least budget, to say what it holds
+		return least
 	}
+	best.MinBudget = least.MinBudget
 	return best
 }
 
@@ -202,7 +206,8 @@ func MinMemory(shape train.DatasetShape, cfg train.Config) int64 {
 		MaxInputs:     batch,
 		MaxGraphBytes: sampleHeaderSize + 8*batch,
 		Queue:         o.queue,
-		Readers:       o.ioThreads + 2,
+		Readers:       o.trainReaders(),
+		PrepReaders:   2,
 		ReaderBytes:   readerArena,
 		PartBytes:     shape.RowBytes(),
 		GPURows:       -1,

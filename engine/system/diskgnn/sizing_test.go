@@ -27,7 +27,7 @@ func TestPlanMemoryTable(t *testing.T) {
 		{
 			// everything accessed fits: half on the device, half on the host
 			name: "roomy", edit: func(in *SizingInput) { in.Budget = 2 << 30 },
-			want:   Plan{CPURows: 400_000, GPURows: 400_000, HostTrain: 405_274_624, HostPrepare: 400_155_072, Device: 409_600_000, Buffers: 4},
+			want:   Plan{CPURows: 400_000, GPURows: 400_000, HostTrain: 375_817_344, HostPrepare: 400_155_072, Device: 409_600_000, Buffers: 4},
 			feasib: true,
 		},
 		{
@@ -39,7 +39,7 @@ func TestPlanMemoryTable(t *testing.T) {
 			// four partial inputs of every cold row do not fit 100 MiB; the
 			// least budget is the plan without caches
 			name: "cannot fit", edit: func(in *SizingInput) { in.Budget = 100 << 20 },
-			want:   Plan{MinBudget: 364_314_624},
+			want:   Plan{MinBudget: 334_857_344},
 			feasib: false,
 		},
 		{
@@ -117,8 +117,8 @@ func TestMinMemory(t *testing.T) {
 		limit int64
 		want  int64
 	}{
-		{512 << 20, 110_310_843}, // reserve = a tenth of the budget
-		{0, 90_178_184},          // reserve = 32 MiB
+		{512 << 20, 118_699_451}, // reserve = a tenth of the budget
+		{0, 98_566_792},          // reserve = 32 MiB
 	} {
 		cfg.MemLimitBytes = c.limit
 		if got := MinMemory(shape, cfg); got != c.want {

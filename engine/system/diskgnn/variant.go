@@ -31,7 +31,7 @@ func init() {
 			{Key: "hashes", Type: train.OptInt, Default: "2", Help: "MinHash functions of the disk-cache reordering (§5.1)"},
 			{Key: "samplers", Type: train.OptInt, Default: "number of CPUs", Help: "offline sampling workers"},
 			{Key: "block_size", Type: train.OptBytes, Default: "4KiB", Help: "read granularity of the disk-cache reads (the artifact reads 4 KiB pages)"},
-			{Key: "partition", Type: train.OptBytes, Default: "feature table / 8, at most budget / 8", Help: "rows read per batched-packing sweep step (§5.2; the artifact uses 8 partitions)"},
+			{Key: "partition", Type: train.OptBytes, Default: "feature table / 8, at most budget / 32", Help: "rows read per batched-packing sweep step (§5.2; the artifact uses 8 partitions)"},
 			{Key: "profile_batches", Type: train.OptInt, Default: "8", Help: "mini-batches sampled to measure the model step"},
 			{Key: "keep_files", Type: train.OptBool, Default: "false", Help: "keep the graph samples, packed chunks and disk caches after the run"},
 		},
@@ -167,4 +167,15 @@ func (o options) gpuRows(featureBytes, rowBytes int64) int64 {
 		return int64(o.gpuPct / 100 * float64(featureBytes) / float64(rowBytes))
 	}
 	return o.gpuBytes / rowBytes
+}
+
+// trainReaders is the number of storage readers an epoch holds: the
+// graph samples and the packed chunks, and io_threads disk-cache readers
+// unless the disk budget is unlimited (then Algorithm 2 picks segments of
+// one sample, which share nothing: there is no disk cache).
+func (o options) trainReaders() int {
+	if o.diskX == 0 && o.diskBytes == 0 {
+		return 2
+	}
+	return 2 + o.ioThreads
 }
