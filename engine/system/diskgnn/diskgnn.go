@@ -59,11 +59,15 @@ import (
 )
 
 const (
-	readerDepth = 64
-	readerArena = readerDepth * storage.DefaultMaxMergeBytes // staging of one reader
-	seqMerge    = 1 << 20                                    // sequential reads: 1 MiB requests
-	seqDepth    = readerArena / seqMerge
-	syncEvery   = 16 << 20 // written bytes between flushes in pre-processing
+	randDepth = 64                                       // disk-cache (random) reads in flight per ring
+	randArena = randDepth * storage.DefaultMaxMergeBytes // staging of one random reader
+	seqMerge  = 512 << 10                                // sequential reads: 512 KiB requests
+	seqDepth  = 4                                        // in flight
+	seqArena  = seqDepth * seqMerge                      // staging of one sequential reader
+	syncEvery = 16 << 20                                 // written bytes between flushes in pre-processing
+	// pre-processing reads the feature table (rows and partitions) and the
+	// graph samples
+	prepReaderBytes = randArena + seqArena
 )
 
 type diskGNN struct {
@@ -146,7 +150,7 @@ func (d *diskGNN) storageOpts(env *train.Env, random bool) storage.Options {
 		}
 	}
 	if random {
-		o.QueueDepth, o.BlockSize = readerDepth, d.o.blockSize
+		o.QueueDepth, o.BlockSize = randDepth, d.o.blockSize
 	} else {
 		o.QueueDepth, o.MaxMergeBytes, o.Workers = seqDepth, seqMerge, 2
 	}
@@ -244,7 +248,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	// §4: the memory plan from the access counts.
 	t2 := time.Now()
 	order := PopularityOrder(counts)
-	rp := NewRankProfile(order, nodes, n, 256)
+	rp := NewRankProfile(order, nodes, n, 1024)
 	var ids []int64
 	for g := 0; g < n; g++ {
 		if ids, err = inputs(ctx, g, ids); err != nil {
@@ -275,7 +279,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	in := SizingInput{
 		Budget: env.MemBudget, Base: base, Reserve: kit.ReserveBytes(env.MemBudget), Nodes: nodes, RowBytes: d.rowBytes,
 		Accessed: accessed, MaxInputs: int64(ost.MaxInputs), MaxGraphBytes: ost.MaxBytes,
-		Queue: d.o.queue, Readers: d.o.trainReaders(), PrepReaders: 2, ReaderBytes: readerArena,
+		Queue: d.o.queue, ReaderBytes: d.o.trainReaderBytes(), PrepReaderBytes: prepReaderBytes,
 		PartBytes: partRows * d.rowBytes, IDQuota: idQuota(env.MemBudget),
 		GPURows: d.o.gpuRows(ds.FeatureBytes(), d.rowBytes), CPURows: -1, MaxCold: rp.MaxCold,
 	}

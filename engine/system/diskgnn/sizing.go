@@ -49,12 +49,12 @@ type SizingInput struct {
 	// largest encoded graph sample.
 	MaxInputs     int64
 	MaxGraphBytes int64
-	Queue         int   // pipeline queue depth (§6: 2)
-	Readers       int   // storage readers of the epoch
-	PrepReaders   int   // storage readers of pre-processing
-	ReaderBytes   int64 // staging arena of one reader
-	PartBytes     int64 // packing partition buffer
-	IDQuota       int64 // packed ids held between packing sweeps
+	Queue         int // pipeline queue depth (§6: 2)
+	// ReaderBytes and PrepReaderBytes are the staging arenas of the
+	// storage readers an epoch and pre-processing hold.
+	ReaderBytes, PrepReaderBytes int64
+	PartBytes                    int64 // packing partition buffer
+	IDQuota                      int64 // packed ids held between packing sweeps
 	// GPURows is the device cache in rows, or -1 for "as many as the CPU
 	// cache". CPURows is the host cache in rows, or -1 for "from the
 	// budget".
@@ -111,7 +111,7 @@ func (in SizingInput) at(cpu int64) Plan {
 		p.CPURows = min(cpu, in.Accessed-p.GPURows)
 	}
 	cold := in.maxCold(p.GPURows + p.CPURows)
-	header := alignUp(chunkHeaderSize+16*in.MaxInputs, regionAlign)
+	header := alignUp(chunkHeaderSize+8*in.MaxInputs, regionAlign) // at most two int32 per input
 	p.PartialBytes = header + alignUp(cold*in.RowBytes, regionAlign) + regionAlign
 	degrees := 4 * in.MaxInputs
 	p.GraphBytes = in.MaxGraphBytes + degrees
@@ -119,9 +119,9 @@ func (in SizingInput) at(cpu int64) Plan {
 	b := int64(p.Buffers)
 	p.HeapNeed = b * degrees
 	cache := p.CPURows * in.RowBytes
-	p.HostTrain = in.Base + in.Reserve + p.HeapNeed + p.HeapNeed/heapSlack + b*(p.PartialBytes+in.MaxGraphBytes) + int64(in.Readers)*in.ReaderBytes + cache
+	p.HostTrain = in.Base + in.Reserve + p.HeapNeed + p.HeapNeed/heapSlack + b*(p.PartialBytes+in.MaxGraphBytes) + in.ReaderBytes + cache
 	prepHeap := prepBytesPerNode*in.Nodes + in.IDQuota + in.PartBytes
-	p.HostPrepare = in.Base + in.Reserve + prepHeap + prepHeap/heapSlack + int64(in.PrepReaders)*in.ReaderBytes + cache
+	p.HostPrepare = in.Base + in.Reserve + prepHeap + prepHeap/heapSlack + in.PrepReaderBytes + cache
 	p.Device = p.GPURows*in.RowBytes + b*p.InputBytes
 	p.Feasible = in.Budget <= 0 || max(p.HostTrain, p.HostPrepare) <= in.Budget
 	return p
@@ -198,21 +198,20 @@ func MinMemory(shape train.DatasetShape, cfg train.Config) int64 {
 		batch = shape.Train
 	}
 	in := SizingInput{
-		Budget:        cfg.MemLimitBytes,
-		Base:          shape.IndptrBytes() + 4*shape.Nodes,
-		Reserve:       kit.ReserveBytes(cfg.MemLimitBytes),
-		Nodes:         shape.Nodes,
-		RowBytes:      shape.RowBytes(),
-		MaxInputs:     batch,
-		MaxGraphBytes: sampleHeaderSize + 8*batch,
-		Queue:         o.queue,
-		Readers:       o.trainReaders(),
-		PrepReaders:   2,
-		ReaderBytes:   readerArena,
-		PartBytes:     shape.RowBytes(),
-		GPURows:       -1,
-		CPURows:       0,
-		MaxCold:       func(int64) int64 { return 0 },
+		Budget:          cfg.MemLimitBytes,
+		Base:            shape.IndptrBytes() + 4*shape.Nodes,
+		Reserve:         kit.ReserveBytes(cfg.MemLimitBytes),
+		Nodes:           shape.Nodes,
+		RowBytes:        shape.RowBytes(),
+		MaxInputs:       batch,
+		MaxGraphBytes:   sampleHeaderSize + 8*batch,
+		Queue:           o.queue,
+		ReaderBytes:     o.trainReaderBytes(),
+		PrepReaderBytes: prepReaderBytes,
+		PartBytes:       shape.RowBytes(),
+		GPURows:         -1,
+		CPURows:         0,
+		MaxCold:         func(int64) int64 { return 0 },
 	}
 	return PlanMemory(in).MinBudget
 }

@@ -11,7 +11,7 @@ import (
 func sizingBase() SizingInput {
 	return SizingInput{
 		Base: 40 << 20, Reserve: 32 << 20, Nodes: 1_000_000, RowBytes: 512, Accessed: 800_000,
-		MaxInputs: 100_000, MaxGraphBytes: 5 << 20, Queue: 2, Readers: 6, ReaderBytes: 4 << 20,
+		MaxInputs: 100_000, MaxGraphBytes: 5 << 20, Queue: 2, ReaderBytes: 24 << 20,
 		PartBytes: 64 << 20, IDQuota: 16 << 20, GPURows: -1, CPURows: -1,
 		MaxCold: func(c int64) int64 { return max(0, 100_000-c/10) },
 	}
@@ -27,7 +27,7 @@ func TestPlanMemoryTable(t *testing.T) {
 		{
 			// everything accessed fits: half on the device, half on the host
 			name: "roomy", edit: func(in *SizingInput) { in.Budget = 2 << 30 },
-			want:   Plan{CPURows: 400_000, GPURows: 400_000, HostTrain: 375_817_344, HostPrepare: 400_155_072, Device: 409_600_000, Buffers: 4},
+			want:   Plan{CPURows: 400_000, GPURows: 400_000, HostTrain: 372_622_464, HostPrepare: 400_155_072, Device: 409_600_000, Buffers: 4},
 			feasib: true,
 		},
 		{
@@ -39,7 +39,7 @@ func TestPlanMemoryTable(t *testing.T) {
 			// four partial inputs of every cold row do not fit 100 MiB; the
 			// least budget is the plan without caches
 			name: "cannot fit", edit: func(in *SizingInput) { in.Budget = 100 << 20 },
-			want:   Plan{MinBudget: 334_857_344},
+			want:   Plan{MinBudget: 331_662_464},
 			feasib: false,
 		},
 		{
@@ -117,8 +117,8 @@ func TestMinMemory(t *testing.T) {
 		limit int64
 		want  int64
 	}{
-		{512 << 20, 118_699_451}, // reserve = a tenth of the budget
-		{0, 98_566_792},          // reserve = 32 MiB
+		{512 << 20, 116_602_299}, // reserve = a tenth of the budget
+		{0, 96_469_640},          // reserve = 32 MiB
 	} {
 		cfg.MemLimitBytes = c.limit
 		if got := MinMemory(shape, cfg); got != c.want {

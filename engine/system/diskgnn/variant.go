@@ -169,13 +169,15 @@ func (o options) gpuRows(featureBytes, rowBytes int64) int64 {
 	return o.gpuBytes / rowBytes
 }
 
-// trainReaders is the number of storage readers an epoch holds: the
-// graph samples and the packed chunks, and io_threads disk-cache readers
-// unless the disk budget is unlimited (then Algorithm 2 picks segments of
-// one sample, which share nothing: there is no disk cache).
-func (o options) trainReaders() int {
-	if o.diskX == 0 && o.diskBytes == 0 {
-		return 2
+// trainReaderBytes is the staging of the storage readers an epoch holds:
+// the graph samples and the packed chunks (sequential), and io_threads
+// disk-cache readers unless the disk budget is unlimited (then Algorithm 2
+// picks segments of one sample, which share nothing: there is no disk
+// cache).
+func (o options) trainReaderBytes() int64 {
+	b := int64(2 * seqArena)
+	if o.diskX != 0 || o.diskBytes != 0 {
+		b += int64(o.ioThreads) * randArena
 	}
-	return 2 + o.ioThreads
+	return b
 }
