@@ -65,9 +65,8 @@ const (
 	seqDepth  = 4                                        // in flight
 	seqArena  = seqDepth * seqMerge                      // staging of one sequential reader
 	syncEvery = 16 << 20                                 // written bytes between flushes in pre-processing
-	// pre-processing reads the feature table (rows and partitions) and the
-	// graph samples
-	prepReaderBytes = randArena + seqArena
+	// pre-processing reads the feature table and the graph samples
+	prepReaderBytes = 2 * seqArena
 )
 
 type diskGNN struct {
@@ -117,7 +116,7 @@ func (d *diskGNN) Deviations() []string {
 		"training and feature assembling run on the CPU: the GPU cache and the assembled batch inputs (the complete-feature queue) are host memory accounted as device memory outside the host budget, and the assembler copies rows instead of one CUDA kernel with UVA reads of the host cache",
 		"offline sampling samples every epoch of the run (the batches the reference trains, one layout over all of them); the artifact samples one pool of batches and reuses it across epochs",
 		"Algorithm 1 line 11 as the artifact computes it: one MinHash minimum per hash function, signatures compared lexicographically",
-		"the disk caches are filled by O_DIRECT row reads of the feature table in file order (the artifact's gather); the packed chunks and memory caches by the batched sequential sweep",
+		"the disk caches are filled by the batched sequential sweep through a staging file, window by window (the artifact gathers them with random O_DIRECT row reads; the paper does not say)",
 		"the four pipeline stages and the io_uring readers are goroutines (the paper: threads, OpenMP for the 4 io_uring threads)",
 	}
 	if d.o.diskX > 0 {
@@ -382,11 +381,7 @@ func idQuota(budget int64) int64 {
 // buildLayout writes the disk levels and fills the memory caches.
 func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRows int64, inputs func(context.Context, int, []int64) ([]int64, error)) error {
 	ds := env.Dataset
-	feats, err := storage.OpenFile(ds.Path(dataset.FeaturesFile), func() storage.Options {
-		o := d.storageOpts(env, true)
-		o.RowBytes = d.rowBytes
-		return o
-	}())
+	feats, err := storage.OpenFile(ds.Path(dataset.FeaturesFile), d.storageOpts(env, false))
 	if err != nil {
 		return fmt.Errorf("diskgnn: open features: %w", err)
 	}
@@ -396,24 +391,46 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 		return err
 	}
 	defer fr.Close()
-	packed, err := os.Create(filepath.Join(d.scratch, "packed.bin"))
-	if err != nil {
-		return fmt.Errorf("diskgnn: %w", err)
+	var files []*os.File
+	create := func(name string) (*os.File, error) {
+		f, err := os.Create(filepath.Join(d.scratch, name))
+		if err != nil {
+			return nil, fmt.Errorf("diskgnn: %w", err)
+		}
+		files = append(files, f)
+		return f, nil
 	}
-	defer packed.Close()
-	disk, err := os.Create(filepath.Join(d.scratch, "disk_cache.bin"))
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+		os.Remove(filepath.Join(d.scratch, "disk_cache.stage"))
+	}()
+	packed, err := create("packed.bin")
 	if err != nil {
-		return fmt.Errorf("diskgnn: %w", err)
+		return err
 	}
-	defer disk.Close()
+	disk, err := create("disk_cache.bin")
+	if err != nil {
+		return err
+	}
+	stage, err := create("disk_cache.stage")
+	if err != nil {
+		return err
+	}
 	rb := d.rowBytes
 	lio := LayoutIO{
-		Inputs:     inputs,
-		GatherRows: fr.ReadRows,
-		ReadRange:  fr.ReadRange,
-		Packed:     packed, DiskCache: disk,
-		SyncPacked:    func() error { return syncDrop(packed) },
-		SyncDiskCache: func() error { return syncDrop(disk) },
+		Inputs:    inputs,
+		ReadRange: fr.ReadRange,
+		Packed:    packed, DiskCache: disk, Stage: stage,
+		Sync: func() error {
+			for _, f := range files {
+				if err := syncDrop(f); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
 		OnPartition: func(lo int64, rows []byte) error {
 			for k := int64(0); k < int64(len(rows))/rb; k++ {
 				if s := d.plan.Slot[lo+k]; s >= 0 {

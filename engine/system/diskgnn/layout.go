@@ -12,9 +12,15 @@ package diskgnn
 //   - the packed features and the memory caches come from batched
 //     sequential packing sweeps over the feature table (§5.2, packing.go).
 //
-// The disk caches are gathered from the feature table with row reads in
-// file order (the artifact's _CAPI_GatherPReadDirect); the paper does not
-// say how they are filled.
+// The disk caches come from the same sweeps. A disk cache's rows are in
+// MinHash order, not node order, so the sweep cannot append them in place:
+// each segment's disk cache is cut into windows of a partition's size; the
+// sweep appends a window's rows, in node order, to the window's region of
+// a staging file, and after the sweep each window is read back, put in
+// MinHash order in memory and written out — every access sequential, as
+// §5.2 asks of pre-processing. (The artifact gathers its disk caches with
+// random O_DIRECT row reads, _CAPI_GatherPReadDirect; the paper does not
+// say how they are filled.)
 
 import (
 	"context"
@@ -45,14 +51,17 @@ type SegmentRef struct {
 type LayoutIO struct {
 	// Inputs returns sample g's input nodes (buf reused).
 	Inputs func(ctx context.Context, g int, buf []int64) ([]int64, error)
-	// GatherRows reads feature rows ids into dst (rows of RowBytes).
-	GatherRows func(ctx context.Context, ids []int64, dst []byte) error
 	// ReadRange reads the feature table sequentially (packing sweeps).
 	ReadRange func(ctx context.Context, off int64, dst []byte) error
-	// Packed and DiskCache receive the two files.
+	// Packed and DiskCache receive the two files; Stage is the disk
+	// caches' staging file (written, then read back, by each sweep).
 	Packed, DiskCache io.WriterAt
-	// SyncPacked and SyncDiskCache flush them (see PackIO.Sync).
-	SyncPacked, SyncDiskCache func() error
+	Stage             interface {
+		io.WriterAt
+		io.ReaderAt
+	}
+	// Sync flushes the three files (see PackIO.Sync).
+	Sync func() error
 	// OnPartition fills the memory tiers from the first sweep.
 	OnPartition func(lo int64, rows []byte) error
 }
@@ -66,7 +75,8 @@ type LayoutConfig struct {
 	Segment  SegmentPlan
 	Hashes   int
 	Seed     uint64
-	// PartRows is the packing partition (rows per sequential read).
+	// PartRows is the packing partition (rows per sequential read), also
+	// the disk caches' staging window.
 	PartRows int64
 	// IDQuota bounds the bytes of packed node ids held between sweeps:
 	// when the samples classified so far need more, their chunks are
@@ -90,7 +100,7 @@ type LayoutStats struct {
 	Sweeps         int
 	SegmentTime    time.Duration // counting, choosing and MinHash reordering
 	ClassifyTime   time.Duration // interpreted addresses
-	DiskCacheTime  time.Duration // gathering and writing the disk caches
+	DiskCacheTime  time.Duration // reordering the staged disk-cache windows and writing them
 	Pack           PackStats
 }
 
@@ -122,15 +132,16 @@ func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, 
 		enc       []byte
 		packedEnd int64
 		diskEnd   int64
+		stageEnd  int64
 		targets   []PackTarget
+		windows   []stagedWindow
 		idBytes   int64
-		rowBuf    []byte
-		gatherIDs []int64
 		partBuf   = make([]byte, cfg.PartRows*cfg.RowBytes)
+		winBuf    []byte
 		filled    bool
 	)
 	sweep := func() error {
-		pio := PackIO{ReadRange: lio.ReadRange, Out: lio.Packed, Sync: lio.SyncPacked, SyncEvery: cfg.SyncEvery}
+		pio := PackIO{ReadRange: lio.ReadRange, Out: lio.Packed, Sync: lio.Sync, SyncEvery: cfg.SyncEvery}
 		if !filled {
 			pio.OnPartition = lio.OnPartition
 		}
@@ -146,7 +157,33 @@ func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, 
 		l.Stats.Sweeps++
 		filled = true
 		targets, idBytes = targets[:0], 0
-		return err
+		if err != nil {
+			return err
+		}
+		// The staged disk-cache windows, into MinHash order.
+		t0 := time.Now()
+		for _, w := range windows {
+			n := int64(len(w.perm)) * cfg.RowBytes
+			staged := partBuf[:n]
+			if _, err := lio.Stage.ReadAt(staged, w.stageOff); err != nil {
+				return fmt.Errorf("diskgnn: read staged disk-cache window: %w", err)
+			}
+			winBuf = growSlice(winBuf, int(n))
+			for k, p := range w.perm {
+				copy(winBuf[int64(p)*cfg.RowBytes:int64(p+1)*cfg.RowBytes], staged[int64(k)*cfg.RowBytes:])
+			}
+			if _, err := lio.DiskCache.WriteAt(winBuf[:n], w.fileOff); err != nil {
+				return fmt.Errorf("diskgnn: write disk cache: %w", err)
+			}
+		}
+		if len(windows) > 0 && lio.Sync != nil {
+			if err := lio.Sync(); err != nil {
+				return fmt.Errorf("diskgnn: sync: %w", err)
+			}
+		}
+		windows, stageEnd = windows[:0], 0
+		l.Stats.DiskCacheTime += time.Since(t0)
+		return nil
 	}
 	read := func(g int) error {
 		var err error
@@ -184,33 +221,28 @@ func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, 
 		entries := b.Reorder()
 		l.Stats.SegmentTime += time.Since(t0)
 
-		// The segment's disk cache, in MinHash order.
-		t1 := time.Now()
+		// The segment's disk cache, in MinHash order: staged by window,
+		// filled by the next sweep.
 		ref := SegmentRef{Off: diskEnd, Rows: int32(len(entries)), First: first, End: end}
-		const gatherRows = 8192
-		for lo := 0; lo < len(entries); lo += gatherRows {
-			part := entries[lo:min(lo+gatherRows, len(entries))]
-			gatherIDs = gatherIDs[:0]
-			for _, v := range part {
-				gatherIDs = append(gatherIDs, int64(v))
+		for lo := 0; lo < len(entries); lo += int(cfg.PartRows) {
+			win := entries[lo:min(lo+int(cfg.PartRows), len(entries))]
+			pairs := make([]posPair, len(win))
+			for p, v := range win {
+				pairs[p] = posPair{key: v, pos: int32(p)}
 			}
-			rowBuf = growSlice(rowBuf, len(part)*int(cfg.RowBytes))
-			if err := lio.GatherRows(ctx, gatherIDs, rowBuf); err != nil {
-				return nil, fmt.Errorf("diskgnn: segment %d disk cache: %w", seg, err)
+			slices.SortFunc(pairs, func(x, y posPair) int { return int(x.key - y.key) })
+			ids, perm := make([]int32, len(win)), make([]int32, len(win))
+			for k, pr := range pairs {
+				ids[k], perm[k] = pr.key, pr.pos
 			}
-			if _, err := lio.DiskCache.WriteAt(rowBuf, diskEnd+int64(lo)*cfg.RowBytes); err != nil {
-				return nil, fmt.Errorf("diskgnn: write segment %d disk cache: %w", seg, err)
-			}
+			windows = append(windows, stagedWindow{fileOff: diskEnd + int64(lo)*cfg.RowBytes, stageOff: stageEnd, perm: perm})
+			targets = append(targets, PackTarget{IDs: ids, RowsOff: stageEnd, Out: lio.Stage})
+			stageEnd += int64(len(win)) * cfg.RowBytes
+			idBytes += 8 * int64(len(win))
 		}
 		diskEnd += int64(len(entries)) * cfg.RowBytes // segments are row-aligned: file row = base row + location
-		if lio.SyncDiskCache != nil && len(entries) > 0 {
-			if err := lio.SyncDiskCache(); err != nil {
-				return nil, fmt.Errorf("diskgnn: sync disk cache: %w", err)
-			}
-		}
 		l.Segments = append(l.Segments, ref)
 		l.Stats.DiskCacheRows += int64(len(entries))
-		l.Stats.DiskCacheTime += time.Since(t1)
 
 		// Interpreted addresses of each sample; chunk headers written now,
 		// packed rows by the next sweep.
@@ -261,7 +293,7 @@ func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, 
 		}
 		b.Done()
 	}
-	if len(targets) > 0 || !filled {
+	if len(targets) > 0 || len(windows) > 0 || !filled {
 		if err := sweep(); err != nil {
 			return nil, err
 		}
@@ -270,6 +302,13 @@ func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, 
 	l.Stats.DiskCacheBytes = diskEnd
 	l.Stats.PackedBytes = packedEnd
 	return l, nil
+}
+
+// stagedWindow is a disk-cache window whose rows a sweep stages in node
+// order: perm[k] is the window position of the k-th staged row.
+type stagedWindow struct {
+	fileOff, stageOff int64
+	perm              []int32
 }
 
 // DiskRowsOf returns the disk-cache file rows of sample g's chunk header

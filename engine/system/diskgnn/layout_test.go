@@ -88,34 +88,38 @@ func newLayoutFixture(t *testing.T, seed uint64) *layoutFixture {
 
 func (fx *layoutFixture) build(t *testing.T, plan *TierPlan, sp SegmentPlan, quota int64, store *Store) (*Layout, *os.File, *os.File) {
 	dir := t.TempDir()
-	packed, err := os.Create(filepath.Join(dir, "packed.bin"))
-	if err != nil {
-		t.Fatal(err)
+	var files []*os.File
+	for _, name := range []string{"packed.bin", "disk_cache.bin", "disk_cache.stage"} {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
 	}
-	disk, err := os.Create(filepath.Join(dir, "disk_cache.bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { packed.Close(); disk.Close() })
+	t.Cleanup(func() {
+		for _, f := range files {
+			f.Close()
+		}
+	})
+	packed, disk := files[0], files[1]
 	rb := fx.rowBytes
 	lio := LayoutIO{
 		Inputs: func(_ context.Context, g int, buf []int64) ([]int64, error) {
 			return append(buf[:0], fx.samples[g]...), nil
 		},
-		GatherRows: func(_ context.Context, ids []int64, dst []byte) error {
-			for k, v := range ids {
-				if _, err := fx.featFile.ReadAt(dst[int64(k)*rb:int64(k+1)*rb], v*rb); err != nil {
+		ReadRange: func(_ context.Context, off int64, dst []byte) error {
+			_, err := fx.featFile.ReadAt(dst, off)
+			return err
+		},
+		Packed: packed, DiskCache: disk, Stage: files[2],
+		Sync: func() error {
+			for _, f := range files {
+				if err := f.Sync(); err != nil {
 					return err
 				}
 			}
 			return nil
 		},
-		ReadRange: func(_ context.Context, off int64, dst []byte) error {
-			_, err := fx.featFile.ReadAt(dst, off)
-			return err
-		},
-		Packed: packed, DiskCache: disk,
-		SyncPacked: packed.Sync, SyncDiskCache: disk.Sync,
 		OnPartition: func(lo int64, rows []byte) error {
 			for k := int64(0); k < int64(len(rows))/rb; k++ {
 				if s := plan.Slot[lo+k]; s >= 0 {
@@ -126,7 +130,7 @@ func (fx *layoutFixture) build(t *testing.T, plan *TierPlan, sp SegmentPlan, quo
 		},
 	}
 	cfg := LayoutConfig{Nodes: int64(fx.nodes), RowBytes: rb, Samples: len(fx.samples), Plan: plan, Segment: sp,
-		Hashes: 2, Seed: 1, PartRows: 64, IDQuota: quota, SyncEvery: 4096}
+		Hashes: 2, Seed: 1, PartRows: 16 + int64(len(fx.samples)), IDQuota: quota, SyncEvery: 4096}
 	l, err := BuildLayout(context.Background(), cfg, lio)
 	if err != nil {
 		t.Fatal(err)

@@ -25,11 +25,12 @@ import (
 	"time"
 )
 
-// PackTarget is one chunk to fill: its packed node ids (ascending) and the
-// file offset of its first packed row.
+// PackTarget is one output to fill: its node ids (ascending) and the
+// offset of its first row in Out (nil: PackIO.Out).
 type PackTarget struct {
 	IDs     []int32
 	RowsOff int64
+	Out     io.WriterAt
 }
 
 // PackStats are what packing measured.
@@ -48,11 +49,11 @@ type PackStats struct {
 type PackIO struct {
 	// ReadRange fills dst with the feature table's bytes from off.
 	ReadRange func(ctx context.Context, off int64, dst []byte) error
-	// Out receives the packed rows.
+	// Out receives the rows of targets without an Out of their own.
 	Out io.WriterAt
-	// Sync, when set, is called after every SyncEvery bytes written (dirty
-	// page cache in a memory-limited group must reach the disk before it
-	// can be reclaimed).
+	// Sync, when set, is called after every SyncEvery bytes written, to
+	// every output (dirty page cache in a memory-limited group must reach
+	// the disk before it can be reclaimed).
 	Sync      func() error
 	SyncEvery int64
 	// OnPartition, when set, sees every partition (first node, rows) before
@@ -112,7 +113,11 @@ func BatchedPack(ctx context.Context, nodes, rowBytes, partRows int64, buf []byt
 			}
 			t3 := time.Now()
 			st.DispatchTime += t3.Sub(t2)
-			if _, err := pio.Out.WriteAt(stage, targets[t].RowsOff+int64(a)*rowBytes); err != nil {
+			out := targets[t].Out
+			if out == nil {
+				out = pio.Out
+			}
+			if _, err := out.WriteAt(stage, targets[t].RowsOff+int64(a)*rowBytes); err != nil {
 				return st, fmt.Errorf("diskgnn: packing: write chunk %d: %w", t, err)
 			}
 			st.Writes++

@@ -21,8 +21,8 @@ package diskgnn
 //   - The complete inputs the assembler builds are GPU memory in the paper
 //     (q + 2 of them): held outside the host budget with the device cache.
 //   - Pre-processing (layout, packing) must fit the same budget: the cache
-//     being filled, one packing partition, the packed ids held between
-//     sweeps and 12 bytes per node of tables.
+//     being filled, one packing partition and one staging window, the
+//     packed ids held between sweeps and 12 bytes per node of tables.
 //
 // Plan is a pure function of its inputs; MinMemory is its least feasible
 // budget under the most optimistic inputs known before a run.
@@ -120,7 +120,7 @@ func (in SizingInput) at(cpu int64) Plan {
 	p.HeapNeed = b * degrees
 	cache := p.CPURows * in.RowBytes
 	p.HostTrain = in.Base + in.Reserve + p.HeapNeed + p.HeapNeed/heapSlack + b*(p.PartialBytes+in.MaxGraphBytes) + in.ReaderBytes + cache
-	prepHeap := prepBytesPerNode*in.Nodes + in.IDQuota + in.PartBytes
+	prepHeap := prepBytesPerNode*in.Nodes + in.IDQuota + 2*in.PartBytes // partition and staging window
 	p.HostPrepare = in.Base + in.Reserve + prepHeap + prepHeap/heapSlack + in.PrepReaderBytes + cache
 	p.Device = p.GPURows*in.RowBytes + b*p.InputBytes
 	p.Feasible = in.Budget <= 0 || max(p.HostTrain, p.HostPrepare) <= in.Budget
