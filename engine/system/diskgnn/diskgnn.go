@@ -125,6 +125,15 @@ func (d *diskGNN) Deviations() []string {
 	if !d.o.pipeline {
 		dev = append(dev, "pipeline=false: the four stages run one after the other (Table 5's sequential baseline)")
 	}
+	if d.o.queue != 2 {
+		dev = append(dev, fmt.Sprintf("pipeline queues hold %d batches (§6: 2)", d.o.queue))
+	}
+	if d.o.ioThreads != 4 {
+		dev = append(dev, fmt.Sprintf("%d io_uring threads read the disk cache (§6: 4)", d.o.ioThreads))
+	}
+	if d.o.hashes != 2 {
+		dev = append(dev, fmt.Sprintf("MinHash reordering with %d hash functions (§5.1: 2)", d.o.hashes))
+	}
 	return append(dev, d.deviate...)
 }
 
