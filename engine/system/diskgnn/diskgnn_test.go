@@ -149,3 +149,28 @@ func TestBudgetTooSmallNamesTheLeast(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseOptions: any disk_budget or gpu_cache string is accepted with
+// sane sizes or refused as a configuration error, never a panic.
+func FuzzParseOptions(f *testing.F) {
+	for _, s := range []string{"unlimited", "2x", "0.5x", "20GiB", "10%", "auto", "0", "-1x", "1e400x", "1e300x", "x"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, disk, gpu string) {
+		cfg := train.DefaultConfig()
+		cfg.Options = map[string]string{"disk_budget": disk, "gpu_cache": gpu}
+		o, err := parseOptions(cfg)
+		if err != nil {
+			if !errors.Is(err, train.ErrConfig) {
+				t.Fatalf("error %v is not a configuration error", err)
+			}
+			return
+		}
+		if r := o.diskBudgetRows(1<<30, 512, 3); r < 0 {
+			t.Fatalf("disk_budget %q: %d rows", disk, r)
+		}
+		if r := o.gpuRows(1<<30, 512); r < -1 {
+			t.Fatalf("gpu_cache %q: %d rows", gpu, r)
+		}
+	})
+}

@@ -151,7 +151,11 @@ func parseOptions(cfg train.Config) (options, error) {
 func (o options) diskBudgetRows(featureBytes, rowBytes int64, epochs int) int64 {
 	switch {
 	case o.diskX > 0:
-		return int64(o.diskX * float64(featureBytes) * float64(epochs) / float64(rowBytes))
+		rows := o.diskX * float64(featureBytes) * float64(epochs) / float64(rowBytes)
+		if rows >= math.MaxInt64 {
+			return math.MaxInt64
+		}
+		return int64(rows)
 	case o.diskBytes > 0:
 		return o.diskBytes / rowBytes
 	}
