@@ -4,17 +4,18 @@ package diskgnn
 // mini-batch has a chunk on disk with the features packed for it, and the
 // address lookups that assemble its input ("we prepare the interpreted
 // address locations during pre-processing and directly load them from disk
-// during online training"). A chunk is one region of the packed file,
-// 4 KiB-aligned so one O_DIRECT sequential read fetches it:
+// during online training"). As in the artifact (train-aux-{bid}.bin and
+// train-aux-meta-{bid}.pt), the two are apart: the packed rows are one
+// region of the packed file (ascending node id, nothing else, so its reads
+// are feature reads), the addresses one region of the address file, both
+// 4 KiB-aligned so each is one sequential O_DIRECT read. The address
+// header:
 //
-//	header: magic u32, version u32, batch i32, segment i32, inputs i32,
-//	        cached i32, disk i32, packed i32, then int32 arrays:
-//	        cacheSlot[cached] cachePos[cached]  (GPU and CPU caches, Fig. 3 G#/C#)
-//	        diskLoc[disk]     diskPos[disk]     (the segment's disk cache, D#)
-//	        packedPos[packed]                   (the packed rows, P#)
-//	padding to 4 KiB
-//	packed rows: packed × row bytes (ascending node id)
-//	padding to 4 KiB
+//	magic u32, version u32, batch i32, segment i32, inputs i32,
+//	cached i32, disk i32, packed i32, then int32 arrays:
+//	cacheSlot[cached] cachePos[cached]  (GPU and CPU caches, Fig. 3 G#/C#)
+//	diskLoc[disk]     diskPos[disk]     (the segment's disk cache, D#)
+//	packedPos[packed]                   (the packed rows, P#)
 //
 // *Pos are positions in the batch's input (x); diskLoc are rows of the
 // segment's disk cache, ascending, so requests to one page merge. The
@@ -56,12 +57,12 @@ func (h *ChunkHeader) Len() int64 {
 	return chunkHeaderSize + 4*int64(2*len(h.CachePos)+2*len(h.DiskPos)+len(h.PackedPos))
 }
 
-// RowsOffset is where the packed rows start in the region.
-func (h *ChunkHeader) RowsOffset() int64 { return alignUp(h.Len(), regionAlign) }
+// HeaderRegion is the header's region length in the address file.
+func (h *ChunkHeader) HeaderRegion() int64 { return alignUp(h.Len(), regionAlign) }
 
-// RegionLen is the region's byte length for rows of rowBytes.
-func (h *ChunkHeader) RegionLen(rowBytes int64) int64 {
-	return h.RowsOffset() + alignUp(int64(len(h.PackedPos))*rowBytes, regionAlign)
+// RowsRegion is the packed rows' region length in the packed file.
+func (h *ChunkHeader) RowsRegion(rowBytes int64) int64 {
+	return alignUp(int64(len(h.PackedPos))*rowBytes, regionAlign)
 }
 
 // Encode appends the header to dst.

@@ -28,9 +28,14 @@ package diskgnn
 // Prepare's time is the summary's prepare_s, with its stages
 // (offline_sample_s, search_s, segment_s, pack_s, ...); the epoch time
 // holds none of it. Epoch records: tiers gpu, cpu, disk_cache, packed
-// (lookups that reached the tier, hits there); stages extract_s (feature
-// loader busy time), assemble_s, graph_load_s, stall_s (trainer waiting);
-// counters packed_bytes_read, disk_cache_bytes_read, graph_bytes_read,
+// (ep.Lookup: lookups that reached the tier, hits there; packed rows are
+// rows from the device, the disk-cache rows are counted by their row
+// reads); stages sample_s (stage ③ loading the stored graph samples; the
+// sampling itself is prepare's offline_sample_s), extract_s (stages ① and
+// ②, with load_features_s, packed_read_s, disk_cache_read_s and assemble_s
+// inside it), stall_s (trainer waiting); sample and extract worker times;
+// counters packed_bytes_read, address_bytes_read (the chunks' address
+// headers), disk_cache_bytes_read, graph_bytes_read,
 // disk_cache_requests, disk_cache_rows, packed_rows, segments_read
 // (batches that read their segment's disk cache), and the layout's
 // segments, segment_size, disk_cache_entries, search_us and pack_ms
@@ -54,6 +59,7 @@ import (
 	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/internal/osutil"
 
 	"golang.org/x/sys/unix"
 )
@@ -87,11 +93,11 @@ type diskGNN struct {
 	sp       SegmentPlan
 	mp       Plan
 
-	samples, packed, diskc *storage.File
-	sampleR, packedR       storage.Reader
-	diskR                  []storage.Reader
-	partialBytes           int64
-	maxGraph               int64
+	samples, packed, headers, diskc *storage.File
+	sampleR, packedR, headerR       storage.Reader
+	diskR                           []storage.Reader
+	partialBytes                    int64
+	maxGraph                        int64
 
 	searchTime, packTime time.Duration
 	deviate              []string
@@ -167,19 +173,13 @@ func (d *diskGNN) storageOpts(env *train.Env, random bool) storage.Options {
 
 func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	ds := env.Dataset
-	shape := train.ShapeOf(ds.Meta)
-	if env.MemBudget > 0 {
-		if floor := MinMemory(shape, d.cfg); env.MemBudget < floor {
-			return fmt.Errorf("diskgnn: the memory budget (%d MiB) is below the variant's floor of %d MiB on %s", env.MemBudget>>20, floor>>20, ds.Meta.Name)
-		}
-	}
 	if env.Storage.Backend != storage.BackendAuto {
 		d.deviate = append(d.deviate, fmt.Sprintf("every read goes through the %s backend (--io) instead of pread for chunks and io_uring for the disk cache", env.Storage.Backend))
 	}
 	if int64(len(env.Train)) > math.MaxInt32 || ds.Nodes() > math.MaxInt32 {
 		return fmt.Errorf("diskgnn: %d nodes exceed the int32 address tables", ds.Nodes())
 	}
-	kit.ApplyGoMemoryLimit(env.MemBudget, 0, 0, 0, 0)
+	budget := kit.NewBudget(env)
 	d.indptr = ds.Indptr
 	d.dim = ds.Meta.FeatureDim
 	d.rowBytes = ds.RowBytes()
@@ -201,7 +201,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 			closeTopo()
 		}
 	}()
-	ws, err := kit.ProfileWorkspace(ctx, env, topo, d.o.profile)
+	ws, err := budget.Profile(ctx, topo, d.o.profile)
 	if err != nil {
 		return err
 	}
@@ -232,12 +232,14 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	proto = nil
 	closeTopo()
 	closeTopo = nil
-	kit.DropFileCache(ds.Path(dataset.IndicesFile))
-	kit.DropFileCache(filepath.Join(d.scratch, "samples.bin"))
+	osutil.DropFileCache(ds.Path(dataset.IndicesFile))
+	osutil.DropFileCache(filepath.Join(d.scratch, "samples.bin"))
 	env.PrepareStage("offline_sample_s", time.Since(t1))
 	env.Logf("diskgnn: offline sampling: %d samples (%d epochs × %d), %d input nodes in all (largest sample %d), %d MiB of graph samples; sampling %.1fs busy over %d workers",
 		n, d.cfg.Epochs, d.perEpoch, ost.Accesses, ost.MaxInputs, written>>20, ost.SampleBusy.Seconds(), d.o.samplers)
-	if d.samples, err = storage.OpenFile(filepath.Join(d.scratch, "samples.bin"), d.storageOpts(env, false)); err != nil {
+	so := d.storageOpts(env, false)
+	so.Kind = metrics.FileTopology // graph samples: the batches' blocks
+	if d.samples, err = storage.OpenFile(filepath.Join(d.scratch, "samples.bin"), so); err != nil {
 		return fmt.Errorf("diskgnn: open graph samples: %w", err)
 	}
 	if d.sampleR, err = d.samples.NewReader(); err != nil {
@@ -309,7 +311,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	env.Logf("diskgnn: memory plan: %s; %d nodes accessed; the caches hold %d (%.1f%%)", d.mp, accessed, d.plan.Cached(), 100*float64(d.plan.Cached())/float64(nodes))
 	outside := ws.DeviceBytes + d.mp.Device
 	if env.MemBudget > 0 {
-		if err := kit.HoldOutsideBudget(env, outside); err != nil {
+		if err := budget.HoldOutside(d.mp.Device); err != nil {
 			return err
 		}
 		env.Deviate("the GPU cache (%d rows, %d MiB) and %d assembled batch inputs (up to %d MiB each) are held outside the %d MiB host budget as the GPU memory they are in the paper; with the model step the memory limit is %d MiB",
@@ -375,7 +377,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 		return err
 	}
 	env.PrepareStage("open_s", time.Since(t6))
-	kit.ApplyGoMemoryLimit(env.MemBudget, outside, int64(len(d.plan.CPU))*d.rowBytes+int64(d.mp.Buffers)*(d.partialBytes+d.maxGraph), 0, d.mp.HeapNeed)
+	budget.LimitGo(int64(len(d.plan.CPU))*d.rowBytes+int64(d.mp.Buffers)*(d.partialBytes+d.maxGraph), 0, d.mp.HeapNeed)
 	return nil
 }
 
@@ -427,11 +429,15 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 	if err != nil {
 		return err
 	}
+	headers, err := create("chunk_addresses.bin")
+	if err != nil {
+		return err
+	}
 	rb := d.rowBytes
 	lio := LayoutIO{
 		Inputs:    inputs,
 		ReadRange: fr.ReadRange,
-		Packed:    packed, DiskCache: disk, Stage: stage,
+		Packed:    packed, Headers: headers, DiskCache: disk, Stage: stage,
 		Sync: func() error {
 			for _, f := range files {
 				if err := syncDrop(f); err != nil {
@@ -466,8 +472,8 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 	env.PrepareStage("pack_s", st.Pack.ReadTime+st.Pack.DispatchTime+st.Pack.WriteTime)
 	env.PrepareStage("pack_read_s", st.Pack.ReadTime)
 	fb := ds.FeatureBytes()
-	env.Logf("diskgnn: layout: %d segments, %d disk-cache rows (%d MiB), %d packed rows; packed file %d MiB; on disk %.2f× the feature table (%.2f× per epoch); %d packing sweeps of %d partitions (%d MiB read, %d MiB written)",
-		st.Segments, st.DiskCacheRows, st.DiskCacheBytes>>20, st.PackedRows, st.PackedBytes>>20,
+	env.Logf("diskgnn: layout: %d segments, %d disk-cache rows (%d MiB), %d packed rows (packed file %d MiB, address file %d MiB); disk caches and packed rows %.2f× the feature table (%.2f× per epoch); %d packing sweeps of %d partitions (%d MiB read, %d MiB written)",
+		st.Segments, st.DiskCacheRows, st.DiskCacheBytes>>20, st.PackedRows, st.PackedBytes>>20, st.HeaderBytes>>20,
 		float64(st.DiskCacheBytes+st.PackedBytes)/float64(fb), float64(st.DiskCacheBytes+st.PackedBytes)/float64(fb)/float64(d.cfg.Epochs),
 		st.Sweeps, st.Pack.Partitions, st.Pack.BytesRead>>20, st.Pack.BytesWritten>>20)
 	return nil
@@ -488,15 +494,26 @@ func syncDrop(f *os.File) error {
 // sizes the partial inputs.
 func (d *diskGNN) openStore(env *train.Env) error {
 	var err error
-	if d.packed, err = storage.OpenFile(filepath.Join(d.scratch, "packed.bin"), d.storageOpts(env, false)); err != nil {
+	po := d.storageOpts(env, false)
+	po.Kind = metrics.FileFeatures // copies of feature rows (and their addresses)
+	if d.packed, err = storage.OpenFile(filepath.Join(d.scratch, "packed.bin"), po); err != nil {
 		return fmt.Errorf("diskgnn: open packed chunks: %w", err)
 	}
 	if d.packedR, err = d.packed.NewReader(); err != nil {
 		return err
 	}
+	ho := d.storageOpts(env, false)
+	ho.Kind = metrics.FileOther // the interpreted addresses
+	if d.headers, err = storage.OpenFile(filepath.Join(d.scratch, "chunk_addresses.bin"), ho); err != nil {
+		return fmt.Errorf("diskgnn: open chunk addresses: %w", err)
+	}
+	if d.headerR, err = d.headers.NewReader(); err != nil {
+		return err
+	}
 	if d.layout.Stats.DiskCacheRows > 0 {
 		o := d.storageOpts(env, true)
 		o.RowBytes = d.rowBytes
+		o.Kind = metrics.FileFeatures
 		if d.diskc, err = storage.OpenFile(filepath.Join(d.scratch, "disk_cache.bin"), o); err != nil {
 			return fmt.Errorf("diskgnn: open disk cache: %w", err)
 		}
@@ -509,7 +526,7 @@ func (d *diskGNN) openStore(env *train.Env) error {
 		}
 	}
 	for _, c := range d.layout.Chunks {
-		d.partialBytes = max(d.partialBytes, c.Len+int64(c.Disk)*d.rowBytes)
+		d.partialBytes = max(d.partialBytes, partialBytes(c, d.rowBytes))
 	}
 	for _, r := range d.refs {
 		d.maxGraph = max(d.maxGraph, r.Len)
@@ -529,9 +546,9 @@ func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 		return fmt.Errorf("diskgnn: epoch %d was not sampled offline (the run sampled %d epochs)", epoch, len(d.refs)/d.perEpoch)
 	}
 	ep.BatchStarted()
-	fl := &featureLoader{layout: d.layout, packed: d.packedR, disk: d.diskR, rowBytes: d.rowBytes, slots: int32(d.plan.Cached()), ep: ep}
-	var st0, sd0, sg0 storage.Stats
-	st0, sg0 = d.packed.Stats(), d.samples.Stats()
+	fl := &featureLoader{layout: d.layout, headers: d.headerR, packed: d.packedR, disk: d.diskR, rowBytes: d.rowBytes, slots: int32(d.plan.Cached()), ep: ep}
+	var st0, sd0, sg0, sh0 storage.Stats
+	st0, sg0, sh0 = d.packed.Stats(), d.samples.Stats(), d.headers.Stats()
 	if d.diskc != nil {
 		sd0 = d.diskc.Stats()
 	}
@@ -547,36 +564,50 @@ func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 			if p.buf == nil {
 				return allocP
 			}
+			w := ep.StartWorker(metrics.WorkExtract)
 			t0 := time.Now()
 			err := fl.load(ctx, first+i, p)
 			ep.Add(metrics.StageExtract, time.Since(t0))
+			ep.Add("load_features_s", time.Since(t0))
+			w.Stop()
 			return err
 		},
 		Assemble: func(ctx context.Context, i int, p *partial, x *nn.Tensor) error {
 			if x.Data == nil {
 				return allocX
 			}
+			w := ep.StartWorker(metrics.WorkExtract)
 			t0 := time.Now()
 			x.Resize(int(p.h.Inputs), d.dim)
 			th, err := d.store.Assemble(&p.h, p.packed, p.disk, x.Data)
+			ep.Add(metrics.StageExtract, time.Since(t0))
 			ep.Add("assemble_s", time.Since(t0))
+			w.Stop()
 			if err != nil {
 				return err
 			}
-			all := int64(p.h.Inputs)
+			// The four levels in lookup order; nothing is read from
+			// features.bin (no "device" rows): the disk levels are the
+			// chunks and disk caches, counted as rows from the device.
+			tiers := make([]metrics.TierRows, 0, 4)
 			if hasGPU {
-				ep.AddTier(metrics.TierGPU, all, th.GPU)
+				tiers = append(tiers, metrics.TierRows{Tier: metrics.TierGPU, Rows: th.GPU})
 			}
-			ep.AddTier(metrics.TierCPU, all-th.GPU, th.CPU)
+			tiers = append(tiers, metrics.TierRows{Tier: metrics.TierCPU, Rows: th.CPU})
 			if hasDisk {
-				ep.AddTier(metrics.TierDiskCache, all-th.GPU-th.CPU, th.Disk)
+				tiers = append(tiers, metrics.TierRows{Tier: metrics.TierDiskCache, Rows: th.Disk})
 			}
-			ep.AddTier(metrics.TierPacked, th.Packed, th.Packed)
+			tiers = append(tiers, metrics.TierRows{Tier: metrics.TierPacked, Rows: th.Packed})
+			ep.Lookup(int64(p.h.Inputs), d.rowBytes, 0, tiers...)
+			ep.AddRowsFromDevice(th.Packed) // read as byte ranges of the chunk; disk-cache rows are counted by their row reads
 			return nil
 		},
 		LoadGraph: func(ctx context.Context, i int, g *graphBuf) error {
+			// The graph sample was drawn offline (prepare_s); this is the
+			// epoch's sampling stage: loading it (stage ③).
+			w := ep.StartWorker(metrics.WorkSample)
 			t0 := time.Now()
-			defer func() { ep.Add("graph_load_s", time.Since(t0)) }()
+			defer func() { ep.Add(metrics.StageSample, time.Since(t0)); w.Stop() }()
 			ref := d.refs[first+i]
 			if int64(len(g.raw)) < ref.Len {
 				if allocG != nil {
@@ -600,7 +631,6 @@ func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 			if x.Rows != len(g.mb.InputNodes) {
 				return fmt.Errorf("diskgnn: batch %d: input of %d rows for %d input nodes", i, x.Rows, len(g.mb.InputNodes))
 			}
-			ep.AddBytesNeeded(int64(x.Rows) * d.rowBytes)
 			_, err := env.TrainStep(ep, &g.mb, x)
 			return err
 		},
@@ -628,8 +658,9 @@ func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 		Wait: func(w time.Duration) { ep.Add(metrics.StageStall, w) },
 	}
 	_, err := RunPipeline(ctx, nb, d.o.queue, !d.o.pipeline, stages)
-	st1, sg1 := d.packed.Stats(), d.samples.Stats()
+	st1, sg1, sh1 := d.packed.Stats(), d.samples.Stats(), d.headers.Stats()
 	ep.Count("packed_bytes_read", st1.BytesRead-st0.BytesRead)
+	ep.Count("address_bytes_read", sh1.BytesRead-sh0.BytesRead)
 	ep.Count("graph_bytes_read", sg1.BytesRead-sg0.BytesRead)
 	if d.diskc != nil {
 		sd1 := d.diskc.Stats()
@@ -652,12 +683,12 @@ func (d *diskGNN) Close() error {
 	for _, r := range d.diskR {
 		errs = append(errs, r.Close())
 	}
-	for _, r := range []storage.Reader{d.packedR, d.sampleR} {
+	for _, r := range []storage.Reader{d.packedR, d.headerR, d.sampleR} {
 		if r != nil {
 			errs = append(errs, r.Close())
 		}
 	}
-	for _, f := range []*storage.File{d.diskc, d.packed, d.samples} {
+	for _, f := range []*storage.File{d.diskc, d.packed, d.headers, d.samples} {
 		if f != nil {
 			errs = append(errs, f.Close())
 		}

@@ -55,10 +55,23 @@ func TestFourTiersTrainTheReferenceModel(t *testing.T) {
 		if e.Counters["packed_bytes_read"] < p.Hits*128 || e.Counters["disk_cache_bytes_read"] < dc.Hits*128 {
 			t.Errorf("epoch %d: bytes read %v for %d packed rows", i, e.Counters, p.Hits)
 		}
-		for _, s := range []string{"assemble_s", "graph_load_s", "packed_read_s", "disk_cache_read_s"} {
+		for _, s := range []string{"assemble_s", "load_features_s", "packed_read_s", "disk_cache_read_s"} {
 			if _, ok := e.Stages[s]; !ok {
 				t.Errorf("epoch %d: stage %s missing", i, s)
 			}
+		}
+		// stage ③ (loading the stored samples) is the epoch's sampling
+		if e.SampleS <= 0 || e.SampleBusyS+e.SampleWaitS <= 0 || e.ExtractBusyS+e.ExtractWaitS <= 0 {
+			t.Errorf("epoch %d: sample_s %v (busy %v wait %v), extract busy %v wait %v", i, e.SampleS, e.SampleBusyS, e.SampleWaitS, e.ExtractBusyS, e.ExtractWaitS)
+		}
+		// the disk levels' rows are read whole pages at a time: amplification
+		// at least 1, by DESIGN §5's formula
+		if e.FeatureBytesRead < e.RowsFromDevice*128 || e.ReadAmplification < 1 {
+			t.Errorf("epoch %d: %d feature bytes for %d rows from the device (amplification %v)", i, e.FeatureBytesRead, e.RowsFromDevice, e.ReadAmplification)
+		}
+		// nothing from features.bin: the disk levels are the device reads
+		if _, ok := e.Tiers[metrics.TierDevice]; ok || e.RowsFromDevice != dc.Hits+p.Hits {
+			t.Errorf("epoch %d: rows from the device %d, disk-cache and packed rows %d; tiers %+v", i, e.RowsFromDevice, dc.Hits+p.Hits, e.Tiers)
 		}
 	}
 	for _, s := range []string{"offline_sample_s", "search_s", "segment_s", "pack_s", "classify_s"} {
@@ -127,7 +140,7 @@ func TestBudgetTooSmallNamesTheLeast(t *testing.T) {
 		limit, says string
 		opts        map[string]string
 	}{
-		{"1MiB", "below the variant's floor", nil}, // MinMemory, before any work
+		{"1MiB", "needs to start", nil}, // MinMemory, checked by the run before any work
 		// the plan, after offline sampling: 1002 partial inputs of every cold
 		// row do not fit
 		{"80MiB", "the least budget that fits is", map[string]string{"pipeline_queue": "1000", "gpu_cache": "0", "cpu_cache": "0"}},

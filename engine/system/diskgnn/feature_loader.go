@@ -26,8 +26,8 @@ import (
 	"outcore/engine/storage"
 )
 
-// partial is one batch's partial input: the chunk region (header, packed
-// rows) followed by the disk-cache rows, in one off-heap buffer.
+// partial is one batch's partial input: the chunk's address header, its
+// packed rows and the disk-cache rows, in one off-heap buffer.
 type partial struct {
 	buf    []byte
 	h      ChunkHeader
@@ -39,6 +39,7 @@ type partial struct {
 
 type featureLoader struct {
 	layout   *Layout
+	headers  storage.Reader   // sequential address-header reads (pread + O_DIRECT)
 	packed   storage.Reader   // sequential chunk reads (pread + O_DIRECT)
 	disk     []storage.Reader // one per io_uring thread
 	rowBytes int64
@@ -48,29 +49,41 @@ type featureLoader struct {
 	diskRows, packedRows, segmentsRead atomic.Int64
 }
 
+// partialBytes is what sample c's partial input takes.
+func partialBytes(c ChunkRef, rowBytes int64) int64 {
+	return c.HeaderRegion + c.RowsRegion + int64(c.Disk)*rowBytes
+}
+
 // load reads sample g's chunk and disk-cache rows into p.
 func (fl *featureLoader) load(ctx context.Context, g int, p *partial) error {
 	c := fl.layout.Chunks[g]
 	rb := fl.rowBytes
-	if need := c.Len + int64(c.Disk)*rb; need > int64(len(p.buf)) {
+	if need := partialBytes(c, rb); need > int64(len(p.buf)) {
 		return fmt.Errorf("diskgnn: chunk %d needs %d bytes, partial buffer has %d", g, need, len(p.buf))
 	}
 	t0 := time.Now()
-	region := p.buf[:c.Len]
-	if err := fl.packed.ReadRange(ctx, c.Off, region); err != nil {
-		return fmt.Errorf("diskgnn: read chunk %d: %w", g, err)
+	head := p.buf[:c.HeaderRegion]
+	if err := fl.headers.ReadRange(ctx, c.HeaderOff, head); err != nil {
+		return fmt.Errorf("diskgnn: read chunk %d addresses: %w", g, err)
+	}
+	rows := p.buf[c.HeaderRegion : c.HeaderRegion+c.RowsRegion]
+	if c.RowsRegion > 0 {
+		if err := fl.packed.ReadRange(ctx, c.RowsOff, rows); err != nil {
+			return fmt.Errorf("diskgnn: read chunk %d: %w", g, err)
+		}
 	}
 	fl.ep.Add("packed_read_s", time.Since(t0))
 	seg := fl.layout.Segments[c.Segment]
 	var err error
-	if p.seen, err = DecodeChunkHeader(region[:c.HeaderLen], fl.slots, seg.Rows, &p.h, p.seen); err != nil {
+	if p.seen, err = DecodeChunkHeader(head[:c.HeaderLen], fl.slots, seg.Rows, &p.h, p.seen); err != nil {
 		return fmt.Errorf("diskgnn: chunk %d: %w", g, err)
 	}
 	if int(p.h.Batch) != g || p.h.Segment != c.Segment || int32(len(p.h.PackedPos)) != c.Packed || int32(len(p.h.DiskPos)) != c.Disk {
 		return fmt.Errorf("diskgnn: chunk %d holds the header of sample %d", g, p.h.Batch)
 	}
-	p.packed = floatsOf(region[c.RowsOff : int64(c.RowsOff)+int64(c.Packed)*rb])
-	diskBytes := p.buf[c.Len : c.Len+int64(c.Disk)*rb]
+	p.packed = floatsOf(rows[:int64(c.Packed)*rb])
+	end := c.HeaderRegion + c.RowsRegion
+	diskBytes := p.buf[end : end+int64(c.Disk)*rb]
 	p.disk = floatsOf(diskBytes)
 	fl.packedRows.Add(int64(c.Packed))
 	if c.Disk == 0 {
@@ -94,11 +107,16 @@ func (fl *featureLoader) load(ctx context.Context, g int, p *partial) error {
 			errs[k] = fl.disk[k].ReadRows(ctx, p.rows[lo:hi], diskBytes[int64(lo)*rb:int64(hi)*rb])
 		}
 		if k == parts-1 {
-			read(k, lo, hi)
+			read(k, lo, hi) // on the loader's own (already timed) thread
 			continue
 		}
 		wg.Add(1)
-		go func(k, lo, hi int) { defer wg.Done(); read(k, lo, hi) }(k, lo, hi)
+		go func(k, lo, hi int) {
+			defer wg.Done()
+			w := fl.ep.StartWorkerSince(metrics.WorkExtract, t1) // an io_uring thread of the loader
+			read(k, lo, hi)
+			w.Stop()
+		}(k, lo, hi)
 	}
 	wg.Wait()
 	fl.ep.Add("disk_cache_read_s", time.Since(t1))

@@ -30,14 +30,15 @@ import (
 	"time"
 )
 
-// ChunkRef locates a sample's chunk in the packed file.
+// ChunkRef locates a sample's chunk: its address header in the address
+// file and its packed rows in the packed file.
 type ChunkRef struct {
-	Off, Len  int64
-	HeaderLen int32
-	RowsOff   int32 // offset of the packed rows within the region
-	Packed    int32
-	Disk      int32
-	Segment   int32
+	HeaderOff, HeaderRegion int64
+	HeaderLen               int32
+	RowsOff, RowsRegion     int64
+	Packed                  int32
+	Disk                    int32
+	Segment                 int32
 }
 
 // SegmentRef locates a segment's disk cache in the disk-cache file.
@@ -53,14 +54,15 @@ type LayoutIO struct {
 	Inputs func(ctx context.Context, g int, buf []int64) ([]int64, error)
 	// ReadRange reads the feature table sequentially (packing sweeps).
 	ReadRange func(ctx context.Context, off int64, dst []byte) error
-	// Packed and DiskCache receive the two files; Stage is the disk
-	// caches' staging file (written, then read back, by each sweep).
-	Packed, DiskCache io.WriterAt
-	Stage             interface {
+	// Packed, Headers and DiskCache receive the packed rows, the address
+	// headers and the disk caches; Stage is the disk caches' staging file
+	// (written, then read back, by each sweep).
+	Packed, Headers, DiskCache io.WriterAt
+	Stage                      interface {
 		io.WriterAt
 		io.ReaderAt
 	}
-	// Sync flushes the three files (see PackIO.Sync).
+	// Sync flushes the files (see PackIO.Sync).
 	Sync func() error
 	// OnPartition fills the memory tiers from the first sweep.
 	OnPartition func(lo int64, rows []byte) error
@@ -96,7 +98,8 @@ type LayoutStats struct {
 	CachedAccesses int64
 	DiskAccesses   int64
 	DiskCacheBytes int64
-	PackedBytes    int64 // packed file size (headers, rows, padding)
+	PackedBytes    int64 // packed file size (rows and padding)
+	HeaderBytes    int64 // address file size
 	Sweeps         int
 	SegmentTime    time.Duration // counting, choosing and MinHash reordering
 	ClassifyTime   time.Duration // interpreted addresses
@@ -108,7 +111,7 @@ type LayoutStats struct {
 type Layout struct {
 	Chunks    []ChunkRef
 	Segments  []SegmentRef
-	MaxRegion int64 // largest chunk region
+	MaxRegion int64 // largest header region + rows region
 	MaxDisk   int32 // most disk-cache rows of one sample
 	MaxInputs int32
 	Stats     LayoutStats
@@ -131,6 +134,7 @@ func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, 
 		header    ChunkHeader
 		enc       []byte
 		packedEnd int64
+		headerEnd int64
 		diskEnd   int64
 		stageEnd  int64
 		targets   []PackTarget
@@ -259,23 +263,28 @@ func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, 
 			}
 			header.Batch, header.Segment = int32(g), int32(seg)
 			enc = header.Encode(enc[:0])
-			if _, err := lio.Packed.WriteAt(enc, packedEnd); err != nil {
+			c := ChunkRef{HeaderOff: headerEnd, HeaderRegion: header.HeaderRegion(), HeaderLen: int32(header.Len()),
+				RowsOff: packedEnd, RowsRegion: header.RowsRegion(cfg.RowBytes),
+				Packed: int32(len(packed)), Disk: int32(len(header.DiskPos)), Segment: int32(seg)}
+			// Each region's last byte first, so the files cover whole
+			// regions (their padding) before the rows come from a sweep.
+			enc = append(enc, make([]byte, c.HeaderRegion-int64(len(enc)))...)
+			if _, err := lio.Headers.WriteAt(enc, c.HeaderOff); err != nil {
 				return nil, fmt.Errorf("diskgnn: write chunk %d header: %w", g, err)
 			}
-			c := ChunkRef{Off: packedEnd, Len: header.RegionLen(cfg.RowBytes), HeaderLen: int32(header.Len()),
-				RowsOff: int32(header.RowsOffset()), Packed: int32(len(packed)), Disk: int32(len(header.DiskPos)), Segment: int32(seg)}
-			// The region's last byte, so the file covers the whole region
-			// (its padding) before its rows are written by a sweep.
-			if _, err := lio.Packed.WriteAt([]byte{0}, c.Off+c.Len-1); err != nil {
-				return nil, fmt.Errorf("diskgnn: write chunk %d: %w", g, err)
+			if c.RowsRegion > 0 {
+				if _, err := lio.Packed.WriteAt([]byte{0}, c.RowsOff+c.RowsRegion-1); err != nil {
+					return nil, fmt.Errorf("diskgnn: write chunk %d: %w", g, err)
+				}
 			}
 			l.Chunks[g] = c
 			if len(packed) > 0 {
-				targets = append(targets, PackTarget{IDs: packed, RowsOff: c.Off + int64(c.RowsOff)})
+				targets = append(targets, PackTarget{IDs: packed, RowsOff: c.RowsOff})
 				idBytes += 4 * int64(len(packed))
 			}
-			packedEnd += c.Len
-			l.MaxRegion = max(l.MaxRegion, c.Len)
+			packedEnd += c.RowsRegion
+			headerEnd += c.HeaderRegion
+			l.MaxRegion = max(l.MaxRegion, c.HeaderRegion+c.RowsRegion)
 			l.MaxDisk = max(l.MaxDisk, c.Disk)
 			l.MaxInputs = max(l.MaxInputs, header.Inputs)
 			l.Stats.PackedRows += int64(len(packed))
@@ -301,6 +310,7 @@ func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, 
 	l.Stats.Segments = len(l.Segments)
 	l.Stats.DiskCacheBytes = diskEnd
 	l.Stats.PackedBytes = packedEnd
+	l.Stats.HeaderBytes = headerEnd
 	return l, nil
 }
 
@@ -325,12 +335,12 @@ func (l *Layout) DiskRowsOf(g int, locs []int32, rowBytes int64, dst []int64) []
 // Check verifies the layout's shape: chunks in order and disjoint, every
 // sample in the segment that covers it.
 func (l *Layout) Check() error {
-	var end int64
+	var rowsEnd, headerEnd int64
 	for g, c := range l.Chunks {
-		if c.Off < end || c.Off%regionAlign != 0 {
-			return fmt.Errorf("diskgnn: chunk %d at %d overlaps or is unaligned", g, c.Off)
+		if c.RowsOff < rowsEnd || c.HeaderOff < headerEnd || c.RowsOff%regionAlign != 0 || c.HeaderOff%regionAlign != 0 {
+			return fmt.Errorf("diskgnn: chunk %d overlaps or is unaligned", g)
 		}
-		end = c.Off + c.Len
+		rowsEnd, headerEnd = c.RowsOff+c.RowsRegion, c.HeaderOff+c.HeaderRegion
 		s := l.Segments[c.Segment]
 		if g < s.First || g >= s.End {
 			return fmt.Errorf("diskgnn: chunk %d in segment %d [%d,%d)", g, c.Segment, s.First, s.End)

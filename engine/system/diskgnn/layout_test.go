@@ -62,6 +62,7 @@ type layoutFixture struct {
 	featFile   *os.File
 	samples    [][]int64
 	counts     []int32
+	headers    *os.File
 }
 
 func newLayoutFixture(t *testing.T, seed uint64) *layoutFixture {
@@ -89,7 +90,7 @@ func newLayoutFixture(t *testing.T, seed uint64) *layoutFixture {
 func (fx *layoutFixture) build(t *testing.T, plan *TierPlan, sp SegmentPlan, quota int64, store *Store) (*Layout, *os.File, *os.File) {
 	dir := t.TempDir()
 	var files []*os.File
-	for _, name := range []string{"packed.bin", "disk_cache.bin", "disk_cache.stage"} {
+	for _, name := range []string{"packed.bin", "disk_cache.bin", "disk_cache.stage", "addresses.bin"} {
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -111,7 +112,7 @@ func (fx *layoutFixture) build(t *testing.T, plan *TierPlan, sp SegmentPlan, quo
 			_, err := fx.featFile.ReadAt(dst, off)
 			return err
 		},
-		Packed: packed, DiskCache: disk, Stage: files[2],
+		Packed: packed, DiskCache: disk, Stage: files[2], Headers: files[3],
 		Sync: func() error {
 			for _, f := range files {
 				if err := f.Sync(); err != nil {
@@ -138,6 +139,7 @@ func (fx *layoutFixture) build(t *testing.T, plan *TierPlan, sp SegmentPlan, quo
 	if err := l.Check(); err != nil {
 		t.Fatal(err)
 	}
+	fx.headers = files[3]
 	return l, packed, disk
 }
 
@@ -193,12 +195,16 @@ func TestLayoutAssemblesEveryInput(t *testing.T) {
 		var hits TierHits
 		for g, in := range fx.samples {
 			c := l.Chunks[g]
-			region := make([]byte, c.Len)
-			if _, err := packed.ReadAt(region, c.Off); err != nil {
+			head := make([]byte, c.HeaderRegion)
+			if _, err := fx.headers.ReadAt(head, c.HeaderOff); err != nil {
+				t.Fatal(err)
+			}
+			region := make([]byte, c.RowsRegion)
+			if _, err := packed.ReadAt(region, c.RowsOff); err != nil {
 				t.Fatal(err)
 			}
 			seg := l.Segments[c.Segment]
-			if seen, err = DecodeChunkHeader(region[:c.HeaderLen], int32(plan.Cached()), seg.Rows, &h, seen); err != nil {
+			if seen, err = DecodeChunkHeader(head[:c.HeaderLen], int32(plan.Cached()), seg.Rows, &h, seen); err != nil {
 				t.Fatalf("trial %d sample %d: %v", trial, g, err)
 			}
 			rows := l.DiskRowsOf(g, h.DiskLoc, fx.rowBytes, nil)
@@ -209,7 +215,7 @@ func TestLayoutAssemblesEveryInput(t *testing.T) {
 				}
 			}
 			x := make([]float32, len(in)*fx.dim)
-			th, err := store.Assemble(&h, floatsOf(region[c.RowsOff:int64(c.RowsOff)+int64(c.Packed)*fx.rowBytes]), floatsOf(diskRows), x)
+			th, err := store.Assemble(&h, floatsOf(region[:int64(c.Packed)*fx.rowBytes]), floatsOf(diskRows), x)
 			if err != nil {
 				t.Fatal(err)
 			}

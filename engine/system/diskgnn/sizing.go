@@ -182,36 +182,35 @@ func (p Plan) String() string {
 }
 
 // MinMemory is the variant's floor for a host budget (train.Variant's
-// MinMemory): the plan's least budget under the most optimistic inputs
-// known before a run — indptr and labels as the base, every
-// cold row served by the caches, graph samples of the seeds alone, a
-// one-row packing partition — so it is a lower bound of what a run needs.
-// The exact plan is made after offline sampling, and a budget it cannot
-// fit is refused then, before training, with its least budget.
+// MinMemory): kit.MinBudget over PlanMemory fed kit.EstimateWorkspace and
+// the most optimistic inputs known before a run — every cold row served by
+// the caches, graph samples of the seeds alone, a one-row packing
+// partition — so it is a lower bound of what a run needs. The exact plan
+// is made after offline sampling, and a budget it cannot fit is refused
+// then, before training, with its least budget.
 func MinMemory(shape train.DatasetShape, cfg train.Config) int64 {
 	o, err := parseOptions(cfg)
 	if err != nil {
 		return 0 // Validate reports the option
 	}
-	batch := int64(cfg.Batch)
-	if batch <= 0 || batch > shape.Train {
-		batch = shape.Train
-	}
-	in := SizingInput{
-		Budget:          cfg.MemLimitBytes,
-		Base:            shape.IndptrBytes() + 4*shape.Nodes,
-		Reserve:         kit.ReserveBytes(cfg.MemLimitBytes),
-		Nodes:           shape.Nodes,
-		RowBytes:        shape.RowBytes(),
-		MaxInputs:       batch,
-		MaxGraphBytes:   sampleHeaderSize + 8*batch,
-		Queue:           o.queue,
-		ReaderBytes:     o.trainReaderBytes(),
-		PrepReaderBytes: prepReaderBytes,
-		PartBytes:       shape.RowBytes(),
-		GPURows:         -1,
-		CPURows:         0,
-		MaxCold:         func(int64) int64 { return 0 },
-	}
-	return PlanMemory(in).MinBudget
+	ws := kit.EstimateWorkspace(shape, cfg)
+	seeds := int64(ws.MaxInputs)
+	return kit.MinBudget(func(budget int64) bool {
+		return PlanMemory(SizingInput{
+			Budget:          budget,
+			Base:            ws.BaseBytes + ws.ArenaBytes + ws.StepExtra,
+			Reserve:         kit.ReserveBytes(budget),
+			Nodes:           shape.Nodes,
+			RowBytes:        shape.RowBytes(),
+			MaxInputs:       seeds,
+			MaxGraphBytes:   sampleHeaderSize + 8*seeds,
+			Queue:           o.queue,
+			ReaderBytes:     o.trainReaderBytes(),
+			PrepReaderBytes: prepReaderBytes,
+			PartBytes:       shape.RowBytes(),
+			GPURows:         -1,
+			CPURows:         0,
+			MaxCold:         func(int64) int64 { return 0 },
+		}).Feasible
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"outcore/engine/metrics"
 	"outcore/engine/train"
 )
 
@@ -38,6 +39,10 @@ func init() {
 		MinMemory: MinMemory,
 		New:       func(cfg train.Config) (train.System, error) { return newDiskGNN(cfg) },
 		Order:     50,
+		NestedStages: map[string]string{
+			"load_features_s": metrics.StageExtract, "assemble_s": metrics.StageExtract,
+			"packed_read_s": metrics.StageExtract, "disk_cache_read_s": metrics.StageExtract,
+		},
 		// Offline sampling stores the reference's batches and the pipeline
 		// trains them in order: the defaults are in order.
 		InOrder: map[string]string{},
@@ -174,12 +179,12 @@ func (o options) gpuRows(featureBytes, rowBytes int64) int64 {
 }
 
 // trainReaderBytes is the staging of the storage readers an epoch holds:
-// the graph samples and the packed chunks (sequential), and io_threads
+// the graph samples, the chunks' addresses and packed rows (sequential), and io_threads
 // disk-cache readers unless the disk budget is unlimited (then Algorithm 2
 // picks segments of one sample, which share nothing: there is no disk
 // cache).
 func (o options) trainReaderBytes() int64 {
-	b := int64(2 * seqArena)
+	b := int64(3 * seqArena)
 	if o.diskX != 0 || o.diskBytes != 0 {
 		b += int64(o.ioThreads) * randArena
 	}
