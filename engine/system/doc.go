@@ -10,6 +10,9 @@
 //     Belady changesets and the neighbour cache (Ginex §3–4).
 //   - gnndrive: "gnndrive", asynchronous extraction into a shared feature
 //     buffer (GNNDrive §4, Algorithm 1).
+//   - diskgnn: "diskgnn", offline sampling, the four-level feature store,
+//     segment search, MinHash reordering, batched packing and the
+//     four-stage pipeline (DiskGNN §3–§6, Algorithms 1–2).
 //
 // kit is the toolkit they share (profiling and the memory budget, the
 // sampler pool, off-heap memory, memory maps); all imports every variant

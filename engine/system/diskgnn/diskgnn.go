@@ -1,0 +1,707 @@
+package diskgnn
+
+// "diskgnn": DiskGNN (Liu et al., arXiv:2405.05231), CPU-training variant.
+// Implemented, in the order of a run:
+//
+//   - §3 offline sampling (offline_sampling.go): Prepare samples every
+//     mini-batch of every epoch of the run — the batches the reference
+//     trains — and stores the graph samples on disk, counting accesses.
+//   - §4 four-level feature store (tier_plan.go, sizing.go): device cache
+//     (the most accessed features; held outside the host budget), host
+//     cache (the next ones; what the budget leaves after the pipeline's
+//     buffers), and the disk levels.
+//   - §5.1 segmented disk cache: Algorithm 2 searches the segment size
+//     under option disk_budget (segment_search.go); per segment, the cold
+//     features several of its samples share go to its disk cache, reordered
+//     by MinHash (Algorithm 1, minhash_reorder.go,
+//     segmented_disk_cache.go); every other cold feature is packed into its
+//     sample's chunk, with the interpreted addresses (chunk_format.go).
+//   - §5.2 batched packing (packing.go, layout.go): one sequential sweep of
+//     the feature table fills every chunk and the memory caches.
+//   - §5.3 four-stage pipeline (pipeline.go) with queues of 2 (§6):
+//     ① the feature loader reads a batch's chunk with one sequential
+//     O_DIRECT read and its disk-cache rows with io_threads io_uring
+//     readers (page-merged, feature_loader.go); ② the assembler builds the
+//     batch input from the caches and that partial input (tiers.go);
+//     ③ the graph loader reads the graph sample; ④ the trainer.
+//
+// Prepare's time is the summary's prepare_s, with its stages
+// (offline_sample_s, search_s, segment_s, pack_s, ...); the epoch time
+// holds none of it. Epoch records: tiers gpu, cpu, disk_cache, packed
+// (ep.Lookup: lookups that reached the tier, hits there; packed rows are
+// rows from the device, the disk-cache rows are counted by their row
+// reads); stages sample_s (stage ③ loading the stored graph samples; the
+// sampling itself is prepare's offline_sample_s), extract_s (stages ① and
+// ②, with load_features_s, packed_read_s, disk_cache_read_s and assemble_s
+// inside it), stall_s (trainer waiting); sample and extract worker times;
+// counters packed_bytes_read, address_bytes_read (the chunks' address
+// headers), disk_cache_bytes_read, graph_bytes_read,
+// disk_cache_requests, disk_cache_rows, packed_rows, segments_read
+// (batches that read their segment's disk cache), and the layout's
+// segments, segment_size, disk_cache_entries, search_us and pack_ms
+// (pre-processing, repeated in every epoch for reference).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"outcore/engine/dataset"
+	"outcore/engine/graph"
+	"outcore/engine/metrics"
+	"outcore/engine/nn"
+	"outcore/engine/storage"
+	"outcore/engine/system/kit"
+	"outcore/engine/train"
+	"outcore/internal/osutil"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	randDepth = 64                                       // disk-cache (random) reads in flight per ring
+	randArena = randDepth * storage.DefaultMaxMergeBytes // staging of one random reader
+	seqMerge  = 512 << 10                                // sequential reads: 512 KiB requests
+	seqDepth  = 4                                        // in flight
+	seqArena  = seqDepth * seqMerge                      // staging of one sequential reader
+	syncEvery = 16 << 20                                 // written bytes between flushes in pre-processing
+	// pre-processing reads the feature table and the graph samples
+	prepReaderBytes = 2 * seqArena
+)
+
+type diskGNN struct {
+	cfg train.Config
+	o   options
+
+	scratch  string
+	indptr   []int64
+	dim      int
+	rowBytes int64
+	perEpoch int
+	refs     []SampleRef
+	layout   *Layout
+	plan     TierPlan
+	store    *Store
+	cacheMem kit.OffHeap // host cache, partial inputs (host budget)
+	devMem   kit.OffHeap // device cache, complete inputs (outside the budget)
+	sp       SegmentPlan
+	mp       Plan
+
+	samples, packed, headers, diskc *storage.File
+	sampleR, packedR, headerR       storage.Reader
+	diskR                           []storage.Reader
+	partialBytes                    int64
+	maxGraph                        int64
+
+	searchTime, packTime time.Duration
+	deviate              []string
+}
+
+func newDiskGNN(cfg train.Config) (*diskGNN, error) {
+	o, err := parseOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &diskGNN{cfg: cfg, o: o}, nil
+}
+
+func (d *diskGNN) Name() string { return Name }
+
+func (d *diskGNN) Devices() map[string]string {
+	return map[string]string{"sample": "cpu", "extract": "cpu", "assemble": "cpu", "train": "cpu"}
+}
+
+func (d *diskGNN) Deviations() []string {
+	dev := []string{
+		"training and feature assembling run on the CPU: the GPU cache and the assembled batch inputs (the complete-feature queue) are host memory accounted as device memory outside the host budget, and the assembler copies rows instead of one CUDA kernel with UVA reads of the host cache",
+		"offline sampling samples every epoch of the run (the batches the reference trains, one layout over all of them); the artifact samples one pool of batches and reuses it across epochs",
+		"Algorithm 1 line 11 as the artifact computes it: one MinHash minimum per hash function, signatures compared lexicographically",
+		"the disk caches are filled by the batched sequential sweep through a staging file, window by window (the artifact gathers them with random O_DIRECT row reads; the paper does not say)",
+		"the four pipeline stages and the io_uring readers are goroutines (the paper: threads, OpenMP for the 4 io_uring threads)",
+	}
+	if d.o.diskX > 0 {
+		dev = append(dev, fmt.Sprintf("disk_budget %s is %g × the feature table per epoch of samples (the run holds one layout for %d epochs)", d.o.diskBudget, d.o.diskX, d.cfg.Epochs))
+	}
+	if !d.o.pipeline {
+		dev = append(dev, "pipeline=false: the four stages run one after the other (Table 5's sequential baseline)")
+	}
+	if d.o.queue != 2 {
+		dev = append(dev, fmt.Sprintf("pipeline queues hold %d batches (§6: 2)", d.o.queue))
+	}
+	if d.o.ioThreads != 4 {
+		dev = append(dev, fmt.Sprintf("%d io_uring threads read the disk cache (§6: 4)", d.o.ioThreads))
+	}
+	if d.o.hashes != 2 {
+		dev = append(dev, fmt.Sprintf("MinHash reordering with %d hash functions (§5.1: 2)", d.o.hashes))
+	}
+	return append(dev, d.deviate...)
+}
+
+func dataDirOf(datasetDir string) string { return filepath.Dir(filepath.Dir(datasetDir)) }
+
+// freeDisk is the space left on the file system holding dir.
+func freeDisk(dir string) int64 {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return math.MaxInt64
+	}
+	return int64(st.Bavail) * int64(st.Bsize)
+}
+
+func (d *diskGNN) storageOpts(env *train.Env, random bool) storage.Options {
+	o := env.Storage
+	if o.Backend == storage.BackendAuto {
+		if random {
+			o.Backend = storage.BackendUring
+		} else {
+			o.Backend = storage.BackendPread
+		}
+	}
+	if random {
+		o.QueueDepth, o.BlockSize = randDepth, d.o.blockSize
+	} else {
+		o.QueueDepth, o.MaxMergeBytes, o.Workers = seqDepth, seqMerge, 2
+	}
+	return o
+}
+
+func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
+	ds := env.Dataset
+	if env.Storage.Backend != storage.BackendAuto {
+		d.deviate = append(d.deviate, fmt.Sprintf("every read goes through the %s backend (--io) instead of pread for chunks and io_uring for the disk cache", env.Storage.Backend))
+	}
+	if int64(len(env.Train)) > math.MaxInt32 || ds.Nodes() > math.MaxInt32 {
+		return fmt.Errorf("diskgnn: %d nodes exceed the int32 address tables", ds.Nodes())
+	}
+	budget := kit.NewBudget(env)
+	d.indptr = ds.Indptr
+	d.dim = ds.Meta.FeatureDim
+	d.rowBytes = ds.RowBytes()
+	d.perEpoch = env.NumBatches()
+	nodes := ds.Nodes()
+	var err error
+	if d.scratch, err = os.MkdirTemp(dataDirOf(ds.Dir), fmt.Sprintf("diskgnn-run-%d-", os.Getpid())); err != nil {
+		return fmt.Errorf("diskgnn: scratch directory: %w", err)
+	}
+
+	// Profiling of one training step (the model step outside the budget).
+	t0 := time.Now()
+	topo, closeTopo, err := env.Topology("mmap")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if closeTopo != nil {
+			closeTopo()
+		}
+	}()
+	ws, err := budget.Profile(ctx, topo, d.o.profile)
+	if err != nil {
+		return err
+	}
+	env.PrepareStage("profile_s", time.Since(t0))
+
+	// §3: offline sampling of every batch of the run.
+	t1 := time.Now()
+	n := d.cfg.Epochs * d.perEpoch
+	w, err := CreateSampleWriter(filepath.Join(d.scratch, "samples.bin"), n, syncEvery)
+	if err != nil {
+		return err
+	}
+	counts := make([]int32, nodes)
+	proto, err := env.NewSampler(topo)
+	if err != nil {
+		return err
+	}
+	ost, err := OfflineSample(ctx, proto, d.cfg.Epochs, d.perEpoch, env.EpochBatches, d.o.samplers, w, counts,
+		func(done, total int) { env.Progress(0, done, total, "prepare") })
+	refs, written, cerr := w.Close()
+	if err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	d.refs = refs
+	proto = nil
+	closeTopo()
+	closeTopo = nil
+	osutil.DropFileCache(ds.Path(dataset.IndicesFile))
+	osutil.DropFileCache(filepath.Join(d.scratch, "samples.bin"))
+	env.PrepareStage("offline_sample_s", time.Since(t1))
+	env.Logf("diskgnn: offline sampling: %d samples (%d epochs × %d), %d input nodes in all (largest sample %d), %d MiB of graph samples; sampling %.1fs busy over %d workers",
+		n, d.cfg.Epochs, d.perEpoch, ost.Accesses, ost.MaxInputs, written>>20, ost.SampleBusy.Seconds(), d.o.samplers)
+	so := d.storageOpts(env, false)
+	so.Kind = metrics.FileTopology // graph samples: the batches' blocks
+	if d.samples, err = storage.OpenFile(filepath.Join(d.scratch, "samples.bin"), so); err != nil {
+		return fmt.Errorf("diskgnn: open graph samples: %w", err)
+	}
+	if d.sampleR, err = d.samples.NewReader(); err != nil {
+		return err
+	}
+	var inBuf []byte
+	inputs := func(ctx context.Context, g int, ids []int64) ([]int64, error) {
+		ref := d.refs[g]
+		inBuf = growSlice(inBuf, int(ref.InputsLen()))
+		if err := d.sampleR.ReadRange(ctx, ref.Off, inBuf); err != nil {
+			return ids, fmt.Errorf("diskgnn: read sample %d: %w", g, err)
+		}
+		return DecodeInputs(inBuf, nodes, ids)
+	}
+
+	// §4: the memory plan from the access counts.
+	t2 := time.Now()
+	order := PopularityOrder(counts)
+	rp := NewRankProfile(order, nodes, n, 1024)
+	var ids []int64
+	for g := 0; g < n; g++ {
+		if ids, err = inputs(ctx, g, ids); err != nil {
+			return err
+		}
+		rp.Add(g, ids)
+	}
+	rp.Release()
+	order = nil
+	env.PrepareStage("rank_s", time.Since(t2))
+	var accessed int64
+	for _, c := range counts {
+		if c > 0 {
+			accessed++
+		}
+	}
+	base := ws.BaseBytes + ws.ArenaBytes + ws.StepExtra
+	part := d.o.partition
+	if part == 0 {
+		// the artifact's 8 partitions, each a small share of the budget
+		// (pre-processing's peak must not shrink the caches)
+		part = ds.FeatureBytes() / 8
+		if env.MemBudget > 0 {
+			part = min(part, env.MemBudget/32)
+		}
+	}
+	partRows := max(1, part/d.rowBytes)
+	in := SizingInput{
+		Budget: env.MemBudget, Base: base, Reserve: kit.ReserveBytes(env.MemBudget), Nodes: nodes, RowBytes: d.rowBytes,
+		Accessed: accessed, MaxInputs: int64(ost.MaxInputs), MaxGraphBytes: ost.MaxBytes,
+		Queue: d.o.queue, ReaderBytes: d.o.trainReaderBytes(), PrepReaderBytes: prepReaderBytes,
+		PartBytes: partRows * d.rowBytes, IDQuota: idQuota(env.MemBudget),
+		GPURows: d.o.gpuRows(ds.FeatureBytes(), d.rowBytes), CPURows: -1, MaxCold: rp.MaxCold,
+	}
+	if d.o.cpuBytes >= 0 {
+		in.CPURows = d.o.cpuBytes / d.rowBytes
+	}
+	if env.MemBudget <= 0 {
+		in.Reserve = 0
+	}
+	d.mp = PlanMemory(in)
+	if !d.mp.Feasible {
+		return fmt.Errorf("diskgnn: the memory budget (%d MiB) cannot hold the pipeline and pre-processing: the least budget that fits is %d MiB (base %d MiB, reserve %d MiB, %s)",
+			env.MemBudget>>20, d.mp.MinBudget>>20, base>>20, in.Reserve>>20, d.mp)
+	}
+	if d.plan, err = PlanTiers(counts, d.mp.GPURows, d.mp.CPURows); err != nil {
+		return err
+	}
+	counts = nil
+	env.Logf("diskgnn: memory plan: %s; %d nodes accessed; the caches hold %d (%.1f%%)", d.mp, accessed, d.plan.Cached(), 100*float64(d.plan.Cached())/float64(nodes))
+	outside := ws.DeviceBytes + d.mp.Device
+	if env.MemBudget > 0 {
+		if err := budget.HoldOutside(d.mp.Device); err != nil {
+			return err
+		}
+		env.Deviate("the GPU cache (%d rows, %d MiB) and %d assembled batch inputs (up to %d MiB each) are held outside the %d MiB host budget as the GPU memory they are in the paper; with the model step the memory limit is %d MiB",
+			len(d.plan.GPU), (int64(len(d.plan.GPU))*d.rowBytes)>>20, d.mp.Buffers, d.mp.InputBytes>>20, env.MemBudget>>20, (env.MemBudget+outside)>>20)
+	}
+
+	// §5.1 Algorithm 2 under the disk budget.
+	t3 := time.Now()
+	budgetRows := d.o.diskBudgetRows(ds.FeatureBytes(), d.rowBytes, d.cfg.Epochs)
+	var cold []int32
+	coldOf := func(i int) ([]int32, error) {
+		var err error
+		if ids, err = inputs(ctx, i, ids); err != nil {
+			return nil, err
+		}
+		cold = ColdInputs(ids, d.plan.Slot, cold)
+		return cold, nil
+	}
+	if d.sp, err = SearchSegmentSize(n, int(nodes), budgetRows, coldOf); err != nil {
+		return err
+	}
+	if free := freeDisk(d.scratch) - 2<<30; d.sp.EstimatedRows > free/d.rowBytes {
+		// The disk cannot hold what the budget allows: search again under
+		// the space left (2 GiB kept free).
+		budgetRows = max(0, free/d.rowBytes)
+		if d.sp, err = SearchSegmentSize(n, int(nodes), budgetRows, coldOf); err != nil {
+			return err
+		}
+		env.Deviate("disk_budget %s exceeds the free disk space: the segment search ran under %d MiB", d.o.diskBudget, (budgetRows*d.rowBytes)>>20)
+	}
+	if !d.sp.Fits {
+		return fmt.Errorf("diskgnn: disk_budget %s (%d MiB) is below the least the layout needs, one segment of all %d samples: %d MiB (every cold row stored once)",
+			d.o.diskBudget, (budgetRows*d.rowBytes)>>20, n, (d.sp.EstimatedRows*d.rowBytes)>>20)
+	}
+	d.searchTime = time.Since(t3)
+	env.PrepareStage("search_s", d.searchTime)
+	env.Logf("diskgnn: segment search (Algorithm 2): segment size %d of %d samples, %d disk-cache entries per segment, %d MiB estimated on disk (budget %s)",
+		d.sp.Size, n, d.sp.DiskEntries, (d.sp.EstimatedRows*d.rowBytes)>>20, d.o.diskBudget)
+
+	// The memory tiers and the disk levels (§5.1–§5.2).
+	gpu, err := d.devMem.Float32s(len(d.plan.GPU) * d.dim)
+	if err != nil {
+		return fmt.Errorf("diskgnn: gpu cache: %w", err)
+	}
+	cpu, err := d.cacheMem.Float32s(len(d.plan.CPU) * d.dim)
+	if err != nil {
+		return fmt.Errorf("diskgnn: cpu cache: %w", err)
+	}
+	if d.store, err = NewStore(&d.plan, d.dim, gpu, cpu); err != nil {
+		return err
+	}
+	if err := d.buildLayout(ctx, env, n, partRows, inputs); err != nil {
+		return err
+	}
+	cold, ids, inBuf = nil, nil, nil
+	d.plan.Slot = nil // the chunk headers hold the addresses
+	runtime.GC()
+	debug.FreeOSMemory()
+
+	// The epoch's readers.
+	t6 := time.Now()
+	if err := d.openStore(env); err != nil {
+		return err
+	}
+	env.PrepareStage("open_s", time.Since(t6))
+	budget.LimitGo(int64(len(d.plan.CPU))*d.rowBytes+int64(d.mp.Buffers)*(d.partialBytes+d.maxGraph), 0, d.mp.HeapNeed)
+	return nil
+}
+
+// idQuota is the memory for packed node ids between packing sweeps.
+func idQuota(budget int64) int64 {
+	if budget <= 0 {
+		return 1 << 30
+	}
+	return max(budget/64, 4<<20)
+}
+
+// buildLayout writes the disk levels and fills the memory caches.
+func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRows int64, inputs func(context.Context, int, []int64) ([]int64, error)) error {
+	ds := env.Dataset
+	feats, err := storage.OpenFile(ds.Path(dataset.FeaturesFile), d.storageOpts(env, false))
+	if err != nil {
+		return fmt.Errorf("diskgnn: open features: %w", err)
+	}
+	defer feats.Close()
+	fr, err := feats.NewReader()
+	if err != nil {
+		return err
+	}
+	defer fr.Close()
+	var files []*os.File
+	create := func(name string) (*os.File, error) {
+		f, err := os.Create(filepath.Join(d.scratch, name))
+		if err != nil {
+			return nil, fmt.Errorf("diskgnn: %w", err)
+		}
+		files = append(files, f)
+		return f, nil
+	}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+		os.Remove(filepath.Join(d.scratch, "disk_cache.stage"))
+	}()
+	packed, err := create("packed.bin")
+	if err != nil {
+		return err
+	}
+	disk, err := create("disk_cache.bin")
+	if err != nil {
+		return err
+	}
+	stage, err := create("disk_cache.stage")
+	if err != nil {
+		return err
+	}
+	headers, err := create("chunk_addresses.bin")
+	if err != nil {
+		return err
+	}
+	rb := d.rowBytes
+	lio := LayoutIO{
+		Inputs:    inputs,
+		ReadRange: fr.ReadRange,
+		Packed:    packed, Headers: headers, DiskCache: disk, Stage: stage,
+		Sync: func() error {
+			for _, f := range files {
+				if err := syncDrop(f); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		OnPartition: func(lo int64, rows []byte) error {
+			for k := int64(0); k < int64(len(rows))/rb; k++ {
+				if s := d.plan.Slot[lo+k]; s >= 0 {
+					d.store.Fill(s, floatsOf(rows[k*rb:(k+1)*rb]))
+				}
+			}
+			return nil
+		},
+	}
+	cfg := LayoutConfig{Nodes: ds.Nodes(), RowBytes: rb, Samples: n, Plan: &d.plan, Segment: d.sp,
+		Hashes: d.o.hashes, Seed: uint64(d.cfg.Seed), PartRows: partRows, IDQuota: idQuota(env.MemBudget), SyncEvery: syncEvery,
+		Progress: func(done, total int) { env.Progress(0, done, total, "prepare") }}
+	t0 := time.Now()
+	l, err := BuildLayout(ctx, cfg, lio)
+	if err != nil {
+		return err
+	}
+	d.layout = l
+	d.packTime = time.Since(t0)
+	st := l.Stats
+	env.PrepareStage("segment_s", st.SegmentTime)
+	env.PrepareStage("disk_cache_s", st.DiskCacheTime)
+	env.PrepareStage("classify_s", st.ClassifyTime)
+	env.PrepareStage("pack_s", st.Pack.ReadTime+st.Pack.DispatchTime+st.Pack.WriteTime)
+	env.PrepareStage("pack_read_s", st.Pack.ReadTime)
+	fb := ds.FeatureBytes()
+	env.Logf("diskgnn: layout: %d segments, %d disk-cache rows (%d MiB), %d packed rows (packed file %d MiB, address file %d MiB); disk caches and packed rows %.2f× the feature table (%.2f× per epoch); %d packing sweeps of %d partitions (%d MiB read, %d MiB written)",
+		st.Segments, st.DiskCacheRows, st.DiskCacheBytes>>20, st.PackedRows, st.PackedBytes>>20, st.HeaderBytes>>20,
+		float64(st.DiskCacheBytes+st.PackedBytes)/float64(fb), float64(st.DiskCacheBytes+st.PackedBytes)/float64(fb)/float64(d.cfg.Epochs),
+		st.Sweeps, st.Pack.Partitions, st.Pack.BytesRead>>20, st.Pack.BytesWritten>>20)
+	return nil
+}
+
+// syncDrop flushes f and drops its clean pages from the page cache: the
+// files are read back with O_DIRECT, and clean pages left behind would be
+// charged to the run until reclaimed.
+func syncDrop(f *os.File) error {
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	return nil
+}
+
+// openStore opens the packed and disk-cache files for the epochs and
+// sizes the partial inputs.
+func (d *diskGNN) openStore(env *train.Env) error {
+	var err error
+	po := d.storageOpts(env, false)
+	po.Kind = metrics.FileFeatures // copies of feature rows (and their addresses)
+	if d.packed, err = storage.OpenFile(filepath.Join(d.scratch, "packed.bin"), po); err != nil {
+		return fmt.Errorf("diskgnn: open packed chunks: %w", err)
+	}
+	if d.packedR, err = d.packed.NewReader(); err != nil {
+		return err
+	}
+	ho := d.storageOpts(env, false)
+	ho.Kind = metrics.FileOther // the interpreted addresses
+	if d.headers, err = storage.OpenFile(filepath.Join(d.scratch, "chunk_addresses.bin"), ho); err != nil {
+		return fmt.Errorf("diskgnn: open chunk addresses: %w", err)
+	}
+	if d.headerR, err = d.headers.NewReader(); err != nil {
+		return err
+	}
+	if d.layout.Stats.DiskCacheRows > 0 {
+		o := d.storageOpts(env, true)
+		o.RowBytes = d.rowBytes
+		o.Kind = metrics.FileFeatures
+		if d.diskc, err = storage.OpenFile(filepath.Join(d.scratch, "disk_cache.bin"), o); err != nil {
+			return fmt.Errorf("diskgnn: open disk cache: %w", err)
+		}
+		for i := 0; i < d.o.ioThreads; i++ {
+			r, err := d.diskc.NewReader()
+			if err != nil {
+				return err
+			}
+			d.diskR = append(d.diskR, r)
+		}
+	}
+	for _, c := range d.layout.Chunks {
+		d.partialBytes = max(d.partialBytes, partialBytes(c, d.rowBytes))
+	}
+	for _, r := range d.refs {
+		d.maxGraph = max(d.maxGraph, r.Len)
+	}
+	return nil
+}
+
+// graphBuf is one graph sample in the pipeline.
+type graphBuf struct {
+	raw []byte
+	mb  graph.MiniBatch
+}
+
+func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {
+	first := epoch * d.perEpoch
+	if first+d.perEpoch > len(d.refs) {
+		return fmt.Errorf("diskgnn: epoch %d was not sampled offline (the run sampled %d epochs)", epoch, len(d.refs)/d.perEpoch)
+	}
+	ep.BatchStarted()
+	fl := &featureLoader{layout: d.layout, headers: d.headerR, packed: d.packedR, disk: d.diskR, rowBytes: d.rowBytes, slots: int32(d.plan.Cached()), ep: ep}
+	var st0, sd0, sg0, sh0 storage.Stats
+	st0, sg0, sh0 = d.packed.Stats(), d.samples.Stats(), d.headers.Stats()
+	if d.diskc != nil {
+		sd0 = d.diskc.Stats()
+	}
+	var partialMem, inputMem, graphMem kit.OffHeap
+	defer partialMem.Free()
+	defer inputMem.Free()
+	defer graphMem.Free()
+	var allocP, allocX, allocG error // set by NewP (loader), NewX (assembler), NewG (graph loader)
+	nb := d.perEpoch
+	hasGPU, hasDisk := len(d.plan.GPU) > 0, d.layout.Stats.DiskCacheRows > 0
+	stages := Stages[partial, nn.Tensor, graphBuf]{
+		LoadFeatures: func(ctx context.Context, i int, p *partial) error {
+			if p.buf == nil {
+				return allocP
+			}
+			w := ep.StartWorker(metrics.WorkExtract)
+			t0 := time.Now()
+			err := fl.load(ctx, first+i, p)
+			ep.Add(metrics.StageExtract, time.Since(t0))
+			ep.Add("load_features_s", time.Since(t0))
+			w.Stop()
+			return err
+		},
+		Assemble: func(ctx context.Context, i int, p *partial, x *nn.Tensor) error {
+			if x.Data == nil {
+				return allocX
+			}
+			w := ep.StartWorker(metrics.WorkExtract)
+			t0 := time.Now()
+			x.Resize(int(p.h.Inputs), d.dim)
+			th, err := d.store.Assemble(&p.h, p.packed, p.disk, x.Data)
+			ep.Add(metrics.StageExtract, time.Since(t0))
+			ep.Add("assemble_s", time.Since(t0))
+			w.Stop()
+			if err != nil {
+				return err
+			}
+			// The four levels in lookup order; nothing is read from
+			// features.bin (no "device" rows): the disk levels are the
+			// chunks and disk caches, counted as rows from the device.
+			tiers := make([]metrics.TierRows, 0, 4)
+			if hasGPU {
+				tiers = append(tiers, metrics.TierRows{Tier: metrics.TierGPU, Rows: th.GPU})
+			}
+			tiers = append(tiers, metrics.TierRows{Tier: metrics.TierCPU, Rows: th.CPU})
+			if hasDisk {
+				tiers = append(tiers, metrics.TierRows{Tier: metrics.TierDiskCache, Rows: th.Disk})
+			}
+			tiers = append(tiers, metrics.TierRows{Tier: metrics.TierPacked, Rows: th.Packed})
+			ep.Lookup(int64(p.h.Inputs), d.rowBytes, 0, tiers...)
+			ep.AddRowsFromDevice(th.Packed) // read as byte ranges of the chunk; disk-cache rows are counted by their row reads
+			return nil
+		},
+		LoadGraph: func(ctx context.Context, i int, g *graphBuf) error {
+			// The graph sample was drawn offline (prepare_s); this is the
+			// epoch's sampling stage: loading it (stage ③).
+			w := ep.StartWorker(metrics.WorkSample)
+			t0 := time.Now()
+			defer func() { ep.Add(metrics.StageSample, time.Since(t0)); w.Stop() }()
+			ref := d.refs[first+i]
+			if int64(len(g.raw)) < ref.Len {
+				if allocG != nil {
+					return allocG
+				}
+				return fmt.Errorf("diskgnn: graph sample %d of %d bytes, buffer %d", first+i, ref.Len, len(g.raw))
+			}
+			raw := g.raw[:ref.Len]
+			if err := d.sampleR.ReadRange(ctx, ref.Off, raw); err != nil {
+				return fmt.Errorf("diskgnn: read graph sample %d: %w", first+i, err)
+			}
+			if err := DecodeSampleView(raw, d.indptr, &g.mb); err != nil {
+				return fmt.Errorf("diskgnn: graph sample %d: %w", first+i, err)
+			}
+			if g.mb.Epoch != epoch || g.mb.Index != i {
+				return fmt.Errorf("diskgnn: graph sample %d holds epoch %d batch %d, want epoch %d batch %d", first+i, g.mb.Epoch, g.mb.Index, epoch, i)
+			}
+			return nil
+		},
+		Train: func(ctx context.Context, i int, g *graphBuf, x *nn.Tensor) error {
+			if x.Rows != len(g.mb.InputNodes) {
+				return fmt.Errorf("diskgnn: batch %d: input of %d rows for %d input nodes", i, x.Rows, len(g.mb.InputNodes))
+			}
+			_, err := env.TrainStep(ep, &g.mb, x)
+			return err
+		},
+		NewP: func() *partial {
+			b, err := partialMem.Bytes(int(d.partialBytes))
+			if err != nil {
+				allocP = fmt.Errorf("diskgnn: partial input: %w", err)
+			}
+			return &partial{buf: b}
+		},
+		NewX: func() *nn.Tensor {
+			x, err := inputMem.Float32s(int(d.layout.MaxInputs) * d.dim)
+			if err != nil {
+				allocX = fmt.Errorf("diskgnn: batch input: %w", err)
+			}
+			return &nn.Tensor{Data: x[:0]}
+		},
+		NewG: func() *graphBuf {
+			b, err := graphMem.Bytes(int(d.maxGraph))
+			if err != nil {
+				allocG = fmt.Errorf("diskgnn: graph sample buffer: %w", err)
+			}
+			return &graphBuf{raw: b}
+		},
+		Wait: func(w time.Duration) { ep.Add(metrics.StageStall, w) },
+	}
+	_, err := RunPipeline(ctx, nb, d.o.queue, !d.o.pipeline, stages)
+	st1, sg1, sh1 := d.packed.Stats(), d.samples.Stats(), d.headers.Stats()
+	ep.Count("packed_bytes_read", st1.BytesRead-st0.BytesRead)
+	ep.Count("address_bytes_read", sh1.BytesRead-sh0.BytesRead)
+	ep.Count("graph_bytes_read", sg1.BytesRead-sg0.BytesRead)
+	if d.diskc != nil {
+		sd1 := d.diskc.Stats()
+		ep.Count("disk_cache_bytes_read", sd1.BytesRead-sd0.BytesRead)
+		ep.Count("disk_cache_requests", sd1.Requests-sd0.Requests)
+	}
+	ep.Count("disk_cache_rows", fl.diskRows.Load())
+	ep.Count("packed_rows", fl.packedRows.Load())
+	ep.Count("segments_read", fl.segmentsRead.Load())
+	ep.Count("segments", int64(d.layout.Stats.Segments))
+	ep.Count("segment_size", int64(d.sp.Size))
+	ep.Count("disk_cache_entries", d.sp.DiskEntries)
+	ep.Count("search_us", d.searchTime.Microseconds())
+	ep.Count("pack_ms", d.packTime.Milliseconds())
+	return err
+}
+
+func (d *diskGNN) Close() error {
+	var errs []error
+	for _, r := range d.diskR {
+		errs = append(errs, r.Close())
+	}
+	for _, r := range []storage.Reader{d.packedR, d.headerR, d.sampleR} {
+		if r != nil {
+			errs = append(errs, r.Close())
+		}
+	}
+	for _, f := range []*storage.File{d.diskc, d.packed, d.headers, d.samples} {
+		if f != nil {
+			errs = append(errs, f.Close())
+		}
+	}
+	d.store = nil
+	errs = append(errs, d.cacheMem.Free(), d.devMem.Free())
+	if d.scratch != "" && !d.o.keepFiles {
+		errs = append(errs, os.RemoveAll(d.scratch))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close diskgnn: %w", err)
+	}
+	return nil
+}
+
+var _ train.Describer = (*diskGNN)(nil)

@@ -1,0 +1,189 @@
+package diskgnn
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"outcore/engine/metrics"
+	"outcore/engine/system/systest"
+	"outcore/engine/train"
+)
+
+func TestMain(m *testing.M) { systest.Main(m) }
+
+// smallTiers makes every level of the store serve some rows on the test
+// dataset (4,000 nodes of 128 B): a 16 KiB device cache, a 32 KiB host
+// cache, and a disk budget of one feature table per epoch, which the
+// packed chunks alone would exceed.
+var smallTiers = map[string]string{"gpu_cache": "16KiB", "cpu_cache": "32KiB", "disk_budget": "1x", "io_threads": "3"}
+
+// TestFourTiersTrainTheReferenceModel: with all four levels in use the
+// variant trains the reference's batches with the reference's feature
+// rows (equal losses, bit for bit), and its records carry every tier and
+// counter; the sequential mode (Table 5's baseline) trains the same model.
+func TestFourTiersTrainTheReferenceModel(t *testing.T) {
+	ref := systest.Run(t, systest.Config(t, train.ReferenceName, nil))
+	r := systest.Run(t, systest.Config(t, Name, smallTiers))
+	if got, want := r.Losses(), ref.Losses(); !slices.Equal(got, want) {
+		t.Fatalf("losses %v, reference %v", got, want)
+	}
+	for i, e := range r.Epochs {
+		if e.BytesNeeded != ref.Epochs[i].BytesNeeded {
+			t.Fatalf("epoch %d: bytes needed %d, reference %d", i, e.BytesNeeded, ref.Epochs[i].BytesNeeded)
+		}
+		g, c, dc, p := e.Tiers[metrics.TierGPU], e.Tiers[metrics.TierCPU], e.Tiers[metrics.TierDiskCache], e.Tiers[metrics.TierPacked]
+		if g.Hits == 0 || c.Hits == 0 || dc.Hits == 0 || p.Hits == 0 {
+			t.Fatalf("epoch %d: a tier served nothing: %+v", i, e.Tiers)
+		}
+		if g.Lookups*128 != e.BytesNeeded || c.Lookups != g.Lookups-g.Hits || dc.Lookups != c.Lookups-c.Hits || p.Lookups != dc.Lookups-dc.Hits {
+			t.Fatalf("epoch %d: tiers do not nest: %+v", i, e.Tiers)
+		}
+		if e.Counters["disk_cache_rows"] != dc.Hits || e.Counters["packed_rows"] != p.Hits {
+			t.Fatalf("epoch %d: counters %v against tiers %+v", i, e.Counters, e.Tiers)
+		}
+		for _, k := range []string{"packed_bytes_read", "disk_cache_bytes_read", "disk_cache_requests", "graph_bytes_read", "segments_read", "segments", "segment_size"} {
+			if e.Counters[k] <= 0 {
+				t.Errorf("epoch %d: counter %s = %d", i, k, e.Counters[k])
+			}
+		}
+		// the device reads cover the rows (whole pages)
+		if e.Counters["packed_bytes_read"] < p.Hits*128 || e.Counters["disk_cache_bytes_read"] < dc.Hits*128 {
+			t.Errorf("epoch %d: bytes read %v for %d packed rows", i, e.Counters, p.Hits)
+		}
+		for _, s := range []string{"assemble_s", "load_features_s", "packed_read_s", "disk_cache_read_s"} {
+			if _, ok := e.Stages[s]; !ok {
+				t.Errorf("epoch %d: stage %s missing", i, s)
+			}
+		}
+		// stage ③ (loading the stored samples) is the epoch's sampling
+		if e.SampleS <= 0 || e.SampleBusyS+e.SampleWaitS <= 0 || e.ExtractBusyS+e.ExtractWaitS <= 0 {
+			t.Errorf("epoch %d: sample_s %v (busy %v wait %v), extract busy %v wait %v", i, e.SampleS, e.SampleBusyS, e.SampleWaitS, e.ExtractBusyS, e.ExtractWaitS)
+		}
+		// the disk levels' rows are read whole pages at a time: amplification
+		// at least 1, by DESIGN §5's formula
+		if e.FeatureBytesRead < e.RowsFromDevice*128 || e.ReadAmplification < 1 {
+			t.Errorf("epoch %d: %d feature bytes for %d rows from the device (amplification %v)", i, e.FeatureBytesRead, e.RowsFromDevice, e.ReadAmplification)
+		}
+		// nothing from features.bin: the disk levels are the device reads
+		if _, ok := e.Tiers[metrics.TierDevice]; ok || e.RowsFromDevice != dc.Hits+p.Hits {
+			t.Errorf("epoch %d: rows from the device %d, disk-cache and packed rows %d; tiers %+v", i, e.RowsFromDevice, dc.Hits+p.Hits, e.Tiers)
+		}
+	}
+	for _, s := range []string{"offline_sample_s", "search_s", "segment_s", "pack_s", "classify_s"} {
+		if _, ok := r.Summary.PrepareStages[s]; !ok {
+			t.Errorf("prepare stage %s missing: %v", s, r.Summary.PrepareStages)
+		}
+	}
+	if r.Summary.PrepareS <= 0 {
+		t.Fatal("no prepare time")
+	}
+	seq := systest.Run(t, systest.Config(t, Name, merge(smallTiers, map[string]string{"pipeline": "false"})))
+	if got, want := seq.Losses(), ref.Losses(); !slices.Equal(got, want) {
+		t.Fatalf("sequential: losses %v, reference %v", got, want)
+	}
+	d, _ := systest.DataDir()
+	if left, _ := filepath.Glob(filepath.Join(d, "diskgnn-run-*")); len(left) > 0 {
+		t.Fatalf("files left behind: %v", left)
+	}
+}
+
+func merge(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// TestUnlimitedDiskPacksEverything: without a disk budget every cold row
+// is packed (no disk cache), the paper's default configuration.
+func TestUnlimitedDiskPacksEverything(t *testing.T) {
+	cfg := systest.Config(t, Name, map[string]string{"gpu_cache": "0", "cpu_cache": "64KiB"})
+	cfg.Epochs = 1
+	r := systest.Run(t, cfg)
+	e := r.Epochs[0]
+	if _, ok := e.Tiers[metrics.TierDiskCache]; ok || e.Tiers[metrics.TierPacked].Hits == 0 || e.Counters["segment_size"] != 1 {
+		t.Fatalf("tiers %+v, counters %v", e.Tiers, e.Counters)
+	}
+	if _, ok := e.Tiers[metrics.TierGPU]; ok {
+		t.Fatalf("gpu_cache 0 reports a gpu tier: %+v", e.Tiers)
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	for _, opts := range []map[string]string{
+		{"disk_budget": "lots"}, {"disk_budget": "-2x"}, {"disk_budget": "0"},
+		{"gpu_cache": "half"}, {"gpu_cache": "120%"},
+		{"io_threads": "0"}, {"pipeline_queue": "0"}, {"hashes": "0"}, {"block_size": "1000"},
+	} {
+		cfg := systest.Config(t, Name, opts)
+		if err := cfg.Validate(); err == nil {
+			if _, err := newDiskGNN(cfg); !errors.Is(err, train.ErrConfig) {
+				t.Errorf("options %v accepted (%v)", opts, err)
+			}
+		}
+	}
+}
+
+// TestBudgetTooSmallNamesTheLeast: a budget that cannot hold the pipeline
+// is refused before training, naming the least budget that fits.
+func TestBudgetTooSmallNamesTheLeast(t *testing.T) {
+	for _, c := range []struct {
+		limit, says string
+		opts        map[string]string
+	}{
+		{"1MiB", "needs to start", nil}, // MinMemory, checked by the run before any work
+		// the plan, after offline sampling: 1002 partial inputs of every cold
+		// row do not fit
+		{"80MiB", "the least budget that fits is", map[string]string{"pipeline_queue": "1000", "gpu_cache": "0", "cpu_cache": "0"}},
+	} {
+		cfg := systest.Config(t, Name, c.opts)
+		cfg.MemLimit = c.limit
+		var out bytes.Buffer
+		_, err := train.Run(context.Background(), cfg, &out, nil)
+		if err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Fatalf("limit %s: error %v, want %q", c.limit, err, c.says)
+		}
+		r, _ := systest.Parse(out.Bytes())
+		if len(r.Epochs) != 0 {
+			t.Fatalf("limit %s: trained %d epochs under an impossible budget", c.limit, len(r.Epochs))
+		}
+		d, _ := systest.DataDir()
+		if left, _ := filepath.Glob(filepath.Join(d, "diskgnn-run-*")); len(left) > 0 {
+			t.Fatalf("limit %s: files left behind: %v", c.limit, left)
+		}
+	}
+}
+
+// FuzzParseOptions: any disk_budget or gpu_cache string is accepted with
+// sane sizes or refused as a configuration error, never a panic.
+func FuzzParseOptions(f *testing.F) {
+	for _, s := range []string{"unlimited", "2x", "0.5x", "20GiB", "10%", "auto", "0", "-1x", "1e400x", "1e300x", "x"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, disk, gpu string) {
+		cfg := train.DefaultConfig()
+		cfg.Options = map[string]string{"disk_budget": disk, "gpu_cache": gpu}
+		o, err := parseOptions(cfg)
+		if err != nil {
+			if !errors.Is(err, train.ErrConfig) {
+				t.Fatalf("error %v is not a configuration error", err)
+			}
+			return
+		}
+		if r := o.diskBudgetRows(1<<30, 512, 3); r < 0 {
+			t.Fatalf("disk_budget %q: %d rows", disk, r)
+		}
+		if r := o.gpuRows(1<<30, 512); r < -1 {
+			t.Fatalf("gpu_cache %q: %d rows", gpu, r)
+		}
+	})
+}

@@ -1,0 +1,28 @@
+// Package diskgnn holds the mechanisms of DiskGNN (Liu et al., "DiskGNN:
+// Bridging I/O Efficiency and Model Accuracy for Out-of-Core GNN Training",
+// arXiv:2405.05231), one file per mechanism, each citing the sections it
+// implements:
+//
+//   - offline_sampling.go: sample every mini-batch of the run before
+//     training and store the graph samples on disk (§3, §4).
+//   - graph_samples.go: the on-disk format of those graph samples.
+//   - tier_plan.go: the four-level feature store's placement by access
+//     frequency: device ("GPU") cache, host cache, and what is left for the
+//     disk (§4).
+//   - segment_search.go: Algorithm 2, the 1-D approximate search for the
+//     segment size under the disk budget (§5.1).
+//   - minhash_reorder.go: Algorithm 1, MinHash reordering of a segment's
+//     disk cache (§5.1).
+//   - segmented_disk_cache.go: per-segment disk caches of the nodes a
+//     segment's batches share, and each batch's interpreted addresses
+//     (§5.1, §6 "Feature assembling").
+//   - chunk_format.go: a batch's chunk on disk: its address header and its
+//     packed features (§4 "Packed feature chunk", §6).
+//   - packing.go: batched sequential packing (§5.2).
+//   - tiers.go: the four-level store at training time and the feature
+//     assembler (§4 "Feature assembling", Fig. 3).
+//   - pipeline.go: the four-stage training pipeline with its two dependency
+//     paths and queues of 2 (§5.3, §6).
+//
+// Code comments cite docs/ARCHITECTURE.md for the engine's contracts.
+package diskgnn

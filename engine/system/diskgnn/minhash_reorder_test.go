@@ -1,0 +1,104 @@
+package diskgnn
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestMinHashFig4 is Fig. 4's example: pages of two rows; batches that
+// read {0,2}, {4,6}, {1,3}, {5,7}. In id order each batch touches two
+// pages; after reordering, nodes read by the same batch share a page.
+func TestMinHashFig4(t *testing.T) {
+	samples := [][]int32{{0, 2}, {4, 6}, {1, 3}, {5, 7}}
+	identity := Positions([]int32{0, 1, 2, 3, 4, 5, 6, 7})
+	if got := PagesTouched(samples, identity, 2); got != 8 {
+		t.Fatalf("identity order touches %d pages, want 8", got)
+	}
+	for seed := uint64(0); seed < 20; seed++ {
+		order, err := MinHashOrder(8, samples, 2, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := PagesTouched(samples, Positions(order), 2); got != 4 {
+			t.Fatalf("seed %d: order %v touches %d pages, want 4", seed, order, got)
+		}
+	}
+}
+
+func isPermutation(order []int32) bool {
+	s := slices.Clone(order)
+	slices.Sort(s)
+	for i, v := range s {
+		if v != int32(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestMinHashLowersPagesTouched is the property behind §5.1: on random
+// segments whose batches draw mostly from a few communities (nodes of a
+// community scattered over the id space), MinHash reordering lowers the
+// number of pages the batches touch against the identity order.
+func TestMinHashLowersPagesTouched(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for trial := 0; trial < 40; trial++ {
+		entries := 200 + r.IntN(800)
+		communities := 4 + r.IntN(12)
+		// community of each entry, ids scattered at random
+		comm := make([]int, entries)
+		members := make([][]int32, communities)
+		for e := range comm {
+			comm[e] = r.IntN(communities)
+			members[comm[e]] = append(members[comm[e]], int32(e))
+		}
+		n := 10 + r.IntN(40)
+		samples := make([][]int32, n)
+		for i := range samples {
+			c := r.IntN(communities)
+			seen := map[int32]bool{}
+			for j := 0; j < 20+r.IntN(40); j++ {
+				var e int32
+				if r.IntN(10) < 8 && len(members[c]) > 0 {
+					e = members[c][r.IntN(len(members[c]))]
+				} else {
+					e = int32(r.IntN(entries))
+				}
+				if !seen[e] {
+					seen[e] = true
+					samples[i] = append(samples[i], e)
+				}
+			}
+		}
+		identity := make([]int32, entries)
+		for i := range identity {
+			identity[i] = int32(i)
+		}
+		order, err := MinHashOrder(entries, samples, 2, uint64(trial))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(order) != entries || !isPermutation(order) {
+			t.Fatalf("trial %d: not a permutation of %d entries", trial, entries)
+		}
+		before := PagesTouched(samples, Positions(identity), 8)
+		after := PagesTouched(samples, Positions(order), 8)
+		if after >= before {
+			t.Fatalf("trial %d: %d pages after reordering, %d before", trial, after, before)
+		}
+	}
+}
+
+func TestMinHashBadInput(t *testing.T) {
+	if _, err := MinHashOrder(3, [][]int32{{3}}, 2, 1); err == nil {
+		t.Fatal("entry out of range accepted")
+	}
+	if _, err := MinHashOrder(3, nil, 0, 1); err == nil {
+		t.Fatal("zero hash functions accepted")
+	}
+	order, err := MinHashOrder(3, nil, 2, 1)
+	if err != nil || !slices.Equal(order, []int32{0, 1, 2}) {
+		t.Fatalf("no samples: %v %v, want the incoming order", order, err)
+	}
+}

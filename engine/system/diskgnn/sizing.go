@@ -1,0 +1,216 @@
+package diskgnn
+
+// DiskGNN's memory plan (§4 "Four-level hierarchical feature store", §6):
+//
+//   - "The GPU cache size is configured by excluding the working memory for
+//     model training from the total GPU memory." There is no GPU here: the
+//     device cache is held outside the host budget (a recorded deviation,
+//     like GNNDrive's feature_buffer=device). Its size is option gpu_cache;
+//     by default as many rows as the CPU cache, as in the artifact's runs
+//     (run.sh: --gpu-cache-size 5e9 --cpu-cache-size 5e9 on
+//     ogbn-papers100M and Friendster).
+//   - "The CPU cache size is configured by reserving the memory to assemble
+//     the graph samples and node features of several mini-batches to
+//     prepare for training": the host budget holds the process's base, the
+//     reserve kept free, the pipeline's buffers — with queues of depth q,
+//     q + 2 partial inputs (the features read from disk, in host memory)
+//     and q + 2 graph samples — the readers' staging, and the CPU cache
+//     gets the rest. A partial input is as large as the most cold rows of
+//     any batch, which depends on the cache size (RankProfile.MaxCold), so
+//     the plan tries cache sizes and keeps the largest that fits.
+//   - The complete inputs the assembler builds are GPU memory in the paper
+//     (q + 2 of them): held outside the host budget with the device cache.
+//   - Pre-processing (layout, packing) must fit the same budget: the cache
+//     being filled, one packing partition and one staging window, the
+//     packed ids held between sweeps and 12 bytes per node of tables.
+//
+// Plan is a pure function of its inputs; MinMemory is its least feasible
+// budget under the most optimistic inputs known before a run.
+
+import (
+	"fmt"
+	"math"
+
+	"outcore/engine/system/kit"
+	"outcore/engine/train"
+)
+
+// SizingInput is what the plan depends on.
+type SizingInput struct {
+	Budget   int64 // host budget, 0 = unlimited
+	Base     int64 // resident base: runtime, indptr, labels, model (if on the host)
+	Reserve  int64 // kept free (kit.ReserveBytes)
+	Nodes    int64
+	RowBytes int64
+	// Accessed is the number of nodes any sample reads (the most rows
+	// worth caching).
+	Accessed int64
+	// MaxInputs is the most input nodes of a sample; MaxGraphBytes the
+	// largest encoded graph sample.
+	MaxInputs     int64
+	MaxGraphBytes int64
+	Queue         int // pipeline queue depth (§6: 2)
+	// ReaderBytes and PrepReaderBytes are the staging arenas of the
+	// storage readers an epoch and pre-processing hold.
+	ReaderBytes, PrepReaderBytes int64
+	PartBytes                    int64 // packing partition buffer
+	IDQuota                      int64 // packed ids held between packing sweeps
+	// GPURows is the device cache in rows, or -1 for "as many as the CPU
+	// cache". CPURows is the host cache in rows, or -1 for "from the
+	// budget".
+	GPURows, CPURows int64
+	// MaxCold bounds the cold rows (packed and disk cache) of any sample
+	// when the cached most popular nodes are cached; nil = MaxInputs.
+	MaxCold func(cached int64) int64
+}
+
+// Plan is the memory plan.
+type Plan struct {
+	CPURows, GPURows int64
+	// PartialBytes is one partial-input buffer: a chunk region (header and
+	// packed rows) followed by the disk-cache rows, at most the header and
+	// every cold row plus a page of padding.
+	PartialBytes int64
+	// GraphBytes is one graph buffer: the encoded sample as read (off the
+	// heap; the decoded mini-batch views it) and its degrees (Go heap).
+	GraphBytes int64
+	Buffers    int // of each kind: queue depth + 2
+	// InputBytes is one complete input (device).
+	InputBytes int64
+	// HostTrain and HostPrepare are the host peaks of training and of
+	// pre-processing; Device is what is held outside the host budget (the
+	// model step is on top).
+	HostTrain, HostPrepare, Device int64
+	// HeapNeed is the Go heap the epoch needs (for the collector's limit).
+	HeapNeed int64
+	Feasible bool
+	// MinBudget is the least budget with a feasible plan.
+	MinBudget int64
+}
+
+const (
+	heapSlack        = 4 // the Go heap grows a quarter over its live data (GOGC 25)
+	prepBytesPerNode = 12
+)
+
+func (in SizingInput) maxCold(cached int64) int64 {
+	if in.MaxCold == nil {
+		return in.MaxInputs
+	}
+	return min(in.MaxCold(cached), in.MaxInputs)
+}
+
+// at evaluates the plan for a host cache of cpu rows.
+func (in SizingInput) at(cpu int64) Plan {
+	p := Plan{Buffers: in.Queue + 2}
+	if in.GPURows < 0 { // as many rows on the device as on the host
+		p.CPURows = min(cpu, (in.Accessed+1)/2)
+		p.GPURows = min(p.CPURows, in.Accessed-p.CPURows)
+	} else {
+		p.GPURows = min(in.GPURows, in.Accessed)
+		p.CPURows = min(cpu, in.Accessed-p.GPURows)
+	}
+	cold := in.maxCold(p.GPURows + p.CPURows)
+	header := alignUp(chunkHeaderSize+8*in.MaxInputs, regionAlign) // at most two int32 per input
+	p.PartialBytes = header + alignUp(cold*in.RowBytes, regionAlign) + regionAlign
+	degrees := 4 * in.MaxInputs
+	p.GraphBytes = in.MaxGraphBytes + degrees
+	p.InputBytes = in.MaxInputs * in.RowBytes
+	b := int64(p.Buffers)
+	p.HeapNeed = b * degrees
+	cache := p.CPURows * in.RowBytes
+	p.HostTrain = in.Base + in.Reserve + p.HeapNeed + p.HeapNeed/heapSlack + b*(p.PartialBytes+in.MaxGraphBytes) + in.ReaderBytes + cache
+	prepHeap := prepBytesPerNode*in.Nodes + in.IDQuota + 2*in.PartBytes // partition and staging window
+	p.HostPrepare = in.Base + in.Reserve + prepHeap + prepHeap/heapSlack + in.PrepReaderBytes + cache
+	p.Device = p.GPURows*in.RowBytes + b*p.InputBytes
+	p.Feasible = in.Budget <= 0 || max(p.HostTrain, p.HostPrepare) <= in.Budget
+	return p
+}
+
+// PlanMemory chooses the caches: with CPURows -1 the largest host cache
+// (among 257 evenly spaced sizes up to what is left to cache) whose plan
+// fits the budget; without a budget the host caches everything accessed
+// (and an automatic device cache is empty).
+func PlanMemory(in SizingInput) Plan {
+	in.Queue = max(in.Queue, 1)
+	in.Accessed = max(in.Accessed, 0)
+	var cands []int64
+	switch {
+	case in.CPURows >= 0:
+		cands = []int64{in.CPURows}
+	case in.Budget <= 0:
+		if in.GPURows < 0 {
+			in.GPURows = 0 // nothing to split: the host holds it all
+		}
+		cands = []int64{in.Accessed}
+	default:
+		var most int64 // host rows worth trying
+		if in.GPURows < 0 {
+			most = (in.Accessed + 1) / 2
+		} else {
+			most = max(0, in.Accessed-min(in.GPURows, in.Accessed))
+		}
+		for k := int64(0); k <= 256; k++ {
+			cands = append(cands, most*k/256)
+		}
+	}
+	best := Plan{}
+	least := Plan{MinBudget: math.MaxInt64}
+	found := false
+	for _, c := range cands {
+		p := in.at(c)
+		if need := max(p.HostTrain, p.HostPrepare); need < least.MinBudget {
+			least = p
+			least.MinBudget = need
+		}
+		if p.Feasible && (!found || p.CPURows+p.GPURows >= best.CPURows+best.GPURows) {
+			best, found = p, true
+		}
+	}
+	if !found {
+		// the plan of the least budget, to say what it holds
+		return least
+	}
+	best.MinBudget = least.MinBudget
+	return best
+}
+
+// String is a one-line summary in MiB.
+func (p Plan) String() string {
+	return fmt.Sprintf("cpu cache %d rows, gpu cache %d rows; %d buffers of each kind: partial %d MiB, graph %d MiB, input %d MiB (device); host peak train %d MiB, prepare %d MiB; device %d MiB",
+		p.CPURows, p.GPURows, p.Buffers, p.PartialBytes>>20, p.GraphBytes>>20, p.InputBytes>>20, p.HostTrain>>20, p.HostPrepare>>20, p.Device>>20)
+}
+
+// MinMemory is the variant's floor for a host budget (train.Variant's
+// MinMemory): kit.MinBudget over PlanMemory fed kit.EstimateWorkspace and
+// the most optimistic inputs known before a run — every cold row served by
+// the caches, graph samples of the seeds alone, a one-row packing
+// partition — so it is a lower bound of what a run needs. The exact plan
+// is made after offline sampling, and a budget it cannot fit is refused
+// then, before training, with its least budget.
+func MinMemory(shape train.DatasetShape, cfg train.Config) int64 {
+	o, err := parseOptions(cfg)
+	if err != nil {
+		return 0 // Validate reports the option
+	}
+	ws := kit.EstimateWorkspace(shape, cfg)
+	seeds := int64(ws.MaxInputs)
+	return kit.MinBudget(func(budget int64) bool {
+		return PlanMemory(SizingInput{
+			Budget:          budget,
+			Base:            ws.BaseBytes + ws.ArenaBytes + ws.StepExtra,
+			Reserve:         kit.ReserveBytes(budget),
+			Nodes:           shape.Nodes,
+			RowBytes:        shape.RowBytes(),
+			MaxInputs:       seeds,
+			MaxGraphBytes:   sampleHeaderSize + 8*seeds,
+			Queue:           o.queue,
+			ReaderBytes:     o.trainReaderBytes(),
+			PrepReaderBytes: prepReaderBytes,
+			PartBytes:       shape.RowBytes(),
+			GPURows:         -1,
+			CPURows:         0,
+			MaxCold:         func(int64) int64 { return 0 },
+		}).Feasible
+	})
+}

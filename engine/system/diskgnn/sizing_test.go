@@ -1,0 +1,129 @@
+package diskgnn
+
+import (
+	"testing"
+
+	"outcore/engine/train"
+)
+
+// sizingBase: 1 M nodes of 512 B, 800 K accessed, batches of up to 100 K
+// inputs; a cache of c rows leaves 100 K − c/10 of them cold.
+func sizingBase() SizingInput {
+	return SizingInput{
+		Base: 40 << 20, Reserve: 32 << 20, Nodes: 1_000_000, RowBytes: 512, Accessed: 800_000,
+		MaxInputs: 100_000, MaxGraphBytes: 5 << 20, Queue: 2, ReaderBytes: 24 << 20,
+		PartBytes: 64 << 20, IDQuota: 16 << 20, GPURows: -1, CPURows: -1,
+		MaxCold: func(c int64) int64 { return max(0, 100_000-c/10) },
+	}
+}
+
+func TestPlanMemoryTable(t *testing.T) {
+	cases := []struct {
+		name   string
+		edit   func(*SizingInput)
+		want   Plan // zero fields are not checked
+		feasib bool
+	}{
+		{
+			// everything accessed fits: half on the device, half on the host
+			name: "roomy", edit: func(in *SizingInput) { in.Budget = 2 << 30 },
+			want:   Plan{CPURows: 400_000, GPURows: 400_000, HostTrain: 372_622_464, HostPrepare: 484_041_152, Device: 409_600_000, Buffers: 4},
+			feasib: true,
+		},
+		{
+			name: "unlimited: the host caches everything", edit: func(in *SizingInput) {},
+			want:   Plan{CPURows: 800_000, GPURows: 0},
+			feasib: true,
+		},
+		{
+			// four partial inputs of every cold row do not fit 100 MiB; the
+			// least budget is the plan without caches
+			name: "cannot fit", edit: func(in *SizingInput) { in.Budget = 100 << 20 },
+			want:   Plan{MinBudget: 331_662_464},
+			feasib: false,
+		},
+		{
+			name: "explicit device cache", edit: func(in *SizingInput) { in.Budget = 2 << 30; in.GPURows = 700_000 },
+			want:   Plan{CPURows: 100_000, GPURows: 700_000},
+			feasib: true,
+		},
+		{
+			name: "explicit host cache", edit: func(in *SizingInput) { in.Budget = 2 << 30; in.CPURows = 1000; in.GPURows = 0 },
+			want:   Plan{CPURows: 1000, GPURows: 0},
+			feasib: true,
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := sizingBase()
+			c.edit(&in)
+			p := PlanMemory(in)
+			if p.Feasible != c.feasib {
+				t.Fatalf("feasible %v, want %v: %s", p.Feasible, c.feasib, p)
+			}
+			check := func(name string, got, want int64) {
+				if want != 0 && got != want {
+					t.Errorf("%s %d, want %d", name, got, want)
+				}
+			}
+			check("cpu rows", p.CPURows, c.want.CPURows)
+			if c.want.CPURows != 0 || c.want.GPURows != 0 {
+				check("gpu rows", p.GPURows, c.want.GPURows)
+				if c.want.GPURows == 0 && p.GPURows != 0 {
+					t.Errorf("gpu rows %d, want 0", p.GPURows)
+				}
+			}
+			check("host train", p.HostTrain, c.want.HostTrain)
+			check("host prepare", p.HostPrepare, c.want.HostPrepare)
+			check("device", p.Device, c.want.Device)
+			check("min budget", p.MinBudget, c.want.MinBudget)
+			check("buffers", int64(p.Buffers), int64(c.want.Buffers))
+			if p.Feasible && in.Budget > 0 && max(p.HostTrain, p.HostPrepare) > in.Budget {
+				t.Errorf("feasible plan needs %d > budget %d", max(p.HostTrain, p.HostPrepare), in.Budget)
+			}
+		})
+	}
+}
+
+// TestPlanMemoryTight: under a tight budget the plan is the largest cache
+// that fits: one step more does not.
+func TestPlanMemoryTight(t *testing.T) {
+	for _, budget := range []int64{380 << 20, 420 << 20, 512 << 20} {
+		in := sizingBase()
+		in.Budget = budget
+		p := PlanMemory(in)
+		if !p.Feasible || max(p.HostTrain, p.HostPrepare) > budget || p.CPURows != p.GPURows {
+			t.Fatalf("budget %d MiB: %s (feasible %v)", budget>>20, p, p.Feasible)
+		}
+		step := (in.Accessed + 1) / 2 / 256
+		next := in.at(p.CPURows + step)
+		if p.CPURows+step <= (in.Accessed+1)/2 && next.Feasible {
+			t.Fatalf("budget %d MiB: %d host rows fit, but the plan keeps %d", budget>>20, next.CPURows, p.CPURows)
+		}
+		if p.MinBudget > budget {
+			t.Fatalf("budget %d MiB fits, but the least budget is %d", budget>>20, p.MinBudget)
+		}
+	}
+}
+
+// TestMinMemory: the floor on the medium preset's shape (2 M nodes, 128-dim
+// features, batches of 1000): kit.EstimateWorkspace's base (runtime floor,
+// indptr, labels), the 32 MiB reserve, the sequential readers of
+// pre-processing and its 12 bytes per node (pre-processing binds before
+// the pipeline's buffers of seeds-only batches do). It does not depend on
+// the limit asked.
+func TestMinMemory(t *testing.T) {
+	shape := train.DatasetShape{Nodes: 2_097_152, Edges: 31_486_938, FeatureDim: 128, Classes: 32, Train: 104_841}
+	cfg := train.DefaultConfig()
+	cfg.Batch = 1000
+	for _, limit := range []int64{512 << 20, 0} {
+		cfg.MemLimitBytes = limit
+		if got := MinMemory(shape, cfg); got != 106_956_040 {
+			t.Errorf("limit %d: MinMemory %d, want 106956040", limit, got)
+		}
+	}
+	cfg.Options = map[string]string{"io_threads": "0"}
+	if got := MinMemory(shape, cfg); got != 0 {
+		t.Errorf("invalid options: %d, want 0 (Validate reports them)", got)
+	}
+}
