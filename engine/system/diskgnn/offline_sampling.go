@@ -63,6 +63,7 @@ func OfflineSample(ctx context.Context, proto *sample.Sampler, epochs, perEpoch 
 		mu       sync.Mutex
 		firstErr error
 		wg       sync.WaitGroup
+		progMu   sync.Mutex
 	)
 	fail := func(err error) {
 		mu.Lock()
@@ -119,7 +120,9 @@ func OfflineSample(ctx context.Context, proto *sample.Sampler, epochs, perEpoch 
 				local.MaxSeeds = max(local.MaxSeeds, len(mb.Seeds))
 				local.MaxBytes = max(local.MaxBytes, EncodedSampleLen(mb))
 				if d := int(done.Add(1)); progress != nil {
+					progMu.Lock() // progress is called from one worker at a time
 					progress(d, total)
+					progMu.Unlock()
 				}
 			}
 		}(s)
