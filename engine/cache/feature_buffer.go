@@ -188,6 +188,11 @@ func (b *FeatureBuffer) Config() FeatureBufferConfig { return b.cfg }
 // Bytes is the memory the buffer holds.
 func (b *FeatureBuffer) Bytes() int64 { return FeatureBufferBytes(b.cfg) }
 
+// Rows returns the rows of every slot (slot s is Rows()[s*Dim:(s+1)*Dim]),
+// for a reader that indexes them through an extraction's aliases, with
+// Row's rules.
+func (b *FeatureBuffer) Rows() []float32 { return b.data }
+
 // Row returns slot s's row. Write it only for a Load of the caller's own
 // extraction before MarkValid; read it only through an alias of an
 // extraction that Await returned, before its Release.

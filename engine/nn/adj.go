@@ -122,6 +122,12 @@ func (a *adj) transpose(ar *Arena) {
 // od[i*old:i*old+cols] (strided, so callers can target a column block of a
 // wider matrix). With accumulate false out is overwritten.
 func (a *adj) spmm(xd []float32, xld int, od []float32, old, cols int, accumulate bool) {
+	a.spmmRows(xd, xld, nil, od, old, cols, accumulate)
+}
+
+// spmmRows is spmm with the rows of x read through rows when it is not nil:
+// source j is row rows[j] of xd (indexed_input.go).
+func (a *adj) spmmRows(xd []float32, xld int, rows []int32, od []float32, old, cols int, accumulate bool) {
 	H := a.heads
 	f := cols / H
 	deg := max(1, a.edges()/max(1, a.numDst))
@@ -133,6 +139,9 @@ func (a *adj) spmm(xd []float32, xld int, od []float32, old, cols int, accumulat
 			}
 			for e := a.ptr[i]; e < a.ptr[i+1]; e++ {
 				j := int(a.idx[e])
+				if rows != nil {
+					j = int(rows[j])
+				}
 				xr := xd[j*xld : j*xld+cols]
 				if H == 1 {
 					axpy(a.w[e], xr, o)

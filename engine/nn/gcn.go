@@ -27,6 +27,7 @@ type GCN struct {
 	xs           *csrInput // x in CSR form when sparse (transform-first only)
 	a            adj
 	numDst       int
+	numSrc       int
 	aggFirst     bool
 }
 
@@ -83,16 +84,8 @@ func gcnInvSqrtDeg(b *graph.Block, ar *Arena) []float32 {
 // Forward computes the layer for block b on source features x.
 func (l *GCN) Forward(ar *Arena, b *graph.Block, x *Tensor, train bool) *Tensor {
 	checkInput("GCN", b, x, l.In)
-	l.x, l.numDst = x, b.NumDst
-	inv := gcnInvSqrtDeg(b, ar)
-	l.a.withSelfLoops(b, 1, ar)
-	parallelFor(b.NumDst, 4096, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			for e := l.a.ptr[i]; e < l.a.ptr[i+1]; e++ {
-				l.a.w[e] = inv[i] * inv[l.a.idx[e]]
-			}
-		}
-	})
+	l.x, l.numDst, l.numSrc = x, b.NumDst, b.NumSrc
+	l.gcnWeights(ar, b)
 	y := ar.TensorNoZero(b.NumDst, l.Out)
 	l.aggFirst = aggregateFirst(l.a.edges(), b.NumDst, b.NumSrc, l.In, l.Out)
 	if l.aggFirst {
@@ -109,10 +102,24 @@ func (l *GCN) Forward(ar *Arena, b *graph.Block, x *Tensor, train bool) *Tensor 
 	return y
 }
 
+// gcnWeights sets the block's edges and self loops with the symmetric
+// normalisation 1/sqrt(d̂_i·d̂_j).
+func (l *GCN) gcnWeights(ar *Arena, b *graph.Block) {
+	inv := gcnInvSqrtDeg(b, ar)
+	l.a.withSelfLoops(b, 1, ar)
+	parallelFor(b.NumDst, 4096, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for e := l.a.ptr[i]; e < l.a.ptr[i+1]; e++ {
+				l.a.w[e] = inv[i] * inv[l.a.idx[e]]
+			}
+		}
+	})
+}
+
 // Backward adds parameter gradients and returns dL/dx when needDX is set.
 func (l *GCN) Backward(ar *Arena, dy *Tensor, needDX bool) *Tensor {
 	checkGrad("GCN", dy, l.numDst, l.Out)
-	nd, ns := l.numDst, l.x.Rows
+	nd, ns := l.numDst, l.numSrc
 	accumColSum(dy, l.Bias.Grad.Data)
 	var dx *Tensor
 	if l.aggFirst {

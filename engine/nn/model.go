@@ -157,6 +157,17 @@ func (m *Model) ReserveArena(floats, ints int) { m.arena.Reserve(floats, ints) }
 // consecutive blocks chained (NumDst of l = NumSrc of l+1), x of
 // blocks[0].NumSrc rows and InDim columns, and every block well formed.
 func (m *Model) Validate(blocks []graph.Block, x *Tensor) error {
+	if err := m.validateBlocks(blocks); err != nil {
+		return err
+	}
+	if x.Rows != blocks[0].NumSrc || x.Cols != m.Layers[0].InDim() {
+		return fmt.Errorf("features are %v, want blocks[0].NumSrc×in = %d×%d", x, blocks[0].NumSrc, m.Layers[0].InDim())
+	}
+	return nil
+}
+
+// validateBlocks checks one block per layer, chained and well formed.
+func (m *Model) validateBlocks(blocks []graph.Block) error {
 	if len(blocks) != len(m.Layers) {
 		return fmt.Errorf("model has %d layers but got %d blocks", len(m.Layers), len(blocks))
 	}
@@ -167,9 +178,6 @@ func (m *Model) Validate(blocks []graph.Block, x *Tensor) error {
 		if l > 0 && blocks[l].NumSrc != blocks[l-1].NumDst {
 			return fmt.Errorf("blocks[%d].NumSrc=%d but blocks[%d].NumDst=%d", l, blocks[l].NumSrc, l-1, blocks[l-1].NumDst)
 		}
-	}
-	if x.Rows != blocks[0].NumSrc || x.Cols != m.Layers[0].InDim() {
-		return fmt.Errorf("features are %v, want blocks[0].NumSrc×in = %d×%d", x, blocks[0].NumSrc, m.Layers[0].InDim())
 	}
 	return nil
 }
@@ -184,6 +192,11 @@ func (m *Model) Forward(blocks []graph.Block, x *Tensor, train bool) *Tensor {
 	if err := m.Validate(blocks, x); err != nil {
 		panic("nn.Model.Forward: " + err.Error())
 	}
+	return m.forward(blocks, x, nil, train)
+}
+
+// forward runs the model on x, or on xi when x is nil (ForwardIndexed).
+func (m *Model) forward(blocks []graph.Block, x *Tensor, xi *Indexed, train bool) *Tensor {
 	m.arena.Reset()
 	if train {
 		m.step++
@@ -194,17 +207,26 @@ func (m *Model) Forward(blocks []graph.Block, x *Tensor, train bool) *Tensor {
 	if train {
 		p = m.Dropout
 	}
-	h := x
-	if m.InputDropout && p > 0 {
-		h = m.arena.TensorNoZero(x.Rows, x.Cols)
-		copy(h.Data, x.Data)
-		Dropout(h, p, m.dropKey(0))
-	}
+	var h *Tensor
 	for l, layer := range m.Layers {
 		if g, ok := layer.(*GAT); ok {
 			g.DropKey = m.dropKey(1000 + l)
 		}
-		y := layer.Forward(&m.arena, &blocks[l], h, train)
+		var y *Tensor
+		switch {
+		case l > 0:
+			y = layer.Forward(&m.arena, &blocks[l], h, train)
+		case xi != nil:
+			y = m.forwardFirstIndexed(&blocks[0], *xi, p, train)
+		default:
+			h = x
+			if m.InputDropout && p > 0 {
+				h = m.arena.TensorNoZero(x.Rows, x.Cols)
+				copy(h.Data, x.Data)
+				Dropout(h, p, m.dropKey(0))
+			}
+			y = layer.Forward(&m.arena, &blocks[0], h, train)
+		}
 		if l < len(m.Layers)-1 {
 			actDropForward(m.Act, y, p, m.dropKey(l+1))
 			m.outs = append(m.outs, y)
@@ -239,10 +261,26 @@ func (m *Model) Backward(dLogits *Tensor) {
 // destination; < 0 = ignore), backward and an Adam update. It returns the
 // mean loss and the training accuracy of the batch.
 func (m *Model) Step(blocks []graph.Block, x *Tensor, labels []int32) (loss, acc float32) {
+	if err := m.Validate(blocks, x); err != nil {
+		panic("nn.Model.Step: " + err.Error())
+	}
+	return m.step1(labels, func() *Tensor { return m.forward(blocks, x, nil, true) })
+}
+
+// StepIndexed is Step on an input read through x's index
+// (indexed_input.go).
+func (m *Model) StepIndexed(blocks []graph.Block, x Indexed, labels []int32) (loss, acc float32) {
+	if err := m.validateIndexed(blocks, x); err != nil {
+		panic("nn.Model.StepIndexed: " + err.Error())
+	}
+	return m.step1(labels, func() *Tensor { return m.forward(blocks, nil, &x, true) })
+}
+
+func (m *Model) step1(labels []int32, forward func() *Tensor) (loss, acc float32) {
 	t0 := time.Now()
 	m.ZeroGrad()
 	t1 := time.Now()
-	logits := m.Forward(blocks, x, true)
+	logits := forward()
 	if len(labels) != logits.Rows {
 		panic(fmt.Sprintf("nn.Model.Step: %d labels for %d output nodes", len(labels), logits.Rows))
 	}

@@ -27,6 +27,7 @@ type SAGE struct {
 	xs           *csrInput // x in CSR form when sparse (transform-first only)
 	a            adj
 	numDst       int
+	numSrc       int
 	aggFirst     bool
 }
 
@@ -54,17 +55,8 @@ func (l *SAGE) Params() []*Param { return []*Param{l.WSelf, l.WNeigh, l.Bias} }
 func (l *SAGE) Forward(ar *Arena, b *graph.Block, x *Tensor, train bool) *Tensor {
 	checkInput("SAGE", b, x, l.In)
 	in, out, nd, ns := l.In, l.Out, b.NumDst, b.NumSrc
-	l.x, l.numDst = x, nd
-	l.a.fromBlock(b, 1, ar)
-	for i := 0; i < nd; i++ {
-		s, t := b.Indptr[i], b.Indptr[i+1]
-		if t > s {
-			inv := 1 / float32(t-s)
-			for e := s; e < t; e++ {
-				l.a.w[e] = inv
-			}
-		}
-	}
+	l.x, l.numDst, l.numSrc = x, nd, ns
+	l.sageWeights(ar, b)
 	y := ar.TensorNoZero(nd, out)
 	l.aggFirst = aggregateFirst(l.a.edges(), nd, ns, in, out)
 	if l.aggFirst {
@@ -89,10 +81,24 @@ func (l *SAGE) Forward(ar *Arena, b *graph.Block, x *Tensor, train bool) *Tensor
 	return y
 }
 
+// sageWeights sets the block's edges with mean weights 1/deg(i).
+func (l *SAGE) sageWeights(ar *Arena, b *graph.Block) {
+	l.a.fromBlock(b, 1, ar)
+	for i := 0; i < b.NumDst; i++ {
+		s, t := b.Indptr[i], b.Indptr[i+1]
+		if t > s {
+			inv := 1 / float32(t-s)
+			for e := s; e < t; e++ {
+				l.a.w[e] = inv
+			}
+		}
+	}
+}
+
 // Backward adds parameter gradients and returns dL/dx when needDX is set.
 func (l *SAGE) Backward(ar *Arena, dy *Tensor, needDX bool) *Tensor {
 	checkGrad("SAGE", dy, l.numDst, l.Out)
-	in, out, nd, ns := l.In, l.Out, l.numDst, l.x.Rows
+	in, out, nd, ns := l.In, l.Out, l.numDst, l.numSrc
 	accumColSum(dy, l.Bias.Grad.Data)
 	if l.aggFirst {
 		// d[W_self; W_neigh] += catᵀ·dy

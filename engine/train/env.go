@@ -129,8 +129,18 @@ func (e *Env) NewSampler(topo sample.Topology) (*sample.Sampler, error) {
 // batch's loss and accuracy, the end of the epoch's wall time, and a
 // progress record. Call it from one goroutine at a time.
 func (e *Env) TrainStep(ep *metrics.EpochStats, mb *graph.MiniBatch, x *nn.Tensor) (StepResult, error) {
+	return e.trainStep(ep, mb, func() (StepResult, error) { return e.Trainer.Step(mb, x) })
+}
+
+// TrainStepIndexed is TrainStep with the batch input read through an index
+// into a table of rows (Trainer.StepIndexed).
+func (e *Env) TrainStepIndexed(ep *metrics.EpochStats, mb *graph.MiniBatch, x nn.Indexed) (StepResult, error) {
+	return e.trainStep(ep, mb, func() (StepResult, error) { return e.Trainer.StepIndexed(mb, x) })
+}
+
+func (e *Env) trainStep(ep *metrics.EpochStats, mb *graph.MiniBatch, step func() (StepResult, error)) (StepResult, error) {
 	t0 := time.Now()
-	res, err := e.Trainer.Step(mb, x)
+	res, err := step()
 	ep.Add(metrics.StageTrain, time.Since(t0))
 	if err != nil {
 		return res, err

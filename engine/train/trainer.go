@@ -144,11 +144,47 @@ func (t *Trainer) Step(mb *graph.MiniBatch, x *nn.Tensor) (StepResult, error) {
 	if err != nil {
 		return StepResult{}, err
 	}
+	return t.step(mb, func() *nn.Tensor { return t.model.Forward(mb.Blocks, in, true) })
+}
+
+// StepIndexed is Step with the batch input read through an index: row i of
+// x is the feature row of mb.InputNodes[i] (GNNDrive's alias list into its
+// feature buffer). The model reads the rows in place where it can
+// (nn.IndexedInPlace); with RowNormalize set they are normalised into a
+// copy first.
+func (t *Trainer) StepIndexed(mb *graph.MiniBatch, x nn.Indexed) (StepResult, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(mb.Blocks) != len(t.model.Layers) {
+		return StepResult{}, fmt.Errorf("batch %d has %d blocks, model has %d layers", mb.Index, len(mb.Blocks), len(t.model.Layers))
+	}
+	if x.Rows() != len(mb.InputNodes) || x.Cols != t.inDim {
+		return StepResult{}, fmt.Errorf("batch %d: indexed features %d×%d, want %d input nodes × %d", mb.Index, x.Rows(), x.Cols, len(mb.InputNodes), t.inDim)
+	}
+	if err := x.Check(); err != nil {
+		return StepResult{}, fmt.Errorf("batch %d: %w", mb.Index, err)
+	}
+	if t.rowNorm {
+		x.GatherInto(t.norm)
+		in, err := t.input(mb, t.norm)
+		if err != nil {
+			return StepResult{}, err
+		}
+		return t.step(mb, func() *nn.Tensor { return t.model.Forward(mb.Blocks, in, true) })
+	}
+	if err := t.model.Validate(mb.Blocks, &nn.Tensor{Rows: x.Rows(), Cols: x.Cols}); err != nil {
+		return StepResult{}, fmt.Errorf("batch %d: %w", mb.Index, err)
+	}
+	return t.step(mb, func() *nn.Tensor { return t.model.ForwardIndexed(mb.Blocks, x, true) })
+}
+
+// step runs forward (as given), the loss, backward and the update.
+func (t *Trainer) step(mb *graph.MiniBatch, forward func() *nn.Tensor) (StepResult, error) {
 	lbl, n := t.seedLabels(mb)
 	m := t.model
 	t0 := time.Now()
 	m.ZeroGrad()
-	logits := m.Forward(mb.Blocks, in, true)
+	logits := forward()
 	t.grad.Resize(logits.Rows, logits.Cols)
 	loss, correct := nn.SoftmaxCrossEntropy(logits, lbl, t.grad)
 	t1 := time.Now()

@@ -137,7 +137,7 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 		return err
 	}
 	env.PrepareStage("profile_s", time.Since(t1))
-	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), opt: g.opt, queueDepth: opts.QueueDepth, cpus: runtime.NumCPU()})
+	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), opt: g.opt, queueDepth: opts.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(env.Shape(), env.Config)})
 	g.plan, g.maxBatch = p, p.maxBatch
 	if err := g.explain(env, budget, p); err != nil {
 		return err
@@ -152,8 +152,10 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	}); err != nil {
 		return fmt.Errorf("gnndrive: %w", err)
 	}
-	if xd, err := g.mem.Float32s(g.maxBatch * g.dim); err == nil {
-		g.x.Data = xd[:0]
+	if !p.aliasInput {
+		if xd, err := g.mem.Float32s(g.maxBatch * g.dim); err == nil {
+			g.x.Data = xd[:0]
+		}
 	}
 	goLimit := budget.LimitGo(p.offHeap, p.keepTopo, p.heapNeed)
 	for i := 0; i < p.extractors; i++ {
@@ -176,17 +178,31 @@ func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, p plan) error {
 	ws := budget.Workspace()
 	rowBytes := env.Dataset.RowBytes()
 	mb := int64(p.maxBatch)
+	if p.aliasInput {
+		why := "batch_input=alias"
+		if g.opt.batchInput == "auto" {
+			why = "the budget cannot hold the copy next to the paper's pipeline (batch_input=auto)"
+		}
+		g.deviate = append(g.deviate, fmt.Sprintf("the first layer reads the mini-batch's rows through the node alias list in the feature buffer instead of the artifact's x = buffer[aliases] copy (%d MiB at M_b): %s", (mb*rowBytes)>>20, why))
+	} else if g.opt.batchInput == "alias" {
+		env.Warnf("gnndrive: batch_input=alias, but the %s model copies its input anyway: the batch input is gathered", env.Config.Model)
+	}
+	if !p.feasible {
+		what := "the heap of the shortest pipeline (2 queue slots, one extractor), the batch input and one extractor's N_e × M_b reservation"
+		if p.onDevice {
+			what = "the heap of the paper's queues with one extractor"
+		}
+		return fmt.Errorf("%w: gnndrive: the memory budget (%d MiB) is below this variant's minimum of %d MiB on this run (%s, as profiled)",
+			train.ErrConfig, env.MemBudget>>20, (p.minNeed+(1<<20)-1)>>20, what)
+	}
 	if p.onDevice {
 		if err := budget.HoldOutside(p.outside); err != nil {
 			return err
 		}
 		env.Deviate("feature_buffer=device: the feature buffer (%d MiB) and the indexed batch input (%d MiB) are held outside the %d MiB host budget, as the GPU memory they occupy in GNNDrive's GPU-based layout (§4.2); loads land in them directly (no separate staging copy); the cgroup limit is %d MiB",
-			(p.slots*rowBytes)>>20, (mb*rowBytes)>>20, env.MemBudget>>20, (env.MemBudget+ws.DeviceBytes+p.outside)>>20)
+			(p.slots*rowBytes)>>20, p.xBytes>>20, env.MemBudget>>20, (env.MemBudget+ws.DeviceBytes+p.outside)>>20)
 		if p.extractors < g.opt.extractors {
 			g.deviate = append(g.deviate, fmt.Sprintf("the host budget holds the staging of %d extractor(s) (of %d asked) next to the indices", p.extractors, g.opt.extractors))
-		}
-		if !p.feasible {
-			env.Warnf("gnndrive: the host budget (%d MiB) is below the %d MiB the queues and one extractor need: expect an OOM kill", env.MemBudget>>20, p.minNeed>>20)
 		}
 		return nil
 	}
@@ -194,7 +210,7 @@ func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, p plan) error {
 		return nil
 	}
 	env.Logf("gnndrive: budget %d MiB, workspace %d MiB (base %d, model step %d +%d (%d MiB outside the budget), %d mini-batches in flight of %d MiB, batch input %d, reserve %d); feature buffer may use %d MiB, %d MiB leaving the indices (%d MiB) cached",
-		env.MemBudget>>20, p.work>>20, ws.BaseBytes>>20, ws.ArenaBytes>>20, ws.StepExtra>>20, ws.DeviceBytes>>20, g.opt.extractQ+g.opt.samplers+g.opt.extractors+g.opt.trainQ+1, p.perBatch>>20, (mb*rowBytes)>>20, kit.ReserveBytes(env.MemBudget)>>20, p.availAll*rowBytes>>20, p.availTopo*rowBytes>>20, p.topo>>20)
+		env.MemBudget>>20, p.work>>20, ws.BaseBytes>>20, ws.ArenaBytes>>20, ws.StepExtra>>20, ws.DeviceBytes>>20, g.opt.extractQ+g.opt.samplers+g.opt.extractors+g.opt.trainQ+1, p.perBatch>>20, p.xBytes>>20, kit.ReserveBytes(env.MemBudget)>>20, p.availAll*rowBytes>>20, p.availTopo*rowBytes>>20, p.topo>>20)
 	if p.topoSqueezed {
 		g.deviate = append(g.deviate, "the memory budget cannot hold a mini-batch of features next to the page cache of the indices: the topology is squeezed")
 		env.Warnf("gnndrive: budget too small to keep the indices cached next to one mini-batch of features")
@@ -247,13 +263,19 @@ func (g *gnnDrive) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *
 			outOfOrder++
 		}
 		highest = max(highest, item.mb.Index)
-		t1 := time.Now()
-		g.x.Resize(len(item.x.Aliases), g.dim)
-		for i, s := range item.x.Aliases {
-			copy(g.x.Data[i*g.dim:(i+1)*g.dim], g.buf.Row(s))
+		var err error
+		if g.plan.aliasInput {
+			// the first layer reads the rows through the alias list
+			_, err = env.TrainStepIndexed(ep, item.mb, nn.Indexed{Base: g.buf.Rows(), Cols: g.dim, Idx: item.x.Aliases})
+		} else {
+			t1 := time.Now()
+			g.x.Resize(len(item.x.Aliases), g.dim)
+			for i, s := range item.x.Aliases {
+				copy(g.x.Data[i*g.dim:(i+1)*g.dim], g.buf.Row(s))
+			}
+			ep.Add("index_s", time.Since(t1))
+			_, err = env.TrainStep(ep, item.mb, &g.x)
 		}
-		ep.Add("index_s", time.Since(t1))
-		_, err := env.TrainStep(ep, item.mb, &g.x)
 		releaseQ <- item.mb.InputNodes
 		if err != nil {
 			fail(err)

@@ -1,6 +1,7 @@
 package gnndrive
 
 import (
+	"slices"
 	"testing"
 
 	"outcore/engine/metrics"
@@ -23,5 +24,33 @@ func TestGNNDriveSmallBuffer(t *testing.T) {
 	}
 	if ev == 0 {
 		t.Fatal("no slot was ever reused: the buffer was not small")
+	}
+}
+
+// TestGNNDriveAliasInput: reading the batch input through the alias list
+// (batch_input=alias) trains exactly what the gathered copy trains (the
+// same losses in the standard batch order), records the deviation, and
+// spends no time assembling x.
+func TestGNNDriveAliasInput(t *testing.T) {
+	run := func(input string) systest.Result {
+		return systest.Run(t, systest.Config(t, Name, map[string]string{"samplers": "1", "extractors": "1", "batch_input": input}))
+	}
+	gathered, aliased := run("gather"), run("alias")
+	if g, a := gathered.Losses(), aliased.Losses(); !slices.Equal(g, a) {
+		t.Fatalf("losses gathered %v, aliased %v", g, a)
+	}
+	if !systest.HasDeviation(aliased.Summary.Deviations, "through the node alias list") {
+		t.Fatalf("no alias deviation in %q", aliased.Summary.Deviations)
+	}
+	if systest.HasDeviation(gathered.Summary.Deviations, "through the node alias list") {
+		t.Fatal("the gathered run records the alias deviation")
+	}
+	for i, e := range aliased.Epochs {
+		if e.Stages["index_s"] != 0 {
+			t.Fatalf("epoch %d: index_s %v with the alias list", i, e.Stages["index_s"])
+		}
+		if gathered.Epochs[i].Stages["index_s"] == 0 {
+			t.Fatalf("epoch %d: no index_s with the gathered copy", i)
+		}
 	}
 }

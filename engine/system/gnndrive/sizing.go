@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"runtime"
 
+	"outcore/engine/nn"
 	"outcore/engine/sample"
 	"outcore/engine/storage"
 	"outcore/engine/system/kit"
@@ -32,6 +33,13 @@ type options struct {
 	// buffer and the indexed batch input are GPU memory, outside the host
 	// budget; the host keeps the staging buffer, queues and page cache).
 	bufferAt string
+	// batchInput is how the trainer gets a mini-batch's rows out of the
+	// buffer: "gather" (x = buffer[aliases], a copy, as the artifact's
+	// trainer indexes the buffer), "alias" (the first layer reads the rows
+	// through the alias list in place, nn/indexed_input.go) or "auto"
+	// (alias only where the budget cannot hold the copy next to the
+	// paper's pipeline).
+	batchInput string
 }
 
 // parseOptions reads cfg.Options with the paper's defaults.
@@ -63,6 +71,11 @@ func parseOptions(cfg train.Config) (options, error) {
 	default:
 		return opt, fmt.Errorf("%w: gnndrive: feature_buffer %q, want host (CPU-based training, §4.4) or device (the GPU-based layout of §4.2)", train.ErrConfig, opt.bufferAt)
 	}
+	switch opt.batchInput = o.String("batch_input", "auto"); opt.batchInput {
+	case "auto", "gather", "alias":
+	default:
+		return opt, fmt.Errorf("%w: gnndrive: batch_input %q, want auto, gather or alias", train.ErrConfig, opt.batchInput)
+	}
 	if opt.samplers < 1 || opt.extractors < 1 || opt.extractQ < 1 || opt.trainQ < 1 || opt.profile < 1 || opt.bufferFactor <= 0 || opt.margin < 1 {
 		return opt, fmt.Errorf("%w: gnndrive: samplers, extractors, queues and profile_batches must be >= 1, buffer_factor > 0, batch_margin >= 1", train.ErrConfig)
 	}
@@ -77,6 +90,9 @@ type sizingInput struct {
 	opt        options
 	queueDepth int // I/O depth of an extractor's ring (0 = storage default)
 	cpus       int // cores, the most samplers of shortened queues
+	// inPlace: the model reads an aliased batch input without copying it
+	// (nn.IndexedInPlace)
+	inPlace bool
 }
 
 // slotOverhead is the feature buffer's bookkeeping per slot beyond the row:
@@ -104,6 +120,10 @@ type plan struct {
 	offHeap                   int64 // buffer and batch input off the Go heap, in the budget
 	topoSqueezed              bool  // not even one mini-batch of features next to the indices' page cache
 	queuesShortened           bool
+	// aliasInput: the trainer reads the batch input through the alias
+	// list; no batch-input copy (x) is planned
+	aliasInput bool
+	xBytes     int64 // the batch-input copy, 0 with aliasInput
 	// overReserve: even the shortest pipeline's working set (with the
 	// collection slack, staging and reserve) leaves less than one
 	// extractor's N_e × M_b reservation; the run warns of an OOM kill.
@@ -118,14 +138,33 @@ type plan struct {
 	feasible bool
 }
 
-// size computes GNNDrive's plan.
+// size computes GNNDrive's plan: with the batch input gathered into a copy
+// (the artifact's trainer), or read through the alias list when asked, or,
+// with batch_input=auto, when the copy would cost the paper's pipeline
+// something under the budget (fewer extractors, the indices' page cache,
+// shorter queues, or the run itself).
 func size(in sizingInput) plan {
+	alias := in.inPlace && in.opt.batchInput == "alias"
+	p := sizeWith(in, alias)
+	if in.inPlace && in.opt.batchInput == "auto" && in.budget > 0 && !p.onDevice &&
+		(p.extractors < in.opt.extractors || p.topoSqueezed || p.queuesShortened || !p.feasible) {
+		p = sizeWith(in, true)
+	}
+	return p
+}
+
+// sizeWith computes the plan with the batch input copied (x) or aliased.
+func sizeWith(in sizingInput, alias bool) plan {
 	o, ws := in.opt, in.ws
 	nodes, rowBytes := in.shape.Nodes, in.shape.RowBytes()
 	p := plan{samplers: o.samplers, extractors: o.extractors, extractQ: o.extractQ, trainQ: o.trainQ}
 	p.maxBatch = int(float64(ws.MaxInputs)*o.margin + 0.5)
 	p.maxBatch = int(min(int64(max(p.maxBatch, 1)), nodes))
 	mb := int64(p.maxBatch)
+	p.aliasInput = alias
+	if !alias {
+		p.xBytes = mb * rowBytes
+	}
 	p.paperSlots = min(int64(float64(mb*int64(o.trainQ+1))*o.bufferFactor), nodes)
 	p.slots = p.paperSlots
 	p.perBatch = ws.BatchBytes + int64(ws.MaxInputs)*4
@@ -162,11 +201,11 @@ func size(in sizingInput) plan {
 		p.slots = max(p.paperSlots, int64(p.extractors)*mb)
 		p.heapNeed = heapOf(p.samplers, p.extractQ, p.trainQ, p.extractors)
 		p.keepTopo = max(0, min(p.topo, budget-p.heapNeed-p.heapNeed/4-reserve))
-		p.outside = (p.slots + mb) * rowBytes
+		p.outside = p.slots*rowBytes + p.xBytes
 	case budget > 0:
 		workOf := func(heap int64, extractors int) int64 {
 			return heap + heap/4 + // the heap and its collection slack (GOGC 25)
-				mb*rowBytes + // trainer's x
+				p.xBytes + // trainer's x (none when aliased)
 				stagingOf(extractors) + // staging (ring buffers)
 				reserve
 		}
@@ -197,7 +236,7 @@ func size(in sizingInput) plan {
 			p.samplers, p.extractQ, p.trainQ = min(p.samplers, max(1, in.cpus)), 1, 1
 			p.heapNeed = heapOf(p.samplers, p.extractQ, p.trainQ, p.extractors)
 			p.shortWork = workOf(p.heapNeed, p.extractors)
-			p.slots = max(0, budget-p.shortWork) / perSlot
+			p.slots = min(p.paperSlots, max(0, budget-p.shortWork)/perSlot)
 			p.overReserve = p.slots < int64(p.extractors)*mb
 		} else {
 			p.heapNeed = heapOf(p.samplers, p.extractQ, p.trainQ, p.extractors)
@@ -208,11 +247,11 @@ func size(in sizingInput) plan {
 	if o.bufferAt == "device" {
 		p.minNeed = heapOf(o.samplers, o.extractQ, o.trainQ, 1)
 	} else {
-		p.minNeed = heapOf(min(o.samplers, max(1, in.cpus)), 1, 1, 1) + mb*rowBytes + mb*(rowBytes+slotOverhead)
+		p.minNeed = heapOf(min(o.samplers, max(1, in.cpus)), 1, 1, 1) + p.xBytes + mb*(rowBytes+slotOverhead)
 	}
 	p.feasible = budget <= 0 || p.minNeed <= budget
 	if !p.onDevice {
-		p.offHeap = (p.slots + mb) * rowBytes
+		p.offHeap = p.slots*rowBytes + p.xBytes
 	}
 	return p
 }
@@ -227,6 +266,12 @@ func minMemory(shape train.DatasetShape, cfg train.Config) int64 {
 	}
 	ws := kit.EstimateWorkspace(shape, cfg)
 	return kit.MinBudget(func(budget int64) bool {
-		return size(sizingInput{budget: budget, ws: ws, shape: shape, opt: opt, queueDepth: cfg.QueueDepth, cpus: runtime.NumCPU()}).feasible
+		return size(sizingInput{budget: budget, ws: ws, shape: shape, opt: opt, queueDepth: cfg.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(shape, cfg)}).feasible
 	})
+}
+
+// inPlace reports whether the run's model reads an aliased batch input in
+// place (nn.IndexedInPlace).
+func inPlace(shape train.DatasetShape, cfg train.Config) bool {
+	return nn.IndexedInPlace(cfg.Model, shape.FeatureDim, cfg.Hidden, shape.Classes, len(cfg.Fanout), cfg.Dropout)
 }

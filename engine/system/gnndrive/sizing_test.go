@@ -37,7 +37,9 @@ func TestSizing(t *testing.T) {
 		name   string
 		budget int64
 		opts   map[string]string
-		want   plan
+		// inPlace: the model reads an aliased batch input in place
+		inPlace bool
+		want    plan
 	}{
 		{
 			// no budget: the paper's buffer, (4 + 1) × M_b slots
@@ -121,17 +123,68 @@ func TestSizing(t *testing.T) {
 			want: plan{maxBatch: 22528, paperSlots: 112640, slots: 112640, samplers: 4, extractors: 1, extractQ: 6, trainQ: 4,
 				heapNeed: 97 * mib, staging: 8 * mib, onDevice: true, outside: (112640 + 22528) * 512, feasible: false},
 		},
+		{
+			// batch_input=auto with a model that reads aliases in place:
+			// a budget that holds the paper's pipeline keeps the copy
+			name: "auto keeps the copy", budget: 1024 * mib, inPlace: true,
+			want: plan{maxBatch: 22528, paperSlots: 112640, slots: 112640, samplers: 4, extractors: 4, extractQ: 6, trainQ: 4,
+				heapNeed: 103 * mib, staging: 32 * mib, keepTopo: 128 * mib, work: 287467110, availAll: 1486341, availTopo: 1232621,
+				offHeap: (112640 + 22528) * 512, feasible: true},
+		},
+		{
+			// 192 MiB: with the copy the queues are shortened, so the
+			// batch input is aliased: the working set of the paper's
+			// queues without x (103 × 1.25 + 32 staging + 32 reserve MiB)
+			// still leaves nothing, the shortened one (71 × 1.25 + 8 + 32
+			// = 128.75 MiB) leaves 125,373 slots, more than the paper's
+			// buffer
+			name: "auto aliases under shortened queues", budget: 192 * mib, inPlace: true,
+			want: plan{maxBatch: 22528, paperSlots: 112640, slots: 112640, samplers: 2, extractors: 1, extractQ: 1, trainQ: 1,
+				heapNeed: 71 * mib, staging: 8 * mib, work: 202113024, shortWork: 135004160,
+				offHeap: 112640 * 512, topoSqueezed: true, queuesShortened: true, aliasInput: true, feasible: true},
+		},
+		{
+			// 90 MiB cannot hold the copy (see "cannot fit") but fits
+			// without it: the heap (71 MiB) and one reservation
+			name: "alias fits where the copy cannot", budget: 90 * mib, inPlace: true,
+			want: plan{maxBatch: 22528, paperSlots: 112640, slots: 22528, samplers: 2, extractors: 1, extractQ: 1, trainQ: 1,
+				heapNeed: 71 * mib, staging: 8 * mib, work: 202113024, shortWork: 135004160,
+				offHeap: 22528 * 512, topoSqueezed: true, queuesShortened: true, overReserve: true, aliasInput: true, feasible: true},
+		},
+		{
+			// batch_input=gather keeps the copy whatever the budget
+			name: "gather asked", budget: 90 * mib, inPlace: true, opts: map[string]string{"batch_input": "gather"},
+			want: plan{maxBatch: 22528, paperSlots: 112640, slots: 22528, samplers: 2, extractors: 1, extractQ: 1, trainQ: 1,
+				heapNeed: 71 * mib, staging: 8 * mib, work: 213647360, shortWork: 146538496,
+				offHeap: (22528 + 22528) * 512, topoSqueezed: true, queuesShortened: true, overReserve: true, feasible: false},
+		},
+		{
+			// batch_input=alias with a model that copies anyway: gathered
+			name: "alias asked, model copies", budget: 1024 * mib, opts: map[string]string{"batch_input": "alias"},
+			want: plan{maxBatch: 22528, paperSlots: 112640, slots: 112640, samplers: 4, extractors: 4, extractQ: 6, trainQ: 4,
+				heapNeed: 103 * mib, staging: 32 * mib, keepTopo: 128 * mib, work: 287467110, availAll: 1486341, availTopo: 1232621,
+				offHeap: (112640 + 22528) * 512, feasible: true},
+		},
+		{
+			// device buffer, batch_input=alias: no batch input held outside
+			name: "device buffer aliased", budget: 256 * mib, inPlace: true, opts: map[string]string{"feature_buffer": "device", "batch_input": "alias"},
+			want: plan{maxBatch: 22528, paperSlots: 112640, slots: 112640, samplers: 4, extractors: 1, extractQ: 6, trainQ: 4,
+				heapNeed: 97 * mib, staging: 8 * mib, keepTopo: 107741184, onDevice: true, outside: 112640 * 512, aliasInput: true, feasible: true},
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if !c.want.aliasInput {
+				c.want.xBytes = 22528 * 512
+			}
 			c.want.perBatch, c.want.topo = mib, 128*mib
 			// the shortest pipeline's heap (71 MiB), x and one reservation;
 			// device: the paper's queues with one extractor (97 MiB)
-			c.want.minNeed = 71*mib + 11*mib + 22528*529
+			c.want.minNeed = 71*mib + c.want.xBytes + 22528*529
 			if c.want.onDevice {
 				c.want.minNeed = 97 * mib
 			}
-			got := size(sizingInput{budget: c.budget, ws: fixtureWS, shape: fixtureShape, opt: fixtureOptions(t, c.opts), cpus: 2})
+			got := size(sizingInput{budget: c.budget, ws: fixtureWS, shape: fixtureShape, opt: fixtureOptions(t, c.opts), cpus: 2, inPlace: c.inPlace})
 			if got != c.want {
 				t.Errorf("plan\n got %+v\nwant %+v", got, c.want)
 			}
@@ -155,6 +208,13 @@ func TestMinBudget(t *testing.T) {
 		if !feasible(b) {
 			t.Fatalf("budget %d above the minimum is infeasible", b)
 		}
+	}
+	// a model that reads aliases in place needs no batch-input copy
+	aliased := func(b int64) bool {
+		return size(sizingInput{budget: b, ws: fixtureWS, shape: fixtureShape, opt: opt, cpus: 2, inPlace: true}).feasible
+	}
+	if got, want := kit.MinBudget(aliased), 71*mib+22528*529; got != want {
+		t.Fatalf("min budget aliased %d, want %d", got, want)
 	}
 	// MinMemory estimates the workspace from the shape (a lower bound):
 	// below the fixture's minimum, above zero.

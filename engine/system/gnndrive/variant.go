@@ -17,6 +17,8 @@ func init() {
 			{Key: "batch_margin", Type: train.OptFloat, Default: "1.1", Help: "M_b = largest profiled input-node count × batch_margin"},
 			{Key: "feature_buffer", Type: train.OptEnum, Values: []string{"host", "device"}, Default: "host",
 				Help: "host: CPU-based GNNDrive (§4.4), the buffer in the host budget; device: the GPU-based layout of §4.2, buffer and batch input held outside the host budget"},
+			{Key: "batch_input", Type: train.OptEnum, Values: []string{"auto", "gather", "alias"}, Default: "auto",
+				Help: "gather: the trainer copies x = buffer[aliases] as the artifact does; alias: the first layer reads the rows through the alias list (no copy); auto: alias only when the budget cannot hold the copy next to the paper's pipeline"},
 		},
 		MinMemory: minMemory,
 		New:       func(cfg train.Config) (train.System, error) { return newGNNDrive(cfg) },
