@@ -13,16 +13,22 @@ package pygplus
 //     multiple sub-processes ... puts the result into a shared queue"),
 //     dispatching at most prefetch × workers batches ahead, like PyTorch's
 //     DataLoader; the main loop takes batches in order.
-//   - Gather runs on the trainer's critical path: the main loop copies the
-//     batch's feature rows out of the mapping, page faults and all, then
-//     trains (Ginex §2.2 "the main process ... executes the remaining jobs,
-//     i.e. gather, transfer, and compute").
+//   - Gather copies the batch's feature rows out of the mapping, page
+//     faults and all (Ginex §2.2 "the main process ... executes the
+//     remaining jobs, i.e. gather, transfer, and compute"). It overlaps
+//     with training (Ginex §5.1: "for all schemes, we overlap the CUDA
+//     operations (transfer, compute) on GPU with the CPU operations"): as
+//     the artifact's baseline does with a gather thread and a queue of one,
+//     the gather of batch i+1 runs while batch i trains, into the second of
+//     two batch inputs (gather_thread.go). Option overlap=false gathers on
+//     the trainer's critical path instead.
 //   - The gather uses more I/O threads than twice the core count (Ginex §5.1,
 //     GNNDrive §5): option io_threads, default 4 × cores.
 //
 // Stages: sample_s (workers' time in Sample), extract_s (gather), train_s,
-// stall_s (main loop waiting for a sampled batch, plus the gather it does
-// itself: the time compute is stalled by data preparation, Ginex Fig. 14).
+// stall_s (the trainer waiting for a gathered batch, and, with
+// overlap=false, the gather it does itself: the time compute is stalled by
+// data preparation, Ginex Fig. 14).
 // Busy and wait (DESIGN §5): the sampling workers over their lifetime; the
 // gather threads over each gather, their CPU time busy and the rest (page
 // faults waiting for the disk, waiting for a core) wait.
@@ -63,9 +69,9 @@ type pygPlus struct {
 	feats     *osutil.Mapping
 	rowBytes  int64
 	dim       int
-	x         nn.Tensor
-	resident  []byte // Mincore vector of the feature mapping
-	check     []bool // rows of the batch not resident before the gather
+	xs        [2]nn.Tensor // batch inputs: one trained, one gathered (gather_thread.go)
+	resident  []byte       // Mincore vector of the feature mapping
+	check     []bool       // rows of the batch not resident before the gather
 	mem       kit.OffHeap
 }
 
@@ -85,7 +91,7 @@ func (p *pygPlus) Devices() map[string]string {
 
 func (p *pygPlus) Deviations() []string {
 	return []string{
-		"training runs on the CPU (the paper's PyG+ trains on a GPU); gather and compute are not overlapped by a transfer stage",
+		p.overlapDeviation(),
 		fmt.Sprintf("sampling workers are goroutines sharing one process (%d), not DataLoader sub-processes", p.opt.workers),
 		"gather copies rows with cgo threads from the mapping (one page fault per missing 4 KiB page), as numpy memmap indexing does",
 	}
@@ -110,7 +116,7 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 		budget.LimitGo(0, 0, 0)
 		env.PrepareStage("profile_s", time.Since(t1))
 	}
-	p.plan = size(env.MemBudget, budget.Workspace(), env.Shape(), env.Config)
+	p.plan = size(env.MemBudget, budget.Workspace(), env.Shape(), env.Config, p.opt)
 	if kit.ModelMemOutside(env) && !p.plan.feasible {
 		env.Warnf("pyg+: the memory budget (%d MiB) cannot hold the process's base, one mini-batch and its gathered input (%d MiB): expect an OOM kill", env.MemBudget>>20, p.plan.need>>20)
 	}
@@ -125,82 +131,80 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 	p.dim = env.Dataset.Meta.FeatureDim
 	// The gathered batch input, sized for the largest batch possible with
 	// these fanouts (Resize falls back to the heap beyond it).
-	if xd, err := p.mem.Float32s(int(p.plan.xRows) * p.dim); err == nil {
-		p.x.Data = xd[:0]
+	for i := range p.plan.inputs {
+		if xd, err := p.mem.Float32s(int(p.plan.xRows) * p.dim); err == nil {
+			p.xs[i].Data = xd[:0]
+		}
 	}
 	env.PrepareStage("map_s", time.Since(t0))
 	if p.opt.pcStats && len(p.feats.Data) > 0 {
 		p.resident = make([]byte, (len(p.feats.Data)+pageSize-1)/pageSize)
 	}
-	env.Logf("pyg+: indices and features memory-mapped (MADV_RANDOM); %d sampling workers, prefetch %d, %d gather threads; memory limit %d MiB (page cache only)",
-		p.opt.workers, p.opt.prefetch, p.opt.ioThreads, env.MemBudget>>20)
+	env.Logf("pyg+: indices and features memory-mapped (MADV_RANDOM); %d sampling workers, prefetch %d, %d gather threads, gather overlapped with training: %v; memory limit %d MiB (page cache only)",
+		p.opt.workers, p.opt.prefetch, p.opt.ioThreads, p.opt.overlap, env.MemBudget>>20)
 	return nil
 }
 
 var pageSize = osutil.PageSize()
 
 func (p *pygPlus) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {
-	// The batch input's pages go back at the end of the epoch, so that
+	// The batch inputs' pages go back at the end of the epoch, so that
 	// evaluation does not hold them next to its own.
 	defer p.mem.Drop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	batches := env.EpochBatches(epoch)
 	ep.BatchStarted()
 	pool := kit.StartSamplers(ctx, p.sampler, epoch, batches, 0, p.opt.workers, p.opt.prefetch*p.opt.workers, p.opt.prefetch*p.opt.workers, ep)
-	pending := map[int]*graph.MiniBatch{}
 	var err error
-	for i := 0; i < len(batches) && err == nil; i++ {
-		// Wait for batch i from the shared queue.
-		t0 := time.Now()
-		mb := pending[i]
-		for mb == nil {
-			got, ok := <-pool.Out
-			if !ok {
-				err = pool.Err()
-				if err == nil {
-					err = ctx.Err()
-				}
-				if err == nil {
-					err = fmt.Errorf("pyg+: sampling workers stopped before batch %d", i)
-				}
-				break
-			}
-			if got.Index == i {
-				mb = got
-			} else {
-				pending[got.Index] = got
-			}
-		}
-		if err != nil {
-			break
-		}
-		delete(pending, i)
-		pool.Release()
-		wait := time.Since(t0)
-		// Gather on the critical path: page faults on the mapping.
-		t1 := time.Now()
-		err = p.gather(env, ep, mb)
-		gather := time.Since(t1)
-		ep.Add(metrics.StageExtract, gather)
-		ep.Add(metrics.StageStall, wait+gather)
-		if err != nil {
-			break
-		}
-		_, err = env.TrainStep(ep, mb, &p.x)
+	if p.opt.overlap {
+		err = p.trainOverlapped(ctx, cancel, env, ep, pool, len(batches))
+	} else {
+		err = p.trainInline(env, ep, pool, len(batches))
 	}
+	cancel()
 	if serr := pool.Stop(); err == nil {
 		err = serr
 	}
 	return err
 }
 
-// gather fills p.x with the rows of mb.InputNodes from the mapping and
+// trainInline is the loop without the gather thread: wait for batch i,
+// gather it, train it.
+func (p *pygPlus) trainInline(env *train.Env, ep *metrics.EpochStats, pool *kit.SamplerPool, n int) error {
+	next := inOrder(pool)
+	x := &p.xs[0]
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		mb, err := next(i)
+		if err != nil {
+			return err
+		}
+		wait := time.Since(t0)
+		// Gather on the critical path: page faults on the mapping.
+		t1 := time.Now()
+		err = p.gather(env, ep, mb, x)
+		gather := time.Since(t1)
+		ep.Add(metrics.StageExtract, gather)
+		ep.Add(metrics.StageStall, wait+gather)
+		if err != nil {
+			return err
+		}
+		if _, err := env.TrainStep(ep, mb, x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gather fills x with the rows of mb.InputNodes from the mapping and
 // accounts them: the gather threads' device reads go to the run's read
 // account, their CPU and other time to the extract workers, and with
 // pagecache_stats the rows to the "cpu" (page cache) and "device" tiers.
-func (p *pygPlus) gather(env *train.Env, ep *metrics.EpochStats, mb *graph.MiniBatch) error {
+func (p *pygPlus) gather(env *train.Env, ep *metrics.EpochStats, mb *graph.MiniBatch, x *nn.Tensor) error {
 	ids := mb.InputNodes
 	n := int64(len(ids))
-	p.x.Resize(len(ids), p.dim)
+	x.Resize(len(ids), p.dim)
 	// The residency check is extract work on this goroutine; the gather
 	// threads are measured inside GatherMapped.
 	w := ep.StartWorker(metrics.WorkExtract)
@@ -226,7 +230,7 @@ func (p *pygPlus) gather(env *train.Env, ep *metrics.EpochStats, mb *graph.MiniB
 		}
 	}
 	w.Stop()
-	g, err := kit.GatherMapped(p.feats, p.rowBytes, ids, osutil.Bytes(p.x.Data[:len(ids)*p.dim]), p.opt.ioThreads, check)
+	g, err := kit.GatherMapped(p.feats, p.rowBytes, ids, osutil.Bytes(x.Data[:len(ids)*p.dim]), p.opt.ioThreads, check)
 	if err != nil {
 		return err
 	}
@@ -245,7 +249,7 @@ func (p *pygPlus) Close() error {
 	if p.feats != nil {
 		errs = append(errs, p.feats.Close())
 	}
-	p.x.Data = nil
+	p.xs = [2]nn.Tensor{}
 	errs = append(errs, p.mem.Free())
 	if p.closeTopo != nil {
 		errs = append(errs, p.closeTopo())

@@ -20,6 +20,7 @@ import (
 type options struct {
 	workers, prefetch, ioThreads int
 	pcStats                      bool
+	overlap                      bool // the gather thread (gather_thread.go)
 }
 
 // parseOptions reads cfg.Options with PyG+'s defaults.
@@ -39,6 +40,9 @@ func parseOptions(cfg train.Config) (options, error) {
 	if opt.pcStats, err = o.Bool("pagecache_stats", true); err != nil {
 		return opt, err
 	}
+	if opt.overlap, err = o.Bool("overlap", true); err != nil {
+		return opt, err
+	}
 	if opt.workers < 1 || opt.prefetch < 1 || opt.ioThreads < 1 {
 		return opt, fmt.Errorf("%w: pyg+: samplers, prefetch and io_threads must be >= 1", train.ErrConfig)
 	}
@@ -47,15 +51,21 @@ func parseOptions(cfg train.Config) (options, error) {
 
 // plan is PyG+'s memory plan.
 type plan struct {
-	xRows    int64 // rows of the reserved batch input: the most a batch can have
-	need     int64 // base + step charged to the budget + one batch + its input
+	xRows int64 // rows of each reserved batch input: the most a batch can have
+	// inputs is the number of batch inputs held at once: two when the
+	// gather overlaps training (one trained, one gathered), else one
+	inputs   int
+	need     int64 // base + step charged to the budget + inputs × (a batch + its input)
 	feasible bool  // need fits the budget (or there is none)
 }
 
 // size computes PyG+'s plan.
-func size(budget int64, ws kit.Workspace, shape train.DatasetShape, cfg train.Config) plan {
-	p := plan{xRows: min(shape.Nodes, kit.MaxInputBound(shape, cfg))}
-	p.need = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra + ws.BatchBytes + int64(ws.MaxInputs)*shape.RowBytes()
+func size(budget int64, ws kit.Workspace, shape train.DatasetShape, cfg train.Config, opt options) plan {
+	p := plan{xRows: min(shape.Nodes, kit.MaxInputBound(shape, cfg)), inputs: 1}
+	if opt.overlap {
+		p.inputs = 2
+	}
+	p.need = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra + int64(p.inputs)*(ws.BatchBytes+int64(ws.MaxInputs)*shape.RowBytes())
 	p.feasible = budget <= 0 || p.need <= budget
 	return p
 }
@@ -63,6 +73,10 @@ func size(budget int64, ws kit.Workspace, shape train.DatasetShape, cfg train.Co
 // minMemory is the smallest budget whose plan is feasible on a dataset of
 // shape, with the lower-bound workspace of kit.EstimateWorkspace.
 func minMemory(shape train.DatasetShape, cfg train.Config) int64 {
+	opt, err := parseOptions(cfg)
+	if err != nil {
+		return 0 // the configuration's validation reports it
+	}
 	ws := kit.EstimateWorkspace(shape, cfg)
-	return kit.MinBudget(func(budget int64) bool { return size(budget, ws, shape, cfg).feasible })
+	return kit.MinBudget(func(budget int64) bool { return size(budget, ws, shape, cfg, opt).feasible })
 }
