@@ -6,9 +6,13 @@ package gnndrive
 // extractors are loading through the wait list, allocate LRU standby slots
 // for the rest), issues every load of the mini-batch at once through its own
 // io_uring ring with direct I/O (④, first phase), and as completions arrive
-// the rows land in their buffer slots (⑤, second phase; in the CPU variant
-// the feature buffer is in host memory and the ring's aligned buffers are
-// the staging buffer) and the nodes turn valid. After waiting for the
+// the rows land in their buffer slots (⑤, second phase) and the nodes turn
+// valid. In the CPU variant (§4.4) loads land in the host feature buffer
+// directly (the ring's aligned buffers are the only staging); with
+// feature_buffer=device (§4.2's GPU layout) every load lands in the
+// extractor's part of the host staging buffer (M_b rows) and is then
+// copied to its buffer slot, the stand-in for the host-to-device transfer
+// (staging_buffer.go). After waiting for the
 // wait-list nodes it enqueues the node alias list into the training queue
 // (⑥). Extractors finish in any order, so mini-batches train out of order
 // (§4.3).
@@ -43,6 +47,9 @@ type extractor struct {
 	comps []storage.Completion
 	group []cache.Load
 	order []int32 // load indices sorted by node (file offset)
+	// stage is the extractor's part of the host staging buffer (device
+	// layout), nil when loads land in the feature buffer directly
+	stage *stagingArea
 }
 
 // extract runs Algorithm 1 for mb and returns the extraction (aliases set).
@@ -84,10 +91,21 @@ func (e *extractor) extract(ctx context.Context, mb *graph.MiniBatch, x *cache.E
 				return nil
 			}
 			hi := min(submitted+submitAhead, len(e.order))
+			if e.stage != nil {
+				// as many loads as staging rows are free
+				hi = min(hi, submitted+e.stage.free())
+				if hi == submitted {
+					return nil
+				}
+			}
 			e.reqs = e.reqs[:0]
 			for _, i := range e.order[submitted:hi] {
 				l := x.Loads[i]
-				e.reqs = append(e.reqs, e.feats.RowRequest(l.Node, osutil.Bytes(e.buf.Row(l.Slot)), uint64(i)))
+				dst := e.buf.Row(l.Slot)
+				if e.stage != nil {
+					dst = e.stage.take(i)
+				}
+				e.reqs = append(e.reqs, e.feats.RowRequest(l.Node, osutil.Bytes(dst), uint64(i)))
 			}
 			if err := e.r.Submit(e.reqs); err != nil {
 				return fmt.Errorf("gnndrive extractor %d, batch %d: submit %d reads: %w", e.id, mb.Index, len(e.reqs), err)
@@ -116,7 +134,12 @@ func (e *extractor) extract(ctx context.Context, mb *graph.MiniBatch, x *cache.E
 				if c.Err != nil {
 					return fmt.Errorf("gnndrive extractor %d, batch %d: read node %d: %w", e.id, mb.Index, x.Loads[c.Tag].Node, c.Err)
 				}
-				e.group = append(e.group, x.Loads[c.Tag])
+				l := x.Loads[c.Tag]
+				if e.stage != nil {
+					// ⑤: staging → feature buffer
+					e.stage.transfer(int32(c.Tag), e.buf.Row(l.Slot))
+				}
+				e.group = append(e.group, l)
 			}
 			done += len(e.comps)
 			e.buf.MarkValid(e.group) // line 36

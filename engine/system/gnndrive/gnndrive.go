@@ -24,7 +24,8 @@ package gnndrive
 //   - Option feature_buffer=device: §4.2's GPU-based layout, in which the
 //     feature buffer (and the batch input indexed from it) is GPU memory:
 //     both are held outside the host budget (model_mem.go), which keeps
-//     the queues, the extractors' staging and the page cache of the
+//     the queues, the host staging buffer of N_e × M_b rows that every
+//     load passes through (staging_buffer.go) and the page cache of the
 //     indices. Training still runs on the CPU.
 //   - Sizing (§4.2 and the artifact): the feature buffer holds
 //     (training-queue depth + 1) × M_b slots × buffer_factor, capped by the
@@ -157,13 +158,25 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 			g.x.Data = xd[:0]
 		}
 	}
+	var staging []float32
+	if p.onDevice {
+		// §4.2: the host staging buffer, N_e × M_b rows under the budget
+		if staging, err = g.mem.Float32s(p.extractors * g.maxBatch * g.dim); err != nil {
+			return fmt.Errorf("gnndrive: staging buffer: %w", err)
+		}
+	}
 	goLimit := budget.LimitGo(p.offHeap, p.keepTopo, p.heapNeed)
 	for i := 0; i < p.extractors; i++ {
 		r, err := g.feats.NewReader()
 		if err != nil {
 			return fmt.Errorf("gnndrive: extractor %d reader: %w", i, err)
 		}
-		g.exs = append(g.exs, &extractor{id: i, r: r, feats: g.feats, buf: g.buf})
+		e := &extractor{id: i, r: r, feats: g.feats, buf: g.buf}
+		if staging != nil {
+			part := g.maxBatch * g.dim
+			e.stage = newStagingArea(staging[i*part:(i+1)*part], g.dim)
+		}
+		g.exs = append(g.exs, e)
 	}
 	env.Logf("gnndrive: %d samplers, %d extractors (%s, direct=%v), queues %d/%d; M_b %d (profiled max %d, mean %d over %d batches); feature buffer %d slots = %d MiB (%.1f%% of the feature table); Go heap limit %d MiB",
 		p.samplers, p.extractors, g.feats.Backend(), g.feats.Direct(), p.extractQ, p.trainQ, g.maxBatch, ws.MaxInputs, ws.MeanInputs, ws.Batches,
@@ -199,8 +212,8 @@ func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, p plan) error {
 		if err := budget.HoldOutside(p.outside); err != nil {
 			return err
 		}
-		env.Deviate("feature_buffer=device: the feature buffer (%d MiB) and the indexed batch input (%d MiB) are held outside the %d MiB host budget, as the GPU memory they occupy in GNNDrive's GPU-based layout (§4.2); loads land in them directly (no separate staging copy); the cgroup limit is %d MiB",
-			(p.slots*rowBytes)>>20, p.xBytes>>20, env.MemBudget>>20, (env.MemBudget+ws.DeviceBytes+p.outside)>>20)
+		env.Deviate("feature_buffer=device: the feature buffer (%d MiB) and the indexed batch input (%d MiB) are held outside the %d MiB host budget, as the GPU memory they occupy in GNNDrive's GPU-based layout (§4.2); loads land in the host staging buffer (%d extractor(s) × M_b rows = %d MiB, in the budget) and are copied to the buffer (the host-to-device transfer, untimed as such); the cgroup limit is %d MiB",
+			(p.slots*rowBytes)>>20, p.xBytes>>20, env.MemBudget>>20, p.extractors, p.hostStaging>>20, (env.MemBudget+ws.DeviceBytes+p.outside)>>20)
 		if p.extractors < g.opt.extractors {
 			g.deviate = append(g.deviate, fmt.Sprintf("the host budget holds the staging of %d extractor(s) (of %d asked) next to the indices", p.extractors, g.opt.extractors))
 		}

@@ -11,7 +11,8 @@ package gnndrive
 // extractor's reservation fits next to the paper's queues, the queues are
 // shortened. With feature_buffer=device (§4.2's GPU-based layout) the
 // buffer and the indexed batch input are held outside the host budget and
-// the extractors are cut to what host memory holds next to the indices.
+// the extractors are cut to what host memory holds next to the indices,
+// each with its M_b rows of the host staging buffer (staging_buffer.go).
 
 import (
 	"fmt"
@@ -109,6 +110,9 @@ type plan struct {
 	perBatch                               int64 // one mini-batch in flight: ids, blocks, aliases
 	heapNeed                               int64 // the Go heap planned for
 	staging                                int64 // extractors' ring buffers
+	// hostStaging is the staging buffer of the device layout: N_e × M_b
+	// rows of host memory (staging_buffer.go), 0 for the CPU buffer
+	hostStaging int64
 	keepTopo                               int64 // page cache left to the memory-mapped indices
 	topo                                   int64 // size of the indices
 	// CPU buffer under a budget: the working set besides the buffer and
@@ -130,8 +134,9 @@ type plan struct {
 	overReserve bool
 	// minNeed is what the plan cannot shrink below: the Go heap of the
 	// shortest pipeline with one extractor (device: the paper's queues
-	// with one extractor), plus, for the CPU buffer, the batch input and
-	// one extractor's reservation; no slack, staging or reserve.
+	// with one extractor and its M_b rows of host staging), plus, for the
+	// CPU buffer, the batch input and one extractor's reservation; no
+	// slack, ring buffers or reserve.
 	minNeed int64
 	// feasible: minNeed fits the budget (or there is none). MinMemory is
 	// the least budget where it holds.
@@ -190,17 +195,20 @@ func sizeWith(in sizingInput, alias bool) plan {
 		// §4.2: the feature buffer is sized by the training queue and M_b
 		// in device memory; extractors by the host memory left after the
 		// topology: each needs its staging ring next to the queues.
+		// Each extractor's part of the host staging buffer (M_b rows) is
+		// host memory under the budget.
 		p.onDevice = true
 		hostOf := func(extractors int) int64 {
 			heap := heapOf(p.samplers, p.extractQ, p.trainQ, extractors)
-			return heap + heap/4 + stagingOf(extractors) + reserve
+			return heap + heap/4 + stagingOf(extractors) + int64(extractors)*mb*rowBytes + reserve
 		}
 		for p.extractors > 1 && hostOf(p.extractors)+p.topo > budget {
 			p.extractors--
 		}
 		p.slots = max(p.paperSlots, int64(p.extractors)*mb)
 		p.heapNeed = heapOf(p.samplers, p.extractQ, p.trainQ, p.extractors)
-		p.keepTopo = max(0, min(p.topo, budget-p.heapNeed-p.heapNeed/4-reserve))
+		p.hostStaging = int64(p.extractors) * mb * rowBytes
+		p.keepTopo = max(0, min(p.topo, budget-p.heapNeed-p.heapNeed/4-p.hostStaging-reserve))
 		p.outside = p.slots*rowBytes + p.xBytes
 	case budget > 0:
 		workOf := func(heap int64, extractors int) int64 {
@@ -245,12 +253,14 @@ func sizeWith(in sizingInput, alias bool) plan {
 	p.slots = max(p.slots, int64(p.extractors)*mb)
 	p.staging = stagingOf(p.extractors)
 	if o.bufferAt == "device" {
-		p.minNeed = heapOf(o.samplers, o.extractQ, o.trainQ, 1)
+		p.minNeed = heapOf(o.samplers, o.extractQ, o.trainQ, 1) + mb*rowBytes
 	} else {
 		p.minNeed = heapOf(min(o.samplers, max(1, in.cpus)), 1, 1, 1) + p.xBytes + mb*(rowBytes+slotOverhead)
 	}
 	p.feasible = budget <= 0 || p.minNeed <= budget
-	if !p.onDevice {
+	if p.onDevice {
+		p.offHeap = p.hostStaging
+	} else {
 		p.offHeap = p.slots*rowBytes + p.xBytes
 	}
 	return p

@@ -110,18 +110,32 @@ func TestSizing(t *testing.T) {
 		},
 		{
 			// device buffer at 256 MiB: host memory for 1 extractor next
-			// to the indices (161.25 MiB + 128 MiB of indices do not fit
-			// with 2); the buffer and x (66 MiB) are held outside
+			// to the indices (2 would need 193.75 MiB + 128 MiB of
+			// indices); the buffer and x (66 MiB) are held outside; the
+			// extractor's M_b rows of host staging (11 MiB) are in the
+			// budget, leaving the indices 256 - 97 × 1.25 - 11 - 32 =
+			// 91.75 MiB
 			name: "device buffer", budget: 256 * mib, opts: map[string]string{"feature_buffer": "device"},
 			want: plan{maxBatch: 22528, paperSlots: 112640, slots: 112640, samplers: 4, extractors: 1, extractQ: 6, trainQ: 4,
-				heapNeed: 97 * mib, staging: 8 * mib, keepTopo: 107741184, onDevice: true, outside: (112640 + 22528) * 512, feasible: true},
+				heapNeed: 97 * mib, staging: 8 * mib, hostStaging: 11 * mib, keepTopo: 96206848, onDevice: true, outside: (112640 + 22528) * 512,
+				offHeap: 11 * mib, feasible: true},
 		},
 		{
-			// device buffer at 96 MiB: below the heap of the paper's
-			// queues with one extractor (97 MiB)
-			name: "device buffer cannot fit", budget: 96 * mib, opts: map[string]string{"feature_buffer": "device"},
+			// device buffer at 320 MiB: 2 extractors would fit next to the
+			// indices without their staging (171.75 + 128 MiB), not with
+			// it (193.75 + 128 MiB)
+			name: "device staging charged", budget: 320 * mib, opts: map[string]string{"feature_buffer": "device"},
 			want: plan{maxBatch: 22528, paperSlots: 112640, slots: 112640, samplers: 4, extractors: 1, extractQ: 6, trainQ: 4,
-				heapNeed: 97 * mib, staging: 8 * mib, onDevice: true, outside: (112640 + 22528) * 512, feasible: false},
+				heapNeed: 97 * mib, staging: 8 * mib, hostStaging: 11 * mib, keepTopo: 128 * mib, onDevice: true, outside: (112640 + 22528) * 512,
+				offHeap: 11 * mib, feasible: true},
+		},
+		{
+			// device buffer at 100 MiB: below the heap of the paper's
+			// queues with one extractor (97 MiB) and its staging (11 MiB)
+			name: "device buffer cannot fit", budget: 100 * mib, opts: map[string]string{"feature_buffer": "device"},
+			want: plan{maxBatch: 22528, paperSlots: 112640, slots: 112640, samplers: 4, extractors: 1, extractQ: 6, trainQ: 4,
+				heapNeed: 97 * mib, staging: 8 * mib, hostStaging: 11 * mib, onDevice: true, outside: (112640 + 22528) * 512,
+				offHeap: 11 * mib, feasible: false},
 		},
 		{
 			// batch_input=auto with a model that reads aliases in place:
@@ -169,7 +183,8 @@ func TestSizing(t *testing.T) {
 			// device buffer, batch_input=alias: no batch input held outside
 			name: "device buffer aliased", budget: 256 * mib, inPlace: true, opts: map[string]string{"feature_buffer": "device", "batch_input": "alias"},
 			want: plan{maxBatch: 22528, paperSlots: 112640, slots: 112640, samplers: 4, extractors: 1, extractQ: 6, trainQ: 4,
-				heapNeed: 97 * mib, staging: 8 * mib, keepTopo: 107741184, onDevice: true, outside: 112640 * 512, aliasInput: true, feasible: true},
+				heapNeed: 97 * mib, staging: 8 * mib, hostStaging: 11 * mib, keepTopo: 96206848, onDevice: true, outside: 112640 * 512,
+				offHeap: 11 * mib, aliasInput: true, feasible: true},
 		},
 	}
 	for _, c := range cases {
@@ -179,10 +194,11 @@ func TestSizing(t *testing.T) {
 			}
 			c.want.perBatch, c.want.topo = mib, 128*mib
 			// the shortest pipeline's heap (71 MiB), x and one reservation;
-			// device: the paper's queues with one extractor (97 MiB)
+			// device: the paper's queues with one extractor (97 MiB) and
+			// its staging (11 MiB)
 			c.want.minNeed = 71*mib + c.want.xBytes + 22528*529
 			if c.want.onDevice {
-				c.want.minNeed = 97 * mib
+				c.want.minNeed = 108 * mib
 			}
 			got := size(sizingInput{budget: c.budget, ws: fixtureWS, shape: fixtureShape, opt: fixtureOptions(t, c.opts), cpus: 2, inPlace: c.inPlace})
 			if got != c.want {
