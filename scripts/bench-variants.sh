@@ -12,7 +12,11 @@
 #   OUT       where the JSON-lines records go          (default $DATA/bench-variants)
 #   LIMITS    memory limits                            (default "25% 50% 100%")
 #   SYSTEMS   variants, each NAME or NAME:KEY=VALUE[,KEY=VALUE] (--opt)
-#             (default "gnndrive ginex pyg+ gnndrive:feature_buffer=device")
+#             (default "gnndrive ginex pyg+ gnndrive:feature_buffer=device
+#             ginex:read_block=512 gnndrive:read_block=4096": every variant
+#             at its artifact's read granularity, and ginex and gnndrive
+#             again at the other one, so that bytes_read shows what the
+#             granularity costs; see engine/system/kit/read_block.go)
 #   EPOCHS    epochs per run (first is flagged warmup) (default 1)
 #   REPS      repetitions of every (limit, system)     (default 1)
 #   TIMEOUT   seconds before a run is stopped          (default 3600)
@@ -23,7 +27,7 @@ cd "$(dirname "$0")/.."
 DATA=${DATA:-bench-data}
 OUT=${OUT:-$DATA/bench-variants}
 LIMITS=${LIMITS:-"25% 50% 100%"}
-SYSTEMS=${SYSTEMS:-"gnndrive ginex pyg+ gnndrive:feature_buffer=device"}
+SYSTEMS=${SYSTEMS:-"gnndrive ginex pyg+ gnndrive:feature_buffer=device ginex:read_block=512 gnndrive:read_block=4096"}
 EPOCHS=${EPOCHS:-1}
 REPS=${REPS:-1}
 TIMEOUT=${TIMEOUT:-3600}

@@ -118,6 +118,7 @@ func newEngine(f *File, depth int, slotBytes int, arena []byte) *engine {
 	}
 	e.pl.bs = f.blockSize
 	e.pl.maxSeg = int64(slotBytes)
+	e.pl.separate = f.opts.SeparateReads
 	return e
 }
 

@@ -10,6 +10,9 @@ import (
 // §4.4 "Access Granularity"): each span is widened to the aligned blocks
 // that cover it, blocks shared by several spans are read once, and runs of
 // adjacent blocks are merged into one request of at most maxSeg bytes.
+// With separate set (Options.SeparateReads), every span is read on its
+// own instead: its covering blocks, shared with no other span and merged
+// with none (Ginex's artifact issues one pread per row).
 
 // item is one span a caller wants: len(dst) bytes from file offset off,
 // copied into dst, on behalf of request req.
@@ -37,6 +40,9 @@ type planPiece struct {
 type planner struct {
 	bs     int64 // block size, a power of two
 	maxSeg int64 // largest span, a multiple of bs
+	// separate: one read (or more when longer than maxSeg) per item, no
+	// block shared or merged with another item
+	separate bool
 	items  []item
 	tmp    []item // radix-sort scratch
 	spans  []span
@@ -49,6 +55,10 @@ func (p *planner) plan() {
 	p.spans = p.spans[:0]
 	p.pieces = p.pieces[:0]
 	p.sortItems()
+	if p.separate {
+		p.planSeparate()
+		return
+	}
 	mask := p.bs - 1
 	cur := -1
 	for i := range p.items {
@@ -93,6 +103,31 @@ func (p *planner) plan() {
 			p.pieces = append(p.pieces, planPiece{
 				seg: int32(k),
 				at:  int(s - p.spans[k].off),
+				dst: it.dst[s-lo : e-lo],
+				req: it.req,
+			})
+		}
+	}
+}
+
+// planSeparate plans each item on its own: its covering blocks, in
+// requests of at most maxSeg bytes.
+func (p *planner) planSeparate() {
+	mask := p.bs - 1
+	for i := range p.items {
+		it := &p.items[i]
+		lo, hi := it.off, it.off+int64(len(it.dst))
+		if lo == hi {
+			continue
+		}
+		a, b := lo&^mask, (hi+mask)&^mask
+		for off := a; off < b; off += p.maxSeg {
+			end := min(off+p.maxSeg, b)
+			p.spans = append(p.spans, span{off, end})
+			s, e := max(lo, off), min(hi, end)
+			p.pieces = append(p.pieces, planPiece{
+				seg: int32(len(p.spans) - 1),
+				at:  int(s - off),
 				dst: it.dst[s-lo : e-lo],
 				req: it.req,
 			})

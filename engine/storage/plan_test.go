@@ -49,6 +49,51 @@ func TestPlanSpans(t *testing.T) {
 	}
 }
 
+// TestPlanSeparate: with separate reads every item gets its own covering
+// blocks, shared with no other item and merged with none, in file order
+// (Ginex's artifact: a 4 KiB pread per row, 8 KiB when the row straddles).
+func TestPlanSeparate(t *testing.T) {
+	type it struct{ off, n int64 }
+	cases := []struct {
+		name   string
+		bs     int64
+		maxSeg int64
+		items  []it
+		want   []span
+	}{
+		{"shared block read twice", 4096, 65536, []it{{0, 512}, {512, 512}}, []span{{0, 4096}, {0, 4096}}},
+		{"adjacent not merged", 512, 65536, []it{{0, 512}, {512, 512}}, []span{{0, 512}, {512, 1024}}},
+		{"straddling row reads two blocks", 4096, 65536, []it{{4000, 512}}, []span{{0, 8192}}},
+		{"long range split at cap", 512, 1024, []it{{100, 2500}}, []span{{0, 1024}, {1024, 2048}, {2048, 3072}}},
+		{"sorted by offset", 4096, 65536, []it{{9000, 8}, {10, 8}}, []span{{0, 4096}, {8192, 12288}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := planner{bs: c.bs, maxSeg: c.maxSeg, separate: true}
+			for i, x := range c.items {
+				p.items = append(p.items, item{off: x.off, dst: make([]byte, x.n), req: int32(i)})
+			}
+			p.plan()
+			if !slices.Equal(p.spans, c.want) {
+				t.Fatalf("spans %v, want %v", p.spans, c.want)
+			}
+			covered := map[int32]int{}
+			for _, pc := range p.pieces {
+				s := p.spans[pc.seg]
+				if pc.at < 0 || int64(pc.at+len(pc.dst)) > s.end-s.off {
+					t.Fatalf("piece %+v lies outside span %v", pc, s)
+				}
+				covered[pc.req] += len(pc.dst)
+			}
+			for _, x := range p.items {
+				if covered[x.req] != len(x.dst) {
+					t.Fatalf("item %d covered by %d of %d bytes", x.req, covered[x.req], len(x.dst))
+				}
+			}
+		})
+	}
+}
+
 // checkPlan verifies invariants of a plan: spans aligned, sorted, disjoint
 // and within the cap; pieces lie inside their span and tile each item
 // exactly once.

@@ -79,8 +79,16 @@ type Options struct {
 	// block). Set it to the block size to merge nothing beyond blocks that
 	// rows share. Default DefaultMaxMergeBytes.
 	MaxMergeBytes int64
-	// BlockSize overrides the detected direct-I/O alignment (a power of two).
+	// BlockSize overrides the detected direct-I/O alignment (a power of two):
+	// the read granularity. Every wanted row or range is widened to the
+	// BlockSize-aligned blocks that cover it; a larger value than the
+	// device's reads what the papers' artifacts read (Ginex: 4 KiB).
 	BlockSize int64
+	// SeparateReads reads every wanted row or range with its own device
+	// requests: its covering blocks are shared with no other row and merged
+	// with none (Ginex's artifact: one pread per row). By default rows that
+	// share a block are read once and adjacent blocks merged.
+	SeparateReads bool
 	// AllowBuffered lets OpenFile fall back to buffered (page-cache) reads,
 	// with a log line, where the file system refuses O_DIRECT. Tests on
 	// tmpfs use it; measurements should not.

@@ -110,6 +110,7 @@ func (g *ginex) Deviations() []string {
 		"training runs on the CPU (the paper trains on a GPU); the gather of the next iteration overlaps the current iteration's CPU training",
 		"the changeset precomputation runs on the CPU with a heap over the cache state (O(|ids| log C) per iteration) instead of the paper's GPU top-k over all candidates; the cache states are the same Belady states",
 		"nodes that are not accessed again in the superbatch are not inserted into the feature cache (they would be evicted unused; misses are unchanged)",
+		"uncached neighbour lists: the read_block blocks holding the sampled entries are read, each once per sampling call; the artifact reads each uncached list whole from its aligned start, at least 8 KiB (load_neighbors_into_buffer)",
 	}, g.deviate...)
 }
 
@@ -137,6 +138,13 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 		g.deviate = append(g.deviate, fmt.Sprintf("reads go through the %s backend instead of pread+O_DIRECT (--io)", opts.Backend))
 	}
 	opts.Workers = g.opt.ioThreads
+	// The artifact's granularity (kit/read_block.go): every missing row
+	// is its own pread of the read_block-aligned blocks holding it, shared
+	// with no other row; index entries are read in read_block blocks.
+	opts.BlockSize = g.opt.readBlock
+	if g.opt.readBlock != artifactReadBlock {
+		g.deviate = append(g.deviate, fmt.Sprintf("read_block=%d: rows and index entries are read in %d-byte blocks, not the artifact's 4 KiB", g.opt.readBlock, g.opt.readBlock))
+	}
 	idxOpts := opts
 	idxOpts.RowBytes = 8
 	if g.idxFile, err = storage.OpenFile(env.Dataset.Path(dataset.IndicesFile), idxOpts); err != nil {
@@ -145,6 +153,7 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	g.disk = sample.NewStorageIndices(g.idxFile)
 	fo := opts
 	fo.RowBytes = g.rowBytes
+	fo.SeparateReads = true
 	if g.feats, err = storage.OpenFile(env.Dataset.Path(dataset.FeaturesFile), fo); err != nil {
 		return fmt.Errorf("ginex: open features: %w", err)
 	}

@@ -30,7 +30,8 @@ type options struct {
 	ncBytes       int64 // explicit sizes, -1 = from the budget
 	fcBytes       int64
 	keepRunFiles  bool
-	xBuffers      int // 0 = from the budget
+	xBuffers      int   // 0 = from the budget
+	readBlock     int64 // read granularity (kit.ReadBlock)
 }
 
 // parseOptions reads cfg.Options with the artifact's defaults.
@@ -60,6 +61,9 @@ func parseOptions(cfg train.Config) (options, error) {
 	if err == nil {
 		opt.keepRunFiles, err = o.Bool("keep_runfiles", false)
 	}
+	if err == nil {
+		opt.readBlock, err = kit.ReadBlock(cfg, artifactReadBlock)
+	}
 	if err != nil {
 		return opt, err
 	}
@@ -71,6 +75,11 @@ func parseOptions(cfg train.Config) (options, error) {
 	}
 	return opt, nil
 }
+
+// artifactReadBlock is the artifact's read granularity: the aligned 4 KiB
+// block of each missing row (gather_ginex), each list from its aligned
+// 4 KiB start (load_neighbors_into_buffer).
+const artifactReadBlock = 4096
 
 // sizingInput is everything Ginex's plan depends on.
 type sizingInput struct {

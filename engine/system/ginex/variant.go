@@ -1,6 +1,9 @@
 package ginex
 
-import "outcore/engine/train"
+import (
+	"outcore/engine/system/kit"
+	"outcore/engine/train"
+)
 
 func init() {
 	train.RegisterVariant(train.Variant{
@@ -16,6 +19,7 @@ func init() {
 			{Key: "runfile_budget", Type: train.OptBytes, Default: "100GiB", Help: "disk space for runtime files; caps the superbatch"},
 			{Key: "neighbor_cache", Type: train.OptBytes, Default: "from the budget", Help: "neighbour cache size (default: budget − sample-stage peak)"},
 			{Key: "feature_cache", Type: train.OptBytes, Default: "from the budget", Help: "feature cache size (default: budget − main-loop peak)"},
+			{Key: "read_block", Type: train.OptBytes, Default: "4096", Help: kit.ReadBlockHelp("the artifact: one pread of the aligned 4 KiB block per missing row, 8 KiB when it straddles two")},
 			{Key: "keep_runfiles", Type: train.OptBool, Default: "false", Help: "keep the runtime files of each superbatch after it trained"},
 		},
 		MinMemory: minMemory,

@@ -126,6 +126,12 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	if opts.Backend != storage.BackendUring {
 		g.deviate = append(g.deviate, fmt.Sprintf("extractors read through the %s backend instead of io_uring (--io)", opts.Backend))
 	}
+	// read granularity (kit/read_block.go); a device whose logical block
+	// is larger raises it (storage's probe)
+	opts.BlockSize = g.opt.readBlock
+	if g.opt.readBlock != artifactReadBlock {
+		g.deviate = append(g.deviate, fmt.Sprintf("read_block=%d: rows are read in %d-byte blocks, not the artifact's 512-byte sectors", g.opt.readBlock, g.opt.readBlock))
+	}
 	if g.feats, err = storage.OpenFile(env.Dataset.Path("features.bin"), opts); err != nil {
 		return fmt.Errorf("gnndrive: open features: %w", err)
 	}

@@ -41,6 +41,7 @@ type options struct {
 	// (alias only where the budget cannot hold the copy next to the
 	// paper's pipeline).
 	batchInput string
+	readBlock  int64 // read granularity (kit.ReadBlock)
 }
 
 // parseOptions reads cfg.Options with the paper's defaults.
@@ -72,6 +73,9 @@ func parseOptions(cfg train.Config) (options, error) {
 	default:
 		return opt, fmt.Errorf("%w: gnndrive: feature_buffer %q, want host (CPU-based training, §4.4) or device (the GPU-based layout of §4.2)", train.ErrConfig, opt.bufferAt)
 	}
+	if opt.readBlock, err = kit.ReadBlock(cfg, artifactReadBlock); err != nil {
+		return opt, err
+	}
 	switch opt.batchInput = o.String("batch_input", "auto"); opt.batchInput {
 	case "auto", "gather", "alias":
 	default:
@@ -82,6 +86,11 @@ func parseOptions(cfg train.Config) (options, error) {
 	}
 	return opt, nil
 }
+
+// artifactReadBlock is the artifact's read granularity: one request per
+// row at the sector size (§4.4 "Access Granularity": multiples of 512 B;
+// rows sharing a sector are loaded together).
+const artifactReadBlock = 512
 
 // sizingInput is everything GNNDrive's plan depends on.
 type sizingInput struct {
