@@ -43,10 +43,10 @@ type planner struct {
 	// separate: one read (or more when longer than maxSeg) per item, no
 	// block shared or merged with another item
 	separate bool
-	items  []item
-	tmp    []item // radix-sort scratch
-	spans  []span
-	pieces []planPiece
+	items    []item
+	tmp      []item // radix-sort scratch
+	spans    []span
+	pieces   []planPiece
 }
 
 // plan sorts p.items by offset and fills p.spans and p.pieces. Items of

@@ -122,8 +122,8 @@ type plan struct {
 	// hostStaging is the staging buffer of the device layout: N_e × M_b
 	// rows of host memory (staging_buffer.go), 0 for the CPU buffer
 	hostStaging int64
-	keepTopo                               int64 // page cache left to the memory-mapped indices
-	topo                                   int64 // size of the indices
+	keepTopo    int64 // page cache left to the memory-mapped indices
+	topo        int64 // size of the indices
 	// CPU buffer under a budget: the working set besides the buffer and
 	// the slots the budget leaves without and with the indices cached
 	work, availAll, availTopo int64
