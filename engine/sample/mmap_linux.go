@@ -12,6 +12,7 @@ import (
 // (MADV_RANDOM), as PyG+ keeps its topology: page faults happen on the
 // sampling goroutine and pages live in the page cache.
 type MmapIndices struct {
+	path    string
 	data    []byte
 	all     []int64
 	account *metrics.ReadAccount
@@ -41,7 +42,7 @@ func OpenMmapIndices(path string, edges int64) (*MmapIndices, error) {
 	if st.Size() != edges*8 {
 		return nil, fmt.Errorf("indices %s: %d bytes, want %d (%d int64 entries)", path, st.Size(), edges*8, edges)
 	}
-	m := &MmapIndices{}
+	m := &MmapIndices{path: path}
 	if edges == 0 {
 		return m, nil
 	}
@@ -61,6 +62,17 @@ func (m *MmapIndices) Gather(pos []int64, out []int64) error {
 
 // All implements InMemory.
 func (m *MmapIndices) All() []int64 { return m.all }
+
+// DropCache drops the file's pages from this process's mapping and from
+// the page cache (osutil.DropMapped), so that what one phase read (the
+// profiling's sampling) does not warm the next one's page cache. The
+// mapping stays usable.
+func (m *MmapIndices) DropCache() error {
+	if m.data == nil {
+		return nil
+	}
+	return osutil.DropMapped(m.data, m.path)
+}
 
 // Close unmaps the file; no sampler may use it afterwards.
 func (m *MmapIndices) Close() error {

@@ -36,6 +36,20 @@ func DropFileCache(path string) error {
 	return DropCache(f)
 }
 
+// DropMapped drops the page cache of a file this process has mapped at b
+// (the file at path): the mapping's pages are unmapped from the process
+// first (MADV_DONTNEED; the mapping stays valid and faults the pages in
+// again when touched), then the file's clean pages are dropped. fadvise
+// alone leaves mapped pages in the cache. Pages another process maps stay.
+func DropMapped(b []byte, path string) error {
+	if len(b) > 0 {
+		if err := unix.Madvise(b, unix.MADV_DONTNEED); err != nil {
+			return fmt.Errorf("madvise(DONTNEED) %s: %w", path, err)
+		}
+	}
+	return DropFileCache(path)
+}
+
 // EvictDir drops the clean cached pages of every regular file directly in
 // dir and returns how many files it advised. It stops at the first error.
 func EvictDir(dir string) (int, error) {

@@ -228,6 +228,58 @@ func TestMincoreAndEviction(t *testing.T) {
 	}
 }
 
+// TestDropMapped: pages this process touched through a mapping stay
+// cached after fadvise alone; DropMapped evicts them, and the mapping
+// still reads the file's bytes afterwards.
+func TestDropMapped(t *testing.T) {
+	dir := t.TempDir()
+	needPageCache(t, dir)
+	const pages = 32
+	p, want := writeFile(t, dir, "m", pages*PageSize())
+	if err := DropFileCache(p); err != nil {
+		t.Fatal(err)
+	}
+	m, err := MapFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var sum byte
+	for i := 0; i < len(m.Data); i += PageSize() {
+		sum += m.Data[i] // fault every page in
+	}
+	if r := resident(t, m.Data); r != pages {
+		t.Fatalf("after touching: %d of %d pages resident", r, pages)
+	}
+	if err := DropFileCache(p); err != nil {
+		t.Fatal(err)
+	}
+	if r := resident(t, m.Data); r == 0 {
+		t.Fatal("fadvise alone evicted mapped pages: the test cannot tell DropMapped apart")
+	}
+	if err := DropMapped(m.Data, p); err != nil {
+		t.Fatal(err)
+	}
+	if r := resident(t, m.Data); r != 0 {
+		t.Fatalf("after DropMapped: %d pages resident", r)
+	}
+	if !bytes.Equal(m.Data, want) {
+		t.Fatal("the mapping reads other bytes after DropMapped")
+	}
+	if sum != touched(want) {
+		t.Fatal("the pages read other bytes than the file's")
+	}
+}
+
+// touched is the byte sum of the first byte of every page of b.
+func touched(b []byte) byte {
+	var s byte
+	for i := 0; i < len(b); i += PageSize() {
+		s += b[i]
+	}
+	return s
+}
+
 // TestReadBytesCountsDiskReads: reading an evicted file shows up in
 // /proc/self/io read_bytes.
 func TestReadBytesCountsDiskReads(t *testing.T) {

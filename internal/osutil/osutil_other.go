@@ -52,6 +52,9 @@ func DropRange(f *os.File, off, n int64) error { return nil }
 // DropFileCache does nothing off Linux.
 func DropFileCache(path string) error { return nil }
 
+// DropMapped does nothing off Linux.
+func DropMapped(b []byte, path string) error { return nil }
+
 // EvictDir is unsupported off Linux.
 func EvictDir(dir string) (int, error) { return 0, ErrUnsupported }
 

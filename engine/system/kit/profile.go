@@ -209,6 +209,14 @@ func ProfileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 		}
 	}
 	s, largest = nil, nil
+	// The profiled batches' index pages are not the first epoch's warm
+	// cache: evict what the sampling faulted in through a memory map (the
+	// supervisor started the run with the dataset evicted).
+	if d, ok := topo.Indices.(interface{ DropCache() error }); ok {
+		if err := d.DropCache(); err != nil {
+			return w, fmt.Errorf("profile: evict the sampled index pages: %w", err)
+		}
+	}
 	if r, ok := topo.Indices.(interface{ Release() error }); ok {
 		// readers' buffers sized by profiling's gathers are not base memory
 		if err := r.Release(); err != nil {
