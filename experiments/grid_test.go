@@ -96,6 +96,7 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		{"limit below 1 MiB", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["1KiB"]}}`, []string{"memory limits:", "below 1MiB"}},
 		{"limit below the variant's floor", `{"dataset":"tiny","system":"fake-floor","axes":{"mem_limit":["1GiB","256MiB"]}}`, []string{"memory limits:", `"256MiB" is 256MiB, below the 300MiB`, "fake-floor needs to start"}},
 		{"same limit twice", `{"dataset":"tiny","system":"fake","axes":{"mem_limit":["64MiB","67108864"]}}`, []string{"memory limits:", "are the same limit"}},
+		{"limit below the sampled floor", `{"dataset":"tiny","system":"fake-probe","axes":{"mem_limit":["1GiB","20MiB"]}}`, []string{"memory limits:", `"20MiB" is 20MiB, below`, "fake-probe needs to start"}},
 		{"dataset missing", `{"dataset":"nosuch","system":"fake"}`, []string{"dataset:", `"nosuch" not found`}},
 		{"bad dataset name", `{"dataset":"../etc","system":"fake"}`, []string{"dataset:"}},
 		{"feature_dim of imported", `{"dataset":"mini","system":"fake","axes":{"feature_dim":[8]}}`, []string{"feature dimensions:", "imported"}},

@@ -57,6 +57,14 @@ func TestMain(m *testing.M) {
 	// a variant with a floor of its own (train.Variant.MinMemory)
 	train.RegisterVariant(train.Variant{Name: "fake-floor", MinMemory: func(train.DatasetShape, train.Config) int64 { return 300 << 20 },
 		New: func(train.Config) (train.System, error) { return nil, fmt.Errorf("fake system") }})
+	// a floor that only holds once the first mini-batch was sampled from
+	// the dataset (train.ProbeShape): 20 MiB plus a byte per input node
+	train.RegisterVariant(train.Variant{Name: "fake-probe", MinMemory: func(s train.DatasetShape, _ train.Config) int64 {
+		if s.FirstBatchInputs == 0 {
+			return 0
+		}
+		return 20<<20 + s.FirstBatchInputs
+	}, New: func(train.Config) (train.System, error) { return nil, fmt.Errorf("fake system") }})
 	if dir := os.Getenv(envServer); dir != "" {
 		os.Exit(fakeServer(dir))
 	}

@@ -32,10 +32,19 @@ func ConservativeMinMemory(cfg train.Config, meta dataset.Meta) int64 {
 // ConservativeMinMemory and the variant's own floor (train.Variant's
 // MinMemory, from the same sizing the variant runs with) on the dataset's
 // shape.
+//
+// When the dataset exists in cfg's data directory, its shape includes the
+// first mini-batch's sampled input nodes (train.ProbeShape), a lower bound
+// of the largest batch that makes the floors of variants that hold batch
+// inputs realistic.
 func VariantMinMemory(cfg train.Config, meta dataset.Meta) int64 {
 	need := ConservativeMinMemory(cfg, meta)
 	if v, ok := train.LookupVariant(cfg.System); ok && v.MinMemory != nil {
-		need = max(need, v.MinMemory(train.ShapeOf(meta), cfg))
+		shape := train.ShapeOf(meta)
+		if probed, err := train.ProbeShape(cfg); err == nil && probed.Nodes == meta.Nodes {
+			shape.FirstBatchInputs = probed.FirstBatchInputs
+		}
+		need = max(need, v.MinMemory(shape, cfg))
 	}
 	return need
 }

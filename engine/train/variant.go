@@ -53,6 +53,10 @@ type DatasetShape struct {
 	Train      int64
 	Val        int64
 	Test       int64
+	// FirstBatchInputs is the input-node count of the run's first training
+	// mini-batch when it was sampled (ProbeShape), a lower bound of the
+	// largest; 0 when unknown.
+	FirstBatchInputs int64
 }
 
 // ShapeOf returns the shape recorded in a dataset's meta.json.

@@ -58,8 +58,7 @@ func checkMinMemory(cfg train.Config) error {
 	if cfg.MemLimit == "" && cfg.MemLimitBytes <= 0 {
 		return nil
 	}
-	m, err := dataset.ReadMeta(datasetDir(cfg))
-	if err != nil {
+	if _, err := dataset.ReadMeta(datasetDir(cfg)); err != nil {
 		return nil
 	}
 	budget, err := resolveMemLimit(cfg)
@@ -67,7 +66,12 @@ func checkMinMemory(cfg train.Config) error {
 		return err
 	}
 	cfg.MemLimitBytes = budget
-	return train.CheckMinMemory(cfg, train.ShapeOf(m))
+	// the floor with the first mini-batch sampled (a lower bound of M_b)
+	shape, err := train.ProbeShape(cfg)
+	if err != nil {
+		return err
+	}
+	return train.CheckMinMemory(cfg, shape)
 }
 
 func datasetDir(cfg train.Config) string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -82,5 +83,35 @@ func TestTrainBelowVariantFloor(t *testing.T) {
 	err := Run(context.Background(), discard, append([]string{"train"}, args...))
 	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "that ginex needs to start on "+systest.DatasetName) {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestTrainFloorSamplesTheFirstBatch: the floor the CLI checks holds the
+// first mini-batch as sampled from the dataset (train.ProbeShape), not
+// only its seeds: a --mem-limit above pyg+'s shape-only floor but below
+// two gathered inputs of the first batch is refused, naming the floor.
+func TestTrainFloorSamplesTheFirstBatch(t *testing.T) {
+	dir, _ := systest.DataDir()
+	cfg := train.DefaultConfig()
+	cfg.Dataset, cfg.DataDir, cfg.System = systest.Dataset(t), dir, "pyg+"
+	cfg.Hidden, cfg.Batch, cfg.Epochs, cfg.LR, cfg.Fanout = 32, 100, 1, 0.01, []int{5, 5}
+	v, _ := train.LookupVariant("pyg+")
+	probed, err := train.ProbeShape(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if probed.FirstBatchInputs <= int64(cfg.Batch) {
+		t.Fatalf("first batch has %d input nodes for %d seeds", probed.FirstBatchInputs, cfg.Batch)
+	}
+	shapeOnly := probed
+	shapeOnly.FirstBatchInputs = 0
+	lo, hi := v.MinMemory(shapeOnly, cfg), v.MinMemory(probed, cfg)
+	if hi <= lo {
+		t.Fatalf("floor with the first batch %d, without %d", hi, lo)
+	}
+	limit := fmt.Sprint(lo + (hi-lo)/2)
+	err = Run(context.Background(), discard, append([]string{"train"}, append(baseArgs(t, "pyg+"), "--mem-limit", limit)...))
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), fmt.Sprintf("below the %d bytes", hi)) {
+		t.Fatalf("limit %s between the floors: err %v", limit, err)
 	}
 }

@@ -133,21 +133,22 @@ const RuntimeFloor = 12 << 20
 
 // EstimateWorkspace is a lower bound of what ProfileWorkspace would
 // measure, from the dataset's shape alone: the runtime floor, indptr and
-// labels as the base; a batch's seeds as its input nodes (every seed is
-// one); their ids as the batch; no model step charged to the budget. Fed
-// to a variant's sizing it gives a lower bound of the budget the variant
-// needs (MinBudget).
+// labels as the base; a batch's input nodes, the first batch's when it was
+// sampled (train.ProbeShape), else its seeds (every seed is one); their
+// ids as the batch; no model step charged to the budget. Fed to a
+// variant's sizing it gives a lower bound of the budget the variant needs
+// (MinBudget).
 func EstimateWorkspace(shape train.DatasetShape, cfg train.Config) Workspace {
 	seeds := int64(cfg.Batch)
 	if seeds <= 0 || seeds > shape.Train {
 		seeds = shape.Train
 	}
-	seeds = max(seeds, 1)
+	inputs := max(seeds, shape.FirstBatchInputs, 1)
 	return Workspace{
 		BaseBytes:  RuntimeFloor + shape.IndptrBytes() + 4*shape.Nodes,
-		MaxInputs:  int(seeds),
-		MeanInputs: int(seeds),
-		BatchBytes: 8 * seeds,
+		MaxInputs:  int(inputs),
+		MeanInputs: int(inputs),
+		BatchBytes: 8 * inputs,
 		RowBytes:   shape.RowBytes(),
 	}
 }
