@@ -85,9 +85,25 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 	known := train.Names()
 	variantsOK := true
 	for _, s := range g.Axes.System {
-		if s != "" && !contains(known, s) {
+		if s == "" {
+			continue
+		}
+		e, err := ParseSystemEntry(s)
+		if err != nil {
 			variantsOK = false
-			ps.add(AxisSystem, "variants: %q is not a variant (known: %s)", s, strings.Join(known, ", "))
+			ps.add(AxisSystem, "variants: %v", err)
+			continue
+		}
+		if !contains(known, e.Variant) {
+			variantsOK = false
+			ps.add(AxisSystem, "variants: %q is not a variant (known: %s)", e.Variant, strings.Join(known, ", "))
+			continue
+		}
+		v, _ := train.LookupVariant(e.Variant)
+		for _, k := range sortedKeys(e.Options) {
+			if _, declared := v.Option(k); !declared {
+				ps.add(AxisSystem, "variants: %s has no option %q (its options are %s)", e.Variant, k, strings.Join(v.OptionKeys(), ", "))
+			}
 		}
 	}
 	// Option keys: each must be declared by every variant of the grid
@@ -100,6 +116,7 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 				systems = []string{train.DefaultConfig().System}
 			}
 			for _, name := range systems {
+				name = VariantOf(name)
 				v, ok := train.LookupVariant(name)
 				if !ok {
 					continue
@@ -196,6 +213,9 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 		}
 		sp.Config = cfg
 		sp.System, sp.Model, sp.BatchSize, sp.Fanout = cfg.System, cfg.Model, cfg.Batch, cfg.Fanout
+		if c.System != "" && c.System != cfg.System {
+			sp.System = c.System // a variant with options of its own: its own series
+		}
 		if limit > 0 && w.minMem != nil {
 			if need := w.minMem(cfg, info.Meta); limit < need {
 				ps.add(AxisMemLimit, "memory limits: %q is %s, below the %s that %s needs to start on %s (%d nodes, %d-dim features)",
@@ -228,7 +248,23 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, 
 	m["dataset"] = ds
 	m["data_dir"] = dataDir
 	if c.System != "" {
-		m["system"] = c.System
+		e, err := ParseSystemEntry(c.System)
+		if err != nil {
+			return train.Config{}, Problem{Field: AxisSystem, Message: "variants: " + err.Error()}
+		}
+		m["system"] = e.Variant
+		if len(e.Options) > 0 {
+			opts := map[string]string{}
+			if raw, ok := g.Base["options"]; ok {
+				if err := json.Unmarshal(raw, &opts); err != nil {
+					return train.Config{}, Problem{Field: "options", Message: fmt.Sprintf("options: %v", err)}
+				}
+			}
+			for k, v := range e.Options {
+				opts[k] = v
+			}
+			m["options"] = opts
+		}
 	}
 	if c.Model != "" {
 		m["model"] = c.Model

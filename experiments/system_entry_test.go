@@ -1,0 +1,81 @@
+package experiments
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"outcore/engine/train"
+	"outcore/store"
+)
+
+func TestParseSystemEntry(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want SystemEntry
+		bad  string
+	}{
+		{in: "gnndrive", want: SystemEntry{Variant: "gnndrive"}},
+		{in: "gnndrive:feature_buffer=device", want: SystemEntry{Variant: "gnndrive", Options: map[string]string{"feature_buffer": "device"}}},
+		{in: "ginex: read_block=512 , superbatch=10", want: SystemEntry{Variant: "ginex", Options: map[string]string{"read_block": "512", "superbatch": "10"}}},
+		{in: ":a=b", bad: "no variant name"},
+		{in: "gnndrive:", bad: "not KEY=VALUE"},
+		{in: "gnndrive:a", bad: "not KEY=VALUE"},
+		{in: "gnndrive:a=1,a=2", bad: "given twice"},
+	} {
+		got, err := ParseSystemEntry(c.in)
+		if c.bad != "" {
+			if err == nil || !strings.Contains(err.Error(), c.bad) {
+				t.Errorf("%q: err %v, want %q", c.in, err, c.bad)
+			}
+			continue
+		}
+		if err != nil || got.Variant != c.want.Variant || len(got.Options) != len(c.want.Options) {
+			t.Errorf("%q: got %+v, %v; want %+v", c.in, got, err, c.want)
+			continue
+		}
+		for k, v := range c.want.Options {
+			if got.Options[k] != v {
+				t.Errorf("%q: option %s = %q, want %q", c.in, k, got.Options[k], v)
+			}
+		}
+	}
+}
+
+// TestGridVariantEntries: a system-axis entry with options of its own
+// runs its variant with those options over the grid's, keeps the entry as
+// the run's system, and an entry naming an option its variant lacks is a
+// problem naming it.
+func TestGridVariantEntries(t *testing.T) {
+	h := newHarness(t, nil)
+	e := h.create(`{"dataset":"tiny","epochs":1,"options":{"epoch_ms":"5"},
+		"axes":{"system":["fake","fake:report_ms=7,epoch_ms=9"]}}`)
+	runs, err := h.st.Runs(context.Background(), store.RunFilter{ExperimentID: e.ID})
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs %v, %v", runs, err)
+	}
+	for _, r := range runs {
+		var cfg train.Config
+		if err := json.Unmarshal(r.Config, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		switch r.System {
+		case "fake":
+			if cfg.System != "fake" || cfg.Options["epoch_ms"] != "5" || cfg.Options["report_ms"] != "" {
+				t.Errorf("plain entry: config %s %v", cfg.System, cfg.Options)
+			}
+		case "fake:report_ms=7,epoch_ms=9":
+			if cfg.System != "fake" || cfg.Options["epoch_ms"] != "9" || cfg.Options["report_ms"] != "7" {
+				t.Errorf("entry with options: config %s %v", cfg.System, cfg.Options)
+			}
+		default:
+			t.Errorf("run system %q", r.System)
+		}
+	}
+	_, err = h.m.Create(context.Background(), []byte(`{"dataset":"tiny","axes":{"system":["fake","fake:nosuch=1","fake:bad"]}}`))
+	if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `fake has no option "nosuch"`) || !strings.Contains(err.Error(), "not KEY=VALUE") {
+		t.Fatalf("bad entries: %v", err)
+	}
+}
