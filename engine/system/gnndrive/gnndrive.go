@@ -100,11 +100,15 @@ func (g *gnnDrive) Deviations() []string {
 	if g.opt.bufferAt == "device" {
 		first = "GPU-based GNNDrive's memory layout (§4.2) emulated on the CPU: the feature buffer and the indexed batch input are accounted as device memory outside the host budget, but live in host memory and training runs on the CPU (no host-to-device transfer is timed)"
 	}
-	return append([]string{
+	var only []string
+	if g.opt.sampleOnly {
+		only = []string{kit.SampleOnlyDeviation}
+	}
+	return append(append(only,
 		first,
 		"samplers, extractors, trainer and releaser are goroutines of one process (the paper uses Python threads)",
 		"M_b is the largest input-node count of profiled mini-batches times batch_margin, not batch × Π fanouts (which exceeds the whole graph at this scale); admission control in the feature buffer keeps a larger batch deadlock-free",
-	}, g.deviate...)
+	), g.deviate...)
 }
 
 func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
@@ -260,6 +264,10 @@ func (g *gnnDrive) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *
 	stopWake := context.AfterFunc(ctx, func() { g.buf.Fail(context.Cause(ctx)) })
 	defer stopWake()
 	pool := kit.StartSamplers(ctx, g.sampler, epoch, batches, 0, g.plan.samplers, g.plan.extractQ, 0, ep) // ①–②
+	if g.opt.sampleOnly {
+		// GNNDrive Fig. 2 "-only": the sample stage alone
+		return kit.DrainSamples(ctx, pool, len(batches))
+	}
 	trainQ := make(chan extracted, g.plan.trainQ)
 	waitExtractors := runExtractors(ctx, g.exs, pool.Out, trainQ, ep, fail) // ③–⑥
 	go func() { waitExtractors(); close(trainQ) }()

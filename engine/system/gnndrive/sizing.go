@@ -42,6 +42,7 @@ type options struct {
 	// paper's pipeline).
 	batchInput string
 	readBlock  int64 // read granularity (kit.ReadBlock)
+	sampleOnly bool  // stages=sample (kit/sample_only.go)
 }
 
 // parseOptions reads cfg.Options with the paper's defaults.
@@ -74,6 +75,9 @@ func parseOptions(cfg train.Config) (options, error) {
 		return opt, fmt.Errorf("%w: gnndrive: feature_buffer %q, want host (CPU-based training, §4.4) or device (the GPU-based layout of §4.2)", train.ErrConfig, opt.bufferAt)
 	}
 	if opt.readBlock, err = kit.ReadBlock(cfg, artifactReadBlock); err != nil {
+		return opt, err
+	}
+	if opt.sampleOnly, err = kit.SampleOnly(cfg); err != nil {
 		return opt, err
 	}
 	switch opt.batchInput = o.String("batch_input", "auto"); opt.batchInput {

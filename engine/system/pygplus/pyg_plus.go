@@ -90,11 +90,15 @@ func (p *pygPlus) Devices() map[string]string {
 }
 
 func (p *pygPlus) Deviations() []string {
-	return []string{
+	var only []string
+	if p.opt.sampleOnly {
+		only = []string{kit.SampleOnlyDeviation}
+	}
+	return append(only,
 		p.overlapDeviation(),
 		fmt.Sprintf("sampling workers are goroutines sharing one process (%d), not DataLoader sub-processes", p.opt.workers),
 		"gather copies rows with cgo threads from the mapping (one page fault per missing 4 KiB page), as numpy memmap indexing does",
-	}
+	)
 }
 
 func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
@@ -157,9 +161,12 @@ func (p *pygPlus) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 	ep.BatchStarted()
 	pool := kit.StartSamplers(ctx, p.sampler, epoch, batches, 0, p.opt.workers, p.opt.prefetch*p.opt.workers, p.opt.prefetch*p.opt.workers, ep)
 	var err error
-	if p.opt.overlap {
+	switch {
+	case p.opt.sampleOnly:
+		err = kit.DrainSamples(ctx, pool, len(batches))
+	case p.opt.overlap:
 		err = p.trainOverlapped(ctx, cancel, env, ep, pool, len(batches))
-	} else {
+	default:
 		err = p.trainInline(env, ep, pool, len(batches))
 	}
 	cancel()

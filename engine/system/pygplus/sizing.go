@@ -21,6 +21,7 @@ type options struct {
 	workers, prefetch, ioThreads int
 	pcStats                      bool
 	overlap                      bool // the gather thread (gather_thread.go)
+	sampleOnly                   bool // stages=sample (kit/sample_only.go)
 }
 
 // parseOptions reads cfg.Options with PyG+'s defaults.
@@ -41,6 +42,9 @@ func parseOptions(cfg train.Config) (options, error) {
 		return opt, err
 	}
 	if opt.overlap, err = o.Bool("overlap", true); err != nil {
+		return opt, err
+	}
+	if opt.sampleOnly, err = kit.SampleOnly(cfg); err != nil {
 		return opt, err
 	}
 	if opt.workers < 1 || opt.prefetch < 1 || opt.ioThreads < 1 {

@@ -1,6 +1,9 @@
 package pygplus
 
-import "outcore/engine/train"
+import (
+	"outcore/engine/system/kit"
+	"outcore/engine/train"
+)
 
 func init() {
 	train.RegisterVariant(train.Variant{
@@ -12,6 +15,7 @@ func init() {
 			{Key: "prefetch", Type: train.OptInt, Default: "2", Help: "batches dispatched ahead per sampling worker (DataLoader prefetch_factor)"},
 			{Key: "io_threads", Type: train.OptInt, Default: "4 × number of CPUs", Help: "threads gathering rows from the feature mapping (page faults in flight)"},
 			{Key: "overlap", Type: train.OptBool, Default: "true", Help: "gather batch i+1 in a thread while batch i trains, as the artifact's baseline does (Ginex §5.1); false gathers on the trainer's critical path"},
+			{Key: "stages", Type: train.OptEnum, Values: []string{"all", "sample"}, Default: "all", Help: kit.StagesHelp},
 			{Key: "pagecache_stats", Type: train.OptBool, Default: "true", Help: "account each gather's rows by tier: mincore before the gather, then the rows not resident are copied one by one between readings of the thread's device reads (cpu and device tiers, rows_from_device); off: feature bytes only"},
 		},
 		MinMemory: minMemory,
