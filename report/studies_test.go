@@ -1,0 +1,92 @@
+package report
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+)
+
+// TestStudiesAreConsistent: every registered study's grid parses, its
+// points and ratios lie on its grid, and it says why ours differ.
+func TestStudiesAreConsistent(t *testing.T) {
+	if err := CheckStudies(); err != nil {
+		t.Fatal(err)
+	}
+	if len(Studies()) == 0 {
+		t.Fatal("no study registered")
+	}
+	for _, s := range Studies() {
+		got, ok := StudyOfExperiment(s.ExperimentName())
+		if !ok || got.ID != s.ID {
+			t.Errorf("%s: the experiment name %q does not lead back to the study", s.ID, s.ExperimentName())
+		}
+		b, err := s.Grid("small")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g map[string]any
+		if err := json.Unmarshal(b, &g); err != nil || g["dataset"] != "small" || g["name"] != s.ExperimentName() {
+			t.Errorf("%s: grid %s", s.ID, b)
+		}
+	}
+	if _, ok := StudyOfExperiment("limits on tiny"); ok {
+		t.Error("an ordinary experiment name matched a study")
+	}
+}
+
+// TestStudyCompare matches runs to a study's points by system entry and
+// memory limit (as a share of the feature bytes) and sets our ratios
+// beside the paper's.
+func TestStudyCompare(t *testing.T) {
+	s, ok := LookupStudy("gnndrive-table2")
+	if !ok {
+		t.Fatal("no gnndrive-table2")
+	}
+	const feat = 1 << 30
+	at60 := int64(math.Round(0.6 * feat))
+	run := func(sys string, limit int64, status string, epochS float64) RunData {
+		r := RunData{System: sys, MemLimit: limit, Status: status}
+		if status == RunDone {
+			r.Digest = &Digest{Mean: map[string]float64{"epoch_s": epochS}}
+		}
+		return r
+	}
+	runs := []RunData{
+		run("gnndrive:feature_buffer=device", at60, RunDone, 90),
+		run("gnndrive:feature_buffer=device", at60, RunDone, 110), // mean 100
+		run("gnndrive", at60, RunDone, 160),
+		run("ginex", at60, RunDone, 250),
+		run("pyg+", at60, RunOOM, 0),
+		run("pyg+", feat/4, RunDone, 999), // another limit: not this point
+	}
+	tab := s.Compare(runs, feat)
+	if len(tab.Rows) != 4 {
+		t.Fatalf("rows %+v", tab.Rows)
+	}
+	byLabel := map[string]StudyRow{}
+	for _, r := range tab.Rows {
+		byLabel[r.Label] = r
+	}
+	if r := byLabel["GNNDrive-GPU"]; !r.HaveOurs || r.Ours != 100 || r.Paper != 241.12 || r.Done != 2 {
+		t.Errorf("GNNDrive-GPU row %+v", r)
+	}
+	if r := byLabel["PyG+"]; r.HaveOurs || r.Outcomes != "oom ×1" || r.Paper != 4115.73 {
+		t.Errorf("PyG+ row %+v", r)
+	}
+	ratios := map[string]RatioRow{}
+	for _, r := range tab.Ratios {
+		ratios[r.Label] = r
+	}
+	if r := ratios["GNNDrive-CPU / GNNDrive-GPU"]; !r.HaveOurs || r.Ours != 1.6 || !r.Within {
+		t.Errorf("CPU/GPU ratio %+v (paper 1.54, ours 1.6: within 10%%)", r)
+	}
+	if r := ratios["Ginex / GNNDrive-GPU"]; !r.HaveOurs || r.Ours != 2.5 || !r.Within {
+		t.Errorf("Ginex/GPU ratio %+v", r)
+	}
+	if r := ratios["PyG+ / GNNDrive-GPU"]; r.HaveOurs {
+		t.Errorf("PyG+ ratio without a done PyG+ run: %+v", r)
+	}
+	if got := limitShare(at60, feat); got != "60%" || normShare(" 60 %") != "60%" || limitShare(0, feat) != "none" {
+		t.Errorf("limit shares %q %q", got, normShare(" 60 %"))
+	}
+}
