@@ -177,6 +177,9 @@ func NewComparison(in []RunData) *Comparison {
 // Variants lists the experiment's variants in display order.
 func (c *Comparison) Variants() []string { return c.variants }
 
+// Runs are the comparison's runs in display order.
+func (c *Comparison) Runs() []RunData { return append([]RunData(nil), c.runs...) }
+
 // Varies says whether the grid has more than one value on the axis.
 func (c *Comparison) Varies(key string) bool {
 	for _, a := range c.varying {

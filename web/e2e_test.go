@@ -24,6 +24,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"outcore/engine/dataset"
+	"outcore/engine/train"
 	"outcore/experiments"
 	"outcore/report"
 	"outcore/store"
@@ -731,4 +732,73 @@ func e2eCompare(t *testing.T, ctx, page context.Context, st *store.Store, base s
 	shot, _ := chromedp.Run(page, chromedp.FullScreenshot(100))
 	nonBlank(t, "comparison page", shot, 0.05)
 	saveShot("compare.png", shot)
+}
+
+// TestReproduceBrowser: on the Reproduce page every study is one click:
+// Start creates its experiment (one run per system and limit, the
+// variants' own options included) and lands on the experiment page,
+// whose study table shows the paper's numbers beside ours (pending until
+// runs finish; the queue is not running here, and the variants' memory
+// floors are the queue's own tests).
+func TestReproduceBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test runs in the full pass (go test without -short)")
+	}
+	chrome := findChromium()
+	if chrome == "" {
+		t.Skip("chromium is not installed (scripts/install-deps.sh installs Debian's chromium): skipping the browser test")
+	}
+	e := newEnvWith(t, t.TempDir(), func(o *experiments.Options) {
+		o.MinMemory = func(train.Config, dataset.Meta) int64 { return 0 }
+	})
+	studyDataset(t, e.dir)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { stop(); <-done })
+
+	page := browser(t, chrome)
+	for _, s := range report.Studies() {
+		do(t, page, chromedp.Navigate(base+"/reproduce"), chromedp.WaitVisible(chromedp.ID("start-"+s.ID)))
+		choose(t, page, "dataset-"+s.ID, "tiny8")
+		do(t, page, chromedp.Click(chromedp.ID("start-"+s.ID)))
+		waitJS(t, page, 20*time.Second, "the experiment page of "+s.ID,
+			fmt.Sprintf(`/\/experiments\/\d+$/.test(location.pathname) && document.getElementById('study-table') !== null && document.getElementById('study-table').dataset.study === %q`, s.ID))
+		runs := js[int](t, page, `document.querySelectorAll('#queue-rows tr').length`)
+		if want := len(s.Systems) * len(s.MemLimits); runs != want {
+			t.Errorf("%s: %d runs on the page, want %d", s.ID, runs, want)
+		}
+		rows := js[int](t, page, `document.querySelectorAll('#study-rows tbody tr').length`)
+		if rows != len(s.Systems)*len(s.MemLimits) {
+			t.Errorf("%s: %d rows in the study table", s.ID, rows)
+		}
+		// the paper's numbers are on the page, ours pending
+		for _, p := range s.Points {
+			sel := fmt.Sprintf(`#study-rows tr[data-system=%q][data-limit=%q] td.paper`, p.System, p.MemLimit)
+			got := js[string](t, page, fmt.Sprintf(`(document.querySelector(%q) || {}).textContent || ''`, sel))
+			if want := fmt.Sprintf("%.1f s", p.Value); got != want {
+				t.Errorf("%s: paper cell of %s at %s is %q, want %q", s.ID, p.System, p.MemLimit, got, want)
+			}
+		}
+		ratios := js[string](t, page, `(document.getElementById('study-ratios') || {}).textContent || ''`)
+		for _, r := range s.Ratios {
+			if !strings.Contains(ratios, r.Paper) || !strings.Contains(ratios, "pending") {
+				t.Errorf("%s: ratio table %q lacks %s's %s or the pending mark", s.ID, ratios, r.Label, r.Paper)
+			}
+		}
+		shot, err := chromedp.Run(page, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		saveShot("reproduce-"+s.ID+".png", shot)
+	}
+	xs, err := e.st.ListExperiments(ctx)
+	if err != nil || len(xs) != len(report.Studies()) {
+		t.Fatalf("%d experiments for %d studies (%v)", len(xs), len(report.Studies()), err)
+	}
 }

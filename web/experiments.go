@@ -385,6 +385,9 @@ func (h *ExperimentsHandler) experimentPage(ctx context.Context, id int64, basel
 		return views.ExperimentView{}, err
 	}
 	v := experimentView(e, runs, baseline)
+	if v.Study, err = studyTable(ctx, h.Store, h.Digests, h.DataDir, e); err != nil {
+		return views.ExperimentView{}, err
+	}
 	if len(runSort) > 0 && runSort[0] != "" {
 		v.RunSort = runSort[0]
 		sorted := append([]store.Run(nil), runs...)

@@ -87,7 +87,10 @@ func newEnv(t testing.TB) *testEnv { return newEnvIn(t, t.TempDir()) }
 
 // newEnvIn is newEnv on a data directory the test may have prepared (a
 // database written by an older outcore, say).
-func newEnvIn(t testing.TB, dir string) *testEnv {
+func newEnvIn(t testing.TB, dir string) *testEnv { return newEnvWith(t, dir, nil) }
+
+// newEnvWith is newEnvIn with the queue's options adjusted by opt.
+func newEnvWith(t testing.TB, dir string, opt func(*experiments.Options)) *testEnv {
 	t.Helper()
 	copyDir(t, tinyDir, filepath.Join(dataset.DatasetsDir(dir), "tiny"))
 	ctx := context.Background()
@@ -95,7 +98,11 @@ func newEnvIn(t testing.TB, dir string) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := experiments.New(experiments.Options{DataDir: dir, Store: st, NoCgroups: true, Binary: "/bin/false"})
+	opts := experiments.Options{DataDir: dir, Store: st, NoCgroups: true, Binary: "/bin/false"}
+	if opt != nil {
+		opt(&opts)
+	}
+	mgr, err := experiments.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

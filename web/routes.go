@@ -20,6 +20,7 @@ func (s *Server) routes() {
 	cmpH := &CompareHandler{Store: s.cfg.Store, Digests: exp.Digests}
 	data := &DatasetsHandler{DataDir: s.cfg.DataDir, ImportRoot: s.cfg.ImportRoot, Jobs: s.jobs, Store: s.cfg.Store}
 	events := &EventsHandler{Hub: s.hub, Heartbeat: s.cfg.Heartbeat, Log: s.cfg.Log}
+	repro := &ReproduceHandler{Store: s.cfg.Store, Queue: s.cfg.Queue, DataDir: s.cfg.DataDir}
 
 	a := s.app
 	a.Use(s.recoverPanic)
@@ -58,6 +59,9 @@ func (s *Server) routes() {
 	a.Get("/runs/:id/charts/:file", runs.ChartFile)
 	a.Post("/runs/:id/cancel", runs.Cancel)
 	a.Post("/runs/:id/retry", runs.Retry)
+
+	a.Get("/reproduce", repro.List)
+	a.Post("/reproduce/:id", repro.Start)
 
 	a.Get("/datasets", data.List)
 	a.Get("/datasets/jobs", data.JobsFragment)

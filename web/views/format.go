@@ -181,3 +181,16 @@ func jobBar(state string) string {
 	}
 	return ""
 }
+
+// join joins strings for a page.
+func join(s []string, sep string) string { return strings.Join(s, sep) }
+
+// contains reports whether list holds v.
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -194,6 +194,9 @@ type ExperimentView struct {
 	CanDelete  bool
 	ChartsURL  string
 	ExportBase string // "/experiments/7/export"
+	// Study is the paper-beside-ours table when the experiment was made
+	// for a reproduction study (report.StudyOfExperiment), else nil.
+	Study *StudyTableView
 }
 
 // CompareView is a comparison across experiments.
@@ -331,4 +334,56 @@ type DatasetsView struct {
 	Jobs     []Job
 	Forms    DatasetForms
 	DataDir  string
+}
+
+// ReproduceView is the Reproduce page: the registered studies.
+type ReproduceView struct {
+	Studies  []StudyCard
+	Datasets []string // datasets of the data directory a study may run on
+	// Problem is why the last start was refused (with the study it was for).
+	Problem, ProblemStudy string
+}
+
+// StudyCard is one study on the Reproduce page.
+type StudyCard struct {
+	ID, Paper, Figure, Title string
+	PaperSetting, OurSetting string
+	Dataset                  string // the study's own dataset
+	Systems                  []string
+	MemLimits                string
+	Runs                     int
+	Ratios                   []string // the paper's ratios in words
+	Differ                   []string
+	Experiments              []StudyExperiment // experiments already made for it
+}
+
+// StudyExperiment links an experiment made for a study.
+type StudyExperiment struct {
+	ID      int64
+	Dataset string
+	State   string
+}
+
+// StudyTableView is a study's paper-beside-ours table on its experiment's
+// page.
+type StudyTableView struct {
+	ID, Paper, Figure, Title string
+	PaperSetting, OurSetting string
+	Metric                   string
+	Rows                     []StudyRowView
+	Ratios                   []StudyRatioView
+	Differ                   []string
+}
+
+// StudyRowView is one system at one limit.
+type StudyRowView struct {
+	Label, System, MemLimit string
+	Paper, Ours             string // "241.1 s", "–"
+	Runs                    string // "2 of 2 done", "oom ×1"
+}
+
+// StudyRatioView is a ratio of the paper beside ours.
+type StudyRatioView struct {
+	Label, Paper, Ours string
+	Verdict            string // "within the paper's range", "outside", "pending"
 }

@@ -1,0 +1,150 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"outcore/engine/dataset"
+	"outcore/experiments"
+	"outcore/report"
+	"outcore/store"
+	"outcore/web/views"
+)
+
+// ReproduceHandler serves the Reproduce page: the registered reproduction
+// studies (report.Studies), each created as an experiment in one click.
+type ReproduceHandler struct {
+	Store   Store
+	Queue   Queue
+	DataDir string
+}
+
+// List handles GET /reproduce.
+func (h *ReproduceHandler) List(c *fiber.Ctx) error {
+	v, err := h.view(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return renderPage(c, views.ReproducePage(pageMeta(c, "Reproduce", "reproduce"), v))
+}
+
+// Start handles POST /reproduce/:id (form field dataset, default the
+// study's own): it creates the study's experiment and goes to its page; a
+// grid the queue refuses (dataset missing, a limit below a floor) comes
+// back on the Reproduce page with the problems in words.
+func (h *ReproduceHandler) Start(c *fiber.Ctx) error {
+	id := strings.Clone(c.Params("id"))
+	s, ok := report.LookupStudy(id)
+	if !ok {
+		return fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("no reproduction study %q", id))
+	}
+	ds := strings.TrimSpace(strings.Clone(c.FormValue("dataset")))
+	grid, err := s.Grid(ds)
+	if err != nil {
+		return err
+	}
+	e, err := h.Queue.Create(c.UserContext(), grid)
+	if err == nil {
+		return redirect(c, fmt.Sprintf("/experiments/%d", e.ID))
+	}
+	if !errors.Is(err, experiments.ErrInvalid) {
+		return err
+	}
+	v, verr := h.view(c.UserContext())
+	if verr != nil {
+		return verr
+	}
+	var msgs []string
+	for _, p := range experiments.ProblemsOf(err) {
+		msgs = append(msgs, p.Message)
+	}
+	v.Problem, v.ProblemStudy = strings.Join(msgs, "; "), s.ID
+	c.Status(fiber.StatusUnprocessableEntity)
+	return renderPage(c, views.ReproducePage(pageMeta(c, "Reproduce", "reproduce"), v))
+}
+
+// view builds the Reproduce page.
+func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error) {
+	var v views.ReproduceView
+	entries, _ := dataset.ListEntries(h.DataDir)
+	for _, e := range entries {
+		if e.Err == nil {
+			v.Datasets = append(v.Datasets, e.Name)
+		}
+	}
+	exps, err := h.Store.ListExperiments(ctx)
+	if err != nil {
+		return v, err
+	}
+	for _, s := range report.Studies() {
+		card := views.StudyCard{ID: s.ID, Paper: s.Paper, Figure: s.Figure, Title: s.Title,
+			PaperSetting: s.PaperSetting, OurSetting: s.OurSetting, Dataset: s.Dataset,
+			Systems: s.Systems, MemLimits: strings.Join(s.MemLimits, ", "), Runs: len(s.Systems) * len(s.MemLimits), Differ: s.Differ}
+		for _, r := range s.Ratios {
+			card.Ratios = append(card.Ratios, fmt.Sprintf("%s = %s", r.Label, r.Paper))
+		}
+		for _, e := range exps {
+			if st, ok := report.StudyOfExperiment(e.Name); ok && st.ID == s.ID {
+				card.Experiments = append(card.Experiments, views.StudyExperiment{ID: e.ID, Dataset: e.Dataset, State: e.Counts.State()})
+			}
+		}
+		v.Studies = append(v.Studies, card)
+	}
+	return v, nil
+}
+
+// studyTable is the paper-beside-ours table of an experiment made for a
+// study, nil for any other experiment. Runs are read with their epochs
+// (digests cached); limits are matched as shares of the dataset's feature
+// bytes.
+func studyTable(ctx context.Context, src report.Source, cache *report.DigestCache, dataDir string, e store.Experiment) (*views.StudyTableView, error) {
+	s, ok := report.StudyOfExperiment(e.Name)
+	if !ok {
+		return nil, nil
+	}
+	cmp, err := report.LoadComparison(ctx, src, cache, e.ID)
+	if err != nil {
+		return nil, err
+	}
+	var feat int64
+	if m, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(dataDir), e.Dataset)); err == nil {
+		feat = m.FeatureBytes()
+	}
+	t := s.Compare(cmp.Runs(), feat)
+	v := &views.StudyTableView{ID: s.ID, Paper: s.Paper, Figure: s.Figure, Title: s.Title,
+		PaperSetting: s.PaperSetting, OurSetting: s.OurSetting, Metric: s.Metric, Differ: s.Differ}
+	secs := func(x float64, have bool) string {
+		if !have {
+			return "–"
+		}
+		return fmt.Sprintf("%.1f s", x)
+	}
+	for _, r := range t.Rows {
+		runs := fmt.Sprintf("%d of %d done", r.Done, r.Runs)
+		if r.Runs == 0 {
+			runs = "no run"
+		}
+		if r.Outcomes != "" {
+			runs += "; " + r.Outcomes
+		}
+		v.Rows = append(v.Rows, views.StudyRowView{Label: r.Label, System: r.System, MemLimit: r.MemLimit,
+			Paper: secs(r.Paper, r.Paper > 0), Ours: secs(r.Ours, r.HaveOurs), Runs: runs})
+	}
+	for _, r := range t.Ratios {
+		rv := views.StudyRatioView{Label: r.Label, Paper: r.Paper, Ours: "–", Verdict: "pending: a side has no finished run"}
+		if r.HaveOurs {
+			rv.Ours = fmt.Sprintf("%.2f×", r.Ours)
+			rv.Verdict = "outside the paper's range"
+			if r.Within {
+				rv.Verdict = "within the paper's range"
+			}
+		}
+		v.Ratios = append(v.Ratios, rv)
+	}
+	return v, nil
+}
