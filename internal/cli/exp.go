@@ -78,33 +78,46 @@ func isTerminal(w io.Writer) bool {
 }
 
 func expCreateCmd() *Command {
-	var dataDir, file string
+	var dataDir, file, study, studyDataset string
 	var wait, drop bool
 	var conc int
 	fs := newFlagSet("exp create", &dataDir)
 	fs.StringVar(&file, "file", "", "grid file (- for stdin)")
+	fs.StringVar(&study, "study", "", "instead of --file: the grid of this reproduction study (docs/REPRODUCTION.md; ids: "+studyIDs()+")")
+	fs.StringVar(&studyDataset, "study-dataset", "", "with --study: run it on this dataset instead of the study's own")
 	fs.BoolVar(&wait, "wait", false, "run the queue here until this experiment has finished, showing progress")
 	fs.IntVar(&conc, "concurrency", 1, "with --wait: local runs at a time")
 	fs.BoolVar(&drop, "drop-caches", false, "with --wait: drop the page cache before each run (root only; recorded per run)")
 	sf := addSlurmFlags(fs, "executor of this experiment's runs: local or slurm (default: the grid's \"executor\", else local)")
 	return &Command{
-		Name: "create", Args: "--file GRID.json [--wait] [--executor local|slurm] [flags]", Short: "create an experiment and queue its runs", Flags: fs,
+		Name: "create", Args: "--file GRID.json | --study ID [--wait] [--executor local|slurm] [flags]", Short: "create an experiment and queue its runs", Flags: fs,
 		Long: `A grid may name "executor": "slurm" (or give --executor slurm) to run each run as
 a Slurm job; its "slurm" object (partition, args, cpus, time, node_data_dir,
 mem_allowance) overrides the --slurm-* flags for its runs. See README
 "Running grids on Slurm".`,
 		Exec: func(ctx context.Context, s Streams, _ []string) error {
-			if file == "" {
-				return usagef("--file is required")
+			if (file == "") == (study == "") {
+				return usagef("give one of --file and --study")
+			}
+			if studyDataset != "" && study == "" {
+				return usagef("--study-dataset needs --study")
 			}
 			executor, slurmOpts, err := sf.options()
 			if err != nil {
 				return err
 			}
 			var grid []byte
-			if file == "-" {
+			switch {
+			case study != "":
+				st, ok := report.LookupStudy(study)
+				if !ok {
+					return usagef("--study %q: no such study (have %s)", study, studyIDs())
+				}
+				grid, err = st.Grid(studyDataset)
+				file = "study " + study
+			case file == "-":
 				grid, err = io.ReadAll(os.Stdin)
-			} else {
+			default:
 				grid, err = os.ReadFile(file)
 			}
 			if err != nil {
@@ -784,4 +797,13 @@ func oneLine(s string, n int) string {
 		return "-"
 	}
 	return s
+}
+
+// studyIDs lists the reproduction studies' ids.
+func studyIDs() string {
+	var ids []string
+	for _, s := range report.Studies() {
+		ids = append(ids, s.ID)
+	}
+	return strings.Join(ids, ", ")
 }
