@@ -17,7 +17,9 @@
 #             at its artifact's read granularity, and ginex and gnndrive
 #             again at the other one, so that bytes_read shows what the
 #             granularity costs; see engine/system/kit/read_block.go)
-#   EPOCHS    epochs per run (first is flagged warmup) (default 1)
+#   EPOCHS    epochs per run (default 3): the first (cold: the page cache of
+#             the dataset was evicted, caches and buffers empty) is reported
+#             apart from the mean of the following (warm) ones
 #   REPS      repetitions of every (limit, system)     (default 1)
 #   TIMEOUT   seconds before a run is stopped          (default 3600)
 # Needs: go, jq, root (cgroups, /proc/sys/vm/drop_caches).
@@ -28,7 +30,7 @@ DATA=${DATA:-bench-data}
 OUT=${OUT:-$DATA/bench-variants}
 LIMITS=${LIMITS:-"25% 50% 100%"}
 SYSTEMS=${SYSTEMS:-"gnndrive ginex pyg+ gnndrive:feature_buffer=device ginex:read_block=512 gnndrive:read_block=4096"}
-EPOCHS=${EPOCHS:-1}
+EPOCHS=${EPOCHS:-3}
 REPS=${REPS:-1}
 TIMEOUT=${TIMEOUT:-3600}
 BIN=bin/outcore
@@ -78,20 +80,27 @@ for rep in $(seq 1 "$REPS"); do
 	done
 done
 
-# One row per run: the last epoch's numbers (or the outcome when none).
+# One row per run: the first (cold) epoch and the mean of the following
+# (warm) ones apart, then the last epoch's breakdown (or the outcome when
+# none). A run of one epoch has no warm mean ("-").
 {
-	printf 'run\toutcome\tepoch_s\tsample_s\textract_s\ttrain_s\tstall_s\tinspect_s\tswitch_s\tcache_update_s\tcpu_hit\tdevice_rows\tbytes_read_GiB\tbytes_needed_GiB\tamplification\tpeak_cgroup_MiB\tval_acc\n'
+	printf 'run\toutcome\tcold_epoch_s\twarm_epoch_s\twarm_epochs\tepoch_s\tsample_s\textract_s\ttrain_s\tstall_s\tinspect_s\tswitch_s\tcache_update_s\tcpu_hit\tdevice_rows\tbytes_read_GiB\tfeature_read_GiB\tbytes_needed_GiB\tamplification\tpeak_cgroup_MiB\tval_acc\n'
 	for f in "$OUT"/*.jsonl; do
 		jq -rs --arg run "$(basename "$f" .jsonl)" '
-			(map(select(.type=="epoch")) | last) as $e |
+			(map(select(.type=="epoch"))) as $eps |
+			($eps | last) as $e |
+			($eps | first) as $cold |
+			($eps[1:]) as $warm |
 			(map(select(.type=="summary")) | last) as $s |
 			def r(x): if x == null then "-" else (x * 100 | round / 100 | tostring) end;
 			def hit: if $e.tiers.cpu.lookups > 0 then r($e.tiers.cpu.hits / $e.tiers.cpu.lookups) else "-" end;
 			[$run, ($s.outcome // "none"),
+			 r($cold.epoch_s), (if ($warm | length) > 0 then r(($warm | map(.epoch_s) | add) / ($warm | length)) else "-" end), ($warm | length | tostring),
 			 r($e.epoch_s), r($e.sample_s), r($e.extract_s), r($e.train_s), r($e.stall_s),
 			 r($e.stages.inspect_s), r($e.stages.switch_s), r($e.stages.cache_update_s),
 			 (if $e then hit else "-" end), ($e.tiers.device.lookups // "-" | tostring),
 			 r(($e.bytes_read // null) | if . == null then null else . / 1073741824 end),
+			 r(($e.feature_bytes_read // null) | if . == null then null else . / 1073741824 end),
 			 r(($e.bytes_needed // null) | if . == null then null else . / 1073741824 end),
 			 r($e.read_amplification), r(($s.peak_cgroup_bytes // 0) / 1048576), r($s.best_val_acc)] | @tsv' "$f"
 	done
