@@ -9,8 +9,10 @@ package report
 // (Study.Compare). Nothing here knows HTTP.
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -388,4 +390,28 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// WriteStudyCSV writes a study table as tidy CSV: one row per system and
+// limit (kind "point") and one per ratio (kind "ratio"), the paper's
+// value beside ours (empty where there is none).
+func WriteStudyCSV(w io.Writer, t StudyTable) error {
+	cw := csv.NewWriter(w)
+	num := func(v float64, have bool) string {
+		if !have {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	_ = cw.Write([]string{"study", "kind", "label", "system", "mem_limit", "metric", "paper", "ours", "runs", "done", "other_outcomes"})
+	for _, r := range t.Rows {
+		_ = cw.Write([]string{t.Study.ID, "point", r.Label, r.System, r.MemLimit, t.Study.Metric,
+			num(r.Paper, r.Paper > 0), num(r.Ours, r.HaveOurs), strconv.Itoa(r.Runs), strconv.Itoa(r.Done), r.Outcomes})
+	}
+	for _, r := range t.Ratios {
+		_ = cw.Write([]string{t.Study.ID, "ratio", r.Label, r.Num + " / " + r.Den, r.MemLimit, t.Study.Metric,
+			r.Paper, num(r.Ours, r.HaveOurs), "", "", ""})
+	}
+	cw.Flush()
+	return cw.Error()
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -85,6 +86,20 @@ func TestStudyCompare(t *testing.T) {
 	}
 	if r := ratios["PyG+ / GNNDrive-GPU"]; r.HaveOurs {
 		t.Errorf("PyG+ ratio without a done PyG+ run: %+v", r)
+	}
+	var csvOut strings.Builder
+	if err := WriteStudyCSV(&csvOut, tab); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"study,kind,label,system,mem_limit,metric,paper,ours,runs,done,other_outcomes",
+		"gnndrive-table2,point,GNNDrive-GPU,gnndrive:feature_buffer=device,60%,epoch_s,241.12,100,2,2,",
+		"gnndrive-table2,point,PyG+,pyg+,60%,epoch_s,4115.73,,1,0,oom ×1",
+		"gnndrive-table2,ratio,Ginex / GNNDrive-GPU,ginex / gnndrive:feature_buffer=device,60%,epoch_s,2.64×,2.5,,,",
+	} {
+		if !strings.Contains(csvOut.String(), want+"\n") {
+			t.Errorf("CSV lacks the line %q:\n%s", want, csvOut.String())
+		}
 	}
 	if got := limitShare(at60, feat); got != "60%" || normShare(" 60 %") != "60%" || limitShare(0, feat) != "none" {
 		t.Errorf("limit shares %q %q", got, normShare(" 60 %"))

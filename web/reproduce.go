@@ -98,25 +98,61 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 	return v, nil
 }
 
-// studyTable is the paper-beside-ours table of an experiment made for a
-// study, nil for any other experiment. Runs are read with their epochs
-// (digests cached); limits are matched as shares of the dataset's feature
-// bytes.
-func studyTable(ctx context.Context, src report.Source, cache *report.DigestCache, dataDir string, e store.Experiment) (*views.StudyTableView, error) {
+// StudyCSV handles GET /experiments/:id/study.csv: the study table of an
+// experiment made for a reproduction study, as CSV (404 for another
+// experiment).
+func (h *ExperimentsHandler) StudyCSV(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	e, err := h.Store.Experiment(ctx, id)
+	if err != nil {
+		return err
+	}
+	t, ok, err := compareStudy(ctx, h.Store, h.Digests, h.DataDir, e)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("experiment %d was not made for a reproduction study", id))
+	}
+	c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
+	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="experiment-%d-study-%s.csv"`, id, t.Study.ID))
+	return report.WriteStudyCSV(c.Response().BodyWriter(), t)
+}
+
+// compareStudy compares an experiment made for a study with the paper:
+// runs read with their epochs (digests cached), limits matched as shares
+// of the dataset's feature bytes. ok is false for any other experiment.
+func compareStudy(ctx context.Context, src report.Source, cache *report.DigestCache, dataDir string, e store.Experiment) (report.StudyTable, bool, error) {
 	s, ok := report.StudyOfExperiment(e.Name)
 	if !ok {
-		return nil, nil
+		return report.StudyTable{}, false, nil
 	}
 	cmp, err := report.LoadComparison(ctx, src, cache, e.ID)
 	if err != nil {
-		return nil, err
+		return report.StudyTable{}, false, err
 	}
 	var feat int64
 	if m, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(dataDir), e.Dataset)); err == nil {
 		feat = m.FeatureBytes()
 	}
-	t := s.Compare(cmp.Runs(), feat)
-	v := &views.StudyTableView{ID: s.ID, Paper: s.Paper, Figure: s.Figure, Title: s.Title,
+	return s.Compare(cmp.Runs(), feat), true, nil
+}
+
+// studyTable is the paper-beside-ours table of an experiment made for a
+// study, nil for any other experiment. Runs are read with their epochs
+// (digests cached); limits are matched as shares of the dataset's feature
+// bytes.
+func studyTable(ctx context.Context, src report.Source, cache *report.DigestCache, dataDir string, e store.Experiment) (*views.StudyTableView, error) {
+	t, ok, err := compareStudy(ctx, src, cache, dataDir, e)
+	if err != nil || !ok {
+		return nil, err
+	}
+	s := t.Study
+	v := &views.StudyTableView{CSV: fmt.Sprintf("/experiments/%d/study.csv", e.ID), ID: s.ID, Paper: s.Paper, Figure: s.Figure, Title: s.Title,
 		PaperSetting: s.PaperSetting, OurSetting: s.OurSetting, Metric: s.Metric, Differ: s.Differ}
 	secs := func(x float64, have bool) string {
 		if !have {

@@ -98,6 +98,15 @@ func TestReproduceStartAndCompare(t *testing.T) {
 			t.Errorf("experiment page after the runs lacks %q", want)
 		}
 	}
+	// the same table as CSV; another experiment has none
+	code, csvText := e.get(fmt.Sprintf("/experiments/%d/study.csv", id))
+	if code != 200 || !strings.Contains(csvText, "gnndrive-table2,ratio,Ginex / GNNDrive-GPU,ginex / gnndrive:feature_buffer=device,60%,epoch_s,2.64×,2.64,,,") {
+		t.Errorf("study.csv: %d\n%s", code, csvText)
+	}
+	other := e.create(`{"dataset":"tiny","system":"pyg+","epochs":1}`)
+	if code, _ := e.get(fmt.Sprintf("/experiments/%d/study.csv", other.ID)); code != 404 {
+		t.Errorf("study.csv of an ordinary experiment: %d", code)
+	}
 	// the Reproduce page links the study's experiment
 	if _, page := e.get("/reproduce"); !strings.Contains(page, fmt.Sprintf(`href="/experiments/%d"`, id)) {
 		t.Error("the Reproduce page does not link the study's experiment")

@@ -45,6 +45,7 @@ func (s *Server) routes() {
 	a.Get("/experiments/:id/charts/:file", exp.ChartFile) // <chart>.csv, .svg or .pdf
 	a.Get("/experiments/:id/export/:file", exp.Export)    // runs.csv, epochs.csv, samples.csv
 	a.Get("/experiments/:id/bundle.zip", exp.Bundle)
+	a.Get("/experiments/:id/study.csv", exp.StudyCSV)
 	a.Post("/experiments/:id/cancel", exp.Cancel)
 	a.Post("/experiments/:id/retry", exp.Retry)
 	a.Post("/experiments/:id/meta", exp.Meta)

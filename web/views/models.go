@@ -367,6 +367,7 @@ type StudyExperiment struct {
 // StudyTableView is a study's paper-beside-ours table on its experiment's
 // page.
 type StudyTableView struct {
+	CSV                      string // the table as CSV
 	ID, Paper, Figure, Title string
 	PaperSetting, OurSetting string
 	Metric                   string
