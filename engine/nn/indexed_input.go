@@ -33,6 +33,10 @@ type Indexed struct {
 	Base []float32
 	Cols int
 	Idx  []int32
+	// Consumed, when set, is called once the model reads the rows no more
+	// (after the first layer's forward), so that their
+	// owner may reuse the table's rows while the step goes on.
+	Consumed func()
 }
 
 // Rows is the number of rows of the input.

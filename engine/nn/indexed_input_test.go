@@ -62,7 +62,21 @@ func TestIndexedInputMatchesGathered(t *testing.T) {
 			b, _ := NewModel(c.kind, c.in, c.hidden, c.classes, 2, heads, c.dropout, 5)
 			for step := 0; step < 3; step++ {
 				la, _ := a.Step(blocks, &x, labels)
+				// the rows are handed back after the first layer: the step
+				// goes on right with the table overwritten
+				consumed := 0
+				saved := append([]float32(nil), table.Data...)
+				xi.Consumed = func() {
+					consumed++
+					for i := range table.Data {
+						table.Data[i] = float32(i) // another batch's rows
+					}
+				}
 				lb, _ := b.StepIndexed(blocks, xi, labels)
+				copy(table.Data, saved)
+				if consumed != 1 {
+					t.Fatalf("step %d: Consumed called %d times", step, consumed)
+				}
 				if la != lb {
 					t.Fatalf("step %d: loss %v gathered, %v indexed", step, la, lb)
 				}

@@ -218,6 +218,9 @@ func (m *Model) forward(blocks []graph.Block, x *Tensor, xi *Indexed, train bool
 			y = layer.Forward(&m.arena, &blocks[l], h, train)
 		case xi != nil:
 			y = m.forwardFirstIndexed(&blocks[0], *xi, p, train)
+			if xi.Consumed != nil {
+				xi.Consumed() // the rows live on only in the workspace
+			}
 		default:
 			h = x
 			if m.InputDropout && p > 0 {

@@ -166,6 +166,9 @@ func (t *Trainer) StepIndexed(mb *graph.MiniBatch, x nn.Indexed) (StepResult, er
 	}
 	if t.rowNorm {
 		x.GatherInto(t.norm)
+		if x.Consumed != nil {
+			x.Consumed()
+		}
 		in, err := t.input(mb, t.norm)
 		if err != nil {
 			return StepResult{}, err

@@ -78,6 +78,9 @@ type gnnDrive struct {
 	deviate   []string
 	x         nn.Tensor
 	lastStats cache.BufferStats
+	// releaseEarly: the trainer releases a batch's nodes as soon as its
+	// rows were read out of the buffer (early_release.go)
+	releaseEarly bool
 	mem       kit.OffHeap
 }
 
@@ -150,6 +153,9 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	env.PrepareStage("profile_s", time.Since(t1))
 	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), opt: g.opt, queueDepth: opts.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(env.Shape(), env.Config)})
 	g.plan, g.maxBatch = p, p.maxBatch
+	if g.releaseEarly = releaseEarly(g.opt.release, p.aliasInput); g.releaseEarly {
+		g.deviate = append(g.deviate, earlyReleaseDeviation)
+	}
 	if err := g.explain(env, budget, p); err != nil {
 		return err
 	}
@@ -291,9 +297,20 @@ func (g *gnnDrive) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *
 		}
 		highest = max(highest, item.mb.Index)
 		var err error
+		released := false
+		release := func() { // ⑧
+			if !released {
+				released = true
+				releaseQ <- item.mb.InputNodes
+			}
+		}
 		if g.plan.aliasInput {
 			// the first layer reads the rows through the alias list
-			_, err = env.TrainStepIndexed(ep, item.mb, nn.Indexed{Base: g.buf.Rows(), Cols: g.dim, Idx: item.x.Aliases})
+			xi := nn.Indexed{Base: g.buf.Rows(), Cols: g.dim, Idx: item.x.Aliases}
+			if g.releaseEarly {
+				xi.Consumed = release // early_release.go
+			}
+			_, err = env.TrainStepIndexed(ep, item.mb, xi)
 		} else {
 			t1 := time.Now()
 			g.x.Resize(len(item.x.Aliases), g.dim)
@@ -301,9 +318,12 @@ func (g *gnnDrive) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *
 				copy(g.x.Data[i*g.dim:(i+1)*g.dim], g.buf.Row(s))
 			}
 			ep.Add("index_s", time.Since(t1))
+			if g.releaseEarly {
+				release() // early_release.go: x holds the rows now
+			}
 			_, err = env.TrainStep(ep, item.mb, &g.x)
 		}
-		releaseQ <- item.mb.InputNodes
+		release()
 		if err != nil {
 			fail(err)
 			continue

@@ -68,3 +68,38 @@ func TestSampleOnly(t *testing.T) {
 		t.Fatalf("deviations %q", r.Start.Deviations)
 	}
 }
+
+// TestEarlyRelease: releasing a batch's nodes as soon as its rows were
+// read (after the copy, or after the first layer with the aliased input)
+// trains exactly what the paper's release after the step trains, and
+// records the deviation; the buffer ends each epoch quiescent (RunEpoch
+// checks every reference was released once).
+func TestEarlyRelease(t *testing.T) {
+	run := func(opts map[string]string) systest.Result {
+		o := map[string]string{"samplers": "1", "extractors": "1", "buffer_factor": "0.01"}
+		for k, v := range opts {
+			o[k] = v
+		}
+		return systest.Run(t, systest.Config(t, Name, o))
+	}
+	paper := run(map[string]string{"release": "after_step"})
+	for _, opts := range []map[string]string{
+		{"release": "after_input"},
+		{"release": "after_input", "batch_input": "alias"},
+		{"batch_input": "alias"}, // auto: early with the aliased input
+	} {
+		r := run(opts)
+		if a, b := paper.Losses(), r.Losses(); !slices.Equal(a, b) {
+			t.Fatalf("%v: losses %v, the paper's release %v", opts, b, a)
+		}
+		if !systest.HasDeviation(r.Summary.Deviations, "release=after_input") {
+			t.Errorf("%v: no early-release deviation in %q", opts, r.Summary.Deviations)
+		}
+	}
+	if systest.HasDeviation(paper.Summary.Deviations, "release=after_input") {
+		t.Error("release=after_step records the early-release deviation")
+	}
+	if releaseEarly("auto", false) || !releaseEarly("auto", true) || releaseEarly("after_step", true) || !releaseEarly("after_input", false) {
+		t.Error("releaseEarly's table")
+	}
+}

@@ -41,8 +41,9 @@ type options struct {
 	// (alias only where the budget cannot hold the copy next to the
 	// paper's pipeline).
 	batchInput string
-	readBlock  int64 // read granularity (kit.ReadBlock)
-	sampleOnly bool  // stages=sample (kit/sample_only.go)
+	readBlock  int64  // read granularity (kit.ReadBlock)
+	sampleOnly bool   // stages=sample (kit/sample_only.go)
+	release    string // auto, after_step or after_input (early_release.go)
 }
 
 // parseOptions reads cfg.Options with the paper's defaults.
@@ -78,6 +79,9 @@ func parseOptions(cfg train.Config) (options, error) {
 		return opt, err
 	}
 	if opt.sampleOnly, err = kit.SampleOnly(cfg); err != nil {
+		return opt, err
+	}
+	if opt.release, err = parseRelease(cfg); err != nil {
 		return opt, err
 	}
 	switch opt.batchInput = o.String("batch_input", "auto"); opt.batchInput {

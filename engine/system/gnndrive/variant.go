@@ -22,6 +22,8 @@ func init() {
 				Help: "host: CPU-based GNNDrive (§4.4), the buffer in the host budget; device: the GPU-based layout of §4.2, buffer and batch input held outside the host budget"},
 			{Key: "read_block", Type: train.OptBytes, Default: "512", Help: kit.ReadBlockHelp("the artifact: one request per row at the 512-byte sector, rows sharing a sector read once (§4.4)")},
 			{Key: "stages", Type: train.OptEnum, Values: []string{"all", "sample"}, Default: "all", Help: kit.StagesHelp},
+			{Key: "release", Type: train.OptEnum, Values: []string{"auto", "after_step", "after_input"}, Default: "auto",
+				Help: "when the trainer releases a batch's nodes: after_step (the paper, §4.1 ⑧), after_input (as soon as its rows were read out of the buffer), auto (after_input when the batch input is aliased)"},
 			{Key: "batch_input", Type: train.OptEnum, Values: []string{"auto", "gather", "alias"}, Default: "auto",
 				Help: "gather: the trainer copies x = buffer[aliases] as the artifact does; alias: the first layer reads the rows through the alias list (no copy); auto: alias only when the budget cannot hold the copy next to the paper's pipeline"},
 		},
