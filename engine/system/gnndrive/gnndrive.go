@@ -81,7 +81,7 @@ type gnnDrive struct {
 	// releaseEarly: the trainer releases a batch's nodes as soon as its
 	// rows were read out of the buffer (early_release.go)
 	releaseEarly bool
-	mem       kit.OffHeap
+	mem          kit.OffHeap
 }
 
 func newGNNDrive(cfg train.Config) (*gnnDrive, error) {
