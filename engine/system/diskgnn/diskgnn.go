@@ -101,6 +101,7 @@ type diskGNN struct {
 
 	searchTime, packTime time.Duration
 	deviate              []string
+	queueNote            string // why the plan shortened the pipeline queues
 }
 
 func newDiskGNN(cfg train.Config) (*diskGNN, error) {
@@ -132,7 +133,11 @@ func (d *diskGNN) Deviations() []string {
 		dev = append(dev, "pipeline=false: the four stages run one after the other (Table 5's sequential baseline)")
 	}
 	if d.o.queue != 2 {
-		dev = append(dev, fmt.Sprintf("pipeline queues hold %d batches (§6: 2)", d.o.queue))
+		msg := fmt.Sprintf("pipeline queues hold %d batches (§6: 2)", d.o.queue)
+		if d.queueNote != "" {
+			msg += ": " + d.queueNote
+		}
+		dev = append(dev, msg)
 	}
 	if d.o.ioThreads != 4 {
 		dev = append(dev, fmt.Sprintf("%d io_uring threads read the disk cache (§6: 4)", d.o.ioThreads))
@@ -299,7 +304,14 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	if env.MemBudget <= 0 {
 		in.Reserve = 0
 	}
-	d.mp = PlanMemory(in)
+	var queue int
+	d.mp, queue = PlanMemoryQueues(in, d.o.queueSet)
+	if d.mp.Feasible && queue != d.o.queue {
+		full := PlanMemory(in)
+		env.Logf("diskgnn: the %d MiB budget cannot hold pipeline queues of %d batches (least %d MiB): queues of %d", env.MemBudget>>20, d.o.queue, full.MinBudget>>20, queue)
+		d.queueNote = fmt.Sprintf("the %d MiB budget cannot hold queues of %d (least %d MiB)", env.MemBudget>>20, d.o.queue, full.MinBudget>>20)
+		d.o.queue = queue
+	}
 	if !d.mp.Feasible {
 		return fmt.Errorf("diskgnn: the memory budget (%d MiB) cannot hold the pipeline and pre-processing: the least budget that fits is %d MiB (base %d MiB, reserve %d MiB, %s)",
 			env.MemBudget>>20, d.mp.MinBudget>>20, base>>20, in.Reserve>>20, d.mp)

@@ -175,10 +175,41 @@ func PlanMemory(in SizingInput) Plan {
 	return best
 }
 
+// PlanMemoryQueues is PlanMemory that shortens the pipeline's queues to
+// one batch when the paper's depth (in.Queue, §6: 2) cannot fit the budget
+// and the depth was not chosen by the user (fixed false). §4 sizes the CPU
+// cache from what is left after "reserving the memory to assemble the graph
+// samples and node features of several mini-batches"; a budget too small
+// for several keeps fewer rather than refusing the run. It returns the plan
+// and the queue depth it was made for; a run whose depth differs from §6's
+// records it as a deviation.
+func PlanMemoryQueues(in SizingInput, fixed bool) (Plan, int) {
+	in.Queue = max(in.Queue, 1)
+	p := PlanMemory(in)
+	if p.Feasible || fixed || in.Queue == 1 {
+		return p, in.Queue
+	}
+	short := in
+	short.Queue = 1
+	if q := PlanMemory(short); q.Feasible {
+		return q, 1
+	}
+	return p, in.Queue
+}
+
 // String is a one-line summary in MiB.
 func (p Plan) String() string {
 	return fmt.Sprintf("cpu cache %d rows, gpu cache %d rows; %d buffers of each kind: partial %d MiB, graph %d MiB, input %d MiB (device); host peak train %d MiB, prepare %d MiB; device %d MiB",
 		p.CPURows, p.GPURows, p.Buffers, p.PartialBytes>>20, p.GraphBytes>>20, p.InputBytes>>20, p.HostTrain>>20, p.HostPrepare>>20, p.Device>>20)
+}
+
+// minQueue is the shortest queue depth a run with options o may plan with
+// (PlanMemoryQueues).
+func minQueue(o options) int {
+	if o.queueSet {
+		return o.queue
+	}
+	return 1
 }
 
 // MinMemory is the variant's floor for a host budget (train.Variant's
@@ -204,7 +235,7 @@ func MinMemory(shape train.DatasetShape, cfg train.Config) int64 {
 			RowBytes:        shape.RowBytes(),
 			MaxInputs:       seeds,
 			MaxGraphBytes:   sampleHeaderSize + 8*seeds,
-			Queue:           o.queue,
+			Queue:           minQueue(o),
 			ReaderBytes:     o.trainReaderBytes(),
 			PrepReaderBytes: prepReaderBytes,
 			PartBytes:       shape.RowBytes(),

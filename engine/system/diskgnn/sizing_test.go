@@ -3,6 +3,7 @@ package diskgnn
 import (
 	"testing"
 
+	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
 
@@ -125,5 +126,50 @@ func TestMinMemory(t *testing.T) {
 	cfg.Options = map[string]string{"io_threads": "0"}
 	if got := MinMemory(shape, cfg); got != 0 {
 		t.Errorf("invalid options: %d, want 0 (Validate reports them)", got)
+	}
+}
+
+// TestPlanMemoryQueues: a budget that holds the pipeline only with queues
+// of one batch gets a plan for one (not for the paper's two, which would not
+// fit), unless the depth was chosen; a budget that holds two keeps two; one
+// that holds neither is refused with the least budget of one.
+func TestPlanMemoryQueues(t *testing.T) {
+	in := sizingBase()
+	in.Queue = 2
+	in.PartBytes, in.IDQuota = 1<<20, 1<<20 // the pipeline's buffers bind, not pre-processing
+	two, one := in, in
+	one.Queue = 1
+	// least budgets of the two depths, found by kit.MinBudget's bisection
+	least := func(s SizingInput) int64 {
+		return kit.MinBudget(func(b int64) bool { s.Budget = b; return PlanMemory(s).Feasible })
+	}
+	l2, l1 := least(two), least(one)
+	if l1 >= l2 {
+		t.Fatalf("queues of one need %d MiB, of two %d MiB: want fewer", l1>>20, l2>>20)
+	}
+	mid := (l1 + l2) / 2
+	cases := []struct {
+		budget    int64
+		fixed     bool
+		feasible  bool
+		wantQueue int
+	}{
+		{l2, false, true, 2},
+		{l2 + 64<<20, false, true, 2},
+		{mid, false, true, 1},
+		{l1, false, true, 1},
+		{mid, true, false, 2},
+		{l1 - 1<<20, false, false, 2},
+	}
+	for _, c := range cases {
+		s := in
+		s.Budget = c.budget
+		p, q := PlanMemoryQueues(s, c.fixed)
+		if p.Feasible != c.feasible || q != c.wantQueue {
+			t.Errorf("budget %d MiB fixed %v: feasible %v queue %d, want %v %d (%s)", c.budget>>20, c.fixed, p.Feasible, q, c.feasible, c.wantQueue, p)
+		}
+		if p.Feasible && (p.Buffers != q+2 || max(p.HostTrain, p.HostPrepare) > c.budget) {
+			t.Errorf("budget %d MiB: plan %s does not match queue %d or exceeds the budget", c.budget>>20, p, q)
+		}
 	}
 }

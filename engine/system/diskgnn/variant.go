@@ -60,6 +60,7 @@ type options struct {
 	cpuBytes   int64   // -1 = from the budget
 	ioThreads  int
 	queue      int
+	queueSet   bool // pipeline_queue was given: the plan keeps it
 	pipeline   bool
 	hashes     int
 	samplers   int
@@ -80,6 +81,7 @@ func parseOptions(cfg train.Config) (options, error) {
 	}
 	get("io_threads", 4, &op.ioThreads)
 	get("pipeline_queue", 2, &op.queue)
+	_, op.queueSet = cfg.Options["pipeline_queue"]
 	get("hashes", 2, &op.hashes)
 	get("samplers", runtime.NumCPU(), &op.samplers)
 	get("profile_batches", 8, &op.profile)
