@@ -73,7 +73,11 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 		m, err := dataset.ReadMeta(filepath.Join(dsDir, g.Dataset))
 		switch {
 		case errors.Is(err, dataset.ErrNotFound):
-			ps.add("dataset", "dataset: %q not found in %s (make it with `outcore data gen --preset tiny --name %s` or `outcore data import`)", g.Dataset, dsDir, g.Dataset)
+			preset := "tiny"
+			if _, err := dataset.Preset(g.Dataset); err == nil {
+				preset = g.Dataset // a preset's name: make that preset
+			}
+			ps.add("dataset", "dataset: %q not found in %s (make it with `outcore data gen --preset %s --name %s` or `outcore data import`)", g.Dataset, dsDir, preset, g.Dataset)
 		case err != nil:
 			ps.add("dataset", "dataset: %q: %v", g.Dataset, err)
 		default:

@@ -3,7 +3,9 @@
 // into the data directory's examples/ folder when it is not there yet
 // (web.WriteExample), where the experiment list offers it with a Start
 // button. Every file is a grid (experiments.ParseGrid) over the dashboard's
-// default dataset ("default", preset small); one file per setting a figure
+// default dataset ("default", preset small) — except variants-medium.json,
+// the grid of docs/benchmarks/variants.md on the `medium` preset (make it
+// with `outcore data gen --preset medium --name medium`); one file per setting a figure
 // compares, since a grid varies no variant option (its axes are system,
 // mem_limit, feature_dim, batch_size, model, fanout and repeat). The
 // figures each file reproduces the shape of are named in its "name" and
