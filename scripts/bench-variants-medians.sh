@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Medians over repeated runs of scripts/bench-variants.sh: one row per
+# (memory limit, variant entry) over every run record (*.jsonl) in the
+# directories given, as the Markdown table of docs/benchmarks/variants.md.
+#
+# Usage: scripts/bench-variants-medians.sh DIR [DIR...]
+#
+# Columns: runs done / runs; the first (cold) epoch's time, median (min–max)
+# over the runs that finished it; the mean of the following (warm) epochs,
+# median over the runs that had them (their count in brackets); then
+# medians of the cold epoch's breakdown and counters. A cell whose runs all
+# ended otherwise shows the outcome (and the first error line).
+# Needs: jq.
+set -eu
+[ $# -gt 0 ] || { echo "usage: $0 DIR [DIR...]" >&2; exit 2; }
+files=()
+for d in "$@"; do
+	for f in "$d"/*.jsonl; do [ -e "$f" ] && files+=("$f"); done
+done
+[ ${#files[@]} -gt 0 ] || { echo "bench-variants-medians: no *.jsonl in $*" >&2; exit 1; }
+
+for f in "${files[@]}"; do
+	jq -cs '
+		(map(select(.type=="start")) | first) as $st |
+		(map(select(.type=="summary")) | last) as $s |
+		(map(select(.type=="epoch"))) as $eps |
+		($st.config.options // {} | to_entries | sort_by(.key) | map("\(.key)=\(.value)") | join(",")) as $o |
+		{limit: ($st.config.mem_limit // "none"),
+		 entry: ($st.system + (if $o == "" then "" else ":" + $o end)),
+		 outcome: ($s.outcome // "none"),
+		 error: (($s.error // "") | split("\n") | first),
+		 cold: ($eps | first),
+		 warm: (if ($eps | length) > 1 then ($eps[1:] | map(.epoch_s) | add / length) else null end),
+		 prepare_s: ($s.prepare_s // null),
+		 peak: (($s.peak_cgroup_bytes // 0) / 1048576),
+		 val: ($s.best_val_acc // null)}' "$f"
+done | jq -rs '
+	def med: map(select(. != null)) | sort | if length == 0 then null
+		elif length % 2 == 1 then .[length / 2 | floor]
+		else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+	def r(n): if . == null then "–" else (. * pow(10; n) | round / pow(10; n) | tostring) end;
+	def lim: .limit | rtrimstr("%") | tonumber? // 1000;
+	def gib: if . == null then null else . / 1073741824 end;
+	def mrows: if . == null then null else . / 1e6 end;
+	"| limit | variant | done / runs | cold epoch s, median (min–max) | warm epoch s, median [runs] | prepare s | sample s | extract s | train s | stall s | rows from SSD (M) | feature GiB read | topology GiB read | amplification | peak cgroup MiB | val acc |",
+	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+	(group_by([lim, .entry]) | sort_by(.[0] | lim)[] |
+		. as $g |
+		map(select(.outcome == "done")) as $ok |
+		($ok | map(.cold.epoch_s) | sort) as $c |
+		($ok | map(.warm) | map(select(. != null))) as $w |
+		"| \($g[0].limit) | \($g[0].entry) | \($ok | length) / \($g | length) | " +
+		(if ($c | length) == 0 then "**" + ($g | map(.outcome) | unique | join(", ")) + "**" + (($g | map(.error) | map(select(. != "")) | first // "") | if . == "" then "" else ": " + .[0:160] end)
+		 else ($c | med | r(1)) + " (" + ($c | first | r(1)) + "–" + ($c | last | r(1)) + ")" end) + " | " +
+		(if ($w | length) == 0 then "–" else ($w | med | r(1)) + " [" + ($w | length | tostring) + "]" end) + " | " +
+		([($ok | map(.prepare_s) | med | r(1)),
+		  ($ok | map(.cold.sample_s) | med | r(1)),
+		  ($ok | map(.cold.extract_s) | med | r(1)),
+		  ($ok | map(.cold.train_s) | med | r(1)),
+		  ($ok | map(.cold.stall_s) | med | r(1)),
+		  ($ok | map(.cold.rows_from_device | mrows) | med | r(2)),
+		  ($ok | map(.cold.feature_bytes_read | gib) | med | r(2)),
+		  ($ok | map(.cold.topology_bytes_read | gib) | med | r(2)),
+		  ($ok | map(.cold.read_amplification) | med | r(2)),
+		  ($g | map(.peak) | med | r(0)),
+		  ($ok | map(.val) | med | r(3))] | join(" | ")) + " |")'
