@@ -253,7 +253,7 @@ func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, p plan) error {
 		env.Warnf("gnndrive: queues shortened to %d samplers, extracting %d, training %d for the budget; feature buffer %d MiB", p.samplers, p.extractQ, p.trainQ, p.slots*rowBytes>>20)
 	}
 	if p.overReserve {
-		env.Warnf("gnndrive: the budget cannot hold one extractor's N_e × M_b reservation (%d MiB) next to the rest (%d MiB): expect an OOM kill (feature_buffer=device keeps the buffer outside the host budget, as GNNDrive's GPU-based layout does)", (int64(p.extractors)*mb*rowBytes)>>20, p.shortWork>>20)
+		env.Warnf("gnndrive: one extractor's N_e × M_b reservation (%d MiB) next to the rest (%d MiB, with %d MiB of reserve and the Go heap's collection slack) exceeds the %d MiB budget: the run lives on the reserve and reclaimed page cache and may be OOM-killed (feature_buffer=device keeps the buffer outside the host budget, as GNNDrive's GPU-based layout does)", (int64(p.extractors)*mb*rowBytes)>>20, p.shortWork>>20, kit.ReserveBytes(env.MemBudget)>>20, env.MemBudget>>20)
 	}
 	return nil
 }
