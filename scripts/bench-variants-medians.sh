@@ -5,8 +5,9 @@
 #
 # Usage: scripts/bench-variants-medians.sh DIR [DIR...]
 #
-# Columns: runs done / runs; the first (cold) epoch's time, median (min–max)
-# over the runs that finished it; the mean of the following (warm) epochs,
+# Columns: runs done / runs (and how the others ended); the first (cold)
+# epoch's time, median (min–max) over the runs that finished it, whatever
+# happened later (a run killed in its second epoch has a cold epoch); the mean of the following (warm) epochs,
 # median over the runs that had them (their count in brackets); then
 # medians of the cold epoch's breakdown and counters. A cell whose runs all
 # ended otherwise shows the outcome (and the first error line).
@@ -20,15 +21,20 @@ done
 [ ${#files[@]} -gt 0 ] || { echo "bench-variants-medians: no *.jsonl in $*" >&2; exit 1; }
 
 for f in "${files[@]}"; do
-	jq -cs '
+	# a run refused before it started has no records: its first stderr line
+	# says why, and its tag names the limit and the variant entry
+	errline=$(head -n 1 "${f%.jsonl}.err" 2>/dev/null || true)
+	tag=$(basename "$f" .jsonl)
+	jq -cs --arg errline "$errline" --arg tag "$tag" '
 		(map(select(.type=="start")) | first) as $st |
 		(map(select(.type=="summary")) | last) as $s |
 		(map(select(.type=="epoch"))) as $eps |
 		($st.config.options // {} | to_entries | sort_by(.key) | map("\(.key)=\(.value)") | join(",")) as $o |
-		{limit: ($st.config.mem_limit // "none"),
-		 entry: ($st.system + (if $o == "" then "" else ":" + $o end)),
-		 outcome: ($s.outcome // "none"),
-		 error: (($s.error // "") | split("\n") | first),
+		($tag | capture("^(?<e>.*)_(?<l>[0-9]+)pct_r[0-9]+$") // {e: $tag, l: "?"}) as $t |
+		{limit: ($st.config.mem_limit // ($t.l + "%")),
+		 entry: (if $st then $st.system + (if $o == "" then "" else ":" + $o end) else $t.e end),
+		 outcome: ($s.outcome // (if $st then "none" else "refused" end)),
+		 error: (($s.error // (if $st then "" else $errline end)) | split("\n") | first),
 		 cold: ($eps | first),
 		 warm: (if ($eps | length) > 1 then ($eps[1:] | map(.epoch_s) | add / length) else null end),
 		 prepare_s: ($s.prepare_s // null),
@@ -46,10 +52,12 @@ done | jq -rs '
 	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 	(group_by([lim, .entry]) | sort_by(.[0] | lim)[] |
 		. as $g |
-		map(select(.outcome == "done")) as $ok |
+		map(select(.cold != null)) as $ok |
+		($g | map(select(.outcome == "done")) | length) as $done |
+		($g | map(select(.outcome != "done") | .outcome) | group_by(.) | map("\(length) \(.[0])") | join(", ")) as $others |
 		($ok | map(.cold.epoch_s) | sort) as $c |
 		($ok | map(.warm) | map(select(. != null))) as $w |
-		"| \($g[0].limit) | \($g[0].entry) | \($ok | length) / \($g | length) | " +
+		"| \($g[0].limit) | \($g[0].entry) | \($done) / \($g | length)" + (if $others == "" then "" else " (" + $others + ")" end) + " | " +
 		(if ($c | length) == 0 then "**" + ($g | map(.outcome) | unique | join(", ")) + "**" + (($g | map(.error) | map(select(. != "")) | first // "") | if . == "" then "" else ": " + .[0:160] end)
 		 else ($c | med | r(1)) + " (" + ($c | first | r(1)) + "–" + ($c | last | r(1)) + ")" end) + " | " +
 		(if ($w | length) == 0 then "–" else ($w | med | r(1)) + " [" + ($w | length | tostring) + "]" end) + " | " +
@@ -63,4 +71,4 @@ done | jq -rs '
 		  ($ok | map(.cold.topology_bytes_read | gib) | med | r(2)),
 		  ($ok | map(.cold.read_amplification) | med | r(2)),
 		  ($g | map(.peak) | med | r(0)),
-		  ($ok | map(.val) | med | r(3))] | join(" | ")) + " |")'
+		  ($g | map(select(.outcome == "done") | .val) | med | r(3))] | join(" | ")) + " |")'
