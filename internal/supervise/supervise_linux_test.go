@@ -31,6 +31,10 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	}
 	a := os.Args
+	if mode == "stubborn" {
+		// ignore SIGTERM before the first line, which the test waits for
+		signal.Ignore(syscall.SIGTERM)
+	}
 	fmt.Printf(`{"type":"log","level":"info","msg":%q}`+"\n", a[len(a)-2]+" "+a[len(a)-1])
 	switch mode {
 	case "done":
@@ -51,7 +55,6 @@ func TestMain(m *testing.M) {
 		fmt.Println(`{"type":"log","level":"info","msg":"hog survived"}`)
 		os.Exit(0)
 	case "stubborn":
-		signal.Ignore(syscall.SIGTERM)
 		time.Sleep(time.Minute)
 	case "fail":
 		fmt.Fprintln(os.Stderr, "boom")
@@ -186,7 +189,7 @@ func TestStopKillsStubbornChild(t *testing.T) {
 	s := &Supervisor{}
 	needCgroups(t, s)
 	c, ls, _ := run(t, s, "stubborn", Spec{Limit: 256 << 20, WriteSummary: true})
-	// wait until it ignores SIGTERM (it printed its first line)
+	// wait until it ignores SIGTERM (it does before printing its first line)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		ls.mu.Lock()
