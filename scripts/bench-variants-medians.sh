@@ -9,7 +9,8 @@
 # epoch's time, median (min–max) over the runs that finished it, whatever
 # happened later (a run killed in its second epoch has a cold epoch); the mean of the following (warm) epochs,
 # median over the runs that had them (their count in brackets); then
-# medians of the cold epoch's breakdown and counters. A cell whose runs all
+# medians of the cold epoch's breakdown and counters; validation accuracy
+# of the runs of one epoch (after the cold epoch, comparable across runs). A cell whose runs all
 # ended otherwise shows the outcome (and the first error line).
 # Needs: jq.
 set -eu
@@ -39,6 +40,7 @@ for f in "${files[@]}"; do
 		 warm: (if ($eps | length) > 1 then ($eps[1:] | map(.epoch_s) | add / length) else null end),
 		 prepare_s: ($s.prepare_s // null),
 		 peak: (($s.peak_cgroup_bytes // 0) / 1048576),
+		 epochs: ($eps | length),
 		 val: ($s.best_val_acc // null)}' "$f"
 done | jq -rs '
 	def med: map(select(. != null)) | sort | if length == 0 then null
@@ -71,4 +73,4 @@ done | jq -rs '
 		  ($ok | map(.cold.topology_bytes_read | gib) | med | r(2)),
 		  ($ok | map(.cold.read_amplification) | med | r(2)),
 		  ($g | map(.peak) | med | r(0)),
-		  ($g | map(select(.outcome == "done") | .val) | med | r(3))] | join(" | ")) + " |")'
+		  ($g | map(select(.outcome == "done" and .epochs == 1) | .val) | med | r(3))] | join(" | ")) + " |")'
