@@ -167,7 +167,7 @@ var studies = []Study{
 		ID: "diskgnn-fig9", Paper: "DiskGNN (arXiv 2405.05231)", Figure: "Fig. 9 (and Fig. 8)",
 		Title:        "Epoch time of DiskGNN, Ginex and MariusGNN under CPU memory limits",
 		PaperSetting: "four datasets, GraphSAGE, CPU cache memory of 10%, 30% and 50% of the feature size, one A10G: DiskGNN up to 8.73× faster than Ginex and 10.62× than MariusGNN (Fig. 9); over 6× (up to 8.76×) faster than Ginex and about 2× than MariusGNN in 6 of 8 cases (Fig. 8)",
-		OurSetting:   "medium at 30% and 50% of the feature bytes (DiskGNN's floor on medium is above 25%), same model and sampling, CPU trainer; DiskGNN's and MariusGNN's offline preparation is outside the epoch, as in the paper",
+		OurSetting:   "medium at 30% and 50% of the feature bytes (the paper's 30% and 50% points), same model and sampling, CPU trainer; DiskGNN's and MariusGNN's offline preparation is outside the epoch, as in the paper",
 		Dataset:      "medium",
 		Systems:      []string{"diskgnn", "ginex", "mariusgnn"},
 		MemLimits:    []string{"30%", "50%"},
