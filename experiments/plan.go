@@ -313,6 +313,17 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, 
 	return cfg, Problem{}
 }
 
+// CellConfig is the validated engine configuration of one cell of g on
+// g's own dataset with no memory limit (what runConfig builds for a run,
+// without the data directory's checks).
+func (g *Grid) CellConfig(c Cell) (train.Config, error) {
+	cfg, p := runConfig(g, c, g.Dataset, "", 0)
+	if p.Message != "" {
+		return cfg, errors.New(p.Message)
+	}
+	return cfg, nil
+}
+
 var unknownField = regexp.MustCompile(`unknown field "([^"]+)"`)
 
 func describeCell(c Cell) string {

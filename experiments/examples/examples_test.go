@@ -1,13 +1,11 @@
 package examples_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"outcore/engine/dataset"
 	_ "outcore/engine/system/all"
-	"outcore/engine/train"
 	"outcore/experiments"
 	"outcore/experiments/examples"
 )
@@ -36,38 +34,7 @@ func TestExamplesAreValidGrids(t *testing.T) {
 			t.Fatalf("%s: name %q, dataset %q", name, g.Name, g.Dataset)
 		}
 		for _, c := range g.Cells() {
-			cfg := train.DefaultConfig()
-			for k, v := range g.Base {
-				one, _ := json.Marshal(map[string]json.RawMessage{k: v})
-				if err := json.Unmarshal(one, &cfg); err != nil {
-					t.Fatalf("%s: %s: %v", name, k, err)
-				}
-			}
-			cfg.Dataset = g.Dataset
-			if c.System != "" {
-				e, err := experiments.ParseSystemEntry(c.System)
-				if err != nil {
-					t.Fatalf("%s, run %d: %v", name, c.Seq, err)
-				}
-				cfg.System = e.Variant
-				for k, v := range e.Options {
-					if cfg.Options == nil {
-						cfg.Options = map[string]string{}
-					}
-					cfg.Options[k] = v
-				}
-			}
-			if c.Model != "" {
-				cfg.Model = c.Model
-			}
-			if c.BatchSize != 0 {
-				cfg.Batch = c.BatchSize
-			}
-			if c.Fanout != nil {
-				cfg.Fanout = c.Fanout
-			}
-			cfg.Layers = len(cfg.Fanout)
-			if err := cfg.Validate(); err != nil {
+			if _, err := g.CellConfig(c); err != nil {
 				t.Fatalf("%s, run %d: %v", name, c.Seq, err)
 			}
 		}
