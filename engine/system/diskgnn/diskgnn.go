@@ -305,11 +305,11 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 		in.Reserve = 0
 	}
 	var queue int
-	d.mp, queue = PlanMemoryQueues(in, d.o.queueSet)
+	var paperLeast int64
+	d.mp, queue, paperLeast = PlanMemoryQueues(in, d.o.queueSet)
 	if d.mp.Feasible && queue != d.o.queue {
-		full := PlanMemory(in)
-		env.Logf("diskgnn: the %d MiB budget cannot hold pipeline queues of %d batches (least %d MiB): queues of %d", env.MemBudget>>20, d.o.queue, full.MinBudget>>20, queue)
-		d.queueNote = fmt.Sprintf("the %d MiB budget cannot hold queues of %d (least %d MiB)", env.MemBudget>>20, d.o.queue, full.MinBudget>>20)
+		env.Logf("diskgnn: the %d MiB budget cannot hold pipeline queues of %d batches (least %d MiB): queues of %d", env.MemBudget>>20, d.o.queue, paperLeast>>20, queue)
+		d.queueNote = fmt.Sprintf("the %d MiB budget cannot hold queues of %d (least %d MiB)", env.MemBudget>>20, d.o.queue, paperLeast>>20)
 		d.o.queue = queue
 	}
 	if !d.mp.Feasible {

@@ -182,19 +182,20 @@ func PlanMemory(in SizingInput) Plan {
 // samples and node features of several mini-batches"; a budget too small
 // for several keeps fewer rather than refusing the run. It returns the plan
 // and the queue depth it was made for; a run whose depth differs from §6's
-// records it as a deviation.
-func PlanMemoryQueues(in SizingInput, fixed bool) (Plan, int) {
+// records it as a deviation. paperLeast is the least budget of the
+// asked depth (its plan's MinBudget), for the deviation's message.
+func PlanMemoryQueues(in SizingInput, fixed bool) (p Plan, queue int, paperLeast int64) {
 	in.Queue = max(in.Queue, 1)
-	p := PlanMemory(in)
+	p = PlanMemory(in)
 	if p.Feasible || fixed || in.Queue == 1 {
-		return p, in.Queue
+		return p, in.Queue, p.MinBudget
 	}
 	short := in
 	short.Queue = 1
 	if q := PlanMemory(short); q.Feasible {
-		return q, 1
+		return q, 1, p.MinBudget
 	}
-	return p, in.Queue
+	return p, in.Queue, p.MinBudget
 }
 
 // String is a one-line summary in MiB.

@@ -164,7 +164,7 @@ func TestPlanMemoryQueues(t *testing.T) {
 	for _, c := range cases {
 		s := in
 		s.Budget = c.budget
-		p, q := PlanMemoryQueues(s, c.fixed)
+		p, q, _ := PlanMemoryQueues(s, c.fixed)
 		if p.Feasible != c.feasible || q != c.wantQueue {
 			t.Errorf("budget %d MiB fixed %v: feasible %v queue %d, want %v %d (%s)", c.budget>>20, c.fixed, p.Feasible, q, c.feasible, c.wantQueue, p)
 		}
