@@ -35,6 +35,12 @@ type Sampler struct {
 	big    hashMap  // membership set for Floyd with large fanouts
 }
 
+// HopScratchBytes is what a Sampler keeps to sample a hop of up to entries
+// index entries: the chosen positions and their values (8 B each per
+// entry; the slices keep their largest size) and a count per destination
+// (at most one per entry).
+func HopScratchBytes(entries int) int64 { return 20 * int64(entries) }
+
 // New returns a sampler over topo with one fanout per hop (hop order:
 // fanouts[0] applies to the seeds; -1 = all neighbours) whose random choices
 // derive from seed.

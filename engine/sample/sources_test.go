@@ -2,8 +2,10 @@ package sample
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -93,6 +95,74 @@ func TestFileSourcesMatchMemory(t *testing.T) {
 					t.Fatalf("sample after Release: %v", err)
 				}
 			}
+		})
+	}
+}
+
+// TestStorageIndicesChunkedGather: a Gather larger than GatherChunkRows, in
+// random order, returns what the in-memory indices hold, reads the blocks
+// one sorted call would (but for at most one block per chunk boundary),
+// and plans no call above GatherChunkRows (the Reader's bookkeeping stays
+// within GatherBytes).
+func TestStorageIndicesChunkedGather(t *testing.T) {
+	const entries = 1 << 20 // 8 MiB of indices, 2048 blocks of 4 KiB
+	mem := make(MemIndices, entries)
+	for i := range mem {
+		mem[i] = int64(i*7 + 3)
+	}
+	p := writeIndices(t, mem)
+	n := 5*GatherChunkRows + 123
+	rng := rand.New(rand.NewPCG(5, 6))
+	// Entries of 300 of the 2048 blocks, in random order: unsorted chunks
+	// would read most of those blocks once per chunk.
+	hot := make([]int64, 300)
+	for i := range hot {
+		hot[i] = rng.Int64N(entries / 512)
+	}
+	pos := make([]int64, n)
+	for i := range pos {
+		pos[i] = hot[rng.IntN(len(hot))]*512 + rng.Int64N(512)
+	}
+	// The blocks one sorted call reads: the distinct 4 KiB blocks.
+	blocks := map[int64]bool{}
+	for _, q := range pos {
+		blocks[q*8/4096] = true
+	}
+	for _, b := range []storage.Backend{storage.BackendPread, storage.BackendUring} {
+		t.Run(string(b), func(t *testing.T) {
+			f, err := storage.OpenFile(p, storage.Options{Backend: b, RowBytes: 8, BlockSize: 4096, MaxMergeBytes: 4096, AllowBuffered: true, Logger: func(string) {}})
+			if err != nil {
+				t.Skipf("backend %s unavailable: %v", b, err)
+			}
+			defer f.Close()
+			si := NewStorageIndices(f)
+			defer si.Close()
+			out := make([]int64, n)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			if err := si.Gather(pos, out); err != nil {
+				t.Fatal(err)
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			for i, q := range pos {
+				if out[i] != mem[q] {
+					t.Fatalf("entry %d (position %d): got %d, want %d", i, q, out[i], mem[q])
+				}
+			}
+			chunks := int64((n + GatherChunkRows - 1) / GatherChunkRows)
+			st := f.Stats()
+			want := int64(len(blocks))
+			if got := st.DeviceBytes / 4096; got < want || got > want+chunks-1 {
+				t.Errorf("read %d blocks, want %d (+ at most %d at chunk boundaries)", got, want, chunks-1)
+			}
+			heap := GatherBytes(n)
+			held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+			if held > heap {
+				t.Errorf("after a Gather of %d entries the pooled reader holds %d B of heap, GatherBytes says %d", n, held, heap)
+			}
+			t.Logf("%d entries in %d chunks: %d blocks read (%d distinct), %d B held (GatherBytes %d)", n, chunks, st.DeviceBytes/4096, want, held, heap)
 		})
 	}
 }

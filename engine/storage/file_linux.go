@@ -313,6 +313,16 @@ func (f *File) Rows() int64 {
 // Kind is what the file holds for the run's read account (Options.Kind).
 func (f *File) Kind() string { return f.opts.Kind }
 
+// ReaderBufferBytes is the I/O buffer each Reader of the File maps outside
+// the Go heap (QueueDepth slots of the largest merged request; none for
+// the mmap backend): what a memory plan counts per Reader.
+func (f *File) ReaderBufferBytes() int64 {
+	if f.backend == BackendMmap {
+		return 0
+	}
+	return int64(f.opts.QueueDepth) * int64(slotStride(f))
+}
+
 // Options returns the options in effect (defaults filled in).
 func (f *File) Options() Options { return f.opts }
 

@@ -215,3 +215,10 @@ func (c *counters) reset() {
 		c.hist[i].Store(0)
 	}
 }
+
+// PlanBytesPerRow bounds the Go heap a Reader holds per row of its
+// largest ReadRows call: the planner's items, pieces and spans, the
+// segments and their sort copies, kept in its pools for later calls
+// (measured for 8-byte rows, one segment each: TestReadPlanBytesPerRow).
+// A caller under a memory budget bounds its calls and counts this.
+const PlanBytesPerRow = 384

@@ -32,6 +32,11 @@ type gatherScratch struct {
 	at  []int
 }
 
+// cachedGatherBytes is what one Gather of up to entries index entries keeps
+// in its pooled scratch: the positions it sends to disk, their places and
+// the values read (8 B each per entry).
+func cachedGatherBytes(entries int) int64 { return 24 * int64(entries) }
+
 // ownerOf returns the node whose in-neighbour list holds index position p.
 func ownerOf(indptr []int64, p int64) int64 {
 	n := len(indptr) - 1
@@ -41,9 +46,11 @@ func ownerOf(indptr []int64, p int64) int64 {
 // Gather implements sample.IndexSource.
 func (c *cachedIndices) Gather(pos []int64, out []int64) error {
 	if c.nc == nil {
-		if len(pos) > 0 {
-			c.lookups.Add(1)
+		lists, err := c.countLists(pos)
+		if err != nil {
+			return err
 		}
+		c.lookups.Add(lists)
 		return c.disk.Gather(pos, out)
 	}
 	s, _ := c.scratch.Get().(*gatherScratch)
@@ -93,4 +100,24 @@ func (c *cachedIndices) Gather(pos []int64, out []int64) error {
 		out[at] = s.out[k]
 	}
 	return nil
+}
+
+// countLists is how many neighbour lists pos asks for (runs of positions in
+// one node's list), when there is no cache to split them by.
+func (c *cachedIndices) countLists(pos []int64) (int64, error) {
+	var lists int64
+	for i := 0; i < len(pos); {
+		v := ownerOf(c.indptr, pos[i])
+		if v >= int64(len(c.indptr)-1) {
+			return 0, fmt.Errorf("ginex: index position %d outside the graph", pos[i])
+		}
+		lo, hi := c.indptr[v], c.indptr[v+1]
+		j := i + 1
+		for j < len(pos) && pos[j] >= lo && pos[j] < hi {
+			j++
+		}
+		lists++
+		i = j
+	}
+	return lists, nil
 }

@@ -169,7 +169,8 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	env.PrepareStage("profile_s", time.Since(t0))
 	batches := env.NumBatches()
-	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), batches: batches, opt: g.opt})
+	readerBuf := max(g.idxFile.ReaderBufferBytes(), g.feats.ReaderBufferBytes())
+	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), batches: batches, opt: g.opt, readerBuf: readerBuf})
 	g.plan = p
 	if p.superbatchCut {
 		g.deviate = append(g.deviate, fmt.Sprintf("superbatch cut to %d iterations by the runtime-file budget", p.superbatch))
@@ -203,6 +204,12 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 // selects lists by out/in-degree score within the budget, and writes the
 // cache file.
 func (g *ginex) buildNeighborCache(env *train.Env) error {
+	if cache.NeighborCacheEntries(g.plan.ncBytes, g.nodes) == 0 {
+		// Its address table alone (8 B per node) would not fit: no cache,
+		// every list is read from disk (and no table is held).
+		env.Logf("ginex: no neighbour cache: the budget leaves it %d MiB, less than its address table (%d MiB); every neighbour list is read from disk", g.plan.ncBytes>>20, (8*g.nodes)>>20)
+		return nil
+	}
 	g.ncPath = filepath.Join(g.scratch, "neighbor_cache.bin")
 	path := env.Dataset.Path(dataset.IndicesFile)
 	defer osutil.DropFileCache(path)
@@ -384,20 +391,24 @@ func (g *ginex) superbatchSample(ctx context.Context, env *train.Env, ep *metric
 	// The disk readers' buffers grow with the samplers' gathers; the main
 	// loop does not need them.
 	defer g.disk.Release()
-	g.mem.LimitGo(g.plan.ncBytes, 0, g.plan.sampleHeap)
+	g.mem.LimitGoStrict(g.plan.ncBytes+g.plan.sampleOff, 0, g.plan.sampleHeap)
 	var ncMem kit.OffHeap
 	defer ncMem.Free() // after the workers are done with the cache
 	// The neighbour cache file is the topology read back from disk
 	// (§3.2): its device reads, measured on this thread, are topology
 	// reads of the run (DESIGN §5).
-	meter := metrics.StartThreadMeter()
-	nc, err := cache.ReadNeighborCacheFileInto(g.ncPath, ncMem.Int64s)
-	read, _, _ := meter.Stop()
-	env.Reads.Add(metrics.FileTopology, read, 0)
-	if err != nil {
-		return nil, err
+	var nc *cache.NeighborCache
+	if g.ncPath != "" { // else the budget holds no cache (buildNeighborCache)
+		meter := metrics.StartThreadMeter()
+		var err error
+		nc, err = cache.ReadNeighborCacheFileInto(g.ncPath, ncMem.Int64s)
+		read, _, _ := meter.Stop()
+		env.Reads.Add(metrics.FileTopology, read, 0)
+		if err != nil {
+			return nil, err
+		}
+		osutil.DropFileCache(g.ncPath)
 	}
-	osutil.DropFileCache(g.ncPath)
 	ep.Add("neighbor_cache_load_s", time.Since(t0))
 	src := &cachedIndices{indptr: g.indptr, nc: nc, disk: g.disk}
 	proto, err := env.NewSampler(sample.Topology{Indptr: g.indptr, Indices: src})
@@ -459,7 +470,7 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 	// cache is filled.
 	runtime.GC()
 	debug.FreeOSMemory()
-	g.mem.LimitGo(int64(g.plan.fcEntries)*g.rowBytes+int64(g.plan.xBuffers)*g.plan.xBytes, 0, g.plan.mainHeap)
+	g.mem.LimitGoStrict(int64(g.plan.fcEntries)*g.rowBytes+int64(g.plan.xBuffers)*g.plan.xBytes+g.plan.readerBuf, 0, g.plan.mainHeap)
 	var fcMem kit.OffHeap
 	defer fcMem.Free()
 	rows, err := fcMem.Float32s(g.plan.fcEntries * g.dim)

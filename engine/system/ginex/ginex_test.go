@@ -17,15 +17,34 @@ func TestMain(m *testing.M) { systest.Main(m) }
 // sizes: several superbatches per epoch, a feature cache of ~15% of the
 // rows and a neighbour cache of part of the lists (changesets with
 // evictions, disk reads for misses, the superbatch pipeline), and one
-// batch input (gather and training alternate, as under tight budgets).
+// batch input (gather and training alternate, as under tight budgets), and
+// no neighbour cache at all (a budget below its address table), which asks
+// for the same neighbour lists.
 func TestGinexMatchesReference(t *testing.T) {
 	ref := systest.Run(t, systest.Config(t, train.ReferenceName, nil))
-	for name, opts := range map[string]map[string]string{
-		"small-caches": {"superbatch": "3", "feature_cache": "40KiB", "neighbor_cache": "48KiB"},
-		"one-buffer":   {"superbatch": "3", "feature_cache": "40KiB", "x_buffers": "1"},
+	lists := map[string]int64{}
+	for _, c := range []struct {
+		name string
+		opts map[string]string
+	}{
+		{"small-caches", map[string]string{"superbatch": "3", "feature_cache": "40KiB", "neighbor_cache": "48KiB"}},
+		{"one-buffer", map[string]string{"superbatch": "3", "feature_cache": "40KiB", "x_buffers": "1"}},
+		{"no-neighbour-cache", map[string]string{"superbatch": "3", "feature_cache": "40KiB", "neighbor_cache": "0"}},
 	} {
+		name, opts := c.name, c.opts
 		t.Run(name, func(t *testing.T) {
 			r := systest.Run(t, systest.Config(t, Name, opts))
+			var hits int64
+			for _, e := range r.Epochs {
+				lists[name] += e.Counters["neighbor_lists"]
+				hits += e.Counters["neighbor_cache_hits"]
+			}
+			if name == "no-neighbour-cache" && (hits != 0 || lists[name] != lists["small-caches"]) {
+				t.Fatalf("without a neighbour cache: %d lists asked for (%d with one), %d cache hits", lists[name], lists["small-caches"], hits)
+			}
+			if name == "small-caches" && (hits == 0 || lists[name] == 0) {
+				t.Fatalf("with a neighbour cache: %d lists, %d hits", lists[name], hits)
+			}
 			if got := r.Losses(); !slices.Equal(got, ref.Losses()) {
 				t.Fatalf("train losses %v, reference %v", got, ref.Losses())
 			}

@@ -16,6 +16,7 @@ import (
 
 	"outcore/engine/cache"
 	"outcore/engine/sample"
+	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
@@ -88,6 +89,10 @@ type sizingInput struct {
 	shape   train.DatasetShape
 	batches int // iterations per epoch
 	opt     options
+	// readerBuf is the I/O buffer of one storage Reader of indices.bin
+	// and of features.bin (storage.File.ReaderBufferBytes; off the Go
+	// heap): each sampler has its own Reader, the main loop one.
+	readerBuf int64
 }
 
 // Why the main loop has one batch input (plan.oneBuffer).
@@ -103,14 +108,22 @@ type plan struct {
 	maxBatch      int  // rows of one batch input: profiled M_b + a tenth
 	reserve       int64
 	// Go heap and peak (heap, its collection slack, buffers, reserve) of
-	// the superbatch sample stage and of the main loop
+	// the superbatch sample stage and of the main loop; sampleOff is the
+	// sample stage's memory off the Go heap besides the neighbour cache
+	// (the samplers' Readers' I/O buffers)
 	sampleHeap, samplePeak int64
-	mainHeap, mainPeak     int64
-	xBytes                 int64  // one batch input
-	xBuffers               int    // batch inputs of the main loop
-	oneBuffer              string // "" or why one buffer (oneBufferAsked, oneBufferBudget)
-	ncBytes, fcBytes       int64  // neighbour and feature cache
-	fcEntries              int
+	sampleOff              int64
+	readerBuf              int64 // one Reader's I/O buffer (sizingInput.readerBuf)
+	// changesetsOverlap: pass 3 of a superbatch runs while the next one
+	// is sampled (more than one superbatch per epoch), so the sample
+	// stage holds both workspaces; with one superbatch they alternate.
+	changesetsOverlap  bool
+	mainHeap, mainPeak int64
+	xBytes             int64  // one batch input
+	xBuffers           int    // batch inputs of the main loop
+	oneBuffer          string // "" or why one buffer (oneBufferAsked, oneBufferBudget)
+	ncBytes, fcBytes   int64  // neighbour and feature cache
+	fcEntries          int
 	// overReserve: the main loop's peak (with its collection slack and
 	// the reserve) exceeds the budget; the run warns of an OOM kill.
 	overReserve bool
@@ -126,7 +139,7 @@ type plan struct {
 func size(in sizingInput) plan {
 	o, ws := in.opt, in.ws
 	nodes, rowBytes := in.shape.Nodes, in.shape.RowBytes()
-	p := plan{superbatch: min(o.superbatch, in.batches)}
+	p := plan{superbatch: min(o.superbatch, in.batches), readerBuf: in.readerBuf}
 	// Runtime files per iteration ≈ ids (8 B/node) + adj (≈ 3 blocks of
 	// int32 indices) + update; the storage budget caps the superbatch.
 	perIter := int64(ws.MeanInputs) * 24
@@ -139,18 +152,32 @@ func size(in sizingInput) plan {
 	p.reserve = kit.ReserveBytes(in.budget)
 	accesses := int64(p.superbatch) * int64(ws.MeanInputs)
 	p.xBytes = int64(p.maxBatch) * rowBytes // one batch input of the main loop, off the Go heap
-	// Peak of the sample stage: samplers' id maps and in-flight batches, and
-	// the previous superbatch's changeset workspace (pass 3 overlaps); the
-	// Go heap gets a quarter on top (GOGC 25).
-	p.sampleHeap = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra + int64(o.samplers)*(sample.IDMapBytes(nodes, ws.MaxInputs)+perBatch) +
-		cache.ChangesetWorkspaceBytes(nodes, accesses, 0)
-	p.samplePeak = p.sampleHeap + p.sampleHeap/4 + p.reserve
+	// Peak of the sample stage: per sampler its id map, its batch, its hop
+	// scratch and the scratch of its gather of the neighbour lists (the
+	// neighbour cache's split, the disk Reader's sorted chunks and the
+	// Reader's I/O buffer, off the heap), and the previous superbatch's
+	// changeset workspace when pass 3 overlaps; the Go heap gets a quarter
+	// on top (GOGC 25).
+	hop := ws.MaxHopEntries
+	perSampler := sample.IDMapBytes(nodes, ws.MaxInputs) + perBatch + sample.HopScratchBytes(hop) + cachedGatherBytes(hop) + sample.GatherBytes(hop)
+	sampling := int64(o.samplers) * perSampler
+	changesets := cache.ChangesetWorkspaceBytes(nodes, accesses, 0)
+	p.changesetsOverlap = (in.batches+p.superbatch-1)/p.superbatch > 1
+	p.sampleHeap = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra
+	if p.changesetsOverlap {
+		p.sampleHeap += sampling + changesets
+	} else {
+		p.sampleHeap += max(sampling, changesets)
+	}
+	p.sampleOff = int64(o.samplers) * in.readerBuf
+	p.samplePeak = p.sampleHeap + p.sampleHeap/4 + p.sampleOff + p.reserve
 	// Peak of the main loop: model step, prefetched runtime files, a read
-	// chunk and the feature cache's address table on the heap; the batch
-	// inputs off it.
-	p.mainHeap = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra + 4*perBatch + gatherChunk*rowBytes + 4*nodes
+	// chunk with its Reader's bookkeeping and the feature cache's address
+	// table on the heap; the batch inputs and the Reader's I/O buffer off
+	// it.
+	p.mainHeap = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra + 4*perBatch + gatherChunk*(rowBytes+storage.PlanBytesPerRow) + 4*nodes
 	p.xBuffers = 2
-	p.mainPeak = p.mainHeap + p.mainHeap/4 + 2*p.xBytes + p.reserve
+	p.mainPeak = p.mainHeap + p.mainHeap/4 + 2*p.xBytes + in.readerBuf + p.reserve
 	switch {
 	case o.xBuffers == 1:
 		p.xBuffers, p.oneBuffer = 1, oneBufferAsked
@@ -161,7 +188,7 @@ func size(in sizingInput) plan {
 		p.mainPeak -= p.xBytes
 	}
 	p.overReserve = in.budget > 0 && p.mainPeak > in.budget
-	p.minNeed = p.mainHeap + p.xBytes
+	p.minNeed = p.mainHeap + p.xBytes + in.readerBuf
 	if o.xBuffers == 2 {
 		p.minNeed += p.xBytes
 	}

@@ -62,6 +62,17 @@ func (b *Budget) LimitGo(offHeap, keepCached, heapNeed int64) int64 {
 	return ApplyGoMemoryLimit(b.Bytes(), b.ws.DeviceBytes, offHeap, keepCached, heapNeed)
 }
 
+// LimitGoStrict is LimitGo without the model step's matrix-library
+// buffers in the Go limit: they are held outside the budget with the step
+// (Workspace.LibBytes, part of DeviceBytes) but live in C memory, so a Go
+// limit that counts them lets the heap grow into memory the library
+// already holds. Ginex uses it (its sample stage ran at that limit and was
+// OOM-killed at the start of its second epoch, once the step's arena was
+// resident).
+func (b *Budget) LimitGoStrict(offHeap, keepCached, heapNeed int64) int64 {
+	return ApplyGoMemoryLimit(b.Bytes(), max(0, b.ws.DeviceBytes-b.ws.LibBytes), offHeap, keepCached, heapNeed)
+}
+
 // ReserveBytes is the region Ginex §3.5 keeps free "for memory
 // fluctuations": a tenth of the budget, at least 32 MiB.
 func ReserveBytes(budget int64) int64 { return max(budget/10, 32<<20) }

@@ -28,6 +28,10 @@ type Workspace struct {
 	MaxInputs  int   // most input nodes of a profiled mini-batch (M_b)
 	BatchBytes int64 // memory of the largest profiled mini-batch (ids and blocks)
 	MeanInputs int
+	// MaxHopEntries is the most index entries one hop of a profiled
+	// mini-batch sampled (its largest block's edges): what one sampler's
+	// gather of the neighbour lists asks for at once.
+	MaxHopEntries int
 	// ArenaBytes is the trainer's reserved step workspace charged to the
 	// host budget (0 when the step is held outside it).
 	ArenaBytes int64
@@ -140,6 +144,9 @@ func ProfileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 		}
 		sum += len(mb.InputNodes)
 		w.BatchBytes = max(w.BatchBytes, mb.Bytes())
+		for _, b := range mb.Blocks {
+			w.MaxHopEntries = max(w.MaxHopEntries, len(b.Indices))
+		}
 		if len(mb.InputNodes) > w.MaxInputs {
 			w.MaxInputs = len(mb.InputNodes)
 			largest = mb

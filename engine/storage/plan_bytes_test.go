@@ -1,0 +1,57 @@
+package storage
+
+import (
+	"context"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// TestReadPlanBytesPerRow checks PlanBytesPerRow, the bookkeeping a Reader
+// keeps per row of its largest ReadRows call (items, pieces, segments,
+// their sort copies; the pools keep it for later calls), which memory
+// plans count for callers that bound their calls (sample.StorageIndices).
+// Rows of 8 bytes at random places in a file of 4 KiB blocks are the worst
+// case: one segment per row.
+func TestReadPlanBytesPerRow(t *testing.T) {
+	dir := directDir(t)
+	const size = 256 << 20
+	p, _ := writeRandomFile(t, dir, "idx.bin", size, 7)
+	for _, be := range []Backend{BackendPread, BackendUring} {
+		t.Run(string(be), func(t *testing.T) {
+			f, err := OpenFile(p, Options{Backend: be, RowBytes: 8, BlockSize: 4096})
+			if err != nil {
+				t.Skip(err)
+			}
+			defer f.Close()
+			r, err := f.NewReader()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			const rows = 1 << 14
+			rng := rand.New(rand.NewPCG(1, 2))
+			ids := make([]int64, rows)
+			dst := make([]byte, rows*8)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for round := 0; round < 3; round++ {
+				for i := range ids {
+					ids[i] = rng.Int64N(size / 8)
+				}
+				if err := r.ReadRows(context.Background(), ids, dst); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+			t.Logf("%s: %d rows: reader holds %d B of heap, %.0f B per row", be, rows, held, float64(held)/rows)
+			if held > PlanBytesPerRow*rows {
+				t.Errorf("%s: a Reader holds %d B after ReadRows of %d rows: %.0f B per row, PlanBytesPerRow is %d", be, held, rows, float64(held)/rows, PlanBytesPerRow)
+			}
+			runtime.KeepAlive(r)
+		})
+	}
+}
