@@ -46,7 +46,7 @@ func ownerOf(indptr []int64, p int64) int64 {
 // Gather implements sample.IndexSource.
 func (c *cachedIndices) Gather(pos []int64, out []int64) error {
 	if c.nc == nil {
-		lists, err := c.countLists(pos)
+		lists, err := c.eachList(pos, func(int64, int64, int, int) {})
 		if err != nil {
 			return err
 		}
@@ -59,30 +59,22 @@ func (c *cachedIndices) Gather(pos []int64, out []int64) error {
 	}
 	defer c.scratch.Put(s)
 	s.pos, s.at = s.pos[:0], s.at[:0]
-	var lists, hits int64
-	for i := 0; i < len(pos); {
-		v := ownerOf(c.indptr, pos[i])
-		if v >= int64(len(c.indptr)-1) {
-			return fmt.Errorf("ginex: index position %d outside the graph", pos[i])
-		}
-		lo, hi := c.indptr[v], c.indptr[v+1]
-		j := i + 1
-		for j < len(pos) && pos[j] >= lo && pos[j] < hi {
-			j++
-		}
-		lists++
+	var hits int64
+	lists, err := c.eachList(pos, func(v, lo int64, i, j int) {
 		if nb, ok := c.nc.Neighbors(v); ok {
 			hits++
 			for k := i; k < j; k++ {
 				out[k] = nb[pos[k]-lo]
 			}
-		} else {
-			for k := i; k < j; k++ {
-				s.pos = append(s.pos, pos[k])
-				s.at = append(s.at, k)
-			}
+			return
 		}
-		i = j
+		for k := i; k < j; k++ {
+			s.pos = append(s.pos, pos[k])
+			s.at = append(s.at, k)
+		}
+	})
+	if err != nil {
+		return err
 	}
 	c.lookups.Add(lists)
 	c.hits.Add(hits)
@@ -102,14 +94,15 @@ func (c *cachedIndices) Gather(pos []int64, out []int64) error {
 	return nil
 }
 
-// countLists is how many neighbour lists pos asks for (runs of positions in
-// one node's list), when there is no cache to split them by.
-func (c *cachedIndices) countLists(pos []int64) (int64, error) {
+// eachList calls fn for each run pos[i:j] of positions in one node's
+// in-neighbour list (node v, whose list starts at index position lo) and
+// returns how many lists pos asks for.
+func (c *cachedIndices) eachList(pos []int64, fn func(v, lo int64, i, j int)) (int64, error) {
 	var lists int64
 	for i := 0; i < len(pos); {
 		v := ownerOf(c.indptr, pos[i])
 		if v >= int64(len(c.indptr)-1) {
-			return 0, fmt.Errorf("ginex: index position %d outside the graph", pos[i])
+			return lists, fmt.Errorf("ginex: index position %d outside the graph", pos[i])
 		}
 		lo, hi := c.indptr[v], c.indptr[v+1]
 		j := i + 1
@@ -117,6 +110,7 @@ func (c *cachedIndices) countLists(pos []int64) (int64, error) {
 			j++
 		}
 		lists++
+		fn(v, lo, i, j)
 		i = j
 	}
 	return lists, nil
