@@ -16,10 +16,11 @@ declare -A targets=(
   [web]="FuzzParseAuth"                              # serve --auth-file
   [report]="FuzzParseFilter FuzzDecodeDigest"         # the filter bar (q=, runs=); digests stored with runs
   [store]="FuzzJSONMaps"                              # stages_json and tiers_json as read back
+  [engine/accel]="FuzzParseProfile FuzzParseMode"     # accelerator profiles; --compute and the grid's compute axis
 )
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
-for pkg in engine/train experiments engine/dataset web report store; do
+for pkg in engine/train experiments engine/dataset web report store engine/accel; do
   bin="$tmp/$(echo "$pkg" | tr / _).test"
   go test -c -o "$bin" "./$pkg"
   for name in ${targets[$pkg]}; do

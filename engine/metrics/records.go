@@ -149,6 +149,12 @@ type EpochRecord struct {
 	ExtractBusyS float64 `json:"extract_busy_s"`
 	ExtractWaitS float64 `json:"extract_wait_s"`
 
+	// Compute is the run's compute mode (DESIGN §10): "cpu", "none" or
+	// "model:PROFILE"; absent in records written before it existed (cpu).
+	// Outside cpu no model is trained: train_loss and train_acc are 0 and
+	// mean n/a, and the epoch is never evaluated.
+	Compute string `json:"compute,omitempty"`
+
 	TrainLoss float64 `json:"train_loss"`
 	TrainAcc  float64 `json:"train_acc"`
 	ValAcc    float64 `json:"val_acc"`

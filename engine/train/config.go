@@ -100,6 +100,13 @@ type Config struct {
 	// budget like any other memory.
 	ModelMem string `json:"model_mem,omitempty"`
 
+	// Compute is what consumes each ready batch (DESIGN §10): "cpu" (or
+	// "", the CPU trainer), "none" (the loader alone: the batch's
+	// features are checksummed and released) or "model:PROFILE" (the
+	// batch is held for the step time an accelerator profile gives,
+	// without using the CPU). Loss and accuracy are measured in cpu only.
+	Compute string `json:"compute,omitempty"`
+
 	// Options are variant-specific settings (cache sizes, superbatch size,
 	// worker counts, ...), read by each System through Opts.
 	Options map[string]string `json:"options,omitempty"`
@@ -290,6 +297,9 @@ func (c *Config) Validate() error {
 		if _, _, err := parseMemLimit(c.MemLimit); err != nil {
 			return bad("mem_limit", "%v", err)
 		}
+	}
+	if _, _, err := c.ComputeMode(); err != nil {
+		return bad("compute", "%v", err)
 	}
 	return nil
 }

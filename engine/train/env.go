@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"outcore/engine/accel"
 	"outcore/engine/dataset"
 	"outcore/engine/graph"
 	"outcore/engine/metrics"
@@ -42,6 +43,11 @@ type Env struct {
 	// Topology("mmap") and what a variant adds for its own memory maps.
 	// The run loop puts each epoch's difference into the epoch record.
 	Reads *metrics.ReadAccount
+
+	// compute is the run's compute mode and profile its accelerator
+	// profile (model mode): TrainStep's consumer (compute.go).
+	compute accel.Mode
+	profile *accel.Profile
 
 	progress     func(metrics.ProgressRecord)
 	lastProgress time.Time
@@ -127,14 +133,22 @@ func (e *Env) NewSampler(topo sample.Topology) (*sample.Sampler, error) {
 // TrainStep trains one ready mini-batch (x = features of mb.InputNodes) and
 // records it in ep: train_s (with forward_s and backward_s in Stages), the
 // batch's loss and accuracy, the end of the epoch's wall time, and a
-// progress record. Call it from one goroutine at a time.
+// progress record. Call it from one goroutine at a time. In the compute
+// modes none and model (Config.Compute) the batch is consumed without
+// training (compute.go): the result is zero and the epoch has no loss.
 func (e *Env) TrainStep(ep *metrics.EpochStats, mb *graph.MiniBatch, x *nn.Tensor) (StepResult, error) {
+	if !e.compute.Trains() {
+		return e.consume(ep, mb, x, nil)
+	}
 	return e.trainStep(ep, mb, func() (StepResult, error) { return e.Trainer.Step(mb, x) })
 }
 
 // TrainStepIndexed is TrainStep with the batch input read through an index
 // into a table of rows (Trainer.StepIndexed).
 func (e *Env) TrainStepIndexed(ep *metrics.EpochStats, mb *graph.MiniBatch, x nn.Indexed) (StepResult, error) {
+	if !e.compute.Trains() {
+		return e.consume(ep, mb, nil, &x)
+	}
 	return e.trainStep(ep, mb, func() (StepResult, error) { return e.Trainer.StepIndexed(mb, x) })
 }
 

@@ -114,6 +114,9 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	}
 	env := &Env{Config: cfg, Dataset: ds, Labels: labels, MemBudget: cfg.MemLimitBytes, Emit: r.emit,
 		Reads: metrics.NewReadAccount(metrics.DatasetFileKind)}
+	if env.compute, env.profile, err = cfg.ComputeMode(); err != nil {
+		return sum, fmt.Errorf("%w: compute: %v", ErrConfig, err)
+	}
 	env.Limit = FixedLimit(env.MemBudget)
 	if r.opt.MemoryLimit != nil {
 		env.Limit = r.opt.MemoryLimit(env.MemBudget)
@@ -223,6 +226,9 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 		sum.Deviations = append(sum.Deviations, d.Deviations()...)
 	}
 	sum.Deviations = append(sum.Deviations, env.deviations...)
+	if d := computeDeviation(env.compute, env.profile); d != "" {
+		sum.Deviations = append(sum.Deviations, d)
+	}
 	env.prepMu.Unlock()
 	_ = r.emit.Infof("%s prepared in %.3fs", cfg.System, sum.PrepareS)
 
@@ -278,6 +284,15 @@ func (r *runner) start(env *Env, sys System, backend storage.Backend) error {
 		}
 		rec.Deviations = d.Deviations()
 	}
+	if d := computeDeviation(env.compute, env.profile); d != "" {
+		rec.Deviations = append(rec.Deviations, d)
+		dev := make(map[string]string, len(rec.Devices))
+		for k, v := range rec.Devices {
+			dev[k] = v
+		}
+		dev["train"] = env.compute.String()
+		rec.Devices = dev
+	}
 	if err := r.emit.Emit(rec); err != nil {
 		return err
 	}
@@ -323,7 +338,10 @@ func (r *runner) epoch(ctx context.Context, env *Env, sys System, ev *Evaluator,
 	if want := env.NumBatches(); rec.Batches != want {
 		env.Warnf("%s epoch %d trained %d batches, the epoch has %d", cfg.System, epoch, rec.Batches, want)
 	}
-	if (epoch+1)%cfg.EvalEvery == 0 || epoch == cfg.Epochs-1 {
+	rec.Compute = env.compute.String()
+	// Evaluation needs a trained model: in the compute modes none and
+	// model there is none, and val_acc and test_acc are n/a.
+	if env.compute.Trains() && ((epoch+1)%cfg.EvalEvery == 0 || epoch == cfg.Epochs-1) {
 		t0 := time.Now()
 		env.Progress(epoch, 0, 2, "eval")
 		val, err := ev.Accuracy(ctx, env.Val, 1)
