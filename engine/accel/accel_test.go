@@ -79,7 +79,7 @@ func TestShippedProfiles(t *testing.T) {
 func TestParseProfileRefuses(t *testing.T) {
 	good := func() map[string]any {
 		return map[string]any{"format": 1, "name": "x", "kind": "derived", "gpu": "G",
-			"provenance": "from the data sheet of G, page 3",
+			"provenance":   "from the data sheet of G, page 3",
 			"coefficients": map[string]any{"default": map[string]any{"s_per_flop": 1e-13}}}
 	}
 	for _, c := range []struct {
@@ -102,8 +102,10 @@ func TestParseProfileRefuses(t *testing.T) {
 		{func(m map[string]any) {
 			m["coefficients"] = map[string]any{"default": map[string]any{"s_per_flop": -1}}
 		}, "≥ 0"},
-		{func(m map[string]any) { m["coefficients"] = map[string]any{"sage": map[string]any{}} }, `give "default"`},
-		{func(m map[string]any) { m["coefficients"] = map[string]any{"default": map[string]any{}, "mlp": map[string]any{}} }, "mlp"},
+		{func(m map[string]any) { m["coefficients"] = map[string]any{} }, "coefficients: missing"},
+		{func(m map[string]any) {
+			m["coefficients"] = map[string]any{"default": map[string]any{}, "mlp": map[string]any{}}
+		}, "mlp"},
 	} {
 		m := good()
 		c.edit(m)
@@ -166,6 +168,10 @@ func TestStepTime(t *testing.T) {
 	s.Model, s.Heads = "gat", 1
 	if got := p.StepTime(s); got != 500*time.Millisecond {
 		t.Errorf("gat step %v, want its own 0.5 s", got)
+	}
+	fitted := &Profile{Coefficients: map[string]Coefficients{"gcn": {InterceptS: 1}}}
+	if fitted.Covers("sage") || !fitted.Covers("gcn") || !p.Covers("sage") {
+		t.Error("Covers: a profile fitted to gcn only covers sage, or the default covers nothing")
 	}
 	p.Coefficients["gat"] = Coefficients{InterceptS: 1e9}
 	if got := p.StepTime(s); got != time.Hour {

@@ -90,7 +90,17 @@ const DefaultCoefficients = "default"
 // than an hour is wrong.
 const maxStep = time.Hour
 
-// StepTime is the modelled time of one step of shape s.
+// Covers reports whether the profile models steps of model (its own
+// coefficients or "default"). A measured profile covers only the models
+// it was fitted to.
+func (p *Profile) Covers(model string) bool {
+	_, own := p.Coefficients[model]
+	_, def := p.Coefficients[DefaultCoefficients]
+	return own || def
+}
+
+// StepTime is the modelled time of one step of shape s (0 for a model
+// the profile does not cover).
 func (p *Profile) StepTime(s StepShape) time.Duration {
 	c, ok := p.Coefficients[s.Model]
 	if !ok {
@@ -178,14 +188,6 @@ func (p *Profile) check() error {
 	}
 	if len(p.Coefficients) == 0 {
 		return errors.New("coefficients: missing")
-	}
-	all := true
-	for _, m := range []string{"sage", "gcn", "gat"} {
-		_, ok := p.Coefficients[m]
-		all = all && ok
-	}
-	if _, ok := p.Coefficients[DefaultCoefficients]; !ok && !all {
-		return errors.New(`coefficients: give "default" or one set for each of sage, gcn and gat`)
 	}
 	for k, c := range p.Coefficients {
 		switch k {

@@ -45,7 +45,13 @@ func (c *Config) ComputeMode() (accel.Mode, *accel.Profile, error) {
 		return m, nil, nil
 	}
 	p, err := accel.LoadProfile(m.Profile)
-	return m, p, err
+	if err != nil {
+		return m, nil, err
+	}
+	if c.Model != "" && !p.Covers(c.Model) {
+		return m, nil, fmt.Errorf("profile %s models no %s steps (it was fitted to other models)", p.Name, c.Model)
+	}
+	return m, p, nil
 }
 
 // computeDeviation is the deviation a run in mode records (none for cpu).

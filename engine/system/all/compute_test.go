@@ -74,10 +74,10 @@ func TestVariantsComputeModes(t *testing.T) {
 					t.Errorf("epoch %d: the model-mode consumer used %d µs of CPU while holding batches %.4f s", i, cpuUS, m.TrainS)
 				}
 				for _, e := range []struct {
-					mode string
+					mode           string
 					loss, acc, val float64
-					evaluated bool
-					compute   string
+					evaluated      bool
+					compute        string
 				}{{"none", n.TrainLoss, n.TrainAcc, n.ValAcc, n.Evaluated, n.Compute}, {"model", m.TrainLoss, m.TrainAcc, m.ValAcc, m.Evaluated, m.Compute}} {
 					if e.loss != 0 || e.acc != 0 || e.val != 0 || e.evaluated {
 						t.Errorf("epoch %d in %s: loss %v, acc %v, val %v, evaluated %v: invented", i, e.mode, e.loss, e.acc, e.val, e.evaluated)
