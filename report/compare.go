@@ -390,7 +390,7 @@ func cellOf(r RunData) *Cell {
 
 // ChartIDs lists the experiment page's charts in page order.
 var ChartIDs = []string{
-	"epoch-vs-mem", "epoch-vs-dim", "epoch-vs-batch", "normalised", "stages",
+	"epoch-vs-mem", "epoch-vs-dim", "epoch-vs-batch", "normalised", "stages", "stage-time",
 	"hit-vs-mem", "tier-hits", "disk-read", "disk-read-kind", "amplification", "worker-time", "time-to-accuracy", "accuracy",
 }
 
@@ -428,6 +428,8 @@ func (c *Comparison) chart(id, baseline string) (Chart, bool) {
 		return c.normalised(baseline), true
 	case "stages":
 		return c.stages(), true
+	case "stage-time":
+		return c.stageTime(), true
 	case "hit-vs-mem":
 		return c.hitVsMem(), true
 	case "tier-hits":

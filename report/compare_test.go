@@ -88,7 +88,7 @@ func NewChartOrDie(t *testing.T, cmp *Comparison, id string) Chart {
 
 func TestStagesHitsDiskAccuracy(t *testing.T) {
 	cmp := NewComparison(fixtureRuns())
-	st := NewChartOrDie(t, cmp, "stages")
+	st := NewChartOrDie(t, cmp, "stage-time")
 	if st.Kind != "stack" || len(st.Series) != 6 || st.Series[4].Name != "inspect" || st.Series[5].Role != "marker" {
 		t.Fatalf("stages: %d series, last %q", len(st.Series), st.Series[len(st.Series)-1].Name)
 	}

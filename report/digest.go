@@ -31,6 +31,11 @@ type Digest struct {
 	// "sample_busy_s", "sample_wait_s", "extract_busy_s",
 	// "extract_wait_s") only when Measured > 0.
 	Measured int
+	// WallMeasured is the steady epochs recorded with metrics version 3 or
+	// later, which have the wall-clock stages (DESIGN §5, "Stage
+	// vocabulary"); their means are in Mean (WallKeys) only when
+	// WallMeasured > 0.
+	WallMeasured int
 	// FeatureBytes and DeviceRowBytes sum feature_bytes_read and
 	// rows_from_device × row size over those epochs that read rows from
 	// the device: their ratio is the run's read amplification.
@@ -40,6 +45,10 @@ type Digest struct {
 // MeasuredKeys are the Mean keys of epochs with metrics version 2.
 var MeasuredKeys = []string{"feature_bytes_read", "topology_bytes_read", "other_bytes_read", "rows_from_device",
 	"rows_shared_in_flight", "sample_busy_s", "sample_wait_s", "extract_busy_s", "extract_wait_s"}
+
+// WallKeys are the Mean keys of the wall-clock stages (metrics version 3),
+// in stacking order.
+var WallKeys = []string{"wall_sample_s", "wall_load_s", "wall_train_s", "wall_stall_s"}
 
 // Amplification is the run's read amplification, feature bytes read per
 // byte of the rows read from the device (DESIGN §5), over its steady
@@ -74,6 +83,7 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 	}
 	extra := map[string]bool{}
 	measured := map[string]float64{}
+	wall := map[string]float64{}
 	seenEval := false
 	for _, e := range eps {
 		if Evaluated(e) {
@@ -111,6 +121,12 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 		d.Lookups += float64(most)
 		d.BytesRead += float64(e.BytesRead)
 		d.BytesNeeded += float64(e.BytesNeeded)
+		if e.MetricsVersion >= metrics.WallStagesVersion {
+			d.WallMeasured++
+			for i, v := range []float64{e.WallSampleS, e.WallLoadS, e.WallTrainS, e.WallStallS} {
+				wall[WallKeys[i]] += v
+			}
+		}
 		if e.MetricsVersion >= 2 {
 			d.Measured++
 			other := max(0, e.BytesRead-e.FeatureBytesRead-e.TopologyBytesRead)
@@ -135,6 +151,9 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 	}
 	for k, v := range measured {
 		d.Mean[k] = v / float64(d.Measured)
+	}
+	for k, v := range wall {
+		d.Mean[k] = v / float64(d.WallMeasured)
 	}
 	for k := range extra {
 		if !contains(standardStages, k) {

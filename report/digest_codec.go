@@ -20,7 +20,7 @@ import (
 
 // digestFormat versions the stored digest: a stored digest of another
 // format is made again from the epochs.
-const digestFormat = 3
+const digestFormat = 4
 
 var errDigest = errors.New("stored digest: malformed")
 
@@ -33,6 +33,7 @@ func encodeDigest(d *Digest) ([]byte, error) {
 	uv(d.Epochs)
 	uv(d.Steady)
 	uv(d.Measured)
+	uv(d.WallMeasured)
 	for _, x := range []float64{d.CacheHits, d.Lookups, d.BytesRead, d.BytesNeeded, d.BestVal, d.TestAtBest, d.FeatureBytes, d.DeviceRowBytes} {
 		f(x)
 	}
@@ -133,7 +134,7 @@ func decodeDigest(b []byte) (*Digest, bool) {
 	}
 	r := &digestReader{b: b[2:]}
 	d := &Digest{Mean: map[string]float64{}, Tiers: map[string]metrics.TierCount{}}
-	d.Epochs, d.Steady, d.Measured = r.uv(), r.uv(), r.uv()
+	d.Epochs, d.Steady, d.Measured, d.WallMeasured = r.uv(), r.uv(), r.uv(), r.uv()
 	for _, p := range []*float64{&d.CacheHits, &d.Lookups, &d.BytesRead, &d.BytesNeeded, &d.BestVal, &d.TestAtBest, &d.FeatureBytes, &d.DeviceRowBytes} {
 		*p = r.f()
 	}

@@ -313,8 +313,11 @@ func figureSubtitle(ch Chart) string {
 	if words["cancelled"] {
 		s += "; cancelled = stopped by hand, not measured"
 	}
-	if ch.ID == "stages" || ch.ID == "run-stages" {
-		s += "; nested stages drawn inside their parent, bar mark = epoch time"
+	switch ch.ID {
+	case "stages", "run-stages":
+		s += "; wall-clock stages add up to the epoch, bar mark = epoch time"
+	case "stage-time", "run-stage-time":
+		s += "; seconds summed over workers, nested stages drawn inside their parent, bar mark = epoch time"
 	}
 	return s
 }

@@ -138,7 +138,11 @@ func TestLegacyDatabaseStillDisplays(t *testing.T) {
 			if !strings.Contains(ch.Empty, "before metrics version 2") {
 				t.Errorf("%s: empty %q", ch.ID, ch.Empty)
 			}
-		case "run-stages", "run-accuracy":
+		case "run-stages":
+			if !strings.Contains(ch.Empty, "before metrics version 3") {
+				t.Errorf("%s: empty %q", ch.ID, ch.Empty)
+			}
+		case "run-stage-time", "run-accuracy":
 			if ch.Empty != "" || len(ch.Categories)+len(ch.Series) == 0 {
 				t.Errorf("%s of a legacy run: empty %q", ch.ID, ch.Empty)
 			}

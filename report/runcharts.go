@@ -11,15 +11,16 @@ import (
 )
 
 // RunChartIDs lists the run page's charts in page order.
-var RunChartIDs = []string{"run-stages", "run-accuracy", "run-reads", "run-workers", "run-util", "run-memory", "run-disk"}
+var RunChartIDs = []string{"run-stages", "run-stage-time", "run-accuracy", "run-reads", "run-workers", "run-util", "run-memory", "run-disk"}
 
-// RunCharts builds the run page's charts: stage seconds per epoch, accuracy
+// RunCharts builds the run page's charts: the wall-clock stage breakdown
+// and the seconds in each stage's calls per epoch, accuracy
 // per epoch, and the per-second CPU/GPU/iowait, memory and disk timeline
 // (GNNDrive Fig. 3, 11). The run says how far it got (what an empty chart
 // says), its variant (how its stages nest) and its memory limit (the
 // memory chart's limit lines).
 func RunCharts(run store.Run, epochs []store.Epoch, samples []store.Sample) []Chart {
-	return []Chart{runStages(run, epochs), runAccuracy(run, epochs), runReads(epochs), runWorkers(epochs), runUtil(run, samples), runMemory(run, samples), runDisk(run, samples)}
+	return []Chart{runStages(run, epochs), runStageTime(run, epochs), runAccuracy(run, epochs), runReads(epochs), runWorkers(epochs), runUtil(run, samples), runMemory(run, samples), runDisk(run, samples)}
 }
 
 // RunChart builds one of the run page's charts by id.

@@ -10,8 +10,10 @@ import (
 	"outcore/store"
 )
 
-// The stage breakdown (DESIGN §6, after Ginex Fig. 14 and GIDS Fig. 5)
-// stacks only disjoint stages. A stage timed inside another (forward and
+// The stage-time views (DESIGN §6) show the seconds spent in each stage's
+// calls, every stage a variant times, summed over the workers that ran
+// them; the stage breakdown proper (stages, run-stages: wall_stages.go) is
+// the wall-clock one. A stage-time view stacks only disjoint stages. A stage timed inside another (forward and
 // backward inside train, metrics.NestedStages, and a variant's own
 // train.Variant.NestedStages) is drawn as a share of its parent, in the
 // parent's place: the parent's layer is split into its nested stages and
@@ -199,18 +201,18 @@ func stageSeconds(e metrics.EpochRecord, name string) float64 {
 }
 
 // stageNote explains the stage charts.
-const stageNote = "Stacked bars add up only disjoint stages: a stage timed inside another (forward and backward inside train, and a variant's own nested stages) is drawn as a share of its parent, in its place (\"train · forward\"), the rest of the parent as \"· other\". The black mark on each bar is the epoch time. Stages of pipelined variants run at the same time (and sum the seconds of several workers), so their bars can exceed the epoch time; a sequential pipeline's bar equals it."
+const stageNote = "Seconds inside each stage's calls, summed over the workers that made them: this is where the work went, not a split of the epoch (the stage breakdown is). Stacked bars add up only disjoint stages: a stage timed inside another (forward and backward inside train, and a variant's own nested stages) is drawn as a share of its parent, in its place (\"train · forward\"), the rest of the parent as \"· other\". The black mark on each bar is the epoch time. Stages of pipelined variants run at the same time (and sum the seconds of several workers), so their bars can exceed the epoch time; a sequential pipeline's bar equals it."
 
 // markerSeries is the epoch-time mark on each stacked bar.
 func markerSeries() Series {
 	return Series{Name: "epoch time", Color: "#000000", Marker: "dash", Role: "marker"}
 }
 
-// stages is the stage breakdown as stacked bars, one bar per variant and grid point (Ginex Fig. 14, GIDS Fig. 5).
-func (c *Comparison) stages() Chart {
-	ch := Chart{ID: "stages", Title: "Stage breakdown per epoch", XLabel: "variant · grid point", YLabel: "seconds per epoch",
+// stageTime is the seconds in each stage's calls as stacked bars, one bar per variant and grid point.
+func (c *Comparison) stageTime() Chart {
+	ch := Chart{ID: "stage-time", Title: "Time in each stage (summed over workers)", XLabel: "variant · grid point", YLabel: "seconds (summed over workers) per epoch",
 		XType: "category", YType: "value", Kind: "stack",
-		Note: "Seconds each stage spent per steady epoch, mean over repeated runs (error bars on each layer: ± one standard deviation; n in the tooltip and CSV). " + stageNote + " After Ginex Fig. 14 and GIDS Fig. 5."}
+		Note: "Seconds in each stage's calls per steady epoch, mean over repeated runs (error bars on each layer: ± one standard deviation; n in the tooltip and CSV). " + stageNote}
 	if len(c.runs) == 0 {
 		ch.Empty = "No runs yet."
 		return ch
@@ -288,11 +290,11 @@ func (t *stageTree) isSplit(top string) bool {
 	return false
 }
 
-// runStages is one run's stage breakdown per epoch, stacked the same way.
-func runStages(run store.Run, epochs []store.Epoch) Chart {
-	ch := Chart{ID: "run-stages", Title: "Stage breakdown per epoch", XLabel: "epoch", YLabel: "seconds",
+// runStageTime is one run's seconds in each stage's calls per epoch, stacked the same way.
+func runStageTime(run store.Run, epochs []store.Epoch) Chart {
+	ch := Chart{ID: "run-stage-time", Title: "Time in each stage (summed over workers)", XLabel: "epoch", YLabel: "seconds (summed over workers)",
 		XType: "category", YType: "value", Kind: "stack",
-		Note: "Seconds each stage spent in each epoch as the run measured them (one run, n = 1); warm-up epochs are marked (w). " + stageNote}
+		Note: "Seconds in each stage's calls in each epoch as the run measured them (one run, n = 1); warm-up epochs are marked (w). " + stageNote}
 	if len(epochs) == 0 {
 		ch.Empty = noEpochYet(run)
 		return ch

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"outcore/engine/metrics"
@@ -34,14 +35,14 @@ func TestStagesStackOnlyDisjointReference(t *testing.T) {
 		epochs = append(epochs, store.Epoch{EpochRecord: e})
 	}
 	run := store.Run{ID: 1, System: "reference", Status: store.StatusDone}
-	ch := runStages(run, epochs)
+	ch := runStageTime(run, epochs)
 	names := map[string]Series{}
 	for _, s := range ch.Series {
 		names[s.Name] = s
 	}
 	for _, want := range []string{"sample", "extract", "train · forward", "train · backward", "train · other", "epoch time"} {
 		if _, ok := names[want]; !ok {
-			t.Errorf("run-stages has no layer %q (has %v)", want, ch.Series)
+			t.Errorf("run-stage-time has no layer %q (has %v)", want, ch.Series)
 		}
 	}
 	if _, ok := names["forward"]; ok {
@@ -59,10 +60,58 @@ func TestStagesStackOnlyDisjointReference(t *testing.T) {
 
 	// The experiment chart: the same over steady-epoch means.
 	cmp := NewComparison([]RunData{RunDataOf(run, epochs)})
-	st, _ := cmp.Chart("stages", "")
-	totals, marks = StackedTotals(st)
-	if len(totals) != 1 || math.Abs(totals[0]-marks[0]) > 0.05*marks[0] {
-		t.Errorf("experiment stages: stacked %v, epoch time %v", totals, marks)
+	for _, id := range []string{"stages", "stage-time"} {
+		st, _ := cmp.Chart(id, "")
+		totals, marks = StackedTotals(st)
+		if len(totals) != 1 || math.Abs(totals[0]-marks[0]) > 0.05*marks[0] {
+			t.Errorf("experiment %s: stacked %v, epoch time %v", id, totals, marks)
+		}
+	}
+	// The wall-clock breakdown: sample, load, train, stall, summing to the epoch.
+	wall := runStages(run, epochs)
+	var layers []string
+	for _, s := range wall.Series {
+		layers = append(layers, s.Name)
+	}
+	if got := strings.Join(layers, ","); got != "sample,load,train,stall,epoch time" {
+		t.Errorf("run-stages layers %s", got)
+	}
+	totals, marks = StackedTotals(wall)
+	for j, e := range res.Epochs {
+		if math.Abs(totals[j]-e.EpochS) > 0.05*e.EpochS || marks[j] != e.EpochS {
+			t.Errorf("wall epoch %d: stacked %.4f s, epoch_s %.4f s (mark %.4f)", e.Epoch, totals[j], e.EpochS, marks[j])
+		}
+	}
+}
+
+// A pipelined run's concurrent worker-seconds exceed its epoch in the
+// stage-time view; the stage breakdown still adds up to the epoch (the
+// 305 s bar of a 103.5 s pyg+ epoch).
+func TestStageBreakdownIsWallClock(t *testing.T) {
+	e := metrics.EpochRecord{Type: metrics.TypeEpoch, MetricsVersion: metrics.EpochMetricsVersion, EpochS: 103.5,
+		SampleS: 180, ExtractS: 60, TrainS: 40, StallS: 25,
+		WallSampleS: 30, WallLoadS: 30, WallTrainS: 40, WallStallS: 3.5}
+	run := store.Run{ID: 7, System: "pyg+", Status: store.StatusDone}
+	eps := []store.Epoch{{EpochRecord: e}}
+	old, _ := StackedTotals(runStageTime(run, eps))
+	if old[0] < 300 {
+		t.Fatalf("stage-time stacks %v s: the fixture should sum concurrent workers", old[0])
+	}
+	for _, ch := range []Chart{runStages(run, eps), NewChartOrDie(t, NewComparison([]RunData{RunDataOf(run, eps)}), "stages")} {
+		totals, marks := StackedTotals(ch)
+		if math.Abs(totals[0]-103.5) > 1e-9 || marks[0] != 103.5 {
+			t.Errorf("%s: stacked %v, mark %v; want 103.5", ch.ID, totals[0], marks[0])
+		}
+	}
+	// A run recorded before the wall-clock stages says so instead of drawing 0.
+	e.MetricsVersion = 2
+	legacy := runStages(run, []store.Epoch{{EpochRecord: e}})
+	if !strings.Contains(legacy.Empty, "metrics version 3") {
+		t.Errorf("legacy run-stages: empty %q", legacy.Empty)
+	}
+	p := NewChartOrDie(t, NewComparison([]RunData{RunDataOf(run, []store.Epoch{{EpochRecord: e}})}), "stages").Series[0].Points[0]
+	if p.Y != nil || p.Status != StatusUnmeasured {
+		t.Errorf("legacy stages point %+v", p)
 	}
 }
 

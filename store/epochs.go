@@ -23,8 +23,9 @@ const epochInsertSQL = `
 		batches, bytes_needed, bytes_read, read_amplification, train_loss, train_acc, val_acc, test_acc,
 		eval_s, wall_s, stages_json, tiers_json, received_at,
 		metrics_version, feature_bytes_read, topology_bytes_read, rows_from_device, rows_shared_in_flight,
-		sample_busy_s, sample_wait_s, extract_busy_s, extract_wait_s)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		sample_busy_s, sample_wait_s, extract_busy_s, extract_wait_s,
+		wall_sample_s, wall_load_s, wall_train_s, wall_stall_s)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // epochVersion is the metrics version a record is stored under: records
 // without the field follow the original contract, version 1.
@@ -47,7 +48,8 @@ func epochArgs(runID int64, e *metrics.EpochRecord, received int64) ([]any, erro
 		e.Batches, e.BytesNeeded, e.BytesRead, e.ReadAmplification, e.TrainLoss, e.TrainAcc, e.ValAcc, e.TestAcc,
 		e.EvalS, e.WallS, string(stages), string(tiers), received,
 		epochVersion(e), e.FeatureBytesRead, e.TopologyBytesRead, e.RowsFromDevice, e.RowsSharedInFlight,
-		e.SampleBusyS, e.SampleWaitS, e.ExtractBusyS, e.ExtractWaitS}, nil
+		e.SampleBusyS, e.SampleWaitS, e.ExtractBusyS, e.ExtractWaitS,
+		e.WallSampleS, e.WallLoadS, e.WallTrainS, e.WallStallS}, nil
 }
 
 // InsertEpoch stores one epoch of a run (replacing an earlier record of the
@@ -71,7 +73,8 @@ const epochCols = `run_id, epoch, warmup, epoch_s, sample_s, extract_s, train_s,
 	batches, bytes_needed, bytes_read, read_amplification, train_loss, train_acc, val_acc, test_acc,
 	eval_s, wall_s, stages_json, tiers_json, received_at,
 	metrics_version, feature_bytes_read, topology_bytes_read, rows_from_device, rows_shared_in_flight,
-	sample_busy_s, sample_wait_s, extract_busy_s, extract_wait_s`
+	sample_busy_s, sample_wait_s, extract_busy_s, extract_wait_s,
+	wall_sample_s, wall_load_s, wall_train_s, wall_stall_s`
 
 // scanEpoch reads a row of epochCols. Rows stored before metrics version 2
 // come back with MetricsVersion 1 and the fields added since at 0.
@@ -83,7 +86,8 @@ func scanEpoch(sc interface{ Scan(...any) error }) (Epoch, error) {
 		&e.Batches, &e.BytesNeeded, &e.BytesRead, &e.ReadAmplification, &e.TrainLoss, &e.TrainAcc, &e.ValAcc, &e.TestAcc,
 		&e.EvalS, &e.WallS, &stages, &tiers, &received,
 		&e.MetricsVersion, &e.FeatureBytesRead, &e.TopologyBytesRead, &e.RowsFromDevice, &e.RowsSharedInFlight,
-		&e.SampleBusyS, &e.SampleWaitS, &e.ExtractBusyS, &e.ExtractWaitS)
+		&e.SampleBusyS, &e.SampleWaitS, &e.ExtractBusyS, &e.ExtractWaitS,
+		&e.WallSampleS, &e.WallLoadS, &e.WallTrainS, &e.WallStallS)
 	if err != nil {
 		return e, err
 	}

@@ -279,6 +279,7 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 		"bytes_needed", "bytes_read", "feature_bytes_read", "topology_bytes_read", "rows_from_device",
 		"rows_shared_in_flight", "read_amplification", "bytes_read_per_byte_needed",
 		"sample_busy_s", "sample_wait_s", "extract_busy_s", "extract_wait_s",
+		"wall_sample_s", "wall_load_s", "wall_train_s", "wall_stall_s",
 		"train_loss", "train_acc", "val_acc", "test_acc", "eval_s", "wall_s")
 	for _, k := range stageKeys {
 		header = append(header, "stage_"+strings.TrimSuffix(k, "_s")+"_s")
@@ -318,6 +319,12 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 			rec = append(rec, fmtF(metrics.BytesReadPerNeeded(e.BytesRead, e.BytesNeeded)))
 			if e.MetricsVersion >= 2 {
 				rec = append(rec, fmtF(e.SampleBusyS), fmtF(e.SampleWaitS), fmtF(e.ExtractBusyS), fmtF(e.ExtractWaitS))
+			} else {
+				rec = append(rec, "", "", "", "")
+			}
+			// the wall-clock stages since metrics version 3 (DESIGN §5)
+			if e.MetricsVersion >= metrics.WallStagesVersion {
+				rec = append(rec, fmtF(e.WallSampleS), fmtF(e.WallLoadS), fmtF(e.WallTrainS), fmtF(e.WallStallS))
 			} else {
 				rec = append(rec, "", "", "", "")
 			}

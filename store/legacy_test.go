@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"strconv"
 	"testing"
 
 	"outcore/engine/metrics"
@@ -73,18 +74,18 @@ func TestLegacyEpochsAfterMigration(t *testing.T) {
 	}
 	for _, c := range []string{"metrics_version", "feature_bytes_read", "topology_bytes_read", "rows_from_device",
 		"rows_shared_in_flight", "read_amplification", "bytes_read_per_byte_needed", "sample_busy_s", "sample_wait_s",
-		"extract_busy_s", "extract_wait_s"} {
+		"extract_busy_s", "extract_wait_s", "wall_sample_s", "wall_load_s", "wall_train_s", "wall_stall_s"} {
 		if _, ok := col[c]; !ok {
 			t.Fatalf("no column %s in %v", c, recs[0])
 		}
 	}
 	legacy, current := recs[1], recs[4]
 	if legacy[col["metrics_version"]] != "1" || legacy[col["read_amplification"]] != "" || legacy[col["feature_bytes_read"]] != "" ||
-		legacy[col["extract_busy_s"]] != "" || legacy[col["bytes_read_per_byte_needed"]] != "3" {
+		legacy[col["extract_busy_s"]] != "" || legacy[col["bytes_read_per_byte_needed"]] != "3" || legacy[col["wall_train_s"]] != "" {
 		t.Errorf("legacy epoch row %v", legacy)
 	}
-	if current[col["metrics_version"]] != "2" || current[col["read_amplification"]] != "3" ||
+	if current[col["metrics_version"]] != strconv.Itoa(metrics.EpochMetricsVersion) || current[col["wall_train_s"]] == "" || current[col["read_amplification"]] != "3" ||
 		current[col["feature_bytes_read"]] != "230400" || current[col["rows_from_device"]] != "600" || current[col["bytes_read_per_byte_needed"]] != "3" {
-		t.Errorf("version-2 epoch row %v", current)
+		t.Errorf("current epoch row %v", current)
 	}
 }

@@ -97,7 +97,7 @@ func (h *CompareHandler) Show(c *fiber.Ctx) error {
 			continue
 		}
 		ch, _ := frames.Chart(id, "")
-		slot := chartSlot("/compare", ch, id == "time-to-accuracy" || id == "stages")
+		slot := chartSlot("/compare", ch, id == "time-to-accuracy" || id == "stages" || id == "stage-time")
 		slot.CSV, slot.SVG, slot.PDF = slot.CSV+"?"+q, slot.SVG+"?"+q, slot.PDF+"?"+q
 		v.Charts = append(v.Charts, slot)
 	}

@@ -468,7 +468,7 @@ func experimentView(e store.Experiment, runs []store.Run, baseline string) views
 			continue // the table below the charts
 		}
 		ch, _ := frames.Chart(id, baseline)
-		v.Charts = append(v.Charts, chartSlot(base, ch, id == "time-to-accuracy" || id == "stages"))
+		v.Charts = append(v.Charts, chartSlot(base, ch, id == "time-to-accuracy" || id == "stages" || id == "stage-time"))
 	}
 	return v
 }

@@ -37,8 +37,11 @@ func TestLegacyRunStillRenders(t *testing.T) {
 		if ch.ID == "amplification" && !strings.Contains(ch.Empty, "before metrics version 2") {
 			t.Errorf("amplification of legacy runs: empty %q", ch.Empty)
 		}
+		if ch.ID == "stages" && !strings.Contains(ch.Empty, "before metrics version 3") {
+			t.Errorf("stage breakdown of legacy runs: empty %q", ch.Empty)
+		}
 	}
-	for _, f := range []string{"disk-read.svg", "disk-read.csv", "stages.pdf"} {
+	for _, f := range []string{"disk-read.svg", "disk-read.csv", "stage-time.pdf"} {
 		if code, body := e.get(fmt.Sprintf("/experiments/%d/charts/%s", expID, f)); code != 200 {
 			t.Errorf("%s: %d %s", f, code, body)
 		}

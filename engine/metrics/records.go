@@ -78,8 +78,13 @@ const (
 )
 
 // EpochMetricsVersion is the MetricsVersion of the epoch records this
-// build writes (DESIGN §5). Version 1 is the original contract.
-const EpochMetricsVersion = 2
+// build writes (DESIGN §5). Version 1 is the original contract; version 2
+// added the device reads by file kind and busy/wait; version 3 the
+// wall-clock stages (wall_*_s).
+const EpochMetricsVersion = 3
+
+// WallStagesVersion is the first metrics version with wall-clock stages.
+const WallStagesVersion = 3
 
 // EpochRecord is one finished epoch (DESIGN §5).
 type EpochRecord struct {
@@ -95,6 +100,17 @@ type EpochRecord struct {
 	// Stages holds variant-specific stage seconds: "inspect_s", "switch_s",
 	// "prep_s", "cache_update_s", "forward_s", "backward_s", ...
 	Stages map[string]float64 `json:"stages,omitempty"`
+
+	// The wall-clock stage breakdown (DESIGN §5, "Stage vocabulary"): the
+	// epoch's critical path as the trainer sees it — computing (train), or
+	// waiting while a load, else a sampling, was in progress (load,
+	// sample), or waiting on neither (stall). They add up to EpochS, where
+	// the stage seconds above sum concurrent workers' time. Since metrics
+	// version 3.
+	WallSampleS float64 `json:"wall_sample_s"`
+	WallLoadS   float64 `json:"wall_load_s"`
+	WallTrainS  float64 `json:"wall_train_s"`
+	WallStallS  float64 `json:"wall_stall_s"`
 
 	Batches int                  `json:"batches"`
 	Tiers   map[string]TierCount `json:"tiers,omitempty"`

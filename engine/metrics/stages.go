@@ -24,9 +24,14 @@ const (
 // All methods are safe for concurrent use, so sampling workers, extractors
 // and the trainer of a pipelined variant can record into one EpochStats.
 // Stage times from concurrent workers add up (they are busy time, and may sum
-// to more than the epoch's wall time).
+// to more than the epoch's wall time); the spans of the sample, extract and
+// train stages also give the epoch's wall-clock breakdown (wall.go), which
+// does not.
 type EpochStats struct {
 	mu          sync.Mutex
+	origin      time.Time
+	spans       [wallClasses][]span
+	wallAs      map[string]string
 	stages      map[string]time.Duration
 	tiers       map[string]TierCount
 	counters    map[string]int64
@@ -44,13 +49,54 @@ type EpochStats struct {
 
 // NewEpochStats returns an empty EpochStats.
 func NewEpochStats() *EpochStats {
-	return &EpochStats{stages: map[string]time.Duration{}, tiers: map[string]TierCount{}}
+	return &EpochStats{stages: map[string]time.Duration{}, tiers: map[string]TierCount{}, origin: time.Now()}
 }
 
-// Add adds d to stage name.
+// Add adds d to stage name, a call that ended now: for sample_s,
+// extract_s and train_s, the span [now-d, now] also counts as that stage
+// in progress for the wall-clock breakdown (wall.go). A total gathered
+// over many calls goes through AddTotal instead.
 func (s *EpochStats) Add(name string, d time.Duration) {
+	now := time.Now()
 	s.mu.Lock()
 	s.stages[name] += d
+	if c := s.wallClassOf(name); c >= 0 {
+		b := int64(now.Sub(s.origin))
+		s.spans[c] = addSpan(s.spans[c], b-int64(d), b)
+	}
+	s.mu.Unlock()
+}
+
+// AddSpan adds t1-t0 to stage name, the call from t0 to t1 (Add for a
+// call timed earlier than now).
+func (s *EpochStats) AddSpan(name string, t0, t1 time.Time) {
+	s.mu.Lock()
+	s.stages[name] += t1.Sub(t0)
+	if c := s.wallClassOf(name); c >= 0 {
+		s.spans[c] = addSpan(s.spans[c], int64(t0.Sub(s.origin)), int64(t1.Sub(s.origin)))
+	}
+	s.mu.Unlock()
+}
+
+// AddTotal adds d to stage name without a span: for totals a variant sums
+// over many calls itself and reports once (their spans go through Span).
+func (s *EpochStats) AddTotal(name string, d time.Duration) {
+	s.mu.Lock()
+	s.stages[name] += d
+	s.mu.Unlock()
+}
+
+// Span marks stage name (sample_s or extract_s) as in progress from t0 to
+// t1 for the wall-clock breakdown without adding time to it: for a variant
+// that reports the stage's seconds as a total (AddTotal).
+func (s *EpochStats) Span(name string, t0, t1 time.Time) {
+	s.mu.Lock()
+	c := s.wallClassOf(name)
+	if c < 0 {
+		s.mu.Unlock()
+		return
+	}
+	s.spans[c] = addSpan(s.spans[c], int64(t0.Sub(s.origin)), int64(t1.Sub(s.origin)))
 	s.mu.Unlock()
 }
 
@@ -247,7 +293,10 @@ func (s *EpochStats) Fill(rec *EpochRecord) {
 	defer s.mu.Unlock()
 	rec.Type = TypeEpoch
 	if !s.first.IsZero() && s.last.After(s.first) {
-		rec.EpochS = s.last.Sub(s.first).Seconds()
+		lo, hi := int64(s.first.Sub(s.origin)), int64(s.last.Sub(s.origin))
+		rec.EpochS = time.Duration(hi - lo).Seconds()
+		w := wallBreakdown(s.spans, lo, hi)
+		rec.WallSampleS, rec.WallLoadS, rec.WallTrainS, rec.WallStallS = w.Sample, w.Load, w.Train, w.Stall
 	}
 	names := make([]string, 0, len(s.stages))
 	for k := range s.stages {

@@ -311,6 +311,9 @@ func (r *runner) start(env *Env, sys System, backend storage.Backend) error {
 func (r *runner) epoch(ctx context.Context, env *Env, sys System, ev *Evaluator, epoch int) (metrics.EpochRecord, error) {
 	cfg := env.Config
 	ep := metrics.NewEpochStats()
+	if v, ok := LookupVariant(cfg.System); ok {
+		ep.WallStagesAs(v.WallStages)
+	}
 	reads0 := env.Reads.Totals()
 	rb0, _ := osutil.ReadBytes()
 	ep.BatchStarted()

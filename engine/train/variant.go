@@ -118,6 +118,11 @@ type Variant struct {
 	// and backward inside train). Stage breakdowns stack only top-level
 	// stages and show a nested one as a share of its parent (DESIGN §6).
 	NestedStages map[string]string
+	// WallStages maps the variant's own stages to the wall-clock stage
+	// (metrics.StageSample or metrics.StageExtract) the trainer's waits
+	// during them count as (DESIGN §5, "Stage vocabulary"); an undeclared
+	// stage's waits are stall.
+	WallStages map[string]string
 }
 
 // StageParent is the stage the variant named system times stage inside

@@ -107,7 +107,7 @@ func TestExpExportFigure(t *testing.T) {
 	}{
 		{[]string{id, "--figure", "nope"}, 2, "epoch-vs-mem, epoch-vs-dim, epoch-vs-batch, normalised"},
 		{[]string{id, "--figure", "run-memory"}, 2, `no chart "run-memory"`},
-		{[]string{"--run", runID, "--figure", "stages"}, 2, "run-stages, run-accuracy"},
+		{[]string{"--run", runID, "--figure", "stages"}, 2, "run-stages, run-stage-time, run-accuracy"},
 		{[]string{id, "--figure", "stages", "--format", "png"}, 2, "csv, svg, pdf"},
 		{[]string{id, "--figure", "normalised", "--baseline", "ginex"}, 2, "have pyg+, gnndrive"},
 		{[]string{id}, 2, "--csv or --figure"},

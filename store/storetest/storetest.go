@@ -48,7 +48,7 @@ func Grid() []Run {
 // Epoch is a plausible epoch record of the current metrics version
 // (DESIGN §5): stage seconds, two cache tiers, 600 rows of 128 B from the
 // device at read amplification 3, 1 MiB of topology, busy and wait time,
-// and accuracy rising with the epoch.
+// wall-clock stages, and accuracy rising with the epoch.
 func Epoch(epoch int, secs float64) metrics.EpochRecord {
 	e := LegacyEpoch(epoch, secs)
 	e.MetricsVersion = metrics.EpochMetricsVersion
@@ -58,6 +58,8 @@ func Epoch(epoch int, secs float64) metrics.EpochRecord {
 	e.ReadAmplification = 3
 	e.SampleBusyS, e.SampleWaitS = secs*0.1, secs*0.3
 	e.ExtractBusyS, e.ExtractWaitS = secs*0.2, secs*0.6
+	// wall-clock stages: add up to the epoch (DESIGN §5)
+	e.WallSampleS, e.WallLoadS, e.WallTrainS, e.WallStallS = secs*0.1, secs*0.5, secs*0.3, secs*0.1
 	return e
 }
 

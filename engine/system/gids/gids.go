@@ -480,7 +480,7 @@ func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metr
 		inFlight := math.Min(float64(ps.reads), concurrency)
 		inflightSum += inFlight * float64(ps.reads)
 		modelIOPSxReads += g.acc.Model().ExpectedIOPS(inFlight) * float64(ps.reads)
-		ep.Add(metrics.StageExtract, d)
+		ep.AddSpan(metrics.StageExtract, ps.start, ps.end)
 		// train the merged iterations in order
 		for j := 0; j < k; j++ {
 			mb := fifo[j].mb
@@ -497,7 +497,7 @@ func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metr
 	if windowOn && g.cache.pinned != 0 {
 		return fmt.Errorf("gids: end of epoch %d: %d cache slots still pinned", epoch, g.cache.pinned)
 	}
-	ep.Add("storage_io_s", ioTime)
+	ep.AddTotal("storage_io_s", ioTime)
 	var cs CacheStats
 	if g.cache != nil {
 		cs = g.cache.Stats().Sub(g.lastCache)

@@ -29,5 +29,8 @@ func init() {
 		// The inspector (inspect) samples the superbatch, loads the
 		// neighbour cache and precomputes changesets (ginex.go, §3.1).
 		NestedStages: map[string]string{"sample_s": "inspect_s", "changeset_s": "inspect_s", "neighbor_cache_load_s": "inspect_s"},
+		// The superbatch's sampling pass and reading its stored samples
+		// back are sampling; the switch and the cache updates load features.
+		WallStages: map[string]string{"inspect_s": "sample_s", "runfile_io_s": "sample_s", "switch_s": "extract_s", "cache_update_s": "extract_s"},
 	})
 }

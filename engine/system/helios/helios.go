@@ -361,7 +361,9 @@ func (s *stages) Sample(w int, b *Batch, onHop sample.HopFunc) error {
 		}
 	}
 	st.sw = s.ep.StartWorker(metrics.WorkSample)
+	t0 := time.Now()
 	err := s.h.samplers[w].SampleHops(&b.MB, s.epoch, b.Index, s.batches[b.Index], hop)
+	s.ep.Span(metrics.StageSample, t0, time.Now()) // its seconds: AddTotal in RunEpoch
 	st.sw.Stop()
 	return err
 }
@@ -373,6 +375,8 @@ func (s *stages) Hop(b *Batch, hop, first int, nodes []int64) error {
 	h := s.h
 	w := s.ep.StartWorker(metrics.WorkExtract)
 	defer w.Stop()
+	t0 := time.Now()
+	defer func() { s.ep.Span(metrics.StageExtract, t0, time.Now()) }()
 	dim := h.dim
 	if need := (first + len(nodes)) * dim; need > len(st.x) {
 		s.spill(st, first, need)
@@ -418,6 +422,8 @@ func (s *stages) spill(st *batchState, first, need int) {
 
 func (s *stages) Complete(ctx context.Context, b *Batch) error {
 	st := b.Job.(*batchState)
+	t0 := time.Now()
+	defer func() { s.ep.Span(metrics.StageExtract, t0, time.Now()) }() // waiting for the batch's reads is loading it
 	s.h.stack.Seal(st.job)
 	if err := s.h.stack.Wait(ctx, st.job); err != nil {
 		return err
@@ -475,10 +481,11 @@ func (h *helios) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *me
 		return err
 	}
 	gpu, cpu := st.gpu.Load(), st.cpu.Load()
-	ep.Add(metrics.StageSample, ps.Sample)
-	ep.Add(metrics.StageExtract, ps.Hop)
-	ep.Add(metrics.StageStall, ps.Stall)
-	ep.Add("complete_wait_s", ps.Complete)
+	// totals of the pipeline's calls; their spans were marked as they ran
+	ep.AddTotal(metrics.StageSample, ps.Sample)
+	ep.AddTotal(metrics.StageExtract, ps.Hop)
+	ep.AddTotal(metrics.StageStall, ps.Stall)
+	ep.AddTotal("complete_wait_s", ps.Complete)
 	io := h.stack.Stats()
 	d := IOStats{
 		Submitted: io.Submitted - h.lastIO.Submitted, Completed: io.Completed - h.lastIO.Completed,
@@ -487,7 +494,7 @@ func (h *helios) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *me
 		SubmitTime:            io.SubmitTime - h.lastIO.SubmitTime, CompleteTime: io.CompleteTime - h.lastIO.CompleteTime,
 	}
 	h.lastIO = io
-	ep.Add("io_complete_s", d.CompleteTime)
+	ep.AddTotal("io_complete_s", d.CompleteTime)
 	for k, v := range map[string]int64{
 		"gpu_cache_hits":             gpu,
 		"cpu_cache_hits":             cpu,

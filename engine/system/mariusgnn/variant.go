@@ -25,5 +25,8 @@ func init() {
 		New:         func(cfg train.Config) (train.System, error) { return newSystem(cfg) },
 		Order:       30,
 		OwnSampling: true,
+		// Loading a buffer state (the epoch's first: prep, later: swap)
+		// reads partitions from disk (DESIGN §5).
+		WallStages: map[string]string{"prep_s": "extract_s", "swap_s": "extract_s"},
 	})
 }
