@@ -302,6 +302,7 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, 
 		// run's own dataset above.
 		cfg.MemLimitBytes = limit
 	}
+	cfg.Normalize()
 	if err := cfg.Validate(); err != nil {
 		msg := strings.TrimPrefix(err.Error(), train.ErrConfig.Error()+": ")
 		field, _, _ := strings.Cut(msg, ":")

@@ -39,6 +39,7 @@ func BenchmarkSAGEStep(b *testing.B) {
 	}
 	cfg := DefaultConfig()
 	cfg.Dataset, cfg.Hidden, cfg.Fanout, cfg.Batch, cfg.LR = name, 256, []int{10, 10, 10}, 1000, 0.003
+	cfg.Normalize()
 	if err := cfg.Validate(); err != nil {
 		b.Fatal(err)
 	}

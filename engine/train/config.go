@@ -170,24 +170,55 @@ func (c *Config) Warmup() int {
 	return 0
 }
 
-// Validate checks every field and fills derived defaults (Layers from
-// Fanout, EvalEvery, EvalBatch). The error names the first bad field by its
-// JSON name.
-func (c *Config) Validate() error {
+// Normalize fills the defaults a configuration derives from its other
+// fields (System, Layers from Fanout, Eval, EvalBatch, EvalEvery,
+// EvalMaxNodes); it checks nothing. Validate is the check, pure: callers
+// normalize, then validate.
+func (c *Config) Normalize() {
+	if c.System == "" {
+		c.System = "reference"
+	}
+	if c.Layers == 0 {
+		c.Layers = len(c.Fanout)
+	}
+	if c.Eval == "" {
+		c.Eval = EvalSampled
+	}
+	if c.EvalBatch == 0 {
+		c.EvalBatch = max(c.Batch, 1000)
+		if c.MemLimit != "" || c.MemLimitBytes > 0 {
+			// Under a memory budget, evaluation (not part of any paper's
+			// epoch) must fit next to what the variant keeps between
+			// epochs: a tenth of a training batch's input at a time.
+			c.EvalBatch = max(min(c.Batch, 1000)/10, 1)
+		}
+	}
+	if c.EvalEvery == 0 {
+		c.EvalEvery = 1
+	}
+	if c.EvalMaxNodes == 0 {
+		c.EvalMaxNodes = DefaultEvalMaxNodes
+	}
+}
+
+// Validate checks every field of the configuration as Normalize would
+// complete it, and changes nothing (zero values that Normalize fills are
+// valid); the variant's options are checked as the variant parses them
+// (Variant.CheckOptions). The error names the first bad field by its JSON
+// name. A caller that uses the configuration normalizes it first.
+func (c Config) Validate() error {
+	c.Normalize()
 	bad := func(field, format string, a ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrConfig, field, fmt.Sprintf(format, a...))
 	}
 	if c.Dataset == "" {
 		return bad("dataset", "missing (name of a dataset in the data directory)")
 	}
-	if c.System == "" {
-		c.System = "reference"
-	}
 	v, ok := LookupVariant(c.System)
 	if !ok {
 		return bad("system", "unknown system %q (have %s)", c.System, strings.Join(Names(), ", "))
 	}
-	if err := v.checkOptions(c.Options); err != nil {
+	if err := v.checkOptions(c); err != nil {
 		return err
 	}
 	switch c.Model {
@@ -202,9 +233,6 @@ func (c *Config) Validate() error {
 		if f == 0 || f < -1 {
 			return bad("fanout", "entry %d is %d, want a positive count or -1", i, f)
 		}
-	}
-	if c.Layers == 0 {
-		c.Layers = len(c.Fanout)
 	}
 	if c.Layers != len(c.Fanout) {
 		return bad("layers", "%d layers but %d fanouts", c.Layers, len(c.Fanout))
@@ -236,8 +264,6 @@ func (c *Config) Validate() error {
 		return bad("weight_decay", "%v, want >= 0", c.WeightDecay)
 	}
 	switch c.Eval {
-	case "":
-		c.Eval = EvalSampled
 	case EvalSampled, EvalFull:
 	default:
 		return bad("eval", "%q, want sampled or full", c.Eval)
@@ -255,26 +281,11 @@ func (c *Config) Validate() error {
 	if c.EvalBatch < 0 {
 		return bad("eval_batch", "%d, want >= 0", c.EvalBatch)
 	}
-	if c.EvalBatch == 0 {
-		c.EvalBatch = max(c.Batch, 1000)
-		if c.MemLimit != "" || c.MemLimitBytes > 0 {
-			// Under a memory budget, evaluation (not part of any paper's
-			// epoch) must fit next to what the variant keeps between
-			// epochs: a tenth of a training batch's input at a time.
-			c.EvalBatch = max(min(c.Batch, 1000)/10, 1)
-		}
-	}
 	if c.EvalEvery < 0 {
 		return bad("eval_every", "%d, want >= 0", c.EvalEvery)
 	}
-	if c.EvalEvery == 0 {
-		c.EvalEvery = 1
-	}
 	if c.EvalMaxNodes < -1 {
 		return bad("eval_max_nodes", "%d, want -1 (no cap), 0 (default %d) or a positive count", c.EvalMaxNodes, DefaultEvalMaxNodes)
-	}
-	if c.EvalMaxNodes == 0 {
-		c.EvalMaxNodes = DefaultEvalMaxNodes
 	}
 	if c.WarmupEpochs != nil && (*c.WarmupEpochs < 0 || *c.WarmupEpochs >= c.Epochs && c.Epochs > 1) {
 		return bad("warmup_epochs", "%d, want 0 <= n < epochs (%d)", *c.WarmupEpochs, c.Epochs)

@@ -122,7 +122,16 @@ func FuzzParseConfig(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := c.Validate(); err != nil {
+		before := fmt.Sprintf("%+v", c)
+		err = c.Validate()
+		if after := fmt.Sprintf("%+v", c); after != before {
+			t.Fatalf("Validate changed the configuration: %s to %s", before, after)
+		}
+		c.Normalize()
+		if nerr := c.Validate(); (nerr == nil) != (err == nil) {
+			t.Fatalf("Validate before Normalize: %v, after: %v", err, nerr)
+		}
+		if err != nil {
 			if !strings.Contains(err.Error(), "invalid config: ") {
 				t.Fatalf("error without the field: %v", err)
 			}

@@ -51,6 +51,10 @@ func TestValidateNamesBadField(t *testing.T) {
 	c := DefaultConfig()
 	c.Dataset = "x"
 	c.Layers = 0
+	if err := c.Validate(); err != nil || c.Layers != 0 {
+		t.Fatalf("Validate changed the configuration or refused its defaults: %v layers=%d", err, c.Layers)
+	}
+	c.Normalize()
 	if err := c.Validate(); err != nil || c.Layers != 3 || c.EvalBatch != 1000 {
 		t.Fatalf("defaults: %v layers=%d eval_batch=%d", err, c.Layers, c.EvalBatch)
 	}

@@ -95,6 +95,7 @@ func (r *runner) logLine(line string) {
 func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error) {
 	sum.BestEpoch = -1
 	cfg := r.cfg
+	cfg.Normalize()
 	if err := cfg.Validate(); err != nil {
 		return sum, err
 	}

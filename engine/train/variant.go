@@ -40,6 +40,9 @@ type Option struct {
 	Default string   `json:"default"`
 	Help    string   `json:"help"`
 	Values  []string `json:"values,omitempty"` // OptEnum only
+	// Range is the accepted range in words ("1..4096", "> 0"), "" when
+	// any value of the type is accepted.
+	Range string `json:"range,omitempty"`
 }
 
 // DatasetShape is what a variant may know of a dataset before opening its
@@ -90,6 +93,13 @@ type Variant struct {
 	Summary string
 	// Options are every key the variant reads from Config.Options.
 	Options []Option
+	// CheckOptions, when not nil, parses a configuration's options as
+	// the variant will and reports the first value it refuses (out of
+	// range, not of its syntax): Validate calls it, so a bad value fails
+	// when a configuration is checked, not when the run starts.
+	// engine/system/kit.Register derives it with Options from one
+	// declaration.
+	CheckOptions func(cfg Config) error
 	// MinMemory is the variant's own floor for a host memory budget in
 	// bytes on a dataset of this shape (nil: no floor of its own). A
 	// budget below it is refused before a run starts; it must be a lower
@@ -225,10 +235,11 @@ func Names() []string {
 	return out
 }
 
-// checkOptions reports the first option of opts that v does not declare,
-// or whose value does not parse as its declared type, naming the known
-// keys.
-func (v Variant) checkOptions(opts map[string]string) error {
+// checkOptions reports the first option of cfg that v does not declare,
+// or whose value does not parse as its declared type (naming the known
+// keys), then what v.CheckOptions refuses.
+func (v Variant) checkOptions(cfg Config) error {
+	opts := cfg.Options
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
 		keys = append(keys, k)
@@ -246,6 +257,9 @@ func (v Variant) checkOptions(opts map[string]string) error {
 		if err := o.check(opts[k]); err != nil {
 			return fmt.Errorf("%w: options.%s: %v", ErrConfig, k, err)
 		}
+	}
+	if v.CheckOptions != nil {
+		return v.CheckOptions(cfg)
 	}
 	return nil
 }

@@ -51,6 +51,7 @@ systems: ` + strings.Join(train.Names(), ", "),
 		return nil, err
 	}
 	cmd.Exec = func(ctx context.Context, s Streams, _ []string) error {
+		cfg.Normalize()
 		if err := cfg.Validate(); err != nil {
 			return fmt.Errorf("%w: %v", ErrUsage, err)
 		}
