@@ -76,6 +76,7 @@ const (
 )
 
 type diskGNN struct {
+	kit.Base
 	cfg train.Config
 	o   options
 
@@ -100,8 +101,6 @@ type diskGNN struct {
 	maxGraph                        int64
 
 	searchTime, packTime time.Duration
-	deviate              []string
-	queueNote            string // why the plan shortened the pipeline queues
 }
 
 func newDiskGNN(cfg train.Config) (*diskGNN, error) {
@@ -109,16 +108,6 @@ func newDiskGNN(cfg train.Config) (*diskGNN, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &diskGNN{cfg: cfg, o: o}, nil
-}
-
-func (d *diskGNN) Name() string { return Name }
-
-func (d *diskGNN) Devices() map[string]string {
-	return map[string]string{"sample": "cpu", "extract": "cpu", "assemble": "cpu", "train": "cpu"}
-}
-
-func (d *diskGNN) Deviations() []string {
 	dev := []string{
 		"training and feature assembling run on the CPU: the GPU cache and the assembled batch inputs (the complete-feature queue) are host memory accounted as device memory outside the host budget, and the assembler copies rows instead of one CUDA kernel with UVA reads of the host cache",
 		"offline sampling samples every epoch of the run (the batches the reference trains, one layout over all of them); the artifact samples one pool of batches and reuses it across epochs",
@@ -126,26 +115,22 @@ func (d *diskGNN) Deviations() []string {
 		"the disk caches are filled by the batched sequential sweep through a staging file, window by window (the artifact gathers them with random O_DIRECT row reads; the paper does not say)",
 		"the four pipeline stages and the io_uring readers are goroutines (the paper: threads, OpenMP for the 4 io_uring threads)",
 	}
-	if d.o.diskX > 0 {
-		dev = append(dev, fmt.Sprintf("disk_budget %s is %g × the feature table per epoch of samples (the run holds one layout for %d epochs)", d.o.diskBudget, d.o.diskX, d.cfg.Epochs))
+	if o.diskX > 0 {
+		dev = append(dev, fmt.Sprintf("disk_budget %s is %g × the feature table per epoch of samples (the run holds one layout for %d epochs)", o.diskBudget, o.diskX, cfg.Epochs))
 	}
-	if !d.o.pipeline {
+	if !o.pipeline {
 		dev = append(dev, "pipeline=false: the four stages run one after the other (Table 5's sequential baseline)")
 	}
-	if d.o.queue != 2 {
-		msg := fmt.Sprintf("pipeline queues hold %d batches (§6: 2)", d.o.queue)
-		if d.queueNote != "" {
-			msg += ": " + d.queueNote
-		}
-		dev = append(dev, msg)
+	if o.queue != 2 {
+		dev = append(dev, fmt.Sprintf("pipeline_queue=%d: pipeline queues of %d batches (§6: 2)", o.queue, o.queue))
 	}
-	if d.o.ioThreads != 4 {
-		dev = append(dev, fmt.Sprintf("%d io_uring threads read the disk cache (§6: 4)", d.o.ioThreads))
+	if o.ioThreads != 4 {
+		dev = append(dev, fmt.Sprintf("%d io_uring threads read the disk cache (§6: 4)", o.ioThreads))
 	}
-	if d.o.hashes != 2 {
-		dev = append(dev, fmt.Sprintf("MinHash reordering with %d hash functions (§5.1: 2)", d.o.hashes))
+	if o.hashes != 2 {
+		dev = append(dev, fmt.Sprintf("MinHash reordering with %d hash functions (§5.1: 2)", o.hashes))
 	}
-	return append(dev, d.deviate...)
+	return &diskGNN{Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "assemble", "train"), dev...), cfg: cfg, o: o}, nil
 }
 
 func dataDirOf(datasetDir string) string { return filepath.Dir(filepath.Dir(datasetDir)) }
@@ -179,7 +164,7 @@ func (d *diskGNN) storageOpts(env *train.Env, random bool) storage.Options {
 func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	ds := env.Dataset
 	if env.Storage.Backend != storage.BackendAuto {
-		d.deviate = append(d.deviate, fmt.Sprintf("every read goes through the %s backend (--io) instead of pread for chunks and io_uring for the disk cache", env.Storage.Backend))
+		env.Deviate("every read goes through the %s backend (--io) instead of pread for chunks and io_uring for the disk cache", env.Storage.Backend)
 	}
 	if int64(len(env.Train)) > math.MaxInt32 || ds.Nodes() > math.MaxInt32 {
 		return fmt.Errorf("diskgnn: %d nodes exceed the int32 address tables", ds.Nodes())
@@ -309,7 +294,9 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	d.mp, queue, paperLeast = PlanMemoryQueues(in, d.o.queueSet)
 	if d.mp.Feasible && queue != d.o.queue {
 		env.Logf("diskgnn: the %d MiB budget cannot hold pipeline queues of %d batches (least %d MiB): queues of %d", env.MemBudget>>20, d.o.queue, paperLeast>>20, queue)
-		d.queueNote = fmt.Sprintf("the %d MiB budget cannot hold queues of %d (least %d MiB)", env.MemBudget>>20, d.o.queue, paperLeast>>20)
+		if queue != 2 {
+			env.Deviate("pipeline queues hold %d batches (§6: 2): the %d MiB budget cannot hold queues of %d (least %d MiB)", queue, env.MemBudget>>20, d.o.queue, paperLeast>>20)
+		}
 		d.o.queue = queue
 	}
 	if !d.mp.Feasible {

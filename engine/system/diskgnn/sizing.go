@@ -32,7 +32,6 @@ import (
 	"math"
 
 	"outcore/engine/system/kit"
-	"outcore/engine/train"
 )
 
 // SizingInput is what the plan depends on.
@@ -220,29 +219,22 @@ func minQueue(o options) int {
 // partition — so it is a lower bound of what a run needs. The exact plan
 // is made after offline sampling, and a budget it cannot fit is refused
 // then, before training, with its least budget.
-func MinMemory(shape train.DatasetShape, cfg train.Config) int64 {
-	o, err := parseOptions(cfg)
-	if err != nil {
-		return 0 // Validate reports the option
-	}
-	ws := kit.EstimateWorkspace(shape, cfg)
-	seeds := int64(ws.MaxInputs)
-	return kit.MinBudget(func(budget int64) bool {
-		return PlanMemory(SizingInput{
-			Budget:          budget,
-			Base:            ws.BaseBytes + ws.ArenaBytes + ws.StepExtra,
-			Reserve:         kit.ReserveBytes(budget),
-			Nodes:           shape.Nodes,
-			RowBytes:        shape.RowBytes(),
-			MaxInputs:       seeds,
-			MaxGraphBytes:   sampleHeaderSize + 8*seeds,
-			Queue:           minQueue(o),
-			ReaderBytes:     o.trainReaderBytes(),
-			PrepReaderBytes: prepReaderBytes,
-			PartBytes:       shape.RowBytes(),
-			GPURows:         -1,
-			CPURows:         0,
-			MaxCold:         func(int64) int64 { return 0 },
-		}).Feasible
-	})
-}
+var MinMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
+	seeds := int64(s.WS.MaxInputs)
+	return PlanMemory(SizingInput{
+		Budget:          s.Budget,
+		Base:            s.WS.BaseBytes + s.WS.ArenaBytes + s.WS.StepExtra,
+		Reserve:         kit.ReserveBytes(s.Budget),
+		Nodes:           s.Shape.Nodes,
+		RowBytes:        s.Shape.RowBytes(),
+		MaxInputs:       seeds,
+		MaxGraphBytes:   sampleHeaderSize + 8*seeds,
+		Queue:           minQueue(s.Opt),
+		ReaderBytes:     s.Opt.trainReaderBytes(),
+		PrepReaderBytes: prepReaderBytes,
+		PartBytes:       s.Shape.RowBytes(),
+		GPURows:         -1,
+		CPURows:         0,
+		MaxCold:         func(int64) int64 { return 0 },
+	}).Feasible
+})

@@ -54,6 +54,7 @@ import (
 const Name = "gids"
 
 type gids struct {
+	kit.Base
 	cfg train.Config
 	opt options
 
@@ -79,32 +80,7 @@ type gids struct {
 	budget                              *kit.Budget
 	hostMem                             kit.OffHeap
 	devMem                              kit.OffHeap
-	deviate                             []string
 	lastCache                           CacheStats
-}
-
-func newGIDS(cfg train.Config) (*gids, error) {
-	o, err := parseOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &gids{cfg: cfg, opt: o}, nil
-}
-
-func (g *gids) Name() string { return Name }
-
-func (g *gids) Devices() map[string]string {
-	return map[string]string{"sample": "cpu", "extract": "cpu", "train": "cpu"}
-}
-
-func (g *gids) Deviations() []string {
-	return append([]string{
-		"no GPU: the software cache, its metadata, the batch buffers of merged iterations and the window buffer's sampled mini-batches are GPU memory in GIDS; here they are host memory held outside the host budget (the memory cgroup's limit is raised by their size), and training runs on the CPU",
-		fmt.Sprintf("BaM's GPU-initiated NVMe reads are stood in for by %d goroutines, each with its own io_uring ring (O_DIRECT), each submitting and reaping its own reads (BaM's synchronous stack); cache lookups are serialised by one lock instead of running in parallel warps", g.opt.rings),
-		"graph sampling runs on CPU goroutines ahead of the loader (GIDS samples on the GPU over UVA); batches are sampled and trained in the reference order",
-		fmt.Sprintf("the accumulator merges at most %d iterations per pass (max_merge: their batch buffers are device memory); the artifact merges without a cap", g.opt.maxMerge),
-		"an access whose line finds every cache slot pinned by the window or loading is read around the cache into a scratch line (counter gpu_cache_bypass); BaM's threads would wait for a slot",
-	}, g.deviate...)
 }
 
 func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
@@ -143,7 +119,7 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 		opts.Backend = storage.BackendUring
 	}
 	if opts.Backend != storage.BackendUring {
-		g.deviate = append(g.deviate, fmt.Sprintf("reads go through the %s backend instead of io_uring (--io)", opts.Backend))
+		env.Deviate("reads go through the %s backend instead of io_uring (--io)", opts.Backend)
 	}
 	g.depth = g.opt.depth
 	opts.QueueDepth = g.depth
@@ -171,7 +147,7 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 		}
 		env.Logf("gids: probe: %.0f IOPS with %d %d-byte reads in flight over %d rings (median latency under load %v), %v at depth 1",
 			res.IOPS, res.InFlight, line, g.opt.rings, res.Latency, probed.Initial)
-		g.deviate = append(g.deviate, fmt.Sprintf("IOP_peak (%.0f per SSD) and the initial latency (%v) of Eq. 2 were measured by a probe of random %d-byte reads of features.bin at start (the paper takes them from the SSD; the artifact as arguments); T_i and T_t are then measured on every pass", model.PeakIOPS, model.Initial.Round(time.Microsecond), line))
+		env.Deviate("IOP_peak (%.0f per SSD) and the initial latency (%v) of Eq. 2 were measured by a probe of random %d-byte reads of features.bin at start (the paper takes them from the SSD; the artifact as arguments); T_i and T_t are then measured on every pass", model.PeakIOPS, model.Initial.Round(time.Microsecond), line)
 	}
 	env.PrepareStage("probe_s", time.Since(t2))
 	if g.acc, err = NewAccumulator(model, g.opt.peakPercent, g.opt.accumulator); err != nil {
@@ -181,7 +157,7 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 		g.acc.Required(), 100*g.opt.peakPercent, model.PeakIOPS, model.SSDs, model.Initial+model.Termination)
 
 	// memory: CPU buffer in the host budget, cache and batch buffers on the device
-	cpuWant := bytesOf(g.opt.cpuBuffer, shape.FeatureBytes())
+	cpuWant := kit.SizeBytes(g.opt.cpuBuffer, shape.FeatureBytes())
 	g.kAlloc = 1
 	if g.opt.accumulator {
 		g.kAlloc = g.opt.maxMerge
@@ -191,7 +167,7 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 		env.Warnf("gids: the %d MiB budget cannot hold the pinned topology (%d MiB) next to the process (%d MiB in all) and the reserve: expect an OOM kill", env.MemBudget>>20, g.layout.TopologyBytes>>20, g.layout.HostBytes>>20)
 	}
 	if g.layout.CPUBufferCut {
-		g.deviate = append(g.deviate, fmt.Sprintf("the host budget holds a constant CPU buffer of %d MiB of the %d MiB asked for", g.layout.CPUBufferRows*g.rowBytes>>20, cpuWant>>20))
+		env.Deviate("the host budget holds a constant CPU buffer of %d MiB of the %d MiB asked for", g.layout.CPUBufferRows*g.rowBytes>>20, cpuWant>>20)
 	}
 	// Device memory: the model step, the cache and its metadata stay; the
 	// batch buffers (and the sampled mini-batches waiting with them) grow
@@ -207,7 +183,7 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 		env.Deviate("device memory held outside the %d MiB host budget: software cache %d MiB (%d lines of %d B) with %d MiB of metadata, batch buffers of %d MiB (one per merged iteration, up to %d), the window buffer's mini-batches (%d MiB for %d), model step %d MiB",
 			env.MemBudget>>20, g.layout.CacheLines*line>>20, g.layout.CacheLines, line, g.layout.CacheMetaBytes()>>20, g.bufBytes>>20, g.kAlloc, int64(g.opt.window)*g.perBatchMeta>>20, g.opt.window, ws.DeviceBytes>>20)
 	}
-	g.deviate = append(g.deviate, fmt.Sprintf("cache lines of %d B for rows of %d B: the artifact's page is one feature row (4096 B for its 1024-dim IGB features, 512 B for 128-dim OGB); the paper's micro-benchmarks read 4 KiB (option line)", line, g.rowBytes))
+	env.Deviate("cache lines of %d B for rows of %d B: the artifact's page is one feature row (4096 B for its 1024-dim IGB features, 512 B for 128-dim OGB); the paper's micro-benchmarks read 4 KiB (option line)", line, g.rowBytes)
 
 	// §3.3: the constant CPU buffer
 	if g.layout.CPUBufferRows > 0 {
@@ -278,7 +254,7 @@ func (g *gids) loadCPUBuffer(ctx context.Context, env *train.Env) error {
 		}
 		hot = topK(score, int(k))
 		env.PrepareStage("pagerank_s", time.Since(t0))
-		g.deviate = append(g.deviate, fmt.Sprintf("the weighted reverse PageRank (%d iterations, weights min(1, %d/deg)) is computed at start over the pinned topology (the artifact computes it offline)", g.opt.pagerankIters, fanout))
+		env.Deviate("the weighted reverse PageRank (%d iterations, weights min(1, %d/deg)) is computed at start over the pinned topology (the artifact computes it offline)", g.opt.pagerankIters, fanout)
 	case "first":
 		for v := int64(0); v < k; v++ {
 			hot = append(hot, v)

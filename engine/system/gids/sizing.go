@@ -19,114 +19,10 @@ package gids
 // with the estimated workspace.
 
 import (
-	"fmt"
-
 	"outcore/engine/sample"
-	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
-
-// options are the variant's options, parsed.
-type options struct {
-	window        int
-	accumulator   bool
-	peakPercent   float64
-	cpuBuffer     string // bytes or % of the feature table
-	cpuSelect     string
-	gpuCache      string // bytes or % of the feature table
-	line          int64
-	rings         int
-	iops          float64
-	latencyUS     float64
-	ssds          int
-	maxMerge      int
-	samplers      int
-	profile       int
-	pagerankIters int
-	margin        float64
-	depth         int // ring depth (Config.QueueDepth or the storage default)
-}
-
-func parseOptions(cfg train.Config) (options, error) {
-	o := train.Opts(cfg.Options)
-	p := options{
-		cpuBuffer: o.String("cpu_buffer", "10%"),
-		cpuSelect: o.String("cpu_buffer_select", "pagerank"),
-		gpuCache:  o.String("gpu_cache", "10%"),
-		depth:     cfg.QueueDepth,
-	}
-	if p.depth == 0 {
-		p.depth = storage.DefaultQueueDepth
-	}
-	var err error
-	ints := []struct {
-		name string
-		def  int
-		dst  *int
-	}{
-		{"window", 8, &p.window}, {"rings", 4, &p.rings}, {"ssds", 1, &p.ssds},
-		{"max_merge", 8, &p.maxMerge}, {"samplers", 2, &p.samplers}, {"profile_batches", 8, &p.profile},
-		{"pagerank_iters", 20, &p.pagerankIters},
-	}
-	for _, it := range ints {
-		if *it.dst, err = o.Int(it.name, it.def); err != nil {
-			return p, err
-		}
-	}
-	var line int
-	if line, err = o.Int("line", 0); err != nil {
-		return p, err
-	}
-	p.line = int64(line)
-	if p.accumulator, err = o.Bool("accumulator", true); err != nil {
-		return p, err
-	}
-	for _, f := range []struct {
-		name string
-		def  float64
-		dst  *float64
-	}{{"peak_percent", 0.95, &p.peakPercent}, {"iops", 0, &p.iops}, {"latency_us", 0, &p.latencyUS}, {"batch_margin", 1.25, &p.margin}} {
-		if *f.dst, err = o.Float(f.name, f.def); err != nil {
-			return p, err
-		}
-	}
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: gids: %s", train.ErrConfig, fmt.Sprintf(format, a...))
-	}
-	switch {
-	case p.window < 0:
-		return p, bad("window %d, want >= 0 (0 turns window buffering off)", p.window)
-	case !(p.peakPercent > 0 && p.peakPercent < 1):
-		return p, bad("peak_percent %v, want 0 < p < 1", p.peakPercent)
-	case p.rings < 1 || p.ssds < 1 || p.maxMerge < 1 || p.samplers < 1 || p.profile < 1 || p.pagerankIters < 1:
-		return p, bad("rings, ssds, max_merge, samplers, profile_batches and pagerank_iters must be >= 1")
-	case p.line < 0 || p.line > 0 && p.line%512 != 0:
-		return p, bad("line %d, want 0 (one row) or a multiple of 512 bytes", p.line)
-	case !(p.margin > 0):
-		return p, bad("batch_margin %v, want > 0", p.margin)
-	case p.iops < 0 || p.latencyUS < 0:
-		return p, bad("iops and latency_us must be >= 0 (0 measures them)")
-	case p.cpuSelect != "pagerank" && p.cpuSelect != "first":
-		return p, bad("cpu_buffer_select %q, want pagerank or first", p.cpuSelect)
-	}
-	for _, k := range []struct{ name, v string }{{"cpu_buffer", p.cpuBuffer}, {"gpu_cache", p.gpuCache}} {
-		if _, err := train.ParseMemLimit(k.v, 1<<30); err != nil {
-			return p, fmt.Errorf("%w: options.%s: %v", train.ErrConfig, k.name, err)
-		}
-	}
-	return p, nil
-}
-
-// bytesOf resolves a size option against the feature table (validated by
-// parseOptions).
-func bytesOf(spec string, featureBytes int64) int64 {
-	v, err := train.ParseMemLimit(spec, featureBytes)
-	if err != nil {
-		return 0
-	}
-	return v
-}
 
 // LineBytes is the cache line size: want when set, else one feature row
 // rounded up to the 512-byte sector (the artifact's page_size is one row:
@@ -175,13 +71,13 @@ func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) L
 	l := Layout{LineBytes: LineBytes(shape, o.line), TopologyBytes: TopologyBytes(shape)}
 	fb := shape.FeatureBytes()
 	l.Lines = (fb + l.LineBytes - 1) / l.LineBytes
-	l.CacheLines = min(max(0, bytesOf(o.gpuCache, fb))/l.LineBytes, l.Lines)
+	l.CacheLines = min(max(0, kit.SizeBytes(o.gpuCache, fb))/l.LineBytes, l.Lines)
 	l.HeapNeed = ws.BaseBytes + shape.IndicesBytes() + ws.ArenaBytes + ws.StepExtra +
 		int64(o.samplers)*sample.IDMapBytes(shape.Nodes, ws.MaxInputs)
 	l.Staging = int64(o.rings) * int64(o.depth) * l.LineBytes * 2
 	l.HostBytes = l.HeapNeed + l.HeapNeed/4 + l.Staging
 	rb := shape.RowBytes()
-	want := min(max(0, bytesOf(o.cpuBuffer, fb))/rb, shape.Nodes)
+	want := min(max(0, kit.SizeBytes(o.cpuBuffer, fb))/rb, shape.Nodes)
 	l.CPUBufferRows = want
 	l.Feasible = true
 	if budget > 0 {
@@ -201,14 +97,9 @@ func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) L
 // estimated workspace (the runtime, indptr, labels), i.e. that holds the
 // pinned topology, the samplers and the reserve. The CPU buffer is cut to
 // what is left.
-func MinMemory(shape train.DatasetShape, cfg train.Config) int64 {
-	o, err := parseOptions(cfg)
-	if err != nil {
-		return kit.RuntimeFloor
-	}
-	ws := kit.EstimateWorkspace(shape, cfg)
-	return kit.MinBudget(func(b int64) bool { return Plan(b, ws, shape, o).Feasible })
-}
+var MinMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
+	return Plan(s.Budget, s.WS, s.Shape, s.Opt).Feasible
+})
 
 // CacheMetaBytes is the software cache's metadata for a layout (per line
 // of the file: its slot and window counter; per slot: its line, state and

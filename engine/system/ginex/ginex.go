@@ -72,6 +72,7 @@ import (
 const Name = "ginex"
 
 type ginex struct {
+	kit.Base
 	cfg  train.Config
 	opt  options // as asked
 	plan plan    // as sized for the budget (sizing.go)
@@ -88,30 +89,6 @@ type ginex struct {
 	feats    *storage.File
 	featRead storage.Reader
 	ncCached int
-	deviate  []string
-}
-
-func newGinex(cfg train.Config) (*ginex, error) {
-	opt, err := parseOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &ginex{cfg: cfg, opt: opt}, nil
-}
-
-func (g *ginex) Name() string { return Name }
-
-func (g *ginex) Devices() map[string]string {
-	return map[string]string{"sample": "cpu", "changeset": "cpu", "extract": "cpu", "train": "cpu"}
-}
-
-func (g *ginex) Deviations() []string {
-	return append([]string{
-		"training runs on the CPU (the paper trains on a GPU); the gather of the next iteration overlaps the current iteration's CPU training",
-		"the changeset precomputation runs on the CPU with a heap over the cache state (O(|ids| log C) per iteration) instead of the paper's GPU top-k over all candidates; the cache states are the same Belady states",
-		"nodes that are not accessed again in the superbatch are not inserted into the feature cache (they would be evicted unused; misses are unchanged)",
-		"uncached neighbour lists: the read_block blocks holding the sampled entries are read, each once per sampling call; the artifact reads each uncached list whole from its aligned start, at least 8 KiB (load_neighbors_into_buffer)",
-	}, g.deviate...)
 }
 
 // dataDirOf returns the data directory holding a dataset directory
@@ -135,7 +112,7 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 		opts.Backend = storage.BackendPread
 	}
 	if opts.Backend != storage.BackendPread {
-		g.deviate = append(g.deviate, fmt.Sprintf("reads go through the %s backend instead of pread+O_DIRECT (--io)", opts.Backend))
+		env.Deviate("reads go through the %s backend instead of pread+O_DIRECT (--io)", opts.Backend)
 	}
 	opts.Workers = g.opt.ioThreads
 	// The artifact's granularity (kit/read_block.go): every missing row
@@ -143,7 +120,7 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	// with no other row; index entries are read in read_block blocks.
 	opts.BlockSize = g.opt.readBlock
 	if g.opt.readBlock != artifactReadBlock {
-		g.deviate = append(g.deviate, fmt.Sprintf("read_block=%d: rows and index entries are read in %d-byte blocks, not the artifact's 4 KiB", g.opt.readBlock, g.opt.readBlock))
+		env.Deviate("read_block=%d: rows and index entries are read in %d-byte blocks, not the artifact's 4 KiB", g.opt.readBlock, g.opt.readBlock)
 	}
 	idxOpts := opts
 	idxOpts.RowBytes = 8
@@ -173,13 +150,13 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), batches: batches, opt: g.opt, readerBuf: readerBuf})
 	g.plan = p
 	if p.superbatchCut {
-		g.deviate = append(g.deviate, fmt.Sprintf("superbatch cut to %d iterations by the runtime-file budget", p.superbatch))
+		env.Deviate("superbatch cut to %d iterations by the runtime-file budget", p.superbatch)
 	}
 	switch p.oneBuffer {
 	case oneBufferAsked:
-		g.deviate = append(g.deviate, "x_buffers=1: the next iteration is gathered after the current one trains, not while it trains")
+		env.Deviate("x_buffers=1: the next iteration is gathered after the current one trains, not while it trains")
 	case oneBufferBudget:
-		g.deviate = append(g.deviate, fmt.Sprintf("the memory budget cannot hold two batch inputs (%d MiB each) next to the main loop's workspace: the next iteration is gathered after the current one trains, not while it trains", p.xBytes>>20))
+		env.Deviate("the memory budget cannot hold two batch inputs (%d MiB each) next to the main loop's workspace: the next iteration is gathered after the current one trains, not while it trains", p.xBytes>>20)
 		env.Warnf("ginex: one batch input buffer (the budget cannot hold two): gather and training alternate")
 	}
 	// The changeset precomputation must know the cache capacity.

@@ -11,71 +11,12 @@ package ginex
 // holds two batch inputs, else gather and training alternate.
 
 import (
-	"fmt"
-	"runtime"
-
 	"outcore/engine/cache"
 	"outcore/engine/sample"
 	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
-
-// options are Ginex's settings (variant.go declares them).
-type options struct {
-	superbatch    int
-	samplers      int
-	ioThreads     int
-	profile       int
-	runfileBudget int64
-	ncBytes       int64 // explicit sizes, -1 = from the budget
-	fcBytes       int64
-	keepRunFiles  bool
-	xBuffers      int   // 0 = from the budget
-	readBlock     int64 // read granularity (kit.ReadBlock)
-}
-
-// parseOptions reads cfg.Options with the artifact's defaults.
-func parseOptions(cfg train.Config) (options, error) {
-	o := train.Opts(cfg.Options)
-	var opt options
-	var err error
-	get := func(name string, def int, dst *int) {
-		if err == nil {
-			*dst, err = o.Int(name, def)
-		}
-	}
-	get("superbatch", 1000, &opt.superbatch)
-	get("samplers", 2*runtime.NumCPU(), &opt.samplers)
-	get("io_threads", 8*runtime.NumCPU(), &opt.ioThreads)
-	get("profile_batches", 8, &opt.profile)
-	get("x_buffers", 0, &opt.xBuffers)
-	if err == nil {
-		opt.runfileBudget, err = o.Bytes("runfile_budget", 0, 100<<30)
-	}
-	if err == nil {
-		opt.ncBytes, err = o.Bytes("neighbor_cache", 0, -1)
-	}
-	if err == nil {
-		opt.fcBytes, err = o.Bytes("feature_cache", 0, -1)
-	}
-	if err == nil {
-		opt.keepRunFiles, err = o.Bool("keep_runfiles", false)
-	}
-	if err == nil {
-		opt.readBlock, err = kit.ReadBlock(cfg, artifactReadBlock)
-	}
-	if err != nil {
-		return opt, err
-	}
-	if opt.xBuffers < 0 || opt.xBuffers > 2 {
-		return opt, fmt.Errorf("%w: ginex: x_buffers %d, want 1, 2 or 0 (from the budget)", train.ErrConfig, opt.xBuffers)
-	}
-	if opt.superbatch < 1 || opt.samplers < 1 || opt.ioThreads < 1 || opt.profile < 1 {
-		return opt, fmt.Errorf("%w: ginex: superbatch, samplers, io_threads and profile_batches must be >= 1", train.ErrConfig)
-	}
-	return opt, nil
-}
 
 // artifactReadBlock is the artifact's read granularity: the aligned 4 KiB
 // block of each missing row (gather_ginex), each list from its aligned
@@ -227,18 +168,9 @@ func numBatches(shape train.DatasetShape, cfg train.Config) int {
 	return int((shape.Train + b - 1) / b)
 }
 
-// minMemory is the smallest budget whose plan is feasible on a dataset of
-// shape, with the lower-bound workspace of kit.EstimateWorkspace (so it is
-// a lower bound of what a run needs).
-func minMemory(shape train.DatasetShape, cfg train.Config) int64 {
-	opt, err := parseOptions(cfg)
-	if err != nil {
-		return 0 // the configuration's validation reports it
-	}
-	ws := kit.EstimateWorkspace(shape, cfg)
-	in := sizingInput{ws: ws, shape: shape, batches: numBatches(shape, cfg), opt: opt}
-	return kit.MinBudget(func(budget int64) bool {
-		in.budget = budget
-		return size(in).feasible
-	})
+// feasible is whether the budget holds Ginex's plan (kit.MinMemoryOf).
+func feasible(s kit.Sizing[options]) bool {
+	return size(sizingInput{budget: s.Budget, ws: s.WS, shape: s.Shape, batches: numBatches(s.Shape, s.Cfg), opt: s.Opt}).feasible
 }
+
+var minMemory = kit.MinMemoryOf(parseOptions, feasible)

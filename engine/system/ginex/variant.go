@@ -1,27 +1,17 @@
 package ginex
 
 import (
+	"runtime"
+
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
 
 func init() {
-	train.RegisterVariant(train.Variant{
-		Name:    Name,
-		Paper:   "Ginex: SSD-enabled Billion-scale GNN Training on a Single Machine via Provably Optimal In-memory Caching (VLDB'22)",
-		Summary: "superbatch inspector–executor, Belady feature cache, neighbour cache",
-		Options: []train.Option{
-			{Key: "superbatch", Type: train.OptInt, Default: "1000", Help: "iterations per superbatch (capped at an epoch and by runfile_budget)"},
-			{Key: "samplers", Type: train.OptInt, Default: "2 × number of CPUs", Help: "sampling workers of the superbatch sample stage"},
-			{Key: "io_threads", Type: train.OptInt, Default: "8 × number of CPUs", Help: "threads issuing O_DIRECT preads for topology and features"},
-			{Key: "profile_batches", Type: train.OptInt, Default: "8", Help: "mini-batches sampled by the offline profiling (§3.5)"},
-			{Key: "x_buffers", Type: train.OptInt, Default: "0", Help: "batch inputs of the main loop: 2 gathers the next iteration while one trains, 1 alternates, 0 picks 2 when the budget holds it"},
-			{Key: "runfile_budget", Type: train.OptBytes, Default: "100GiB", Help: "disk space for runtime files; caps the superbatch"},
-			{Key: "neighbor_cache", Type: train.OptBytes, Default: "from the budget", Help: "neighbour cache size (default: budget − sample-stage peak)"},
-			{Key: "feature_cache", Type: train.OptBytes, Default: "from the budget", Help: "feature cache size (default: budget − main-loop peak)"},
-			{Key: "read_block", Type: train.OptBytes, Default: "4096", Help: kit.ReadBlockHelp("the artifact: one pread of the aligned 4 KiB block per missing row, 8 KiB when it straddles two")},
-			{Key: "keep_runfiles", Type: train.OptBool, Default: "false", Help: "keep the runtime files of each superbatch after it trained"},
-		},
+	kit.Register(train.Variant{
+		Name:      Name,
+		Paper:     "Ginex: SSD-enabled Billion-scale GNN Training on a Single Machine via Provably Optimal In-memory Caching (VLDB'22)",
+		Summary:   "superbatch inspector–executor, Belady feature cache, neighbour cache",
 		MinMemory: minMemory,
 		New:       func(cfg train.Config) (train.System, error) { return newGinex(cfg) },
 		Order:     20,
@@ -32,5 +22,47 @@ func init() {
 		// The superbatch's sampling pass and reading its stored samples
 		// back are sampling; the switch and the cache updates load features.
 		WallStages: map[string]string{"inspect_s": "sample_s", "runfile_io_s": "sample_s", "switch_s": "extract_s", "cache_update_s": "extract_s"},
-	})
+	}, (*options).bind)
+}
+
+// options are Ginex's settings, with the artifact's defaults.
+type options struct {
+	superbatch    int
+	samplers      int
+	ioThreads     int
+	profile       int
+	runfileBudget int64
+	ncBytes       int64 // explicit sizes, -1 = from the budget
+	fcBytes       int64
+	keepRunFiles  bool
+	xBuffers      int   // 0 = from the budget
+	readBlock     int64 // read granularity (kit/read_block.go)
+}
+
+func (o *options) bind(b *kit.Binder) {
+	b.Int(&o.superbatch, "superbatch", 1000, "iterations per superbatch (capped at an epoch and by runfile_budget)", kit.Range(1, 1<<20))
+	b.Workers(&o.samplers, "samplers", 2*runtime.NumCPU(), "sampling workers of the superbatch sample stage", kit.Shown("2 × number of CPUs"))
+	b.Workers(&o.ioThreads, "io_threads", 8*runtime.NumCPU(), "threads issuing O_DIRECT preads for topology and features", kit.Shown("8 × number of CPUs"))
+	b.ProfileBatches(&o.profile, "by the offline profiling (§3.5)")
+	b.Int(&o.xBuffers, "x_buffers", 0, "batch inputs of the main loop: 2 gathers the next iteration while one trains, 1 alternates, 0 picks 2 when the budget holds it", kit.Range(0, 2))
+	b.Bytes(&o.runfileBudget, "runfile_budget", 100<<30, "disk space for runtime files; caps the superbatch", kit.Shown("100GiB"), kit.AtLeast(0))
+	b.Bytes(&o.ncBytes, "neighbor_cache", -1, "neighbour cache size (default: budget − sample-stage peak)", kit.Shown("from the budget"))
+	b.Bytes(&o.fcBytes, "feature_cache", -1, "feature cache size (default: budget − main-loop peak)", kit.Shown("from the budget"))
+	b.ReadBlock(&o.readBlock, artifactReadBlock, "the artifact: one pread of the aligned 4 KiB block per missing row, 8 KiB when it straddles two")
+	b.Bool(&o.keepRunFiles, "keep_runfiles", false, "keep the runtime files of each superbatch after it trained")
+}
+
+var parseOptions = kit.Bind[options]((*options).bind).Parse
+
+func newGinex(cfg train.Config) (*ginex, error) {
+	opt, err := parseOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &ginex{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "changeset", "extract", "train"),
+		"training runs on the CPU (the paper trains on a GPU); the gather of the next iteration overlaps the current iteration's CPU training",
+		"the changeset precomputation runs on the CPU with a heap over the cache state (O(|ids| log C) per iteration) instead of the paper's GPU top-k over all candidates; the cache states are the same Belady states",
+		"nodes that are not accessed again in the superbatch are not inserted into the feature cache (they would be evicted unused; misses are unchanged)",
+		"uncached neighbour lists: the read_block blocks holding the sampled entries are read, each once per sampling call; the artifact reads each uncached list whole from its aligned start, at least 8 KiB (load_neighbors_into_buffer)",
+	)}, nil
 }

@@ -15,22 +15,6 @@ package gnndrive
 // after_input, or auto (after_input exactly when the batch input is
 // aliased, i.e. when the budget is tight).
 
-import (
-	"fmt"
-
-	"outcore/engine/train"
-)
-
-// parseRelease reads option release.
-func parseRelease(cfg train.Config) (string, error) {
-	switch v := train.Opts(cfg.Options).String("release", "auto"); v {
-	case "auto", "after_step", "after_input":
-		return v, nil
-	default:
-		return "", fmt.Errorf("%w: gnndrive: release %q, want auto, after_step or after_input", train.ErrConfig, v)
-	}
-}
-
 // releaseEarly decides whether the trainer releases a batch's nodes as
 // soon as its rows were read.
 func releaseEarly(release string, aliased bool) bool {

@@ -63,6 +63,7 @@ import (
 const Name = "gnndrive"
 
 type gnnDrive struct {
+	kit.Base
 	cfg  train.Config
 	opt  options // as asked
 	plan plan    // as sized for the budget (sizing.go)
@@ -75,43 +76,12 @@ type gnnDrive struct {
 	exs       []*extractor
 	dim       int
 	maxBatch  int
-	deviate   []string
 	x         nn.Tensor
 	lastStats cache.BufferStats
 	// releaseEarly: the trainer releases a batch's nodes as soon as its
 	// rows were read out of the buffer (early_release.go)
 	releaseEarly bool
 	mem          kit.OffHeap
-}
-
-func newGNNDrive(cfg train.Config) (*gnnDrive, error) {
-	opt, err := parseOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &gnnDrive{cfg: cfg, opt: opt}, nil
-}
-
-func (g *gnnDrive) Name() string { return Name }
-
-func (g *gnnDrive) Devices() map[string]string {
-	return map[string]string{"sample": "cpu", "extract": "cpu", "train": "cpu"}
-}
-
-func (g *gnnDrive) Deviations() []string {
-	first := "CPU-based GNNDrive (§4.4): the feature buffer is in host memory and training runs on the CPU; the paper's headline numbers are GPU-based"
-	if g.opt.bufferAt == "device" {
-		first = "GPU-based GNNDrive's memory layout (§4.2) emulated on the CPU: the feature buffer and the indexed batch input are accounted as device memory outside the host budget, but live in host memory and training runs on the CPU (no host-to-device transfer is timed)"
-	}
-	var only []string
-	if g.opt.sampleOnly {
-		only = []string{kit.SampleOnlyDeviation}
-	}
-	return append(append(only,
-		first,
-		"samplers, extractors, trainer and releaser are goroutines of one process (the paper uses Python threads)",
-		"M_b is the largest input-node count of profiled mini-batches times batch_margin, not batch × Π fanouts (which exceeds the whole graph at this scale); admission control in the feature buffer keeps a larger batch deadlock-free",
-	), g.deviate...)
 }
 
 func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
@@ -131,13 +101,13 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 		opts.Backend = storage.BackendUring
 	}
 	if opts.Backend != storage.BackendUring {
-		g.deviate = append(g.deviate, fmt.Sprintf("extractors read through the %s backend instead of io_uring (--io)", opts.Backend))
+		env.Deviate("extractors read through the %s backend instead of io_uring (--io)", opts.Backend)
 	}
 	// read granularity (kit/read_block.go); a device whose logical block
 	// is larger raises it (storage's probe)
 	opts.BlockSize = g.opt.readBlock
 	if g.opt.readBlock != artifactReadBlock {
-		g.deviate = append(g.deviate, fmt.Sprintf("read_block=%d: rows are read in %d-byte blocks, not the artifact's 512-byte sectors", g.opt.readBlock, g.opt.readBlock))
+		env.Deviate("read_block=%d: rows are read in %d-byte blocks, not the artifact's 512-byte sectors", g.opt.readBlock, g.opt.readBlock)
 	}
 	if g.feats, err = storage.OpenFile(env.Dataset.Path("features.bin"), opts); err != nil {
 		return fmt.Errorf("gnndrive: open features: %w", err)
@@ -154,7 +124,7 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), opt: g.opt, queueDepth: opts.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(env.Shape(), env.Config)})
 	g.plan, g.maxBatch = p, p.maxBatch
 	if g.releaseEarly = releaseEarly(g.opt.release, p.aliasInput); g.releaseEarly {
-		g.deviate = append(g.deviate, earlyReleaseDeviation)
+		env.Deviate("%s", earlyReleaseDeviation)
 	}
 	if err := g.explain(env, budget, p); err != nil {
 		return err
@@ -212,7 +182,7 @@ func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, p plan) error {
 		if g.opt.batchInput == "auto" {
 			why = "the budget cannot hold the copy next to the paper's pipeline (batch_input=auto)"
 		}
-		g.deviate = append(g.deviate, fmt.Sprintf("the first layer reads the mini-batch's rows through the node alias list in the feature buffer instead of the artifact's x = buffer[aliases] copy (%d MiB at M_b): %s", (mb*rowBytes)>>20, why))
+		env.Deviate("the first layer reads the mini-batch's rows through the node alias list in the feature buffer instead of the artifact's x = buffer[aliases] copy (%d MiB at M_b): %s", (mb*rowBytes)>>20, why)
 	} else if g.opt.batchInput == "alias" {
 		env.Warnf("gnndrive: batch_input=alias, but the %s model copies its input anyway: the batch input is gathered", env.Config.Model)
 	}
@@ -231,7 +201,7 @@ func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, p plan) error {
 		env.Deviate("feature_buffer=device: the feature buffer (%d MiB) and the indexed batch input (%d MiB) are held outside the %d MiB host budget, as the GPU memory they occupy in GNNDrive's GPU-based layout (§4.2); loads land in the host staging buffer (%d extractor(s) × M_b rows = %d MiB, in the budget) and are copied to the buffer (the host-to-device transfer, untimed as such); the cgroup limit is %d MiB",
 			(p.slots*rowBytes)>>20, p.xBytes>>20, env.MemBudget>>20, p.extractors, p.hostStaging>>20, (env.MemBudget+ws.DeviceBytes+p.outside)>>20)
 		if p.extractors < g.opt.extractors {
-			g.deviate = append(g.deviate, fmt.Sprintf("the host budget holds the staging of %d extractor(s) (of %d asked) next to the indices", p.extractors, g.opt.extractors))
+			env.Deviate("the host budget holds the staging of %d extractor(s) (of %d asked) next to the indices", p.extractors, g.opt.extractors)
 		}
 		return nil
 	}
@@ -241,15 +211,15 @@ func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, p plan) error {
 	env.Logf("gnndrive: budget %d MiB, workspace %d MiB (base %d, model step %d +%d (%d MiB outside the budget), %d mini-batches in flight of %d MiB, batch input %d, reserve %d); feature buffer may use %d MiB, %d MiB leaving the indices (%d MiB) cached",
 		env.MemBudget>>20, p.work>>20, ws.BaseBytes>>20, ws.ArenaBytes>>20, ws.StepExtra>>20, ws.DeviceBytes>>20, g.opt.extractQ+g.opt.samplers+g.opt.extractors+g.opt.trainQ+1, p.perBatch>>20, p.xBytes>>20, kit.ReserveBytes(env.MemBudget)>>20, p.availAll*rowBytes>>20, p.availTopo*rowBytes>>20, p.topo>>20)
 	if p.topoSqueezed {
-		g.deviate = append(g.deviate, "the memory budget cannot hold a mini-batch of features next to the page cache of the indices: the topology is squeezed")
+		env.Deviate("the memory budget cannot hold a mini-batch of features next to the page cache of the indices: the topology is squeezed")
 		env.Warnf("gnndrive: budget too small to keep the indices cached next to one mini-batch of features")
 	}
 	if p.extractors < g.opt.extractors {
-		g.deviate = append(g.deviate, fmt.Sprintf("the memory budget holds the N_e × M_b reservation for %d extractor(s) (of %d asked)", p.extractors, g.opt.extractors))
+		env.Deviate("the memory budget holds the N_e × M_b reservation for %d extractor(s) (of %d asked)", p.extractors, g.opt.extractors)
 		env.Warnf("gnndrive: budget holds the N_e × M_b reservation for %d extractor(s) only", p.extractors)
 	}
 	if p.queuesShortened {
-		g.deviate = append(g.deviate, fmt.Sprintf("the memory budget cannot hold the paper's queues next to one extractor's N_e × M_b reservation: %d samplers, extracting queue %d, training queue %d (of %d, %d, %d)", p.samplers, p.extractQ, p.trainQ, g.opt.samplers, g.opt.extractQ, g.opt.trainQ))
+		env.Deviate("the memory budget cannot hold the paper's queues next to one extractor's N_e × M_b reservation: %d samplers, extracting queue %d, training queue %d (of %d, %d, %d)", p.samplers, p.extractQ, p.trainQ, g.opt.samplers, g.opt.extractQ, g.opt.trainQ)
 		env.Warnf("gnndrive: queues shortened to %d samplers, extracting %d, training %d for the budget; feature buffer %d MiB", p.samplers, p.extractQ, p.trainQ, p.slots*rowBytes>>20)
 	}
 	if p.overReserve {

@@ -15,7 +15,6 @@ package gnndrive
 // each with its M_b rows of the host staging buffer (staging_buffer.go).
 
 import (
-	"fmt"
 	"runtime"
 
 	"outcore/engine/nn"
@@ -24,76 +23,6 @@ import (
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
-
-// options are GNNDrive's settings (variant.go declares them).
-type options struct {
-	samplers, extractors, extractQ, trainQ, profile int
-	bufferFactor, margin                            float64
-	// bufferAt is where the feature buffer is accounted: "host" (the
-	// CPU-based variant, §4.4) or "device" (§4.2's GPU-based layout: the
-	// buffer and the indexed batch input are GPU memory, outside the host
-	// budget; the host keeps the staging buffer, queues and page cache).
-	bufferAt string
-	// batchInput is how the trainer gets a mini-batch's rows out of the
-	// buffer: "gather" (x = buffer[aliases], a copy, as the artifact's
-	// trainer indexes the buffer), "alias" (the first layer reads the rows
-	// through the alias list in place, nn/indexed_input.go) or "auto"
-	// (alias only where the budget cannot hold the copy next to the
-	// paper's pipeline).
-	batchInput string
-	readBlock  int64  // read granularity (kit.ReadBlock)
-	sampleOnly bool   // stages=sample (kit/sample_only.go)
-	release    string // auto, after_step or after_input (early_release.go)
-}
-
-// parseOptions reads cfg.Options with the paper's defaults.
-func parseOptions(cfg train.Config) (options, error) {
-	o := train.Opts(cfg.Options)
-	var opt options
-	var err error
-	get := func(name string, def int, dst *int) {
-		if err == nil {
-			*dst, err = o.Int(name, def)
-		}
-	}
-	get("samplers", 4, &opt.samplers)
-	get("extractors", 4, &opt.extractors)
-	get("extracting_queue", 6, &opt.extractQ)
-	get("training_queue", 4, &opt.trainQ)
-	get("profile_batches", 8, &opt.profile)
-	if err == nil {
-		opt.bufferFactor, err = o.Float("buffer_factor", 1)
-	}
-	if err == nil {
-		opt.margin, err = o.Float("batch_margin", 1.1)
-	}
-	if err != nil {
-		return opt, err
-	}
-	switch opt.bufferAt = o.String("feature_buffer", "host"); opt.bufferAt {
-	case "host", "device":
-	default:
-		return opt, fmt.Errorf("%w: gnndrive: feature_buffer %q, want host (CPU-based training, §4.4) or device (the GPU-based layout of §4.2)", train.ErrConfig, opt.bufferAt)
-	}
-	if opt.readBlock, err = kit.ReadBlock(cfg, artifactReadBlock); err != nil {
-		return opt, err
-	}
-	if opt.sampleOnly, err = kit.SampleOnly(cfg); err != nil {
-		return opt, err
-	}
-	if opt.release, err = parseRelease(cfg); err != nil {
-		return opt, err
-	}
-	switch opt.batchInput = o.String("batch_input", "auto"); opt.batchInput {
-	case "auto", "gather", "alias":
-	default:
-		return opt, fmt.Errorf("%w: gnndrive: batch_input %q, want auto, gather or alias", train.ErrConfig, opt.batchInput)
-	}
-	if opt.samplers < 1 || opt.extractors < 1 || opt.extractQ < 1 || opt.trainQ < 1 || opt.profile < 1 || opt.bufferFactor <= 0 || opt.margin < 1 {
-		return opt, fmt.Errorf("%w: gnndrive: samplers, extractors, queues and profile_batches must be >= 1, buffer_factor > 0, batch_margin >= 1", train.ErrConfig)
-	}
-	return opt, nil
-}
 
 // artifactReadBlock is the artifact's read granularity: one request per
 // row at the sector size (§4.4 "Access Granularity": multiples of 512 B;
@@ -283,19 +212,12 @@ func sizeWith(in sizingInput, alias bool) plan {
 	return p
 }
 
-// minMemory is the smallest budget whose plan is feasible on a dataset of
-// shape, with the lower-bound workspace of kit.EstimateWorkspace (so it is
-// a lower bound of what a run needs).
-func minMemory(shape train.DatasetShape, cfg train.Config) int64 {
-	opt, err := parseOptions(cfg)
-	if err != nil {
-		return 0 // the configuration's validation reports it
-	}
-	ws := kit.EstimateWorkspace(shape, cfg)
-	return kit.MinBudget(func(budget int64) bool {
-		return size(sizingInput{budget: budget, ws: ws, shape: shape, opt: opt, queueDepth: cfg.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(shape, cfg)}).feasible
-	})
+// feasible is whether the budget holds GNNDrive's plan (kit.MinMemoryOf).
+func feasible(s kit.Sizing[options]) bool {
+	return size(sizingInput{budget: s.Budget, ws: s.WS, shape: s.Shape, opt: s.Opt, queueDepth: s.Cfg.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(s.Shape, s.Cfg)}).feasible
 }
+
+var minMemory = kit.MinMemoryOf(parseOptions, feasible)
 
 // inPlace reports whether the run's model reads an aliased batch input in
 // place (nn.IndexedInPlace).

@@ -6,31 +6,75 @@ import (
 )
 
 func init() {
-	train.RegisterVariant(train.Variant{
-		Name:    Name,
-		Paper:   "GNNDrive: Reducing Memory Contention and I/O Congestion for Disk-based GNN Training (ICPP'24)",
-		Summary: "asynchronous io_uring extractors into a shared feature buffer, out-of-order training",
-		Options: []train.Option{
-			{Key: "samplers", Type: train.OptInt, Default: "4", Help: "sampling workers (§4.1 ①–②)"},
-			{Key: "extractors", Type: train.OptInt, Default: "4", Help: "extractors N_e, each with its own io_uring ring (reduced when the budget cannot hold N_e × M_b slots)"},
-			{Key: "extracting_queue", Type: train.OptInt, Default: "6", Help: "bound of the extracting queue (sampled mini-batches)"},
-			{Key: "training_queue", Type: train.OptInt, Default: "4", Help: "bound of the training queue (extracted mini-batches)"},
-			{Key: "profile_batches", Type: train.OptInt, Default: "8", Help: "mini-batches sampled to measure M_b and the model step"},
-			{Key: "buffer_factor", Type: train.OptFloat, Default: "1", Help: "feature buffer slots = (training queue + 1) × M_b × buffer_factor, capped by the budget"},
-			{Key: "batch_margin", Type: train.OptFloat, Default: "1.1", Help: "M_b = largest profiled input-node count × batch_margin"},
-			{Key: "feature_buffer", Type: train.OptEnum, Values: []string{"host", "device"}, Default: "host",
-				Help: "host: CPU-based GNNDrive (§4.4), the buffer in the host budget; device: the GPU-based layout of §4.2, buffer and batch input held outside the host budget"},
-			{Key: "read_block", Type: train.OptBytes, Default: "512", Help: kit.ReadBlockHelp("the artifact: one request per row at the 512-byte sector, rows sharing a sector read once (§4.4)")},
-			{Key: "stages", Type: train.OptEnum, Values: []string{"all", "sample"}, Default: "all", Help: kit.StagesHelp},
-			{Key: "release", Type: train.OptEnum, Values: []string{"auto", "after_step", "after_input"}, Default: "auto",
-				Help: "when the trainer releases a batch's nodes: after_step (the paper, §4.1 ⑧), after_input (as soon as its rows were read out of the buffer), auto (after_input when the batch input is aliased)"},
-			{Key: "batch_input", Type: train.OptEnum, Values: []string{"auto", "gather", "alias"}, Default: "auto",
-				Help: "gather: the trainer copies x = buffer[aliases] as the artifact does; alias: the first layer reads the rows through the alias list (no copy); auto: alias only when the budget cannot hold the copy next to the paper's pipeline"},
-		},
+	kit.Register(train.Variant{
+		Name:      Name,
+		Paper:     "GNNDrive: Reducing Memory Contention and I/O Congestion for Disk-based GNN Training (ICPP'24)",
+		Summary:   "asynchronous io_uring extractors into a shared feature buffer, out-of-order training",
 		MinMemory: minMemory,
 		New:       func(cfg train.Config) (train.System, error) { return newGNNDrive(cfg) },
 		Order:     40,
 		// one sampler and one extractor deliver the batches in order
 		InOrder: map[string]string{"samplers": "1", "extractors": "1"},
-	})
+	}, (*options).bind)
+}
+
+// options are GNNDrive's settings, with the paper's defaults.
+type options struct {
+	samplers, extractors, extractQ, trainQ, profile int
+	bufferFactor, margin                            float64
+	// bufferAt is where the feature buffer is accounted: "host" (the
+	// CPU-based variant, §4.4) or "device" (§4.2's GPU-based layout: the
+	// buffer and the indexed batch input are GPU memory, outside the host
+	// budget; the host keeps the staging buffer, queues and page cache).
+	bufferAt string
+	// batchInput is how the trainer gets a mini-batch's rows out of the
+	// buffer: "gather" (x = buffer[aliases], a copy, as the artifact's
+	// trainer indexes the buffer), "alias" (the first layer reads the rows
+	// through the alias list in place, nn/indexed_input.go) or "auto"
+	// (alias only where the budget cannot hold the copy next to the
+	// paper's pipeline).
+	batchInput string
+	readBlock  int64  // read granularity (kit/read_block.go)
+	sampleOnly bool   // stages=sample (kit/sample_only.go)
+	release    string // auto, after_step or after_input (early_release.go)
+}
+
+func (o *options) bind(b *kit.Binder) {
+	b.Workers(&o.samplers, "samplers", 4, "sampling workers (§4.1 ①–②)")
+	b.Workers(&o.extractors, "extractors", 4, "extractors N_e, each with its own io_uring ring (reduced when the budget cannot hold N_e × M_b slots)")
+	b.Workers(&o.extractQ, "extracting_queue", 6, "bound of the extracting queue (sampled mini-batches)")
+	b.Workers(&o.trainQ, "training_queue", 4, "bound of the training queue (extracted mini-batches)")
+	b.ProfileBatches(&o.profile, "to measure M_b and the model step")
+	b.Float(&o.bufferFactor, "buffer_factor", 1, "feature buffer slots = (training queue + 1) × M_b × buffer_factor, capped by the budget", kit.Above(0), kit.Below(1<<20))
+	b.Float(&o.margin, "batch_margin", 1.1, "M_b = largest profiled input-node count × batch_margin", kit.Range(1, 1<<10))
+	b.Enum(&o.bufferAt, "feature_buffer", "host", []string{"host", "device"},
+		"host: CPU-based GNNDrive (§4.4), the buffer in the host budget; device: the GPU-based layout of §4.2, buffer and batch input held outside the host budget")
+	b.ReadBlock(&o.readBlock, artifactReadBlock, "the artifact: one request per row at the 512-byte sector, rows sharing a sector read once (§4.4)")
+	b.Stages(&o.sampleOnly)
+	b.Enum(&o.release, "release", "auto", []string{"auto", "after_step", "after_input"},
+		"when the trainer releases a batch's nodes: after_step (the paper, §4.1 ⑧), after_input (as soon as its rows were read out of the buffer), auto (after_input when the batch input is aliased)")
+	b.Enum(&o.batchInput, "batch_input", "auto", []string{"auto", "gather", "alias"},
+		"gather: the trainer copies x = buffer[aliases] as the artifact does; alias: the first layer reads the rows through the alias list (no copy); auto: alias only when the budget cannot hold the copy next to the paper's pipeline")
+}
+
+var parseOptions = kit.Bind[options]((*options).bind).Parse
+
+func newGNNDrive(cfg train.Config) (*gnnDrive, error) {
+	opt, err := parseOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	first := "CPU-based GNNDrive (§4.4): the feature buffer is in host memory and training runs on the CPU; the paper's headline numbers are GPU-based"
+	if opt.bufferAt == "device" {
+		first = "GPU-based GNNDrive's memory layout (§4.2) emulated on the CPU: the feature buffer and the indexed batch input are accounted as device memory outside the host budget, but live in host memory and training runs on the CPU (no host-to-device transfer is timed)"
+	}
+	var only []string
+	if opt.sampleOnly {
+		only = []string{kit.SampleOnlyDeviation}
+	}
+	return &gnnDrive{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"), append(only,
+		first,
+		"samplers, extractors, trainer and releaser are goroutines of one process (the paper uses Python threads)",
+		"M_b is the largest input-node count of profiled mini-batches times batch_margin, not batch × Π fanouts (which exceeds the whole graph at this scale); admission control in the feature buffer keeps a larger batch deadlock-free",
+	)...)}, nil
 }

@@ -52,6 +52,7 @@ import (
 const Name = "helios"
 
 type helios struct {
+	kit.Base
 	cfg train.Config
 	opt options
 
@@ -70,38 +71,8 @@ type helios struct {
 	layout    Layout
 	hostMem   kit.OffHeap
 	devMem    kit.OffHeap
-	deviate   []string
 	cancel    context.CancelFunc
 	lastIO    IOStats
-}
-
-func newHelios(cfg train.Config) (*helios, error) {
-	o, err := parseOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &helios{cfg: cfg, opt: o}, nil
-}
-
-func (h *helios) Name() string { return Name }
-
-func (h *helios) Devices() map[string]string {
-	return map[string]string{"sample": "cpu", "extract": "cpu", "train": "cpu"}
-}
-
-func (h *helios) Deviations() []string {
-	d := []string{
-		"no GPU: the GPU cache tier and the batch buffers in flight are GPU memory in Helios; here they are host memory held outside the host budget (the memory cgroup's limit is raised by their size), and training runs on the CPU",
-		fmt.Sprintf("the GPU-initiated asynchronous I/O stack is stood in for by goroutines: the batch preparers submit one O_DIRECT read per uncached feature row (no merging, as Helios issues one NVMe command per vertex) over %d io_uring rings, and one completion goroutine per ring reaps them (the completion kernel); rings are io_uring queues, not NVMe SQ/CQ pairs", h.opt.rings),
-		"cache lookups run on the preparing goroutine (GPU warps reaching the CPU tier over UVA in Helios); sampling runs on CPU goroutines",
-		"pre-sampling samples one epoch on the CPU with a seed of its own (not the training epochs' samples)",
-	}
-	if h.opt.pipeline {
-		d = append(d, fmt.Sprintf("the deep pipeline's operators are goroutines (%d preparers, %d batches in flight) sharing the CPU cores, not GPU kernels on streams with allotted SMs under MPS", h.opt.preparers, h.opt.depth))
-	} else {
-		d = append(d, "pipeline=false: Helios-NoPipe, every operator of a batch in turn (sample, look up and submit, complete, train)")
-	}
-	return append(d, h.deviate...)
 }
 
 // presampleSalt separates the pre-sampling epoch's random choices from the
@@ -156,7 +127,7 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 		opts.Backend = storage.BackendUring
 	}
 	if opts.Backend != storage.BackendUring {
-		h.deviate = append(h.deviate, fmt.Sprintf("reads go through the %s backend instead of io_uring (--io)", opts.Backend))
+		env.Deviate("reads go through the %s backend instead of io_uring (--io)", opts.Backend)
 	}
 	if h.feats, err = storage.OpenFile(env.Dataset.Path("features.bin"), opts); err != nil {
 		return fmt.Errorf("helios: open features: %w", err)
@@ -168,7 +139,7 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 		env.Warnf("helios: the %d MiB budget cannot hold the topology (%d MiB) next to the process (%d MiB in all) and the reserve: expect an OOM kill", env.MemBudget>>20, h.layout.TopologyBytes>>20, h.layout.HostBytes>>20)
 	}
 	if h.layout.CPUCut {
-		h.deviate = append(h.deviate, fmt.Sprintf("the host budget holds a CPU tier of %d MiB of the %d MiB asked for", h.layout.CPURows*h.rowBytes>>20, bytesOf(h.opt.cpuCache, shape.FeatureBytes())>>20))
+		env.Deviate("the host budget holds a CPU tier of %d MiB of the %d MiB asked for", h.layout.CPURows*h.rowBytes>>20, kit.SizeBytes(h.opt.cpuCache, shape.FeatureBytes())>>20)
 	}
 	place, err := Place(counts, h.layout.GPURows, h.layout.CPURows)
 	if err != nil {

@@ -13,72 +13,10 @@ package helios
 // feasible with the estimated workspace.
 
 import (
-	"fmt"
-
 	"outcore/engine/sample"
-	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
-
-// options are the variant's options, parsed.
-type options struct {
-	pipeline  bool
-	preparers int
-	depth     int
-	rings     int
-	profile   int
-	gpuCache  string // bytes or % of the feature table
-	cpuCache  string // "" = the rest of the budget
-	margin    float64
-	ringDepth int // Config.QueueDepth or the storage default
-}
-
-func parseOptions(cfg train.Config) (options, error) {
-	o := train.Opts(cfg.Options)
-	p := options{gpuCache: o.String("gpu_cache", "10%"), cpuCache: o.String("cpu_cache", ""), ringDepth: cfg.QueueDepth}
-	if p.ringDepth == 0 {
-		p.ringDepth = storage.DefaultQueueDepth
-	}
-	var err error
-	if p.pipeline, err = o.Bool("pipeline", true); err != nil {
-		return p, err
-	}
-	for _, it := range []struct {
-		name string
-		def  int
-		dst  *int
-	}{{"preparers", 2, &p.preparers}, {"depth", 3, &p.depth}, {"rings", 4, &p.rings}, {"profile_batches", 8, &p.profile}} {
-		if *it.dst, err = o.Int(it.name, it.def); err != nil {
-			return p, err
-		}
-	}
-	if p.margin, err = o.Float("batch_margin", 1.25); err != nil {
-		return p, err
-	}
-	if p.preparers < 1 || p.depth < 1 || p.rings < 1 || p.profile < 1 || !(p.margin > 0) {
-		return p, fmt.Errorf("%w: helios: preparers, depth, rings and profile_batches must be >= 1, batch_margin > 0", train.ErrConfig)
-	}
-	for _, k := range []struct{ name, v string }{{"gpu_cache", p.gpuCache}, {"cpu_cache", p.cpuCache}} {
-		if k.v == "" {
-			continue
-		}
-		if _, err := train.ParseMemLimit(k.v, 1<<30); err != nil {
-			return p, fmt.Errorf("%w: options.%s: %v", train.ErrConfig, k.name, err)
-		}
-	}
-	return p, nil
-}
-
-// bytesOf resolves a size option against the feature table (validated by
-// parseOptions).
-func bytesOf(spec string, featureBytes int64) int64 {
-	v, err := train.ParseMemLimit(spec, featureBytes)
-	if err != nil {
-		return 0
-	}
-	return v
-}
 
 // TopologyBytes is the graph structure kept whole in host memory.
 func TopologyBytes(shape train.DatasetShape) int64 {
@@ -114,7 +52,7 @@ func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) L
 	n := shape.Nodes
 	fb := shape.FeatureBytes()
 	l := Layout{TopologyBytes: TopologyBytes(shape)}
-	l.GPURows = min(max(0, bytesOf(o.gpuCache, fb))/rb, n)
+	l.GPURows = min(max(0, kit.SizeBytes(o.gpuCache, fb))/rb, n)
 	l.MaxBatch = min(int64(float64(ws.MaxInputs)*o.margin)+1, n)
 	l.HeapNeed = ws.BaseBytes + shape.IndicesBytes() + ws.ArenaBytes + ws.StepExtra +
 		int64(o.preparers)*sample.IDMapBytes(n, ws.MaxInputs)
@@ -123,7 +61,7 @@ func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) L
 	var want int64
 	switch {
 	case o.cpuCache != "":
-		want = bytesOf(o.cpuCache, fb) / rb
+		want = kit.SizeBytes(o.cpuCache, fb) / rb
 	case budget > 0:
 		want = n
 	default:
@@ -148,11 +86,6 @@ func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) L
 // of this shape: the smallest budget whose plan is feasible with the
 // estimated workspace, i.e. that holds the topology, the preparers and the
 // reserve. The CPU tier takes what is left.
-func MinMemory(shape train.DatasetShape, cfg train.Config) int64 {
-	o, err := parseOptions(cfg)
-	if err != nil {
-		return kit.RuntimeFloor
-	}
-	ws := kit.EstimateWorkspace(shape, cfg)
-	return kit.MinBudget(func(b int64) bool { return Plan(b, ws, shape, o).Feasible })
-}
+var MinMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
+	return Plan(s.Budget, s.WS, s.Shape, s.Opt).Feasible
+})

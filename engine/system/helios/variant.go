@@ -1,26 +1,72 @@
 package helios
 
-import "outcore/engine/train"
+import (
+	"fmt"
+
+	"outcore/engine/storage"
+	"outcore/engine/system/kit"
+	"outcore/engine/train"
+)
 
 func init() {
-	train.RegisterVariant(train.Variant{
-		Name:    Name,
-		Paper:   "Helios: An Efficient Out-of-core GNN Training System on Terabyte-scale Graphs with In-memory Performance",
-		Summary: "decoupled asynchronous I/O submission and completion, GPU/CPU static cache from pre-sampling, deep per-hop pipeline (GPU parts stood in for on the CPU)",
-		Options: []train.Option{
-			{Key: "pipeline", Type: train.OptBool, Default: "true", Help: "deep pipeline across and within mini-batches (§3.3); false: Helios-NoPipe, every operator in turn"},
-			{Key: "preparers", Type: train.OptInt, Default: "2", Help: "goroutines sampling batches hop by hop and submitting their reads"},
-			{Key: "depth", Type: train.OptInt, Default: "3", Help: "batches in flight (prepared or preparing, not yet trained); each holds a batch buffer in device memory"},
-			{Key: "rings", Type: train.OptInt, Default: "4", Help: "io_uring rings of the I/O stack, each with its own completion goroutine (§3.1)"},
-			{Key: "gpu_cache", Type: train.OptBytes, Default: "10%", Help: "GPU tier of the static cache, bytes or % of the feature table (0: none)"},
-			{Key: "cpu_cache", Type: train.OptBytes, Default: "the rest of the budget", Help: "CPU tier, bytes or % of the feature table; default: the host budget left after the topology (10% without a budget)"},
-			{Key: "batch_margin", Type: train.OptFloat, Default: "1.25", Help: "batch buffers hold the largest profiled input-node count × batch_margin rows; a larger batch spills to a heap buffer"},
-			{Key: "profile_batches", Type: train.OptInt, Default: "8", Help: "mini-batches sampled to size the batch buffers and the model step"},
-		},
+	kit.Register(train.Variant{
+		Name:      Name,
+		Paper:     "Helios: An Efficient Out-of-core GNN Training System on Terabyte-scale Graphs with In-memory Performance",
+		Summary:   "decoupled asynchronous I/O submission and completion, GPU/CPU static cache from pre-sampling, deep per-hop pipeline (GPU parts stood in for on the CPU)",
 		MinMemory: MinMemory,
 		New:       func(cfg train.Config) (train.System, error) { return newHelios(cfg) },
 		Order:     70,
 		// batches train in the reference order
 		InOrder: map[string]string{},
+	}, (*options).bind)
+}
+
+// options are the variant's options, parsed.
+type options struct {
+	pipeline  bool
+	preparers int
+	depth     int
+	rings     int
+	profile   int
+	gpuCache  string // bytes or % of the feature table
+	cpuCache  string // "" = the rest of the budget
+	margin    float64
+	ringDepth int // Config.QueueDepth or the storage default
+}
+
+func (o *options) bind(b *kit.Binder) {
+	b.Bool(&o.pipeline, "pipeline", true, "deep pipeline across and within mini-batches (§3.3); false: Helios-NoPipe, every operator in turn")
+	b.Workers(&o.preparers, "preparers", 2, "goroutines sampling batches hop by hop and submitting their reads")
+	b.Workers(&o.depth, "depth", 3, "batches in flight (prepared or preparing, not yet trained); each holds a batch buffer in device memory")
+	b.Workers(&o.rings, "rings", 4, "io_uring rings of the I/O stack, each with its own completion goroutine (§3.1)")
+	b.Size(&o.gpuCache, "gpu_cache", "10%", "GPU tier of the static cache, bytes or % of the feature table (0: none)")
+	b.Size(&o.cpuCache, "cpu_cache", "", "CPU tier, bytes or % of the feature table; default: the host budget left after the topology (10% without a budget)", kit.Shown("the rest of the budget"))
+	b.Float(&o.margin, "batch_margin", 1.25, "batch buffers hold the largest profiled input-node count × batch_margin rows; a larger batch spills to a heap buffer", kit.Above(0), kit.Below(1<<10))
+	b.ProfileBatches(&o.profile, "to size the batch buffers and the model step")
+	b.Check(func() error {
+		if o.ringDepth = b.Config().QueueDepth; o.ringDepth == 0 {
+			o.ringDepth = storage.DefaultQueueDepth
+		}
+		return nil
 	})
+}
+
+var parseOptions = kit.Bind[options]((*options).bind).Parse
+
+func newHelios(cfg train.Config) (*helios, error) {
+	o, err := parseOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pipe := "pipeline=false: Helios-NoPipe, every operator of a batch in turn (sample, look up and submit, complete, train)"
+	if o.pipeline {
+		pipe = fmt.Sprintf("the deep pipeline's operators are goroutines (%d preparers, %d batches in flight) sharing the CPU cores, not GPU kernels on streams with allotted SMs under MPS", o.preparers, o.depth)
+	}
+	return &helios{cfg: cfg, opt: o, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"),
+		"no GPU: the GPU cache tier and the batch buffers in flight are GPU memory in Helios; here they are host memory held outside the host budget (the memory cgroup's limit is raised by their size), and training runs on the CPU",
+		fmt.Sprintf("the GPU-initiated asynchronous I/O stack is stood in for by goroutines: the batch preparers submit one O_DIRECT read per uncached feature row (no merging, as Helios issues one NVMe command per vertex) over %d io_uring rings, and one completion goroutine per ring reaps them (the completion kernel); rings are io_uring queues, not NVMe SQ/CQ pairs", o.rings),
+		"cache lookups run on the preparing goroutine (GPU warps reaching the CPU tier over UVA in Helios); sampling runs on CPU goroutines",
+		"pre-sampling samples one epoch on the CPU with a seed of its own (not the training epochs' samples)",
+		pipe,
+	)}, nil
 }

@@ -11,12 +11,6 @@ package kit
 // same run can be repeated at the other granularity and the bytes read
 // compared (scripts/bench-variants.sh).
 
-import (
-	"fmt"
-
-	"outcore/engine/train"
-)
-
 // ReadBlockOption is the variant option naming the read granularity.
 const ReadBlockOption = "read_block"
 
@@ -25,15 +19,8 @@ func ReadBlockHelp(artifact string) string {
 	return "read granularity in bytes, a power of two from 512 to 1 MiB: every row or range read from the SSD is widened to the aligned blocks of this size that cover it (" + artifact + ")"
 }
 
-// ReadBlock reads the read_block option (def when absent): a power of two
-// in [512, 1 MiB].
-func ReadBlock(cfg train.Config, def int64) (int64, error) {
-	v, err := train.Opts(cfg.Options).Bytes(ReadBlockOption, 0, def)
-	if err != nil {
-		return 0, err
-	}
-	if v < 512 || v > 1<<20 || v&(v-1) != 0 {
-		return 0, fmt.Errorf("%w: %s %d, want a power of two from 512 to 1048576 bytes", train.ErrConfig, ReadBlockOption, v)
-	}
-	return v, nil
+// ReadBlock binds the read_block option: a power of two in [512, 1 MiB],
+// def (the variant's artifact's granularity) when absent.
+func (b *Binder) ReadBlock(dst *int64, def int64, artifact string) {
+	b.Bytes(dst, ReadBlockOption, def, ReadBlockHelp(artifact), Range(512, 1<<20), PowerOfTwo())
 }

@@ -26,7 +26,7 @@ func TestReadBlock(t *testing.T) {
 		if c.in != "" {
 			cfg.Options = map[string]string{ReadBlockOption: c.in}
 		}
-		got, err := ReadBlock(cfg, 4096)
+		got, err := readBlockOf(cfg)
 		if c.bad {
 			if err == nil || (!errors.Is(err, train.ErrConfig) && c.in != "lots") {
 				t.Errorf("%q: got %d, %v; want a configuration error", c.in, got, err)
@@ -37,4 +37,10 @@ func TestReadBlock(t *testing.T) {
 			t.Errorf("%q: got %d, %v; want %d", c.in, got, err, c.want)
 		}
 	}
+}
+
+// readBlockOf parses a variant's read_block option bound with the
+// default 4096.
+func readBlockOf(cfg train.Config) (int64, error) {
+	return Bind[int64](func(o *int64, b *Binder) { b.ReadBlock(o, 4096, "test") }).Parse(cfg)
 }

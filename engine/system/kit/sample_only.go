@@ -20,16 +20,16 @@ const StagesOption = "stages"
 // StagesHelp is the option's help text.
 const StagesHelp = "all: sample, extract and train; sample: only the sample stage runs each epoch, nothing is extracted or trained (GNNDrive Fig. 2's '-only' runs: sampling time without the other stages' memory)"
 
-// SampleOnly reads the stages option: true for "sample".
-func SampleOnly(cfg train.Config) (bool, error) {
-	switch v := train.Opts(cfg.Options).String(StagesOption, "all"); v {
-	case "all":
-		return false, nil
-	case "sample":
-		return true, nil
-	default:
-		return false, fmt.Errorf("%w: %s %q, want all or sample", train.ErrConfig, StagesOption, v)
-	}
+// Stages binds the stages option: sampleOnly is true for "sample".
+func (b *Binder) Stages(sampleOnly *bool) {
+	b.declare(StagesOption, train.OptEnum, "all", StagesHelp, []string{"all", "sample"}, rule{}, func(s string) error {
+		switch s {
+		case "all", "sample":
+			*sampleOnly = s == "sample"
+			return nil
+		}
+		return fmt.Errorf("%q, want all or sample", s)
+	})
 }
 
 // SampleOnlyDeviation is the deviation a sample-only run records.

@@ -70,6 +70,7 @@ const (
 )
 
 type system struct {
+	kit.Base
 	cfg train.Config
 	opt options
 
@@ -87,29 +88,6 @@ type system struct {
 	trainNew     []int64 // training nodes, partitioned ids
 	x            nn.Tensor
 	xMem         kit.OffHeap
-}
-
-func newSystem(cfg train.Config) (*system, error) {
-	opt, err := parseOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &system{cfg: cfg, opt: opt}, nil
-}
-
-func (s *system) Name() string { return Name }
-
-func (s *system) Devices() map[string]string {
-	return map[string]string{"prep": "cpu", "sample": "cpu", "extract": "cpu", "train": "cpu"}
-}
-
-func (s *system) Deviations() []string {
-	return []string{
-		"training runs on the CPU (MariusGNN trains on a GPU); the samplers work ahead of the trainer on goroutines instead of the artifact's batch-loader threads and staleness-bounded pipeline",
-		"neighbours are sampled along incoming edges only (the artifact's papers100M configurations sample incoming and outgoing neighbours), the receptive field every outcore variant uses",
-		"nodes are assigned to partitions at random as the artifact's preprocessor does, but keep their original relative order inside a partition (the partitions, which decide what the buffer holds, are the same kind of random draw)",
-		"validation and test accuracy come from the runner's shared evaluator on the full graph (the artifact's full_graph_evaluation), with outcore's standard sampler rather than DENSE",
-	}
 }
 
 // dataDirOf returns the data directory holding a dataset directory

@@ -14,58 +14,11 @@ package mariusgnn
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
-
-// options are MariusGNN's settings (variant.go declares them).
-type options struct {
-	ordering       string
-	partitions     int
-	bufferCapacity int // 0 = from the budget
-	prefetch       bool
-	samplers       int
-	profile        int
-	keepFiles      bool
-}
-
-// parseOptions reads cfg.Options with the defaults variant.go declares.
-func parseOptions(cfg train.Config) (options, error) {
-	o := train.Opts(cfg.Options)
-	var opt options
-	var err error
-	if opt.ordering, err = ParseOrdering(o.String("ordering", OrderingSequential)); err != nil {
-		return opt, fmt.Errorf("%w: mariusgnn: %v", train.ErrConfig, err)
-	}
-	get := func(name string, def int, dst *int) {
-		if err == nil {
-			*dst, err = o.Int(name, def)
-		}
-	}
-	get("partitions", DefaultPartitions, &opt.partitions)
-	get("buffer_capacity", 0, &opt.bufferCapacity)
-	get("samplers", runtime.NumCPU(), &opt.samplers)
-	get("profile_batches", 8, &opt.profile)
-	if err == nil {
-		opt.prefetch, err = o.Bool("prefetch", true)
-	}
-	if err == nil {
-		opt.keepFiles, err = o.Bool("keep_partitions", false)
-	}
-	if err != nil {
-		return opt, err
-	}
-	if opt.partitions < 1 || opt.bufferCapacity < 0 || opt.samplers < 1 || opt.profile < 1 {
-		return opt, fmt.Errorf("%w: mariusgnn: partitions, samplers and profile_batches must be >= 1, buffer_capacity >= 0", train.ErrConfig)
-	}
-	if opt.bufferCapacity > opt.partitions {
-		return opt, fmt.Errorf("%w: mariusgnn: buffer_capacity %d above partitions %d", train.ErrConfig, opt.bufferCapacity, opt.partitions)
-	}
-	return opt, nil
-}
 
 // ahead is how many mini-batches the samplers may have sampled and the
 // trainer not yet taken.
@@ -212,24 +165,18 @@ func layoutShape(shape train.DatasetShape, p int) (parts int, partSize int64, tr
 	return parts, partSize, trainParts
 }
 
-// minMemory is the smallest budget whose plan is feasible on a dataset of
-// shape, with the lower-bound workspace of kit.EstimateWorkspace, the
-// layout's maps and no edges (so it is a lower bound of what a run needs).
-func minMemory(shape train.DatasetShape, cfg train.Config) int64 {
-	opt, err := parseOptions(cfg)
-	if err != nil || shape.Nodes < 1 {
-		return 0 // the configuration's validation reports it
-	}
-	p, ps, tp := layoutShape(shape, opt.partitions)
-	in := sizingInput{
-		ws: kit.EstimateWorkspace(shape, cfg), extraBase: layoutMapBytes(shape.Nodes),
-		shape: shape, opt: opt, p: p, partSize: ps, trainParts: tp, readerQueue: ioQueueDepth,
-	}
-	return kit.MinBudget(func(budget int64) bool {
-		in.budget = budget
-		return size(in).feasible
-	})
+// feasible is whether the budget holds the plan (kit.MinMemoryOf: with
+// the lower-bound workspace of kit.EstimateWorkspace), with the layout's
+// maps and no edges (so minMemory is a lower bound of what a run needs).
+func feasible(s kit.Sizing[options]) bool {
+	p, ps, tp := layoutShape(s.Shape, s.Opt.partitions)
+	return size(sizingInput{
+		budget: s.Budget, ws: s.WS, extraBase: layoutMapBytes(s.Shape.Nodes),
+		shape: s.Shape, opt: s.Opt, p: p, partSize: ps, trainParts: tp, readerQueue: ioQueueDepth,
+	}).feasible
 }
+
+var minMemory = kit.MinMemoryOf(parseOptions, feasible)
 
 // infeasible is the refusal of a budget below minNeed.
 func (pl plan) infeasible(budget int64, in sizingInput) error {

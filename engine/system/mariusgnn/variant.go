@@ -1,26 +1,18 @@
 package mariusgnn
 
 import (
-	"strconv"
+	"fmt"
+	"runtime"
 
+	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
 
 func init() {
-	train.RegisterVariant(train.Variant{
-		Name:    Name,
-		Paper:   "MariusGNN: Resource-Efficient Out-of-Core Training of Graph Neural Networks (EuroSys'23), as measured by GNNDrive (ICPP'24) §3, §5.4 and DiskGNN (arXiv 2405.05231) §7",
-		Summary: "node partitions and edge buckets on disk, a buffer of c partitions, per-epoch ordering and preload, DENSE sampling of in-buffer edges only (biased)",
-		Options: []train.Option{
-			{Key: "ordering", Type: train.OptEnum, Values: []string{OrderingSequential, OrderingDispersed}, Default: OrderingSequential,
-				Help: "node-partition ordering: sequential = training partitions plus random others, one buffer state per epoch; dispersed = swap one partition per state"},
-			{Key: "partitions", Type: train.OptInt, Default: strconv.Itoa(DefaultPartitions), Help: "p, the number of node partitions (p² edge buckets)"},
-			{Key: "buffer_capacity", Type: train.OptInt, Default: "0", Help: "c, partitions resident at once; 0 = the largest c the memory budget holds (p without a budget)"},
-			{Key: "prefetch", Type: train.OptBool, Default: "true", Help: "dispersed: read the next state's partition into a spare slot while the current state trains"},
-			{Key: "samplers", Type: train.OptInt, Default: "number of CPUs", Help: "DENSE sampling workers working ahead of the trainer"},
-			{Key: "profile_batches", Type: train.OptInt, Default: "8", Help: "mini-batches sampled to measure batch sizes and the model step"},
-			{Key: "keep_partitions", Type: train.OptBool, Default: "false", Help: "keep the partitioned features and edge buckets after the run"},
-		},
+	kit.Register(train.Variant{
+		Name:        Name,
+		Paper:       "MariusGNN: Resource-Efficient Out-of-Core Training of Graph Neural Networks (EuroSys'23), as measured by GNNDrive (ICPP'24) §3, §5.4 and DiskGNN (arXiv 2405.05231) §7",
+		Summary:     "node partitions and edge buckets on disk, a buffer of c partitions, per-epoch ordering and preload, DENSE sampling of in-buffer edges only (biased)",
 		MinMemory:   minMemory,
 		New:         func(cfg train.Config) (train.System, error) { return newSystem(cfg) },
 		Order:       30,
@@ -28,5 +20,48 @@ func init() {
 		// Loading a buffer state (the epoch's first: prep, later: swap)
 		// reads partitions from disk (DESIGN §5).
 		WallStages: map[string]string{"prep_s": "extract_s", "swap_s": "extract_s"},
+	}, (*options).bind)
+}
+
+// options are MariusGNN's settings.
+type options struct {
+	ordering       string
+	partitions     int
+	bufferCapacity int // 0 = from the budget
+	prefetch       bool
+	samplers       int
+	profile        int
+	keepFiles      bool
+}
+
+func (o *options) bind(b *kit.Binder) {
+	b.Enum(&o.ordering, "ordering", OrderingSequential, []string{OrderingSequential, OrderingDispersed},
+		"node-partition ordering: sequential = training partitions plus random others, one buffer state per epoch; dispersed = swap one partition per state")
+	b.Int(&o.partitions, "partitions", DefaultPartitions, "p, the number of node partitions (p² edge buckets)", kit.Range(1, 1<<16))
+	b.Int(&o.bufferCapacity, "buffer_capacity", 0, "c, partitions resident at once; 0 = the largest c the memory budget holds (p without a budget)", kit.Range(0, 1<<16))
+	b.Bool(&o.prefetch, "prefetch", true, "dispersed: read the next state's partition into a spare slot while the current state trains")
+	b.Workers(&o.samplers, "samplers", runtime.NumCPU(), "DENSE sampling workers working ahead of the trainer", kit.Shown("number of CPUs"))
+	b.ProfileBatches(&o.profile, "to measure batch sizes and the model step")
+	b.Bool(&o.keepFiles, "keep_partitions", false, "keep the partitioned features and edge buckets after the run")
+	b.Check(func() error {
+		if o.bufferCapacity > o.partitions {
+			return fmt.Errorf("mariusgnn: buffer_capacity %d above partitions %d", o.bufferCapacity, o.partitions)
+		}
+		return nil
 	})
+}
+
+var parseOptions = kit.Bind[options]((*options).bind).Parse
+
+func newSystem(cfg train.Config) (*system, error) {
+	opt, err := parseOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &system{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("prep", "sample", "extract", "train"),
+		"training runs on the CPU (MariusGNN trains on a GPU); the samplers work ahead of the trainer on goroutines instead of the artifact's batch-loader threads and staleness-bounded pipeline",
+		"neighbours are sampled along incoming edges only (the artifact's papers100M configurations sample incoming and outgoing neighbours), the receptive field every outcore variant uses",
+		"nodes are assigned to partitions at random as the artifact's preprocessor does, but keep their original relative order inside a partition (the partitions, which decide what the buffer holds, are the same kind of random draw)",
+		"validation and test accuracy come from the runner's shared evaluator on the full graph (the artifact's full_graph_evaluation), with outcore's standard sampler rather than DENSE",
+	)}, nil
 }

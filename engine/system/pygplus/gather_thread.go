@@ -121,8 +121,8 @@ func (p *pygPlus) trainOverlapped(ctx context.Context, stop context.CancelFunc, 
 
 // overlapDeviation is the deviation the gather's placement makes from the
 // paper's PyG+.
-func (p *pygPlus) overlapDeviation() string {
-	if p.opt.overlap {
+func overlapDeviation(overlap bool) string {
+	if overlap {
 		return "training runs on the CPU (the paper's PyG+ trains on a GPU): the gather thread overlaps batch i+1's gather with batch i's training as the artifact does, but both now compete for the same cores"
 	}
 	return "training runs on the CPU (the paper's PyG+ trains on a GPU); overlap=false: the gather runs on the trainer's critical path, not overlapped with training as in the paper (§5.1)"

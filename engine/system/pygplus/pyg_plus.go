@@ -59,6 +59,7 @@ import (
 const Name = "pyg+"
 
 type pygPlus struct {
+	kit.Base
 	cfg  train.Config
 	opt  options
 	plan plan
@@ -73,32 +74,6 @@ type pygPlus struct {
 	resident  []byte       // Mincore vector of the feature mapping
 	check     []bool       // rows of the batch not resident before the gather
 	mem       kit.OffHeap
-}
-
-func newPyGPlus(cfg train.Config) (*pygPlus, error) {
-	opt, err := parseOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &pygPlus{cfg: cfg, opt: opt}, nil
-}
-
-func (p *pygPlus) Name() string { return Name }
-
-func (p *pygPlus) Devices() map[string]string {
-	return map[string]string{"sample": "cpu", "extract": "cpu", "train": "cpu"}
-}
-
-func (p *pygPlus) Deviations() []string {
-	var only []string
-	if p.opt.sampleOnly {
-		only = []string{kit.SampleOnlyDeviation}
-	}
-	return append(only,
-		p.overlapDeviation(),
-		fmt.Sprintf("sampling workers are goroutines sharing one process (%d), not DataLoader sub-processes", p.opt.workers),
-		"gather copies rows with cgo threads from the mapping (one page fault per missing 4 KiB page), as numpy memmap indexing does",
-	)
 }
 
 func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {

@@ -9,49 +9,9 @@ package pygplus
 // its gathered input. The page cache of the mappings is what is left.
 
 import (
-	"fmt"
-	"runtime"
-
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
-
-// options are PyG+'s settings (variant.go declares them).
-type options struct {
-	workers, prefetch, ioThreads int
-	pcStats                      bool
-	overlap                      bool // the gather thread (gather_thread.go)
-	sampleOnly                   bool // stages=sample (kit/sample_only.go)
-}
-
-// parseOptions reads cfg.Options with PyG+'s defaults.
-func parseOptions(cfg train.Config) (options, error) {
-	o := train.Opts(cfg.Options)
-	var opt options
-	var err error
-	if opt.workers, err = o.Int("samplers", runtime.NumCPU()); err != nil {
-		return opt, err
-	}
-	if opt.prefetch, err = o.Int("prefetch", 2); err != nil {
-		return opt, err
-	}
-	if opt.ioThreads, err = o.Int("io_threads", 4*runtime.NumCPU()); err != nil {
-		return opt, err
-	}
-	if opt.pcStats, err = o.Bool("pagecache_stats", true); err != nil {
-		return opt, err
-	}
-	if opt.overlap, err = o.Bool("overlap", true); err != nil {
-		return opt, err
-	}
-	if opt.sampleOnly, err = kit.SampleOnly(cfg); err != nil {
-		return opt, err
-	}
-	if opt.workers < 1 || opt.prefetch < 1 || opt.ioThreads < 1 {
-		return opt, fmt.Errorf("%w: pyg+: samplers, prefetch and io_threads must be >= 1", train.ErrConfig)
-	}
-	return opt, nil
-}
 
 // plan is PyG+'s memory plan.
 type plan struct {
@@ -74,13 +34,9 @@ func size(budget int64, ws kit.Workspace, shape train.DatasetShape, cfg train.Co
 	return p
 }
 
-// minMemory is the smallest budget whose plan is feasible on a dataset of
-// shape, with the lower-bound workspace of kit.EstimateWorkspace.
-func minMemory(shape train.DatasetShape, cfg train.Config) int64 {
-	opt, err := parseOptions(cfg)
-	if err != nil {
-		return 0 // the configuration's validation reports it
-	}
-	ws := kit.EstimateWorkspace(shape, cfg)
-	return kit.MinBudget(func(budget int64) bool { return size(budget, ws, shape, cfg, opt).feasible })
+// feasible is whether the budget holds PyG+'s plan (kit.MinMemoryOf).
+func feasible(s kit.Sizing[options]) bool {
+	return size(s.Budget, s.WS, s.Shape, s.Cfg, s.Opt).feasible
 }
+
+var minMemory = kit.MinMemoryOf(parseOptions, feasible)

@@ -1,23 +1,18 @@
 package pygplus
 
 import (
+	"fmt"
+	"runtime"
+
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
 
 func init() {
-	train.RegisterVariant(train.Variant{
-		Name:    Name,
-		Paper:   "PyG+, the baseline of Ginex (VLDB'22) §5.1 and GNNDrive (ICPP'24) §5",
-		Summary: "memory-mapped topology and features, page-cache faults on the critical path",
-		Options: []train.Option{
-			{Key: "samplers", Type: train.OptInt, Default: "number of CPUs", Help: "sampling workers feeding the shared queue (DataLoader workers)"},
-			{Key: "prefetch", Type: train.OptInt, Default: "2", Help: "batches dispatched ahead per sampling worker (DataLoader prefetch_factor)"},
-			{Key: "io_threads", Type: train.OptInt, Default: "4 × number of CPUs", Help: "threads gathering rows from the feature mapping (page faults in flight)"},
-			{Key: "overlap", Type: train.OptBool, Default: "true", Help: "gather batch i+1 in a thread while batch i trains, as the artifact's baseline does (Ginex §5.1); false gathers on the trainer's critical path"},
-			{Key: "stages", Type: train.OptEnum, Values: []string{"all", "sample"}, Default: "all", Help: kit.StagesHelp},
-			{Key: "pagecache_stats", Type: train.OptBool, Default: "true", Help: "account each gather's rows by tier: mincore before the gather, then the rows not resident are copied one by one between readings of the thread's device reads (cpu and device tiers, rows_from_device); off: feature bytes only"},
-		},
+	kit.Register(train.Variant{
+		Name:      Name,
+		Paper:     "PyG+, the baseline of Ginex (VLDB'22) §5.1 and GNNDrive (ICPP'24) §5",
+		Summary:   "memory-mapped topology and features, page-cache faults on the critical path",
 		MinMemory: minMemory,
 		New:       func(cfg train.Config) (train.System, error) { return newPyGPlus(cfg) },
 		Order:     10,
@@ -25,5 +20,40 @@ func init() {
 		// The trainer's wait for a batch (stall) includes the synchronous
 		// gather from the mapping (extract), pyg_plus.go.
 		NestedStages: map[string]string{"extract_s": "stall_s"},
-	})
+	}, (*options).bind)
+}
+
+// options are PyG+'s settings.
+type options struct {
+	workers, prefetch, ioThreads int
+	pcStats                      bool
+	overlap                      bool // the gather thread (gather_thread.go)
+	sampleOnly                   bool // stages=sample (kit/sample_only.go)
+}
+
+func (o *options) bind(b *kit.Binder) {
+	b.Workers(&o.workers, "samplers", runtime.NumCPU(), "sampling workers feeding the shared queue (DataLoader workers)", kit.Shown("number of CPUs"))
+	b.Workers(&o.prefetch, "prefetch", 2, "batches dispatched ahead per sampling worker (DataLoader prefetch_factor)")
+	b.Workers(&o.ioThreads, "io_threads", 4*runtime.NumCPU(), "threads gathering rows from the feature mapping (page faults in flight)", kit.Shown("4 × number of CPUs"))
+	b.Bool(&o.overlap, "overlap", true, "gather batch i+1 in a thread while batch i trains, as the artifact's baseline does (Ginex §5.1); false gathers on the trainer's critical path")
+	b.Stages(&o.sampleOnly)
+	b.Bool(&o.pcStats, "pagecache_stats", true, "account each gather's rows by tier: mincore before the gather, then the rows not resident are copied one by one between readings of the thread's device reads (cpu and device tiers, rows_from_device); off: feature bytes only")
+}
+
+var parseOptions = kit.Bind[options]((*options).bind).Parse
+
+func newPyGPlus(cfg train.Config) (*pygPlus, error) {
+	opt, err := parseOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var only []string
+	if opt.sampleOnly {
+		only = []string{kit.SampleOnlyDeviation}
+	}
+	return &pygPlus{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"), append(only,
+		overlapDeviation(opt.overlap),
+		fmt.Sprintf("sampling workers are goroutines sharing one process (%d), not DataLoader sub-processes", opt.workers),
+		"gather copies rows with cgo threads from the mapping (one page fault per missing 4 KiB page), as numpy memmap indexing does",
+	)...)}, nil
 }

@@ -1,0 +1,87 @@
+package kit
+
+// The skeleton every variant package shares (docs/ARCHITECTURE.md
+// "Adding a system"): registration with options declared once (Register,
+// options.go), the Name, Devices and Deviations a System reports (Base),
+// and the least memory budget from the variant's pure sizing
+// (MinMemoryOf). Deviations decided while a run prepares go through
+// train.Env.Deviate, the one channel to the run's records.
+
+import (
+	"maps"
+
+	"outcore/engine/train"
+)
+
+// Register registers v with the options bind declares: v.Options and
+// v.CheckOptions come from bind, so each default and range is declared
+// once.
+func Register[O any](v train.Variant, bind Bind[O]) {
+	v.Options = bind.Options()
+	v.CheckOptions = bind.Check
+	train.RegisterVariant(v)
+}
+
+// Base is what a System reports of itself before it runs: its registered
+// name, the device of each stage and its deviations from its paper known
+// from the configuration alone (train.Describer). A variant embeds it.
+type Base struct {
+	name       string
+	devices    map[string]string
+	deviations []string
+}
+
+// NewBase is the Base of the variant name whose stages run on devices,
+// departing from its paper by deviations.
+func NewBase(name string, devices map[string]string, deviations ...string) Base {
+	return Base{name: name, devices: devices, deviations: deviations}
+}
+
+// Name is the registered name.
+func (b *Base) Name() string { return b.name }
+
+// Devices is the device of each stage ("sample": "cpu").
+func (b *Base) Devices() map[string]string { return maps.Clone(b.devices) }
+
+// Deviations are the deviations known before the run prepares.
+func (b *Base) Deviations() []string { return append([]string(nil), b.deviations...) }
+
+// OnCPU maps each stage to "cpu".
+func OnCPU(stages ...string) map[string]string {
+	m := make(map[string]string, len(stages))
+	for _, s := range stages {
+		m[s] = "cpu"
+	}
+	return m
+}
+
+// Sizing is what a variant's memory plan depends on besides what the
+// variant derives from it: the host budget (0 = unlimited), the profiled
+// (or estimated) workspace, the dataset's shape, the run's configuration
+// and its parsed options.
+type Sizing[O any] struct {
+	Budget int64
+	WS     Workspace
+	Shape  train.DatasetShape
+	Cfg    train.Config
+	Opt    O
+}
+
+// MinMemoryOf is train.Variant.MinMemory for a variant whose plan is
+// feasible(s): the smallest budget it finds feasible with the
+// lower-bound workspace of EstimateWorkspace (0 when the options do not
+// parse, which the configuration's validation reports, or the dataset
+// has no nodes).
+func MinMemoryOf[O any](parse func(train.Config) (O, error), feasible func(Sizing[O]) bool) func(train.DatasetShape, train.Config) int64 {
+	return func(shape train.DatasetShape, cfg train.Config) int64 {
+		opt, err := parse(cfg)
+		if err != nil || shape.Nodes < 1 {
+			return 0
+		}
+		s := Sizing[O]{WS: EstimateWorkspace(shape, cfg), Shape: shape, Cfg: cfg, Opt: opt}
+		return MinBudget(func(budget int64) bool {
+			s.Budget = budget
+			return feasible(s)
+		})
+	}
+}
