@@ -3,6 +3,8 @@
 // arXiv:2405.05231), one file per mechanism, each citing the sections it
 // implements:
 //
+//   - diskgnn.go: the variant's Prepare (offline sampling, placement,
+//     search, packing) and epoch, in the order of a run.
 //   - offline_sampling.go: sample every mini-batch of the run before
 //     training and store the graph samples on disk (§3, §4).
 //   - graph_samples.go: the on-disk format of those graph samples.
@@ -18,11 +20,17 @@
 //     (§5.1, §6 "Feature assembling").
 //   - chunk_format.go: a batch's chunk on disk: its address header and its
 //     packed features (§4 "Packed feature chunk", §6).
+//   - layout.go: writing the disk levels of the feature store (§4 Fig. 2,
+//     §6).
 //   - packing.go: batched sequential packing (§5.2).
 //   - tiers.go: the four-level store at training time and the feature
 //     assembler (§4 "Feature assembling", Fig. 3).
+//   - feature_loader.go: stage ①, the packed chunk by pread and the disk
+//     cache rows by io_uring threads (§5.3, §6 "I/O operations").
 //   - pipeline.go: the four-stage training pipeline with its two dependency
 //     paths and queues of 2 (§5.3, §6).
+//   - sizing.go: the memory plan from the budget (§4, §6), pure.
+//   - variant.go: registration, options and the constructor.
 //
 // Code comments cite docs/ARCHITECTURE.md for the engine's contracts.
 package diskgnn

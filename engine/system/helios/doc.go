@@ -2,12 +2,16 @@
 // Efficient Out-of-core GNN Training System on Terabyte-scale Graphs with
 // In-memory Performance"), one file per mechanism:
 //
+//   - helios.go: the variant's Prepare (pre-sampling, cache placement) and
+//     epoch;
 //   - submit_complete.go: the asynchronous disk I/O stack with decoupled
 //     submission and completion (§3.1);
 //   - static_cache.go: the heterogeneous GPU/CPU static cache placed by
 //     one epoch of pre-sampling (§3.2);
 //   - pipeline.go: the deep GNN-aware pipeline across and within
 //     mini-batches (§3.3, Fig. 4).
+//   - sizing.go: the tiers' sizes from the budget, pure;
+//   - variant.go: registration, options and the constructor.
 //
 // Helios runs its I/O stack, cache and pipeline as GPU kernels; outcore
 // has no GPU. The stand-ins (device memory held as a budget outside the

@@ -1,6 +1,18 @@
 // Package kit is the toolkit the variant packages share
 // (docs/ARCHITECTURE.md "Adding a system"):
 //
+//   - variant.go: the skeleton of a variant: Register (a train.Variant
+//     with the options of one bind function), Base (name, devices and the
+//     deviations known from the configuration; those decided while
+//     preparing go through train.Env.Deviate), OnCPU, and MinMemoryOf, the
+//     least feasible budget of a variant's pure sizing over one Sizing;
+//   - options.go: the flag-style option Binder (Int, Workers, Float,
+//     Bool, Bytes, Size, Enum, Func, Check) with its rules (Range,
+//     AtLeast, Above, Below, PowerOfTwo, MultipleOf, Shown), from which a
+//     variant's declared options, their parse and their check at
+//     validation all come; ProfileBatches, a shared key;
+//   - read_block.go, sample_only.go: the shared options read_block (the
+//     read granularity) and stages (sampling alone);
 //   - budget.go: the memory budget every variant goes through (Budget:
 //     Go memory limit, one profiled step held outside the budget, the
 //     limit again for the planned heap), the reserve kept free
@@ -14,9 +26,8 @@
 //   - sampler_pool.go: a pool of sampling workers feeding a queue
 //     (StartSamplers), each timed as a sample worker (busy and wait);
 //   - offheap_linux.go: caches and buffers off the Go heap (OffHeap);
-//   - mmap_linux.go, gather_mapped_linux.go: memory maps with readahead
-//     off, page-cache residency, dropping a file's pages, and the
-//     multi-threaded gather of rows from a mapping, which measures its
+//   - gather_mapped_linux.go: the multi-threaded gather of rows from a
+//     memory map (internal/osutil maps the file), which measures its
 //     threads' device reads, rows from the device and busy/wait
 //     (docs/DESIGN.md §5);
 //   - first_error.go: the first error of a pipeline's goroutines.

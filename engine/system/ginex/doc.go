@@ -1,0 +1,18 @@
+// Package ginex is the "ginex" variant: Ginex (Park et al., "Ginex:
+// SSD-enabled Billion-scale GNN Training on a Single Machine via Provably
+// Optimal In-memory Caching", VLDB 2022), one file per mechanism:
+//
+//   - ginex.go: the superbatch inspector–executor pipeline (§3.1, Fig. 8):
+//     sample a superbatch, precompute the Belady changesets, then switch
+//     and run the main loop with the feature cache;
+//   - cached_indices.go: sampling through the neighbour cache (§3.2, §4);
+//   - runfiles.go: the runtime files between the stages (§3.1,
+//     Fig. 8(b)–(e));
+//   - sizing.go: the cache sizes from the memory budget and the profiled
+//     workspace (§3.5), pure;
+//   - variant.go: registration, options and the constructor.
+//
+// The Belady changesets, feature cache and neighbour cache themselves are
+// engine/cache's. Ginex trains on a GPU; the departures are named in every
+// run's deviations.
+package ginex
