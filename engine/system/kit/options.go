@@ -140,7 +140,7 @@ func (r rule) check(v float64) error {
 		bad = float64(i) != v || i%r.mult != 0
 	}
 	if bad {
-		return fmt.Errorf("%v is out of range, want %s", v, r.describe())
+		return fmt.Errorf("%s is out of range, want %s", strconv.FormatFloat(v, 'f', -1, 64), r.describe())
 	}
 	return nil
 }
