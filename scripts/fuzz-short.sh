@@ -17,10 +17,11 @@ declare -A targets=(
   [report]="FuzzParseFilter FuzzDecodeDigest"         # the filter bar (q=, runs=); digests stored with runs
   [store]="FuzzJSONMaps"                              # stages_json and tiers_json as read back
   [engine/accel]="FuzzParseProfile FuzzParseMode"     # accelerator profiles; --compute and the grid's compute axis
+  [engine/metrics]="FuzzHostPressureParsers"          # /proc/stat, /proc/pressure/*, /proc/loadavg
 )
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
-for pkg in engine/train experiments engine/dataset web report store engine/accel; do
+for pkg in engine/train experiments engine/dataset web report store engine/accel engine/metrics; do
   bin="$tmp/$(echo "$pkg" | tr / _).test"
   go test -c -o "$bin" "./$pkg"
   for name in ${targets[$pkg]}; do

@@ -280,6 +280,7 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 		"rows_shared_in_flight", "read_amplification", "bytes_read_per_byte_needed",
 		"sample_busy_s", "sample_wait_s", "extract_busy_s", "extract_wait_s",
 		"wall_sample_s", "wall_load_s", "wall_train_s", "wall_stall_s",
+		"host_load1", "host_others_cpu_pct", "host_steal_pct", "psi_cpu_pct", "psi_io_pct", "psi_memory_pct",
 		"train_loss", "train_acc", "val_acc", "test_acc", "eval_s", "wall_s")
 	for _, k := range stageKeys {
 		header = append(header, "stage_"+strings.TrimSuffix(k, "_s")+"_s")
@@ -328,6 +329,8 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 			} else {
 				rec = append(rec, "", "", "", "")
 			}
+			// host pressure during the epoch; empty: not recorded, or (PSI) no /proc/pressure
+			rec = append(rec, hostCells(e.HostPressure)...)
 			rec = append(rec, fmtF(e.TrainLoss), fmtF(e.TrainAcc), fmtF(e.ValAcc), fmtF(e.TestAcc), fmtF(e.EvalS), fmtF(e.WallS))
 			for _, k := range stageKeys {
 				if v, ok := e.Stages[k]; ok {
@@ -362,7 +365,8 @@ func (s *Store) exportSamples(ctx context.Context, cw *csv.Writer, experimentID 
 		return err
 	}
 	header := append(append([]string{}, cellCols...),
-		"t", "cpu_pct", "iowait_pct", "rss_bytes", "cgroup_bytes", "disk_read_mbps", "gpu_util_pct", "gpu_mem_bytes")
+		"t", "cpu_pct", "iowait_pct", "rss_bytes", "cgroup_bytes", "disk_read_mbps", "gpu_util_pct", "gpu_mem_bytes",
+		"host_load1", "host_others_cpu_pct", "host_steal_pct", "psi_cpu_pct", "psi_io_pct", "psi_memory_pct")
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -372,7 +376,8 @@ func (s *Store) exportSamples(ctx context.Context, cw *csv.Writer, experimentID 
 			return err
 		}
 		rows, err := s.r.QueryContext(ctx, `
-			SELECT t, cpu_pct, iowait_pct, rss_bytes, cgroup_bytes, disk_read_mbps, gpu_util_pct, gpu_mem_bytes
+			SELECT t, cpu_pct, iowait_pct, rss_bytes, cgroup_bytes, disk_read_mbps, gpu_util_pct, gpu_mem_bytes,
+				host_load1, host_others_cpu_pct, host_steal_pct, psi_cpu_pct, psi_io_pct, psi_memory_pct
 			FROM samples WHERE run_id = ? ORDER BY t`, rc.id)
 		if err != nil {
 			return err
@@ -382,13 +387,17 @@ func (s *Store) exportSamples(ctx context.Context, cw *csv.Writer, experimentID 
 			var rss, cg int64
 			var gu sql.NullFloat64
 			var gm sql.NullInt64
-			if err := rows.Scan(&t, &cpu, &iow, &rss, &cg, &disk, &gu, &gm); err != nil {
+			var hc hostCols
+			if err := rows.Scan(append([]any{&t, &cpu, &iow, &rss, &cg, &disk, &gu, &gm}, hc.dest()...)...); err != nil {
 				rows.Close()
 				return err
 			}
 			rec = rec[:0]
 			rec = append(rec, rc.cells...)
 			rec = append(rec, fmtF(t), fmtF(cpu), fmtF(iow), fmtI(rss), fmtI(cg), fmtF(disk), fmtNF(gu), fmtNI(gm))
+			for _, h := range hc {
+				rec = append(rec, fmtNF(h)) // empty: not recorded, or no /proc/pressure
+			}
 			if err := cw.Write(rec); err != nil {
 				rows.Close()
 				return err
@@ -400,4 +409,18 @@ func (s *Store) exportSamples(ctx context.Context, cw *csv.Writer, experimentID 
 		}
 	}
 	return nil
+}
+
+// hostCells are an epoch's host-pressure CSV cells.
+func hostCells(h *metrics.HostPressure) []string {
+	if h == nil {
+		return []string{"", "", "", "", "", ""}
+	}
+	opt := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return fmtF(*p)
+	}
+	return []string{fmtF(h.Load1), fmtF(h.OthersCPUPct), fmtF(h.StealPct), opt(h.PSICPUPct), opt(h.PSIIOPct), opt(h.PSIMemoryPct)}
 }

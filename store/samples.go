@@ -16,19 +16,19 @@ type Sample struct {
 }
 
 // sampleInsertRows is how many samples one INSERT statement carries:
-// multi-row VALUES cut the per-row cost of the driver (9 parameters a row,
-// 900 a statement, under SQLite's limit of 32766).
+// multi-row VALUES cut the per-row cost of the driver (15 parameters a row,
+// 1500 a statement, under SQLite's limit of 32766).
 const sampleInsertRows = 100
 
 func sampleInsertSQL(n int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT OR REPLACE INTO samples(run_id, t, cpu_pct, iowait_pct, rss_bytes, cgroup_bytes, disk_read_mbps,
-		gpu_util_pct, gpu_mem_bytes) VALUES `)
+		gpu_util_pct, gpu_mem_bytes, host_load1, host_others_cpu_pct, host_steal_pct, psi_cpu_pct, psi_io_pct, psi_memory_pct) VALUES `)
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	}
 	return b.String()
 }
@@ -45,7 +45,7 @@ func (t *Tx) InsertSamples(runID int64, samples []metrics.SampleRecord) error {
 			full.Close()
 		}
 	}()
-	args := make([]any, 0, 9*sampleInsertRows)
+	args := make([]any, 0, 15*sampleInsertRows)
 	for start := 0; start < len(samples); start += sampleInsertRows {
 		chunk := samples[start:min(start+sampleInsertRows, len(samples))]
 		args = args[:0]
@@ -60,6 +60,7 @@ func (t *Tx) InsertSamples(runID int64, samples []metrics.SampleRecord) error {
 				gm = sql.NullInt64{Int64: *s.GPUMemBytes, Valid: true}
 			}
 			args = append(args, runID, s.T, s.CPUPercent, s.IOWaitPercent, s.RSSBytes, s.CgroupBytes, s.DiskReadMBps, gu, gm)
+			args = append(args, hostArgs(s.Host)...)
 		}
 		var err error
 		if len(chunk) == sampleInsertRows {
@@ -79,14 +80,53 @@ func (t *Tx) InsertSamples(runID int64, samples []metrics.SampleRecord) error {
 	return nil
 }
 
-const sampleCols = `run_id, t, cpu_pct, iowait_pct, rss_bytes, cgroup_bytes, disk_read_mbps, gpu_util_pct, gpu_mem_bytes`
+// hostArgs are a sample's host-pressure columns (all NULL without one).
+func hostArgs(h *metrics.HostPressure) []any {
+	if h == nil {
+		return []any{nil, nil, nil, nil, nil, nil}
+	}
+	opt := func(p *float64) any {
+		if p == nil {
+			return nil
+		}
+		return *p
+	}
+	return []any{h.Load1, h.OthersCPUPct, h.StealPct, opt(h.PSICPUPct), opt(h.PSIIOPct), opt(h.PSIMemoryPct)}
+}
+
+// hostCols holds the scanned host-pressure columns of a sample.
+type hostCols [6]sql.NullFloat64
+
+func (h *hostCols) dest() []any {
+	return []any{&h[0], &h[1], &h[2], &h[3], &h[4], &h[5]}
+}
+
+// pressure is the sample's host pressure, nil when none was recorded.
+func (h *hostCols) pressure() *metrics.HostPressure {
+	if !h[0].Valid {
+		return nil
+	}
+	p := &metrics.HostPressure{Load1: h[0].Float64, OthersCPUPct: h[1].Float64, StealPct: h[2].Float64}
+	for i, dst := range []**float64{&p.PSICPUPct, &p.PSIIOPct, &p.PSIMemoryPct} {
+		if h[3+i].Valid {
+			v := h[3+i].Float64
+			*dst = &v
+		}
+	}
+	return p
+}
+
+const sampleCols = `run_id, t, cpu_pct, iowait_pct, rss_bytes, cgroup_bytes, disk_read_mbps, gpu_util_pct, gpu_mem_bytes,
+	host_load1, host_others_cpu_pct, host_steal_pct, psi_cpu_pct, psi_io_pct, psi_memory_pct`
 
 func scanSample(sc interface{ Scan(...any) error }) (Sample, error) {
 	var s Sample
 	var gu sql.NullFloat64
 	var gm sql.NullInt64
-	err := sc.Scan(&s.RunID, &s.T, &s.CPUPercent, &s.IOWaitPercent, &s.RSSBytes, &s.CgroupBytes, &s.DiskReadMBps, &gu, &gm)
+	var hc hostCols
+	err := sc.Scan(append([]any{&s.RunID, &s.T, &s.CPUPercent, &s.IOWaitPercent, &s.RSSBytes, &s.CgroupBytes, &s.DiskReadMBps, &gu, &gm}, hc.dest()...)...)
 	s.Type = metrics.TypeSample
+	s.Host = hc.pressure()
 	if gu.Valid {
 		s.GPUUtil = &gu.Float64
 	}
@@ -156,7 +196,8 @@ func (s *Store) SampleSeries(ctx context.Context, runID int64, fromT, toT float6
 	}
 	rows, err := s.r.QueryContext(ctx, `
 		SELECT CAST((t - ?1) / ?2 AS INTEGER) AS b, avg(t), avg(cpu_pct), avg(iowait_pct), avg(rss_bytes), avg(cgroup_bytes),
-			avg(disk_read_mbps), avg(gpu_util_pct), avg(gpu_mem_bytes)
+			avg(disk_read_mbps), avg(gpu_util_pct), avg(gpu_mem_bytes),
+			avg(host_load1), avg(host_others_cpu_pct), avg(host_steal_pct), avg(psi_cpu_pct), avg(psi_io_pct), avg(psi_memory_pct)
 		FROM samples WHERE run_id = ?3 AND t >= ?1 AND t < ?4
 		GROUP BY b ORDER BY b`, lo, width, runID, hi)
 	if err != nil {
@@ -168,11 +209,13 @@ func (s *Store) SampleSeries(ctx context.Context, runID int64, fromT, toT float6
 		var b int64
 		var rss, cg float64
 		var gu, gm sql.NullFloat64
+		var hc hostCols
 		smp := Sample{RunID: runID}
 		smp.Type = metrics.TypeSample
-		if err := rows.Scan(&b, &smp.T, &smp.CPUPercent, &smp.IOWaitPercent, &rss, &cg, &smp.DiskReadMBps, &gu, &gm); err != nil {
+		if err := rows.Scan(append([]any{&b, &smp.T, &smp.CPUPercent, &smp.IOWaitPercent, &rss, &cg, &smp.DiskReadMBps, &gu, &gm}, hc.dest()...)...); err != nil {
 			return nil, fmt.Errorf("sample series of run %d: %w", runID, err)
 		}
+		smp.Host = hc.pressure()
 		smp.RSSBytes, smp.CgroupBytes = int64(rss), int64(cg)
 		if gu.Valid {
 			v := gu.Float64

@@ -112,6 +112,11 @@ type EpochRecord struct {
 	WallTrainS  float64 `json:"wall_train_s"`
 	WallStallS  float64 `json:"wall_stall_s"`
 
+	// HostPressure is how busy the host was during the epoch's training
+	// (DESIGN §5, "Host pressure"); nil in records written before it was
+	// measured.
+	HostPressure *HostPressure `json:"host_pressure,omitempty"`
+
 	Batches int                  `json:"batches"`
 	Tiers   map[string]TierCount `json:"tiers,omitempty"`
 	// Counters holds variant-specific event counts ("io_requests",
@@ -193,6 +198,9 @@ type SampleRecord struct {
 	DiskReadMBps  float64  `json:"disk_read_mbps"`
 	GPUUtil       *float64 `json:"gpu_util_pct,omitempty"`
 	GPUMemBytes   *int64   `json:"gpu_mem_bytes,omitempty"`
+	// Host is the host's pressure over the second (load average, other
+	// processes' CPU, steal, PSI); nil where none could be read.
+	Host *HostPressure `json:"host,omitempty"`
 }
 
 // LogRecord is a human-readable event.
@@ -219,6 +227,9 @@ type SummaryRecord struct {
 	// PrepareStages splits it by phase ("inspect_s", "pack_s", ...).
 	PrepareS      float64            `json:"prepare_s"`
 	PrepareStages map[string]float64 `json:"prepare_stages,omitempty"`
+	// HostPressure is how busy the host was from the start record to the
+	// end of the run (DESIGN §5, "Host pressure").
+	HostPressure *HostPressure `json:"host_pressure,omitempty"`
 	// Deviations is every departure from the variant's paper, including
 	// those decided while preparing (sizes that did not fit the budget, the
 	// model step held outside it); the start record has only those known

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -17,8 +18,8 @@ type GPUSampler interface {
 
 // ResourceSampler takes per-second resource samples of this process: CPU %
 // (of one core), system iowait %, RSS, memory-cgroup usage (page cache
-// included), disk read MB/s from /proc/self/io, and GPU readings when a
-// GPUSampler is set. It tracks the peaks for the run summary.
+// included), disk read MB/s from /proc/self/io, the host's pressure over
+// the second (pressure.go), and GPU readings when a GPUSampler is set. It tracks the peaks for the run summary.
 type ResourceSampler struct {
 	// GPU, when non-nil, adds GPU utilisation and memory to each sample.
 	GPU GPUSampler
@@ -27,6 +28,7 @@ type ResourceSampler struct {
 	start      time.Time
 	cgroupFile string
 	prev       snapshot
+	prevHost   pressureCounters
 	peakRSS    int64
 	peakCgroup int64
 }
@@ -48,6 +50,7 @@ func NewResourceSampler(start time.Time) *ResourceSampler {
 		r.cgroupFile = f
 	}
 	r.prev = takeSnapshot()
+	r.prevHost = readPressureCounters()
 	return r
 }
 
@@ -66,6 +69,8 @@ func takeSnapshot() snapshot {
 // Sample takes one sample covering the time since the previous one.
 func (r *ResourceSampler) Sample() SampleRecord {
 	cur := takeSnapshot()
+	host := readPressureCounters()
+	load1, lerr := readLoad1()
 	rss, _ := osutil.RSSBytes()
 	var cg int64
 	if r.cgroupFile != "" {
@@ -73,9 +78,13 @@ func (r *ResourceSampler) Sample() SampleRecord {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	prev := r.prev
-	r.prev = cur
+	prev, prevHost := r.prev, r.prevHost
+	r.prev, r.prevHost = cur, host
 	rec := SampleRecord{Type: TypeSample, T: cur.at.Sub(r.start).Seconds(), RSSBytes: rss, CgroupBytes: cg}
+	if lerr == nil || host.statOK {
+		p := pressureBetween(prevHost, host, load1, runtime.NumCPU())
+		rec.Host = &p
+	}
 	if dt := cur.at.Sub(prev.at).Seconds(); dt > 0 {
 		rec.CPUPercent = 100 * (cur.cpuS - prev.cpuS) / dt
 		rec.DiskReadMBps = float64(cur.readBytes-prev.readBytes) / 1e6 / dt

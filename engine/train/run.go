@@ -191,6 +191,11 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 		}
 	}
 
+	pm := metrics.NewPressureMeter()
+	defer func() {
+		p := pm.Stop()
+		sum.HostPressure = &p
+	}()
 	rs := metrics.NewResourceSampler(r.emit.Start())
 	rs.GPU = r.opt.GPU
 	sctx, stopSampler := context.WithCancel(ctx)
@@ -317,10 +322,12 @@ func (r *runner) epoch(ctx context.Context, env *Env, sys System, ev *Evaluator,
 	}
 	reads0 := env.Reads.Totals()
 	rb0, _ := osutil.ReadBytes()
+	pm := metrics.NewPressureMeter()
 	ep.BatchStarted()
 	if err := sys.RunEpoch(ctx, env, epoch, ep); err != nil {
 		return metrics.EpochRecord{}, fmt.Errorf("%s epoch %d: %w", cfg.System, epoch, err)
 	}
+	pressure := pm.Stop()
 	rb1, _ := osutil.ReadBytes()
 	reads := env.Reads.Totals().Sub(reads0)
 	var rec metrics.EpochRecord
@@ -328,6 +335,7 @@ func (r *runner) epoch(ctx context.Context, env *Env, sys System, ev *Evaluator,
 	rec.MetricsVersion = metrics.EpochMetricsVersion
 	rec.Epoch = epoch
 	rec.Warmup = epoch < cfg.Warmup()
+	rec.HostPressure = &pressure
 	// Device reads (DESIGN §5): the process total, and the run's account
 	// of feature and topology files (engine/storage Files, measured
 	// memory maps, what the variant added) over the same window.

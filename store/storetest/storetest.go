@@ -60,7 +60,15 @@ func Epoch(epoch int, secs float64) metrics.EpochRecord {
 	e.ExtractBusyS, e.ExtractWaitS = secs*0.2, secs*0.6
 	// wall-clock stages: add up to the epoch (DESIGN §5)
 	e.WallSampleS, e.WallLoadS, e.WallTrainS, e.WallStallS = secs*0.1, secs*0.5, secs*0.3, secs*0.1
+	e.HostPressure = QuietHost()
 	return e
+}
+
+// QuietHost is the host pressure of a quiet host whose kernel reports CPU
+// and I/O pressure but not memory pressure.
+func QuietHost() *metrics.HostPressure {
+	cpu, io := 3.0, 7.5
+	return &metrics.HostPressure{Load1: 1.5, OthersCPUPct: 2, StealPct: 0, PSICPUPct: &cpu, PSIIOPct: &io}
 }
 
 // LegacyEpoch is an epoch record as outcore wrote them before metrics
@@ -103,7 +111,7 @@ func Experiment(ctx context.Context, st *store.Store, name string, runs []Run) (
 					return err
 				}
 				smp := metrics.SampleRecord{Type: metrics.TypeSample, T: rec.WallS, CPUPercent: 150, IOWaitPercent: 12,
-					RSSBytes: 50 << 20, CgroupBytes: 80 << 20, DiskReadMBps: 30}
+					RSSBytes: 50 << 20, CgroupBytes: 80 << 20, DiskReadMBps: 30, Host: QuietHost()}
 				if err := tx.InsertSamples(r.ID, []metrics.SampleRecord{smp}); err != nil {
 					return err
 				}
