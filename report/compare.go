@@ -113,6 +113,7 @@ type Comparison struct {
 
 	meta        FigureMeta // where the runs come from (LoadComparison)
 	fingerprint string     // what the charts are made of (LoadComparison)
+	caveats     Caveats    // different data and hosts (LoadCrossComparison)
 }
 
 // Fingerprint is the same for two loads whose charts are the same (set by

@@ -25,6 +25,7 @@ func LoadCrossComparison(ctx context.Context, src Source, cache *DigestCache, id
 	}
 	var all []RunData
 	var runs []store.Run
+	byExp := map[int64][]store.Run{}
 	for order, id := range ids {
 		cmp, err := LoadComparison(ctx, src, cache, id)
 		if err != nil {
@@ -52,9 +53,15 @@ func LoadCrossComparison(ctx context.Context, src Source, cache *DigestCache, id
 			return nil, err
 		}
 		runs = append(runs, rs...)
+		for _, r := range rs {
+			if len(conds) == 0 || keep[r.ID] {
+				byExp[id] = append(byExp[id], r)
+			}
+		}
 	}
 	cmp := NewComparison(all)
 	cmp.meta = MetaOf(0, runs)
+	cmp.caveats = crossCaveats(ids, byExp)
 	return cmp, nil
 }
 

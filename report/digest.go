@@ -36,6 +36,9 @@ type Digest struct {
 	// vocabulary"); their means are in Mean (WallKeys) only when
 	// WallMeasured > 0.
 	WallMeasured int
+	// BusyEpochs is the epochs measured on a busy host
+	// (metrics.BusyReasons of their host_pressure, DESIGN §5).
+	BusyEpochs int
 	// FeatureBytes and DeviceRowBytes sum feature_bytes_read and
 	// rows_from_device × row size over those epochs that read rows from
 	// the device: their ratio is the run's read amplification.
@@ -86,6 +89,9 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 	wall := map[string]float64{}
 	seenEval := false
 	for _, e := range eps {
+		if e.HostPressure != nil && len(metrics.BusyReasons(*e.HostPressure)) > 0 {
+			d.BusyEpochs++
+		}
 		if Evaluated(e) {
 			if !seenEval || e.ValAcc > d.BestVal {
 				d.BestVal, d.TestAtBest = e.ValAcc, e.TestAcc

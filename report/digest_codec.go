@@ -20,7 +20,7 @@ import (
 
 // digestFormat versions the stored digest: a stored digest of another
 // format is made again from the epochs.
-const digestFormat = 4
+const digestFormat = 5
 
 var errDigest = errors.New("stored digest: malformed")
 
@@ -34,6 +34,7 @@ func encodeDigest(d *Digest) ([]byte, error) {
 	uv(d.Steady)
 	uv(d.Measured)
 	uv(d.WallMeasured)
+	uv(d.BusyEpochs)
 	for _, x := range []float64{d.CacheHits, d.Lookups, d.BytesRead, d.BytesNeeded, d.BestVal, d.TestAtBest, d.FeatureBytes, d.DeviceRowBytes} {
 		f(x)
 	}
@@ -134,7 +135,7 @@ func decodeDigest(b []byte) (*Digest, bool) {
 	}
 	r := &digestReader{b: b[2:]}
 	d := &Digest{Mean: map[string]float64{}, Tiers: map[string]metrics.TierCount{}}
-	d.Epochs, d.Steady, d.Measured, d.WallMeasured = r.uv(), r.uv(), r.uv(), r.uv()
+	d.Epochs, d.Steady, d.Measured, d.WallMeasured, d.BusyEpochs = r.uv(), r.uv(), r.uv(), r.uv(), r.uv()
 	for _, p := range []*float64{&d.CacheHits, &d.Lookups, &d.BytesRead, &d.BytesNeeded, &d.BestVal, &d.TestAtBest, &d.FeatureBytes, &d.DeviceRowBytes} {
 		*p = r.f()
 	}

@@ -90,6 +90,18 @@ func (h *CompareHandler) Show(c *fiber.Ctx) error {
 		return err
 	}
 	q := compareQuery(ids, runs)
+	cv := cmp.Caveats()
+	if cv.MixedData != "" {
+		if !mixedAllowed(c) {
+			v.Problem = "Not compared: " + cv.MixedData + "."
+			v.MixedURL = "/compare?" + q + "&mixed=ok"
+			c.Status(fiber.StatusConflict)
+			return renderPage(c, views.ComparePage(pageMeta(c, "Compare experiments", "experiments"), v))
+		}
+		v.Caveats = append(v.Caveats, "Compared as asked although "+cv.MixedData+".")
+		q += "&mixed=ok"
+	}
+	v.Caveats = append(v.Caveats, cv.Flags...)
 	v.ChartsURL = "/compare/charts.json?" + q
 	frames := report.NewComparison(nil)
 	for _, id := range report.ChartIDs {
@@ -123,12 +135,16 @@ func (h *CompareHandler) ChartsJSON(c *fiber.Ctx) error {
 		}
 		return err
 	}
+	if err := refuseMixed(c, cmp); err != nil {
+		return err
+	}
 	baseline, err := baselineParam(c, cmp)
 	if err != nil {
 		return err
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	return c.JSON(fiber.Map{"charts": cmp.Charts(baseline)})
+	cv := cmp.Caveats()
+	return c.JSON(fiber.Map{"charts": cmp.Charts(baseline), "mixed_data": cv.MixedData, "caveats": cv.Flags})
 }
 
 // ChartFile handles GET /compare/charts/<chart>.{csv,svg,pdf}.
@@ -145,11 +161,17 @@ func (h *CompareHandler) ChartFile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseMixed(c, cmp); err != nil {
+		return err
+	}
 	baseline, err := baselineParam(c, cmp)
 	if err != nil {
 		return err
 	}
 	ch, _ := cmp.Chart(chartID, baseline)
+	if cv := cmp.Caveats(); cv.MixedData != "" {
+		ch.Note = "Caution: " + cv.MixedData + ". " + ch.Note
+	}
 	name := fmt.Sprintf("compare-%s-%s.%s", joinIDs(ids), chartID, ext)
 	return sendChart(c, ch, ext, name, cmp.Meta())
 }
@@ -160,4 +182,17 @@ func joinIDs(ids []int64) string {
 		s[i] = strconv.FormatInt(id, 10)
 	}
 	return strings.Join(s, "-")
+}
+
+// mixedAllowed reports whether the comparison was asked for although its
+// experiments ran on different data (?mixed=ok).
+func mixedAllowed(c *fiber.Ctx) bool { return c.Query("mixed") == "ok" }
+
+// refuseMixed is the 409 of a comparison of different data that was not
+// asked for (DESIGN §6).
+func refuseMixed(c *fiber.Ctx, cmp *report.Comparison) error {
+	if cv := cmp.Caveats(); cv.MixedData != "" && !mixedAllowed(c) {
+		return fiber.NewError(fiber.StatusConflict, "not compared: "+cv.MixedData+"; add mixed=ok to compare them anyway")
+	}
+	return nil
 }

@@ -154,8 +154,17 @@ func runView(r store.Run, epochs []store.Epoch, logs []store.Event) views.RunVie
 		}
 	}
 	_ = json.Unmarshal(r.Deviations, &v.Deviations)
+	recs := make([]metrics.EpochRecord, 0, len(epochs))
 	for _, e := range epochs {
 		v.Epochs = append(v.Epochs, epochRow(r.ID, e.EpochRecord))
+		recs = append(recs, e.EpochRecord)
+	}
+	// host pressure (DESIGN §5): flagged when busy, stated when recorded
+	if p, busy := report.RunPressure(recs); p != nil {
+		v.BusyHost = strings.Join(busy, "; ")
+		if len(v.Summary) > 0 {
+			v.Summary = append(v.Summary, views.KV{K: "host while training", V: report.PressureText(p)})
+		}
 	}
 	tail := logs
 	if len(tail) > logTail {

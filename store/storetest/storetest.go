@@ -21,6 +21,10 @@ type Run struct {
 	Outcome  string  // store.StatusDone, StatusOOM, StatusFailed, ... ("" = still queued)
 	Epochs   int     // epochs reported before the end
 	EpochS   float64 // seconds per epoch (each later epoch 1% slower)
+	Dataset  string  // "" = "tiny"
+	Dim      int     // feature dimension; 0 = 32
+	Host     string  // the host's name in the run's host facts ("" = none recorded)
+	Busy     bool    // every epoch measured on a busy host (others' CPU 60 %)
 }
 
 // Grid is the experiment of the report and CLI tests: pyg+ and gnndrive at
@@ -87,15 +91,23 @@ func LegacyEpoch(epoch int, secs float64) metrics.EpochRecord {
 // each run is claimed, reports its epochs and one sample per epoch, and
 // ends with its outcome. It returns the experiment and its runs as stored.
 func Experiment(ctx context.Context, st *store.Store, name string, runs []Run) (store.Experiment, []store.Run, error) {
-	e := store.Experiment{Name: name, Dataset: "tiny", Grid: json.RawMessage(`{"dataset":"tiny"}`)}
+	ds := "tiny"
+	if len(runs) > 0 && runs[0].Dataset != "" {
+		ds = runs[0].Dataset
+	}
+	e := store.Experiment{Name: name, Dataset: ds, Grid: json.RawMessage(`{"dataset":"` + ds + `"}`)}
 	err := st.Update(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertExperiment(&e); err != nil {
 			return err
 		}
 		for i, spec := range runs {
 			cfg, _ := json.Marshal(map[string]any{"system": spec.System, "epochs": spec.Epochs})
-			r := store.Run{ExperimentID: e.ID, Seq: i, System: spec.System, Dataset: "tiny", Model: "sage",
-				MemLimitBytes: spec.MemLimit, FeatureDim: 32, BatchSize: 1024, Fanout: "10,5", Repeat: spec.Repeat, Config: cfg}
+			dim := spec.Dim
+			if dim == 0 {
+				dim = 32
+			}
+			r := store.Run{ExperimentID: e.ID, Seq: i, System: spec.System, Dataset: ds, Model: "sage",
+				MemLimitBytes: spec.MemLimit, FeatureDim: dim, BatchSize: 1024, Fanout: "10,5", Repeat: spec.Repeat, Config: cfg}
 			if err := tx.InsertRun(&r); err != nil {
 				return err
 			}
@@ -105,8 +117,17 @@ func Experiment(ctx context.Context, st *store.Store, name string, runs []Run) (
 			if ok, err := tx.ClaimRun(r.ID); err != nil || !ok {
 				return fmt.Errorf("claim run %d: %v %v", r.ID, ok, err)
 			}
+			if spec.Host != "" {
+				host, _ := json.Marshal(metrics.HostFacts{Hostname: spec.Host, Cores: 2})
+				if err := tx.SetRunStarted(r.ID, store.RunStart{Host: host}); err != nil {
+					return err
+				}
+			}
 			for ep := 0; ep < spec.Epochs; ep++ {
 				rec := Epoch(ep, spec.EpochS*(1+0.01*float64(ep)))
+				if spec.Busy {
+					rec.HostPressure = &metrics.HostPressure{Load1: 4, OthersCPUPct: 60}
+				}
 				if err := tx.InsertEpoch(r.ID, &rec); err != nil {
 					return err
 				}

@@ -202,8 +202,10 @@ type ExperimentView struct {
 // CompareView is a comparison across experiments.
 type CompareView struct {
 	Experiments []CompareExp
-	RunFilter   string // the cells picked, as a run filter query
-	Problem     string // why there is nothing to compare, in words
+	RunFilter   string   // the cells picked, as a run filter query
+	Problem     string   // why there is nothing to compare, in words
+	MixedURL    string   // with a Problem of different data: the link that compares anyway
+	Caveats     []string // what makes the comparison unsafe (different data asked for, hosts, busy hosts)
 	Charts      []ChartSlot
 	ChartsURL   string
 	Changes     []ChangeRow
@@ -261,6 +263,7 @@ type RunView struct {
 	Error        string
 	Cause        string // what an out-of-memory run was doing when it was killed
 	PeakNote     string // why the peaks look as they do, when they need a word
+	BusyHost     string // why the run was measured on a busy host ("" when not)
 	Deviations   []string
 	Devices      []KV
 	StartedMS    int64

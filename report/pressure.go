@@ -1,0 +1,65 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"outcore/engine/metrics"
+)
+
+// Host pressure of a run (DESIGN §5 "Host pressure"): the run page and
+// the comparisons flag runs measured on a busy host, from the epochs'
+// host_pressure.
+
+// RunPressure summarises a run's epochs' host pressure: the largest other
+// processes' CPU, steal and PSI shares of any epoch, and the mean load
+// average; busy lists the epochs that were on a busy host and why
+// (metrics.BusyReasons). nil when no epoch recorded it.
+func RunPressure(eps []metrics.EpochRecord) (p *metrics.HostPressure, busy []string) {
+	n := 0
+	for _, e := range eps {
+		h := e.HostPressure
+		if h == nil {
+			continue
+		}
+		if p == nil {
+			p = &metrics.HostPressure{}
+		}
+		n++
+		p.Load1 += h.Load1
+		p.OthersCPUPct = max(p.OthersCPUPct, h.OthersCPUPct)
+		p.StealPct = max(p.StealPct, h.StealPct)
+		for _, f := range []struct{ dst, src **float64 }{{&p.PSICPUPct, &h.PSICPUPct}, {&p.PSIIOPct, &h.PSIIOPct}, {&p.PSIMemoryPct, &h.PSIMemoryPct}} {
+			if *f.src == nil {
+				continue
+			}
+			v := **f.src
+			if *f.dst != nil {
+				v = max(v, **f.dst)
+			}
+			*f.dst = &v
+		}
+		if r := metrics.BusyReasons(*h); len(r) > 0 {
+			busy = append(busy, fmt.Sprintf("epoch %d: %s", e.Epoch, strings.Join(r, ", ")))
+		}
+	}
+	if p != nil {
+		p.Load1 /= float64(n)
+	}
+	return p, busy
+}
+
+// PressureText is a run's host pressure for people.
+func PressureText(p *metrics.HostPressure) string {
+	if p == nil {
+		return "not recorded"
+	}
+	psi := func(v *float64) string {
+		if v == nil {
+			return "unavailable"
+		}
+		return fmt.Sprintf("%.0f %%", *v)
+	}
+	return fmt.Sprintf("load %.2f; other processes' CPU up to %.0f %%, steal up to %.0f %%; PSI (some, this run included) cpu %s, io %s, memory %s",
+		p.Load1, p.OthersCPUPct, p.StealPct, psi(p.PSICPUPct), psi(p.PSIIOPct), psi(p.PSIMemoryPct))
+}

@@ -1,0 +1,53 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"outcore/store"
+	"outcore/store/storetest"
+)
+
+// /compare refuses experiments on different data unless asked, then flags
+// them; different hosts and busy hosts are flagged.
+func TestCompareRefusesMixedDataFlagsHosts(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	ctx := context.Background()
+	mk := func(name string, r storetest.Run) int64 {
+		r.System, r.MemLimit, r.Epochs, r.EpochS, r.Outcome = "pyg+", 64<<20, 2, 1, store.StatusDone
+		x, _, err := storetest.Experiment(ctx, e.st, name, []storetest.Run{r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x.ID
+	}
+	tiny := mk("tiny", storetest.Run{Host: "a"})
+	def := mk("default", storetest.Run{Dataset: "default", Dim: 64, Host: "a"})
+	other := mk("tiny elsewhere", storetest.Run{Host: "b", Busy: true})
+
+	code, page := e.get(fmt.Sprintf("/compare?exp=%d&exp=%d", tiny, def))
+	if code != 409 || !strings.Contains(page, "different data") || !strings.Contains(page, "tiny (dim 32)") ||
+		!strings.Contains(page, "default (dim 64)") || !strings.Contains(page, `id="compare-mixed"`) || strings.Contains(page, `data-chart="epoch-vs-mem"`) {
+		t.Errorf("mixed datasets: %d, want 409 naming both and a link to compare anyway", code)
+	}
+	for _, u := range []string{"/compare/charts.json", "/compare/charts/epoch-vs-mem.svg"} {
+		if code, body := e.get(fmt.Sprintf("%s?exp=%d&exp=%d", u, tiny, def)); code != 409 || !strings.Contains(body, "different data") {
+			t.Errorf("%s of mixed datasets: %d", u, code)
+		}
+	}
+	code, page = e.get(fmt.Sprintf("/compare?exp=%d&exp=%d&mixed=ok", tiny, def))
+	if code != 200 || !strings.Contains(page, "Compared as asked although") || !strings.Contains(page, "mixed=ok") {
+		t.Errorf("mixed datasets asked for: %d, want the comparison with a caveat", code)
+	}
+	if code, js := e.get(fmt.Sprintf("/compare/charts.json?exp=%d&exp=%d&mixed=ok", tiny, def)); code != 200 || !strings.Contains(js, `"mixed_data":"the experiments ran on different data`) {
+		t.Errorf("charts.json asked for: %d %.200s", code, js)
+	}
+
+	code, page = e.get(fmt.Sprintf("/compare?exp=%d&exp=%d", tiny, other))
+	if code != 200 || !strings.Contains(page, "measured on different hosts: a (2 cores) in #") || !strings.Contains(page, "1 of 2 runs were measured on a busy host") {
+		t.Errorf("hosts: %d, want the different hosts and the busy run flagged", code)
+	}
+}
