@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"outcore/internal/osutil"
 )
 
 // queueLock is an exclusive advisory lock on <datadir>/queue.lock: the
@@ -22,9 +22,9 @@ func lockQueue(dataDir string) (*queueLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", p, err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := osutil.TryLock(f); err != nil {
 		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+		if errors.Is(err, osutil.ErrLocked) {
 			holder := ""
 			if b, err := os.ReadFile(p); err == nil {
 				if pid := strings.TrimSpace(string(b)); pid != "" {
@@ -41,6 +41,6 @@ func lockQueue(dataDir string) (*queueLock, error) {
 }
 
 func (l *queueLock) unlock() {
-	unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
+	osutil.Unlock(l.f)
 	l.f.Close()
 }

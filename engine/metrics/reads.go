@@ -3,6 +3,8 @@ package metrics
 import (
 	"path/filepath"
 	"sync/atomic"
+
+	"outcore/engine/dataset"
 )
 
 // File kinds of a run's device-read account (DESIGN §5): what a file read
@@ -39,9 +41,9 @@ func NewReadAccount(classify func(path string) string) *ReadAccount {
 // anything else other.
 func DatasetFileKind(path string) string {
 	switch filepath.Base(path) {
-	case "features.bin":
+	case dataset.FeaturesFile:
 		return FileFeatures
-	case "indices.bin", "indptr.bin":
+	case dataset.IndicesFile, dataset.IndptrFile:
 		return FileTopology
 	}
 	return FileOther

@@ -3,7 +3,13 @@
 //
 //   - the engine (outcore/engine/...) imports neither the experiment
 //     runner, the store, the dashboard nor the CLI — tests included;
-//   - a package named report never imports the dashboard (outcore/web).
+//   - a package named report never imports the dashboard (outcore/web);
+//   - unsafe, syscall and golang.org/x/sys/unix only in the packages
+//     that need them, everything else going through internal/osutil
+//     (rules.go);
+//   - variant packages (engine/system/<variant>) never import each other;
+//   - the engine's parts (graph, dataset, storage, sample, nn, cache,
+//     metrics) never import engine/train or engine/system.
 package lint
 
 import "strings"

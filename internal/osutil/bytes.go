@@ -38,6 +38,13 @@ func View[T Number](b []byte) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
 }
 
+// Aligned reports whether b starts at an address aligned for T (what
+// View requires); an empty b is aligned.
+func Aligned[T Number](b []byte) bool {
+	var zero T
+	return len(b) == 0 || uintptr(unsafe.Pointer(&b[0]))%unsafe.Alignof(zero) == 0
+}
+
 // LittleEndian reports whether this host stores numbers little-endian.
 func LittleEndian() bool {
 	x := uint16(1)

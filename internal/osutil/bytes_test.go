@@ -48,3 +48,10 @@ func TestLittleEndian(t *testing.T) {
 		t.Fatalf("LittleEndian() = %v, native order says %v", LittleEndian(), want)
 	}
 }
+
+func TestAligned(t *testing.T) {
+	b := make([]byte, 16) // the allocator aligns it for any number type
+	if !Aligned[int64](b) || !Aligned[int64](b[8:]) || Aligned[int64](b[4:]) || !Aligned[int32](b[4:]) || Aligned[int32](b[1:]) || !Aligned[int64](nil) {
+		t.Fatal("Aligned misjudges offsets of an aligned buffer")
+	}
+}

@@ -13,7 +13,10 @@
 //     iowait and memory size;
 //   - the calling thread's disk reads and CPU time (ThreadReadBytes,
 //     ThreadCPU), behind metrics.ThreadMeter;
-//   - byte views of number slices (Bytes, View), host byte order;
+//   - byte views of number slices (Bytes, View, Aligned), host byte order;
+//   - file-system facts and hints: free space (FreeDiskBytes), sequential
+//     readahead (AdviseSequential), an exclusive advisory lock (TryLock,
+//     Unlock);
 //   - the host facts of run records (CollectHost, DiskModel).
 //
 // The Linux implementations live in _linux.go files; elsewhere the same

@@ -3,6 +3,7 @@
 package osutil
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"time"
@@ -115,3 +116,18 @@ func ThreadReadBytes() int64 { return 0 }
 
 // ThreadCPU is unavailable off Linux: 0.
 func ThreadCPU() time.Duration { return 0 }
+
+// FreeDiskBytes is unsupported off Linux.
+func FreeDiskBytes(path string) (int64, error) { return 0, ErrUnsupported }
+
+// AdviseSequential does nothing off Linux.
+func AdviseSequential(f *os.File) error { return nil }
+
+// ErrLocked is returned by TryLock when someone else holds the lock.
+var ErrLocked = errors.New("locked by another process")
+
+// TryLock is unsupported off Linux.
+func TryLock(f *os.File) error { return ErrUnsupported }
+
+// Unlock does nothing off Linux.
+func Unlock(f *os.File) error { return nil }

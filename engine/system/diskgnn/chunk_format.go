@@ -26,6 +26,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"outcore/internal/osutil"
 )
 
 // ErrBadChunk marks a chunk header that does not parse.
@@ -74,7 +76,7 @@ func (h *ChunkHeader) Encode(dst []byte) []byte {
 		u32(uint32(v))
 	}
 	for _, a := range [][]int32{h.CacheSlot, h.CachePos, h.DiskLoc, h.DiskPos, h.PackedPos} {
-		dst = append(dst, bytesOf(a)...)
+		dst = append(dst, osutil.Bytes(a)...)
 	}
 	return dst
 }
@@ -103,7 +105,7 @@ func DecodeChunkHeader(b []byte, slots, diskRows int32, h *ChunkHeader, seen []b
 	rest := b[chunkHeaderSize:]
 	take := func(dst []int32, n int64) []int32 {
 		dst = growSlice(dst, int(n))
-		copy(bytesOf(dst), rest[:4*n])
+		copy(osutil.Bytes(dst), rest[:4*n])
 		rest = rest[4*n:]
 		return dst
 	}

@@ -60,8 +60,6 @@ import (
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 	"outcore/internal/osutil"
-
-	"golang.org/x/sys/unix"
 )
 
 const (
@@ -133,15 +131,14 @@ func newDiskGNN(cfg train.Config) (*diskGNN, error) {
 	return &diskGNN{Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "assemble", "train"), dev...), cfg: cfg, o: o}, nil
 }
 
-func dataDirOf(datasetDir string) string { return filepath.Dir(filepath.Dir(datasetDir)) }
-
-// freeDisk is the space left on the file system holding dir.
+// freeDisk is the space left on the file system holding dir (unbounded
+// where it cannot be read).
 func freeDisk(dir string) int64 {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
+	n, err := osutil.FreeDiskBytes(dir)
+	if err != nil {
 		return math.MaxInt64
 	}
-	return int64(st.Bavail) * int64(st.Bsize)
+	return n
 }
 
 func (d *diskGNN) storageOpts(env *train.Env, random bool) storage.Options {
@@ -176,8 +173,8 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	d.perEpoch = env.NumBatches()
 	nodes := ds.Nodes()
 	var err error
-	if d.scratch, err = os.MkdirTemp(dataDirOf(ds.Dir), fmt.Sprintf("diskgnn-run-%d-", os.Getpid())); err != nil {
-		return fmt.Errorf("diskgnn: scratch directory: %w", err)
+	if d.scratch, err = env.ScratchDir(); err != nil {
+		return err
 	}
 
 	// Profiling of one training step (the model step outside the budget).
@@ -448,7 +445,7 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 		OnPartition: func(lo int64, rows []byte) error {
 			for k := int64(0); k < int64(len(rows))/rb; k++ {
 				if s := d.plan.Slot[lo+k]; s >= 0 {
-					d.store.Fill(s, floatsOf(rows[k*rb:(k+1)*rb]))
+					d.store.Fill(s, osutil.View[float32](rows[k*rb:(k+1)*rb]))
 				}
 			}
 			return nil
@@ -485,7 +482,7 @@ func syncDrop(f *os.File) error {
 	if err := f.Sync(); err != nil {
 		return err
 	}
-	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	_ = osutil.DropCache(f)
 	return nil
 }
 

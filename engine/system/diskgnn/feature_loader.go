@@ -24,6 +24,7 @@ import (
 
 	"outcore/engine/metrics"
 	"outcore/engine/storage"
+	"outcore/internal/osutil"
 )
 
 // partial is one batch's partial input: the chunk's address header, its
@@ -81,10 +82,10 @@ func (fl *featureLoader) load(ctx context.Context, g int, p *partial) error {
 	if int(p.h.Batch) != g || p.h.Segment != c.Segment || int32(len(p.h.PackedPos)) != c.Packed || int32(len(p.h.DiskPos)) != c.Disk {
 		return fmt.Errorf("diskgnn: chunk %d holds the header of sample %d", g, p.h.Batch)
 	}
-	p.packed = floatsOf(rows[:int64(c.Packed)*rb])
+	p.packed = osutil.View[float32](rows[:int64(c.Packed)*rb])
 	end := c.HeaderRegion + c.RowsRegion
 	diskBytes := p.buf[end : end+int64(c.Disk)*rb]
-	p.disk = floatsOf(diskBytes)
+	p.disk = osutil.View[float32](diskBytes)
 	fl.packedRows.Add(int64(c.Packed))
 	if c.Disk == 0 {
 		return nil

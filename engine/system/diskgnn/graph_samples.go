@@ -24,9 +24,9 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"unsafe"
 
 	"outcore/engine/graph"
+	"outcore/internal/osutil"
 )
 
 // ErrBadSample marks a graph sample region that does not parse.
@@ -61,13 +61,6 @@ func EncodedSampleLen(mb *graph.MiniBatch) int64 {
 	return n
 }
 
-func bytesOf[T int64 | int32 | float32](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
-
 // EncodeSample appends mb's encoding to dst.
 func EncodeSample(dst []byte, mb *graph.MiniBatch) []byte {
 	u64 := func(v uint64) { dst = binary.LittleEndian.AppendUint64(dst, v) }
@@ -77,14 +70,14 @@ func EncodeSample(dst []byte, mb *graph.MiniBatch) []byte {
 	u64(uint64(len(mb.Seeds)))
 	u64(uint64(len(mb.InputNodes)))
 	u64(uint64(len(mb.Blocks)))
-	dst = append(dst, bytesOf(mb.InputNodes)...)
+	dst = append(dst, osutil.Bytes(mb.InputNodes)...)
 	for k := range mb.Blocks {
 		b := &mb.Blocks[k]
 		u64(uint64(b.NumSrc))
 		u64(uint64(b.NumDst))
 		u64(uint64(len(b.Indices)))
-		dst = append(dst, bytesOf(b.Indptr)...)
-		dst = append(dst, bytesOf(b.Indices)...)
+		dst = append(dst, osutil.Bytes(b.Indptr)...)
+		dst = append(dst, osutil.Bytes(b.Indices)...)
 	}
 	return dst
 }
@@ -126,21 +119,13 @@ func DecodeInputs(b []byte, nodes int64, ids []int64) ([]int64, error) {
 		return ids, err
 	}
 	ids = growSlice(ids, h.inputs)
-	copy(bytesOf(ids), b[sampleHeaderSize:sampleHeaderSize+8*h.inputs])
+	copy(osutil.Bytes(ids), b[sampleHeaderSize:sampleHeaderSize+8*h.inputs])
 	for _, v := range ids {
 		if v < 0 || v >= nodes {
 			return ids, fmt.Errorf("%w: input node %d outside [0,%d)", ErrBadSample, v, nodes)
 		}
 	}
 	return ids, nil
-}
-
-// floatsOf views b (4-byte aligned) as float32s.
-func floatsOf(b []byte) []float32 {
-	if len(b) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
 }
 
 func growSlice[T any](s []T, n int) []T {
@@ -162,19 +147,10 @@ func DecodeSample(b []byte, indptr []int64, mb *graph.MiniBatch) error {
 // nodes and block arrays are views of b (which must start 8-byte aligned
 // and outlive mb); only the degrees are written to mb's own memory.
 func DecodeSampleView(b []byte, indptr []int64, mb *graph.MiniBatch) error {
-	if len(b) > 0 && uintptr(unsafe.Pointer(&b[0]))%8 != 0 {
+	if !osutil.Aligned[int64](b) {
 		return fmt.Errorf("diskgnn: graph sample buffer not 8-byte aligned")
 	}
 	return decodeSample(b, indptr, mb, true)
-}
-
-func viewOf[T int64 | int32](b []byte) []T {
-	var z T
-	n := len(b) / int(unsafe.Sizeof(z))
-	if n == 0 {
-		return []T{}
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
 }
 
 func decodeSample(b []byte, indptr []int64, mb *graph.MiniBatch, view bool) error {
@@ -184,7 +160,7 @@ func decodeSample(b []byte, indptr []int64, mb *graph.MiniBatch, view bool) erro
 		return err
 	}
 	if view {
-		mb.InputNodes = viewOf[int64](b[sampleHeaderSize : sampleHeaderSize+8*h.inputs])
+		mb.InputNodes = osutil.View[int64](b[sampleHeaderSize : sampleHeaderSize+8*h.inputs])
 		for _, v := range mb.InputNodes {
 			if v < 0 || v >= nodes {
 				return fmt.Errorf("%w: input node %d outside [0,%d)", ErrBadSample, v, nodes)
@@ -216,15 +192,15 @@ func decodeSample(b []byte, indptr []int64, mb *graph.MiniBatch, view bool) erro
 		bl := &mb.Blocks[k]
 		bl.NumSrc, bl.NumDst = int(ns), int(nd)
 		if view {
-			bl.Indptr = viewOf[int32](rest[:4*(nd+1)])
-			bl.Indices = viewOf[int32](rest[4*(nd+1) : 4*(nd+1+nnz)])
+			bl.Indptr = osutil.View[int32](rest[:4*(nd+1)])
+			bl.Indices = osutil.View[int32](rest[4*(nd+1) : 4*(nd+1+nnz)])
 			rest = rest[4*(nd+1+nnz):]
 		} else {
 			bl.Indptr = growSlice(bl.Indptr, int(nd)+1)
 			bl.Indices = growSlice(bl.Indices, int(nnz))
-			n := copy(bytesOf(bl.Indptr), rest)
+			n := copy(osutil.Bytes(bl.Indptr), rest)
 			rest = rest[n:]
-			n = copy(bytesOf(bl.Indices), rest)
+			n = copy(osutil.Bytes(bl.Indices), rest)
 			rest = rest[n:]
 		}
 		if bl.Indptr[0] != 0 || int64(bl.Indptr[nd]) != int64(nnz) {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"outcore/internal/osutil"
 )
 
 // testFeatures writes a feature table of nodes rows of dim float32s whose
@@ -22,7 +24,7 @@ func testFeatures(t *testing.T, nodes, dim int) (string, []float32) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "features.bin")
-	if err := os.WriteFile(path, bytesOf(f), 0o644); err != nil {
+	if err := os.WriteFile(path, osutil.Bytes(f), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path, f
@@ -124,7 +126,7 @@ func (fx *layoutFixture) build(t *testing.T, plan *TierPlan, sp SegmentPlan, quo
 		OnPartition: func(lo int64, rows []byte) error {
 			for k := int64(0); k < int64(len(rows))/rb; k++ {
 				if s := plan.Slot[lo+k]; s >= 0 {
-					store.Fill(s, floatsOf(rows[k*rb:(k+1)*rb]))
+					store.Fill(s, osutil.View[float32](rows[k*rb:(k+1)*rb]))
 				}
 			}
 			return nil
@@ -215,7 +217,7 @@ func TestLayoutAssemblesEveryInput(t *testing.T) {
 				}
 			}
 			x := make([]float32, len(in)*fx.dim)
-			th, err := store.Assemble(&h, floatsOf(region[:int64(c.Packed)*fx.rowBytes]), floatsOf(diskRows), x)
+			th, err := store.Assemble(&h, osutil.View[float32](region[:int64(c.Packed)*fx.rowBytes]), osutil.View[float32](diskRows), x)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -112,21 +112,15 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 
 	// the storage path: lines read whole, one request per line
 	line := LineBytes(shape, g.opt.line)
-	opts := env.Storage
-	opts.RowBytes = g.rowBytes
-	opts.MaxMergeBytes = line
-	if opts.Backend == storage.BackendAuto {
-		opts.Backend = storage.BackendUring
-	}
-	if opts.Backend != storage.BackendUring {
-		env.Deviate("reads go through the %s backend instead of io_uring (--io)", opts.Backend)
-	}
 	g.depth = g.opt.depth
-	opts.QueueDepth = g.depth
-	featPath := env.Dataset.Path("features.bin")
-	if g.feats, err = storage.OpenFile(featPath, opts); err != nil {
-		return fmt.Errorf("gids: open features: %w", err)
+	var opts storage.Options
+	if g.feats, err = env.OpenFeaturesWith(storage.BackendUring, func(o *storage.Options) {
+		o.MaxMergeBytes, o.QueueDepth = line, g.depth
+		opts = *o
+	}); err != nil {
+		return err
 	}
+	featPath := g.feats.Path()
 	if line%g.feats.BlockSize() != 0 {
 		return fmt.Errorf("%w: gids: line %d B is not a multiple of the device's %d B block", train.ErrConfig, line, g.feats.BlockSize())
 	}

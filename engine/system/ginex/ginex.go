@@ -91,10 +91,6 @@ type ginex struct {
 	ncCached int
 }
 
-// dataDirOf returns the data directory holding a dataset directory
-// (<data>/datasets/<name>).
-func dataDirOf(datasetDir string) string { return filepath.Dir(filepath.Dir(datasetDir)) }
-
 func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	g.mem = kit.NewBudget(env)
 	g.indptr = env.Dataset.Indptr
@@ -102,9 +98,8 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	g.dim = env.Dataset.Meta.FeatureDim
 	g.rowBytes = env.Dataset.RowBytes()
 	var err error
-	g.scratch, err = os.MkdirTemp(filepath.Join(dataDirOf(env.Dataset.Dir)), fmt.Sprintf("ginex-run-%d-", os.Getpid()))
-	if err != nil {
-		return fmt.Errorf("ginex: runtime-file directory: %w", err)
+	if g.scratch, err = env.ScratchDir(); err != nil {
+		return err
 	}
 	// O_DIRECT preads for both the topology and the features (§4).
 	opts := env.Storage

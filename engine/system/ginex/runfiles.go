@@ -17,7 +17,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"unsafe"
 
 	"outcore/engine/cache"
 	"outcore/engine/graph"
@@ -170,7 +169,7 @@ func readInto[T int64 | int32](r *byteReader, dst []T) {
 	if r.err != nil {
 		return
 	}
-	nb := len(dst) * int(unsafe.Sizeof(T(0)))
+	nb := len(osutil.Bytes(dst))
 	if len(r.b) < nb {
 		r.err = fmt.Errorf("%s: truncated: %w", r.path, ErrBadRunFile)
 		return

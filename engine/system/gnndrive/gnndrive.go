@@ -95,22 +95,14 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	if g.sampler, err = env.NewSampler(topo); err != nil {
 		return err
 	}
-	opts := env.Storage
-	opts.RowBytes = env.Dataset.RowBytes()
-	if opts.Backend == storage.BackendAuto {
-		opts.Backend = storage.BackendUring
-	}
-	if opts.Backend != storage.BackendUring {
-		env.Deviate("extractors read through the %s backend instead of io_uring (--io)", opts.Backend)
-	}
-	// read granularity (kit/read_block.go); a device whose logical block
-	// is larger raises it (storage's probe)
-	opts.BlockSize = g.opt.readBlock
 	if g.opt.readBlock != artifactReadBlock {
 		env.Deviate("read_block=%d: rows are read in %d-byte blocks, not the artifact's 512-byte sectors", g.opt.readBlock, g.opt.readBlock)
 	}
-	if g.feats, err = storage.OpenFile(env.Dataset.Path("features.bin"), opts); err != nil {
-		return fmt.Errorf("gnndrive: open features: %w", err)
+	// extractors read through io_uring; the read granularity
+	// (kit/read_block.go) is raised by a device whose logical block is
+	// larger (storage's probe)
+	if g.feats, err = env.OpenFeaturesWith(storage.BackendUring, func(o *storage.Options) { o.BlockSize = g.opt.readBlock }); err != nil {
+		return err
 	}
 	env.PrepareStage("map_s", time.Since(t0))
 
@@ -121,7 +113,7 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 		return err
 	}
 	env.PrepareStage("profile_s", time.Since(t1))
-	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), opt: g.opt, queueDepth: opts.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(env.Shape(), env.Config)})
+	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), opt: g.opt, queueDepth: env.Storage.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(env.Shape(), env.Config)})
 	g.plan, g.maxBatch = p, p.maxBatch
 	if g.releaseEarly = releaseEarly(g.opt.release, p.aliasInput); g.releaseEarly {
 		env.Deviate("%s", earlyReleaseDeviation)

@@ -119,18 +119,11 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	env.PrepareStage("presample_s", time.Since(t2))
 
-	opts := env.Storage
-	opts.RowBytes = h.rowBytes
-	opts.MaxMergeBytes = 1 // one block: no merging beyond blocks rows share
-	opts.QueueDepth = h.opt.ringDepth
-	if opts.Backend == storage.BackendAuto {
-		opts.Backend = storage.BackendUring
-	}
-	if opts.Backend != storage.BackendUring {
-		env.Deviate("reads go through the %s backend instead of io_uring (--io)", opts.Backend)
-	}
-	if h.feats, err = storage.OpenFile(env.Dataset.Path("features.bin"), opts); err != nil {
-		return fmt.Errorf("helios: open features: %w", err)
+	// one block per read: no merging beyond blocks rows share
+	if h.feats, err = env.OpenFeaturesWith(storage.BackendUring, func(o *storage.Options) {
+		o.MaxMergeBytes, o.QueueDepth = 1, h.opt.ringDepth
+	}); err != nil {
+		return err
 	}
 	// the sampled mini-batches in flight are GPU memory in Helios (sampled
 	// by GPU kernels): device memory on the Go heap

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"outcore/internal/osutil"
 )
 
@@ -32,7 +30,7 @@ func TestGatherMappedMeasuresFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Sync()
-	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	osutil.DropCache(f)
 	f.Close()
 	m, err := osutil.MapFile(p)
 	if err != nil {

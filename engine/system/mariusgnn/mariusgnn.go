@@ -90,10 +90,6 @@ type system struct {
 	xMem         kit.OffHeap
 }
 
-// dataDirOf returns the data directory holding a dataset directory
-// (<data>/datasets/<name>).
-func dataDirOf(datasetDir string) string { return filepath.Dir(filepath.Dir(datasetDir)) }
-
 func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 	s.mem = kit.NewBudget(env)
 	ds := env.Dataset
@@ -102,9 +98,8 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 		return fmt.Errorf("%w: mariusgnn: %d partitions for %d nodes", train.ErrConfig, s.opt.partitions, ds.Nodes())
 	}
 	var err error
-	s.scratch, err = os.MkdirTemp(dataDirOf(ds.Dir), fmt.Sprintf("mariusgnn-run-%d-", os.Getpid()))
-	if err != nil {
-		return fmt.Errorf("mariusgnn: partition directory: %w", err)
+	if s.scratch, err = env.ScratchDir(); err != nil {
+		return err
 	}
 
 	// Partitioning (the artifact's preprocessing), on the prepare clock.

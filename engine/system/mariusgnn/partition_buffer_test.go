@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"unsafe"
 
 	"outcore/engine/storage"
+	"outcore/internal/osutil"
 )
 
 // fixture is a test graph partitioned on disk with its storage files open.
@@ -75,7 +75,7 @@ func (f *fixture) checkState(t *testing.T, pb *PartitionBuffer, state []int) *Su
 			}
 			old := f.l.Old(v)
 			row := pb.Row(local)
-			got := unsafe.Slice((*float32)(unsafe.Pointer(&row[0])), f.g.dim)
+			got := osutil.View[float32](row)[:f.g.dim]
 			for k := range got {
 				if math.Float32bits(got[k]) != math.Float32bits(f.g.feats[old*int64(f.g.dim)+int64(k)]) {
 					t.Fatalf("buffer row of node %d (original %d) entry %d wrong", v, old, k)

@@ -34,8 +34,6 @@ import (
 	"math/rand/v2"
 	"os"
 
-	"golang.org/x/sys/unix"
-
 	"outcore/internal/osutil"
 )
 
@@ -396,7 +394,7 @@ func openSeq(path string) (*seqReader, error) {
 		f.Close()
 		return nil, err
 	}
-	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_SEQUENTIAL)
+	_ = osutil.AdviseSequential(f)
 	return &seqReader{f: f, size: st.Size()}, nil
 }
 
