@@ -78,11 +78,17 @@ func StepAllowance(cfg train.Config, meta dataset.Meta) int64 {
 	return arena + params*4*4 + matrixLibBytes
 }
 
-// JobMemoryBytes is a run's memory request: budget + allowance + the job's
-// own processes. A run without a budget asks for its dataset's files (all
-// of them may end up in the page cache) instead of a budget. allowance 0
-// means StepAllowance's estimate.
+// JobMemoryBytes is a run's memory request: budget + allowance + device
+// budget + the job's own processes. A run without a budget asks for its
+// dataset's files (all of them may end up in the page cache) instead of a
+// budget. allowance 0 means StepAllowance's estimate. The device budget
+// (device_mem, DESIGN §2 "One memory contract") is host memory here: the
+// variants' device tiers live beside the budget in the run's cgroup.
 func JobMemoryBytes(cfg train.Config, meta dataset.Meta, budget, allowance int64) int64 {
+	device := int64(0)
+	if c := cfg; c.ResolveDeviceMem(meta.FeatureBytes()) == nil {
+		device = c.DeviceMemBytes
+	}
 	if allowance <= 0 {
 		allowance = StepAllowance(cfg, meta)
 	}
@@ -91,5 +97,5 @@ func JobMemoryBytes(cfg train.Config, meta dataset.Meta, budget, allowance int64
 			budget += size
 		}
 	}
-	return budget + allowance + jobOverheadBytes
+	return budget + allowance + device + jobOverheadBytes
 }

@@ -25,6 +25,7 @@ func TestJobMemoryBytes(t *testing.T) {
 	if want := arena + params*16 + matrixLibBytes; base != want {
 		t.Fatalf("StepAllowance = %d, want %d", base, want)
 	}
+	dev := meta.FeatureBytes() / 10 // the default device budget, 10 % of the features
 	for _, c := range []struct {
 		name     string
 		cfg      train.Config
@@ -33,21 +34,25 @@ func TestJobMemoryBytes(t *testing.T) {
 		want     func(int64) bool
 	}{
 		{"budget + estimate + overhead", cfg("sage", 1000, 64, 10, 5), 32 << 20, 0,
-			func(v int64) bool { return v == 32<<20+base+jobOverheadBytes }},
+			func(v int64) bool { return v == 32<<20+base+dev+jobOverheadBytes }},
 		{"given allowance", cfg("sage", 1000, 64, 10, 5), 32 << 20, 256 << 20,
-			func(v int64) bool { return v == 32<<20+256<<20+jobOverheadBytes }},
+			func(v int64) bool { return v == 32<<20+256<<20+dev+jobOverheadBytes }},
 		{"no budget: the dataset's files", cfg("sage", 1000, 64, 10, 5), 0, 0,
-			func(v int64) bool { return v == 59_200_000+base+jobOverheadBytes }},
+			func(v int64) bool { return v == 59_200_000+base+dev+jobOverheadBytes }},
 		{"wider fanout asks for more", cfg("sage", 1000, 64, 25, 10), 32 << 20, 0,
-			func(v int64) bool { return v > 32<<20+base+jobOverheadBytes }},
+			func(v int64) bool { return v > 32<<20+base+dev+jobOverheadBytes }},
 		{"all neighbours: capped at the node count", cfg("sage", 1000, 64, -1, -1), 32 << 20, 0,
 			func(v int64) bool {
-				return v == 32<<20+StepAllowance(cfg("sage", 1000, 64, 1000, 1000), meta)+jobOverheadBytes
+				return v == 32<<20+StepAllowance(cfg("sage", 1000, 64, 1000, 1000), meta)+dev+jobOverheadBytes
 			}},
 		{"gat counts attention", cfg("gat", 1000, 64, 10, 5), 32 << 20, 0,
-			func(v int64) bool { return v > 32<<20+base+jobOverheadBytes }},
+			func(v int64) bool { return v > 32<<20+base+dev+jobOverheadBytes }},
 		{"full batch", cfg("sage", 0, 64, 10, 5), 32 << 20, 0,
-			func(v int64) bool { return v > 32<<20+base+jobOverheadBytes }},
+			func(v int64) bool { return v > 32<<20+base+dev+jobOverheadBytes }},
+		{"no device budget", train.Config{Model: "sage", Batch: 1000, Hidden: 64, Heads: 4, Fanout: []int{10, 5}, DeviceMem: "none"}, 32 << 20, 0,
+			func(v int64) bool { return v == 32<<20+base+jobOverheadBytes }},
+		{"a device budget of 1 GiB", train.Config{Model: "sage", Batch: 1000, Hidden: 64, Heads: 4, Fanout: []int{10, 5}, DeviceMem: "1GiB"}, 32 << 20, 0,
+			func(v int64) bool { return v == 32<<20+base+1<<30+jobOverheadBytes }},
 	} {
 		if got := JobMemoryBytes(c.cfg, meta, c.budget, c.override); !c.want(got) {
 			t.Errorf("%s: %d bytes", c.name, got)

@@ -24,6 +24,8 @@ type RunData struct {
 	Repeat   int
 	Status   string  // queued, running, done, failed, oom, cancelled, interrupted
 	Digest   *Digest // the run's epochs summarised; nil when it has none (or they were not read)
+	// Memory is the run's memory by part (MemoryOf); nil without an account.
+	Memory *MemoryRow
 	// Run-level aggregates the store keeps for finished runs; they stand in
 	// for the digest where a page shows only the accuracy table.
 	EpochsDone      int
@@ -392,7 +394,7 @@ func cellOf(r RunData) *Cell {
 // ChartIDs lists the experiment page's charts in page order.
 var ChartIDs = []string{
 	"epoch-vs-mem", "epoch-vs-dim", "epoch-vs-batch", "normalised", "stages", "stage-time",
-	"hit-vs-mem", "tier-hits", "disk-read", "disk-read-kind", "amplification", "worker-time", "time-to-accuracy", "accuracy",
+	"hit-vs-mem", "tier-hits", "disk-read", "disk-read-kind", "amplification", "worker-time", "memory", "time-to-accuracy", "accuracy",
 }
 
 // Chart builds one view by id; baseline names the variant the normalised
@@ -450,6 +452,8 @@ func (c *Comparison) chart(id, baseline string) (Chart, bool) {
 		return ch, true
 	case "worker-time":
 		return c.workerTime(), true
+	case "memory":
+		return c.memoryPeaks(), true
 	case "time-to-accuracy":
 		return c.timeToAccuracy(), true
 	case "accuracy":
@@ -801,16 +805,17 @@ func (c *Comparison) variantCellCategories() ([]string, func(RunData) int) {
 	return cats.labels, func(r RunData) int { return cats.index[r.ID] }
 }
 
-// hitRatio is the share of feature lookups served without reading the
-// device: hits summed over the cache tiers divided by the lookups of the
-// tier that sees every lookup (the largest count).
+// hitRatio is the share of feature lookups served from memory without a
+// device read in the epoch (DESIGN §5): hits summed over the memory tiers
+// (GPU, CPU) divided by the lookups of the tier that sees every lookup (the
+// largest count). Disk-resident tiers are not hits.
 func hitRatio(r RunData) (float64, bool) { return r.Digest.HitRatio() }
 
 // hitVsMem is the overall cache hit ratio against the memory limit, one line per variant (Ginex Fig. 5, GIDS Fig. 11).
 func (c *Comparison) hitVsMem() Chart {
 	ch := Chart{ID: "hit-vs-mem", Title: "Cache hit ratio vs memory limit", XLabel: "memory limit", YLabel: "hit ratio",
 		XType: "category", YType: "value", Kind: "line",
-		Note: "Feature lookups served by any cache tier (GPU, CPU, disk cache, packed chunks) over all lookups, steady epochs; mean over repeated runs, error bars ± one standard deviation; ✕ = OOM. Variants without a feature cache have no points. After Ginex Fig. 5 and GIDS Fig. 11."}
+		Note: "Feature lookups served from memory (the GPU and CPU tiers) over all lookups; rows of disk-resident tiers (DiskGNN's disk cache and packed chunks, MariusGNN's partition buffer) were read from the device in the epoch and are not hits. Steady epochs; mean over repeated runs, error bars ± one standard deviation; ✕ = OOM. Variants without a feature cache have no points. After Ginex Fig. 5 and GIDS Fig. 11."}
 	if len(c.runs) == 0 {
 		ch.Empty = "No runs yet."
 		return ch
@@ -820,13 +825,13 @@ func (c *Comparison) hitVsMem() Chart {
 }
 
 // tierOrder is the display order of cache tiers.
-var tierOrder = []string{metrics.TierGPU, metrics.TierCPU, metrics.TierDiskCache, metrics.TierPacked, metrics.TierDevice}
+var tierOrder = []string{metrics.TierGPU, metrics.TierCPU, metrics.TierDiskCache, metrics.TierPacked, metrics.TierPartition, metrics.TierDevice}
 
 // tierHits is each tier's hit ratio per variant and grid point.
 func (c *Comparison) tierHits() Chart {
 	ch := Chart{ID: "tier-hits", Title: "Hit ratio per cache tier", XLabel: "variant · grid point", YLabel: "hits / lookups at the tier",
 		XType: "category", YType: "value", Kind: "bar",
-		Note: "For each tier, the lookups that reached it and were served there (hits / lookups), steady epochs, mean over repeated runs ± one standard deviation. The device tier counts rows read from the block device."}
+		Note: "For each tier, the lookups that reached it and were served there (hits / lookups), steady epochs, mean over repeated runs ± one standard deviation. The device tier counts rows read from the block device for the batch; the disk-resident tiers (disk cache, packed chunks, partition buffer) serve rows read from the variant's own files in the epoch and are shown as their own tiers."}
 	if len(c.runs) == 0 {
 		ch.Empty = "No runs yet."
 		return ch

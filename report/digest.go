@@ -17,8 +17,10 @@ type Digest struct {
 	Mean   map[string]float64 // "epoch_s", "sample_s", "extract_s", "train_s", "stall_s", "bytes_read" and the variant stages
 	Stages []string           // variant-specific stage names, sorted
 	Tiers  map[string]metrics.TierCount
-	// CacheHits are lookups served by a tier other than the device;
-	// Lookups are those of the tier that saw them all (the largest count).
+	// CacheHits are lookups served by a memory tier (metrics.MemoryTier:
+	// not the device, not a disk-resident tier such as DiskGNN's packed
+	// chunks or MariusGNN's partition buffer); Lookups are those of the
+	// tier that saw them all (the largest count).
 	CacheHits, Lookups     float64
 	BytesRead, BytesNeeded float64
 	BestVal, TestAtBest    float64 // best validation accuracy and the test accuracy at that epoch
@@ -119,7 +121,7 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 			c.Hits += t.Hits
 			c.Lookups += t.Lookups
 			d.Tiers[tier] = c
-			if tier != metrics.TierDevice {
+			if metrics.MemoryTier(tier) {
 				d.CacheHits += float64(t.Hits)
 			}
 			most = max(most, t.Lookups)
@@ -177,7 +179,8 @@ func Evaluated(e metrics.EpochRecord) bool {
 	return e.Evaluated || e.EvalS > 0 || e.ValAcc != 0 || e.TestAcc != 0
 }
 
-// HitRatio is the share of lookups a cache tier served (false without lookups).
+// HitRatio is the share of lookups a memory tier served, DESIGN §5's one
+// definition for every variant (false without lookups).
 func (d *Digest) HitRatio() (float64, bool) {
 	if d == nil || d.Lookups == 0 {
 		return 0, false

@@ -534,3 +534,41 @@ func TestRunConditionsAndMeta(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A brief read keeps of a run's summary only its memory account (the
+// comparison's memory chart); a summary without one reads as none.
+func TestBriefSummaryKeepsTheMemoryAccount(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	_, runs := seed(t, s, "diskgnn", "ginex")
+	sums := []string{
+		`{"type":"summary","outcome":"done","deviations":["x"],"memory":{"host_budget_bytes":256,"device_budget_bytes":64,"device_tiers":{"gpu_cache":40},"device_tier_bytes":40,"model_step_bytes":9}}`,
+		`{"type":"summary","outcome":"done"}`,
+	}
+	for i, r := range runs {
+		err := s.Update(ctx, func(tx *store.Tx) error {
+			if ok, err := tx.ClaimRun(r.ID); err != nil || !ok {
+				return errors.Join(err, errors.New("claim failed"))
+			}
+			_, err := tx.FinishRun(r.ID, store.RunEnd{Status: store.StatusDone, Summary: json.RawMessage(sums[i])})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Runs(ctx, store.RunFilter{ExperimentID: runs[0].ExperimentID, Brief: true})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("%d runs, %v", len(got), err)
+	}
+	var m struct {
+		Memory *metrics.MemoryAccount `json:"memory"`
+		Type   string                 `json:"type"`
+	}
+	if err := json.Unmarshal(got[0].Summary, &m); err != nil || m.Memory == nil || m.Memory.DeviceTiers["gpu_cache"] != 40 || m.Memory.ModelStepBytes != 9 || m.Type != "" {
+		t.Fatalf("brief summary %s (%v)", got[0].Summary, err)
+	}
+	if got[1].Summary != nil {
+		t.Fatalf("brief summary without an account: %s", got[1].Summary)
+	}
+}

@@ -117,6 +117,7 @@ func runSummary(r store.Run) []views.KV {
 	if r.PeakCgroupBytes != nil {
 		kv = append(kv, views.KV{K: "peak cgroup (incl. page cache)", V: experiments.FormatBytes(*r.PeakCgroupBytes)})
 	}
+	kv = append(kv, memoryKV(r)...)
 	if r.ExitCode != nil {
 		kv = append(kv, views.KV{K: "exit code", V: strconv.Itoa(*r.ExitCode)})
 	}
@@ -301,4 +302,45 @@ func doneOrRedirect(c *fiber.Ctx, to string) error {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	return c.Redirect(to, fiber.StatusSeeOther)
+}
+
+// memoryKV shows the run's memory contract side by side (DESIGN §2 "One
+// memory contract"): each part's budget and what it held at the peak.
+func memoryKV(r store.Run) []views.KV {
+	m, ok := report.MemoryOf(r)
+	if !ok {
+		return nil
+	}
+	b := experiments.FormatBytes
+	budget := func(v int64) string {
+		if v <= 0 {
+			return "none"
+		}
+		return b(v)
+	}
+	kv := []views.KV{
+		{K: "host: budget · peak", V: budget(m.HostBudget) + " · " + b(m.HostPeak) + " (cgroup peak less device tiers and model step)"},
+		{K: "device: budget · tiers held", V: budget(m.DeviceBudget) + " · " + b(m.DeviceHeld) + deviceTierList(m.DeviceTiers)},
+		{K: "outside the budgets: model step", V: b(m.ModelStep)},
+	}
+	if m.Allowance > 0 {
+		kv = append(kv, views.KV{K: "allowance (host + device + step) · cgroup peak", V: b(m.Allowance) + " · " + b(m.CgroupPeak)})
+	}
+	return kv
+}
+
+func deviceTierList(t map[string]int64) string {
+	if len(t) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(t))
+	for k := range t {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + " " + experiments.FormatBytes(t[k])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

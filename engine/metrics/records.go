@@ -68,14 +68,45 @@ type TierCount struct {
 	Hits    int64 `json:"hits"`
 }
 
-// Tier names used in EpochRecord.Tiers.
+// Tier names used in EpochRecord.Tiers (DESIGN §5 "Hit ratio"). Memory
+// tiers (gpu, cpu) serve rows held in memory; disk-resident tiers
+// (disk_cache, packed, partition_buffer) serve rows a variant read from its
+// own on-disk copies for the batch or the buffer state during the epoch,
+// which are device reads, not hits; device is a miss everywhere else.
 const (
 	TierGPU       = "gpu"
 	TierCPU       = "cpu"
-	TierDiskCache = "disk_cache"
-	TierPacked    = "packed"
+	TierDiskCache = "disk_cache" // DiskGNN's segmented disk cache: segments read from disk for the batch
+	TierPacked    = "packed"     // DiskGNN's packed chunk rows: read from disk with the batch's chunk
+	// TierPartition is MariusGNN's partition buffer: partitions read from
+	// disk during the epoch (the buffer is released at each epoch's end).
+	TierPartition = "partition_buffer"
 	TierDevice    = "device" // read from the block device for the batch (a miss everywhere else)
 )
+
+// MemoryTier reports whether a tier serves rows from memory (host or
+// device) without a device read in the epoch: its hits are cache hits.
+// Every other tier's rows were read from the block device in the epoch
+// (DESIGN §5).
+func MemoryTier(tier string) bool { return tier == TierGPU || tier == TierCPU }
+
+// HitRatio is the epoch's cache hit ratio (DESIGN §5): lookups served by a
+// memory tier over all lookups; false without lookups. Disk-resident tiers
+// and the device are not hits, so it is below 1 whenever a looked-up row
+// came from the device.
+func (e *EpochRecord) HitRatio() (float64, bool) {
+	var hits, lookups int64
+	for tier, t := range e.Tiers {
+		if MemoryTier(tier) {
+			hits += t.Hits
+		}
+		lookups = max(lookups, t.Lookups)
+	}
+	if lookups == 0 {
+		return 0, false
+	}
+	return float64(hits) / float64(lookups), true
+}
 
 // EpochMetricsVersion is the MetricsVersion of the epoch records this
 // build writes (DESIGN §5). Version 1 is the original contract; version 2
@@ -236,4 +267,42 @@ type SummaryRecord struct {
 	// before.
 	Deviations []string `json:"deviations,omitempty"`
 	Error      string   `json:"error,omitempty"`
+	// Memory is the run's memory contract as it was held (DESIGN §2 "One memory contract"):
+	// the host and device budgets, the device tiers the variant placed in
+	// the device budget and the model step held outside both.
+	Memory *MemoryAccount `json:"memory,omitempty"`
+}
+
+// MemoryAccount is what a run's memory held, beside its peaks (DESIGN §2 "One memory contract"
+// "One memory contract"): the allowance is host budget + device budget +
+// model step, the same for every variant at a grid point.
+type MemoryAccount struct {
+	HostBudgetBytes   int64 `json:"host_budget_bytes"`   // mem_limit (0 = none)
+	DeviceBudgetBytes int64 `json:"device_budget_bytes"` // device_mem
+	// DeviceTiers are the variant's device tiers (GPU caches, device-side
+	// buffers and batch inputs) by name; DeviceTierBytes their sum. They
+	// live in host memory here, in the run's cgroup beside the host budget.
+	DeviceTiers     map[string]int64 `json:"device_tiers,omitempty"`
+	DeviceTierBytes int64            `json:"device_tier_bytes"`
+	// ModelStepBytes is the profiled model step held outside the host
+	// budget (model_mem "device"; 0 when charged to the host).
+	ModelStepBytes int64 `json:"model_step_bytes"`
+}
+
+// AllowanceBytes is the run's total allowance: host budget + device budget
+// + model step (0 without a host budget).
+func (m *MemoryAccount) AllowanceBytes() int64 {
+	if m == nil || m.HostBudgetBytes <= 0 {
+		return 0
+	}
+	return m.HostBudgetBytes + m.DeviceBudgetBytes + m.ModelStepBytes
+}
+
+// HostPeakBytes is the host part of a cgroup peak: the peak less the
+// device tiers and the model step it also held (never below 0).
+func (m *MemoryAccount) HostPeakBytes(cgroupPeak int64) int64 {
+	if m == nil {
+		return cgroupPeak
+	}
+	return max(0, cgroupPeak-m.DeviceTierBytes-m.ModelStepBytes)
 }

@@ -119,6 +119,7 @@ func newEngine(f *File, depth int, slotBytes int, arena []byte) *engine {
 	e.pl.bs = f.blockSize
 	e.pl.maxSeg = int64(slotBytes)
 	e.pl.separate = f.opts.SeparateReads
+	e.pl.noMerge = f.opts.NoMerge
 	return e
 }
 

@@ -12,7 +12,9 @@ import (
 // adjacent blocks are merged into one request of at most maxSeg bytes.
 // With separate set (Options.SeparateReads), every span is read on its
 // own instead: its covering blocks, shared with no other span and merged
-// with none (Ginex's artifact issues one pread per row).
+// with none (Ginex's artifact issues one pread per row). With noMerge set
+// (Options.NoMerge), blocks shared by spans are still read once but
+// adjacent spans are not merged (GNNDrive's merge=false).
 
 // item is one span a caller wants: len(dst) bytes from file offset off,
 // copied into dst, on behalf of request req.
@@ -43,10 +45,13 @@ type planner struct {
 	// separate: one read (or more when longer than maxSeg) per item, no
 	// block shared or merged with another item
 	separate bool
-	items    []item
-	tmp      []item // radix-sort scratch
-	spans    []span
-	pieces   []planPiece
+	// noMerge: blocks shared by items are read once, but an item starting
+	// on a fresh block opens its own request (Options.NoMerge)
+	noMerge bool
+	items   []item
+	tmp     []item // radix-sort scratch
+	spans   []span
+	pieces  []planPiece
 }
 
 // plan sorts p.items by offset and fills p.spans and p.pieces. Items of
@@ -71,7 +76,7 @@ func (p *planner) plan() {
 		switch {
 		case cur >= 0 && a < p.spans[cur].end:
 			// Shares a block with the current span: never read it twice.
-		case cur >= 0 && a == p.spans[cur].end && b-p.spans[cur].off <= p.maxSeg:
+		case cur >= 0 && !p.noMerge && a == p.spans[cur].end && b-p.spans[cur].off <= p.maxSeg:
 			// Adjacent and fits: merge into one request.
 		default:
 			p.spans = append(p.spans, span{a, a})

@@ -94,6 +94,37 @@ func TestPlanSeparate(t *testing.T) {
 	}
 }
 
+// TestPlanNoMerge: with noMerge a block that rows share is still read once
+// (a row starting in the previous row's last block extends its request),
+// but a row starting on a fresh block opens its own request however close
+// (GNNDrive's merge=false: one request per row at the sector size).
+func TestPlanNoMerge(t *testing.T) {
+	type it struct{ off, n int64 }
+	cases := []struct {
+		name  string
+		items []it
+		want  []span
+	}{
+		{"adjacent rows not merged", []it{{0, 512}, {512, 512}, {1024, 512}}, []span{{0, 512}, {512, 1024}, {1024, 1536}}},
+		{"shared block read once", []it{{0, 128}, {128, 128}, {256, 128}}, []span{{0, 512}}},
+		{"row straddling from a shared block extends its request", []it{{0, 400}, {400, 400}}, []span{{0, 1024}}},
+		{"a long row stays one request", []it{{0, 2048}, {2048, 2048}}, []span{{0, 2048}, {2048, 4096}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := planner{bs: 512, maxSeg: 65536, noMerge: true}
+			for i, x := range c.items {
+				p.items = append(p.items, item{off: x.off, dst: make([]byte, x.n), req: int32(i)})
+			}
+			p.plan()
+			if !slices.Equal(p.spans, c.want) {
+				t.Fatalf("spans %v, want %v", p.spans, c.want)
+			}
+			checkPlan(t, &p)
+		})
+	}
+}
+
 // checkPlan verifies invariants of a plan: spans aligned, sorted, disjoint
 // and within the cap; pieces lie inside their span and tile each item
 // exactly once.

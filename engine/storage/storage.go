@@ -89,6 +89,13 @@ type Options struct {
 	// with none (Ginex's artifact: one pread per row). By default rows that
 	// share a block are read once and adjacent blocks merged.
 	SeparateReads bool
+	// NoMerge keeps every wanted row or range in its own device request
+	// (its covering blocks, up to MaxMergeBytes) but, unlike
+	// SeparateReads, still reads a block that rows share once: the request
+	// of a row that starts in the previous row's last block extends that
+	// request. Adjacent rows are not merged (GNNDrive's artifact with
+	// merge=false: one request per row at the sector size).
+	NoMerge bool
 	// AllowBuffered lets OpenFile fall back to buffered (page-cache) reads,
 	// with a log line, where the file system refuses O_DIRECT. Tests on
 	// tmpfs use it; measurements should not.

@@ -99,6 +99,11 @@ type Config struct {
 	// step size, recorded in the run's deviations); "host" charges it to the
 	// budget like any other memory.
 	ModelMem string `json:"model_mem,omitempty"`
+	// DeviceMem is the device budget (device_mem.go): bytes with a unit, a
+	// percentage of the feature bytes, or "none"; "" = DefaultDeviceMem.
+	// Resolved into DeviceMemBytes by ResolveDeviceMem.
+	DeviceMem      string `json:"device_mem,omitempty"`
+	DeviceMemBytes int64  `json:"device_mem_bytes,omitempty"`
 
 	// Compute is what consumes each ready batch (DESIGN §10): "cpu" (or
 	// "", the CPU trainer), "none" (the loader alone: the batch's
@@ -312,7 +317,7 @@ func (c Config) Validate() error {
 	if _, _, err := c.ComputeMode(); err != nil {
 		return bad("compute", "%v", err)
 	}
-	return nil
+	return c.validateDeviceMem()
 }
 
 // EvalFanouts returns the fanouts evaluation samples with.

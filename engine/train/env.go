@@ -56,6 +56,7 @@ type Env struct {
 	prepMu     sync.Mutex
 	prepStages map[string]float64
 	deviations []string
+	memory     *metrics.MemoryAccount // device_mem.go
 }
 
 // Deviate records a departure from the paper decided while the run

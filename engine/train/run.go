@@ -106,6 +106,9 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	if err := cfg.ResolveMemLimit(ds.FeatureBytes()); err != nil {
 		return sum, err
 	}
+	if err := cfg.ResolveDeviceMem(ds.FeatureBytes()); err != nil {
+		return sum, err
+	}
 	if err := CheckMinMemory(cfg, ShapeOf(ds.Meta)); err != nil {
 		return sum, err
 	}
@@ -235,6 +238,7 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	if d := computeDeviation(env.compute, env.profile); d != "" {
 		sum.Deviations = append(sum.Deviations, d)
 	}
+	sum.Memory = env.MemoryAccount()
 	env.prepMu.Unlock()
 	_ = r.emit.Infof("%s prepared in %.3fs", cfg.System, sum.PrepareS)
 

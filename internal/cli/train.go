@@ -116,6 +116,7 @@ func trainFlags(c *train.Config, configPath *string) *flag.FlagSet {
 	fs.StringVar(&c.MemLimit, "mem-limit", c.MemLimit, `memory budget: "2GiB", "512MB" or a share of the feature bytes "25%"`)
 	fs.StringVar(&c.ModelMem, "model-mem", c.ModelMem, `where the CPU model step is accounted under --mem-limit: "device" (default; outside the budget, as GPU memory in the papers) or "host"`)
 	fs.StringVar(&c.Compute, "compute", c.Compute, `what consumes each batch: "cpu" (default; the CPU trainer), "none" (the loader alone: features checksummed and released) or "model:PROFILE" (held for an accelerator's modelled step time, e.g. model:h100-roofline)`)
+	fs.StringVar(&c.DeviceMem, "device-mem", c.DeviceMem, `device budget (the papers' GPU memory, held beside --mem-limit): "1GiB", a share of the feature bytes "10%" (default) or "none"`)
 	fs.Var((*optMap)(&c.Options), "opt", "variant option key=value (repeatable)")
 	return fs
 }
@@ -123,7 +124,8 @@ func trainFlags(c *train.Config, configPath *string) *flag.FlagSet {
 // configFileOnly are the json fields of train.Config that no flag sets,
 // with the reason.
 var configFileOnly = map[string]string{
-	"mem_limit_bytes": "resolved from mem_limit (train.Config.Resolve); the runner writes it into the child's config",
+	"mem_limit_bytes":  "resolved from mem_limit (train.Config.Resolve); the runner writes it into the child's config",
+	"device_mem_bytes": "resolved from device_mem (train.Config.ResolveDeviceMem) when the run starts",
 }
 
 // parseTrainArgs builds the run configuration: the defaults, or the

@@ -81,6 +81,27 @@ func TestVariantsReportHonestMetrics(t *testing.T) {
 				if n := e.Counters["rows_unaccounted"]; n != 0 {
 					t.Errorf("epoch %d: %d rows counted by more than one tier", i, n)
 				}
+				// One hit-ratio definition (DESIGN §5): a hit is a lookup
+				// served from memory; rows read from the device in the
+				// epoch (for the batch, a disk-resident tier, a fill)
+				// leave it below 1.
+				h, ok := e.HitRatio()
+				if !ok {
+					t.Errorf("epoch %d: no lookups for a hit ratio (%+v)", i, e.Tiers)
+				}
+				// memory-tier hits + disk-resident-tier hits + device
+				// reads + rows shared in flight = the lookups (the first
+				// tier's, which every row reaches)
+				var lookups int64
+				for _, tc := range e.Tiers {
+					lookups = max(lookups, tc.Lookups)
+				}
+				if lookups != hits+e.RowsSharedInFlight {
+					t.Errorf("epoch %d: tier hits %d + shared %d against %d lookups (%+v)", i, hits, e.RowsSharedInFlight, lookups, e.Tiers)
+				}
+				if (e.RowsFromDevice > 0 || e.FeatureBytesRead > 0) && h >= 1 {
+					t.Errorf("epoch %d: hit ratio %v with %d rows (%d feature bytes) read from the device in the epoch (%+v)", i, h, e.RowsFromDevice, e.FeatureBytesRead, e.Tiers)
+				}
 				if e.RowsFromDevice < device {
 					t.Errorf("epoch %d: rows_from_device %d < device-tier rows %d", i, e.RowsFromDevice, device)
 				}

@@ -279,6 +279,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 		Queue: d.o.queue, ReaderBytes: d.o.trainReaderBytes(), PrepReaderBytes: prepReaderBytes,
 		PartBytes: partRows * d.rowBytes, IDQuota: idQuota(env.MemBudget),
 		GPURows: d.o.gpuRows(ds.FeatureBytes(), d.rowBytes), CPURows: -1, MaxCold: rp.MaxCold,
+		Device: budget.Device(),
 	}
 	if d.o.cpuBytes >= 0 {
 		in.CPURows = d.o.cpuBytes / d.rowBytes
@@ -306,12 +307,13 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	counts = nil
 	env.Logf("diskgnn: memory plan: %s; %d nodes accessed; the caches hold %d (%.1f%%)", d.mp, accessed, d.plan.Cached(), 100*float64(d.plan.Cached())/float64(nodes))
 	outside := ws.DeviceBytes + d.mp.Device
+	gpuBytes := int64(len(d.plan.GPU)) * d.rowBytes
+	if err := budget.HoldOutside(map[string]int64{"gpu_cache": gpuBytes, "batch_inputs": d.mp.Device - gpuBytes}); err != nil {
+		return err
+	}
 	if env.MemBudget > 0 {
-		if err := budget.HoldOutside(d.mp.Device); err != nil {
-			return err
-		}
-		env.Deviate("the GPU cache (%d rows, %d MiB) and %d assembled batch inputs (up to %d MiB each) are held outside the %d MiB host budget as the GPU memory they are in the paper; with the model step the memory limit is %d MiB",
-			len(d.plan.GPU), (int64(len(d.plan.GPU))*d.rowBytes)>>20, d.mp.Buffers, d.mp.InputBytes>>20, env.MemBudget>>20, (env.MemBudget+outside)>>20)
+		env.Deviate("the GPU cache (%d rows, %d MiB) and %d assembled batch inputs (up to %d MiB each) are held in the %d MiB device budget, outside the %d MiB host budget, as the GPU memory they are in the paper; with the model step the memory limit is %d MiB",
+			len(d.plan.GPU), gpuBytes>>20, d.mp.Buffers, d.mp.InputBytes>>20, budget.Device()>>20, env.MemBudget>>20, (env.MemBudget+outside)>>20)
 	}
 
 	// §5.1 Algorithm 2 under the disk budget.
@@ -346,6 +348,9 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	env.PrepareStage("search_s", d.searchTime)
 	env.Logf("diskgnn: segment search (Algorithm 2): segment size %d of %d samples, %d disk-cache entries per segment, %d MiB estimated on disk (budget %s)",
 		d.sp.Size, n, d.sp.DiskEntries, (d.sp.EstimatedRows*d.rowBytes)>>20, d.o.diskBudget)
+	if d.sp.DiskEntries == 0 {
+		env.Warnf("diskgnn: the disk budget (%s) packs every cold row: the segmented disk cache is empty, so Algorithm 1's reordering and the disk-cache reads do not run", d.o.diskBudget)
+	}
 
 	// The memory tiers and the disk levels (§5.1–§5.2).
 	gpu, err := d.devMem.Float32s(len(d.plan.GPU) * d.dim)

@@ -4,11 +4,16 @@ package diskgnn
 //
 //   - "The GPU cache size is configured by excluding the working memory for
 //     model training from the total GPU memory." There is no GPU here: the
-//     device cache is held outside the host budget (a recorded deviation,
-//     like GNNDrive's feature_buffer=device). Its size is option gpu_cache;
-//     by default as many rows as the CPU cache, as in the artifact's runs
-//     (run.sh: --gpu-cache-size 5e9 --cpu-cache-size 5e9 on
-//     ogbn-papers100M and Friendster).
+//     device cache lives in the run's device budget (device_mem, DESIGN §2 "One memory contract"
+//     "One memory contract"), outside the host budget (a recorded
+//     deviation, like GNNDrive's feature_buffer=device). By default
+//     (gpu_cache auto) it is the device budget less the working memory held
+//     there, the q + 2 complete inputs. The artifact splits one total
+//     between its two caches (ogbn-papers100M at 10 %: 2e9 bytes of GPU
+//     cache + 3e9 of CPU cache = 5e9), not the same size twice: a total of
+//     host + device budget here, the GPU part from device_mem and the CPU
+//     part from mem_limit. Option gpu_cache sets it explicitly (over the
+//     device budget is a recorded deviation).
 //   - "The CPU cache size is configured by reserving the memory to assemble
 //     the graph samples and node features of several mini-batches to
 //     prepare for training": the host budget holds the process's base, the
@@ -54,10 +59,12 @@ type SizingInput struct {
 	ReaderBytes, PrepReaderBytes int64
 	PartBytes                    int64 // packing partition buffer
 	IDQuota                      int64 // packed ids held between packing sweeps
-	// GPURows is the device cache in rows, or -1 for "as many as the CPU
-	// cache". CPURows is the host cache in rows, or -1 for "from the
-	// budget".
+	// GPURows is the device cache in rows, or -1 for "from the device
+	// budget": Device less the complete inputs. CPURows is the host cache
+	// in rows, or -1 for "from the budget".
 	GPURows, CPURows int64
+	// Device is the device budget (device_mem) for GPURows -1.
+	Device int64
 	// MaxCold bounds the cold rows (packed and disk cache) of any sample
 	// when the cached most popular nodes are cached; nil = MaxInputs.
 	MaxCold func(cached int64) int64
@@ -92,6 +99,21 @@ const (
 	prepBytesPerNode = 12
 )
 
+// gpuRows is the device cache: GPURows, or with -1 the rows the device
+// budget holds next to the q + 2 complete inputs; at most the accessed
+// nodes.
+func (in SizingInput) gpuRows() int64 {
+	g := in.GPURows
+	if g < 0 {
+		inputs := int64(max(in.Queue, 1)+2) * in.MaxInputs * in.RowBytes
+		g = 0
+		if in.RowBytes > 0 {
+			g = max(0, in.Device-inputs) / in.RowBytes
+		}
+	}
+	return min(max(g, 0), in.Accessed)
+}
+
 func (in SizingInput) maxCold(cached int64) int64 {
 	if in.MaxCold == nil {
 		return in.MaxInputs
@@ -102,13 +124,8 @@ func (in SizingInput) maxCold(cached int64) int64 {
 // at evaluates the plan for a host cache of cpu rows.
 func (in SizingInput) at(cpu int64) Plan {
 	p := Plan{Buffers: in.Queue + 2}
-	if in.GPURows < 0 { // as many rows on the device as on the host
-		p.CPURows = min(cpu, (in.Accessed+1)/2)
-		p.GPURows = min(p.CPURows, in.Accessed-p.CPURows)
-	} else {
-		p.GPURows = min(in.GPURows, in.Accessed)
-		p.CPURows = min(cpu, in.Accessed-p.GPURows)
-	}
+	p.GPURows = in.gpuRows()
+	p.CPURows = min(cpu, in.Accessed-p.GPURows)
 	cold := in.maxCold(p.GPURows + p.CPURows)
 	header := alignUp(chunkHeaderSize+8*in.MaxInputs, regionAlign) // at most two int32 per input
 	p.PartialBytes = header + alignUp(cold*in.RowBytes, regionAlign) + regionAlign
@@ -128,8 +145,8 @@ func (in SizingInput) at(cpu int64) Plan {
 
 // PlanMemory chooses the caches: with CPURows -1 the largest host cache
 // (among 257 evenly spaced sizes up to what is left to cache) whose plan
-// fits the budget; without a budget the host caches everything accessed
-// (and an automatic device cache is empty).
+// fits the budget; without a budget the host caches every accessed row the
+// device cache does not.
 func PlanMemory(in SizingInput) Plan {
 	in.Queue = max(in.Queue, 1)
 	in.Accessed = max(in.Accessed, 0)
@@ -138,17 +155,9 @@ func PlanMemory(in SizingInput) Plan {
 	case in.CPURows >= 0:
 		cands = []int64{in.CPURows}
 	case in.Budget <= 0:
-		if in.GPURows < 0 {
-			in.GPURows = 0 // nothing to split: the host holds it all
-		}
-		cands = []int64{in.Accessed}
+		cands = []int64{max(0, in.Accessed-in.gpuRows())}
 	default:
-		var most int64 // host rows worth trying
-		if in.GPURows < 0 {
-			most = (in.Accessed + 1) / 2
-		} else {
-			most = max(0, in.Accessed-min(in.GPURows, in.Accessed))
-		}
+		most := max(0, in.Accessed-in.gpuRows()) // host rows worth trying
 		for k := int64(0); k <= 256; k++ {
 			cands = append(cands, most*k/256)
 		}

@@ -26,13 +26,27 @@ func TestPlanMemoryTable(t *testing.T) {
 		feasib bool
 	}{
 		{
-			// everything accessed fits: half on the device, half on the host
-			name: "roomy", edit: func(in *SizingInput) { in.Budget = 2 << 30 },
+			// the artifact's split of one total (host + device budget):
+			// the device budget holds 400 K rows next to the four
+			// complete inputs, the host caches the other 400 K accessed
+			name: "roomy", edit: func(in *SizingInput) { in.Budget = 2 << 30; in.Device = 400_000*512 + 4*100_000*512 },
 			want:   Plan{CPURows: 400_000, GPURows: 400_000, HostTrain: 372_622_464, HostPrepare: 484_041_152, Device: 409_600_000, Buffers: 4},
 			feasib: true,
 		},
 		{
-			name: "unlimited: the host caches everything", edit: func(in *SizingInput) {},
+			name: "unlimited, no device budget: the host caches everything", edit: func(in *SizingInput) {},
+			want:   Plan{CPURows: 800_000, GPURows: 0},
+			feasib: true,
+		},
+		{
+			name: "unlimited host: the device budget's rows on the GPU, the rest on the host", edit: func(in *SizingInput) { in.Device = 4*100_000*512 + 1000*512 },
+			want:   Plan{CPURows: 799_000, GPURows: 1000},
+			feasib: true,
+		},
+		{
+			// the complete inputs are working memory: a device budget
+			// they fill leaves no GPU cache
+			name: "device budget of the inputs alone", edit: func(in *SizingInput) { in.Budget = 2 << 30; in.Device = 4*100_000*512 + 511 },
 			want:   Plan{CPURows: 800_000, GPURows: 0},
 			feasib: true,
 		},
@@ -86,19 +100,22 @@ func TestPlanMemoryTable(t *testing.T) {
 	}
 }
 
-// TestPlanMemoryTight: under a tight budget the plan is the largest cache
-// that fits: one step more does not.
+// TestPlanMemoryTight: under a tight budget the plan is the largest host
+// cache that fits: one step more does not. The device cache is the device
+// budget's, whatever the host budget.
 func TestPlanMemoryTight(t *testing.T) {
 	for _, budget := range []int64{380 << 20, 420 << 20, 512 << 20} {
 		in := sizingBase()
 		in.Budget = budget
+		in.Device = 4*100_000*512 + 100_000*512 // 100 K rows next to the inputs
 		p := PlanMemory(in)
-		if !p.Feasible || max(p.HostTrain, p.HostPrepare) > budget || p.CPURows != p.GPURows {
+		if !p.Feasible || max(p.HostTrain, p.HostPrepare) > budget || p.GPURows != 100_000 || p.Device != in.Device {
 			t.Fatalf("budget %d MiB: %s (feasible %v)", budget>>20, p, p.Feasible)
 		}
-		step := (in.Accessed + 1) / 2 / 256
+		most := in.Accessed - p.GPURows
+		step := most / 256
 		next := in.at(p.CPURows + step)
-		if p.CPURows+step <= (in.Accessed+1)/2 && next.Feasible {
+		if p.CPURows+step <= most && next.Feasible {
 			t.Fatalf("budget %d MiB: %d host rows fit, but the plan keeps %d", budget>>20, next.CPURows, p.CPURows)
 		}
 		if p.MinBudget > budget {

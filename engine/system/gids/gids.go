@@ -74,13 +74,13 @@ type gids struct {
 	maxBatch  int
 	kAlloc    int // most iterations a pass may merge
 	xbufs     [][]float32
-	// device memory held outside the budget: fixed part, per batch buffer
-	// and per sampled mini-batch kept for a pass
-	deviceFixed, bufBytes, perBatchMeta int64
-	budget                              *kit.Budget
-	hostMem                             kit.OffHeap
-	devMem                              kit.OffHeap
-	lastCache                           CacheStats
+	// device memory held in the device budget: per batch buffer and per
+	// sampled mini-batch kept for a pass
+	bufBytes, perBatchMeta int64
+	budget                 *kit.Budget
+	hostMem                kit.OffHeap
+	devMem                 kit.OffHeap
+	lastCache              CacheStats
 }
 
 func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
@@ -169,7 +169,12 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 	// used.
 	g.perBatchMeta = ws.BatchBytes + int64(ws.MaxInputs)*8
 	g.bufBytes = int64(g.maxBatch) * g.rowBytes
-	g.deviceFixed = g.layout.CacheLines*line + g.layout.CacheMetaBytes() + int64(g.opt.window)*g.perBatchMeta
+	if g.opt.gpuCache == gpuCacheAuto {
+		// the device budget less the other device memory at its most
+		// (every batch buffer the accumulator may merge)
+		other := int64(g.opt.window)*g.perBatchMeta + int64(g.kAlloc)*(g.bufBytes+g.perBatchMeta)
+		g.layout.CacheLines = DeviceCacheLines(g.budget.Device(), other, g.layout)
+	}
 	if err := g.grow(env); err != nil {
 		return err
 	}
@@ -225,7 +230,11 @@ func (g *gids) grow(env *train.Env) error {
 	}
 	g.xbufs = append(g.xbufs, x)
 	n := int64(len(g.xbufs))
-	return g.budget.HoldOutside(g.deviceFixed + n*(g.bufBytes+g.perBatchMeta))
+	return g.budget.HoldOutside(map[string]int64{
+		"software_cache": g.layout.CacheLines*g.layout.LineBytes + g.layout.CacheMetaBytes(),
+		"batch_buffers":  n * (g.bufBytes + g.perBatchMeta),
+		"window":         int64(g.opt.window) * g.perBatchMeta,
+	})
 }
 
 // loadCPUBuffer ranks the nodes, pins the top rows in host memory and
@@ -432,8 +441,12 @@ func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metr
 				metrics.TierRows{Tier: metrics.TierGPU, Rows: b.cache})
 			devRows += b.device
 		}
-		// line reads are byte ranges: count the rows the device delivered
-		ep.AddRowsFromDevice(max((g.feats.Stats().DeviceBytes-dev0)/g.rowBytes, devRows))
+		// Line reads are byte ranges: the rows from the device are the
+		// looked-up rows those reads delivered, each once (DESIGN §5), not
+		// the line bytes over the row size — a line of two rows read for
+		// one row is one row at read amplification 2. Only a pass whose
+		// reads fell short of its rows (none today) is counted by bytes.
+		ep.AddRowsFromDevice(rowsFromLines(devRows, g.feats.Stats().DeviceBytes-dev0, g.rowBytes))
 		g.acc.Observe(k, ps.redirected(), ps.initial(), ps.termination())
 		passes++
 		iters += int64(k)
@@ -485,6 +498,7 @@ func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metr
 		"gpu_cache_shared":           cs.Shared,
 		"gpu_cache_misses":           cs.Misses,
 		"gpu_cache_bypass":           cs.Bypasses,
+		"gpu_cache_bypass_permille":  permille(cs.Bypasses, cs.Accesses()),
 		"gpu_cache_evictions":        cs.Evictions,
 		"gpu_cache_hit_permille":     permille(cs.Hits+cs.Shared, cs.Accesses()),
 		"window_pinned_max":          pinnedMax,
@@ -502,6 +516,18 @@ func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metr
 		ep.Count(k, v)
 	}
 	return nil
+}
+
+// rowsFromLines is the feature rows one aggregation pass brought from the
+// device: the looked-up rows its line reads served (rows), each counted
+// once whatever the line size; when the device delivered bytes but no
+// looked-up row is recorded (a defect), the whole rows those bytes hold, so
+// bytes are never without rows.
+func rowsFromLines(rows, deviceBytes, rowBytes int64) int64 {
+	if rows > 0 || rowBytes <= 0 {
+		return rows
+	}
+	return deviceBytes / rowBytes
 }
 
 func permille(a, b int64) int64 {

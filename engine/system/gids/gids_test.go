@@ -86,6 +86,41 @@ func TestConfigurationsTrainTheSameModel(t *testing.T) {
 	}
 }
 
+// Rows are counted once per device read whatever the line size: without
+// a cache every row looked up on the device is one line read of 512 bytes
+// holding four 128-byte rows, so the rows from the device are the device
+// tier's rows and the reads, and the read amplification is about 4 (it
+// was 1 when the line bytes were divided by the row size, which counted
+// every row four times).
+func TestLineReadsCountEachRowOnce(t *testing.T) {
+	cfg := systest.Config(t, Name, map[string]string{"gpu_cache": "0", "cpu_buffer": "0", "line": "512"})
+	cfg.Epochs = 1
+	systest.Evict(t)
+	e := systest.Run(t, cfg).Epochs[0]
+	dev := e.Tiers[metrics.TierDevice]
+	if dev.Hits == 0 || e.RowsFromDevice != dev.Hits || e.Counters["uncached_reads"] != dev.Hits || e.Counters["storage_reads"] != dev.Hits {
+		t.Fatalf("rows from device %d, device-tier rows %d, counters %v", e.RowsFromDevice, dev.Hits, e.Counters)
+	}
+	// (a little under 4: reads of one line in flight together may be
+	// served by one device read, and the file's last line is short)
+	if e.FeatureBytesRead > 512*dev.Hits || e.ReadAmplification <= 3.5 || e.ReadAmplification > 4 {
+		t.Fatalf("feature bytes %d for %d line reads, read amplification %v, want about 4", e.FeatureBytesRead, dev.Hits, e.ReadAmplification)
+	}
+}
+
+// A deep window on a tiny cache pins every slot: the accesses that go
+// around the cache are counted and their share reported.
+func TestBypassReported(t *testing.T) {
+	cfg := systest.Config(t, Name, map[string]string{"gpu_cache": "8KiB", "window": "8", "cpu_buffer": "0"})
+	cfg.Epochs = 1
+	e := systest.Run(t, cfg).Epochs[0]
+	c := e.Counters
+	acc := c["gpu_cache_hits"] + c["gpu_cache_shared"] + c["gpu_cache_misses"] + c["gpu_cache_bypass"]
+	if c["gpu_cache_bypass"] == 0 || acc == 0 || c["gpu_cache_bypass_permille"] != c["gpu_cache_bypass"]*1000/acc {
+		t.Fatalf("counters %v", c)
+	}
+}
+
 // The reverse PageRank buffer serves more rows than the same buffer of
 // the first node ids (Fig. 10's "with reverse page rank").
 func TestPageRankBufferBeatsUnranked(t *testing.T) {

@@ -9,9 +9,11 @@ package gids
 //     (the paper's default 10% of the dataset, the artifact's
 //     cpu_buffer_percent 0.2), cut to what the budget leaves after the
 //     topology, the process's own memory and the reserve;
-//   - device (outside the budget): the software cache (8 GB in the paper),
-//     its metadata, the mini-batch buffers of merged iterations and the
-//     window buffer's sampled node lists.
+//   - device (the device budget, device_mem): the software cache (8 GB in
+//     the paper), its metadata, the mini-batch buffers of merged iterations
+//     and the window buffer's sampled node lists; gpu_cache "auto" (the
+//     default) gives the cache what the device budget leaves after the
+//     others (DeviceCacheLines).
 //
 // Plan is the pure function from a budget, a profiled (or estimated)
 // workspace, the dataset's shape and the options to those sizes, with a
@@ -109,4 +111,23 @@ func (l Layout) CacheMetaBytes() int64 {
 		return 0
 	}
 	return l.Lines*8 + l.CacheLines*(8+1+4)
+}
+
+// gpuCacheAuto is gpu_cache's default: the device budget less the other
+// device memory (DeviceCacheLines); kit.SizeBytes reads it as 0, and
+// Prepare sizes the cache.
+const gpuCacheAuto = "auto"
+
+// DeviceCacheLines is the software cache an automatic gpu_cache gets: the
+// lines that, with their metadata (CacheMetaBytes), fit in the device
+// budget left after the other device memory (batch buffers, the window's
+// mini-batches) — the artifact sizes its cache from the GPU memory the
+// training leaves (DESIGN §2 "One memory contract"). At most every line of
+// the file.
+func DeviceCacheLines(device, other int64, l Layout) int64 {
+	avail := device - other - l.Lines*8
+	if avail <= 0 {
+		return 0
+	}
+	return min(avail/(l.LineBytes+8+1+4), l.Lines)
 }

@@ -11,8 +11,18 @@ import (
 // medium is the shape of the `medium` preset (2 Mi nodes, 128 dims).
 var medium = train.DatasetShape{Nodes: 2097152, Edges: 31486938, FeatureDim: 128, Classes: 32, Train: 104841}
 
+// defaultOptions parses opts; a gpu_cache not given is 10 % of the table
+// (the automatic cache, sized from the device budget in Prepare, is
+// DeviceCacheLines's: TestDeviceCacheLines).
 func defaultOptions(t *testing.T, opts map[string]string) options {
 	t.Helper()
+	if _, ok := opts["gpu_cache"]; !ok {
+		o := map[string]string{"gpu_cache": "10%"}
+		for k, v := range opts {
+			o[k] = v
+		}
+		opts = o
+	}
 	o, err := parseOptions(train.Config{Options: opts})
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +47,7 @@ func TestPlan(t *testing.T) {
 		opts   map[string]string
 		want   Layout
 	}{
-		{"unlimited: the defaults, 10% buffer and 10% cache of one-row lines", 0, nil,
+		{"unlimited: 10% buffer and 10% cache of one-row lines", 0, nil,
 			with(func(l *Layout) { l.CacheLines = 209715; l.CPUBufferRows = 209715 })},
 		{"4 KiB lines as in the paper's micro-benchmarks", 0, map[string]string{"line": "4096", "gpu_cache": "64MiB", "cpu_buffer": "0"},
 			with(func(l *Layout) {
@@ -89,5 +99,30 @@ func TestMinMemory(t *testing.T) {
 	// medium's floor: the pinned topology makes 25% (256 MiB) impossible
 	if got := MinMemory(medium, train.DefaultConfig()); got <= 256<<20 || got > 512<<20 {
 		t.Errorf("medium: MinMemory %d MiB", got>>20)
+	}
+}
+
+// gpu_cache auto: the lines that fit, with their metadata, in the device
+// budget the batch buffers and the window leave.
+func TestDeviceCacheLines(t *testing.T) {
+	l := Layout{LineBytes: 512, Lines: 1000}
+	for _, c := range []struct {
+		device, other, want int64
+	}{
+		{0, 0, 0},
+		{8000, 0, 0},                   // the per-line slot map alone
+		{8000 + 525*10, 0, 10},         // ten lines of 512 + 13 bytes
+		{8000 + 525*10 + 100, 100, 10}, // the others first
+		{8000 + 525*10, 1, 9},          // one byte short of ten
+		{1 << 30, 0, 1000},             // at most the file
+		{1 << 30, 1 << 31, 0},          // the others take it all
+	} {
+		if got := DeviceCacheLines(c.device, c.other, l); got != c.want {
+			t.Errorf("device %d, other %d: %d lines, want %d", c.device, c.other, got, c.want)
+		}
+	}
+	o, err := parseOptions(train.Config{})
+	if err != nil || o.gpuCache != gpuCacheAuto {
+		t.Fatalf("default gpu_cache %q (%v), want auto", o.gpuCache, err)
 	}
 }

@@ -36,7 +36,10 @@ package ginex
 // Sample), changeset_s (the three passes), neighbor_cache_load_s and
 // runfile_io_s (loading runtime files in the main loop). Busy and wait
 // (DESIGN §5): the samplers of each superbatch sample; each gather as one
-// extract worker. Tiers: "cpu" = feature cache, "device" = O_DIRECT reads.
+// extract worker. Tiers: "cpu" = feature cache hits on rows already used in
+// the epoch, "device" = O_DIRECT reads of misses and the first use of each
+// row the switch read into the cache (fresh_slots.go: one device read each,
+// DESIGN §5's hit-ratio definition).
 // Device reads: features.bin (misses and the switch's cache fill, both in
 // rows_from_device), indices.bin and the neighbour cache file (topology);
 // runtime files are the rest of bytes_read. Counters: neighbor_lists and
@@ -89,6 +92,17 @@ type ginex struct {
 	feats    *storage.File
 	featRead storage.Reader
 	ncCached int
+
+	staticPath string // policy static: the init file of the static set (policy.go)
+	staticRows int
+}
+
+// policyDeviations are the departures the feature-cache policy adds.
+func (o options) policyDeviations() []string {
+	if o.policy != policyStatic {
+		return nil
+	}
+	return []string{"policy=static: PaGraph's static feature cache (highest out-degree nodes) in place of Ginex's Belady cache (Fig. 15's baseline); it is filled again at every superbatch's switch because Ginex's feature and neighbour caches alternate in memory (PaGraph loads it once)"}
 }
 
 func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
@@ -176,7 +190,8 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 // selects lists by out/in-degree score within the budget, and writes the
 // cache file.
 func (g *ginex) buildNeighborCache(env *train.Env) error {
-	if cache.NeighborCacheEntries(g.plan.ncBytes, g.nodes) == 0 {
+	static := g.opt.policy == policyStatic
+	if !static && cache.NeighborCacheEntries(g.plan.ncBytes, g.nodes) == 0 {
 		// Its address table alone (8 B per node) would not fit: no cache,
 		// every list is read from disk (and no table is held).
 		env.Logf("ginex: no neighbour cache: the budget leaves it %d MiB, less than its address table (%d MiB); every neighbour list is read from disk", g.plan.ncBytes>>20, (8*g.nodes)>>20)
@@ -194,6 +209,16 @@ func (g *ginex) buildNeighborCache(env *train.Env) error {
 		}
 	}); err != nil {
 		return fmt.Errorf("ginex: out-degrees: %w", err)
+	}
+	if static {
+		if err := g.writeStatic(outDeg); err != nil {
+			return err
+		}
+		env.Logf("ginex: static feature cache (policy=static) of the %d nodes of highest out-degree", g.staticRows)
+		if cache.NeighborCacheEntries(g.plan.ncBytes, g.nodes) == 0 {
+			env.Logf("ginex: no neighbour cache: the budget leaves it %d MiB, less than its address table (%d MiB); every neighbour list is read from disk", g.plan.ncBytes>>20, (8*g.nodes)>>20)
+			return nil
+		}
 	}
 	sr, err := newSeqIndexReader(path)
 	if err != nil {
@@ -301,7 +326,7 @@ func (g *ginex) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *met
 		// inspect(k): passes 1–2 of superbatch k-1, then sample superbatch k
 		// while pass 3 of k-1 runs.
 		tInspect := time.Now()
-		if prev != nil {
+		if prev != nil && g.opt.policy == policyBelady {
 			t0 := time.Now()
 			var err error
 			tracker, prev.init, err = cache.BuildNextAccessTracker(g.nodes, g.plan.fcEntries, &runTrace{dir: prev.dir, n: prev.iters})
@@ -317,7 +342,11 @@ func (g *ginex) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *met
 			go func(p *superbatchPlan, tr *cache.NextAccessTracker) {
 				defer pass3.Done()
 				t0 := time.Now()
-				pass3Err = g.precompute(p, tr)
+				if g.opt.policy == policyStatic {
+					pass3Err = g.precomputeStatic(p)
+				} else {
+					pass3Err = g.precompute(p, tr)
+				}
 				ep.Add("changeset_s", time.Since(t0))
 			}(prev, tracker)
 		}
@@ -482,8 +511,12 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 			}
 		}
 	}
+	// The switch read these rows from the device in this epoch: the first
+	// lookup of each is that device read, not a cache hit (DESIGN §5).
+	fresh := newFreshSlots(fc, init)
+	init = nil
 	ep.Add("switch_s", time.Since(t0))
-	ep.Count("switch_rows", int64(len(init)))
+	ep.Count("switch_rows", int64(fresh.left))
 
 	// Runtime-file loader: ids, adj and update files in batch order.
 	ctx, cancel := context.WithCancel(ctx)
@@ -538,7 +571,8 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 		miss = fc.Gather(ids, x.Data, miss)
 		n := int64(len(ids))
 		m := int64(len(miss))
-		ep.Lookup(n, g.rowBytes, 0, metrics.TierRows{Tier: metrics.TierCPU, Rows: n - m})
+		first := fresh.firstUses(fc, ids, miss)
+		ep.Lookup(n, g.rowBytes, 0, metrics.TierRows{Tier: metrics.TierCPU, Rows: n - m - first})
 		var mids []int64
 		for lo := 0; lo < len(miss); lo += gatherChunk {
 			part := miss[lo:min(lo+gatherChunk, len(miss))]
@@ -585,6 +619,7 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 		}
 		// Cache update with this iteration's changeset (Fig. 11 ④⑤).
 		t2 := time.Now()
+		fresh.evicted(fc, cur.cs.OutIDs)
 		if err := fc.Apply(cur.cs, x.Data); err != nil {
 			return fmt.Errorf("ginex: %w", err)
 		}
@@ -615,6 +650,7 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 		cur = following
 	}
 	ep.Count("changeset_misses", p.stats.Misses)
+	ep.Count("switch_rows_unused", int64(fresh.left))
 	fc = nil
 	runtime.GC()
 	debug.FreeOSMemory()

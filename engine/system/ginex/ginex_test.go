@@ -3,6 +3,7 @@ package ginex
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"outcore/engine/metrics"
@@ -73,11 +74,69 @@ func TestGinexStages(t *testing.T) {
 	if cpu.Hits == 0 || dev.Lookups == 0 || cpu.Lookups != cpu.Hits+dev.Lookups {
 		t.Fatalf("tiers %+v", e.Tiers)
 	}
-	if e.Counters["changeset_misses"] != dev.Lookups {
-		t.Fatalf("main loop read %d rows, the changeset simulation predicted %d misses", dev.Lookups, e.Counters["changeset_misses"])
+	// the device tier: the misses the changeset simulation predicted, and
+	// the first use of each row the switch read (DESIGN §5)
+	if c := e.Counters; c["changeset_misses"]+c["switch_rows"]-c["switch_rows_unused"] != dev.Lookups || c["switch_rows"] == 0 {
+		t.Fatalf("device tier %d rows; the changeset simulation predicted %d misses, the switch read %d rows (%d unused)", dev.Lookups, c["changeset_misses"], c["switch_rows"], c["switch_rows_unused"])
 	}
 	left, _ := filepath.Glob(filepath.Join(cfg.DataDir, "ginex-run-*"))
 	if len(left) > 0 {
 		t.Fatalf("runtime files left behind: %v", left)
+	}
+}
+
+// The cache policy switch (Fig. 15): PaGraph's static cache of the highest
+// out-degree nodes trains the reference's batches to the same losses, and
+// Belady's cache serves at least as many lookups from memory at the same
+// capacity. In both, the switch's rows are device reads: each is counted
+// once as the device tier at its first use, so device-tier rows plus cache
+// hits are the lookups and the rows from the device cover the device tier.
+func TestCachePolicies(t *testing.T) {
+	ref := systest.Run(t, systest.Config(t, train.ReferenceName, nil))
+	hits := map[string]int64{}
+	for _, policy := range []string{policyBelady, policyStatic} {
+		t.Run(policy, func(t *testing.T) {
+			r := systest.Run(t, systest.Config(t, Name, map[string]string{"superbatch": "3", "feature_cache": "40KiB", "policy": policy}))
+			if got := r.Losses(); !slices.Equal(got, ref.Losses()) {
+				t.Fatalf("losses %v, reference %v", got, ref.Losses())
+			}
+			for i, e := range r.Epochs {
+				cpu, dev := e.Tiers[metrics.TierCPU], e.Tiers[metrics.TierDevice]
+				hits[policy] += cpu.Hits
+				if cpu.Hits == 0 || cpu.Hits+dev.Hits != e.BytesNeeded/(32*4) || e.RowsFromDevice < dev.Hits {
+					t.Fatalf("epoch %d: tiers %+v, %d rows from the device, %d bytes needed", i, e.Tiers, e.RowsFromDevice, e.BytesNeeded)
+				}
+				// every row the switch read is used at most once as a device read
+				if sw := e.Counters["switch_rows"]; sw == 0 || e.RowsFromDevice != sw+(dev.Hits-(sw-e.Counters["switch_rows_unused"])) {
+					t.Fatalf("epoch %d: %d rows from the device, switch %d (unused %d), device tier %d", i, e.RowsFromDevice, sw, e.Counters["switch_rows_unused"], dev.Hits)
+				}
+				if policy == policyBelady && e.Counters["switch_rows_unused"] != 0 {
+					t.Fatalf("epoch %d: %d rows of Belady's initial cache never used", i, e.Counters["switch_rows_unused"])
+				}
+			}
+			devs := strings.Join(r.Summary.Deviations, "\n")
+			if strings.Contains(devs, "policy=static") != (policy == policyStatic) {
+				t.Fatalf("deviations %q", devs)
+			}
+		})
+	}
+	if hits[policyBelady] < hits[policyStatic] {
+		t.Fatalf("Belady served %d lookups from memory, static %d", hits[policyBelady], hits[policyStatic])
+	}
+	t.Logf("memory hits: belady %d, static %d", hits[policyBelady], hits[policyStatic])
+}
+
+func TestTopOutDegree(t *testing.T) {
+	deg := []int64{3, 9, 1, 9, 0, 5}
+	for _, c := range []struct {
+		n    int
+		want []int64
+	}{{0, []int64{}}, {1, []int64{1}}, {2, []int64{1, 3}}, {3, []int64{1, 3, 5}}, {9, []int64{0, 1, 2, 3, 4, 5}}} {
+		if got := topOutDegree(deg, c.n); !slices.Equal(got, c.want) {
+			t.Errorf("top %d: %v, want %v", c.n, got, c.want)
+		}
+	}
+	if _, err := parseOptions(train.Config{Options: map[string]string{"policy": "lru"}}); err == nil {
+		t.Error("policy lru accepted")
 	}
 }

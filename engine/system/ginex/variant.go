@@ -36,7 +36,8 @@ type options struct {
 	fcBytes       int64
 	keepRunFiles  bool
 	xBuffers      int   // 0 = from the budget
-	readBlock     int64 // read granularity (kit/read_block.go)
+	readBlock     int64  // read granularity (kit/read_block.go)
+	policy        string // feature-cache policy: policyBelady or policyStatic (policy.go)
 }
 
 func (o *options) bind(b *kit.Binder) {
@@ -50,6 +51,7 @@ func (o *options) bind(b *kit.Binder) {
 	b.Bytes(&o.fcBytes, "feature_cache", -1, "feature cache size (default: budget − main-loop peak)", kit.Shown("from the budget"))
 	b.ReadBlock(&o.readBlock, artifactReadBlock, "the artifact: one pread of the aligned 4 KiB block per missing row, 8 KiB when it straddles two")
 	b.Bool(&o.keepRunFiles, "keep_runfiles", false, "keep the runtime files of each superbatch after it trained")
+	b.Enum(&o.policy, "policy", policyBelady, []string{policyBelady, policyStatic}, "feature-cache policy: belady (the changesets of §3.3) or static (PaGraph: the highest out-degree nodes, never updated; Fig. 15's baseline)")
 }
 
 var parseOptions = kit.Bind[options]((*options).bind).Parse
@@ -59,10 +61,11 @@ func newGinex(cfg train.Config) (*ginex, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ginex{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "changeset", "extract", "train"),
+	devs := append([]string{
 		"training runs on the CPU (the paper trains on a GPU); the gather of the next iteration overlaps the current iteration's CPU training",
 		"the changeset precomputation runs on the CPU with a heap over the cache state (O(|ids| log C) per iteration) instead of the paper's GPU top-k over all candidates; the cache states are the same Belady states",
 		"nodes that are not accessed again in the superbatch are not inserted into the feature cache (they would be evicted unused; misses are unchanged)",
 		"uncached neighbour lists: the read_block blocks holding the sampled entries are read, each once per sampling call; the artifact reads each uncached list whole from its aligned start, at least 8 KiB (load_neighbors_into_buffer)",
-	)}, nil
+	}, opt.policyDeviations()...)
+	return &ginex{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "changeset", "extract", "train"), devs...)}, nil
 }

@@ -68,16 +68,17 @@ type gnnDrive struct {
 	opt  options // as asked
 	plan plan    // as sized for the budget (sizing.go)
 
-	topo      sample.Topology
-	closeTopo func() error
-	sampler   *sample.Sampler
-	feats     *storage.File
-	buf       *cache.FeatureBuffer
-	exs       []*extractor
-	dim       int
-	maxBatch  int
-	x         nn.Tensor
-	lastStats cache.BufferStats
+	topo         sample.Topology
+	closeTopo    func() error
+	sampler      *sample.Sampler
+	feats        *storage.File
+	buf          *cache.FeatureBuffer
+	exs          []*extractor
+	dim          int
+	maxBatch     int
+	x            nn.Tensor
+	lastStats    cache.BufferStats
+	lastRequests int64 // features.bin device requests before this epoch
 	// releaseEarly: the trainer releases a batch's nodes as soon as its
 	// rows were read out of the buffer (early_release.go)
 	releaseEarly bool
@@ -98,10 +99,23 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	if g.opt.readBlock != artifactReadBlock {
 		env.Deviate("read_block=%d: rows are read in %d-byte blocks, not the artifact's 512-byte sectors", g.opt.readBlock, g.opt.readBlock)
 	}
+	// Read merging (storage's planner): the artifact submits one request
+	// per row; merging adjacent rows' sectors into larger requests is
+	// outcore's, so it is a deviation, and merge=false turns it off.
+	if g.opt.merge {
+		most := env.Storage.MaxMergeBytes
+		if most == 0 {
+			most = storage.DefaultMaxMergeBytes
+		}
+		env.Deviate("merge=true: the sector reads of adjacent rows are merged into requests of up to %d KiB (the artifact issues one request per row; merge=false does)", most>>10)
+	}
 	// extractors read through io_uring; the read granularity
 	// (kit/read_block.go) is raised by a device whose logical block is
 	// larger (storage's probe)
-	if g.feats, err = env.OpenFeaturesWith(storage.BackendUring, func(o *storage.Options) { o.BlockSize = g.opt.readBlock }); err != nil {
+	if g.feats, err = env.OpenFeaturesWith(storage.BackendUring, func(o *storage.Options) {
+		o.BlockSize = g.opt.readBlock
+		o.NoMerge = !g.opt.merge
+	}); err != nil {
 		return err
 	}
 	env.PrepareStage("map_s", time.Since(t0))
@@ -113,7 +127,8 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 		return err
 	}
 	env.PrepareStage("profile_s", time.Since(t1))
-	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), opt: g.opt, queueDepth: env.Storage.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(env.Shape(), env.Config)})
+	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), opt: g.opt, queueDepth: env.Storage.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(env.Shape(), env.Config),
+		device: budget.Device(), deviceCap: true})
 	g.plan, g.maxBatch = p, p.maxBatch
 	if g.releaseEarly = releaseEarly(g.opt.release, p.aliasInput); g.releaseEarly {
 		env.Deviate("%s", earlyReleaseDeviation)
@@ -187,8 +202,11 @@ func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, p plan) error {
 			train.ErrConfig, env.MemBudget>>20, (p.minNeed+(1<<20)-1)>>20, what)
 	}
 	if p.onDevice {
-		if err := budget.HoldOutside(p.outside); err != nil {
+		if err := budget.HoldOutside(map[string]int64{"feature_buffer": p.slots * rowBytes, "batch_input": p.xBytes}); err != nil {
 			return err
+		}
+		if p.slotsCutByDevice {
+			env.Deviate("the device budget (%d MiB) holds a feature buffer of %d slots, fewer than the paper's (training queue + 1) × M_b = %d", budget.Device()>>20, p.slots, p.paperSlots)
 		}
 		env.Deviate("feature_buffer=device: the feature buffer (%d MiB) and the indexed batch input (%d MiB) are held outside the %d MiB host budget, as the GPU memory they occupy in GNNDrive's GPU-based layout (§4.2); loads land in the host staging buffer (%d extractor(s) × M_b rows = %d MiB, in the budget) and are copied to the buffer (the host-to-device transfer, untimed as such); the cgroup limit is %d MiB",
 			(p.slots*rowBytes)>>20, p.xBytes>>20, env.MemBudget>>20, p.extractors, p.hostStaging>>20, (env.MemBudget+ws.DeviceBytes+p.outside)>>20)
@@ -302,6 +320,10 @@ func (g *gnnDrive) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *
 	ep.Count("buffer_shared", st.Shared-g.lastStats.Shared)
 	ep.Count("admission_waits", st.AdmitWaits-g.lastStats.AdmitWaits)
 	g.lastStats = st
+	// device requests of the epoch's feature reads (merged or one per row)
+	fs := g.feats.Stats()
+	ep.Count("io_requests", fs.Requests-g.lastRequests)
+	g.lastRequests = fs.Requests
 	if err := fe.Err(); err != nil {
 		return err
 	}

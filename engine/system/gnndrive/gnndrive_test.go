@@ -2,6 +2,7 @@ package gnndrive
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"outcore/engine/metrics"
@@ -102,4 +103,37 @@ func TestEarlyRelease(t *testing.T) {
 	if releaseEarly("auto", false) || !releaseEarly("auto", true) || releaseEarly("after_step", true) || !releaseEarly("after_input", false) {
 		t.Error("releaseEarly's table")
 	}
+}
+
+// Read merging (storage's planner) is a recorded deviation; merge=false
+// issues one request per row (blocks that rows share read once): the same
+// batches train to the same losses with no fewer device requests, and the
+// deviation is gone.
+func TestMergeOption(t *testing.T) {
+	run := func(merge string) systest.Result {
+		cfg := systest.Config(t, Name, map[string]string{"samplers": "1", "extractors": "1", "merge": merge})
+		cfg.Epochs = 1
+		systest.Evict(t)
+		return systest.Run(t, cfg)
+	}
+	on, off := run("true"), run("false")
+	if !slices.Equal(on.Losses(), off.Losses()) {
+		t.Fatalf("losses with merging %v, without %v", on.Losses(), off.Losses())
+	}
+	ron, roff := on.Epochs[0].Counters["io_requests"], off.Epochs[0].Counters["io_requests"]
+	if ron == 0 || roff < ron {
+		t.Fatalf("device requests: %d merged, %d one per row", ron, roff)
+	}
+	has := func(r systest.Result) bool {
+		for _, d := range r.Summary.Deviations {
+			if strings.HasPrefix(d, "merge=true") {
+				return true
+			}
+		}
+		return false
+	}
+	if !has(on) || has(off) {
+		t.Fatalf("merge deviation: with merging %v, without %v", on.Summary.Deviations, off.Summary.Deviations)
+	}
+	t.Logf("device requests: %d merged, %d one per row", ron, roff)
 }

@@ -40,6 +40,13 @@ type sizingInput struct {
 	// inPlace: the model reads an aliased batch input without copying it
 	// (nn.IndexedInPlace)
 	inPlace bool
+	// device is the run's device budget (device_mem) when deviceCap is
+	// set: feature_buffer=device keeps the buffer and the batch input
+	// within it (DESIGN §2 "One memory contract"); never below the
+	// extractors' N_e × M_b reservation, which a recorded deviation then
+	// states (train.Env.HoldDevice).
+	device    int64
+	deviceCap bool
 }
 
 // slotOverhead is the feature buffer's bookkeeping per slot beyond the row:
@@ -66,6 +73,7 @@ type plan struct {
 	work, availAll, availTopo int64
 	shortWork                 int64 // the working set with shortened queues
 	onDevice                  bool  // feature_buffer=device under a budget
+	slotsCutByDevice          bool  // the device budget holds fewer slots than the paper's (trainQ+1) × M_b
 	outside                   int64 // held outside the budget besides the model step (device: buffer + batch input)
 	offHeap                   int64 // buffer and batch input off the Go heap, in the budget
 	topoSqueezed              bool  // not even one mini-batch of features next to the indices' page cache
@@ -151,7 +159,13 @@ func sizeWith(in sizingInput, alias bool) plan {
 		for p.extractors > 1 && hostOf(p.extractors)+p.topo > budget {
 			p.extractors--
 		}
-		p.slots = max(p.paperSlots, int64(p.extractors)*mb)
+		p.slots = p.paperSlots
+		if in.deviceCap {
+			if fit := max(0, in.device-p.xBytes) / rowBytes; fit < p.slots {
+				p.slots, p.slotsCutByDevice = fit, true
+			}
+		}
+		p.slots = max(p.slots, int64(p.extractors)*mb)
 		p.heapNeed = heapOf(p.samplers, p.extractQ, p.trainQ, p.extractors)
 		p.hostStaging = int64(p.extractors) * mb * rowBytes
 		p.keepTopo = max(0, min(p.topo, budget-p.heapNeed-p.heapNeed/4-p.hostStaging-reserve))

@@ -108,6 +108,7 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	// the plan counts the indices itself; the profile's base holds them
 	planWS := ws
 	planWS.BaseBytes = max(0, ws.BaseBytes-shape.IndicesBytes())
+	h.opt.device = budget.Device() // gpu_cache auto: the device budget (DESIGN §2 "One memory contract")
 	h.layout = Plan(env.MemBudget, planWS, shape, h.opt)
 	h.maxBatch = int(h.layout.MaxBatch)
 
@@ -143,7 +144,7 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	xBytes := int64(h.opt.depth) * int64(h.maxBatch) * h.rowBytes
 	gpuBytes := int64(len(place.GPU)) * h.rowBytes
-	if err := budget.HoldOutside(gpuBytes + xBytes + inFlight); err != nil {
+	if err := budget.HoldOutside(map[string]int64{"gpu_cache": gpuBytes, "batch_buffers": xBytes, "in_flight": inFlight}); err != nil {
 		return err
 	}
 	if env.MemBudget > 0 {

@@ -6,6 +6,7 @@ import (
 
 	"outcore/engine/metrics"
 	"outcore/engine/system/systest"
+	"outcore/engine/train"
 )
 
 func TestMain(m *testing.M) { systest.Main(m) }
@@ -24,10 +25,20 @@ func checkTiers(t *testing.T, e metrics.EpochRecord) {
 	}
 }
 
+// config is systest's run of Helios with a device budget of one and a half times
+// the feature table: the test graph is tiny (its batch buffers alone are
+// larger than its features), so the default 10 % would go to the batch
+// buffers and leave the GPU tier empty.
+func config(t *testing.T, opts map[string]string) train.Config {
+	c := systest.Config(t, Name, opts)
+	c.DeviceMem = "150%"
+	return c
+}
+
 // Every configuration trains the reference's batches in order with the
 // same rows: their losses equal the default's exactly.
 func TestConfigurationsTrainTheSameModel(t *testing.T) {
-	base := systest.Run(t, systest.Config(t, Name, nil))
+	base := systest.Run(t, config(t, nil))
 	want := base.Losses()
 	for _, e := range base.Epochs {
 		checkTiers(t, e)
@@ -63,7 +74,7 @@ func TestConfigurationsTrainTheSameModel(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := systest.Run(t, systest.Config(t, Name, c.opts))
+			r := systest.Run(t, config(t, c.opts))
 			if got := r.Losses(); !slices.Equal(got, want) {
 				t.Fatalf("losses %v, default %v", got, want)
 			}
@@ -80,7 +91,7 @@ func TestConfigurationsTrainTheSameModel(t *testing.T) {
 // The static cache ranks by pre-sampled hotness: a GPU tier of 5% of the
 // rows serves a larger share of the accesses.
 func TestHotRowsServeMoreThanTheirShare(t *testing.T) {
-	cfg := systest.Config(t, Name, map[string]string{"gpu_cache": "5%", "cpu_cache": "0"})
+	cfg := config(t, map[string]string{"gpu_cache": "5%", "cpu_cache": "0"})
 	cfg.Epochs = 1
 	e := systest.Run(t, cfg).Epochs[0]
 	g := e.Tiers[metrics.TierGPU]
@@ -93,7 +104,7 @@ func TestBadOptions(t *testing.T) {
 	for _, opts := range []map[string]string{
 		{"preparers": "0"}, {"depth": "0"}, {"rings": "-1"}, {"gpu_cache": "lots"}, {"pipeline": "maybe"},
 	} {
-		cfg := systest.Config(t, Name, opts)
+		cfg := config(t, opts)
 		if err := cfg.Validate(); err == nil {
 			if _, err := newHelios(cfg); err == nil {
 				t.Errorf("options %v accepted", opts)

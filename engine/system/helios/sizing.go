@@ -4,8 +4,8 @@ package helios
 // Placement Strategy", §4.2): the CPU memory holds the entire topology
 // first and the second-hottest features in the rest; the GPU memory holds
 // the hottest features (Helios fills all the GPU memory the model leaves;
-// here the gpu_cache option, 10% of the feature table by default) and the
-// batches in flight.
+// here the device budget, device_mem, less the batches in flight, or the
+// gpu_cache option) and the batches in flight.
 //
 // Plan is the pure function from a budget, a profiled (or estimated)
 // workspace, the dataset's shape and the options to the tiers' sizes,
@@ -52,8 +52,12 @@ func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) L
 	n := shape.Nodes
 	fb := shape.FeatureBytes()
 	l := Layout{TopologyBytes: TopologyBytes(shape)}
-	l.GPURows = min(max(0, kit.SizeBytes(o.gpuCache, fb))/rb, n)
 	l.MaxBatch = min(int64(float64(ws.MaxInputs)*o.margin)+1, n)
+	if o.gpuCache == gpuCacheAuto {
+		l.GPURows = min(max(0, o.device-DeviceOther(ws, l.MaxBatch, rb, o.depth))/rb, n)
+	} else {
+		l.GPURows = min(max(0, kit.SizeBytes(o.gpuCache, fb))/rb, n)
+	}
 	l.HeapNeed = ws.BaseBytes + shape.IndicesBytes() + ws.ArenaBytes + ws.StepExtra +
 		int64(o.preparers)*sample.IDMapBytes(n, ws.MaxInputs)
 	l.Staging = int64(o.rings) * int64(o.ringDepth) * max(512, rb)
@@ -89,3 +93,15 @@ func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) L
 var MinMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
 	return Plan(s.Budget, s.WS, s.Shape, s.Opt).Feasible
 })
+
+// gpuCacheAuto is gpu_cache's default: the GPU tier gets what the device
+// budget leaves after the batch buffers and the sampled mini-batches in
+// flight ("Helios fills all the GPU memory the model leaves", DESIGN §2
+// "One memory contract").
+const gpuCacheAuto = "auto"
+
+// DeviceOther is the device memory besides the GPU tier: depth batch
+// buffers of maxBatch rows and the sampled mini-batches in flight.
+func DeviceOther(ws kit.Workspace, maxBatch, rowBytes int64, depth int) int64 {
+	return int64(depth) * (maxBatch*rowBytes + ws.BatchBytes + int64(ws.MaxInputs)*8)
+}

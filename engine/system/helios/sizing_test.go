@@ -10,9 +10,12 @@ import (
 
 var medium = train.DatasetShape{Nodes: 2097152, Edges: 31486938, FeatureDim: 128, Classes: 32, Train: 104841}
 
+// parsed parses opts for a run whose device budget holds a tenth of the
+// medium feature table on the GPU next to TestPlan's batches in flight.
 func parsed(t *testing.T, opts map[string]string) options {
 	t.Helper()
-	o, err := parseOptions(train.Config{Options: opts})
+	ws := kit.Workspace{BaseBytes: 40 << 20, MaxInputs: 140000, RowBytes: 512}
+	o, err := parseOptions(train.Config{Options: opts, DeviceMemBytes: 209715*512 + DeviceOther(ws, 175001, 512, 3)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +37,7 @@ func TestPlan(t *testing.T) {
 		opts   map[string]string
 		want   Layout
 	}{
-		{"no budget: a tenth of the table on the GPU and on the CPU", 0, nil,
+		{"no budget: the device budget less the batches in flight on the GPU, a tenth of the table on the CPU", 0, nil,
 			with(func(l *Layout) { l.GPURows, l.CPURows = 209715, 209715 })},
 		{"50% of medium: the CPU tier is what topology, heap, staging, reserve and tier map leave", 512 * MiB, nil,
 			with(func(l *Layout) { l.GPURows, l.CPURows = 209715, (512*MiB-host-512*MiB/10-4*n)/512 })},
@@ -52,6 +55,12 @@ func TestPlan(t *testing.T) {
 		if got := Plan(c.budget, ws, medium, parsed(t, c.opts)); got != c.want {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.name, got, c.want)
 		}
+	}
+	// a device budget the batches in flight fill: no GPU tier
+	o := parsed(t, nil)
+	o.device = DeviceOther(ws, 175001, 512, 3)
+	if got := Plan(0, ws, medium, o); got.GPURows != 0 {
+		t.Errorf("device budget of the batches alone: %d GPU rows", got.GPURows)
 	}
 }
 

@@ -28,7 +28,8 @@ type options struct {
 	depth     int
 	rings     int
 	profile   int
-	gpuCache  string // bytes or % of the feature table
+	gpuCache  string // bytes or % of the feature table, or gpuCacheAuto
+	device    int64  // the run's device budget (device_mem) for gpuCacheAuto, set by Prepare
 	cpuCache  string // "" = the rest of the budget
 	margin    float64
 	ringDepth int // Config.QueueDepth or the storage default
@@ -39,11 +40,21 @@ func (o *options) bind(b *kit.Binder) {
 	b.Workers(&o.preparers, "preparers", 2, "goroutines sampling batches hop by hop and submitting their reads")
 	b.Workers(&o.depth, "depth", 3, "batches in flight (prepared or preparing, not yet trained); each holds a batch buffer in device memory")
 	b.Workers(&o.rings, "rings", 4, "io_uring rings of the I/O stack, each with its own completion goroutine (§3.1)")
-	b.Size(&o.gpuCache, "gpu_cache", "10%", "GPU tier of the static cache, bytes or % of the feature table (0: none)")
+	o.gpuCache = gpuCacheAuto
+	b.Func("gpu_cache", gpuCacheAuto, "GPU tier of the static cache: auto = what the device budget (device_mem) leaves after the batch buffers; bytes or % of the feature table (0: none; over the device budget is a recorded deviation)", func(s string) error {
+		if s != gpuCacheAuto {
+			if _, err := train.ParseMemLimit(s, 1<<30); err != nil {
+				return err
+			}
+		}
+		o.gpuCache = s
+		return nil
+	})
 	b.Size(&o.cpuCache, "cpu_cache", "", "CPU tier, bytes or % of the feature table; default: the host budget left after the topology (10% without a budget)", kit.Shown("the rest of the budget"))
 	b.Float(&o.margin, "batch_margin", 1.25, "batch buffers hold the largest profiled input-node count × batch_margin rows; a larger batch spills to a heap buffer", kit.Above(0), kit.Below(1<<10))
 	b.ProfileBatches(&o.profile, "to size the batch buffers and the model step")
 	b.Check(func() error {
+		o.device = b.Config().DeviceMemBytes // resolved again by Prepare
 		if o.ringDepth = b.Config().QueueDepth; o.ringDepth == 0 {
 			o.ringDepth = storage.DefaultQueueDepth
 		}

@@ -50,11 +50,23 @@ func (b *Budget) Profile(ctx context.Context, topo sample.Topology, n int) (Work
 }
 
 // HoldOutside sets the memory limit to the budget plus the profiled model
-// step plus extra bytes the variant's paper keeps outside host memory (in
-// GPU memory), e.g. GNNDrive's GPU-based feature buffer.
-func (b *Budget) HoldOutside(extra int64) error {
+// step plus the device tiers the variant's paper keeps in GPU memory
+// (GNNDrive's GPU-based feature buffer, DiskGNN's GPU cache and complete
+// inputs, ...), by name, and records them in the run's memory account
+// (train.Env.HoldDevice, DESIGN §2 "One memory contract"): tiers over the
+// device budget are a recorded deviation. A later call replaces the
+// tiers (GIDS grows its batch buffers).
+func (b *Budget) HoldOutside(tiers map[string]int64) error {
+	var extra int64
+	for _, v := range tiers {
+		extra += max(v, 0)
+	}
+	b.env.HoldDevice(tiers, b.ws.DeviceBytes)
 	return HoldOutsideBudget(b.env, b.ws.DeviceBytes+extra)
 }
+
+// Device is the run's device budget in bytes (device_mem; 0: none).
+func (b *Budget) Device() int64 { return b.env.DeviceBudget() }
 
 // LimitGo sets the Go runtime's memory limit for a planned heap (see
 // GoMemoryLimit) and returns it.

@@ -214,6 +214,7 @@ func ProfileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 		if w.DeviceBytes > 0 {
 			env.Deviate("%s", StepDeviation(w.Step, n, env.MemBudget))
 		}
+		env.HoldDevice(nil, w.DeviceBytes) // the memory account: no device tiers yet
 	}
 	s, largest = nil, nil
 	// The profiled batches' index pages are not the first epoch's warm

@@ -443,7 +443,10 @@ func (s *system) trainState(ctx context.Context, env *train.Env, ep *metrics.Epo
 		}
 		total.Add(res.st)
 		mb := res.mb
-		// Gather from the buffer: every row is resident ("cpu" tier).
+		// Gather from the buffer: every row is resident, in a partition
+		// read from disk during this epoch (the buffer is released at each
+		// epoch's end), so it is the disk-resident partition tier, not a
+		// memory hit (DESIGN §5).
 		w := ep.StartWorker(metrics.WorkExtract)
 		t1 := time.Now()
 		rows := len(mb.InputNodes)
@@ -454,7 +457,7 @@ func (s *system) trainState(ctx context.Context, env *train.Env, ep *metrics.Epo
 		}
 		ep.Add(metrics.StageExtract, time.Since(t1))
 		w.Stop()
-		ep.Lookup(int64(rows), s.rowBytes, 0, metrics.TierRows{Tier: metrics.TierCPU, Rows: int64(rows)})
+		ep.Lookup(int64(rows), s.rowBytes, 0, metrics.TierRows{Tier: metrics.TierPartition, Rows: int64(rows)})
 		// Back to original ids: labels and the records use them.
 		for k, v := range mb.InputNodes {
 			mb.InputNodes[k] = s.l.Old(s.sg.Partitioned(v))

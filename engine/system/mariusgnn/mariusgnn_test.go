@@ -90,9 +90,14 @@ func TestMariusGNNRuns(t *testing.T) {
 				if cnt["buffer_edges"] > cnt["graph_edges"]*c.states || cnt["sampled_nodes"] == 0 {
 					t.Fatalf("epoch %d: counters %v", i, cnt)
 				}
-				cpu := e.Tiers[metrics.TierCPU]
-				if cpu.Lookups == 0 || cpu.Hits != cpu.Lookups || e.BytesNeeded != cpu.Lookups*32*4 {
+				// Every row comes from a partition read in this epoch: the
+				// disk-resident partition tier, no memory hits (DESIGN §5).
+				pt := e.Tiers[metrics.TierPartition]
+				if pt.Lookups == 0 || pt.Hits != pt.Lookups || e.BytesNeeded != pt.Lookups*32*4 || e.Tiers[metrics.TierCPU].Hits != 0 {
 					t.Fatalf("epoch %d: tiers %+v, bytes needed %d", i, e.Tiers, e.BytesNeeded)
+				}
+				if h, ok := e.HitRatio(); !ok || h != 0 {
+					t.Fatalf("epoch %d: hit ratio %v (%v), want 0: every row was read from disk in the epoch", i, h, ok)
 				}
 				// Every training node is trained once: batches of at most
 				// 100 seeds, at least the reference's count.

@@ -1,0 +1,123 @@
+package train
+
+// The run's memory contract (docs/DESIGN.md §3 "One memory contract"): a
+// run's memory is a host budget (mem_limit, the memory cgroup) plus a
+// device budget (device_mem: the GPU memory of the papers, which outcore
+// stands in for in host memory) plus the model step held outside both
+// (model_mem "device", kit/model_mem.go). Every variant gets the same
+// three at a given grid point; a variant places its device tiers (GPU
+// caches, device-side buffers and batch inputs) within the device budget
+// the way its artifact splits GPU memory, and a variant whose paper keeps
+// nothing in GPU memory but the model leaves it unused. Tiers over the
+// device budget (an explicit cache size larger than it) are recorded as a
+// deviation. The summary's memory account (metrics.MemoryAccount) says
+// what each part held.
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"outcore/engine/metrics"
+)
+
+// DefaultDeviceMem is the device budget of a run that names none: 10 % of
+// the feature table, the GPU cache GIDS and Helios default to.
+const DefaultDeviceMem = "10%"
+
+// DeviceMemNone is the device_mem value that gives a run no device memory
+// (every GPU tier empty).
+const DeviceMemNone = "none"
+
+// validateDeviceMem checks device_mem's syntax (Validate).
+func (c *Config) validateDeviceMem() error {
+	if c.DeviceMemBytes < 0 || c.DeviceMemBytes > MaxMemLimitBytes {
+		return fmt.Errorf("%w: device_mem_bytes: %d, want 0 up to %s", ErrConfig, c.DeviceMemBytes, MaxMemLimitText)
+	}
+	s := strings.TrimSpace(c.DeviceMem)
+	if s == "" || s == DeviceMemNone {
+		return nil
+	}
+	if _, _, err := parseMemLimit(s); err != nil {
+		return fmt.Errorf("%w: device_mem: %v (want bytes, a percentage of the feature table, or %q)", ErrConfig, err, DeviceMemNone)
+	}
+	return nil
+}
+
+// ResolveDeviceMem sets DeviceMemBytes from DeviceMem given the dataset's
+// feature bytes: "" is DefaultDeviceMem, "none" and "0" are no device
+// memory. An explicit DeviceMemBytes wins when DeviceMem is empty.
+func (c *Config) ResolveDeviceMem(featureBytes int64) error {
+	s := strings.TrimSpace(c.DeviceMem)
+	switch {
+	case s == "" && c.DeviceMemBytes > 0:
+		return nil
+	case s == "":
+		s = DefaultDeviceMem
+	case s == DeviceMemNone:
+		c.DeviceMemBytes = 0
+		return nil
+	}
+	b, err := ParseMemLimit(s, featureBytes)
+	if err != nil {
+		return fmt.Errorf("%w: device_mem: %v", ErrConfig, err)
+	}
+	c.DeviceMemBytes = b
+	return nil
+}
+
+// DeviceBudget is the run's device budget in bytes (0: none).
+func (e *Env) DeviceBudget() int64 { return e.Config.DeviceMemBytes }
+
+// HoldDevice records what the variant holds outside the host budget: its
+// device tiers by name (bytes) and the model step; tiers over the device
+// budget are recorded as a deviation (Deviate). Prepare calls it once,
+// through kit.Budget.HoldOutside; a later call replaces the account.
+func (e *Env) HoldDevice(tiers map[string]int64, modelStep int64) {
+	a := &metrics.MemoryAccount{
+		HostBudgetBytes:   e.MemBudget,
+		DeviceBudgetBytes: e.DeviceBudget(),
+		ModelStepBytes:    modelStep,
+	}
+	var total int64
+	for name, b := range tiers {
+		if b <= 0 {
+			continue
+		}
+		if a.DeviceTiers == nil {
+			a.DeviceTiers = map[string]int64{}
+		}
+		a.DeviceTiers[name] = b
+		total += b
+	}
+	a.DeviceTierBytes = total
+	e.memory = a
+	if over := total - a.DeviceBudgetBytes; over > 0 {
+		e.Deviate("device tiers of %s (%s) exceed the %s device budget (device_mem) by %s: this run had more memory than the others at its grid point",
+			mib(total), tierList(a.DeviceTiers), mib(a.DeviceBudgetBytes), mib(over))
+	}
+}
+
+// MemoryAccount is what HoldDevice recorded (nil before), for the summary.
+func (e *Env) MemoryAccount() *metrics.MemoryAccount {
+	if e.memory == nil {
+		return &metrics.MemoryAccount{HostBudgetBytes: e.MemBudget, DeviceBudgetBytes: e.DeviceBudget()}
+	}
+	return e.memory
+}
+
+func tierList(t map[string]int64) string {
+	names := make([]string, 0, len(t))
+	for k := range t {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + " " + mib(t[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mib formats bytes in MiB with one decimal.
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
