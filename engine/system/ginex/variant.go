@@ -35,7 +35,7 @@ type options struct {
 	ncBytes       int64 // explicit sizes, -1 = from the budget
 	fcBytes       int64
 	keepRunFiles  bool
-	xBuffers      int   // 0 = from the budget
+	xBuffers      int    // 0 = from the budget
 	readBlock     int64  // read granularity (kit/read_block.go)
 	policy        string // feature-cache policy: policyBelady or policyStatic (policy.go)
 }
