@@ -8,8 +8,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -28,8 +31,9 @@ import (
 // over plain HTTP: put a TLS reverse proxy in front (README, "Serving
 // beyond this machine").
 type Auth struct {
-	tokens [][32]byte          // SHA-256 of each token
-	users  map[string][32]byte // user -> SHA-256 of the password
+	tokens  [][32]byte          // SHA-256 of each token
+	users   map[string][32]byte // user -> SHA-256 of the password
+	limiter *loginLimiter       // set by Middleware
 }
 
 // Minimum credential lengths.
@@ -136,11 +140,28 @@ func (a *Auth) Allows(header string) bool {
 }
 
 // Middleware answers 401 to a request without a valid credential, asking
-// a browser for basic auth.
-func (a *Auth) Middleware() fiber.Handler {
+// a browser for basic auth. A request with a wrong credential counts as a
+// failed login of its client (client names it: the address, see
+// Proxies.Client); after FreeLoginFailures of them in a row the client's
+// attempts are refused with 429 for LoginBackoff (backoff.go). Failures
+// are logged to logger (nil: not logged) and counted (FailedLogins).
+func (a *Auth) Middleware(client func(*fiber.Ctx) string, logger *log.Logger) fiber.Handler {
+	a.limiter = newLoginLimiter(logger)
 	return func(c *fiber.Ctx) error {
-		if a.Allows(c.Get(fiber.HeaderAuthorization)) {
+		who := client(c)
+		if d := a.limiter.wait(who); d > 0 {
+			secs := int((d + time.Second - 1) / time.Second)
+			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
+			return fiber.NewError(fiber.StatusTooManyRequests,
+				fmt.Sprintf("too many failed logins from your address: try again in %d s", secs))
+		}
+		cred := c.Get(fiber.HeaderAuthorization)
+		if a.Allows(cred) {
+			a.limiter.succeed(who)
 			return c.Next()
+		}
+		if strings.TrimSpace(cred) != "" {
+			a.limiter.fail(who)
 		}
 		if len(a.users) > 0 {
 			c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="outcore", charset="UTF-8"`)
@@ -149,4 +170,13 @@ func (a *Auth) Middleware() fiber.Handler {
 		}
 		return fiber.NewError(fiber.StatusUnauthorized, "authentication required: a token (Authorization: Bearer …) or the user name and password of the server's --auth-file")
 	}
+}
+
+// FailedLogins is the number of requests refused for a wrong credential,
+// and of attempts refused while their client was backing off.
+func (a *Auth) FailedLogins() (wrong, blocked int64) {
+	if a == nil || a.limiter == nil {
+		return 0, 0
+	}
+	return a.limiter.failed.Load(), a.limiter.blocked.Load()
 }

@@ -128,7 +128,9 @@ func (h *DatasetsHandler) Verify(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	h.Jobs.Verify(name)
+	if _, err := h.Jobs.Verify(name); err != nil {
+		return jobsFull(c, err)
+	}
 	return redirect(c, "/datasets")
 }
 
@@ -205,7 +207,9 @@ func (h *DatasetsHandler) Generate(c *fiber.Ctx) error {
 		c.Status(fiber.StatusUnprocessableEntity)
 		return h.page(c, h.forms(preset, name, seedS, "linqs", "", "", errs))
 	}
-	h.Jobs.Generate(name, preset, cfg, nil)
+	if _, err := h.Jobs.Generate(name, preset, cfg, nil); err != nil {
+		return jobsFull(c, err)
+	}
 	return redirect(c, "/datasets")
 }
 
@@ -369,6 +373,14 @@ func (h *DatasetsHandler) Import(c *fiber.Ctx) error {
 		c.Status(fiber.StatusUnprocessableEntity)
 		return h.page(c, h.forms("tiny", "", "1", kind, p, name, errs))
 	}
-	h.Jobs.Import(kind, name, src)
+	if _, err := h.Jobs.Import(kind, name, src); err != nil {
+		return jobsFull(c, err)
+	}
 	return redirect(c, "/datasets")
+}
+
+// jobsFull answers a job the full queue refused (503, Retry-After).
+func jobsFull(c *fiber.Ctx, err error) error {
+	c.Set(fiber.HeaderRetryAfter, "30")
+	return fiber.NewError(fiber.StatusServiceUnavailable, err.Error())
 }

@@ -31,6 +31,7 @@ type ExperimentsHandler struct {
 	Digests *report.DigestCache // finished runs' epochs, summarised once
 	Charts  *chartsCache        // encoded charts by the comparison's fingerprint
 	Log     *log.Logger         // panics of streamed answers
+	Bundles *heavySlots         // bundle.zip downloads written at once
 }
 
 // idParam reads the :id route parameter.
@@ -290,13 +291,15 @@ func (h *ExperimentsHandler) Create(c *fiber.Ctx) error {
 	if len(errs) == 0 && in.DatasetMode == "generate" {
 		cfg, _ := dataset.Preset(in.Preset)
 		grid, queue, preset := g.JSON(), h.Queue, strings.Clone(in.Preset)
-		h.Jobs.Generate(g.Dataset, preset, cfg, func(jctx context.Context) (string, error) {
+		if _, err := h.Jobs.Generate(g.Dataset, preset, cfg, func(jctx context.Context) (string, error) {
 			e, err := queue.Create(jctx, grid)
 			if err != nil {
 				return "", fmt.Errorf("dataset ready, but the experiment was not created: %w", err)
 			}
 			return fmt.Sprintf("/experiments/%d", e.ID), nil
-		})
+		}); err != nil {
+			return jobsFull(c, err)
+		}
 		return redirect(c, "/datasets")
 	}
 	if len(errs) == 0 {
@@ -678,14 +681,22 @@ func (h *ExperimentsHandler) Bundle(c *fiber.Ctx) error {
 	if !ok {
 		return fiber.NewError(fiber.StatusNotImplemented, "this store cannot export bundles")
 	}
+	// The slot is held while the zip is written: the stream writer runs
+	// (and gives it back) even when the client goes away.
+	if err := h.Bundles.take(); err != nil {
+		return busy(c, err)
+	}
 	c.Set(fiber.HeaderContentType, "application/zip")
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s"`, report.BundleFileName(id)))
 	opts := report.BundleOptions{Version: experiments.Version(), DataDir: h.DataDir, Size: size}
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		if err := report.WriteBundle(context.Background(), w, src, id, opts); err != nil {
-			// The status is sent already: the zip is cut short and will not open.
-			fmt.Fprintf(w, "\n# bundle stopped: %v\n", err)
-		}
+		defer h.Bundles.release()
+		safeStream(h.Log, "bundle.zip", func(w *bufio.Writer) {
+			if err := report.WriteBundle(context.Background(), w, src, id, opts); err != nil {
+				// The status is sent already: the zip is cut short and will not open.
+				fmt.Fprintf(w, "\n# bundle stopped: %v\n", err)
+			}
+		})(w)
 	})
 	return nil
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"path/filepath"
@@ -22,6 +23,7 @@ type Jobs struct {
 	dataDir string
 	root    string // the import folder: imports read nothing outside it
 	keep    int
+	max     int         // jobs waiting or running at most (0 = keep)
 	log     *log.Logger // panics of jobs (nil = discarded)
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -66,11 +68,23 @@ type JobState struct {
 	Finished bool
 }
 
-// NewJobs runs jobs on the datasets of dataDir, remembering the last keep of them.
+// NewJobs runs jobs on the datasets of dataDir, remembering the last keep
+// of them; at most keep wait or run (SetMax lowers that).
 func NewJobs(dataDir string, keep int) *Jobs {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Jobs{dataDir: dataDir, keep: keep, ctx: ctx, cancel: cancel}
+	return &Jobs{dataDir: dataDir, keep: keep, max: keep, ctx: ctx, cancel: cancel}
 }
+
+// SetMax sets how many jobs may wait or run at once (at most keep): one
+// more is refused with ErrJobsFull.
+func (j *Jobs) SetMax(n int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.max = max(1, min(n, j.keep))
+}
+
+// ErrJobsFull refuses a job while the queue is full.
+var ErrJobsFull = errors.New("dataset job queue full")
 
 // List returns the remembered jobs, newest first.
 func (j *Jobs) List() []JobState {
@@ -127,10 +141,20 @@ func (j *Jobs) CloseWithin(d time.Duration) bool {
 // start registers a job and runs work in the background. work reports
 // progress through the writer it is given and returns a link to show when
 // done ("" for none).
-func (j *Jobs) start(kind, name string, work func(ctx context.Context, progress *progressWriter) (string, error)) int64 {
+func (j *Jobs) start(kind, name string, work func(ctx context.Context, progress *progressWriter) (string, error)) (int64, error) {
 	// The job outlives the request that started it: keep no bytes of it.
 	kind, name = strings.Clone(kind), strings.Clone(name)
 	j.mu.Lock()
+	pending := 0
+	for _, jb := range j.jobs {
+		if !jb.finished {
+			pending++
+		}
+	}
+	if pending >= j.max {
+		j.mu.Unlock()
+		return 0, fmt.Errorf("%w: %d dataset jobs are waiting or running, the most this server queues; %s %s was not started: try again when one has finished", ErrJobsFull, pending, kind, name)
+	}
 	j.next++
 	jb := &job{id: j.next, kind: kind, name: name, started: time.Now(), state: JobWaiting, message: "waiting for the job before it"}
 	j.jobs = append([]*job{jb}, j.jobs...)
@@ -170,7 +194,7 @@ func (j *Jobs) start(kind, name string, work func(ctx context.Context, progress 
 			}
 		})
 	}()
-	return jb.id
+	return jb.id, nil
 }
 
 // runSafe runs a job's work; a panic (a bug, or an importer tripped by a
@@ -199,7 +223,7 @@ var jobHook func(kind, name string)
 // Generate makes dataset name from a preset's configuration; then, when
 // set, runs after (e.g. creating the experiment that waits for the dataset)
 // and shows the link it returns.
-func (j *Jobs) Generate(name, preset string, cfg dataset.GenConfig, after func(ctx context.Context) (string, error)) int64 {
+func (j *Jobs) Generate(name, preset string, cfg dataset.GenConfig, after func(ctx context.Context) (string, error)) (int64, error) {
 	name, preset = strings.Clone(name), strings.Clone(preset)
 	return j.start("generate", name, func(ctx context.Context, pw *progressWriter) (string, error) {
 		if jobHook != nil {
@@ -219,7 +243,7 @@ func (j *Jobs) Generate(name, preset string, cfg dataset.GenConfig, after func(c
 }
 
 // Import runs an importer over a source folder already checked by the caller.
-func (j *Jobs) Import(kind, name, src string) int64 {
+func (j *Jobs) Import(kind, name, src string) (int64, error) {
 	kind, name, src = strings.Clone(kind), strings.Clone(name), strings.Clone(src)
 	return j.start("import "+kind, name, func(ctx context.Context, pw *progressWriter) (string, error) {
 		if jobHook != nil {
@@ -251,7 +275,7 @@ func (j *Jobs) Import(kind, name, src string) int64 {
 
 // Verify checks dataset name's files (dataset.Verify with the features
 // scanned) and shows the report's summary as the job's message.
-func (j *Jobs) Verify(name string) int64 {
+func (j *Jobs) Verify(name string) (int64, error) {
 	return j.start("verify", name, func(ctx context.Context, pw *progressWriter) (string, error) {
 		pw.set(-1, "reading every file of "+name)
 		rep, err := dataset.Verify(filepath.Join(dataset.DatasetsDir(j.dataDir), name), dataset.VerifyOptions{Features: true})

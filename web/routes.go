@@ -2,8 +2,6 @@ package web
 
 import (
 	"fmt"
-	"net"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -15,7 +13,8 @@ func (s *Server) routes() {
 	csrf := NewCSRF(s.cfg.CSRFKey)
 	s.charts = newChartsCache(32)
 	exp := &ExperimentsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue, DataDir: s.cfg.DataDir, Jobs: s.jobs,
-		Digests: report.NewDigestCache(20000), Charts: s.charts, Log: s.cfg.Log}
+		Digests: report.NewDigestCache(20000), Charts: s.charts, Log: s.cfg.Log,
+		Bundles: newHeavySlots("bundle.zip", s.cfg.Limits.MaxBundles)}
 	runs := &RunsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue}
 	cmpH := &CompareHandler{Store: s.cfg.Store, Digests: exp.Digests}
 	data := &DatasetsHandler{DataDir: s.cfg.DataDir, ImportRoot: s.cfg.ImportRoot, Jobs: s.jobs, Store: s.cfg.Store}
@@ -23,14 +22,21 @@ func (s *Server) routes() {
 	repro := &ReproduceHandler{Store: s.cfg.Store, Queue: s.cfg.Queue, DataDir: s.cfg.DataDir}
 
 	a := s.app
-	a.Use(s.recoverPanic)
-	a.Use(hostGuard(s.cfg.Hosts))
-	if s.cfg.Auth != nil {
-		a.Use(s.cfg.Auth.Middleware())
-	}
-	a.Use(s.refuseWhileDraining)
+	proxies := s.cfg.TrustedProxies
+	// Every answer carries the security headers, refusals included; then
+	// what holds before authentication: the body gate (no compressed or
+	// over-long bodies, nothing read yet), the Host check, the credential.
 	a.Use(securityHeaders)
+	a.Use(s.recoverPanic)
+	a.Use(bodyGate(s.cfg.Limits.MaxBody))
+	a.Use(hostGuard(s.cfg.Hosts, proxies))
+	if s.cfg.Auth != nil {
+		a.Use(s.cfg.Auth.Middleware(proxies.Client, s.cfg.Log))
+	}
+	a.Use(readBody(s.cfg.Limits.MaxBody))
+	a.Use(s.refuseWhileDraining)
 	a.Get("/static/*", staticFiles())
+	a.Use(originGuard(proxies))
 	a.Use(csrf.Middleware())
 
 	a.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/experiments", fiber.StatusSeeOther) })
@@ -104,25 +110,6 @@ var LoopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 // toPage answers a GET at a form's POST address with the form's page.
 func toPage(to string) fiber.Handler {
 	return func(c *fiber.Ctx) error { return c.Redirect(to, fiber.StatusSeeOther) }
-}
-
-// hostGuard refuses requests for a Host name not in the list (DNS rebinding).
-func hostGuard(hosts []string) fiber.Handler {
-	ok := map[string]bool{}
-	for _, h := range hosts {
-		ok[strings.ToLower(h)] = true
-	}
-	return func(c *fiber.Ctx) error {
-		host := c.Hostname()
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		host = strings.Trim(strings.ToLower(host), "[]")
-		if !ok[host] {
-			return fiber.NewError(fiber.StatusMisdirectedRequest, fmt.Sprintf("host %q is not served here", c.Hostname()))
-		}
-		return c.Next()
-	}
 }
 
 // securityHeaders keeps pages from being framed or sniffed and limits

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"outcore/store"
 	"outcore/web/views"
@@ -45,6 +46,11 @@ type Config struct {
 	// Auth, when set, requires a token or basic-auth credentials on every
 	// request (see Auth).
 	Auth *Auth
+	// TrustedProxies are the reverse proxies whose X-Forwarded-* headers
+	// count (Proxies); nil = none.
+	TrustedProxies *Proxies
+	// Limits bound requests and connections (zero fields: defaults).
+	Limits Limits
 	// JobGrace is how long shutdown waits for a running dataset job after
 	// cancelling it (default 10 s); a job blocked in the kernel (a stalled
 	// network mount, a FIFO) is then abandoned, not waited for.
@@ -63,6 +69,8 @@ type Server struct {
 	// draining is set when shutdown begins: requests that change state are
 	// refused from then on (503), while the listener closes.
 	draining atomic.Bool
+	// ln is the guarded listener Serve serves on (nil before).
+	ln atomic.Pointer[GuardedListener]
 }
 
 // New builds the dashboard. It reads the store's newest event id, so the
@@ -106,7 +114,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg}
 	s.hub = NewHub(seed, 512, 4096)
 	s.feed = &Feed{Source: cfg.Queue, Store: cfg.Store, Hub: s.hub, Log: cfg.Log, cursor: seed}
+	cfg.Limits = cfg.Limits.withDefaults()
+	s.cfg.Limits = cfg.Limits
+	lim := cfg.Limits
 	s.jobs = NewJobs(cfg.DataDir, 20)
+	s.jobs.SetMax(lim.MaxJobs)
 	s.jobs.log, s.jobs.root = cfg.Log, cfg.ImportRoot
 	s.app = fiber.New(fiber.Config{
 		AppName:               "outcore",
@@ -116,14 +128,49 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		// fasthttp reuses its buffers, and a dataset job or an experiment
 		// created later must not see another request's bytes.
 		Immutable:   true,
-		ReadTimeout: 30 * time.Second,
-		IdleTimeout: 30 * time.Second,
-		// No WriteTimeout: event streams stay open for hours.
-		BodyLimit: 4 << 20,
+		ReadTimeout: lim.ReadTimeout,
+		IdleTimeout: lim.IdleTimeout,
+		// Write timeouts are set per request (writeTimeouts): event
+		// streams stay open for hours.
+		BodyLimit: lim.MaxBody,
+		// Bodies are streamed: nothing is reserved for a declared length
+		// before the request is authenticated (body.go); multipart forms
+		// are parsed by the handlers that want them, from the body read.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		ReadBufferSize:               lim.MaxHeader,
+		// X-Forwarded-* only from the trusted proxies (proxy.go).
+		EnableTrustedProxyCheck: true,
+		TrustedProxies:          cfg.TrustedProxies.Strings(),
 	})
+	srv := s.app.Server()
+	srv.HeaderReceived = s.writeTimeouts
+	// "Expect: 100-continue" is answered only for a body within the limit.
+	srv.ContinueHandler = func(h *fasthttp.RequestHeader) bool { return h.ContentLength() <= lim.MaxBody }
+	srv.Logger = fasthttpLogger{cfg.Log}
 	s.routes()
 	return s, nil
 }
+
+// writeTimeouts gives each request its write timeout: the long answers
+// (event streams, bundles) get Limits.StreamWriteTimeout, others
+// Limits.WriteTimeout.
+func (s *Server) writeTimeouts(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	p := string(h.RequestURI())
+	if p == "/events" || strings.HasPrefix(p, "/events?") || strings.Contains(p, "/bundle.zip") || strings.Contains(p, "/export/") {
+		return fasthttp.RequestConfig{WriteTimeout: s.cfg.Limits.StreamWriteTimeout}
+	}
+	return fasthttp.RequestConfig{WriteTimeout: s.cfg.Limits.WriteTimeout}
+}
+
+// fasthttpLogger sends the HTTP server's own messages (malformed requests,
+// over-long heads) to the dashboard's log.
+type fasthttpLogger struct{ l *log.Logger }
+
+func (f fasthttpLogger) Printf(format string, a ...any) { f.l.Printf("http: "+format, a...) }
+
+// Listener is the guarded listener Serve serves on (nil before Serve).
+func (s *Server) Listener() *GuardedListener { return s.ln.Load() }
 
 // App is the fiber app (for tests: app.Test).
 func (s *Server) App() *fiber.App { return s.app }
@@ -141,8 +188,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer close(feedDone)
 		s.feed.Run(feedCtx)
 	}()
+	g, ok := ln.(*GuardedListener)
+	if !ok {
+		lim := s.cfg.Limits
+		g = NewGuardedListener(ln, ConnCap(lim.MaxConns, FDLimit()), lim.MaxConnsPerClient, s.cfg.Log)
+	}
+	s.ln.Store(g)
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- s.app.Listener(ln) }()
+	go func() { serveErr <- s.app.Listener(g) }()
 	var err error
 	select {
 	case err = <-serveErr:

@@ -1,0 +1,86 @@
+package web
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Request bodies are streamed (fiber's StreamRequestBody): the server
+// reserves nothing for a declared Content-Length and reads at most an
+// 8 KiB prefetch before a handler runs. bodyGate, before authentication,
+// refuses what is never read; readBody, after it, reads the body within
+// Limits.MaxBody. A request whose body is left unread ends its connection,
+// so the unread bytes are never taken for the next request.
+
+const bodyReadKey = "outcore-body-read"
+
+// bodyGate refuses compressed bodies (415) and declared bodies over the
+// limit (413) before anything else, and closes the connection after any
+// answer that left a body unread.
+func bodyGate(limit int) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		h := &c.Request().Header
+		hasBody := h.ContentLength() != 0 && h.ContentLength() != -2
+		if hasBody {
+			defer func() {
+				if c.Locals(bodyReadKey) == nil {
+					c.Set(fiber.HeaderConnection, "close")
+				}
+			}()
+		}
+		if ce := strings.TrimSpace(string(h.Peek(fiber.HeaderContentEncoding))); ce != "" && !strings.EqualFold(ce, "identity") {
+			return fiber.NewError(fiber.StatusUnsupportedMediaType,
+				fmt.Sprintf("compressed request bodies are not accepted (Content-Encoding: %s): send the body uncompressed (at most %s)", clip(ce, 40), sizeText(limit)))
+		}
+		if n := h.ContentLength(); n > limit {
+			return fiber.NewError(fiber.StatusRequestEntityTooLarge,
+				fmt.Sprintf("request body of %d bytes is over this server's limit of %s", n, sizeText(limit)))
+		}
+		return c.Next()
+	}
+}
+
+// readBody reads a streamed body, at most limit bytes (413 beyond), so that
+// handlers see it whole (c.Body, form values).
+func readBody(limit int) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		req := c.Request()
+		if !req.IsBodyStream() {
+			c.Locals(bodyReadKey, true)
+			return c.Next()
+		}
+		b, err := io.ReadAll(io.LimitReader(req.BodyStream(), int64(limit)+1))
+		if err != nil {
+			return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("reading the request body: %v", err))
+		}
+		if len(b) > limit {
+			return fiber.NewError(fiber.StatusRequestEntityTooLarge,
+				fmt.Sprintf("request body is over this server's limit of %s", sizeText(limit)))
+		}
+		req.SetBodyRaw(b)
+		c.Locals(bodyReadKey, true)
+		return c.Next()
+	}
+}
+
+// sizeText writes a byte count for people (4 MiB, 512 KiB, 100 bytes).
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// clip cuts s to n bytes for an error message.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
