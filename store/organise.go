@@ -15,7 +15,7 @@ import (
 
 // Limits of what SetExperimentMeta accepts.
 const (
-	MaxNameLen  = 200
+	MaxNameLen  = 100 // as a grid's name (experiments.MaxNameLen)
 	MaxNotesLen = 20000
 	MaxTagLen   = 40
 	MaxTags     = 20
@@ -64,8 +64,8 @@ func NormaliseTags(tags []string) ([]string, error) {
 // (saying which) and ErrNotFound when there is no such experiment.
 func (t *Tx) SetExperimentMeta(id int64, m ExperimentMeta) error {
 	name := strings.TrimSpace(m.Name)
-	if utf8.RuneCountInString(name) > MaxNameLen {
-		return fmt.Errorf("%w: name is longer than %d characters", ErrInvalidMeta, MaxNameLen)
+	if n := utf8.RuneCountInString(name); n > MaxNameLen {
+		return fmt.Errorf("%w: name has %d characters, at most %d", ErrInvalidMeta, n, MaxNameLen)
 	}
 	if strings.ContainsAny(name, "\n\r\t") {
 		return fmt.Errorf("%w: name is one line", ErrInvalidMeta)
@@ -75,6 +75,16 @@ func (t *Tx) SetExperimentMeta(id int64, m ExperimentMeta) error {
 	}
 	if !utf8.ValidString(name) || !utf8.ValidString(m.Notes) {
 		return fmt.Errorf("%w: name and notes must be UTF-8 text", ErrInvalidMeta)
+	}
+	if err := checkText("name", name, ""); err != nil {
+		return err
+	}
+	if i := strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(name[i:])
+		return fmt.Errorf("%w: name has %U at byte %d: letters, digits, punctuation, symbols and plain spaces only", ErrInvalidMeta, r, i)
+	}
+	if err := checkText("notes", m.Notes, "\n\t\r"); err != nil {
+		return err
 	}
 	tags, err := NormaliseTags(m.Tags)
 	if err != nil {
@@ -93,6 +103,25 @@ func (t *Tx) SetExperimentMeta(id int64, m ExperimentMeta) error {
 	for _, tag := range tags {
 		if _, err := t.tx.ExecContext(t.ctx, `INSERT INTO experiment_tags(experiment_id, tag) VALUES (?, ?)`, id, tag); err != nil {
 			return fmt.Errorf("experiment %d tag %q: %w", id, tag, err)
+		}
+	}
+	return nil
+}
+
+// checkText refuses control characters (but those in allow), and the
+// invisible format characters, bidirectional overrides and isolates among
+// them, which make a name print as something else in a terminal or a
+// page (a "Trojan source" name).
+func checkText(field, s, allow string) error {
+	for i, r := range s {
+		if strings.ContainsRune(allow, r) {
+			continue
+		}
+		switch {
+		case unicode.IsControl(r):
+			return fmt.Errorf("%w: %s has a control character (%U at byte %d); only printable text is kept", ErrInvalidMeta, field, r, i)
+		case unicode.Is(unicode.Cf, r):
+			return fmt.Errorf("%w: %s has an invisible formatting character (%U at byte %d: bidirectional overrides and the like change how text prints)", ErrInvalidMeta, field, r, i)
 		}
 	}
 	return nil

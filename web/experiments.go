@@ -231,24 +231,14 @@ func presetLabel(p string) string {
 	return fmt.Sprintf("%s — %s nodes, %d dims, %s of features", p, fmtInt(cfg.Nodes), cfg.FeatureDim, experiments.FormatBytes(cfg.Nodes*int64(cfg.FeatureDim)*4))
 }
 
-// readForm reads the submitted form.
-func readForm(c *fiber.Ctx) FormInput {
-	in := FormInput{
-		Name: c.FormValue("name"), DatasetMode: c.FormValue("dataset_mode"), Dataset: c.FormValue("dataset"),
-		Preset: c.FormValue("preset"), NewDataset: c.FormValue("new_dataset"),
-		MemLimits: c.FormValue("mem_limits"), Dims: c.FormValue("dims"), Batches: c.FormValue("batches"),
-		Model: c.FormValue("model"), Fanouts: c.FormValue("fanouts"), Epochs: c.FormValue("epochs"), Repeats: c.FormValue("repeats"),
+// readForm reads the submitted form (DecodeForm); a body that is no form
+// is refused with 400.
+func readForm(c *fiber.Ctx) (FormInput, error) {
+	in, err := DecodeForm(c.Get(fiber.HeaderContentType), c.Body())
+	if err != nil {
+		return in, fiber.NewError(fiber.StatusBadRequest, err.Error())
 	}
-	if mf, err := c.MultipartForm(); err == nil && mf != nil {
-		in.Variants = mf.Value["variants"]
-	} else {
-		c.Request().PostArgs().VisitAll(func(k, v []byte) {
-			if string(k) == "variants" {
-				in.Variants = append(in.Variants, string(v))
-			}
-		})
-	}
-	return in
+	return in, nil
 }
 
 // New handles GET /experiments/new.
@@ -265,7 +255,10 @@ func (h *ExperimentsHandler) New(c *fiber.Ctx) error {
 // errors of the form as typed so far.
 func (h *ExperimentsHandler) Preview(c *fiber.Ctx) error {
 	env, entries := h.formEnv()
-	in := readForm(c)
+	in, err := readForm(c)
+	if err != nil {
+		return err
+	}
 	g, errs := ValidateForm(in, env)
 	f := formView(in, entries, g, errs)
 	h.budgetView(c.UserContext(), &f, in, entries)
@@ -286,7 +279,10 @@ func (h *ExperimentsHandler) Create(c *fiber.Ctx) error {
 		return h.startExample(c, ex)
 	}
 	env, entries := h.formEnv()
-	in := readForm(c)
+	in, err := readForm(c)
+	if err != nil {
+		return err
+	}
 	g, errs := ValidateForm(in, env)
 	if len(errs) == 0 && in.DatasetMode == "generate" {
 		cfg, _ := dataset.Preset(in.Preset)

@@ -44,8 +44,8 @@ type Limits struct {
 // the rest of the server: the database, run logs, datasets, children.
 const FDReserve = 256
 
-// withDefaults fills the zero fields.
-func (l Limits) withDefaults() Limits {
+// WithDefaults fills the zero fields.
+func (l Limits) WithDefaults() Limits {
 	def := func(v *int, d int) {
 		if *v <= 0 {
 			*v = d

@@ -114,7 +114,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg}
 	s.hub = NewHub(seed, 512, 4096)
 	s.feed = &Feed{Source: cfg.Queue, Store: cfg.Store, Hub: s.hub, Log: cfg.Log, cursor: seed}
-	cfg.Limits = cfg.Limits.withDefaults()
+	cfg.Limits = cfg.Limits.WithDefaults()
 	s.cfg.Limits = cfg.Limits
 	lim := cfg.Limits
 	s.jobs = NewJobs(cfg.DataDir, 20)

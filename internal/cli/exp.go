@@ -351,7 +351,7 @@ func expListCmd() *Command {
 			fmt.Fprintln(tw, "ID\tNAME\tDATASET\tSTATE\tRUNS\tQUEUED\tRUNNING\tDONE\tOOM\tFAILED\tCANCELLED\tINTERRUPTED\tCREATED")
 			for _, e := range list {
 				c := e.Counts
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", e.ID, orDash(e.Name), e.Dataset, c.State(),
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", e.ID, orDash(termSafe(e.Name, 60)), termSafe(e.Dataset, 40), c.State(),
 					c.Total, c.Queued, c.Running, c.Done, c.OOM, c.Failed, c.Cancelled, c.Interrupted, e.CreatedAt.Format("2006-01-02 15:04:05"))
 			}
 			return tw.Flush()
@@ -405,7 +405,7 @@ func expShowCmd() *Command {
 			out := s.Out
 			c := e.Counts
 			fmt.Fprintf(out, "experiment %d %s\ndataset %s, created %s, %s: %d runs (%d queued, %d running, %d done, %d oom, %d failed, %d cancelled, %d interrupted)\ngrid %s\n\n",
-				e.ID, orDash(e.Name), e.Dataset, e.CreatedAt.Format(time.RFC3339), c.State(), c.Total, c.Queued, c.Running, c.Done, c.OOM,
+				e.ID, orDash(termSafe(e.Name, 0)), termSafe(e.Dataset, 0), e.CreatedAt.Format(time.RFC3339), c.State(), c.Total, c.Queued, c.Running, c.Done, c.OOM,
 				c.Failed, c.Cancelled, c.Interrupted, e.Grid)
 			tw := tabwriter.NewWriter(out, 0, 2, 2, ' ', 0)
 			fmt.Fprintln(tw, "RUN\tSEQ\tATT\tSYSTEM\tDATASET\tMODEL\tBATCH\tFANOUT\tLIMIT\tENFORCED\tREP\tSTATUS\tEPOCHS\tMEAN_EPOCH_S\tBEST_VAL\tTEST\tPEAK_CGROUP\tERROR")

@@ -41,9 +41,12 @@ func serveCmd() *Command {
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated host names (and addresses) requests may name, besides the loopback names")
 	authFile := fs.String("auth-file", "", `credentials required of every request: lines "token <secret>" or "<user>:<password>" (mode 0600)`)
 	insecure := fs.Bool("insecure", false, "serve off loopback without --auth-file (anyone who reaches the port controls the runs)")
+	trusted := fs.String("trusted-proxies", "", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-Host/-For headers count (default: none)")
+	maxConns := fs.Int("max-conns", 0, "open connections at most (default 2048, and always below the file-descriptor limit)")
+	maxConnsClient := fs.Int("max-conns-per-client", 0, "open connections of one client address at most (default 128)")
 	return &Command{
 		Name:  "serve",
-		Args:  "[--addr 127.0.0.1:8080] [--data-dir DIR] [--allowed-hosts NAMES] [--auth-file FILE] [flags]",
+		Args:  "[--addr 127.0.0.1:8080] [--data-dir DIR] [--allowed-hosts NAMES] [--auth-file FILE] [--trusted-proxies ADDRS] [flags]",
 		Short: "serve the experiment dashboard",
 		Long: `Serves the experiment dashboard and runs the experiment queue (one run at a
 time by default). On first start it creates the default dataset (preset
@@ -58,7 +61,11 @@ one of the allowed hosts (Host header): the loopback names, plus
 of the machine for 0.0.0.0, and its host name). Off loopback the dashboard
 refuses to start without --auth-file (tokens, or users and passwords; see the
 README) unless --insecure is given; put TLS in front with a reverse proxy
-(README).
+(README) and name it in --trusted-proxies: X-Forwarded-* headers count only
+from there. Requests are limited before authentication (body 4 MiB, head
+8 KiB, 30 s to send a request, connections per client and in all); wrong
+credentials make their sender wait, and the count of them is logged when
+the server stops (docs/SECURITY.md).
 
 --executor slurm hands the runs of grids that name no executor to Slurm:
 one job per run, many in flight, records read back from the run's
@@ -84,6 +91,13 @@ directory; the data directory must be on storage the nodes share (README
 			if guard.hosts, err = splitHosts(*allowedHosts); err != nil {
 				return err
 			}
+			if guard.proxies, err = web.ParseProxies(strings.Split(*trusted, ",")); err != nil {
+				return usagef("--trusted-proxies: %v", err)
+			}
+			if *maxConns < 0 || *maxConnsClient < 0 {
+				return usagef("--max-conns and --max-conns-per-client must be positive")
+			}
+			guard.limits = web.Limits{MaxConns: *maxConns, MaxConnsPerClient: *maxConnsClient}
 			if !isLoopbackAddr(*addr) && guard.auth == nil && !guard.insecure {
 				return usagef("refusing to serve on %s, which other machines can reach, without authentication: give --auth-file FILE (see the README, \"Serving beyond this machine\"), or --insecure to serve without it", *addr)
 			}
@@ -99,6 +113,8 @@ type serveGuard struct {
 	hosts    []string
 	auth     *web.Auth
 	insecure bool
+	proxies  *web.Proxies
+	limits   web.Limits
 }
 
 // serve runs the dashboard and the queue until ctx ends.
@@ -125,10 +141,19 @@ func serve(ctx context.Context, s Streams, dir, addr string, guard serveGuard, o
 		return err
 	}
 	defer mgr.Close()
-	ln, err := net.Listen("tcp", addr)
+	// One descriptor per connection: take every one the system allows, and
+	// keep the connection cap below them (web.ConnCap).
+	fdLimit, ferr := web.RaiseFDLimit()
+	if ferr != nil {
+		logger.Printf("raising the open-file limit: %v (limit %d)", ferr, fdLimit)
+	}
+	lim := guard.limits.WithDefaults()
+	lim.MaxConns = web.ConnCap(lim.MaxConns, fdLimit)
+	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	ln := web.NewGuardedListener(tcp, lim.MaxConns, lim.MaxConnsPerClient, logger)
 	defer ln.Close()
 	// Host names requests may carry (no DNS rebinding): always checked.
 	hosts := append([]string(nil), web.LoopbackHosts...)
@@ -143,7 +168,12 @@ func serve(ctx context.Context, s Streams, dir, addr string, guard serveGuard, o
 	}
 	hosts = append(hosts, hostList...)
 	logger.Printf("answering requests for hosts %s", strings.Join(hosts, ", "))
-	srv, err := web.New(ctx, web.Config{Store: st, Queue: mgr, DataDir: dir, Log: logger, Hosts: hosts, Auth: guard.auth})
+	if ps := guard.proxies.Strings(); len(ps) > 0 {
+		logger.Printf("X-Forwarded-* headers count from the trusted proxies %s only", strings.Join(ps, ", "))
+	}
+	logger.Printf("at most %d connections (%d per client; open-file limit %d)", lim.MaxConns, lim.MaxConnsPerClient, fdLimit)
+	srv, err := web.New(ctx, web.Config{Store: st, Queue: mgr, DataDir: dir, Log: logger, Hosts: hosts, Auth: guard.auth,
+		TrustedProxies: guard.proxies, Limits: lim})
 	if err != nil {
 		return err
 	}
@@ -163,6 +193,13 @@ func serve(ctx context.Context, s Streams, dir, addr string, guard serveGuard, o
 	fmt.Fprintf(s.Err, "outcore dashboard: http://%s  (data directory %s; Ctrl-C stops)\n", ln.Addr(), dir)
 	err = srv.Serve(ctx, ln)
 	wg.Wait() // running children are stopped and recorded as interrupted
+	if guard.auth != nil {
+		wrong, blocked := guard.auth.FailedLogins()
+		logger.Printf("refused %d failed logins (wrong credentials) and %d attempts made while backing off", wrong, blocked)
+	}
+	if n, e := ln.Refused(), ln.AcceptErrors(); n > 0 || e > 0 {
+		logger.Printf("refused %d connections over the caps; survived %d accept errors", n, e)
+	}
 	return err
 }
 
