@@ -12,9 +12,10 @@ import (
 func (s *Server) routes() {
 	csrf := NewCSRF(s.cfg.CSRFKey)
 	s.charts = newChartsCache(32)
+	s.bundles = newHeavySlots("bundle.zip", s.cfg.Limits.MaxBundles)
 	exp := &ExperimentsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue, DataDir: s.cfg.DataDir, Jobs: s.jobs,
 		Digests: report.NewDigestCache(20000), Charts: s.charts, Log: s.cfg.Log,
-		Bundles: newHeavySlots("bundle.zip", s.cfg.Limits.MaxBundles)}
+		Bundles: s.bundles}
 	runs := &RunsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue}
 	cmpH := &CompareHandler{Store: s.cfg.Store, Digests: exp.Digests}
 	data := &DatasetsHandler{DataDir: s.cfg.DataDir, ImportRoot: s.cfg.ImportRoot, Jobs: s.jobs, Store: s.cfg.Store}
