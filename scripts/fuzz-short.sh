@@ -13,7 +13,7 @@ declare -A targets=(
   [engine/train]="FuzzParseMemLimit FuzzParseConfig"  # --mem-limit and grid limits; run configs
   [experiments]="FuzzParseGrid"                      # grid JSON: grid files, the JSON API, examples/
   [engine/dataset]="FuzzNPYHeader FuzzLINQSLines FuzzOGBLines FuzzMeta FuzzBinaryChecks"
-  [web]="FuzzParseAuth"                              # serve --auth-file
+  [web]="FuzzParseAuth FuzzDecodeForm"               # serve --auth-file; the new-experiment form (HTTP body to grid)
   [report]="FuzzParseFilter FuzzDecodeDigest"         # the filter bar (q=, runs=); digests stored with runs
   [store]="FuzzJSONMaps"                              # stages_json and tiers_json as read back
   [engine/accel]="FuzzParseProfile FuzzParseMode"     # accelerator profiles; --compute and the grid's compute axis

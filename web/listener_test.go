@@ -63,7 +63,7 @@ func TestListenerSurvivesAcceptErrors(t *testing.T) {
 // connections go it answers again. (~20,000 idle connections stopped the
 // listener for good before.)
 func TestServerSurvivesDescriptorExhaustion(t *testing.T) {
-	ls := serveAttacked(t, func(c *Config) { c.Limits.MaxConnsPerClient, c.Limits.MaxConns = 1 << 20, 1 << 20 })
+	ls := serveAttacked(t, func(c *Config) { c.Limits.MaxConnsPerClient, c.Limits.MaxConns = 1<<20, 1<<20 })
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
 		t.Skip(err)
