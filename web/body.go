@@ -27,6 +27,7 @@ func bodyGate(limit int) fiber.Handler {
 		if hasBody {
 			defer func() {
 				if c.Locals(bodyReadKey) == nil {
+					discardSmallBody(c)
 					c.Set(fiber.HeaderConnection, "close")
 				}
 			}()
@@ -41,6 +42,22 @@ func bodyGate(limit int) fiber.Handler {
 		}
 		return c.Next()
 	}
+}
+
+// maxDiscard is the most of an unread body read and thrown away before
+// the connection closes, so that a client still sending a refused body
+// (a 254 KiB gzip bomb) reads the answer instead of a connection reset.
+// Nothing is kept, and the read ends at the request's read timeout.
+const maxDiscard = 512 << 10
+
+// discardSmallBody reads and drops the rest of a body up to maxDiscard
+// (bodies declared larger are not waited for).
+func discardSmallBody(c *fiber.Ctx) {
+	req := c.Request()
+	if !req.IsBodyStream() || req.Header.ContentLength() > maxDiscard {
+		return
+	}
+	_, _ = io.CopyN(io.Discard, req.BodyStream(), maxDiscard)
 }
 
 // readBody reads a streamed body, at most limit bytes (413 beyond), so that
