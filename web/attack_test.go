@@ -543,3 +543,16 @@ func TestDatasetJobQueueIsBounded(t *testing.T) {
 		t.Errorf("%d jobs registered, want 2", n)
 	}
 }
+
+// TestOverlongHeadRefused: a request head over Limits.MaxHeader is
+// answered 431 and its connection closed.
+func TestOverlongHeadRefused(t *testing.T) {
+	ls := serveAttacked(t, nil)
+	head := ls.raw(t, "GET /api/csrf HTTP/1.1\r\nHost: localhost\r\nX-Pad: "+strings.Repeat("a", 10<<10)+"\r\n\r\n")
+	if !strings.HasPrefix(head, "HTTP/1.1 431") {
+		t.Errorf("10 KiB header: %.200q", head)
+	}
+	if !ls.answers() {
+		t.Error("not answering after the long head")
+	}
+}

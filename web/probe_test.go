@@ -162,11 +162,16 @@ func TestProbeServer(t *testing.T) {
 	peak, _ := g.Peak()
 	kills, _ := g.OOMKills()
 	fmt.Printf("probe: server peak memory %d MiB of %d MiB; OOM kills %d\n", peak>>20, limit>>20, kills)
+	capLogged := 0
 	for _, line := range strings.Split(logBuf.String(), "\n") {
-		if strings.Contains(line, "refused") || strings.Contains(line, "accept:") {
+		if strings.Contains(line, "over the cap of") {
+			capLogged++
+		}
+		if strings.Contains(line, "failed logins") || strings.Contains(line, "over the caps") || strings.Contains(line, "accept:") {
 			fmt.Printf("probe: server log: %s\n", line)
 		}
 	}
+	fmt.Printf("probe: server log: %d lines about connections over the cap (at most one a second)\n", capLogged)
 	if kills != 0 {
 		t.Errorf("%d OOM kills in the server's group", kills)
 	}
