@@ -524,9 +524,12 @@ func TestMetadataRefusesTerminalTricks(t *testing.T) {
 func TestDatasetJobQueueIsBounded(t *testing.T) {
 	release := make(chan struct{})
 	jobHook = func(string, string) { <-release }
-	defer func() { jobHook = nil }()
 	ls := serveAttacked(t, func(c *Config) { c.Limits.MaxJobs = 2 })
-	defer close(release)
+	defer func() {
+		close(release)
+		ls.live.jobs.Wait()
+		jobHook = nil
+	}()
 	cookie, token := ls.csrf(t, nil)
 	hdr := map[string]string{"Cookie": cookie, CSRFHeader: token, "Content-Type": "application/x-www-form-urlencoded"}
 	for i := 0; i < 3; i++ {

@@ -98,7 +98,7 @@ func TestProbeServer(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	during := p.status("/api/csrf")
 	closeAll(conns)
-	p.report("slow bodies", fmt.Sprintf("300 connections announcing 4 MiB, 1 byte sent; answered %d while they hung", during))
+	p.report("slow bodies", fmt.Sprintf("300 connections announcing 4 MiB, 1 byte sent; answered %s while they hung", codeText(during)))
 
 	// 2. Gzip bomb: 256 MiB of zeros in about 254 KiB.
 	bomb := gzipZeros(t, 256<<20)
@@ -113,7 +113,7 @@ func TestProbeServer(t *testing.T) {
 	n := len(conns)
 	closeAll(conns)
 	time.Sleep(time.Second)
-	p.report("fd exhaustion", fmt.Sprintf("%d idle connections opened (of 19,000 tried); answered %d while they were open", n, during))
+	p.report("fd exhaustion", fmt.Sprintf("%d idle connections opened (of 19,000 tried); answered %s while they were open", n, codeText(during)))
 
 	// 4. Bundle flood: 14 concurrent bundle.zip of a 10,000-run experiment.
 	grid := `{"name":"flood","dataset":"tiny","epochs":1,"axes":{"system":["pyg+"],"batch_size":[64,128,256,512,1024],` +
@@ -293,6 +293,14 @@ func closeAll(cs []net.Conn) {
 	for _, c := range cs {
 		c.Close()
 	}
+}
+
+// codeText is an HTTP status, or what no status means.
+func codeText(code int) string {
+	if code == 0 {
+		return "nothing (the connection was closed over the cap)"
+	}
+	return fmt.Sprint(code)
 }
 
 func oneLine(s string) string {
