@@ -28,6 +28,9 @@ type GuardedListener struct {
 	net.Listener
 	max, perClient int
 	log            *log.Logger
+	// Exempt, when set, names addresses the per-client cap does not apply
+	// to: the trusted reverse proxies, through which every client comes.
+	Exempt func(net.IP) bool
 
 	mu      sync.Mutex
 	open    int
@@ -91,7 +94,7 @@ func (g *GuardedListener) Accept() (net.Conn, error) {
 		}
 		delay = 0
 		ip := connIP(c)
-		if !g.admit(ip) {
+		if !g.admit(ip, g.Exempt != nil && g.Exempt(net.ParseIP(ip))) {
 			g.refused.Add(1)
 			_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 			_, _ = c.Write(overCap)
@@ -127,10 +130,10 @@ func (g *GuardedListener) shed() bool {
 	return shed
 }
 
-func (g *GuardedListener) admit(ip string) bool {
+func (g *GuardedListener) admit(ip string, exempt bool) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if (g.max > 0 && g.open >= g.max) || (g.perClient > 0 && g.byIP[ip] >= g.perClient) {
+	if (g.max > 0 && g.open >= g.max) || (!exempt && g.perClient > 0 && g.byIP[ip] >= g.perClient) {
 		return false
 	}
 	g.open++

@@ -194,6 +194,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if !ok {
 		lim := s.cfg.Limits
 		g = NewGuardedListener(ln, ConnCap(lim.MaxConns, FDLimit()), lim.MaxConnsPerClient, s.cfg.Log)
+		g.Exempt = s.cfg.TrustedProxies.Trusts
 	}
 	s.ln.Store(g)
 	serveErr := make(chan error, 1)

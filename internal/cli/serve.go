@@ -154,6 +154,7 @@ func serve(ctx context.Context, s Streams, dir, addr string, guard serveGuard, o
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	ln := web.NewGuardedListener(tcp, lim.MaxConns, lim.MaxConnsPerClient, logger)
+	ln.Exempt = guard.proxies.Trusts // every client comes through a proxy
 	defer ln.Close()
 	// Host names requests may carry (no DNS rebinding): always checked.
 	hosts := append([]string(nil), web.LoopbackHosts...)
