@@ -62,6 +62,10 @@ type Grid struct {
 	// Slurm its "slurm" settings (executor_options.go).
 	Executor string
 	Slurm    *SlurmGrid
+	// RunOrder is the grid's "run_order" ("" = grid order) and
+	// RunOrderSeed its "run_order_seed" (run_order.go).
+	RunOrder     string
+	RunOrderSeed *int64
 	// topLevel maps an axis given once at the top level to its key there.
 	topLevel map[string]string
 }
@@ -112,6 +116,10 @@ func ParseGrid(b []byte) (*Grid, error) {
 		case "executor", "slurm":
 			if err := parseExecutorKey(g, k, v); err != nil {
 				ps = append(ps, ProblemsOf(err)...)
+			}
+		case "run_order", "run_order_seed":
+			if msg := parseRunOrderKey(g, k, v); msg != "" {
+				ps.add(k, "%s", msg)
 			}
 		default:
 			g.Base[k] = v
@@ -209,6 +217,12 @@ func (g *Grid) JSON() json.RawMessage {
 	}
 	if g.Slurm != nil {
 		m["slurm"] = g.Slurm
+	}
+	if g.RunOrder != "" {
+		m["run_order"] = g.RunOrder
+	}
+	if g.RunOrderSeed != nil {
+		m["run_order_seed"] = *g.RunOrderSeed
 	}
 	axes := map[string]any{"repeat": g.Axes.Repeat}
 	a := g.Axes
@@ -410,9 +424,10 @@ type Cell struct {
 	MemLimit   string
 }
 
-// Cells expands the grid into its runs, repeat outermost and mem_limit
-// innermost, so each repeat covers every cell before the next begins.
-// A grid of more than MaxRuns runs has no cells (it is invalid).
+// Cells expands the grid into its runs in their run order (run_order.go):
+// by default repeat outermost and mem_limit innermost; every order covers
+// each repeat's cells before the next repeat begins. A grid of more than
+// MaxRuns runs has no cells (it is invalid).
 func (g *Grid) Cells() []Cell {
 	if g.Count() > MaxRuns {
 		return nil
@@ -420,6 +435,7 @@ func (g *Grid) Cells() []Cell {
 	orNil := func(n int) int { return max(n, 1) }
 	a := g.Axes
 	out := make([]Cell, 0, g.Count())
+	idx := make([]cellIndex, 0, g.Count())
 	for rep := 0; rep < max(a.Repeat, 1); rep++ {
 		for si := 0; si < orNil(len(a.System)); si++ {
 			for mi := 0; mi < orNil(len(a.Model)); mi++ {
@@ -447,6 +463,7 @@ func (g *Grid) Cells() []Cell {
 									c.MemLimit = a.MemLimit[li]
 								}
 								out = append(out, c)
+								idx = append(idx, cellIndex{si, mi, di, bi, fi, li})
 							}
 						}
 					}
@@ -454,5 +471,5 @@ func (g *Grid) Cells() []Cell {
 			}
 		}
 	}
-	return out
+	return orderCells(out, idx, g.RunOrder, g.orderSeed())
 }

@@ -302,6 +302,9 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, 
 		// run's own dataset above.
 		cfg.MemLimitBytes = limit
 	}
+	// Each repeat its own seed, recorded in the run's configuration
+	// (run_order.go).
+	cfg.Seed = RepeatSeed(cfg.Seed, c.Repeat)
 	cfg.Normalize()
 	if err := cfg.Validate(); err != nil {
 		msg := strings.TrimPrefix(err.Error(), train.ErrConfig.Error()+": ")

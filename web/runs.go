@@ -58,7 +58,7 @@ func runFacts(r store.Run, logs []store.Event) []views.KV {
 		{K: "limit enforced", V: yes(r.LimitEnforced) + note(r.LimitNote)},
 		{K: "feature dim", V: dimLabel(r.FeatureDim)},
 		{K: "batch size", V: strconv.Itoa(r.BatchSize)}, {K: "fanout", V: r.Fanout},
-		{K: "repeat", V: strconv.Itoa(r.Repeat)}, {K: "attempt", V: strconv.Itoa(r.Attempt)},
+		{K: "repeat", V: strconv.Itoa(r.Repeat)}, {K: "seed", V: seedOf(r.Config)}, {K: "attempt", V: strconv.Itoa(r.Attempt)},
 		{K: "I/O backend", V: ioBackendFact(r, logs)},
 		{K: "dataset out of the page cache before the run", V: pageCacheFact(r, logs)},
 		{K: "queued", V: fmtTime(r.QueuedAt)}, {K: "started", V: fmtTime(r.StartedAt)}, {K: "ended", V: fmtTime(r.EndedAt)},
@@ -343,4 +343,16 @@ func deviceTierList(t map[string]int64) string {
 		parts[i] = k + " " + experiments.FormatBytes(t[k])
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// seedOf is the run's seed from its configuration ("–" when it has none):
+// each repeat of a grid has its own (experiments.RepeatSeed).
+func seedOf(cfg json.RawMessage) string {
+	var c struct {
+		Seed *int64 `json:"seed"`
+	}
+	if json.Unmarshal(cfg, &c) != nil || c.Seed == nil {
+		return "–"
+	}
+	return strconv.FormatInt(*c.Seed, 10)
 }
