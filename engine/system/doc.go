@@ -26,6 +26,6 @@
 // kit is the toolkit they share (the skeleton: registration, options,
 // Base, MinMemoryOf; profiling and the memory budget, the sampler pool,
 // off-heap memory, gathers from memory maps); systest holds their test
-// helpers; all imports every variant and is the only list of them
+// helpers and toy, the test variant built from the skeleton alone; all imports every variant and is the only list of them
 // (docs/ARCHITECTURE.md "Adding a system").
 package system

@@ -30,7 +30,7 @@ func TestDocsListEveryVariant(t *testing.T) {
 		}
 	}
 	for _, v := range train.Variants() {
-		if !listed[v.Name] {
+		if !listed[v.Name] && !testOnly[v.Name] {
 			t.Errorf("variant %q is registered but missing from the variants table of docs/ARCHITECTURE.md", v.Name)
 		}
 	}
