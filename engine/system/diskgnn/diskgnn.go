@@ -101,11 +101,7 @@ type diskGNN struct {
 	searchTime, packTime time.Duration
 }
 
-func newDiskGNN(cfg train.Config) (*diskGNN, error) {
-	o, err := parseOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
+var newDiskGNN = kit.New(parseOptions, func(cfg train.Config, o options) *diskGNN {
 	dev := []string{
 		"training and feature assembling run on the CPU: the GPU cache and the assembled batch inputs (the complete-feature queue) are host memory accounted as device memory outside the host budget, and the assembler copies rows instead of one CUDA kernel with UVA reads of the host cache",
 		"offline sampling samples every epoch of the run (the batches the reference trains, one layout over all of them); the artifact samples one pool of batches and reuses it across epochs",
@@ -128,8 +124,8 @@ func newDiskGNN(cfg train.Config) (*diskGNN, error) {
 	if o.hashes != 2 {
 		dev = append(dev, fmt.Sprintf("MinHash reordering with %d hash functions (§5.1: 2)", o.hashes))
 	}
-	return &diskGNN{Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "assemble", "train"), dev...), cfg: cfg, o: o}, nil
-}
+	return &diskGNN{Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "assemble", "train"), dev...), cfg: cfg, o: o}
+})
 
 // freeDisk is the space left on the file system holding dir (unbounded
 // where it cannot be read).

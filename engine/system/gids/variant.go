@@ -21,25 +21,15 @@ func init() {
 	}, (*options).bind)
 }
 
-// options are the variant's options, parsed.
+// options are the variant's options, parsed (cpuBuffer and gpuCache are
+// sizes, kit.SizeBytes; depth is the rings' depth, Config.QueueDepth or
+// the storage default).
 type options struct {
-	window        int
-	accumulator   bool
-	peakPercent   float64
-	cpuBuffer     string // bytes or % of the feature table
-	cpuSelect     string
-	gpuCache      string // bytes or % of the feature table
-	line          int64
-	rings         int
-	iops          float64
-	latencyUS     float64
-	ssds          int
-	maxMerge      int
-	samplers      int
-	profile       int
-	pagerankIters int
-	margin        float64
-	depth         int // ring depth (Config.QueueDepth or the storage default)
+	window, rings, ssds, maxMerge, samplers, profile, pagerankIters, depth int
+	peakPercent, iops, latencyUS, margin                                   float64
+	cpuBuffer, cpuSelect, gpuCache                                         string
+	line                                                                   int64
+	accumulator                                                            bool
 }
 
 func (o *options) bind(b *kit.Binder) {
@@ -80,16 +70,12 @@ func (o *options) bind(b *kit.Binder) {
 
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
-func newGIDS(cfg train.Config) (*gids, error) {
-	o, err := parseOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
+var newGIDS = kit.New(parseOptions, func(cfg train.Config, o options) *gids {
 	return &gids{cfg: cfg, opt: o, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"),
 		"no GPU: the software cache, its metadata, the batch buffers of merged iterations and the window buffer's sampled mini-batches are GPU memory in GIDS; here they are host memory held outside the host budget (the memory cgroup's limit is raised by their size), and training runs on the CPU",
 		fmt.Sprintf("BaM's GPU-initiated NVMe reads are stood in for by %d goroutines, each with its own io_uring ring (O_DIRECT), each submitting and reaping its own reads (BaM's synchronous stack); cache lookups are serialised by one lock instead of running in parallel warps", o.rings),
 		"graph sampling runs on CPU goroutines ahead of the loader (GIDS samples on the GPU over UVA); batches are sampled and trained in the reference order",
 		fmt.Sprintf("the accumulator merges at most %d iterations per pass (max_merge: their batch buffers are device memory); the artifact merges without a cap", o.maxMerge),
 		"an access whose line finds every cache slot pinned by the window or loading is read around the cache into a scratch line (counter gpu_cache_bypass); BaM's threads would wait for a slot",
-	)}, nil
-}
+	)}
+})

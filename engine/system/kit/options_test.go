@@ -162,3 +162,18 @@ func TestBase(t *testing.T) {
 		t.Fatal("Base handed out its own map or slice")
 	}
 }
+
+// TestNew: the constructor parses the options (refusing bad ones) and
+// builds with what it parsed.
+func TestNew(t *testing.T) {
+	build := New(testBind.Parse, func(cfg train.Config, o testOptions) string { return fmt.Sprintf("%s:%d", cfg.System, o.n) })
+	if s, err := build(train.Config{System: "toy", Options: map[string]string{"n": "9"}}); err != nil || s != "toy:9" {
+		t.Fatalf("New built %q, %v", s, err)
+	}
+	if s, err := build(train.Config{Options: map[string]string{"n": "-5"}}); !errors.Is(err, train.ErrConfig) || s != "" {
+		t.Fatalf("New with a bad option: %q, %v", s, err)
+	}
+	if SampleOnlyDeviations(false) != nil || len(SampleOnlyDeviations(true)) != 1 {
+		t.Fatal("SampleOnlyDeviations")
+	}
+}

@@ -32,6 +32,15 @@ func (b *Binder) Stages(sampleOnly *bool) {
 	})
 }
 
+// SampleOnlyDeviations is the deviation of a sample-only run, none for
+// another: the start of a variant's deviations.
+func SampleOnlyDeviations(sampleOnly bool) []string {
+	if sampleOnly {
+		return []string{SampleOnlyDeviation}
+	}
+	return nil
+}
+
 // SampleOnlyDeviation is the deviation a sample-only run records.
 const SampleOnlyDeviation = "stages=sample: only the sample stage ran (GNNDrive Fig. 2 '-only'); nothing was extracted or trained, so the epoch's loss and accuracy are the untrained model's"
 

@@ -85,3 +85,17 @@ func MinMemoryOf[O any](parse func(train.Config) (O, error), feasible func(Sizin
 		})
 	}
 }
+
+// New is a variant's constructor from its options' parse and a build of
+// the system: the options are parsed (a configuration error names the
+// option) and handed to build with the configuration.
+func New[O, S any](parse func(train.Config) (O, error), build func(train.Config, O) S) func(train.Config) (S, error) {
+	return func(cfg train.Config) (S, error) {
+		opt, err := parse(cfg)
+		if err != nil {
+			var zero S
+			return zero, err
+		}
+		return build(cfg, opt), nil
+	}
+}

@@ -23,15 +23,11 @@ func init() {
 	}, (*options).bind)
 }
 
-// options are MariusGNN's settings.
+// options are MariusGNN's settings (bufferCapacity 0: from the budget).
 type options struct {
-	ordering       string
-	partitions     int
-	bufferCapacity int // 0 = from the budget
-	prefetch       bool
-	samplers       int
-	profile        int
-	keepFiles      bool
+	ordering                                      string
+	partitions, bufferCapacity, samplers, profile int
+	prefetch, keepFiles                           bool
 }
 
 func (o *options) bind(b *kit.Binder) {
@@ -53,15 +49,11 @@ func (o *options) bind(b *kit.Binder) {
 
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
-func newSystem(cfg train.Config) (*system, error) {
-	opt, err := parseOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
+var newSystem = kit.New(parseOptions, func(cfg train.Config, opt options) *system {
 	return &system{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("prep", "sample", "extract", "train"),
 		"training runs on the CPU (MariusGNN trains on a GPU); the samplers work ahead of the trainer on goroutines instead of the artifact's batch-loader threads and staleness-bounded pipeline",
 		"neighbours are sampled along incoming edges only (the artifact's papers100M configurations sample incoming and outgoing neighbours), the receptive field every outcore variant uses",
 		"nodes are assigned to partitions at random as the artifact's preprocessor does, but keep their original relative order inside a partition (the partitions, which decide what the buffer holds, are the same kind of random draw)",
 		"validation and test accuracy come from the runner's shared evaluator on the full graph (the artifact's full_graph_evaluation), with outcore's standard sampler rather than DENSE",
-	)}, nil
-}
+	)}
+})

@@ -42,18 +42,10 @@ func (o *options) bind(b *kit.Binder) {
 
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
-func newPyGPlus(cfg train.Config) (*pygPlus, error) {
-	opt, err := parseOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
-	var only []string
-	if opt.sampleOnly {
-		only = []string{kit.SampleOnlyDeviation}
-	}
-	return &pygPlus{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"), append(only,
+var newPyGPlus = kit.New(parseOptions, func(cfg train.Config, opt options) *pygPlus {
+	return &pygPlus{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"), append(kit.SampleOnlyDeviations(opt.sampleOnly),
 		overlapDeviation(opt.overlap),
 		fmt.Sprintf("sampling workers are goroutines sharing one process (%d), not DataLoader sub-processes", opt.workers),
 		"gather copies rows with cgo threads from the mapping (one page fault per missing 4 KiB page), as numpy memmap indexing does",
-	)...)}, nil
-}
+	)...)}
+})
