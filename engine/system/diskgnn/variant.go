@@ -16,13 +16,9 @@ import (
 const Name = "diskgnn"
 
 func init() {
-	kit.Register(train.Variant{
-		Name:      Name,
-		Paper:     "DiskGNN: Bridging I/O Efficiency and Model Accuracy for Out-of-Core GNN Training (arXiv:2405.05231)",
-		Summary:   "offline sampling, four-level feature store (device/host caches, segmented disk cache, packed chunks), batched packing, four-stage pipeline",
-		MinMemory: MinMemory,
-		New:       func(cfg train.Config) (train.System, error) { return newDiskGNN(cfg) },
-		Order:     50,
+	kit.Register(train.Variant{Name: Name, Order: 50, MinMemory: MinMemory, New: kit.Factory(newDiskGNN),
+		Paper:   "DiskGNN: Bridging I/O Efficiency and Model Accuracy for Out-of-Core GNN Training (arXiv:2405.05231)",
+		Summary: "offline sampling, four-level feature store (device/host caches, segmented disk cache, packed chunks), batched packing, four-stage pipeline",
 		NestedStages: map[string]string{
 			"load_features_s": metrics.StageExtract, "assemble_s": metrics.StageExtract,
 			"packed_read_s": metrics.StageExtract, "disk_cache_read_s": metrics.StageExtract,

@@ -3,19 +3,14 @@ package gids
 import (
 	"fmt"
 
-	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
 
 func init() {
-	kit.Register(train.Variant{
-		Name:      Name,
-		Paper:     "Accelerating Sampling and Aggregation Operations in GNN Frameworks with GPU Initiated Direct Storage Accesses (GIDS, PVLDB'24)",
-		Summary:   "storage access accumulator, constant CPU buffer by reverse PageRank, software cache with window buffering (GPU parts stood in for on the CPU)",
-		MinMemory: MinMemory,
-		New:       func(cfg train.Config) (train.System, error) { return newGIDS(cfg) },
-		Order:     60,
+	kit.Register(train.Variant{Name: Name, Order: 60, MinMemory: MinMemory, New: kit.Factory(newGIDS),
+		Paper:   "Accelerating Sampling and Aggregation Operations in GNN Frameworks with GPU Initiated Direct Storage Accesses (GIDS, PVLDB'24)",
+		Summary: "storage access accumulator, constant CPU buffer by reverse PageRank, software cache with window buffering (GPU parts stood in for on the CPU)",
 		// the DGL dataloader's order: every batch as the reference trains it
 		InOrder: map[string]string{},
 	}, (*options).bind)
@@ -59,13 +54,8 @@ func (o *options) bind(b *kit.Binder) {
 	b.Workers(&o.samplers, "samplers", 2, "sampling goroutines feeding the window buffer (stand-in for GPU sampling)")
 	b.Float(&o.margin, "batch_margin", 1.25, "batch buffers hold the largest profiled input-node count × batch_margin rows; a larger batch uses a heap buffer", kit.Above(0), kit.Below(1<<10))
 	b.ProfileBatches(&o.profile, "to size the batch buffers and the model step")
-	b.Check(func() error {
-		o.line = int64(line)
-		if o.depth = b.Config().QueueDepth; o.depth == 0 {
-			o.depth = storage.DefaultQueueDepth
-		}
-		return nil
-	})
+	b.QueueDepth(&o.depth)
+	b.Check(func() error { o.line = int64(line); return nil })
 }
 
 var parseOptions = kit.Bind[options]((*options).bind).Parse

@@ -8,14 +8,10 @@ import (
 )
 
 func init() {
-	kit.Register(train.Variant{
-		Name:      Name,
-		Paper:     "Ginex: SSD-enabled Billion-scale GNN Training on a Single Machine via Provably Optimal In-memory Caching (VLDB'22)",
-		Summary:   "superbatch inspector–executor, Belady feature cache, neighbour cache",
-		MinMemory: minMemory,
-		New:       func(cfg train.Config) (train.System, error) { return newGinex(cfg) },
-		Order:     20,
-		InOrder:   map[string]string{},
+	kit.Register(train.Variant{Name: Name, Order: 20, MinMemory: minMemory, New: kit.Factory(newGinex),
+		Paper:   "Ginex: SSD-enabled Billion-scale GNN Training on a Single Machine via Provably Optimal In-memory Caching (VLDB'22)",
+		Summary: "superbatch inspector–executor, Belady feature cache, neighbour cache",
+		InOrder: map[string]string{},
 		// The inspector (inspect) samples the superbatch, loads the
 		// neighbour cache and precomputes changesets (ginex.go, §3.1).
 		NestedStages: map[string]string{"sample_s": "inspect_s", "changeset_s": "inspect_s", "neighbor_cache_load_s": "inspect_s"},

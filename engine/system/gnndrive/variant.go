@@ -6,13 +6,9 @@ import (
 )
 
 func init() {
-	kit.Register(train.Variant{
-		Name:      Name,
-		Paper:     "GNNDrive: Reducing Memory Contention and I/O Congestion for Disk-based GNN Training (ICPP'24)",
-		Summary:   "asynchronous io_uring extractors into a shared feature buffer, out-of-order training",
-		MinMemory: minMemory,
-		New:       func(cfg train.Config) (train.System, error) { return newGNNDrive(cfg) },
-		Order:     40,
+	kit.Register(train.Variant{Name: Name, Order: 40, MinMemory: minMemory, New: kit.Factory(newGNNDrive),
+		Paper:   "GNNDrive: Reducing Memory Contention and I/O Congestion for Disk-based GNN Training (ICPP'24)",
+		Summary: "asynchronous io_uring extractors into a shared feature buffer, out-of-order training",
 		// one sampler and one extractor deliver the batches in order
 		InOrder: map[string]string{"samplers": "1", "extractors": "1"},
 	}, (*options).bind)

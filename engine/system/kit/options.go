@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 
+	"outcore/engine/storage"
 	"outcore/engine/train"
 )
 
@@ -326,4 +327,16 @@ func (b *Binder) Workers(dst *int, key string, def int, help string, rules ...Ru
 // (ProfileWorkspace), "mini-batches sampled " what.
 func (b *Binder) ProfileBatches(dst *int, what string) {
 	b.Int(dst, "profile_batches", 8, "mini-batches sampled "+what, Range(1, 1024))
+}
+
+// QueueDepth sets dst to the run's queue_depth, or the storage default
+// where the run leaves it to the variant (the depth of a variant's own
+// rings).
+func (b *Binder) QueueDepth(dst *int) {
+	b.Check(func() error {
+		if *dst = b.cfg.QueueDepth; *dst == 0 {
+			*dst = storage.DefaultQueueDepth
+		}
+		return nil
+	})
 }

@@ -99,3 +99,8 @@ func New[O, S any](parse func(train.Config) (O, error), build func(train.Config,
 		return build(cfg, opt), nil
 	}
 }
+
+// Factory is a variant's constructor as train.Variant.New.
+func Factory[S train.System](f func(train.Config) (S, error)) train.Factory {
+	return func(cfg train.Config) (train.System, error) { return f(cfg) }
+}

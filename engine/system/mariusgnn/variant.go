@@ -9,13 +9,9 @@ import (
 )
 
 func init() {
-	kit.Register(train.Variant{
-		Name:        Name,
+	kit.Register(train.Variant{Name: Name, Order: 30, MinMemory: minMemory, New: kit.Factory(newSystem),
 		Paper:       "MariusGNN: Resource-Efficient Out-of-Core Training of Graph Neural Networks (EuroSys'23), as measured by GNNDrive (ICPP'24) §3, §5.4 and DiskGNN (arXiv 2405.05231) §7",
 		Summary:     "node partitions and edge buckets on disk, a buffer of c partitions, per-epoch ordering and preload, DENSE sampling of in-buffer edges only (biased)",
-		MinMemory:   minMemory,
-		New:         func(cfg train.Config) (train.System, error) { return newSystem(cfg) },
-		Order:       30,
 		OwnSampling: true,
 		// Loading a buffer state (the epoch's first: prep, later: swap)
 		// reads partitions from disk (DESIGN §5).

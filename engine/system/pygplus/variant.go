@@ -9,14 +9,10 @@ import (
 )
 
 func init() {
-	kit.Register(train.Variant{
-		Name:      Name,
-		Paper:     "PyG+, the baseline of Ginex (VLDB'22) §5.1 and GNNDrive (ICPP'24) §5",
-		Summary:   "memory-mapped topology and features, page-cache faults on the critical path",
-		MinMemory: minMemory,
-		New:       func(cfg train.Config) (train.System, error) { return newPyGPlus(cfg) },
-		Order:     10,
-		InOrder:   map[string]string{},
+	kit.Register(train.Variant{Name: Name, Order: 10, MinMemory: minMemory, New: kit.Factory(newPyGPlus),
+		Paper:   "PyG+, the baseline of Ginex (VLDB'22) §5.1 and GNNDrive (ICPP'24) §5",
+		Summary: "memory-mapped topology and features, page-cache faults on the critical path",
+		InOrder: map[string]string{},
 		// The trainer's wait for a batch (stall) includes the synchronous
 		// gather from the mapping (extract), pyg_plus.go.
 		NestedStages: map[string]string{"extract_s": "stall_s"},

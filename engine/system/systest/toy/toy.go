@@ -28,14 +28,10 @@ import (
 const Name = "toy"
 
 func init() {
-	kit.Register(train.Variant{
-		Name:      Name,
-		Paper:     `none: the worked example of docs/ARCHITECTURE.md "Adding a system" (a test variant)`,
-		Summary:   "the reference's sequential loop, built on the variant skeleton",
-		MinMemory: minMemory,
-		New:       func(cfg train.Config) (train.System, error) { return newToy(cfg) },
-		Order:     1000,
-		InOrder:   map[string]string{},
+	kit.Register(train.Variant{Name: Name, Order: 1000, MinMemory: minMemory, New: kit.Factory(newToy),
+		Paper:   `none: the worked example of docs/ARCHITECTURE.md "Adding a system" (a test variant)`,
+		Summary: "the reference's sequential loop, built on the variant skeleton",
+		InOrder: map[string]string{},
 	}, (*options).bind)
 }
 
