@@ -41,25 +41,18 @@ const (
 	defaultDiskBudgetX = 3
 )
 
-// options are the parsed variant options.
+// options are the parsed variant options: disk_budget as diskX (> 0: a
+// multiple of the feature table per epoch) or diskBytes (both 0:
+// unlimited), gpu_cache as gpuAuto, gpuBytes or gpuPct; cpuBytes -1 and
+// partition 0 come from the budget; queueSet: pipeline_queue was given,
+// the plan keeps it.
 type options struct {
-	diskBudget string
-	diskX      float64 // > 0: multiple of the feature table per epoch
-	diskBytes  int64   // > 0: absolute; both 0: unlimited
-	gpuAuto    bool
-	gpuBytes   int64
-	gpuPct     float64 // > 0: percentage of the feature table
-	cpuBytes   int64   // -1 = from the budget
-	ioThreads  int
-	queue      int
-	queueSet   bool // pipeline_queue was given: the plan keeps it
-	pipeline   bool
-	hashes     int
-	samplers   int
-	blockSize  int64
-	partition  int64 // 0 = default
-	profile    int
-	keepFiles  bool
+	diskBudget                                  string
+	diskX, gpuPct                               float64
+	diskBytes, gpuBytes, cpuBytes               int64
+	blockSize, partition                        int64
+	ioThreads, queue, hashes, samplers, profile int
+	gpuAuto, queueSet, pipeline, keepFiles      bool
 }
 
 func (o *options) bind(b *kit.Binder) {

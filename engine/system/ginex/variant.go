@@ -21,19 +21,13 @@ func init() {
 	}, (*options).bind)
 }
 
-// options are Ginex's settings, with the artifact's defaults.
+// options are Ginex's settings, with the artifact's defaults (ncBytes
+// and fcBytes -1 and xBuffers 0: from the budget; policy is policy.go's).
 type options struct {
-	superbatch    int
-	samplers      int
-	ioThreads     int
-	profile       int
-	runfileBudget int64
-	ncBytes       int64 // explicit sizes, -1 = from the budget
-	fcBytes       int64
-	keepRunFiles  bool
-	xBuffers      int    // 0 = from the budget
-	readBlock     int64  // read granularity (kit/read_block.go)
-	policy        string // feature-cache policy: policyBelady or policyStatic (policy.go)
+	superbatch, samplers, ioThreads, profile, xBuffers int
+	runfileBudget, ncBytes, fcBytes, readBlock         int64
+	keepRunFiles                                       bool
+	policy                                             string
 }
 
 func (o *options) bind(b *kit.Binder) {
@@ -52,16 +46,11 @@ func (o *options) bind(b *kit.Binder) {
 
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
-func newGinex(cfg train.Config) (*ginex, error) {
-	opt, err := parseOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
-	devs := append([]string{
+var newGinex = kit.New(parseOptions, func(cfg train.Config, opt options) *ginex {
+	return &ginex{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "changeset", "extract", "train"), append([]string{
 		"training runs on the CPU (the paper trains on a GPU); the gather of the next iteration overlaps the current iteration's CPU training",
 		"the changeset precomputation runs on the CPU with a heap over the cache state (O(|ids| log C) per iteration) instead of the paper's GPU top-k over all candidates; the cache states are the same Belady states",
 		"nodes that are not accessed again in the superbatch are not inserted into the feature cache (they would be evicted unused; misses are unchanged)",
 		"uncached neighbour lists: the read_block blocks holding the sampled entries are read, each once per sampling call; the artifact reads each uncached list whole from its aligned start, at least 8 KiB (load_neighbors_into_buffer)",
-	}, opt.policyDeviations()...)
-	return &ginex{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "changeset", "extract", "train"), devs...)}, nil
-}
+	}, opt.policyDeviations()...)...)}
+})

@@ -18,22 +18,9 @@ func init() {
 type options struct {
 	samplers, extractors, extractQ, trainQ, profile int
 	bufferFactor, margin                            float64
-	// bufferAt is where the feature buffer is accounted: "host" (the
-	// CPU-based variant, §4.4) or "device" (§4.2's GPU-based layout: the
-	// buffer and the indexed batch input are GPU memory, outside the host
-	// budget; the host keeps the staging buffer, queues and page cache).
-	bufferAt string
-	// batchInput is how the trainer gets a mini-batch's rows out of the
-	// buffer: "gather" (x = buffer[aliases], a copy, as the artifact's
-	// trainer indexes the buffer), "alias" (the first layer reads the rows
-	// through the alias list in place, nn/indexed_input.go) or "auto"
-	// (alias only where the budget cannot hold the copy next to the
-	// paper's pipeline).
-	batchInput string
-	readBlock  int64  // read granularity (kit/read_block.go)
-	merge      bool   // adjacent rows' sector reads merged into requests of up to 64 KiB (storage's default)
-	sampleOnly bool   // stages=sample (kit/sample_only.go)
-	release    string // auto, after_step or after_input (early_release.go)
+	bufferAt, batchInput, release                   string
+	readBlock                                       int64
+	merge, sampleOnly                               bool
 }
 
 func (o *options) bind(b *kit.Binder) {
@@ -57,22 +44,14 @@ func (o *options) bind(b *kit.Binder) {
 
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
-func newGNNDrive(cfg train.Config) (*gnnDrive, error) {
-	opt, err := parseOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
+var newGNNDrive = kit.New(parseOptions, func(cfg train.Config, opt options) *gnnDrive {
 	first := "CPU-based GNNDrive (§4.4): the feature buffer is in host memory and training runs on the CPU; the paper's headline numbers are GPU-based"
 	if opt.bufferAt == "device" {
 		first = "GPU-based GNNDrive's memory layout (§4.2) emulated on the CPU: the feature buffer and the indexed batch input are accounted as device memory outside the host budget, but live in host memory and training runs on the CPU (no host-to-device transfer is timed)"
 	}
-	var only []string
-	if opt.sampleOnly {
-		only = []string{kit.SampleOnlyDeviation}
-	}
-	return &gnnDrive{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"), append(only,
+	return &gnnDrive{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"), append(kit.SampleOnlyDeviations(opt.sampleOnly),
 		first,
 		"samplers, extractors, trainer and releaser are goroutines of one process (the paper uses Python threads)",
 		"M_b is the largest input-node count of profiled mini-batches times batch_margin, not batch × Π fanouts (which exceeds the whole graph at this scale); admission control in the feature buffer keeps a larger batch deadlock-free",
-	)...)}, nil
-}
+	)...)}
+})

@@ -3,36 +3,29 @@ package helios
 import (
 	"fmt"
 
-	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
 
 func init() {
-	kit.Register(train.Variant{
-		Name:      Name,
-		Paper:     "Helios: An Efficient Out-of-core GNN Training System on Terabyte-scale Graphs with In-memory Performance",
-		Summary:   "decoupled asynchronous I/O submission and completion, GPU/CPU static cache from pre-sampling, deep per-hop pipeline (GPU parts stood in for on the CPU)",
-		MinMemory: MinMemory,
-		New:       func(cfg train.Config) (train.System, error) { return newHelios(cfg) },
-		Order:     70,
+	kit.Register(train.Variant{Name: Name, Order: 70, MinMemory: MinMemory, New: kit.Factory(newHelios),
+		Paper:   "Helios: An Efficient Out-of-core GNN Training System on Terabyte-scale Graphs with In-memory Performance",
+		Summary: "decoupled asynchronous I/O submission and completion, GPU/CPU static cache from pre-sampling, deep per-hop pipeline (GPU parts stood in for on the CPU)",
 		// batches train in the reference order
 		InOrder: map[string]string{},
 	}, (*options).bind)
 }
 
-// options are the variant's options, parsed.
+// options are the variant's options, parsed (gpuCache is gpuCacheAuto or
+// a size, cpuCache a size or "" for the rest of the budget, kit.SizeBytes;
+// device is the run's device budget for gpuCacheAuto, set again by
+// Prepare; ringDepth is Config.QueueDepth or the storage default).
 type options struct {
-	pipeline  bool
-	preparers int
-	depth     int
-	rings     int
-	profile   int
-	gpuCache  string // bytes or % of the feature table, or gpuCacheAuto
-	device    int64  // the run's device budget (device_mem) for gpuCacheAuto, set by Prepare
-	cpuCache  string // "" = the rest of the budget
-	margin    float64
-	ringDepth int // Config.QueueDepth or the storage default
+	preparers, depth, rings, profile, ringDepth int
+	gpuCache, cpuCache                          string
+	device                                      int64
+	margin                                      float64
+	pipeline                                    bool
 }
 
 func (o *options) bind(b *kit.Binder) {
@@ -53,22 +46,13 @@ func (o *options) bind(b *kit.Binder) {
 	b.Size(&o.cpuCache, "cpu_cache", "", "CPU tier, bytes or % of the feature table; default: the host budget left after the topology (10% without a budget)", kit.Shown("the rest of the budget"))
 	b.Float(&o.margin, "batch_margin", 1.25, "batch buffers hold the largest profiled input-node count × batch_margin rows; a larger batch spills to a heap buffer", kit.Above(0), kit.Below(1<<10))
 	b.ProfileBatches(&o.profile, "to size the batch buffers and the model step")
-	b.Check(func() error {
-		o.device = b.Config().DeviceMemBytes // resolved again by Prepare
-		if o.ringDepth = b.Config().QueueDepth; o.ringDepth == 0 {
-			o.ringDepth = storage.DefaultQueueDepth
-		}
-		return nil
-	})
+	b.QueueDepth(&o.ringDepth)
+	b.Check(func() error { o.device = b.Config().DeviceMemBytes; return nil })
 }
 
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
-func newHelios(cfg train.Config) (*helios, error) {
-	o, err := parseOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
+var newHelios = kit.New(parseOptions, func(cfg train.Config, o options) *helios {
 	pipe := "pipeline=false: Helios-NoPipe, every operator of a batch in turn (sample, look up and submit, complete, train)"
 	if o.pipeline {
 		pipe = fmt.Sprintf("the deep pipeline's operators are goroutines (%d preparers, %d batches in flight) sharing the CPU cores, not GPU kernels on streams with allotted SMs under MPS", o.preparers, o.depth)
@@ -79,5 +63,5 @@ func newHelios(cfg train.Config) (*helios, error) {
 		"cache lookups run on the preparing goroutine (GPU warps reaching the CPU tier over UVA in Helios); sampling runs on CPU goroutines",
 		"pre-sampling samples one epoch on the CPU with a seed of its own (not the training epochs' samples)",
 		pipe,
-	)}, nil
-}
+	)}
+})
