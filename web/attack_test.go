@@ -483,6 +483,9 @@ func TestBundleDownloadsLimited(t *testing.T) {
 		t.Errorf("bundle with no slot: %d %s", resp.StatusCode, body)
 	}
 	ls.live.bundles.release()
+	if resp, body := ls.do(t, "GET", path, map[string]string{"Sec-Fetch-Site": "cross-site"}, ""); resp.StatusCode != 403 || !strings.Contains(body, "another site") {
+		t.Errorf("bundle asked by another site: %d %s", resp.StatusCode, body)
+	}
 	for i := 0; i < 3; i++ { // each download gives its slot back
 		resp, body = ls.do(t, "GET", path, nil, "")
 		if resp.StatusCode != 200 || !strings.HasPrefix(body, "PK") {

@@ -159,3 +159,21 @@ func TestTrustedProxyExemptFromClientCap(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPLogIsRateLimited: a burst of HTTP parser messages gives one log
+// line; the next one counts those left out.
+func TestHTTPLogIsRateLimited(t *testing.T) {
+	lb := &syncBuf{}
+	f := &fasthttpLogger{l: log.New(lb, "", 0)}
+	for i := 0; i < 100; i++ {
+		f.Printf("bad request %d", i)
+	}
+	if n := strings.Count(lb.String(), "\n"); n != 1 || !strings.Contains(lb.String(), "bad request 0 (0 similar lines left out)") {
+		t.Fatalf("burst logged as %q", lb.String())
+	}
+	f.last = time.Now().Add(-2 * time.Second)
+	f.Printf("bad request %d", 100)
+	if !strings.Contains(lb.String(), "bad request 100 (99 similar lines left out)") {
+		t.Errorf("second line %q", lb.String())
+	}
+}

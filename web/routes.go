@@ -49,9 +49,9 @@ func (s *Server) routes() {
 	a.Post("/experiments/preview", exp.Preview)
 	a.Get("/experiments/:id", exp.Show)
 	a.Get("/experiments/:id/charts.json", exp.ChartsJSON)
-	a.Get("/experiments/:id/charts/:file", exp.ChartFile) // <chart>.csv, .svg or .pdf
-	a.Get("/experiments/:id/export/:file", exp.Export)    // runs.csv, epochs.csv, samples.csv
-	a.Get("/experiments/:id/bundle.zip", exp.Bundle)
+	a.Get("/experiments/:id/charts/:file", exp.ChartFile)            // <chart>.csv, .svg or .pdf
+	a.Get("/experiments/:id/export/:file", sameSiteOnly, exp.Export) // runs.csv, epochs.csv, samples.csv
+	a.Get("/experiments/:id/bundle.zip", sameSiteOnly, exp.Bundle)
 	a.Get("/experiments/:id/study.csv", exp.StudyCSV)
 	a.Post("/experiments/:id/cancel", exp.Cancel)
 	a.Post("/experiments/:id/retry", exp.Retry)
@@ -120,5 +120,16 @@ func securityHeaders(c *fiber.Ctx) error {
 	c.Set("X-Frame-Options", "DENY")
 	c.Set("Referrer-Policy", "same-origin")
 	c.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'")
+	return c.Next()
+}
+
+// sameSiteOnly refuses (403) a request the browser marks as sent by
+// another site (Sec-Fetch-Site: cross-site) for the heavy downloads: a page
+// elsewhere must not make the browser fetch them (the bundle limit would
+// then lock the researcher out).
+func sameSiteOnly(c *fiber.Ctx) error {
+	if c.Get("Sec-Fetch-Site") == "cross-site" {
+		return fiber.NewError(fiber.StatusForbidden, "this download is not served to requests from another site: open it from the dashboard")
+	}
 	return c.Next()
 }

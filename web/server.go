@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -149,7 +150,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	srv.HeaderReceived = s.writeTimeouts
 	// "Expect: 100-continue" is answered only for a body within the limit.
 	srv.ContinueHandler = func(h *fasthttp.RequestHeader) bool { return h.ContentLength() <= lim.MaxBody }
-	srv.Logger = fasthttpLogger{cfg.Log}
+	srv.Logger = &fasthttpLogger{l: cfg.Log}
 	s.routes()
 	return s, nil
 }
@@ -166,10 +167,29 @@ func (s *Server) writeTimeouts(h *fasthttp.RequestHeader) fasthttp.RequestConfig
 }
 
 // fasthttpLogger sends the HTTP server's own messages (malformed requests,
-// over-long heads) to the dashboard's log.
-type fasthttpLogger struct{ l *log.Logger }
+// over-long heads) to the dashboard's log, at most one a second: a flood
+// of bad requests must not flood the log (the lines left out are counted
+// in the next one).
+type fasthttpLogger struct {
+	l       *log.Logger
+	mu      sync.Mutex
+	last    time.Time
+	dropped int
+}
 
-func (f fasthttpLogger) Printf(format string, a ...any) { f.l.Printf("http: "+format, a...) }
+func (f *fasthttpLogger) Printf(format string, a ...any) {
+	f.mu.Lock()
+	now := time.Now()
+	if now.Sub(f.last) < time.Second {
+		f.dropped++
+		f.mu.Unlock()
+		return
+	}
+	f.last, a = now, append(a, f.dropped)
+	f.dropped = 0
+	f.mu.Unlock()
+	f.l.Printf("http: "+format+" (%d similar lines left out)", a...)
+}
 
 // Listener is the guarded listener Serve serves on (nil before Serve).
 func (s *Server) Listener() *GuardedListener { return s.ln.Load() }
