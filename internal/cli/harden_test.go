@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,6 +48,11 @@ func TestServeOffLoopbackNeedsAuth(t *testing.T) {
 	if err := Run(context.Background(), discard, []string{"serve", "--allowed-hosts", "http://x.example/"}); !errors.Is(err, ErrUsage) {
 		t.Errorf("bad --allowed-hosts: %v", err)
 	}
+	for _, bad := range [][]string{{"--trusted-proxies", "proxy.example"}, {"--trusted-proxies", "10.0.0.0/99"}, {"--max-conns", "-1"}} {
+		if err := Run(context.Background(), discard, append([]string{"serve"}, bad...)); !errors.Is(err, ErrUsage) {
+			t.Errorf("serve %v: %v", bad, err)
+		}
+	}
 	if h, err := splitHosts(" Lab.Example , [::1],10.0.0.5,"); err != nil || !slices.Equal(h, []string{"lab.example", "::1", "10.0.0.5"}) {
 		t.Errorf("splitHosts: %v %v", h, err)
 	}
@@ -74,14 +82,17 @@ func TestServeWithAuthFile(t *testing.T) {
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	var logBuf lockedBuffer
 	go func() {
-		done <- Run(ctx, discard, []string{"serve", "--addr", addr, "--data-dir", dir, "--auth-file", authPath, "--allowed-hosts", "lab.example"})
+		done <- Run(ctx, Streams{Out: io.Discard, Err: &logBuf}, []string{"serve", "--addr", addr, "--data-dir", dir, "--auth-file", authPath, "--allowed-hosts", "lab.example"})
 	}()
 	get := func(host, auth string) int {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/experiments", nil)
 		if host != "" {
 			req.Host = host
 		}
+		// A DNS rebinding's forwarded name does not count (no --trusted-proxies).
+		req.Header.Set("X-Forwarded-Host", "lab.example")
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
 		}
@@ -106,6 +117,7 @@ func TestServeWithAuthFile(t *testing.T) {
 		{"", "Bearer 0123456789abcdef0123", 200},
 		{"lab.example", "Bearer 0123456789abcdef0123", 200},
 		{"evil.example", "Bearer 0123456789abcdef0123", 421},
+		{"", "Bearer wrong-token-0123456789", 401},
 	} {
 		if got := get(tc.host, tc.auth); got != tc.want {
 			t.Errorf("Host %q auth %q: %d, want %d", tc.host, tc.auth, got, tc.want)
@@ -117,4 +129,25 @@ func TestServeWithAuthFile(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not stop")
 	}
+	if !strings.Contains(logBuf.String(), "refused 1 failed logins") {
+		t.Errorf("the stop does not report the failed login: %q", logBuf.String())
+	}
+}
+
+// lockedBuffer is a log the server writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
