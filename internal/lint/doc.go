@@ -10,6 +10,9 @@
 //   - variant packages (engine/system/<variant>) never import each other;
 //   - the engine's parts (graph, dataset, storage, sample, nn, cache,
 //     metrics) never import engine/train or engine/system.
+//   - the dataset's file names and the way from a dataset to its data
+//     directory are spelt only in engine/dataset and engine/train
+//     (literals_test.go).
 package lint
 
 import "strings"
