@@ -98,6 +98,10 @@ func WriteBundle(ctx context.Context, w io.Writer, src BundleSource, id int64, o
 			return err
 		}
 		files = append(files, "charts/"+chartID+".csv")
+		if err := add("charts/"+chartID+".json", func(w io.Writer) error { return writeChartStyle(w, ch) }); err != nil {
+			return err
+		}
+		files = append(files, "charts/"+chartID+".json")
 		if ch.Empty != "" {
 			empty = append(empty, fmt.Sprintf("- %s: %s", chartID, ch.Empty))
 			continue
@@ -270,7 +274,8 @@ func bundleReadme(w io.Writer, e store.Experiment, runs []store.Run, h HostRepor
 	b.WriteString("- `grid.json`: the grid file as submitted (`outcore exp create grid.json` runs it again).\n")
 	b.WriteString("- `host.json`: the hosts the runs ran on as the runs recorded them, the cgroup versions, and the disk's fio baseline when `disk-baseline.json` (fio's `--output-format=json`) lay in the data directory.\n")
 	b.WriteString("- `VERSION`: the outcore versions that recorded the runs and exported the bundle.\n")
-	b.WriteString("- `replot.py`: re-plots every figure from `charts/*.csv` with matplotlib (`python3 replot.py [OUTDIR]`).\n\n")
+	b.WriteString("- `replot.py`: re-plots every figure from `charts/*.csv` and `charts/*.json` (titles, axis labels with units, the dashboard's colours and markers) into editable PDFs (`python3 replot.py [OUTDIR]`). It needs Python 3 and matplotlib (`pip install matplotlib`, or your distribution's `python3-matplotlib`); nothing else in the bundle does.\n")
+	b.WriteString("- The PDFs in `figures/` name the standard Helvetica font instead of embedding one (a few KiB each); for a venue that requires embedded fonts, embed them with Ghostscript (`gs -o out.pdf -sDEVICE=pdfwrite -dEmbedAllFonts=true in.pdf`) or use `replot.py`, whose matplotlib output embeds its font.\n\n")
 	b.WriteString("## Statistics\n\n")
 	b.WriteString("Each run's steady (non-warm-up) epochs are averaged; a figure's point is the mean over the repeated runs of its grid cell, with ± one sample standard deviation and n. Cells where every run ran out of memory are marked OOM; cancelled cells are not failures.\n\n")
 	b.WriteString("## Hosts\n\n")
@@ -301,5 +306,44 @@ func bundleReadme(w io.Writer, e store.Experiment, runs []store.Run, h HostRepor
 		fmt.Fprintf(&b, "- `%s`\n", f)
 	}
 	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// chartStyle is a bundle's charts/<id>.json: what replot.py needs besides
+// the CSV to draw the figure as the dashboard does (titles, axis labels
+// with their units, each series' colour and marker).
+type chartStyle struct {
+	ID     string        `json:"id"`
+	Title  string        `json:"title"`
+	XLabel string        `json:"x_label"`
+	YLabel string        `json:"y_label"`
+	XUnit  string        `json:"x_unit,omitempty"`
+	XType  string        `json:"x_type"`
+	YType  string        `json:"y_type"`
+	Kind   string        `json:"kind"`
+	Note   string        `json:"note"`
+	Series []seriesStyle `json:"series"`
+}
+
+type seriesStyle struct {
+	Name   string `json:"name"`
+	Color  string `json:"color"`
+	Marker string `json:"marker"`
+	Role   string `json:"role,omitempty"`
+	Parent string `json:"parent,omitempty"`
+	Dash   int    `json:"dash,omitempty"`
+}
+
+func writeChartStyle(w io.Writer, ch Chart) error {
+	st := chartStyle{ID: ch.ID, Title: ch.Title, XLabel: ch.XLabel, YLabel: ch.YLabel, XUnit: ch.XUnit,
+		XType: ch.XType, YType: ch.YType, Kind: ch.Kind, Note: ch.Note}
+	for _, s := range ch.Series {
+		st.Series = append(st.Series, seriesStyle{Name: s.Name, Color: s.Color, Marker: s.Marker, Role: s.Role, Parent: s.Parent, Dash: s.Dash})
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
 	return err
 }

@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"encoding/xml"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,6 +85,19 @@ func TestBundle(t *testing.T) {
 			t.Errorf("figures/%s.pdf: %v, text %q", id, err, txt)
 		}
 	}
+	for _, id := range ChartIDs {
+		var st struct {
+			Title  string
+			YLabel string `json:"y_label"`
+			Series []struct{ Name, Color string }
+		}
+		if err := json.Unmarshal(files["charts/"+id+".json"], &st); err != nil || st.YLabel == "" {
+			t.Errorf("charts/%s.json: %v %+v", id, err, st)
+		}
+	}
+	if readme := string(files["README.md"]); !strings.Contains(readme, "matplotlib") || !strings.Contains(readme, "Helvetica") {
+		t.Errorf("README does not say replot.py needs matplotlib or which font the PDFs use")
+	}
 	for _, name := range []string{"grid.json", "host.json", "VERSION", "README.md", "replot.py", "disk-baseline.json"} {
 		if len(files[name]) == 0 {
 			t.Errorf("bundle lacks %s", name)
@@ -115,5 +130,46 @@ func TestBundle(t *testing.T) {
 	}
 	if pdfs, _ := filepath.Glob(filepath.Join(dir, "out", "*.pdf")); len(pdfs) < 5 {
 		t.Errorf("replot.py made %d figures:\n%s", len(pdfs), out)
+	}
+	// The re-plotted figure has the dashboard's title, axis labels and colours.
+	probe := `
+import importlib.util, json, os, sys
+import matplotlib, matplotlib.pyplot as plt
+spec = importlib.util.spec_from_file_location("replot", sys.argv[1]); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+m.OUT = sys.argv[3]
+seen = {}
+orig = plt.Figure.savefig
+def save(self, path, *a, **k):
+    ax = self.axes[0]
+    cols = [matplotlib.colors.to_hex(l.get_color()) for l in ax.get_lines()] + [matplotlib.colors.to_hex(p.get_facecolor()) for p in ax.patches]
+    seen.update(title=ax.get_title(), x=ax.get_xlabel(), y=ax.get_ylabel(), colors=sorted(set(cols)))
+    return orig(self, path, *a, **k)
+plt.Figure.savefig = save
+m.plot(sys.argv[2])
+print(json.dumps(seen))
+`
+	got, err := exec.Command(py, "-c", probe, filepath.Join(dir, "replot.py"), filepath.Join(dir, "charts", "epoch-vs-mem.csv"), filepath.Join(dir, "probe")).Output()
+	if err != nil {
+		t.Fatalf("replot probe: %v", err)
+	}
+	var fig struct {
+		Title, X, Y string
+		Colors      []string
+	}
+	if err := json.Unmarshal(got, &fig); err != nil {
+		t.Fatalf("replot probe: %v: %s", err, got)
+	}
+	cmp, err := LoadComparison(ctx, st, nil, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := cmp.Chart("epoch-vs-mem", "")
+	if fig.Title != want.Title || fig.Y != want.YLabel || !strings.HasPrefix(fig.X, want.XLabel) {
+		t.Errorf("re-plotted labels %+v, want title %q, y %q, x %q", fig, want.Title, want.YLabel, want.XLabel)
+	}
+	for _, s := range want.Series {
+		if !slices.Contains(fig.Colors, strings.ToLower(s.Color)) {
+			t.Errorf("re-plotted colours %v lack %s's %s", fig.Colors, s.Name, s.Color)
+		}
 	}
 }

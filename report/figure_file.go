@@ -32,7 +32,9 @@ func newFigureCanvas(format string, w, h vg.Length) (figureCanvas, error) {
 	case FigureSVG:
 		return vgsvg.New(w, h), nil
 	case FigurePDF:
-		return cp1252Canvas{vgpdf.New(w, h)}, nil
+		c := vgpdf.New(w, h)
+		c.EmbedFonts(false) // a standard font instead (pdfStandardFonts)
+		return cp1252Canvas{c}, nil
 	}
 	return nil, fmt.Errorf("figure format %q: want svg or pdf", format)
 }
@@ -136,6 +138,7 @@ func writeFigure(cw figureCanvas, format string, w io.Writer, ch Chart, m Figure
 		out = append(out[:at:at], append([]byte(meta), out[at:]...)...)
 	case FigurePDF:
 		var err error
+		out = pdfStandardFonts(out)
 		out, err = pdfAddInfo(out, map[string]string{
 			"Title": ch.Title, "Subject": metaText(ch, m), "Keywords": metaJSON(ch, m), "Creator": "outcore " + m.Version,
 		})
@@ -145,6 +148,38 @@ func writeFigure(cw figureCanvas, format string, w io.Writer, ch Chart, m Figure
 	}
 	_, err := w.Write(out)
 	return err
+}
+
+// pdfFontNames map gonum's Liberation Sans faces to the PDF standard
+// fonts they are metric-compatible with (longest name first).
+var pdfFontNames = [][2]string{
+	{"/LiberationSans-BoldItalic", "/Helvetica-BoldOblique"},
+	{"/LiberationSans-Italic", "/Helvetica-Oblique"},
+	{"/LiberationSans-Bold", "/Helvetica-Bold"},
+	{"/LiberationSans", "/Helvetica"},
+}
+
+// pdfStandardFonts names the fonts of a PDF written without embedded
+// fonts as the standard Helvetica faces, which every PDF reader has:
+// Liberation Sans has Helvetica's metrics, so the widths gonum laid the
+// text out with hold, and each figure is a few KiB instead of carrying a
+// 219 KB font. Names are padded with spaces to their old length, so the
+// cross-reference offsets stay right.
+func pdfStandardFonts(pdf []byte) []byte {
+	// not embedded: no font file (gofpdf refers to object 0), and a
+	// standard font is a Type1 font
+	for _, r := range [][2]string{{"/FontFile2 0 0 R", ""}, {"/Subtype /TrueType", "/Subtype /Type1"}} {
+		pad := r[1] + strings.Repeat(" ", len(r[0])-len(r[1]))
+		pdf = bytes.ReplaceAll(pdf, []byte(r[0]), []byte(pad))
+	}
+	for _, n := range pdfFontNames {
+		old, std := []byte(n[0]), []byte(n[1])
+		for _, sep := range []byte{' ', '\n', '/', '>', '\r'} {
+			pad := append(append([]byte{}, std...), bytes.Repeat([]byte{' '}, len(old)-len(std))...)
+			pdf = bytes.ReplaceAll(pdf, append(append([]byte{}, old...), sep), append(pad, sep))
+		}
+	}
+	return pdf
 }
 
 // metaJSON is the metadata as a small JSON object.

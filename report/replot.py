@@ -1,19 +1,28 @@
 #!/usr/bin/env python3
 """Re-plot an outcore paper bundle's figures from its chart CSVs.
 
-    python3 replot.py [OUTDIR]     (needs matplotlib; writes OUTDIR/<chart>.pdf)
+    python3 replot.py [OUTDIR]     (writes OUTDIR/<chart>.pdf)
+
+Needs Python 3 and matplotlib (pip install matplotlib, or the
+python3-matplotlib package of your distribution).
 
 Each charts/<chart>.csv row is one point: series, role (line, bar, stack,
 marker), parent (the stage a nested stage is part of), x in real units
 (x_unit) or empty for a category (x_label), y_mean, y_sd, n and status.
+charts/<chart>.json gives the figure's title, its axis labels (with their
+units) and each series' colour and marker, as the dashboard draws them.
 """
 import csv
 import glob
+import json
 import os
 import sys
 from collections import OrderedDict
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit("replot.py needs matplotlib: pip install matplotlib (or your distribution's python3-matplotlib)")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -22,6 +31,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "replotted")
 PALETTE = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#7F7F7F", "#F0E442"]
 MARKERS = ["o", "^", "s", "D", "x", "+", "v", "p", "h"]
+# the dashboard's marker names (report.Series.Marker) in matplotlib's
+MARKER_OF = {"circle": "o", "triangle": "^", "rect": "s", "square": "s", "diamond": "D", "cross": "x",
+             "plus": "+", "ring": "o", "none": "", "dash": "_"}
+DASH_OF = {0: "-", 1: "--", 2: ":", 3: "-."}
+
+
+def style_of(path):
+    """The chart's charts/<chart>.json (title, axis labels, series styles), {} without one."""
+    try:
+        with open(os.path.splitext(path)[0] + ".json") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
 
 
 def num(s):
@@ -33,6 +55,18 @@ def plot(path):
     if not rows:
         return None
     chart = rows[0]["chart"]
+    st = style_of(path)
+    by_name = {x["name"]: x for x in st.get("series") or []}
+
+    def colour(name, i):
+        return by_name.get(name, {}).get("color") or PALETTE[i % len(PALETTE)]
+
+    def marker(name, i):
+        return MARKER_OF.get(by_name.get(name, {}).get("marker"), MARKERS[i % len(MARKERS)])
+
+    def dash(name):
+        return DASH_OF.get(by_name.get(name, {}).get("dash", 0), "-")
+
     series = OrderedDict()
     cats = []
     for r in rows:
@@ -49,7 +83,7 @@ def plot(path):
         base = [0.0] * len(cats)
         for i, name in enumerate(series):
             pts = series[name]
-            col = PALETTE[i % len(PALETTE)]
+            col = colour(name, i)
             if pts[0]["role"] == "marker":
                 xs = [pos[p["x_label"]] for p in pts if p["y_mean"]]
                 ys = [num(p["y_mean"]) for p in pts if p["y_mean"]]
@@ -58,7 +92,7 @@ def plot(path):
             if pts[0]["role"] == "line":
                 xs = [pos[p["x_label"]] for p in pts if p["y_mean"]]
                 ys = [num(p["y_mean"]) for p in pts if p["y_mean"]]
-                ax.errorbar(xs, ys, yerr=[num(p["y_sd"]) or 0 for p in pts if p["y_mean"]], marker=MARKERS[i % 9], color=col, label=name, capsize=2)
+                ax.errorbar(xs, ys, yerr=[num(p["y_sd"]) or 0 for p in pts if p["y_mean"]], marker=marker(name, i), color=col, label=name, capsize=2, linestyle=dash(name))
                 continue
             off = 0 if role == "stack" else (i - (len(layers) - 1) / 2) * width
             xs, ys, bottoms = [], [], []
@@ -81,11 +115,11 @@ def plot(path):
         for i, (name, pts) in enumerate(series.items()):
             good = [p for p in pts if p["y_mean"]]
             ax.errorbar([num(p["x"]) for p in good], [num(p["y_mean"]) for p in good],
-                        yerr=[num(p["y_sd"]) or 0 for p in good], marker=MARKERS[i % 9], color=PALETTE[i % len(PALETTE)],
-                        label=name, capsize=2, linewidth=1.2, markersize=4)
+                        yerr=[num(p["y_sd"]) or 0 for p in good], marker=marker(name, i), color=colour(name, i),
+                        label=name, capsize=2, linewidth=1.2, markersize=4, linestyle=dash(name))
             for p in pts:
                 if p["status"] == "oom":
-                    ax.plot([num(p["x"])], [0], marker="x", color=PALETTE[i % len(PALETTE)])
+                    ax.plot([num(p["x"])], [0], marker="x", color=colour(name, i))
         if rows[0]["x_unit"] == "bytes":
             ax.set_xscale("log", base=2)
             xs = sorted({num(r["x"]) for r in rows})
@@ -93,7 +127,14 @@ def plot(path):
             ax.set_xticks(xs)
             ax.set_xticklabels([label[x] for x in xs])
     ax.set_ylim(bottom=0)
-    ax.set_title(chart, fontsize=10)
+    ax.set_title(st.get("title") or chart, fontsize=10)
+    # axis labels with their units, as the dashboard writes them
+    xl = st.get("x_label") or ""
+    unit = rows[0].get("x_unit") or ""
+    if unit and unit not in ("bytes", "epoch") and "(" not in xl:
+        xl += " (%s)" % unit
+    ax.set_xlabel(xl, fontsize=8)
+    ax.set_ylabel(st.get("y_label") or "", fontsize=8)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(alpha=0.3)
     fig.tight_layout()
