@@ -43,7 +43,11 @@ func (m *Manager) executorOf(name string) executor {
 	return m.execs[store.ExecutorLocal]
 }
 
-// freeExecutors lists the executors with room for another run.
+// freeExecutors lists the executors with room for another run, among
+// those the queue offers (Options.Executors): a run queued for another
+// (by an older outcore, or `exp create --executor` for another server)
+// waits for a queue that offers it. Runs already in Slurm are picked up
+// by any queue (recoverSlurm): their jobs exist.
 func (m *Manager) freeExecutors() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -53,7 +57,7 @@ func (m *Manager) freeExecutors() []string {
 	}
 	free := []string{}
 	for _, name := range store.Executors {
-		if e, ok := m.execs[name]; ok && busy[name] < e.capacity() {
+		if e, ok := m.execs[name]; ok && contains(m.opts.Executors, name) && busy[name] < e.capacity() {
 			free = append(free, name)
 		}
 	}

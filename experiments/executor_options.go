@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -44,6 +43,12 @@ type SlurmOptions struct {
 	// BinDir holds sbatch, squeue, scontrol, sacct, scancel; "" = $PATH.
 	BinDir string
 }
+
+// Bounds of the Slurm settings of a grid and of the queue.
+const (
+	MaxSlurmCPUs         = 4096     // slurm.cpus, --slurm-cpus
+	MaxSlurmMemAllowance = 16 << 40 // slurm.mem_allowance
+)
 
 // SlurmGrid is a grid file's "slurm" object; each field set overrides the
 // queue's SlurmOptions for the grid's runs.
@@ -110,39 +115,55 @@ func (sg *SlurmGrid) check() error {
 		}
 	}
 	if sg.Args != "" {
-		if _, err := SplitArgs(sg.Args); err != nil {
+		if _, err := ParseSbatchArgs(sg.Args); err != nil {
 			return invalid("slurm.args", "%v", err)
 		}
 	}
-	if sg.CPUs < 0 {
-		return invalid("slurm.cpus", "%d, want a positive count", sg.CPUs)
+	if sg.CPUs < 0 || sg.CPUs > MaxSlurmCPUs {
+		return invalid("slurm.cpus", "%d is not a whole number from 1 to %d", sg.CPUs, MaxSlurmCPUs)
 	}
 	if sg.Time != "" {
 		if err := ValidSlurmTime(sg.Time); err != nil {
 			return invalid("slurm.time", "%v", err)
 		}
 	}
-	if sg.NodeDataDir != "" && !filepath.IsAbs(sg.NodeDataDir) {
-		return invalid("slurm.node_data_dir", "%q is not an absolute path", sg.NodeDataDir)
+	if sg.NodeDataDir != "" {
+		if err := nodeDataDirSyntax(sg.NodeDataDir); err != nil {
+			return invalid("slurm.node_data_dir", "%v", err)
+		}
 	}
 	if sg.MemAllowance != "" {
-		if v, err := train.ParseMemLimit(sg.MemAllowance, 0); err != nil || v <= 0 {
-			return invalid("slurm.mem_allowance", "%q: want a size such as \"512MiB\"", sg.MemAllowance)
+		if v, err := train.ParseMemLimit(sg.MemAllowance, 0); err != nil || v < MinMemLimit || v > MaxSlurmMemAllowance {
+			return invalid("slurm.mem_allowance", "%q: want a size from %s to %s such as \"512MiB\"", sg.MemAllowance,
+				FormatBytes(MinMemLimit), FormatBytes(MaxSlurmMemAllowance))
 		}
 	}
 	return nil
 }
 
-// merged returns o with a grid's settings applied.
-func (o SlurmOptions) merged(sg *SlurmGrid) (SlurmOptions, error) {
+// merged returns o with a grid's settings applied, checked again as at
+// creation (a run queued by an older outcore gets today's checks): the
+// sbatch allow-list, and a node data directory inside the queue's
+// (NodeDataRoot).
+func (o SlurmOptions) merged(sg *SlurmGrid, dataDir string) (SlurmOptions, error) {
 	if sg == nil {
 		return o, nil
+	}
+	if err := sg.check(); err != nil {
+		return o, err
+	}
+	if sg.NodeDataDir != "" {
+		dir, err := ConfineNodeDataDir(o.NodeDataRoot(dataDir), sg.NodeDataDir)
+		if err != nil {
+			return o, err
+		}
+		sg = &SlurmGrid{Partition: sg.Partition, Args: sg.Args, CPUs: sg.CPUs, Time: sg.Time, NodeDataDir: dir, MemAllowance: sg.MemAllowance}
 	}
 	if sg.Partition != "" {
 		o.Partition = sg.Partition
 	}
 	if sg.Args != "" {
-		extra, err := SplitArgs(sg.Args)
+		extra, err := ParseSbatchArgs(sg.Args)
 		if err != nil {
 			return o, err
 		}
@@ -175,20 +196,54 @@ func (o SlurmOptions) Check() error {
 		}
 	}
 	for _, a := range o.Args {
-		if !strings.HasPrefix(a, "-") {
-			return fmt.Errorf("sbatch argument %q is not an option (write --name=value)", a)
+		if err := CheckSbatchArg(a); err != nil {
+			return err
 		}
 	}
-	if o.CPUs < 0 {
-		return fmt.Errorf("--slurm-cpus %d: want a positive count", o.CPUs)
+	if o.CPUs < 0 || o.CPUs > MaxSlurmCPUs {
+		return fmt.Errorf("--slurm-cpus %d: want a whole number from 1 to %d", o.CPUs, MaxSlurmCPUs)
 	}
 	if o.Time != "" {
 		if err := ValidSlurmTime(o.Time); err != nil {
 			return err
 		}
 	}
-	if o.NodeDataDir != "" && !filepath.IsAbs(o.NodeDataDir) {
-		return fmt.Errorf("node data directory %q is not an absolute path", o.NodeDataDir)
+	if o.NodeDataDir != "" {
+		if err := nodeDataDirSyntax(o.NodeDataDir); err != nil {
+			return fmt.Errorf("node data directory: %w", err)
+		}
 	}
 	return nil
+}
+
+// chooseExecutor picks the executor of a grid's runs — the command line's
+// choice, else the grid's "executor", else the queue's default — and
+// refuses one the queue does not offer (Options.Executors) and a grid's
+// Slurm node data directory outside the folder the queue allows.
+func (m *Manager) chooseExecutor(g *Grid, co CreateOptions) (string, problems) {
+	var ps problems
+	executor := m.opts.Executor
+	switch {
+	case co.Executor != "" && g.Executor != "" && co.Executor != g.Executor:
+		ps.add("executor", "executor: the grid names %q but %q was asked for; drop one", g.Executor, co.Executor)
+		return executor, ps
+	case co.Executor != "":
+		if err := validExecutor(co.Executor); err != nil {
+			ps.add("executor", "executor: %v", err)
+			return executor, ps
+		}
+		executor = co.Executor
+	case g.Executor != "":
+		executor = g.Executor
+	}
+	if !contains(m.opts.Executors, executor) {
+		ps.add("executor", "executor: %q is not offered here: this queue runs %s (the executor is the server's choice: `outcore serve --executor %s` offers it)",
+			executor, strings.Join(m.opts.Executors, ", "), strings.Join(append(append([]string(nil), m.opts.Executors...), executor), ","))
+	}
+	if executor == store.ExecutorSlurm && g.Slurm != nil && g.Slurm.NodeDataDir != "" {
+		if _, err := ConfineNodeDataDir(m.opts.Slurm.NodeDataRoot(m.opts.DataDir), g.Slurm.NodeDataDir); err != nil {
+			ps.add("slurm.node_data_dir", "slurm.node_data_dir: %v", err)
+		}
+	}
+	return executor, ps
 }

@@ -240,5 +240,8 @@ func testOptions(dataDir string, st *store.Store) Options {
 		Args:      []string{"-test.run=^$", "--"},
 		Env:       []string{envFakeTrain + "=1"},
 		KillGrace: 2 * time.Second,
+		// The tests' queues offer both executors; TestExecutorIsTheServers
+		// checks the default (the executor named alone).
+		Executors: []string{store.ExecutorLocal, store.ExecutorSlurm},
 	}
 }

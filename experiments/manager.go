@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,6 +76,12 @@ type Options struct {
 	// Executor runs the runs of grids that name no "executor":
 	// store.ExecutorLocal (default) or store.ExecutorSlurm.
 	Executor string
+	// Executors are the executors this queue offers (`serve --executor
+	// local,slurm`); default: Executor alone. The executor is the
+	// server's choice, not the grid's: a grid, an API request or `exp
+	// create --executor` naming another is refused at creation, and the
+	// queue claims only runs of these (docs/SECURITY.md).
+	Executors []string
 	// Slurm configures the slurm executor (used by runs that name it).
 	Slurm SlurmOptions
 	// DropCaches drops the page cache before each run when permitted
@@ -180,6 +187,17 @@ func New(opts Options) (*Manager, error) {
 	if err := validExecutor(opts.Executor); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
+	if len(opts.Executors) == 0 {
+		opts.Executors = []string{opts.Executor}
+	}
+	for _, e := range opts.Executors {
+		if err := validExecutor(e); err != nil {
+			return nil, fmt.Errorf("experiments: %w", err)
+		}
+	}
+	if !contains(opts.Executors, opts.Executor) {
+		return nil, fmt.Errorf("experiments: the default executor %q is not among the executors offered (%s)", opts.Executor, strings.Join(opts.Executors, ", "))
+	}
 	if err := opts.Slurm.Check(); err != nil {
 		return nil, fmt.Errorf("experiments: slurm: %w", err)
 	}
@@ -281,6 +299,8 @@ func (m *Manager) SubscribeFrom(lastID int64) (<-chan Event, func()) {
 // with their meta as it will be. Create runs the same checks.
 func (m *Manager) Check(g *Grid, pending map[string]dataset.Meta) []Problem {
 	ps := problems(g.Problems())
+	_, exec := m.chooseExecutor(g, CreateOptions{})
+	ps = append(ps, exec...)
 	_, _, more := plan(g, m.world(pending), len(ps) == 0)
 	return append(ps, more...)
 }
@@ -303,18 +323,8 @@ func (m *Manager) CreateWith(ctx context.Context, gridJSON []byte, co CreateOpti
 		return store.Experiment{}, err
 	}
 	ps := problems(ProblemsOf(err))
-	executor := m.opts.Executor
-	switch {
-	case co.Executor != "" && g.Executor != "" && co.Executor != g.Executor:
-		ps.add("executor", "executor: the grid names %q but %q was asked for; drop one", g.Executor, co.Executor)
-	case co.Executor != "":
-		if err := validExecutor(co.Executor); err != nil {
-			ps.add("executor", "executor: %v", err)
-		}
-		executor = co.Executor
-	case g.Executor != "":
-		executor = g.Executor
-	}
+	executor, more := m.chooseExecutor(g, co)
+	ps = append(ps, more...)
 	specs, datasets, more := plan(g, m.world(nil), len(ps) == 0)
 	if err := append(ps, more...).err(); err != nil {
 		return store.Experiment{}, err

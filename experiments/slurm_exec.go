@@ -121,7 +121,7 @@ func (s *slurmExecutor) runOptions(ctx context.Context, r store.Run) (SlurmOptio
 		s.grids[r.ExperimentID] = sg
 		s.mu.Unlock()
 	}
-	return s.opts().merged(sg)
+	return s.opts().merged(sg, s.m.opts.DataDir)
 }
 
 // execute submits the run (unless it has a job already: a run picked up

@@ -10,6 +10,7 @@ package experiments
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -74,11 +75,57 @@ var (
 // ValidSlurmTime checks a time limit in one of sbatch's forms: "minutes",
 // "minutes:seconds", "hours:minutes:seconds", "days-hours",
 // "days-hours:minutes", "days-hours:minutes:seconds".
+// The limit is at most MaxSlurmTimeDays days.
 func ValidSlurmTime(s string) error {
 	if !timeRE.MatchString(s) {
 		return fmt.Errorf("time limit %q: want minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS", s)
 	}
+	if m, ok := slurmTimeMinutes(s); !ok || m > MaxSlurmTimeDays*24*60 {
+		return fmt.Errorf("time limit %q: at most %d days", s, MaxSlurmTimeDays)
+	}
 	return nil
+}
+
+// MaxSlurmTimeDays bounds a time limit (slurm.time, --slurm-time).
+const MaxSlurmTimeDays = 366
+
+// slurmTimeMinutes is a time limit that matches timeRE in whole minutes
+// (seconds rounded down); ok is false when a number does not fit.
+func slurmTimeMinutes(s string) (int64, bool) {
+	days := int64(0)
+	rest := s
+	hasDays := false
+	if d, r, cut := strings.Cut(s, "-"); cut {
+		n, err := strconv.ParseInt(d, 10, 32)
+		if err != nil {
+			return 0, false
+		}
+		days, rest, hasDays = n, r, true
+	}
+	var f []int64
+	for _, p := range strings.Split(rest, ":") {
+		n, err := strconv.ParseInt(p, 10, 32)
+		if err != nil {
+			return 0, false
+		}
+		f = append(f, n)
+	}
+	var h, m int64
+	switch {
+	case hasDays: // D-H, D-H:M, D-H:M:S
+		h = f[0]
+		if len(f) > 1 {
+			m = f[1]
+		}
+	case len(f) == 3: // H:M:S
+		h, m = f[0], f[1]
+	default: // M, M:S
+		m = f[0]
+	}
+	if len(f) > 0 && f[len(f)-1] > 0 && (len(f) == 3 || !hasDays && len(f) == 2) {
+		m += f[len(f)-1] / 60
+	}
+	return days*24*60 + h*60 + m, true
 }
 
 // ValidPartition checks a partition name (or comma-separated list).
@@ -111,6 +158,9 @@ func JobScript(sp JobSpec) (string, error) {
 	if strings.ContainsAny(sp.RunDir, "%") {
 		return "", fmt.Errorf("job script: run directory %q holds '%%' (Slurm expands it in file names)", sp.RunDir)
 	}
+	if strings.ContainsAny(sp.RunDir, "\"\\") {
+		return "", fmt.Errorf("job script: run directory %q holds a '\"' or '\\' (an #SBATCH line cannot quote them)", sp.RunDir)
+	}
 	if sp.MemMiB <= 0 {
 		return "", fmt.Errorf("job script: memory request %d MiB", sp.MemMiB)
 	}
@@ -135,9 +185,11 @@ func JobScript(sp JobSpec) (string, error) {
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("#!/bin/bash\n")
 	w("#SBATCH --job-name=%s\n", sp.JobName)
-	w("#SBATCH --chdir=%s\n", sp.RunDir)
-	w("#SBATCH --output=%s/slurm-%%j.out\n", sp.RunDir)
-	w("#SBATCH --error=%s/%s\n", sp.RunDir, jobStderrFile)
+	// sbatch reads an #SBATCH line's words as a shell would split them:
+	// double quotes keep a path with blanks in one word.
+	w("#SBATCH --chdir=\"%s\"\n", sp.RunDir)
+	w("#SBATCH --output=\"%s/slurm-%%j.out\"\n", sp.RunDir)
+	w("#SBATCH --error=\"%s/%s\"\n", sp.RunDir, jobStderrFile)
 	w("#SBATCH --open-mode=append\n")
 	w("#SBATCH --nodes=1\n")
 	w("#SBATCH --ntasks=1\n")

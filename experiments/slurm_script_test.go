@@ -85,14 +85,113 @@ func TestJobScriptRejects(t *testing.T) {
 }
 
 func TestValidSlurmTime(t *testing.T) {
-	for _, s := range []string{"30", "30:00", "02:00:00", "1-12", "1-12:30", "1-12:30:00"} {
+	for _, s := range []string{"30", "30:00", "02:00:00", "1-12", "1-12:30", "1-12:30:00", "366-00", "527040", "8784:00:00"} {
 		if err := ValidSlurmTime(s); err != nil {
 			t.Errorf("%q: %v", s, err)
 		}
 	}
-	for _, s := range []string{"", "2h", "1-", ":30", "1:2:3:4", "-5", "1-2-3"} {
+	for _, s := range []string{"", "2h", "1-", ":30", "1:2:3:4", "-5", "1-2-3", "367-00", "527041", "99999999999", "366-23:59:59"} {
 		if err := ValidSlurmTime(s); err == nil {
 			t.Errorf("%q accepted", s)
 		}
+	}
+}
+
+// TestJobScriptPathsWithBlanks runs a job script through bash with a data
+// directory, a run directory, a node data directory and binaries whose
+// paths hold blanks and quotes: every command gets its paths whole, the
+// records land in the run directory, and the #SBATCH lines split (as sbatch
+// splits them) into one word per option. (Before, "--chdir=/a b/runs/7"
+// split in two and every job of such a data directory failed.)
+func TestJobScriptPathsWithBlanks(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	root := filepath.Join(t.TempDir(), "it's a dir")
+	dataDir := filepath.Join(root, "data dir")
+	nodeDir := filepath.Join(root, "node $HOME dir")
+	runDir := filepath.Join(dataDir, "runs", "db 1", "7")
+	binDir := filepath.Join(root, "bin dir")
+	for _, d := range []string{runDir, binDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	argLog := filepath.Join(root, "args.log")
+	// The stub outcore logs its arguments one per line; `data gen` makes
+	// the dataset's meta.json under --data-dir.
+	outcore := filepath.Join(binDir, "out core")
+	stub := `#!/bin/bash
+for a in "$@"; do printf '%s\n' "$a" >>"$ARG_LOG"; done
+echo -- >>"$ARG_LOG"
+if [ "$1 $2" = "data gen" ]; then
+  while [ $# -gt 0 ]; do case "$1" in --data-dir) dd="$2"; shift;; --name) nm="$2"; shift;; esac; shift; done
+  mkdir -p "$dd/datasets/$nm" && echo '{}' >"$dd/datasets/$nm/meta.json"
+fi
+`
+	trainer := filepath.Join(binDir, "train er")
+	train := `#!/bin/bash
+[ -f "$1" ] || { echo "no config at $1" >&2; exit 3; }
+echo '{"type":"epoch","epoch":0}'
+`
+	for p, body := range map[string]string{outcore: stub, trainer: train} {
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "config.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script, err := JobScript(JobSpec{RunID: 7, ExperimentID: 1, JobName: "oc-r7", RunDir: runDir, MemMiB: 100,
+		Outcore: outcore, Command: []string{trainer}, Dataset: "tiny", DataDir: nodeDir, NodeData: true,
+		Digest: strings.Repeat("ab", 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(script, "\n") {
+		rest, ok := strings.CutPrefix(line, "#SBATCH ")
+		if !ok {
+			continue
+		}
+		words, err := SplitArgs(rest)
+		if err != nil || len(words) != 1 {
+			t.Errorf("%s: splits into %q (%v), want one word", line, words, err)
+		}
+		if strings.Contains(rest, runDir) && !strings.Contains(words[0], runDir) {
+			t.Errorf("%s: the run directory is not whole in %q", line, words[0])
+		}
+	}
+	path := filepath.Join(runDir, "job.sh")
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bash, path)
+	cmd.Dir = runDir
+	cmd.Env = append(os.Environ(), "SLURM_JOB_ID=42", "ARG_LOG="+argLog)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("bash job.sh: %v\n%s", err, out)
+	}
+	recs, err := os.ReadFile(filepath.Join(runDir, "records-42-0.jsonl"))
+	if err != nil || !strings.Contains(string(recs), `"type":"epoch"`) {
+		t.Fatalf("records file: %q %v", recs, err)
+	}
+	if _, err := os.Stat(filepath.Join(nodeDir, "datasets", "tiny", "meta.json")); err != nil {
+		t.Fatalf("the dataset was not generated in the node data directory: %v", err)
+	}
+	b, _ := os.ReadFile(argLog)
+	calls := strings.Split(strings.TrimSuffix(string(b), "--\n"), "--\n")
+	if len(calls) != 2 {
+		t.Fatalf("outcore was called %d times, want data gen and data digest:\n%s", len(calls), b)
+	}
+	gen := strings.Split(strings.TrimSpace(calls[0]), "\n")
+	wantGen := []string{"data", "gen", "--like", filepath.Join(runDir, datasetMetaFile), "--name", "tiny", "--data-dir", nodeDir, "--quiet"}
+	if strings.Join(gen, "|") != strings.Join(wantGen, "|") {
+		t.Errorf("data gen got %q, want %q", gen, wantGen)
+	}
+	digest := strings.Split(strings.TrimSpace(calls[1]), "\n")
+	wantDigest := []string{"data", "digest", "tiny", "--data-dir", nodeDir, "--check", strings.Repeat("ab", 32)}
+	if strings.Join(digest, "|") != strings.Join(wantDigest, "|") {
+		t.Errorf("data digest got %q, want %q", digest, wantDigest)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"outcore/engine/dataset"
+	"outcore/experiments"
 	"outcore/report"
 	"outcore/store"
 )
@@ -806,7 +807,9 @@ func TestHostGuard(t *testing.T) {
 // Slurm state on its page, and the runs CSV carries executor, job_id and
 // node.
 func TestSlurmRunFacts(t *testing.T) {
-	e := newEnv(t)
+	e := newEnvWith(t, t.TempDir(), func(o *experiments.Options) {
+		o.Executors = []string{store.ExecutorLocal, store.ExecutorSlurm} // serve --executor local,slurm
+	})
 	e.login()
 	x := e.create(`{"dataset":"tiny","executor":"slurm","epochs":1,"axes":{"system":["pyg+"],"mem_limit":["64MiB"]}}`)
 	r := e.runs(x.ID)[0]

@@ -88,7 +88,7 @@ func expCreateCmd() *Command {
 	fs.BoolVar(&wait, "wait", false, "run the queue here until this experiment has finished, showing progress")
 	fs.IntVar(&conc, "concurrency", 1, "with --wait: local runs at a time")
 	fs.BoolVar(&drop, "drop-caches", false, "with --wait: drop the page cache before each run (root only; recorded per run)")
-	sf := addSlurmFlags(fs, "executor of this experiment's runs: local or slurm (default: the grid's \"executor\", else local)")
+	sf := addSlurmFlags(fs, "executor of this experiment's runs: local or slurm (default local); a grid naming another executor is refused")
 	return &Command{
 		Name: "create", Args: "--file GRID.json | --study ID [--wait] [--executor local|slurm] [flags]", Short: "create an experiment and queue its runs", Flags: fs,
 		Long: `A grid may name "executor": "slurm" (or give --executor slurm) to run each run as
@@ -106,6 +106,7 @@ mem_allowance) overrides the --slurm-* flags for its runs. See README
 			if err != nil {
 				return err
 			}
+			_, executors, _ := sf.executors()
 			var grid []byte
 			switch {
 			case study != "":
@@ -129,7 +130,7 @@ mem_allowance) overrides the --slurm-* flags for its runs. See README
 			}
 			defer st.Close()
 			m, err := experiments.New(experiments.Options{DataDir: dir, Store: st, Concurrency: conc, DropCaches: drop,
-				Slurm:    slurmOpts,
+				Executor: executor, Executors: executors, Slurm: slurmOpts,
 				Finished: func(ctx context.Context, id int64) error { return report.StoreRunDigest(ctx, st, id) },
 				Logf:     func(f string, a ...any) { fmt.Fprintf(s.Err, "outcore exp: "+f+"\n", a...) }})
 			if err != nil {
@@ -140,7 +141,11 @@ mem_allowance) overrides the --slurm-* flags for its runs. See README
 			if err != nil {
 				return err
 			}
-			e, err := m.CreateWith(ctx, grid, experiments.CreateOptions{Executor: executor})
+			co := experiments.CreateOptions{}
+			if len(executors) == 1 { // one named: it is the runs'; several: the grid picks among them
+				co.Executor = executor
+			}
+			e, err := m.CreateWith(ctx, grid, co)
 			if err != nil {
 				if errors.Is(err, experiments.ErrInvalid) {
 					return usagef("%s: %v", file, err)

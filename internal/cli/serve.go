@@ -37,7 +37,7 @@ func serveCmd() *Command {
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
 	concurrency := fs.Int("concurrency", 1, "local runs that may run at the same time (Slurm runs: --slurm-max-jobs)")
 	dropCaches := fs.Bool("drop-caches", false, "drop the page cache before each run (needs root)")
-	sf := addSlurmFlags(fs, "executor of the runs of grids that name none: local (children of this server) or slurm")
+	sf := addSlurmFlags(fs, "executors this server offers, the first the default of grids that name none: local (children of this server), slurm, or local,slurm; a grid naming another is refused")
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated host names (and addresses) requests may name, besides the loopback names")
 	authFile := fs.String("auth-file", "", `credentials required of every request: lines "token <secret>" or "<user>:<password>" (mode 0600)`)
 	insecure := fs.Bool("insecure", false, "serve off loopback without --auth-file (anyone who reaches the port controls the runs)")
@@ -80,6 +80,7 @@ directory; the data directory must be on storage the nodes share (README
 			if err != nil {
 				return err
 			}
+			_, executors, _ := sf.executors()
 			guard := serveGuard{insecure: *insecure}
 			if *authFile != "" {
 				a, err := web.LoadAuthFile(*authFile)
@@ -102,7 +103,7 @@ directory; the data directory must be on storage the nodes share (README
 				return usagef("refusing to serve on %s, which other machines can reach, without authentication: give --auth-file FILE (see the README, \"Serving beyond this machine\"), or --insecure to serve without it", *addr)
 			}
 			return serve(ctx, s, dataset.ResolveDataDir(dataDir), *addr, guard, experiments.Options{
-				Concurrency: *concurrency, DropCaches: *dropCaches, Executor: executor, Slurm: slurmOpts})
+				Concurrency: *concurrency, DropCaches: *dropCaches, Executor: executor, Executors: executors, Slurm: slurmOpts})
 		},
 	}
 }

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"flag"
+	"slices"
+	"strings"
 	"time"
 
 	"outcore/engine/train"
 	"outcore/experiments"
+	"outcore/store"
 )
 
 // slurmFlags are the executor flags of `outcore serve` and `outcore exp
@@ -21,7 +24,7 @@ func addSlurmFlags(fs *flag.FlagSet, executorDoc string) *slurmFlags {
 	f := &slurmFlags{}
 	fs.StringVar(&f.executor, "executor", "", executorDoc)
 	fs.StringVar(&f.partition, "slurm-partition", "", "slurm: partition to submit to (default: the cluster's)")
-	fs.StringVar(&f.args, "slurm-args", "", `slurm: extra sbatch options, shell-quoted, each as --name=value ("--qos=low --account=a1")`)
+	fs.StringVar(&f.args, "slurm-args", "", `slurm: extra sbatch options, shell-quoted, each as --name=value ("--qos=low --account=a1"); only the options of the allow-list (docs/SECURITY.md)`)
 	fs.IntVar(&f.cpus, "slurm-cpus", 0, "slurm: CPUs per job (--cpus-per-task; default: Slurm's)")
 	fs.StringVar(&f.time, "slurm-time", "", "slurm: time limit per job (--time: minutes, HH:MM:SS, D-HH, ...)")
 	fs.IntVar(&f.maxJobs, "slurm-max-jobs", experiments.DefaultSlurmMaxJobs, "slurm: runs in flight in Slurm at once")
@@ -32,12 +35,34 @@ func addSlurmFlags(fs *flag.FlagSet, executorDoc string) *slurmFlags {
 	return f
 }
 
+// executors returns the default executor and the executors the queue
+// offers: --executor names one ("slurm") or several, the first the
+// default ("local,slurm"); default local. A grid may name only these.
+func (f *slurmFlags) executors() (string, []string, error) {
+	if f.executor == "" {
+		return "", nil, nil
+	}
+	var list []string
+	for _, e := range strings.Split(f.executor, ",") {
+		e = strings.TrimSpace(e)
+		switch e {
+		case store.ExecutorLocal, store.ExecutorSlurm:
+		default:
+			return "", nil, usagef("--executor %q: want local or slurm, or both (local,slurm: the first is the default)", f.executor)
+		}
+		if !slices.Contains(list, e) {
+			list = append(list, e)
+		}
+	}
+	return list[0], list, nil
+}
+
 // options returns the executor and the Slurm options the flags ask for.
 func (f *slurmFlags) options() (string, experiments.SlurmOptions, error) {
 	o := experiments.SlurmOptions{Partition: f.partition, CPUs: f.cpus, Time: f.time, MaxJobs: f.maxJobs,
 		NodeDataDir: f.nodeData, Outcore: f.outcore, Poll: f.poll}
 	if f.args != "" {
-		args, err := experiments.SplitArgs(f.args)
+		args, err := experiments.ParseSbatchArgs(f.args)
 		if err != nil {
 			return "", o, usagef("--slurm-args: %v", err)
 		}
@@ -59,10 +84,6 @@ func (f *slurmFlags) options() (string, experiments.SlurmOptions, error) {
 	if err := o.Check(); err != nil {
 		return "", o, usagef("%v", err)
 	}
-	switch f.executor {
-	case "", "local", "slurm":
-	default:
-		return "", o, usagef("--executor %q: want local or slurm", f.executor)
-	}
-	return f.executor, o, nil
+	executor, _, err := f.executors()
+	return executor, o, err
 }

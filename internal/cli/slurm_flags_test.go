@@ -70,3 +70,27 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// TestExpCreateExecutorIsChosen: a grid naming slurm is refused by `exp
+// create` without --executor slurm (the command line's queue offers local
+// alone), and --executor takes a list whose first is the default.
+func TestExpCreateExecutorIsChosen(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := runCLI("data", "gen", "--preset", "tiny", "--quiet", "--data-dir", dir); code != 0 {
+		t.Fatalf("data gen: %s", stderr)
+	}
+	grid := filepath.Join(dir, "grid.json")
+	if err := os.WriteFile(grid, []byte(`{"dataset":"tiny","executor":"slurm","epochs":1,"axes":{"system":["pyg+"],"mem_limit":["64MiB"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI("exp", "create", "--file", grid, "--data-dir", dir)
+	if code != 2 || !strings.Contains(stderr, `"slurm" is not offered here`) {
+		t.Errorf("grid naming slurm without --executor: exit %d, %q", code, firstLine(stderr))
+	}
+	if code, _, stderr := runCLI("exp", "create", "--file", grid, "--executor", "local,slurm", "--data-dir", dir); code != 0 {
+		t.Errorf("--executor local,slurm: exit %d, %q", code, firstLine(stderr))
+	}
+	if code, _, stderr := runCLI("exp", "create", "--file", grid, "--executor", "slurm", "--slurm-args", "--export=ALL", "--data-dir", dir); code != 2 || !strings.Contains(stderr, "--export is not allowed") {
+		t.Errorf("--slurm-args --export=ALL: exit %d, %q", code, firstLine(stderr))
+	}
+}

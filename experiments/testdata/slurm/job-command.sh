@@ -1,8 +1,8 @@
 #!/bin/bash
 #SBATCH --job-name=oc1a2b3c4d-r9
-#SBATCH --chdir=/tmp/d/runs/9
-#SBATCH --output=/tmp/d/runs/9/slurm-%j.out
-#SBATCH --error=/tmp/d/runs/9/stderr.log
+#SBATCH --chdir="/tmp/d/runs/9"
+#SBATCH --output="/tmp/d/runs/9/slurm-%j.out"
+#SBATCH --error="/tmp/d/runs/9/stderr.log"
 #SBATCH --open-mode=append
 #SBATCH --nodes=1
 #SBATCH --ntasks=1

@@ -1,8 +1,8 @@
 #!/bin/bash
 #SBATCH --job-name=oc1a2b3c4d-r8
-#SBATCH --chdir=/shared/outcore/runs/8
-#SBATCH --output=/shared/outcore/runs/8/slurm-%j.out
-#SBATCH --error=/shared/outcore/runs/8/stderr.log
+#SBATCH --chdir="/shared/outcore/runs/8"
+#SBATCH --output="/shared/outcore/runs/8/slurm-%j.out"
+#SBATCH --error="/shared/outcore/runs/8/stderr.log"
 #SBATCH --open-mode=append
 #SBATCH --nodes=1
 #SBATCH --ntasks=1

@@ -1,8 +1,8 @@
 #!/bin/bash
 #SBATCH --job-name=oc1a2b3c4d-r7
-#SBATCH --chdir=/shared/outcore/runs/7
-#SBATCH --output=/shared/outcore/runs/7/slurm-%j.out
-#SBATCH --error=/shared/outcore/runs/7/stderr.log
+#SBATCH --chdir="/shared/outcore/runs/7"
+#SBATCH --output="/shared/outcore/runs/7/slurm-%j.out"
+#SBATCH --error="/shared/outcore/runs/7/stderr.log"
 #SBATCH --open-mode=append
 #SBATCH --nodes=1
 #SBATCH --ntasks=1

@@ -1,0 +1,103 @@
+package experiments
+
+// A grid's slurm.node_data_dir is confined like a dataset import
+// (docs/SECURITY.md): the job, which may run as root on the node, creates
+// and writes that folder (`outcore data gen --like`), so a grid may only
+// name a folder inside the queue's own node data directory
+// (--slurm-node-data-dir), or inside the data directory when the queue
+// has none. "/etc/../root" is refused for its "..", and a path is checked
+// again after following the symbolic links of the part of it that exists
+// here (shared storage), so a link cannot lead out either.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+)
+
+// ErrOutsideNodeDataRoot is wrapped by the error of a node data directory
+// outside the folder the queue allows.
+var ErrOutsideNodeDataRoot = errors.New("outside the folder node data directories may be in")
+
+// nodeDataDirSyntax checks a node data directory without the file system:
+// absolute, no "..", no control characters, no '%' (Slurm expands it).
+func nodeDataDirSyntax(p string) error {
+	if !filepath.IsAbs(p) {
+		return fmt.Errorf("%q is not an absolute path", p)
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return fmt.Errorf("%q: no \"..\" allowed", p)
+		}
+	}
+	if strings.IndexFunc(p, func(r rune) bool { return unicode.IsControl(r) || r == '%' || r == unicode.ReplacementChar }) >= 0 {
+		return fmt.Errorf("%q holds a control character, '%%' or invalid UTF-8", p)
+	}
+	if len(p) > 1024 {
+		return fmt.Errorf("a path of %d bytes, at most 1024", len(p))
+	}
+	return nil
+}
+
+// NodeDataRoot is the folder a grid's node data directory must lie in: the
+// queue's NodeDataDir, else the data directory.
+func (o SlurmOptions) NodeDataRoot(dataDir string) string {
+	if o.NodeDataDir != "" {
+		return o.NodeDataDir
+	}
+	return dataDir
+}
+
+// ConfineNodeDataDir returns p, cleaned, when it lies inside root; the
+// symbolic links of the longest part of each that exists here are followed
+// first. The error names both.
+func ConfineNodeDataDir(root, p string) (string, error) {
+	if err := nodeDataDirSyntax(p); err != nil {
+		return "", err
+	}
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	realRoot, err := resolveExisting(absRoot)
+	if err != nil {
+		return "", err
+	}
+	clean := filepath.Clean(p)
+	real, err := resolveExisting(clean)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(realRoot, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if real != clean {
+			return "", fmt.Errorf("%s resolves to %s, %w %s", p, real, ErrOutsideNodeDataRoot, absRoot)
+		}
+		return "", fmt.Errorf("%s is %w %s", p, ErrOutsideNodeDataRoot, absRoot)
+	}
+	return clean, nil
+}
+
+// resolveExisting follows the symbolic links of the longest prefix of the
+// absolute, clean path p that exists, and appends the rest.
+func resolveExisting(p string) (string, error) {
+	rest := ""
+	for cur := p; ; {
+		real, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%s: %w", cur, err)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p, nil
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
