@@ -27,14 +27,18 @@ const maxLine = 1 << 20
 const maxQueuedWrites = 100000
 
 // ingester turns a child's stdout records into rows and events. Every line
-// is first appended to the run's record log (runs/<id>/records.jsonl, see
+// is first appended to the run's record log (runs/<db>/<id>/records.jsonl, see
 // recordLog), the source of truth for what the child reported. Epochs are
 // committed the moment they arrive (with anything pending before them, to
 // keep order); samples, logs and progress are committed in one transaction
 // per second. A write the store refuses (a full disk, an I/O error) is not
 // dropped: it stays queued, with every later write behind it, and is
-// retried each second until it commits; the first failure stops the run
-// (onFailure), which then ends as failed with the failure's reason.
+// retried each second until it commits, while the training goes on: the
+// record log holds every line, and what the queue had to drop (samples and
+// logs beyond maxQueuedWrites) is ingested from it once the store accepts
+// again. Only a record that can be neither logged nor ever stored (the
+// record log refuses it, or the database file is gone) stops the run
+// (onFailure), which then ends as failed with the reason.
 type ingester struct {
 	m    *Manager
 	run  store.Run
@@ -46,9 +50,14 @@ type ingester struct {
 	// still queued then is in the record log for the next start.
 	stop context.Context
 	// onFailure is called once, with the reason in words, the first time
-	// a record cannot be stored or logged.
+	// a record cannot be logged, or the store can never take it (ErrGone).
 	onFailure func(reason string)
 	failed    bool
+	// refused: the store refused a write and has not accepted one since;
+	// dropped: writes were dropped from the queue (their lines are in the
+	// record log, ingested from it once the store accepts again).
+	refused, dropped bool
+	refusedWhy       string // failureReason of the first refusal
 
 	in   chan []byte
 	done chan struct{}
@@ -442,7 +451,8 @@ func (g *ingester) write(keep bool, fn func(*store.Tx) error) {
 			}
 		}
 		g.queue = kept
-		g.m.opts.Logf("run %d: dropped %d queued sample/log writes the store refused (their lines are in %s)", g.run.ID, dropped, g.log.path)
+		g.dropped = g.dropped || dropped > 0
+		g.m.opts.Logf("run %d: dropped %d queued sample/log writes the store refused (their lines are in %s, ingested from it once the store accepts)", g.run.ID, dropped, g.log.path)
 	}
 	g.drain()
 }
@@ -450,6 +460,11 @@ func (g *ingester) write(keep bool, fn func(*store.Tx) error) {
 // drain commits queued writes in order until one fails; it reports
 // whether the queue is empty. A write refused because the database file
 // is gone is dropped (it can never succeed; the record log keeps it).
+//
+// A refusal does not stop the run: the write is retried (each second, and
+// with every later write), and the record log keeps the lines meanwhile.
+// When the store accepts again after writes were dropped, what the log
+// holds and the store lacks is ingested from it (ingestRecordLog).
 func (g *ingester) drain() bool {
 	for len(g.queue) > 0 {
 		err := g.m.update(g.ctx(), g.queue[0].fn)
@@ -458,19 +473,46 @@ func (g *ingester) drain() bool {
 			g.queue = g.queue[1:]
 			continue
 		}
-		g.m.opts.Logf("run %d: store: %v", g.run.ID, err)
 		g.mu.Lock()
 		g.lastErr = err.Error()
 		g.mu.Unlock()
-		g.fail(err)
 		if errors.Is(err, store.ErrGone) {
+			g.m.opts.Logf("run %d: store: %v", g.run.ID, err)
+			g.fail(err)
 			g.queue = nil
 			return true
+		}
+		if !g.refused {
+			g.refused, g.refusedWhy = true, failureReason(err)
+			g.m.opts.Logf("run %d: store: %v; the training goes on, its records are kept in %s and stored once the store accepts again",
+				g.run.ID, err, g.log.path)
 		}
 		return false
 	}
 	g.queue = nil
+	g.caughtUp()
 	return true
+}
+
+// caughtUp is called when every queued write has committed: after a
+// refusal, what the queue dropped is ingested from the record log, and
+// the refusal is recorded in the run's events.
+func (g *ingester) caughtUp() {
+	if g.dropped && g.log.pending() == 0 {
+		if err := g.m.ingestRecordLog(g.ctx(), g.run); err != nil {
+			g.m.opts.Logf("run %d: ingest the record log after the store refused writes: %v", g.run.ID, err)
+		} else {
+			g.dropped = false
+		}
+	}
+	if !g.refused {
+		return
+	}
+	g.refused = false
+	reason := g.refusedWhy
+	g.m.opts.Logf("run %d: the store accepts writes again (it refused: %s)", g.run.ID, reason)
+	g.events = append(g.events, g.event(store.EventLog, "warn",
+		fmt.Sprintf("the store refused this run's records for a while (%s); the training went on and they were stored from the record log", truncate(reason, 200)), nil))
 }
 
 // fail reports the first failure to store or log a record.

@@ -135,6 +135,8 @@ type Manager struct {
 
 	execs map[string]executor // by name: local, slurm
 
+	dbID string // store.Identity: the runs' directories are runs/<dbID>/<id>
+
 	dsMu  sync.Mutex
 	dsGen map[string]*sync.Mutex // per derived dataset being generated
 
@@ -208,6 +210,11 @@ func New(opts Options) (*Manager, error) {
 		active: map[int64]*activeRun{},
 		dsGen:  map[string]*sync.Mutex{},
 	}
+	id, err := opts.Store.Identity(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("experiments: %w", err)
+	}
+	m.dbID = id
 	m.hub = newHub(opts.Store, opts.Logf)
 	m.execs = map[string]executor{store.ExecutorLocal: localExecutor{m}, store.ExecutorSlurm: newSlurmExecutor(m)}
 	return m, nil
@@ -595,9 +602,38 @@ func (m *Manager) SetExperimentMeta(ctx context.Context, id int64, meta store.Ex
 	})
 }
 
-// runDir is where a run's config and stderr files live.
+// runDir is where a run's config, stderr and records files live:
+// runs/<database identity>/<run id>, so that a database created again
+// (its run ids restart at 1) never shares a run's files with an older one
+// (store.Identity; runs/<run id> for a database older than identities).
 func (m *Manager) runDir(id int64) string {
-	return filepath.Join(m.opts.DataDir, "runs", fmt.Sprint(id))
+	return filepath.Join(m.opts.DataDir, m.runDirRel(id))
+}
+
+// runDirRel is runDir relative to the data directory, for messages.
+func (m *Manager) runDirRel(id int64) string {
+	return filepath.Join("runs", m.dbID, fmt.Sprint(id))
+}
+
+// freshRunDir creates the directory of a run that starts for the first
+// time. One that exists already and holds files is an older run's (a
+// database older than identities, created again): it is moved aside to
+// <dir>.stale-<time>, never appended to, so that no record of it can be
+// ingested as the new run's.
+func (m *Manager) freshRunDir(r store.Run) (string, error) {
+	dir := m.runDir(r.ID)
+	if des, err := os.ReadDir(dir); err == nil && len(des) > 0 {
+		aside := fmt.Sprintf("%s.stale-%d", dir, time.Now().UnixNano())
+		if err := os.Rename(dir, aside); err != nil {
+			return "", fmt.Errorf("run directory %s holds an older run's files and cannot be moved aside: %w", dir, err)
+		}
+		m.logEvent(r, "warn", fmt.Sprintf("the run directory %s held files of an older run (a database created again); moved them to %s",
+			m.runDirRel(r.ID), filepath.Base(aside)))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return dir, nil
 }
 
 func eventData(v any) json.RawMessage {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -123,8 +122,8 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 		}
 	}
 
-	dir := m.runDir(r.ID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := m.freshRunDir(r)
+	if err != nil {
 		return failed(start, "create run directory: %v", err)
 	}
 	cfgPath := filepath.Join(dir, "config.json")
@@ -139,8 +138,9 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 
 	// The child, in its memory cgroup from its first instruction
 	// (internal/supervise): `outcore train --config FILE --cgroup PATH`.
-	// The ingester keeps every write the store refuses and retries it; the
-	// first refusal stops the run (it then fails with the reason).
+	// The ingester keeps every write the store refuses and retries it while
+	// the training goes on (the record log holds the lines); a line the
+	// record log refuses stops the run (it then fails with the reason).
 	ing := newIngester(m, r)
 	ing.stop = ctx
 	ing.onFailure = func(reason string) { ar.fail(reason) }
@@ -261,8 +261,8 @@ func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing
 	switch {
 	case reason == stopFailed:
 		end.Status = store.StatusFailed
-		end.Error = fmt.Sprintf("%s: the run's records could not be stored, so the run was stopped (what the child reported is kept in %s and stored once the write succeeds)",
-			ar.failReason(), filepath.Join("runs", strconv.FormatInt(r.ID, 10), RecordLogFile))
+		end.Error = fmt.Sprintf("%s: the run's records could not be kept, so the run was stopped (what the child reported is in %s, or in memory until it can be written, and stored once the write succeeds)",
+			ar.failReason(), filepath.Join(m.runDirRel(r.ID), RecordLogFile))
 	case exitedOK && summaryOutcome == store.StatusDone:
 		end.Status = store.StatusDone
 	case reason == stopCancel:

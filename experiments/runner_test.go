@@ -92,7 +92,7 @@ func TestGridRunsToDone(t *testing.T) {
 		if !bytes.Contains([]byte(fmt.Sprint(evs)), []byte("--cgroup "+placed)) {
 			t.Errorf("run %d: the child was not told its group %s", r.ID, placed)
 		}
-		cfg, err := os.ReadFile(filepath.Join(h.dataDir, "runs", fmt.Sprint(r.ID), "config.json"))
+		cfg, err := os.ReadFile(filepath.Join(h.m.runDir(r.ID), "config.json"))
 		if err != nil || !bytes.Contains(cfg, []byte(`"system":"`+r.System+`"`)) {
 			t.Errorf("run %d config file: %v %s", r.ID, err, cfg)
 		}
@@ -179,7 +179,7 @@ func TestFailedKeepsStderrTail(t *testing.T) {
 	if r.EpochsDone != 1 {
 		t.Fatalf("epochs before the failure: %d", r.EpochsDone)
 	}
-	full, err := os.ReadFile(filepath.Join(h.dataDir, "runs", fmt.Sprint(r.ID), "stderr.log"))
+	full, err := os.ReadFile(filepath.Join(h.m.runDir(r.ID), "stderr.log"))
 	if err != nil || len(full) < 100_000 {
 		t.Fatalf("stderr.log: %d bytes, %v", len(full), err)
 	}
@@ -257,7 +257,7 @@ func TestCancelRetryDelete(t *testing.T) {
 	if eps, _ := h.st.Epochs(ctx, first.ID); len(eps) != 0 {
 		t.Fatal("epochs of a deleted experiment remain")
 	}
-	if _, err := os.Stat(filepath.Join(h.dataDir, "runs", fmt.Sprint(first.ID))); !os.IsNotExist(err) {
+	if _, err := os.Stat(h.m.runDir(first.ID)); !os.IsNotExist(err) {
 		t.Fatalf("run directory remains: %v", err)
 	}
 	if err := h.m.DeleteExperiment(ctx, e.ID); !errors.Is(err, ErrNotFound) {

@@ -491,7 +491,7 @@ func TestSlurmNodeDataDir(t *testing.T) {
 	if !strings.Contains(r.StderrTail, "(as expected)") {
 		t.Errorf("no digest check in the job's stderr:\n%s", r.StderrTail)
 	}
-	cfg, err := os.ReadFile(filepath.Join(h.dataDir, "runs", fmt.Sprint(r.ID), "config.json"))
+	cfg, err := os.ReadFile(filepath.Join(h.m.runDir(r.ID), "config.json"))
 	if err != nil || !strings.Contains(string(cfg), `"data_dir":"`+nodeDir+`"`) {
 		t.Errorf("the run's config does not point at the node data directory: %s %v", cfg, err)
 	}

@@ -182,11 +182,11 @@ func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) 
 			return r, failed(start, "run config: %v", err), false
 		}
 	}
-	dir, err := filepath.Abs(m.runDir(r.ID))
-	if err != nil {
-		return r, failed(start, "run directory: %v", err), false
+	dir, err := m.freshRunDir(r)
+	if err == nil {
+		dir, err = filepath.Abs(dir)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err != nil {
 		return r, failed(start, "create run directory: %v", err), false
 	}
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), append(append([]byte(nil), config...), '\n'), 0o644); err != nil {
