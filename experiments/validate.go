@@ -277,24 +277,12 @@ func baseProblems(base map[string]json.RawMessage) []Problem {
 		}
 		_ = json.Unmarshal(b, &cfg)
 	}
-	rng := func(key string, v, lo, hi int) {
-		if _, given := base[key]; given && (v < lo || v > hi) {
-			ps.add(key, "%s: %d is not a whole number from %d to %d", key, v, lo, hi)
-		}
-	}
-	rng("epochs", cfg.Epochs, 1, MaxEpochs)
-	rng("hidden", cfg.Hidden, 1, MaxHidden)
-	rng("heads", cfg.Heads, 1, MaxHeads)
-	rng("layers", cfg.Layers, 0, MaxLayers)
-	rng("eval_batch", cfg.EvalBatch, 0, MaxBatch)
-	rng("eval_every", cfg.EvalEvery, 0, MaxEpochs)
+	given := func(key string) bool { _, ok := base[key]; return ok }
+	ps = append(ps, RangeProblems(cfg, given)...)
 	if _, given := base["eval_fanout"]; given && cfg.EvalFanout != nil {
 		if msg := fanoutProblem(cfg.EvalFanout); msg != "" {
 			ps.add("eval_fanout", "eval_fanout: %s", msg)
 		}
-	}
-	if cfg.WarmupEpochs != nil {
-		rng("warmup_epochs", *cfg.WarmupEpochs, 0, MaxEpochs-1)
 	}
 	for k, v := range cfg.Options {
 		if len(k) > 100 || len(v) > 1000 {

@@ -14,8 +14,10 @@ import (
 
 	"golang.org/x/term"
 
+	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	"outcore/engine/train"
+	"outcore/experiments"
 	"outcore/gpu"
 	"outcore/internal/supervise"
 	"outcore/internal/version"
@@ -51,6 +53,9 @@ systems: ` + strings.Join(train.Names(), ", "),
 		return nil, err
 	}
 	cmd.Exec = func(ctx context.Context, s Streams, _ []string) error {
+		if err := checkTrainRanges(cfg); err != nil {
+			return err
+		}
 		cfg.Normalize()
 		if err := cfg.Validate(); err != nil {
 			return fmt.Errorf("%w: %v", ErrUsage, err)
@@ -297,4 +302,30 @@ func (b *progressBar) finish(s metrics.SummaryRecord) {
 	}
 	fmt.Fprintf(b.w, "%s: %d epochs, best val %.4f at epoch %d, test %.4f, mean epoch %.2fs, total %.1fs\n",
 		s.Outcome, s.Epochs, s.BestValAcc, s.BestEpoch, s.TestAcc, s.MeanEpochS, s.TotalS)
+}
+
+// checkTrainRanges holds the command line to the bounds a grid is held to
+// (experiments.RangeProblems, MemLimitProblem): `--weight-decay 1e308` or
+// `--mem-limit 1e-30` (0 bytes once truncated, which trained unlimited)
+// are usage errors naming the setting and its range.
+func checkTrainRanges(cfg train.Config) error {
+	var msgs []string
+	for _, p := range experiments.RangeProblems(cfg, func(string) bool { return true }) {
+		msgs = append(msgs, p.Message)
+	}
+	if cfg.MemLimit != "" {
+		var featureBytes int64
+		if strings.HasSuffix(strings.TrimSpace(cfg.MemLimit), "%") {
+			if m, err := dataset.ReadMeta(datasetDir(cfg)); err == nil {
+				featureBytes = m.FeatureBytes()
+			}
+		}
+		if msg := experiments.MemLimitProblem(cfg.MemLimit, featureBytes); msg != "" && (featureBytes > 0 || !strings.HasSuffix(strings.TrimSpace(cfg.MemLimit), "%")) {
+			msgs = append(msgs, "mem_limit: "+msg)
+		}
+	}
+	if len(msgs) > 0 {
+		return usagef("%s", strings.Join(msgs, "; "))
+	}
+	return nil
 }

@@ -144,3 +144,24 @@ func TestTrainFlagsCoverConfig(t *testing.T) {
 		t.Errorf("only %d fields found settable: %v", len(setBy), setBy)
 	}
 }
+
+// TestTrainRangesAsGrid: `outcore train` refuses what a grid refuses at
+// creation; --mem-limit 1e-30 (0 bytes once truncated) trained unlimited.
+func TestTrainRangesAsGrid(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mem-limit", "1e-30"}, `mem_limit: "1e-30" is zero`},
+		{[]string{"--mem-limit", "1000"}, `mem_limit: "1000" is 1000B, below 1MiB`},
+		{[]string{"--weight-decay", "1e308"}, "weight_decay: 1e+308 is not a number from 0 to 1"},
+		{[]string{"--lr", "1e300"}, "lr: 1e+300 is not a number from 0 (excluded) to 10"},
+		{[]string{"--eval-max-nodes", "2147483648"}, "eval_max_nodes: 2147483648 is not a whole number"},
+	} {
+		code, _, stderr := runCLI(append([]string{"train", "--dataset", "tiny", "--system", "pyg+", "--data-dir", dir}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("train %v: exit %d, %q; want exit 2 saying %q", c.args, code, stderr, c.want)
+		}
+	}
+}
