@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"outcore/engine/dataset"
+	"outcore/engine/train"
 )
 
 // TestGridCountDoesNotWrap: 4 variants × repeat 2^62 used to wrap to 0
@@ -190,6 +191,9 @@ func FuzzParseGrid(f *testing.F) {
 		`{"dataset":"tiny","hidden":1000000000,"options":{"cache":"1e30"}}`,
 		`{"dataset":"tiny","axes":{"mem_limit":[1e30,"-5MiB",true]}}`,
 		`[]`, `null`, `{"axes":null}`,
+		`{"dataset":"tiny","system":"fake","executor":"slurm","slurm":{"args":"--export=ALL,BASH_ENV=$(id) --qos=low","node_data_dir":"/etc/../root","cpus":2147483648}}`,
+		`{"dataset":"tiny","system":"fake","executor":"slurm","slurm":{"args":"--comment='a b' --nodelist=n[1-2]","node_data_dir":"/scratch/x","time":"1-00"}}`,
+		`{"dataset":"tiny","system":"fake","weight_decay":1e308,"lr":0,"dropout":1,"queue_depth":1e9}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -222,6 +226,33 @@ func FuzzParseGrid(f *testing.F) {
 		back, err := ParseGrid(g.JSON())
 		if err != nil || back.Count() != n || back.Dataset != g.Dataset || back.Name != g.Name {
 			t.Fatalf("JSON %s reads back as %+v, %v", g.JSON(), back, err)
+		}
+		// What reaches a job: only allowed sbatch options, a node data
+		// directory without "..", settings within their ranges.
+		if sg := g.Slurm; sg != nil {
+			args, err := SplitArgs(sg.Args)
+			if err != nil {
+				t.Fatalf("accepted slurm.args %q: %v", sg.Args, err)
+			}
+			for _, a := range args {
+				if err := CheckSbatchArg(a); err != nil {
+					t.Fatalf("accepted slurm.args %q: %v", sg.Args, err)
+				}
+			}
+			if sg.NodeDataDir != "" && nodeDataDirSyntax(sg.NodeDataDir) != nil {
+				t.Fatalf("accepted slurm.node_data_dir %q", sg.NodeDataDir)
+			}
+			if sg.CPUs < 0 || sg.CPUs > MaxSlurmCPUs {
+				t.Fatalf("accepted slurm.cpus %d", sg.CPUs)
+			}
+		}
+		cfg := train.DefaultConfig()
+		for k, v := range g.Base {
+			b, _ := json.Marshal(map[string]json.RawMessage{k: v})
+			_ = json.Unmarshal(b, &cfg)
+		}
+		if !(cfg.LR > 0 && cfg.LR <= MaxLR) || cfg.WeightDecay < 0 || cfg.WeightDecay > MaxWeightDecay || cfg.Dropout < 0 || cfg.Dropout >= 1 {
+			t.Fatalf("accepted lr %g, weight_decay %g, dropout %g", cfg.LR, cfg.WeightDecay, cfg.Dropout)
 		}
 	})
 }

@@ -11,7 +11,9 @@ cache=$(go env GOCACHE)/fuzz
 # package: targets (the parsers of outside input)
 declare -A targets=(
   [engine/train]="FuzzParseMemLimit FuzzParseConfig"  # --mem-limit and grid limits; run configs
-  [experiments]="FuzzParseGrid"                      # grid JSON: grid files, the JSON API, examples/
+  # grid JSON (grid files, the JSON API, examples/); a grid's sbatch options
+  # and node data directory; run record logs as ingested after a crash
+  [experiments]="FuzzParseGrid FuzzSplitArgs FuzzSbatchArgs FuzzConfineNodeDataDir FuzzRecordLogIngest"
   [engine/dataset]="FuzzNPYHeader FuzzLINQSLines FuzzOGBLines FuzzMeta FuzzBinaryChecks"
   [web]="FuzzParseAuth FuzzDecodeForm"               # serve --auth-file; the new-experiment form (HTTP body to grid)
   [report]="FuzzParseFilter FuzzDecodeDigest"         # the filter bar (q=, runs=); digests stored with runs
