@@ -103,7 +103,8 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		{"feature_dim zero", `{"dataset":"tiny","system":"fake","axes":{"feature_dim":[0]}}`, []string{"feature dimensions:", "from 1 to 65536"}},
 		{"batch negative", `{"dataset":"tiny","system":"fake","axes":{"batch_size":[-1]}}`, []string{"batch sizes:", "from 1 to"}},
 		{"unknown config field", `{"dataset":"tiny","system":"fake","hiden":5}`, []string{"hiden: not a setting of a run", "hidden"}},
-		{"engine validation", `{"dataset":"tiny","system":"fake","lr":-1}`, []string{"lr", "run 0"}},
+		{"range", `{"dataset":"tiny","system":"fake","lr":-1}`, []string{"lr: -1 is not a number from 0 (excluded) to 10"}},
+		{"engine validation", `{"dataset":"tiny","system":"fake","model":"gat","hidden":10,"heads":3}`, []string{"heads", "run 0"}},
 		{"bad model", `{"dataset":"tiny","system":"fake","axes":{"model":["sage","mlp"]}}`, []string{"models:", "mlp"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
