@@ -68,6 +68,13 @@ func TestExecutorIsTheServers(t *testing.T) {
 	if err != nil || len(runs) != 1 || runs[0].Status != store.StatusQueued {
 		t.Fatalf("the Slurm run on a local-only queue: %+v %v, want it still queued", runs, err)
 	}
+	// Nor does a retry bring it back on this queue.
+	if err := other.CancelRun(context.Background(), runs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.m.RetryRun(context.Background(), runs[0].ID); !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "does not offer") {
+		t.Errorf("retry of a Slurm run on a local-only queue: %v", err)
+	}
 }
 
 func mustParse(t *testing.T, grid string) *Grid {

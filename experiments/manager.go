@@ -495,7 +495,15 @@ func (m *Manager) CancelExperiment(ctx context.Context, id int64) (int, error) {
 func (m *Manager) RetryRun(ctx context.Context, runID int64) (store.Run, error) {
 	var nr store.Run
 	err := m.update(ctx, func(tx *store.Tx) error {
-		var err error
+		r, err := tx.Run(runID)
+		if err != nil {
+			return err
+		}
+		if !contains(m.opts.Executors, r.Executor) {
+			// The executor is the server's choice (chooseExecutor).
+			return fmt.Errorf("retry run %d: it runs on the %s executor, which this server does not offer (it runs %s): %w",
+				runID, r.Executor, strings.Join(m.opts.Executors, ", "), ErrConflict)
+		}
 		if nr, err = tx.RetryRun(runID); err != nil {
 			return err
 		}
