@@ -43,7 +43,6 @@ package diskgnn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -676,29 +675,15 @@ func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 }
 
 func (d *diskGNN) Close() error {
-	var errs []error
+	var c kit.Closer
 	for _, r := range d.diskR {
-		errs = append(errs, r.Close())
+		c.Add(r.Close())
 	}
-	for _, r := range []storage.Reader{d.packedR, d.headerR, d.sampleR} {
-		if r != nil {
-			errs = append(errs, r.Close())
-		}
-	}
-	for _, f := range []*storage.File{d.diskc, d.packed, d.headers, d.samples} {
-		if f != nil {
-			errs = append(errs, f.Close())
-		}
-	}
+	c.Close(d.packedR, d.headerR, d.sampleR, d.diskc, d.packed, d.headers, d.samples)
 	d.store = nil
-	errs = append(errs, d.cacheMem.Free(), d.devMem.Free())
-	if d.scratch != "" && !d.o.keepFiles {
-		errs = append(errs, os.RemoveAll(d.scratch))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close diskgnn: %w", err)
-	}
-	return nil
+	c.Add(d.cacheMem.Free(), d.devMem.Free())
+	c.Remove(d.scratch, d.o.keepFiles)
+	return c.Err(Name)
 }
 
 var _ train.Describer = (*diskGNN)(nil)

@@ -552,22 +552,15 @@ func safeDiv(a, b float64) float64 {
 }
 
 func (g *gids) Close() error {
-	var errs []error
+	var c kit.Closer
 	for _, r := range g.readers {
-		errs = append(errs, r.Close())
+		c.Add(r.Close())
 	}
 	g.readers = nil
-	if g.feats != nil {
-		errs = append(errs, g.feats.Close())
-	}
-	if g.closeTopo != nil {
-		errs = append(errs, g.closeTopo())
-	}
+	c.Close(g.feats)
+	c.Func(g.closeTopo)
 	g.cache, g.cpu, g.xbufs, g.agg = nil, nil, nil, nil
-	errs = append(errs, g.devMem.Free(), g.hostMem.Free())
+	c.Add(g.devMem.Free(), g.hostMem.Free())
 	runtime.GC()
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close gids: %w", err)
-	}
-	return nil
+	return c.Err(Name)
 }

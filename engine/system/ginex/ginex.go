@@ -658,24 +658,8 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 }
 
 func (g *ginex) Close() error {
-	var errs []error
-	if g.featRead != nil {
-		errs = append(errs, g.featRead.Close())
-	}
-	if g.feats != nil {
-		errs = append(errs, g.feats.Close())
-	}
-	if g.disk != nil {
-		errs = append(errs, g.disk.Close())
-	}
-	if g.idxFile != nil {
-		errs = append(errs, g.idxFile.Close())
-	}
-	if g.scratch != "" && !g.opt.keepRunFiles {
-		errs = append(errs, os.RemoveAll(g.scratch))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close ginex: %w", err)
-	}
-	return nil
+	var c kit.Closer
+	c.Close(g.featRead, g.feats, g.disk, g.idxFile)
+	c.Remove(g.scratch, g.opt.keepRunFiles)
+	return c.Err(Name)
 }

@@ -45,7 +45,6 @@ package gnndrive
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -341,22 +340,15 @@ func (g *gnnDrive) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *
 }
 
 func (g *gnnDrive) Close() error {
-	var errs []error
+	var c kit.Closer
 	for _, e := range g.exs {
-		errs = append(errs, e.r.Close())
+		c.Add(e.r.Close())
 	}
-	if g.feats != nil {
-		errs = append(errs, g.feats.Close())
-	}
-	if g.closeTopo != nil {
-		errs = append(errs, g.closeTopo())
-	}
+	c.Close(g.feats)
+	c.Func(g.closeTopo)
 	g.buf = nil
 	g.x.Data = nil
-	errs = append(errs, g.mem.Free())
+	c.Add(g.mem.Free())
 	runtime.GC()
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close gnndrive: %w", err)
-	}
-	return nil
+	return c.Err(Name)
 }

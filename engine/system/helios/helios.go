@@ -479,24 +479,15 @@ func (h *helios) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *me
 }
 
 func (h *helios) Close() error {
-	var errs []error
-	if h.stack != nil {
-		errs = append(errs, h.stack.Close())
-	}
+	var c kit.Closer
+	c.Close(h.stack)
 	if h.cancel != nil {
 		h.cancel()
 	}
-	if h.feats != nil {
-		errs = append(errs, h.feats.Close())
-	}
-	if h.closeTopo != nil {
-		errs = append(errs, h.closeTopo())
-	}
+	c.Close(h.feats)
+	c.Func(h.closeTopo)
 	h.gpuRows, h.cpuRows, h.xbufs, h.tiers = nil, nil, nil, nil
-	errs = append(errs, h.devMem.Free(), h.hostMem.Free())
+	c.Add(h.devMem.Free(), h.hostMem.Free())
 	runtime.GC()
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close helios: %w", err)
-	}
-	return nil
+	return c.Err(Name)
 }

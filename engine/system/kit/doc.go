@@ -31,6 +31,8 @@
 //     threads' device reads, rows from the device and busy/wait
 //     (docs/DESIGN.md §5);
 //   - first_error.go: the first error of a pipeline's goroutines.
+//   - closer.go: a System's Close (Closer: what Prepare opened, closed in
+//     order, nil skipped, errors joined under the variant's name).
 //
 // Nothing here is specific to one paper; a mechanism of one paper lives in
 // that variant's package.

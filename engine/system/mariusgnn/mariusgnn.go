@@ -39,7 +39,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -471,24 +470,12 @@ func (s *system) trainState(ctx context.Context, env *train.Env, ep *metrics.Epo
 }
 
 func (s *system) Close() error {
-	var errs []error
-	if s.pb != nil {
-		errs = append(errs, s.pb.Close())
-	}
-	errs = append(errs, s.sg.Free())
+	var c kit.Closer
+	c.Close(s.pb)
+	c.Add(s.sg.Free())
 	s.x.Data = nil
-	errs = append(errs, s.xMem.Free())
-	if s.feats != nil {
-		errs = append(errs, s.feats.Close())
-	}
-	if s.edges != nil {
-		errs = append(errs, s.edges.Close())
-	}
-	if s.scratch != "" && !s.opt.keepFiles {
-		errs = append(errs, os.RemoveAll(s.scratch))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close mariusgnn: %w", err)
-	}
-	return nil
+	c.Add(s.xMem.Free())
+	c.Close(s.feats, s.edges)
+	c.Remove(s.scratch, s.opt.keepFiles)
+	return c.Err(Name)
 }

@@ -41,8 +41,6 @@ package pygplus
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"outcore/engine/dataset"
@@ -227,17 +225,10 @@ func (p *pygPlus) gather(env *train.Env, ep *metrics.EpochStats, mb *graph.MiniB
 }
 
 func (p *pygPlus) Close() error {
-	var errs []error
-	if p.feats != nil {
-		errs = append(errs, p.feats.Close())
-	}
+	var c kit.Closer
+	c.Close(p.feats)
 	p.xs = [2]nn.Tensor{}
-	errs = append(errs, p.mem.Free())
-	if p.closeTopo != nil {
-		errs = append(errs, p.closeTopo())
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close pyg+: %w", err)
-	}
-	return nil
+	c.Add(p.mem.Free())
+	c.Func(p.closeTopo)
+	return c.Err(Name)
 }

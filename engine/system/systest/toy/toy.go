@@ -11,8 +11,6 @@ package toy
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"outcore/engine/graph"
@@ -123,18 +121,8 @@ func (t *toy) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metri
 }
 
 func (t *toy) Close() error {
-	var errs []error
-	if t.g != nil {
-		errs = append(errs, t.g.Close())
-	}
-	if t.feats != nil {
-		errs = append(errs, t.feats.Close())
-	}
-	if t.closeTopo != nil {
-		errs = append(errs, t.closeTopo())
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close toy: %w", err)
-	}
-	return nil
+	var c kit.Closer
+	c.Close(t.g, t.feats)
+	c.Func(t.closeTopo)
+	return c.Err(Name)
 }
