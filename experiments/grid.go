@@ -24,12 +24,13 @@ const (
 	AxisBatchSize  = "batch_size"
 	AxisModel      = "model"
 	AxisFanout     = "fanout"
+	AxisCompute    = "compute"
 	AxisRepeat     = "repeat"
 )
 
 // AxisNames lists the axes a grid may vary, in expansion order (repeat is
 // the outermost loop, mem_limit the innermost).
-var AxisNames = []string{AxisRepeat, AxisSystem, AxisModel, AxisFeatureDim, AxisBatchSize, AxisFanout, AxisMemLimit}
+var AxisNames = []string{AxisRepeat, AxisSystem, AxisModel, AxisFeatureDim, AxisBatchSize, AxisFanout, AxisCompute, AxisMemLimit}
 
 // Grid is a parsed grid file:
 //
@@ -44,8 +45,9 @@ var AxisNames = []string{AxisRepeat, AxisSystem, AxisModel, AxisFeatureDim, Axis
 // field; the runs are the cartesian product of the axes, each repeated
 // "repeat" times. An axis may instead be given once at the top level
 // ("system": "ginex"). Axis → config field: system → system, model →
-// model, batch_size → batch, fanout → fanout, mem_limit → mem_limit (and
-// the cgroup limit), feature_dim → dataset (see Expand).
+// model, batch_size → batch, fanout → fanout, compute → compute (cpu,
+// none, model:PROFILE; DESIGN §10), mem_limit → mem_limit (and the cgroup
+// limit), feature_dim → dataset (see Expand).
 //
 // The dashboard's form builds one with NewGrid; grid files and the JSON
 // API go through ParseGrid. Both are held to the same limits (Problems)
@@ -79,7 +81,8 @@ type Axes struct {
 	BatchSize  []int
 	Model      []string
 	Fanout     [][]int
-	Repeat     int // >= 1
+	Compute    []string // "cpu", "none", "model:PROFILE"
+	Repeat     int      // >= 1
 }
 
 // ParseGrid parses a grid file and checks it against every limit
@@ -149,6 +152,7 @@ func ParseGrid(b []byte) (*Grid, error) {
 			}
 			return ok
 		}, func() bool { return g.Axes.MemLimit != nil }},
+		{"compute", AxisCompute, func(v json.RawMessage) bool { return oneString(v, &g.Axes.Compute) }, func() bool { return g.Axes.Compute != nil }},
 		{"feature_dim", AxisFeatureDim, func(v json.RawMessage) bool { return oneInt(v, &g.Axes.FeatureDim) }, func() bool { return g.Axes.FeatureDim != nil }},
 		{"batch_size", AxisBatchSize, func(v json.RawMessage) bool { return oneInt(v, &g.Axes.BatchSize) }, func() bool { return g.Axes.BatchSize != nil }},
 		{"batch", AxisBatchSize, func(v json.RawMessage) bool { return oneInt(v, &g.Axes.BatchSize) }, func() bool { return g.Axes.BatchSize != nil }},
@@ -243,6 +247,9 @@ func (g *Grid) JSON() json.RawMessage {
 	}
 	if a.Fanout != nil {
 		axes[AxisFanout] = a.Fanout
+	}
+	if a.Compute != nil {
+		axes[AxisCompute] = a.Compute
 	}
 	m["axes"] = axes
 	b, err := json.Marshal(m)
@@ -341,6 +348,8 @@ func parseAxes(raw json.RawMessage, a *Axes, ps *problems) {
 			ok = stringList(v, &a.System)
 		case AxisModel:
 			ok = stringList(v, &a.Model)
+		case AxisCompute:
+			ok = stringList(v, &a.Compute)
 		case AxisMemLimit:
 			var items []json.RawMessage
 			if ok = json.Unmarshal(v, &items) == nil && len(items) > 0; ok {
@@ -400,7 +409,7 @@ func intList(v json.RawMessage, dst *[]int) bool {
 // that number does not fit an int (the product is checked, never wrapped).
 func (g *Grid) Count() int {
 	n := max(g.Axes.Repeat, 1)
-	for _, l := range []int{len(g.Axes.System), len(g.Axes.MemLimit), len(g.Axes.FeatureDim), len(g.Axes.BatchSize), len(g.Axes.Model), len(g.Axes.Fanout)} {
+	for _, l := range []int{len(g.Axes.System), len(g.Axes.MemLimit), len(g.Axes.FeatureDim), len(g.Axes.BatchSize), len(g.Axes.Model), len(g.Axes.Fanout), len(g.Axes.Compute)} {
 		if l > 0 {
 			if n > math.MaxInt/l {
 				return math.MaxInt
@@ -421,6 +430,7 @@ type Cell struct {
 	FeatureDim int
 	BatchSize  int
 	Fanout     []int
+	Compute    string
 	MemLimit   string
 }
 
@@ -442,28 +452,33 @@ func (g *Grid) Cells() []Cell {
 				for di := 0; di < orNil(len(a.FeatureDim)); di++ {
 					for bi := 0; bi < orNil(len(a.BatchSize)); bi++ {
 						for fi := 0; fi < orNil(len(a.Fanout)); fi++ {
-							for li := 0; li < orNil(len(a.MemLimit)); li++ {
-								c := Cell{Seq: len(out), Repeat: rep}
-								if len(a.System) > 0 {
-									c.System = a.System[si]
+							for ci := 0; ci < orNil(len(a.Compute)); ci++ {
+								for li := 0; li < orNil(len(a.MemLimit)); li++ {
+									c := Cell{Seq: len(out), Repeat: rep}
+									if len(a.System) > 0 {
+										c.System = a.System[si]
+									}
+									if len(a.Model) > 0 {
+										c.Model = a.Model[mi]
+									}
+									if len(a.FeatureDim) > 0 {
+										c.FeatureDim = a.FeatureDim[di]
+									}
+									if len(a.BatchSize) > 0 {
+										c.BatchSize = a.BatchSize[bi]
+									}
+									if len(a.Fanout) > 0 {
+										c.Fanout = a.Fanout[fi]
+									}
+									if len(a.Compute) > 0 {
+										c.Compute = a.Compute[ci]
+									}
+									if len(a.MemLimit) > 0 {
+										c.MemLimit = a.MemLimit[li]
+									}
+									out = append(out, c)
+									idx = append(idx, cellIndex{si, mi, di, bi, fi, ci, li})
 								}
-								if len(a.Model) > 0 {
-									c.Model = a.Model[mi]
-								}
-								if len(a.FeatureDim) > 0 {
-									c.FeatureDim = a.FeatureDim[di]
-								}
-								if len(a.BatchSize) > 0 {
-									c.BatchSize = a.BatchSize[bi]
-								}
-								if len(a.Fanout) > 0 {
-									c.Fanout = a.Fanout[fi]
-								}
-								if len(a.MemLimit) > 0 {
-									c.MemLimit = a.MemLimit[li]
-								}
-								out = append(out, c)
-								idx = append(idx, cellIndex{si, mi, di, bi, fi, li})
 							}
 						}
 					}

@@ -364,7 +364,7 @@ func (m *Manager) CreateWith(ctx context.Context, gridJSON []byte, co CreateOpti
 			}
 			r := store.Run{ExperimentID: e.ID, Seq: sp.Seq, System: sp.System, Dataset: sp.Dataset, Model: sp.Model,
 				MemLimitBytes: sp.MemLimitBytes, FeatureDim: sp.FeatureDim, BatchSize: sp.BatchSize,
-				Fanout: FormatFanout(sp.Fanout), Repeat: sp.Repeat, Config: cfg, Executor: executor}
+				Fanout: FormatFanout(sp.Fanout), Repeat: sp.Repeat, Compute: sp.Compute, Config: cfg, Executor: executor}
 			if err := tx.InsertRun(&r); err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"outcore/engine/accel"
 	"outcore/engine/dataset"
 	"outcore/engine/train"
 )
@@ -217,6 +218,9 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 		}
 		sp.Config = cfg
 		sp.System, sp.Model, sp.BatchSize, sp.Fanout = cfg.System, cfg.Model, cfg.Batch, cfg.Fanout
+		if m, err := accel.ParseMode(cfg.Compute); err == nil {
+			sp.Compute = m.String() // validated with the configuration
+		}
 		if c.System != "" && c.System != cfg.System {
 			sp.System = c.System // a variant with options of its own: its own series
 		}
@@ -275,6 +279,9 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, 
 	}
 	if c.BatchSize != 0 {
 		m["batch"] = c.BatchSize
+	}
+	if c.Compute != "" {
+		m["compute"] = c.Compute
 	}
 	if c.Fanout != nil {
 		m["fanout"] = c.Fanout
@@ -346,6 +353,9 @@ func describeCell(c Cell) string {
 	}
 	if c.Fanout != nil {
 		parts = append(parts, "fanout="+FormatFanout(c.Fanout))
+	}
+	if c.Compute != "" {
+		parts = append(parts, "compute="+c.Compute)
 	}
 	if c.MemLimit != "" {
 		parts = append(parts, "mem_limit="+c.MemLimit)

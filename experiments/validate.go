@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"outcore/engine/accel"
 	"outcore/engine/train"
 )
 
@@ -118,6 +119,7 @@ var axisWords = map[string]words{
 	AxisFeatureDim: {"feature dimensions", "want a non-empty list of whole numbers", "want a whole number"},
 	AxisBatchSize:  {"batch sizes", "want a non-empty list of whole numbers", "want a whole number"},
 	AxisFanout:     {"fanouts", `want a non-empty list of fanouts such as [[10, 5], [15, 10]] or ["10,5"]`, `want a fanout such as [10, 5] or "10,5"`},
+	AxisCompute:    {"compute modes", `want a non-empty list of compute modes such as ["cpu", "none", "model:h100-roofline"]`, `want a compute mode: "cpu", "none" or "model:PROFILE"`},
 	AxisRepeat:     {"repeats", fmt.Sprintf("want a whole number from 1 to %d", MaxRepeats), ""},
 }
 
@@ -192,6 +194,22 @@ func (g *Grid) Problems() []Problem {
 			continue
 		}
 		twice(AxisFanout, seen, strconv.Quote(FormatFanout(f)))
+	}
+	seen = map[string]bool{}
+	countValues(AxisCompute, len(a.Compute))
+	for _, c := range a.Compute {
+		m, err := accel.ParseMode(c)
+		if err != nil {
+			ps.add(AxisCompute, "compute modes: %v", err)
+			continue
+		}
+		if m.Kind == accel.ComputeModel {
+			if _, err := accel.LoadProfile(m.Profile); err != nil {
+				ps.add(AxisCompute, "compute modes: %q: %v", c, err)
+				continue
+			}
+		}
+		twice(AxisCompute, seen, strconv.Quote(m.String()))
 	}
 	seen = map[string]bool{}
 	countValues(AxisMemLimit, len(a.MemLimit))
@@ -310,7 +328,7 @@ func configKeys() []string {
 // jsonTypeOf names the JSON type a run setting takes.
 func jsonTypeOf(key string) string {
 	switch key {
-	case "dataset", "system", "model", "eval", "io", "mem_limit", "model_mem":
+	case "dataset", "system", "model", "eval", "io", "mem_limit", "model_mem", "compute":
 		return "want a string"
 	case "fanout", "eval_fanout":
 		return "want a list of whole numbers"

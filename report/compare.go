@@ -21,6 +21,7 @@ type RunData struct {
 	Batch    int
 	Model    string
 	Fanout   string
+	Compute  string // "cpu" ("" for runs built without it), "none", "model:PROFILE"
 	Repeat   int
 	Status   string  // queued, running, done, failed, oom, cancelled, interrupted
 	Digest   *Digest // the run's epochs summarised; nil when it has none (or they were not read)
@@ -65,7 +66,7 @@ type gridAxis struct {
 }
 
 // numAxes is len(gridAxes).
-const numAxes = 6
+const numAxes = 7
 
 var gridAxes = [numAxes]gridAxis{
 	{"mem_limit", "memory limit", func(r RunData) float64 {
@@ -78,8 +79,10 @@ var gridAxes = [numAxes]gridAxis{
 	{"batch_size", "batch size", func(r RunData) float64 { return float64(r.Batch) }, func(r RunData) string { return strconv.Itoa(r.Batch) }, 2},
 	{"model", "model", func(r RunData) float64 { return 0 }, func(r RunData) string { return r.Model }, 3},
 	{"fanout", "fanout", func(r RunData) float64 { return 0 }, func(r RunData) string { return r.Fanout }, 4},
+	// The compute mode (DESIGN §10): cpu, none or model:PROFILE.
+	{"compute", "compute", func(r RunData) float64 { return 0 }, func(r RunData) string { return computeWord(r.Compute) }, 5},
 	// The experiment varies only in a comparison across experiments.
-	{"experiment", "exp", func(r RunData) float64 { return float64(r.ExpOrder) }, func(r RunData) string { return r.ExpLabel }, 5},
+	{"experiment", "exp", func(r RunData) float64 { return float64(r.ExpOrder) }, func(r RunData) string { return r.ExpLabel }, 6},
 }
 
 func axisByKey(key string) gridAxis {
@@ -997,6 +1000,9 @@ func (c *Comparison) AccuracyRows() []AccuracyRow {
 // epoch (the first such epoch on ties), from its epochs or else from the
 // store's aggregates.
 func bestAcc(r RunData) (val, test float64, ok bool) {
+	if !Trains(r.Compute) {
+		return 0, 0, false // no model was trained: n/a
+	}
 	if r.Digest != nil {
 		return r.Digest.BestVal, r.Digest.TestAtBest, true
 	}

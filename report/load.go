@@ -28,7 +28,7 @@ type Source interface {
 // comparison views.
 func RunDataOf(r store.Run, epochs []store.Epoch) RunData {
 	d := RunData{ID: r.ID, System: r.System, MemLimit: r.MemLimitBytes, Dim: r.FeatureDim,
-		Batch: r.BatchSize, Model: r.Model, Fanout: r.Fanout, Repeat: r.Repeat, Status: r.Status,
+		Batch: r.BatchSize, Model: r.Model, Fanout: r.Fanout, Compute: r.Compute, Repeat: r.Repeat, Status: r.Status,
 		EpochsDone: r.EpochsDone, BestVal: r.BestValAcc, TestAt: r.TestAcc}
 	if m, ok := MemoryOf(r); ok {
 		d.Memory = &m

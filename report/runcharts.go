@@ -141,6 +141,10 @@ func runAccuracy(run store.Run, epochs []store.Epoch) Chart {
 		ch.Empty = noEpochYet(run)
 		return ch
 	}
+	if !run.Trains() {
+		ch.Empty = fmt.Sprintf("Loss and accuracy are n/a: the run's compute mode is %s, which trains no model (DESIGN §10).", run.Compute)
+		return ch
+	}
 	type metric struct {
 		name      string
 		f         func(metrics.EpochRecord) float64

@@ -24,8 +24,8 @@ const epochInsertSQL = `
 		eval_s, wall_s, stages_json, tiers_json, received_at,
 		metrics_version, feature_bytes_read, topology_bytes_read, rows_from_device, rows_shared_in_flight,
 		sample_busy_s, sample_wait_s, extract_busy_s, extract_wait_s,
-		wall_sample_s, wall_load_s, wall_train_s, wall_stall_s, host_pressure_json)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		wall_sample_s, wall_load_s, wall_train_s, wall_stall_s, host_pressure_json, io_floor_s, io_efficiency)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // epochVersion is the metrics version a record is stored under: records
 // without the field follow the original contract, version 1.
@@ -57,7 +57,7 @@ func epochArgs(runID int64, e *metrics.EpochRecord, received int64) ([]any, erro
 		e.EvalS, e.WallS, string(stages), string(tiers), received,
 		epochVersion(e), e.FeatureBytesRead, e.TopologyBytesRead, e.RowsFromDevice, e.RowsSharedInFlight,
 		e.SampleBusyS, e.SampleWaitS, e.ExtractBusyS, e.ExtractWaitS,
-		e.WallSampleS, e.WallLoadS, e.WallTrainS, e.WallStallS, pressure}, nil
+		e.WallSampleS, e.WallLoadS, e.WallTrainS, e.WallStallS, pressure, e.IOFloorS, e.IOEfficiency}, nil
 }
 
 // InsertEpoch stores one epoch of a run (replacing an earlier record of the
@@ -82,7 +82,7 @@ const epochCols = `run_id, epoch, warmup, epoch_s, sample_s, extract_s, train_s,
 	eval_s, wall_s, stages_json, tiers_json, received_at,
 	metrics_version, feature_bytes_read, topology_bytes_read, rows_from_device, rows_shared_in_flight,
 	sample_busy_s, sample_wait_s, extract_busy_s, extract_wait_s,
-	wall_sample_s, wall_load_s, wall_train_s, wall_stall_s, host_pressure_json`
+	wall_sample_s, wall_load_s, wall_train_s, wall_stall_s, host_pressure_json, io_floor_s, io_efficiency`
 
 // scanEpoch reads a row of epochCols. Rows stored before metrics version 2
 // come back with MetricsVersion 1 and the fields added since at 0.
@@ -91,15 +91,17 @@ func scanEpoch(sc interface{ Scan(...any) error }) (Epoch, error) {
 	var stages, tiers string
 	var received sql.NullInt64
 	var pressure sql.NullString
+	var floor, eff sql.NullFloat64
 	err := sc.Scan(&e.RunID, &e.EpochRecord.Epoch, &e.Warmup, &e.EpochS, &e.SampleS, &e.ExtractS, &e.TrainS, &e.StallS,
 		&e.Batches, &e.BytesNeeded, &e.BytesRead, &e.ReadAmplification, &e.TrainLoss, &e.TrainAcc, &e.ValAcc, &e.TestAcc,
 		&e.EvalS, &e.WallS, &stages, &tiers, &received,
 		&e.MetricsVersion, &e.FeatureBytesRead, &e.TopologyBytesRead, &e.RowsFromDevice, &e.RowsSharedInFlight,
 		&e.SampleBusyS, &e.SampleWaitS, &e.ExtractBusyS, &e.ExtractWaitS,
-		&e.WallSampleS, &e.WallLoadS, &e.WallTrainS, &e.WallStallS, &pressure)
+		&e.WallSampleS, &e.WallLoadS, &e.WallTrainS, &e.WallStallS, &pressure, &floor, &eff)
 	if err != nil {
 		return e, err
 	}
+	e.IOFloorS, e.IOEfficiency = nf(floor), nf(eff)
 	e.Type = metrics.TypeEpoch
 	e.ReceivedAt = fromMS(received)
 	if stages != "" && stages != "{}" {

@@ -136,6 +136,14 @@ func fmtNF(v sql.NullFloat64) string {
 	return fmtF(v.Float64)
 }
 
+// fmtPF writes an optional number ("" when absent: not measured).
+func fmtPF(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return fmtF(*v)
+}
+
 func fmtNI(v sql.NullInt64) string {
 	if !v.Valid {
 		return ""
@@ -151,19 +159,26 @@ func fmtTime(v sql.NullInt64) string {
 }
 
 // cellCols are the columns that identify a run's grid cell in every export.
-var cellCols = []string{"run_id", "system", "dataset", "model", "mem_limit_bytes", "feature_dim", "batch_size", "fanout", "repeat", "attempt", "status"}
+// compute is the run's compute mode (DESIGN §10); outside cpu its losses
+// and accuracies are written "n/a".
+var cellCols = []string{"run_id", "system", "dataset", "model", "mem_limit_bytes", "feature_dim", "batch_size", "fanout", "compute", "repeat", "attempt", "status"}
+
+// notMeasured is written in place of a loss or accuracy of a run that
+// trained no model (compute none or model:PROFILE).
+const notMeasured = "n/a"
 
 // runCell is a run's identifying columns, already formatted.
 type runCell struct {
-	id    int64
-	cells []string
+	id     int64
+	cells  []string
+	trains bool // compute cpu: losses and accuracies are measurements
 }
 
 // runCells lists an experiment's runs (every attempt) in id order with
 // their cell columns; a run list is small (one row per run).
 func (s *Store) runCells(ctx context.Context, experimentID int64) ([]runCell, error) {
 	rows, err := s.r.QueryContext(ctx, `
-		SELECT id, system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, repeat, attempt, status
+		SELECT id, system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, compute, repeat, attempt, status
 		FROM runs WHERE experiment_id = ? ORDER BY id`, experimentID)
 	if err != nil {
 		return nil, err
@@ -173,13 +188,13 @@ func (s *Store) runCells(ctx context.Context, experimentID int64) ([]runCell, er
 	for rows.Next() {
 		var id, limit int64
 		var dim, batch, rep, attempt int
-		var system, dataset, model, fanout, status string
-		if err := rows.Scan(&id, &system, &dataset, &model, &limit, &dim, &batch, &fanout, &rep, &attempt, &status); err != nil {
+		var system, dataset, model, fanout, compute, status string
+		if err := rows.Scan(&id, &system, &dataset, &model, &limit, &dim, &batch, &fanout, &compute, &rep, &attempt, &status); err != nil {
 			return nil, err
 		}
-		out = append(out, runCell{id: id, cells: []string{
+		out = append(out, runCell{id: id, trains: compute == ComputeCPU, cells: []string{
 			fmtI(id), CSVSafe(system), CSVSafe(dataset), CSVSafe(model), fmtI(limit), strconv.Itoa(dim), strconv.Itoa(batch),
-			CSVSafe(fanout), strconv.Itoa(rep), strconv.Itoa(attempt), status,
+			CSVSafe(fanout), CSVSafe(compute), strconv.Itoa(rep), strconv.Itoa(attempt), status,
 		}})
 	}
 	return out, rows.Err()
@@ -195,7 +210,7 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 		return err
 	}
 	rows, err := s.r.QueryContext(ctx, `
-		SELECT id, system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, repeat, attempt, status,
+		SELECT id, system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, compute, repeat, attempt, status,
 			experiment_id, seq, superseded, retry_of, limit_enforced, limit_note, cache_dropped, io_backend,
 			outcore_version, go_version, exit_code, signal, error, epochs_done, mean_epoch_s, best_val_acc,
 			test_acc, total_s, peak_rss_bytes, peak_cgroup_bytes, queued_at, started_at, ended_at,
@@ -209,22 +224,26 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 		var id, limit, expID int64
 		var dim, batch, rep, attempt, seq, epochs int
 		var superseded, enforced, dropped bool
-		var system, dataset, model, fanout, status, note, backend, ov, gv, sig, errMsg, host, config string
+		var system, dataset, model, fanout, compute, status, note, backend, ov, gv, sig, errMsg, host, config string
 		var executor, jobID, node string
 		var retryOf, exit, peakRSS, peakCG, queued, started, ended sql.NullInt64
 		var mean, best, test, total sql.NullFloat64
-		if err := rows.Scan(&id, &system, &dataset, &model, &limit, &dim, &batch, &fanout, &rep, &attempt, &status,
+		if err := rows.Scan(&id, &system, &dataset, &model, &limit, &dim, &batch, &fanout, &compute, &rep, &attempt, &status,
 			&expID, &seq, &superseded, &retryOf, &enforced, &note, &dropped, &backend,
 			&ov, &gv, &exit, &sig, &errMsg, &epochs, &mean, &best,
 			&test, &total, &peakRSS, &peakCG, &queued, &started, &ended, &executor, &jobID, &node, &host, &config); err != nil {
 			return err
 		}
+		bestCell, testCell := fmtNF(best), fmtNF(test)
+		if compute != ComputeCPU {
+			bestCell, testCell = notMeasured, notMeasured
+		}
 		rec := []string{
 			fmtI(id), CSVSafe(system), CSVSafe(dataset), CSVSafe(model), fmtI(limit), strconv.Itoa(dim), strconv.Itoa(batch),
-			CSVSafe(fanout), strconv.Itoa(rep), strconv.Itoa(attempt), status,
+			CSVSafe(fanout), CSVSafe(compute), strconv.Itoa(rep), strconv.Itoa(attempt), status,
 			fmtI(expID), strconv.Itoa(seq), strconv.Itoa(b2i(superseded)), fmtNI(retryOf), strconv.Itoa(b2i(enforced)),
 			CSVSafe(note), strconv.Itoa(b2i(dropped)), CSVSafe(backend), CSVSafe(ov), CSVSafe(gv), fmtNI(exit),
-			CSVSafe(sig), CSVSafe(errMsg), strconv.Itoa(epochs), fmtNF(mean), fmtNF(best), fmtNF(test), fmtNF(total),
+			CSVSafe(sig), CSVSafe(errMsg), strconv.Itoa(epochs), fmtNF(mean), bestCell, testCell, fmtNF(total),
 			fmtNI(peakRSS), fmtNI(peakCG), fmtTime(queued), fmtTime(started), fmtTime(ended),
 			CSVSafe(executor), CSVSafe(jobID), CSVSafe(node), CSVSafe(host), CSVSafe(config),
 		}
@@ -281,7 +300,7 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 		"sample_busy_s", "sample_wait_s", "extract_busy_s", "extract_wait_s",
 		"wall_sample_s", "wall_load_s", "wall_train_s", "wall_stall_s",
 		"host_load1", "host_others_cpu_pct", "host_steal_pct", "psi_cpu_pct", "psi_io_pct", "psi_memory_pct",
-		"train_loss", "train_acc", "val_acc", "test_acc", "eval_s", "wall_s")
+		"train_loss", "train_acc", "val_acc", "test_acc", "eval_s", "wall_s", "io_floor_s", "io_efficiency")
 	for _, k := range stageKeys {
 		header = append(header, "stage_"+strings.TrimSuffix(k, "_s")+"_s")
 	}
@@ -331,7 +350,12 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 			}
 			// host pressure during the epoch; empty: not recorded, or (PSI) no /proc/pressure
 			rec = append(rec, hostCells(e.HostPressure)...)
-			rec = append(rec, fmtF(e.TrainLoss), fmtF(e.TrainAcc), fmtF(e.ValAcc), fmtF(e.TestAcc), fmtF(e.EvalS), fmtF(e.WallS))
+			if rc.trains {
+				rec = append(rec, fmtF(e.TrainLoss), fmtF(e.TrainAcc), fmtF(e.ValAcc), fmtF(e.TestAcc))
+			} else {
+				rec = append(rec, notMeasured, notMeasured, notMeasured, notMeasured)
+			}
+			rec = append(rec, fmtF(e.EvalS), fmtF(e.WallS), fmtPF(e.IOFloorS), fmtPF(e.IOEfficiency))
 			for _, k := range stageKeys {
 				if v, ok := e.Stages[k]; ok {
 					rec = append(rec, fmtF(v))

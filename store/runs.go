@@ -36,7 +36,10 @@ type Run struct {
 	BatchSize     int
 	Fanout        string // e.g. "10,10,10"
 	Repeat        int    // 0-based
-	Config        json.RawMessage
+	// Compute is the run's compute mode (DESIGN §10): "cpu", "none" or
+	// "model:PROFILE". Outside cpu its losses and accuracies are n/a.
+	Compute string
+	Config  json.RawMessage
 
 	// How it ran.
 	LimitEnforced  bool
@@ -90,7 +93,7 @@ const runCols = `id, experiment_id, seq, attempt, retry_of, superseded, queue_po
 	exit_code, signal, error, stderr_tail, epochs_done, mean_epoch_s, best_val_acc, test_acc, total_s,
 	peak_rss_bytes, peak_cgroup_bytes, summary_json, progress_json,
 	queued_at, started_at, ended_at,
-	executor, job_id, node, job_state, records_file, records_offset`
+	executor, job_id, node, job_state, records_file, records_offset, compute`
 
 // runColsBrief is runCols with the large text columns read as empty
 // (RunFilter.Brief): the configuration, devices, deviations, standard
@@ -119,7 +122,7 @@ func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 		&exitCode, &r.Signal, &r.Error, &r.StderrTail, &r.EpochsDone, &mean, &best, &test, &total,
 		&peakRSS, &peakCG, &summary, &progress,
 		&queued, &started, &ended,
-		&r.Executor, &r.JobID, &r.Node, &r.JobState, &r.RecordsFile, &r.RecordsOffset)
+		&r.Executor, &r.JobID, &r.Node, &r.JobState, &r.RecordsFile, &r.RecordsOffset, &r.Compute)
 	if err != nil {
 		return r, err
 	}
@@ -163,6 +166,14 @@ func jsonOr(b json.RawMessage, def string) string {
 	return string(b)
 }
 
+// ComputeCPU is the compute mode of a run that trains on the CPU (the
+// default, and every run stored before compute modes existed).
+const ComputeCPU = "cpu"
+
+// Trains reports whether the run trained a model: its losses and
+// accuracies are measurements (compute mode cpu).
+func (r *Run) Trains() bool { return r.Compute == "" || r.Compute == ComputeCPU }
+
 // InsertRun queues r at the end of the queue: it sets r.ID, r.QueuePos,
 // r.Status (queued) and r.QueuedAt. r.Attempt defaults to 1.
 func (t *Tx) InsertRun(r *Run) error {
@@ -171,6 +182,9 @@ func (t *Tx) InsertRun(r *Run) error {
 	}
 	if r.Executor == "" {
 		r.Executor = ExecutorLocal
+	}
+	if r.Compute == "" {
+		r.Compute = ComputeCPU
 	}
 	if err := t.tx.QueryRowContext(t.ctx, `SELECT coalesce(max(queue_pos), 0) + 1 FROM runs`).Scan(&r.QueuePos); err != nil {
 		return fmt.Errorf("insert run: queue position: %w", err)
@@ -183,11 +197,11 @@ func (t *Tx) InsertRun(r *Run) error {
 	}
 	res, err := t.tx.ExecContext(t.ctx, `
 		INSERT INTO runs(experiment_id, seq, attempt, retry_of, queue_pos, status,
-			system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, repeat, config_json, queued_at, executor)
-		VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, repeat, config_json, queued_at, executor, compute)
+		VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ExperimentID, r.Seq, r.Attempt, retryOf, r.QueuePos,
 		r.System, r.Dataset, r.Model, r.MemLimitBytes, r.FeatureDim, r.BatchSize, r.Fanout, r.Repeat,
-		jsonOr(r.Config, "{}"), ms(r.QueuedAt), r.Executor)
+		jsonOr(r.Config, "{}"), ms(r.QueuedAt), r.Executor, r.Compute)
 	if err != nil {
 		return fmt.Errorf("insert run: %w", err)
 	}
@@ -351,7 +365,8 @@ type RunEnd struct {
 // FinishRun records a running run's outcome. The per-run aggregates
 // (epochs_done, mean_epoch_s over non-warm-up epochs, best_val_acc and the
 // test_acc at that epoch) are computed from the epochs stored for the run,
-// so they agree with the epochs table whatever the child's summary says.
+// so they agree with the epochs table whatever the child's summary says;
+// a run that trained no model (compute other than cpu) has none (NULL).
 // It returns false, and changes nothing, when the run is not running.
 func (t *Tx) FinishRun(id int64, e RunEnd) (bool, error) {
 	if !Finished(e.Status) {
@@ -389,8 +404,8 @@ func (t *Tx) refreshAggregates(id int64) error {
 		UPDATE runs SET
 			epochs_done = (SELECT count(*) FROM epochs WHERE run_id = ?1),
 			mean_epoch_s = (SELECT avg(epoch_s) FROM epochs WHERE run_id = ?1 AND warmup = 0),
-			best_val_acc = (SELECT max(val_acc) FROM epochs WHERE run_id = ?1),
-			test_acc = (SELECT test_acc FROM epochs WHERE run_id = ?1 ORDER BY val_acc DESC, epoch LIMIT 1)
+			best_val_acc = CASE WHEN compute = 'cpu' THEN (SELECT max(val_acc) FROM epochs WHERE run_id = ?1) END,
+			test_acc = CASE WHEN compute = 'cpu' THEN (SELECT test_acc FROM epochs WHERE run_id = ?1 ORDER BY val_acc DESC, epoch LIMIT 1) END
 		WHERE id = ?1`, id)
 	if err != nil {
 		return fmt.Errorf("run %d aggregates: %w", id, err)
@@ -480,7 +495,7 @@ func (t *Tx) RetryRun(id int64) (Run, error) {
 		ExperimentID: old.ExperimentID, Seq: old.Seq, Attempt: old.Attempt + 1, RetryOf: old.ID,
 		System: old.System, Dataset: old.Dataset, Model: old.Model, MemLimitBytes: old.MemLimitBytes,
 		FeatureDim: old.FeatureDim, BatchSize: old.BatchSize, Fanout: old.Fanout, Repeat: old.Repeat,
-		Config: old.Config, Executor: old.Executor,
+		Config: old.Config, Executor: old.Executor, Compute: old.Compute,
 	}
 	if err := t.InsertRun(&nr); err != nil {
 		return Run{}, fmt.Errorf("retry run %d: %w", id, err)

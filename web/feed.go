@@ -306,7 +306,7 @@ func (f *Feed) epochArrived(ctx context.Context, ev store.Event) ([]Event, error
 		return nil, err
 	}
 	fr := &fragments{ctx: ctx}
-	fr.appendTo("tbody", "beforeend", "#epoch-rows", views.EpochRowView(epochRow(r.ID, rec)))
+	fr.appendTo("tbody", "beforeend", "#epoch-rows", views.EpochRowView(epochRow(r, rec)))
 	runPage, err := f.runPageUpdate(ctx, r, nil)
 	if err != nil {
 		return nil, err

@@ -241,7 +241,7 @@ func runRow(r store.Run) views.RunRow {
 		System: r.System, MemLimit: report.MemLabel(r.MemLimitBytes), Dim: dim, Batch: batch,
 		Model: r.Model, Fanout: r.Fanout, Repeat: r.Repeat, Status: r.Status,
 		Progress:  runProgress(r),
-		EpochTime: fmtPF(r.MeanEpochS), BestVal: fmtPF(r.BestValAcc),
+		EpochTime: fmtPF(r.MeanEpochS), BestVal: bestValText(r),
 		StartedMS: msOf(r.StartedAt), EndedMS: msOf(r.EndedAt),
 		Error:     r.Error,
 		CanCancel: r.Status == store.StatusQueued || r.Status == store.StatusRunning,
@@ -249,8 +249,31 @@ func runRow(r store.Run) views.RunRow {
 	}
 }
 
+// naText stands for a loss or accuracy of a run that trained no model.
+const naText = "n/a"
+
+// bestValText is a run's best validation accuracy for its row.
+func bestValText(r store.Run) string {
+	if !r.Trains() {
+		return naText
+	}
+	return fmtPF(r.BestValAcc)
+}
+
+// computeFact is a run's compute mode, with what it means.
+func computeFact(r store.Run) string {
+	switch {
+	case r.Trains():
+		return "cpu (the CPU trainer)"
+	case r.Compute == "none":
+		return "none (the loader alone: features checksummed and released; loss and accuracy n/a)"
+	}
+	return r.Compute + " (batches held for an accelerator's modelled step time, no CPU training; loss and accuracy n/a)"
+}
+
 // epochRow is one line of a run's epoch table.
-func epochRow(runID int64, e metrics.EpochRecord) views.EpochRow {
+func epochRow(r store.Run, e metrics.EpochRecord) views.EpochRow {
+	runID := r.ID
 	hit := "–"
 	if h, ok := report.DigestEpochs([]metrics.EpochRecord{e}).HitRatio(); ok {
 		hit = fmtF(h)
@@ -261,7 +284,11 @@ func epochRow(runID int64, e metrics.EpochRecord) views.EpochRow {
 		Batches: strconv.Itoa(e.Batches), HitRatio: hit,
 		ReadMiB: fmtF(float64(e.BytesRead) / (1 << 20)), Amplification: "–", FeatMiB: "–", TopoMiB: "–",
 		Loss: fmtF(e.TrainLoss), TrainAcc: fmtF(e.TrainAcc), ValAcc: "–", TestAcc: "–",
-		WallS: fmtF(e.WallS),
+		WallS: fmtF(e.WallS), IOFloor: fmtPF(e.IOFloorS), IOEff: fmtPF(e.IOEfficiency),
+		IOTitle: "device reads replayed at this host's measured storage capability (outcore bench device, DESIGN §11)",
+	}
+	if e.IOFloorS == nil {
+		row.IOTitle = "not measured: this host's storage has no outcore bench device profile"
 	}
 	if e.MetricsVersion >= 2 {
 		row.FeatMiB = fmtF(float64(e.FeatureBytesRead) / (1 << 20))
@@ -277,6 +304,9 @@ func epochRow(runID int64, e metrics.EpochRecord) views.EpochRow {
 	}
 	if report.Evaluated(e) { // epochs skipped by eval_every have no accuracy
 		row.ValAcc, row.TestAcc = fmtF(e.ValAcc), fmtF(e.TestAcc)
+	}
+	if !r.Trains() { // compute none or model: no model, no loss (DESIGN §10)
+		row.Loss, row.TrainAcc, row.ValAcc, row.TestAcc = naText, naText, naText, naText
 	}
 	return row
 }

@@ -58,6 +58,7 @@ func runFacts(r store.Run, logs []store.Event) []views.KV {
 		{K: "limit enforced", V: yes(r.LimitEnforced) + note(r.LimitNote)},
 		{K: "feature dim", V: dimLabel(r.FeatureDim)},
 		{K: "batch size", V: strconv.Itoa(r.BatchSize)}, {K: "fanout", V: r.Fanout},
+		{K: "compute", V: computeFact(r)},
 		{K: "repeat", V: strconv.Itoa(r.Repeat)}, {K: "seed", V: seedOf(r.Config)}, {K: "attempt", V: strconv.Itoa(r.Attempt)},
 		{K: "I/O backend", V: ioBackendFact(r, logs)},
 		{K: "dataset out of the page cache before the run", V: pageCacheFact(r, logs)},
@@ -157,7 +158,7 @@ func runView(r store.Run, epochs []store.Epoch, logs []store.Event) views.RunVie
 	_ = json.Unmarshal(r.Deviations, &v.Deviations)
 	recs := make([]metrics.EpochRecord, 0, len(epochs))
 	for _, e := range epochs {
-		v.Epochs = append(v.Epochs, epochRow(r.ID, e.EpochRecord))
+		v.Epochs = append(v.Epochs, epochRow(r, e.EpochRecord))
 		recs = append(recs, e.EpochRecord)
 	}
 	// host pressure (DESIGN §5): flagged when busy, stated when recorded

@@ -201,6 +201,15 @@ type EpochRecord struct {
 	ExtractBusyS float64 `json:"extract_busy_s"`
 	ExtractWaitS float64 `json:"extract_wait_s"`
 
+	// IOFloorS is the time the epoch's device reads would take at this
+	// host's measured storage capability (DESIGN §11: per request-size
+	// class, requests / IOPS against bytes / bandwidth, the binding one),
+	// and IOEfficiency is IOFloorS / EpochS: how close the epoch came to
+	// what the disk allows. Absent when the host's storage was not
+	// measured (`outcore bench device`).
+	IOFloorS     *float64 `json:"io_floor_s,omitempty"`
+	IOEfficiency *float64 `json:"io_efficiency,omitempty"`
+
 	// Compute is the run's compute mode (DESIGN §10): "cpu", "none" or
 	// "model:PROFILE"; absent in records written before it existed (cpu).
 	// Outside cpu no model is trained: train_loss and train_acc are 0 and

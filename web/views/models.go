@@ -289,6 +289,7 @@ type EpochRow struct {
 	FeatMiB, TopoMiB                          string // "–" for epochs before metrics version 2
 	AmpTitle                                  string // what Amplification means for this epoch
 	Loss, TrainAcc, ValAcc, TestAcc, WallS    string
+	IOFloor, IOEff, IOTitle                   string // "–" when the host's storage was not measured
 }
 
 // LogLine is one line of a run's log.

@@ -1,0 +1,90 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"testing"
+
+	"outcore/engine/metrics"
+	"outcore/store"
+)
+
+// A run that trained no model (compute none or model:PROFILE) exports its
+// losses and accuracies as n/a, never as 0; its compute mode is a column
+// of every export; io_floor_s and io_efficiency are empty when not
+// measured and the numbers when they were.
+func TestExportComputeAndIOFloor(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	e := store.Experiment{Name: "e", Dataset: "tiny", Grid: json.RawMessage(`{"dataset":"tiny"}`)}
+	var ids []int64
+	floor, eff := 1.5, 0.25
+	err := s.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertExperiment(&e); err != nil {
+			return err
+		}
+		for i, c := range []string{"", "model:h100-roofline"} {
+			r := store.Run{ExperimentID: e.ID, Seq: i, System: "ginex", Dataset: "tiny", Model: "sage", Compute: c, Config: json.RawMessage(`{}`)}
+			if err := tx.InsertRun(&r); err != nil {
+				return err
+			}
+			if _, err := tx.ClaimRun(r.ID); err != nil {
+				return err
+			}
+			rec := metrics.EpochRecord{Epoch: 0, EpochS: 6, TrainLoss: 0.7, TrainAcc: 0.5, ValAcc: 0.4, TestAcc: 0.3}
+			if c != "" {
+				rec = metrics.EpochRecord{Epoch: 0, EpochS: 6, IOFloorS: &floor, IOEfficiency: &eff, Compute: c}
+			}
+			if err := tx.InsertEpoch(r.ID, &rec); err != nil {
+				return err
+			}
+			ids = append(ids, r.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(what string) (map[string]int, [][]string) {
+		var buf bytes.Buffer
+		if err := s.ExportCSV(ctx, &buf, e.ID, what); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(&buf).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := map[string]int{}
+		for i, h := range recs[0] {
+			col[h] = i
+		}
+		return col, recs[1:]
+	}
+	col, rows := read(store.ExportEpochs)
+	cpu, model := rows[0], rows[1]
+	if cpu[col["compute"]] != "cpu" || model[col["compute"]] != "model:h100-roofline" {
+		t.Errorf("compute cells %q %q", cpu[col["compute"]], model[col["compute"]])
+	}
+	for _, k := range []string{"train_loss", "train_acc", "val_acc", "test_acc"} {
+		if model[col[k]] != "n/a" || cpu[col[k]] == "n/a" || cpu[col[k]] == "" {
+			t.Errorf("%s: cpu %q, model %q (want a number, n/a)", k, cpu[col[k]], model[col[k]])
+		}
+	}
+	if cpu[col["io_floor_s"]] != "" || model[col["io_floor_s"]] != "1.5" || model[col["io_efficiency"]] != "0.25" {
+		t.Errorf("io floor cells: cpu %q, model %q %q", cpu[col["io_floor_s"]], model[col["io_floor_s"]], model[col["io_efficiency"]])
+	}
+	col, rows = read(store.ExportRuns)
+	if rows[1][col["best_val_acc"]] != "n/a" || rows[1][col["compute"]] != "model:h100-roofline" {
+		t.Errorf("runs row %v", rows[1])
+	}
+	ep, err := s.Epochs(ctx, ids[1])
+	if err != nil || len(ep) != 1 || ep[0].IOFloorS == nil || *ep[0].IOFloorS != 1.5 {
+		t.Fatalf("stored epoch %+v, %v", ep, err)
+	}
+	r, err := s.Run(ctx, ids[1])
+	if err != nil || r.Compute != "model:h100-roofline" || r.Trains() {
+		t.Fatalf("run %+v, %v", r.Compute, err)
+	}
+}
