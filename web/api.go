@@ -70,6 +70,7 @@ type APIRun struct {
 	FeatureDim      int             `json:"feature_dim"`
 	BatchSize       int             `json:"batch_size"`
 	Fanout          string          `json:"fanout"`
+	Compute         string          `json:"compute"` // DESIGN §10; outside "cpu" best_val_acc and test_acc are null
 	Repeat          int             `json:"repeat"`
 	LimitEnforced   bool            `json:"limit_enforced"`
 	LimitNote       string          `json:"limit_note"`
@@ -137,7 +138,7 @@ func apiExperiment(e store.Experiment, withGrid bool) APIExperiment {
 func apiRun(r store.Run, full bool) APIRun {
 	x := APIRun{ID: r.ID, ExperimentID: r.ExperimentID, Seq: r.Seq, Attempt: r.Attempt, RetryOf: r.RetryOf, Superseded: r.Superseded,
 		Status: r.Status, System: r.System, Dataset: r.Dataset, Model: r.Model, MemLimitBytes: r.MemLimitBytes,
-		FeatureDim: r.FeatureDim, BatchSize: r.BatchSize, Fanout: r.Fanout, Repeat: r.Repeat,
+		FeatureDim: r.FeatureDim, BatchSize: r.BatchSize, Fanout: r.Fanout, Compute: r.Compute, Repeat: r.Repeat,
 		LimitEnforced: r.LimitEnforced, LimitNote: r.LimitNote, CacheDropped: r.CacheDropped, IOBackend: r.IOBackend,
 		OutcoreVersion: r.OutcoreVersion, ExitCode: r.ExitCode, Signal: r.Signal, Error: r.Error, EpochsDone: r.EpochsDone,
 		MeanEpochS: r.MeanEpochS, BestValAcc: r.BestValAcc, TestAcc: r.TestAcc, TotalS: r.TotalS,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"outcore/engine/accel"
 	"outcore/engine/dataset"
 	"outcore/experiments"
 	"outcore/report"
@@ -190,7 +191,7 @@ func defaultForm(entries []dataset.Entry) FormInput {
 func formView(in FormInput, entries []dataset.Entry, g *experiments.Grid, errs map[string]string) views.ExperimentForm {
 	f := views.ExperimentForm{
 		Name: in.Name, DatasetMode: in.DatasetMode, Dataset: in.Dataset, Preset: in.Preset, NewDataset: in.NewDataset,
-		MemLimits: in.MemLimits, Dims: in.Dims, Batches: in.Batches, Model: in.Model, Fanouts: in.Fanouts,
+		MemLimits: in.MemLimits, Dims: in.Dims, Batches: in.Batches, Model: in.Model, Fanouts: in.Fanouts, Compute: in.Compute,
 		Epochs: in.Epochs, Repeats: in.Repeats, Errors: errs,
 	}
 	for _, e := range entries {
@@ -210,6 +211,7 @@ func formView(in FormInput, entries []dataset.Entry, g *experiments.Grid, errs m
 	for _, m := range Models {
 		f.Models = append(f.Models, views.FormOption{Value: m, Label: m, Selected: m == in.Model})
 	}
+	f.Profiles = strings.Join(accel.ProfileNames(), ", ")
 	if g != nil {
 		f.Preview = views.Preview{Runs: g.Count(), Factors: Factors(g)}
 	}

@@ -60,6 +60,7 @@ type FormInput struct {
 	Batches     string
 	Model       string
 	Fanouts     string
+	Compute     string // comma-separated compute modes ("" = cpu): cpu, none, model:PROFILE
 	Epochs      string
 	Repeats     string
 }
@@ -84,7 +85,7 @@ type FormEnv struct {
 var formFields = map[string]string{
 	"name": "name", "dataset": "dataset", experiments.AxisSystem: "variants", experiments.AxisMemLimit: "mem_limits",
 	experiments.AxisFeatureDim: "dims", experiments.AxisBatchSize: "batches", experiments.AxisModel: "model",
-	experiments.AxisFanout: "fanouts", "epochs": "epochs", experiments.AxisRepeat: "repeats",
+	experiments.AxisFanout: "fanouts", experiments.AxisCompute: "compute", "epochs": "epochs", experiments.AxisRepeat: "repeats",
 }
 
 // formField is the form field a problem is about ("" = the whole form).
@@ -148,6 +149,9 @@ func ValidateForm(in FormInput, env FormEnv) (*experiments.Grid, map[string]stri
 	}
 	if lims := splitList(in.MemLimits); len(lims) > 0 {
 		axes.MemLimit = lims
+	}
+	if modes := splitList(in.Compute); len(modes) > 0 {
+		axes.Compute = modes
 	}
 	var err error
 	if axes.FeatureDim, err = parseInts(in.Dims); err != nil {
@@ -222,6 +226,9 @@ func Factors(g *experiments.Grid) string {
 	}
 	if n := len(a.Fanout); n > 0 {
 		parts = append(parts, part(n, "fanout", "fanouts"))
+	}
+	if n := len(a.Compute); n > 0 {
+		parts = append(parts, part(n, "compute mode", "compute modes"))
 	}
 	parts = append(parts, part(max(1, a.Repeat), "repeat", "repeats"))
 	return strings.Join(parts, " × ")

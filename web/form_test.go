@@ -82,6 +82,8 @@ func TestValidateFormNamesTheBadField(t *testing.T) {
 		{"", func(f *FormInput) { f.Repeats, f.Batches, f.Fanouts = "100", "1,2,3,4,5", "1;2;3;4" }, "at most 10000"},
 		{"mem_limits", func(f *FormInput) { f.MemLimits = "2MiB" }, "needs to start"},
 		{"mem_limits", func(f *FormInput) { f.MemLimits = "1e30" }, "largest memory limit, 1 PiB"},
+		{"compute", func(f *FormInput) { f.Compute = "cpu, gpu" }, "want cpu, none or model:PROFILE"},
+		{"compute", func(f *FormInput) { f.Compute = "model:nosuch" }, `no accelerator profile "nosuch"`},
 	}
 	env := formEnvFor(t)
 	for _, tc := range tests {
@@ -99,5 +101,18 @@ func TestValidateFormNamesTheBadField(t *testing.T) {
 	in.MemLimits = "10%"
 	if _, errs := ValidateForm(in, env); !strings.Contains(errs["mem_limits"], "below 1MiB") {
 		t.Errorf("10%% of 1 MiB: %v", errs)
+	}
+}
+
+// The compute field becomes the grid's compute axis.
+func TestValidateFormCompute(t *testing.T) {
+	in := goodInput()
+	in.Compute = "cpu, model:h100-roofline"
+	g, errs := ValidateForm(in, formEnvFor(t))
+	if len(errs) != 0 {
+		t.Fatalf("errors %v", errs)
+	}
+	if !reflect.DeepEqual(g.Axes.Compute, []string{"cpu", "model:h100-roofline"}) || !strings.Contains(Factors(g), "2 compute modes") {
+		t.Errorf("compute axis %v, factors %q", g.Axes.Compute, Factors(g))
 	}
 }

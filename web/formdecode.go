@@ -30,7 +30,7 @@ func DecodeForm(contentType string, body []byte) (FormInput, error) {
 		Name: one("name"), DatasetMode: one("dataset_mode"), Dataset: one("dataset"),
 		Preset: one("preset"), NewDataset: one("new_dataset"), Variants: vals["variants"],
 		MemLimits: one("mem_limits"), Dims: one("dims"), Batches: one("batches"),
-		Model: one("model"), Fanouts: one("fanouts"), Epochs: one("epochs"), Repeats: one("repeats"),
+		Model: one("model"), Fanouts: one("fanouts"), Compute: one("compute"), Epochs: one("epochs"), Repeats: one("repeats"),
 	}, nil
 }
 

@@ -93,6 +93,8 @@ type ExperimentForm struct {
 	Model       string
 	Models      []FormOption
 	Fanouts     string
+	Compute     string // compute modes, comma-separated
+	Profiles    string // the accelerator profiles model:PROFILE may name
 	Epochs      string
 	Repeats     string
 	Errors      map[string]string // field name -> message; "" key = whole form

@@ -1,0 +1,37 @@
+package web
+
+import (
+	"strings"
+	"testing"
+
+	"outcore/engine/metrics"
+	"outcore/store"
+)
+
+// A run that trained no model shows n/a for its losses and accuracies,
+// never 0; its I/O floor shows when measured, "–" when not.
+func TestRowsOfARunWithoutTraining(t *testing.T) {
+	val := 0.0
+	floor, eff := 2.5, 0.5
+	model := store.Run{ID: 1, Compute: "model:h100-roofline", BestValAcc: &val}
+	e := metrics.EpochRecord{EpochS: 5, Evaluated: false, IOFloorS: &floor, IOEfficiency: &eff}
+	row := epochRow(model, e)
+	if row.Loss != "n/a" || row.TrainAcc != "n/a" || row.ValAcc != "n/a" || row.TestAcc != "n/a" {
+		t.Errorf("model-mode epoch row %+v", row)
+	}
+	if row.IOFloor != "2.50" || row.IOEff != "0.500" {
+		t.Errorf("io floor %q, efficiency %q", row.IOFloor, row.IOEff)
+	}
+	if got := runRow(model).BestVal; got != "n/a" {
+		t.Errorf("best val %q", got)
+	}
+	if f := computeFact(model); !strings.Contains(f, "model:h100-roofline") || !strings.Contains(f, "n/a") {
+		t.Errorf("compute fact %q", f)
+	}
+	cpu := store.Run{ID: 2, Compute: "cpu"}
+	e = metrics.EpochRecord{EpochS: 5, TrainLoss: 0.75, Evaluated: true, ValAcc: 0.5}
+	row = epochRow(cpu, e)
+	if row.Loss == "n/a" || row.ValAcc == "n/a" || row.IOFloor != "–" || !strings.Contains(row.IOTitle, "not measured") {
+		t.Errorf("cpu epoch row %+v", row)
+	}
+}
