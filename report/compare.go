@@ -397,7 +397,7 @@ func cellOf(r RunData) *Cell {
 // ChartIDs lists the experiment page's charts in page order.
 var ChartIDs = []string{
 	"epoch-vs-mem", "epoch-vs-dim", "epoch-vs-batch", "normalised", "stages", "stage-time",
-	"hit-vs-mem", "tier-hits", "disk-read", "disk-read-kind", "amplification", "worker-time", "memory", "time-to-accuracy", "accuracy",
+	"hit-vs-mem", "tier-hits", "disk-read", "disk-read-kind", "amplification", "io-efficiency", "worker-time", "memory", "time-to-accuracy", "accuracy",
 }
 
 // Chart builds one view by id; baseline names the variant the normalised
@@ -453,6 +453,8 @@ func (c *Comparison) chart(id, baseline string) (Chart, bool) {
 			ch.Empty = e
 		}
 		return ch, true
+	case "io-efficiency":
+		return c.ioEfficiency(), true
 	case "worker-time":
 		return c.workerTime(), true
 	case "memory":

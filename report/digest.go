@@ -89,6 +89,8 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 	extra := map[string]bool{}
 	measured := map[string]float64{}
 	wall := map[string]float64{}
+	var floor, eff float64
+	floored := 0
 	seenEval := false
 	for _, e := range eps {
 		if e.HostPressure != nil && len(metrics.BusyReasons(*e.HostPressure)) > 0 {
@@ -129,6 +131,11 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 		d.Lookups += float64(most)
 		d.BytesRead += float64(e.BytesRead)
 		d.BytesNeeded += float64(e.BytesNeeded)
+		if e.IOFloorS != nil && e.IOEfficiency != nil {
+			floor += *e.IOFloorS
+			eff += *e.IOEfficiency
+			floored++
+		}
 		if e.MetricsVersion >= metrics.WallStagesVersion {
 			d.WallMeasured++
 			for i, v := range []float64{e.WallSampleS, e.WallLoadS, e.WallTrainS, e.WallStallS} {
@@ -162,6 +169,10 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 	}
 	for k, v := range wall {
 		d.Mean[k] = v / float64(d.WallMeasured)
+	}
+	if floored > 0 { // DESIGN §11: only epochs measured against a device profile
+		d.Mean[IOFloorKey] = floor / float64(floored)
+		d.Mean[IOEfficiencyKey] = eff / float64(floored)
 	}
 	for k := range extra {
 		if !contains(standardStages, k) {

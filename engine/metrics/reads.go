@@ -25,6 +25,7 @@ const (
 type ReadAccount struct {
 	classify func(path string) string
 	c        [3]struct{ bytes, rows atomic.Int64 }
+	requests [NumRequestClasses]atomic.Int64
 }
 
 // NewReadAccount returns an empty account; classify names the kind of a
@@ -79,30 +80,57 @@ func (a *ReadAccount) Add(kind string, bytes, rows int64) {
 	c.rows.Add(rows)
 }
 
+// AddRequests counts device requests by size class (RequestClass), for
+// the I/O floor (DESIGN §11): engine/storage counts every request it
+// hands the device; memory-mapped reads have no known requests.
+func (a *ReadAccount) AddRequests(byClass *[NumRequestClasses]int64) {
+	if a == nil {
+		return
+	}
+	for i, n := range byClass {
+		if n != 0 {
+			a.requests[i].Add(n)
+		}
+	}
+}
+
 // ReadTotals is a reading of a ReadAccount.
 type ReadTotals struct {
 	FeatureBytes, FeatureRows int64
 	TopologyBytes             int64
 	OtherBytes                int64
+	// Requests are the device requests by size class (all kinds).
+	Requests [NumRequestClasses]int64
 }
+
+// Bytes is every device byte of the reading.
+func (t ReadTotals) Bytes() int64 { return t.FeatureBytes + t.TopologyBytes + t.OtherBytes }
 
 // Totals reads the account (zero for nil).
 func (a *ReadAccount) Totals() ReadTotals {
 	if a == nil {
 		return ReadTotals{}
 	}
-	return ReadTotals{
+	t := ReadTotals{
 		FeatureBytes: a.c[0].bytes.Load(), FeatureRows: a.c[0].rows.Load(),
 		TopologyBytes: a.c[1].bytes.Load(),
 		OtherBytes:    a.c[2].bytes.Load(),
 	}
+	for i := range t.Requests {
+		t.Requests[i] = a.requests[i].Load()
+	}
+	return t
 }
 
 // Sub is t − u, the reads between two readings.
 func (t ReadTotals) Sub(u ReadTotals) ReadTotals {
-	return ReadTotals{
+	d := ReadTotals{
 		FeatureBytes: t.FeatureBytes - u.FeatureBytes, FeatureRows: t.FeatureRows - u.FeatureRows,
 		TopologyBytes: t.TopologyBytes - u.TopologyBytes,
 		OtherBytes:    t.OtherBytes - u.OtherBytes,
 	}
+	for i := range d.Requests {
+		d.Requests[i] = t.Requests[i] - u.Requests[i]
+	}
+	return d
 }

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"outcore/engine/metrics"
 )
 
 // This file is the machinery the direct-I/O backends (uring, pread) share:
@@ -286,6 +288,7 @@ func (e *engine) finishSeg(s *segment, now int64) {
 	e.t.latency(now - s.start)
 	e.t.bytesRead += int64(s.done)
 	e.t.deviceBytes += int64(s.done)
+	e.t.reqClass[metrics.RequestClass(int64(s.done))]++
 	for _, p := range s.pieces {
 		r := &e.reqs[p.req]
 		if s.err == nil {

@@ -151,6 +151,7 @@ type tally struct {
 	rows, requests, bytesNeeded, bytesRead, retries, interrupts int64
 	deviceBytes, deviceRows                                     int64
 	hist                                                        [HistBuckets]int64
+	reqClass                                                    [metrics.NumRequestClasses]int64 // device requests by size (metrics.RequestClass)
 	dirty                                                       bool
 }
 
@@ -162,6 +163,7 @@ func (t *tally) flush(c *counters) {
 	c.deviceBytes.Add(t.deviceBytes)
 	c.deviceRows.Add(t.deviceRows)
 	c.account.Add(c.kind, t.deviceBytes, t.deviceRows)
+	c.account.AddRequests(&t.reqClass)
 	c.rows.Add(t.rows)
 	c.requests.Add(t.requests)
 	c.bytesNeeded.Add(t.bytesNeeded)

@@ -48,6 +48,9 @@ type Env struct {
 	// profile (model mode): TrainStep's consumer (compute.go).
 	compute accel.Mode
 	profile *accel.Profile
+	// device is the measured storage of the data directory (nil: not
+	// measured here): each epoch's I/O floor (io_floor.go).
+	device *metrics.DeviceProfile
 
 	progress     func(metrics.ProgressRecord)
 	lastProgress time.Time

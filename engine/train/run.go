@@ -187,6 +187,9 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	if err := r.start(env, sys, evalFeats.Backend()); err != nil {
 		return sum, err
 	}
+	var floorNote string
+	env.device, floorNote = deviceProfileFor(dataset.ResolveDataDir(cfg.DataDir), ds.Dir)
+	r.logLine(floorNote)
 	env.progress = func(p metrics.ProgressRecord) {
 		_ = r.emit.Emit(p)
 		if r.opt.Progress != nil {
@@ -348,6 +351,7 @@ func (r *runner) epoch(ctx context.Context, env *Env, sys System, ev *Evaluator,
 	rec.TopologyBytesRead = reads.TopologyBytes
 	rec.RowsFromDevice += reads.FeatureRows
 	rec.ReadAmplification = metrics.ReadAmplification(rec.FeatureBytesRead, rec.RowsFromDevice, env.Dataset.RowBytes())
+	fillIOFloor(&rec, env.device, reads)
 	if n := rec.Counters["rows_unaccounted"]; n > 0 {
 		env.Warnf("%s epoch %d: %d looked-up rows were counted by more than one tier (rows_unaccounted)", cfg.System, epoch, n)
 	}

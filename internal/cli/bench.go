@@ -17,8 +17,8 @@ func benchCmd() *Command {
 	return &Command{
 		Name:        "bench",
 		Args:        "<benchmark> [flags]",
-		Short:       "micro-benchmarks and device measurements (bench io, bench profile-fit)",
-		Subcommands: []*Command{benchIOCmd(), benchProfileCmd()},
+		Short:       "micro-benchmarks and device measurements (bench io, bench device, bench profile-fit)",
+		Subcommands: []*Command{benchIOCmd(), benchDeviceCmd(), benchProfileCmd()},
 	}
 }
 

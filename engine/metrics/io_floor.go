@@ -1,0 +1,165 @@
+package metrics
+
+// The I/O floor of an epoch (DESIGN §11): its device reads replayed at
+// the host's measured storage capability. `outcore bench device` measures
+// the capability once per host and data directory (DeviceProfile, kept in
+// the data directory beside the datasets); the run loop puts each epoch's
+// floor and io_floor_s / epoch_s into the epoch record.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// RequestClassBytes are the lower bounds of the device-request size
+// classes the read account counts: class i holds requests of
+// [RequestClassBytes[i], RequestClassBytes[i+1]) bytes (the first also
+// smaller ones, the last every larger one). They are the sizes the
+// variants read (512 B rows, 4 KiB blocks and pages) and the merged
+// requests up to engine/storage's largest (64 KiB by default) and beyond.
+var RequestClassBytes = [NumRequestClasses]int64{512, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20}
+
+// NumRequestClasses is len(RequestClassBytes).
+const NumRequestClasses = 6
+
+// RequestClass is the class of a device request of n bytes.
+func RequestClass(n int64) int {
+	c := 0
+	for i, b := range RequestClassBytes {
+		if n >= b {
+			c = i
+		}
+	}
+	return c
+}
+
+// DeviceProfileFile is the name of the device profile in a data
+// directory.
+const DeviceProfileFile = "device-profile.json"
+
+// DeviceProfile is what `outcore bench device` measured of the storage
+// holding a data directory.
+type DeviceProfile struct {
+	Hostname   string `json:"hostname"`
+	Device     uint64 `json:"device"` // st_dev of the data directory: the file system measured
+	DiskModel  string `json:"disk_model,omitempty"`
+	File       string `json:"file"` // the file read (O_DIRECT through io_uring)
+	FileBytes  int64  `json:"file_bytes"`
+	MeasuredAt string `json:"measured_at"` // RFC 3339
+	Version    string `json:"outcore_version"`
+	// Loaded says how busy the host was: the 1-minute load average at
+	// the start and the end, and the cores (a profile measured on a busy
+	// machine is not a measurement of the disk).
+	LoadAvg [2]float64 `json:"loadavg"`
+	Cores   int        `json:"cores"`
+	// Random are the random-read measurements: one per request size and
+	// depth.
+	Random []IOPSPoint `json:"random"`
+	// SeqBytesPerS is the sequential read bandwidth (SeqRequestBytes
+	// requests at SeqDepth in flight).
+	SeqBytesPerS    float64 `json:"seq_bytes_per_s"`
+	SeqRequestBytes int64   `json:"seq_request_bytes"`
+	SeqDepth        int     `json:"seq_depth"`
+	// Fio holds the same measurements taken by fio, when it was installed.
+	Fio []FioCheck `json:"fio,omitempty"`
+}
+
+// IOPSPoint is one random-read measurement.
+type IOPSPoint struct {
+	Bytes int64   `json:"bytes"`
+	Depth int     `json:"depth"`
+	IOPS  float64 `json:"iops"`
+	P50us float64 `json:"p50_us"`
+	P99us float64 `json:"p99_us"`
+}
+
+// FioCheck is one measurement repeated by fio: ours, fio's, and ours /
+// fio's.
+type FioCheck struct {
+	What  string  `json:"what"` // "randread 4096 B depth 64", "read 1048576 B depth 8"
+	Ours  float64 `json:"ours"` // IOPS (random) or bytes/s (sequential)
+	Fio   float64 `json:"fio"`
+	Ratio float64 `json:"ratio"`
+}
+
+// BestIOPS is the most IOPS measured for requests of class c (at any
+// depth): the device's capability for them. ok is false when no size of
+// that class was measured.
+func (p *DeviceProfile) BestIOPS(c int) (iops float64, ok bool) {
+	for _, pt := range p.Random {
+		if RequestClass(pt.Bytes) == c && pt.IOPS > iops {
+			iops, ok = pt.IOPS, true
+		}
+	}
+	return iops, ok
+}
+
+// IOFloor is the time reads of bytes in requests (counts per class) take
+// at the profile's capability: the requests of each class at that class's
+// best IOPS, one after another (the device serves one mix), against all
+// the bytes at the sequential bandwidth; the larger of the two binds. A
+// class without a measured size takes the IOPS of the nearest smaller
+// class that has one, which bounds its time from below; bytes whose
+// requests are unknown (memory-mapped page faults) count in the bandwidth
+// term only. ok is false when the profile has no bandwidth.
+func (p *DeviceProfile) IOFloor(requests [NumRequestClasses]int64, bytes int64) (floor float64, ok bool) {
+	if p == nil || !(p.SeqBytesPerS > 0) {
+		return 0, false
+	}
+	var iopsTime float64
+	for c, n := range requests {
+		if n == 0 {
+			continue
+		}
+		iops, have := 0.0, false
+		for k := c; k >= 0 && !have; k-- {
+			iops, have = p.BestIOPS(k)
+		}
+		if !have || !(iops > 0) {
+			continue // nothing measured at or below this size: bandwidth only
+		}
+		iopsTime += float64(n) / iops
+	}
+	return math.Max(iopsTime, float64(max(bytes, 0))/p.SeqBytesPerS), true
+}
+
+// Check reports a profile that cannot be used (no measurement, numbers
+// that are not finite and positive).
+func (p *DeviceProfile) Check() error {
+	if !(p.SeqBytesPerS > 0) || math.IsInf(p.SeqBytesPerS, 0) {
+		return fmt.Errorf("device profile: sequential bandwidth %v, want > 0", p.SeqBytesPerS)
+	}
+	if len(p.Random) == 0 {
+		return errors.New("device profile: no random-read measurement")
+	}
+	for _, pt := range p.Random {
+		if pt.Bytes <= 0 || pt.Depth <= 0 || !(pt.IOPS > 0) || math.IsInf(pt.IOPS, 0) {
+			return fmt.Errorf("device profile: measurement %+v, want positive size, depth and IOPS", pt)
+		}
+	}
+	return nil
+}
+
+// DeviceProfilePath is where a data directory keeps its device profile.
+func DeviceProfilePath(dataDir string) string { return filepath.Join(dataDir, DeviceProfileFile) }
+
+// LoadDeviceProfile reads a data directory's device profile; the error
+// wraps os.ErrNotExist when it has none.
+func LoadDeviceProfile(dataDir string) (*DeviceProfile, error) {
+	b, err := os.ReadFile(DeviceProfilePath(dataDir))
+	if err != nil {
+		return nil, err
+	}
+	var p DeviceProfile
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%s: %w", DeviceProfilePath(dataDir), err)
+	}
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", DeviceProfilePath(dataDir), err)
+	}
+	return &p, nil
+}

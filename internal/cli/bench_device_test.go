@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"math"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"outcore/engine/metrics"
+)
+
+// TestBenchDeviceThenIOFloor measures a data directory's storage briefly
+// (real file, io_uring, O_DIRECT; fio too when installed), then trains on
+// a dataset there: every epoch record carries io_floor_s and
+// io_efficiency = io_floor_s / epoch_s. Timings here are not results (a
+// loaded test machine); the test checks the plumbing and the formula.
+func TestBenchDeviceThenIOFloor(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := runCLI("data", "gen", "--preset", "tiny", "--quiet", "--data-dir", dir); code != 0 {
+		t.Fatalf("data gen: %s", stderr)
+	}
+	code, out, stderr := runCLI("bench", "device", "--data-dir", dir, "--size", "8MiB", "--seconds", "0.05",
+		"--depths", "1,4", "--sizes", "512,4096", "--seq-bytes", "65536", "--seq-depth", "2")
+	if code != 0 {
+		if strings.Contains(stderr, "O_DIRECT") {
+			t.Skipf("the temp dir refuses O_DIRECT: %s", stderr)
+		}
+		t.Fatalf("bench device: %s", stderr)
+	}
+	for _, w := range []string{"randread bytes=512 depth=1 iops=", "randread bytes=4096 depth=4", "read bytes=65536 depth=2 mbps=", metrics.DeviceProfileFile} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	p, err := metrics.LoadDeviceProfile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Random) != 4 || p.Hostname == "" || p.Device == 0 || p.FileBytes != 8<<20 {
+		t.Errorf("profile %+v", p)
+	}
+	if _, err := exec.LookPath("fio"); err == nil && (len(p.Fio) != 3 || !(p.Fio[0].Fio > 0)) {
+		t.Errorf("fio installed but checks %+v", p.Fio)
+	}
+	code, out, stderr = runCLI("train", "--data-dir", dir, "--dataset", "tiny", "--epochs", "2", "--batch", "256", "--allow-buffered")
+	if code != 0 {
+		t.Fatalf("train: %s", stderr)
+	}
+	epochs := 0
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e metrics.EpochRecord
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != metrics.TypeEpoch {
+			continue
+		}
+		epochs++
+		if e.IOFloorS == nil || e.IOEfficiency == nil || *e.IOFloorS < 0 {
+			t.Fatalf("epoch %d without an I/O floor: %s", e.Epoch, sc.Text())
+		}
+		if e.EpochS > 0 && math.Abs(*e.IOEfficiency-*e.IOFloorS/e.EpochS) > 1e-9 {
+			t.Errorf("io_efficiency %v, io_floor_s / epoch_s = %v", *e.IOEfficiency, *e.IOFloorS/e.EpochS)
+		}
+	}
+	if epochs != 2 || !strings.Contains(out, "I/O floor against the storage measured at") {
+		t.Errorf("%d epochs; log without the floor's source:\n%s", epochs, out)
+	}
+}

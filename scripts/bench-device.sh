@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# bench-device: measure the storage of a data directory once with
+# `outcore bench device` (DESIGN §11) — IOPS by request size and depth,
+# sequential bandwidth — checked against fio, and keep the profile in the
+# data directory for every later run's io_floor_s and io_efficiency.
+# Run it on a quiet machine (the profile records the load average before
+# and after; the script refuses to start above BENCH_DEVICE_MAX_LOAD).
+# Prints the fio checks and fails when one disagrees by more than 10 %
+# (BENCH_DEVICE_ENFORCE=0 turns that off): the docs/BENCHMARKS.md row.
+#
+# usage: scripts/bench-device.sh [DATA_DIR]
+# env:   BENCH_DEVICE_SIZE      file size (default 8GiB: beyond the disk's and the host's caches)
+#        BENCH_DEVICE_SECONDS   seconds per measurement (default 5)
+#        BENCH_DEVICE_MAX_LOAD  highest 1-minute load average to start at (default 1.5)
+#        OUTCORE                outcore binary (default bin/outcore, built if missing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data=${1:-${OUTCORE_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}/outcore}}
+size=${BENCH_DEVICE_SIZE:-8GiB}
+secs=${BENCH_DEVICE_SECONDS:-5}
+maxload=${BENCH_DEVICE_MAX_LOAD:-1.5}
+outcore=${OUTCORE:-bin/outcore}
+command -v fio >/dev/null || { echo "bench-device: fio not installed (scripts/install-deps.sh installs it)" >&2; exit 1; }
+load=$(cut -d' ' -f1 /proc/loadavg)
+if awk -v l="$load" -v m="$maxload" 'BEGIN{exit !(l > m)}'; then
+  echo "bench-device: load average $load is above $maxload: not a quiet machine, no measurement" >&2
+  exit 1
+fi
+[[ -x $outcore ]] || make build >/dev/null
+out=$("$outcore" bench device --data-dir "$data" --size "$size" --seconds "$secs")
+echo "$out"
+if [[ ${BENCH_DEVICE_ENFORCE:-1} == 1 ]] && grep -q "DISAGREES" <<<"$out"; then
+  echo "bench-device: outcore and fio disagree by more than 10 %" >&2
+  exit 1
+fi
