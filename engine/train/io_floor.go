@@ -8,9 +8,9 @@ package train
 import (
 	"fmt"
 	"os"
-	"syscall"
 
 	"outcore/engine/metrics"
+	"outcore/internal/osutil"
 )
 
 // deviceProfileFor returns the device profile of dataDir when it describes
@@ -28,28 +28,11 @@ func deviceProfileFor(dataDir, dsDir string) (*metrics.DeviceProfile, string) {
 	if p.Hostname != host {
 		return nil, fmt.Sprintf("no I/O floor: the storage was measured on host %q, this is %q (run outcore bench device here)", p.Hostname, host)
 	}
-	if dev, ok := deviceOf(dsDir); !ok || dev != p.Device {
+	if dev, err := osutil.DeviceID(dsDir); err != nil || dev != p.Device {
 		return nil, fmt.Sprintf("no I/O floor: the dataset is on another file system (device %d) than the one measured (%d)", dev, p.Device)
 	}
 	return p, fmt.Sprintf("I/O floor against the storage measured at %s (%s; sequential %.0f MB/s)", p.MeasuredAt, p.File, p.SeqBytesPerS/1e6)
 }
-
-// deviceOf is the st_dev of path's file system.
-func deviceOf(path string) (uint64, bool) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return uint64(st.Dev), true
-}
-
-// DeviceOf is the st_dev of path's file system (what a device profile
-// records as Device); ok is false when it cannot be read.
-func DeviceOf(path string) (uint64, bool) { return deviceOf(path) }
 
 // fillIOFloor sets rec's io_floor_s and io_efficiency from the epoch's
 // device reads (nothing without a profile).

@@ -96,7 +96,7 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 	if err != nil {
 		return err
 	}
-	dev, _ := train.DeviceOf(dataDir)
+	dev, _ := osutil.DeviceID(dataDir)
 	host := osutil.CollectHost(dataDir)
 	p := metrics.DeviceProfile{Hostname: host.Hostname, Device: dev, DiskModel: host.DiskModel, File: file, FileBytes: fi.Size(),
 		MeasuredAt: time.Now().UTC().Format(time.RFC3339), Version: version.String(), Cores: host.Cores,

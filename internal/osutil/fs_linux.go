@@ -48,3 +48,14 @@ func TryLock(f *os.File) error {
 func Unlock(f *os.File) error {
 	return unix.Flock(int(f.Fd()), unix.LOCK_UN)
 }
+
+// DeviceID is the st_dev of the file system holding path: two paths with
+// the same id are on the same file system (the device profile of the I/O
+// floor names the one it measured).
+func DeviceID(path string) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return 0, err
+	}
+	return uint64(st.Dev), nil
+}

@@ -55,3 +55,22 @@ func TestTryLock(t *testing.T) {
 		t.Fatalf("lock after unlock: %v", err)
 	}
 }
+
+func TestDeviceID(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a, err := DeviceID(dir)
+	b, err2 := DeviceID(sub)
+	if err != nil || err2 != nil || a != b {
+		t.Fatalf("DeviceID %d (%v) and %d (%v) for a directory and its child", a, err, b, err2)
+	}
+	if p, err := DeviceID("/proc"); err == nil && p == a {
+		t.Errorf("/proc on the same file system as %s", dir)
+	}
+	if _, err := DeviceID(filepath.Join(dir, "nosuch")); err == nil {
+		t.Error("a missing path has a device")
+	}
+}

@@ -131,3 +131,6 @@ func TryLock(f *os.File) error { return ErrUnsupported }
 
 // Unlock does nothing off Linux.
 func Unlock(f *os.File) error { return nil }
+
+// DeviceID is unsupported here.
+func DeviceID(path string) (uint64, error) { return 0, ErrUnsupported }
