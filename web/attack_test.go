@@ -562,3 +562,37 @@ func TestOverlongHeadRefused(t *testing.T) {
 		t.Error("not answering after the long head")
 	}
 }
+
+// TestBodiesInFlightAreBounded: on loopback without authentication the
+// body bytes held at once stay within Limits.MaxBodiesInFlight: a body
+// that would pass it is refused with 503 while another is being sent, and
+// the budget is given back when a request ends.
+func TestBodiesInFlightAreBounded(t *testing.T) {
+	ls := serveAttacked(t, func(c *Config) { c.Limits.MaxBodiesInFlight = 1 << 20 })
+	cookie, token := ls.csrf(t, nil)
+	head := func(n int) string {
+		return fmt.Sprintf("POST /api/experiments HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nCookie: %s\r\n%s: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", cookie, CSRFHeader, token, n)
+	}
+	// The first sends 800 KiB of a 900 KiB body and waits.
+	c, err := net.Dial("tcp", ls.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, head(900<<10)+strings.Repeat(" ", 800<<10))
+	waitFor(t, 5*time.Second, "the first body held", func() bool { return ls.live.bodies.used() >= 800<<10 })
+	// The second would need more than what is left.
+	if got := ls.raw(t, head(900<<10)+strings.Repeat(" ", 900<<10)); !strings.HasPrefix(got, "HTTP/1.1 503") || !strings.Contains(got, "request bodies already") {
+		t.Errorf("second body while the first is held: %.300q", got)
+	}
+	// The first completes (not JSON: 400), and gives its bytes back.
+	io.WriteString(c, strings.Repeat(" ", 100<<10))
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if line, _ := bufio.NewReader(c).ReadString('\n'); !strings.HasPrefix(line, "HTTP/1.1 4") {
+		t.Errorf("first body: %q", line)
+	}
+	waitFor(t, 5*time.Second, "budget given back", func() bool { return ls.live.bodies.used() == 0 })
+	if got := ls.raw(t, head(900<<10)+strings.Repeat(" ", 900<<10)); strings.HasPrefix(got, "HTTP/1.1 503") {
+		t.Errorf("body after the first ended: %.200q", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -61,26 +62,85 @@ func discardSmallBody(c *fiber.Ctx) {
 }
 
 // readBody reads a streamed body, at most limit bytes (413 beyond), so that
-// handlers see it whole (c.Body, form values).
-func readBody(limit int) fiber.Handler {
+// handlers see it whole (c.Body, form values). The buffer grows as bytes
+// arrive (never to more than the declared length), and every byte of it
+// is first taken from budget, which all requests share: when the bodies
+// held at once would pass it, the request is refused with 503 — the bound
+// holds on loopback without authentication too.
+func readBody(limit int, budget *byteBudget) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		req := c.Request()
 		if !req.IsBodyStream() {
 			c.Locals(bodyReadKey, true)
 			return c.Next()
 		}
-		b, err := io.ReadAll(io.LimitReader(req.BodyStream(), int64(limit)+1))
-		if err != nil {
-			return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("reading the request body: %v", err))
+		want := limit + 1 // chunked: unknown until read
+		if n := req.Header.ContentLength(); n >= 0 && n <= limit {
+			want = n
 		}
-		if len(b) > limit {
+		held := 0
+		defer func() { budget.give(held) }()
+		buf := []byte(nil)
+		r := req.BodyStream()
+		for len(buf) < want {
+			if len(buf) == cap(buf) {
+				grow := min(max(2*cap(buf), 64<<10), want) - cap(buf)
+				if !budget.take(grow) {
+					c.Set(fiber.HeaderRetryAfter, "5")
+					return fiber.NewError(fiber.StatusServiceUnavailable,
+						fmt.Sprintf("the server holds %s of request bodies already, its limit: try again in a few seconds", sizeText(budget.max)))
+				}
+				held += grow
+				nb := make([]byte, len(buf), cap(buf)+grow)
+				copy(nb, buf)
+				buf = nb
+			}
+			n, err := r.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("reading the request body: %v", err))
+			}
+		}
+		if len(buf) > limit {
 			return fiber.NewError(fiber.StatusRequestEntityTooLarge,
 				fmt.Sprintf("request body is over this server's limit of %s", sizeText(limit)))
 		}
-		req.SetBodyRaw(b)
+		req.SetBodyRaw(buf)
 		c.Locals(bodyReadKey, true)
 		return c.Next()
 	}
+}
+
+// byteBudget is a count of bytes shared by requests (Limits.MaxBodiesInFlight).
+type byteBudget struct {
+	max int
+	mu  sync.Mutex
+	n   int
+}
+
+func (b *byteBudget) take(n int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.n+n > b.max {
+		return false
+	}
+	b.n += n
+	return true
+}
+
+func (b *byteBudget) give(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.n -= n
+}
+
+func (b *byteBudget) used() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n
 }
 
 // sizeText writes a byte count for people (4 MiB, 512 KiB, 100 bytes).

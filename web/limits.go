@@ -13,6 +13,10 @@ type Limits struct {
 	// larger Content-Length is refused (413) before the body is read; no
 	// body is read before the request is authenticated.
 	MaxBody int
+	// MaxBodiesInFlight bounds the request body bytes held at once, over
+	// all requests (default 64 MiB): a body that would go past it is
+	// refused with 503. Bodies are held as they arrive, not as announced.
+	MaxBodiesInFlight int
 	// MaxHeader is the largest request head: request line and headers
 	// (default 8 KiB; larger ones get 431).
 	MaxHeader int
@@ -57,6 +61,7 @@ func (l Limits) WithDefaults() Limits {
 		}
 	}
 	def(&l.MaxBody, 4<<20)
+	def(&l.MaxBodiesInFlight, 64<<20)
 	def(&l.MaxHeader, 8<<10)
 	defD(&l.ReadTimeout, 30*time.Second)
 	defD(&l.IdleTimeout, 30*time.Second)

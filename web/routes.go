@@ -34,7 +34,8 @@ func (s *Server) routes() {
 	if s.cfg.Auth != nil {
 		a.Use(s.cfg.Auth.Middleware(proxies.Client, s.cfg.Log))
 	}
-	a.Use(readBody(s.cfg.Limits.MaxBody))
+	s.bodies = &byteBudget{max: s.cfg.Limits.MaxBodiesInFlight}
+	a.Use(readBody(s.cfg.Limits.MaxBody, s.bodies))
 	a.Use(s.refuseWhileDraining)
 	a.Get("/static/*", staticFiles())
 	a.Use(originGuard(proxies))

@@ -70,6 +70,8 @@ type Server struct {
 	// draining is set when shutdown begins: requests that change state are
 	// refused from then on (503), while the listener closes.
 	draining atomic.Bool
+	// bodies counts the request body bytes held (readBody).
+	bodies *byteBudget
 	// bundles limits the bundle.zip downloads written at once.
 	bundles *heavySlots
 	// ln is the guarded listener Serve serves on (nil before).
