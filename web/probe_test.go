@@ -100,6 +100,40 @@ func TestProbeServer(t *testing.T) {
 	closeAll(conns)
 	p.report("slow bodies", fmt.Sprintf("300 connections announcing 4 MiB, 1 byte sent; answered %s while they hung", codeText(during)))
 
+	// 1b. Large bodies, authenticated: 100 connections each send 4 MiB
+	// less one byte of a 4 MiB body and hold the last byte.
+	var held []net.Conn
+	var hmu sync.Mutex
+	var hwg sync.WaitGroup
+	big := bytes.Repeat([]byte(" "), 4<<20-1)
+	for i := 0; i < 100; i++ {
+		hwg.Add(1)
+		go func() {
+			defer hwg.Done()
+			c, err := net.DialTimeout("tcp", p.addr, 2*time.Second)
+			if err != nil {
+				return
+			}
+			c.SetWriteDeadline(time.Now().Add(20 * time.Second))
+			fmt.Fprintf(c, "POST /api/experiments HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n", p.token, 4<<20)
+			c.Write(big)
+			hmu.Lock()
+			held = append(held, c)
+			hmu.Unlock()
+		}()
+	}
+	hwg.Wait()
+	refused := 0
+	for _, c := range held {
+		c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if line, _ := bufio.NewReader(c).ReadString('\n'); strings.Contains(line, " 503 ") {
+			refused++
+		}
+	}
+	use, _ := g.Usage()
+	closeAll(held)
+	p.report("large bodies", fmt.Sprintf("100 authenticated connections each sent 4 MiB less one byte: %d refused with 503, group memory %d MiB while held", refused, use>>20))
+
 	// 2. Gzip bomb: 256 MiB of zeros in about 254 KiB.
 	bomb := gzipZeros(t, 256<<20)
 	code, body := p.post("/api/experiments", map[string]string{"Content-Encoding": "gzip", "Content-Type": "application/json"}, bomb)
