@@ -1,0 +1,318 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+
+	"outcore/engine/graph"
+	"outcore/engine/nn"
+)
+
+// openOrSkip returns the GPU or skips the test saying why there is none.
+func openOrSkip(t testing.TB) *Device {
+	t.Helper()
+	d, err := Open()
+	if err != nil {
+		if errors.Is(err, ErrUnavailable) {
+			t.Skipf("no GPU: %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Logf("GPU %s (compute %d.%d, driver %d, NVRTC %d.%d, %d MiB)", d.Name, d.CC[0], d.CC[1], d.DriverVer,
+		d.NVRTCVersion[0], d.NVRTCVersion[1], d.MemTotal>>20)
+	return d
+}
+
+// TestKernelsCompile compiles kernels.cu with NVRTC for Hopper and Ampere
+// wherever NVRTC is installed (no GPU needed).
+func TestKernelsCompile(t *testing.T) {
+	for _, cc := range [][2]int{{9, 0}, {8, 0}} {
+		v, n, err := CheckKernels(cc)
+		if errors.Is(err, ErrUnavailable) {
+			t.Skipf("NVRTC not installed: %v", err)
+		}
+		if err != nil {
+			t.Fatalf("compute_%d%d: %v", cc[0], cc[1], err)
+		}
+		if n < 1000 {
+			t.Fatalf("compute_%d%d: PTX of %d bytes", cc[0], cc[1], n)
+		}
+		t.Logf("NVRTC %d.%d: compute_%d%d PTX %d bytes", v[0], v[1], cc[0], cc[1], n)
+	}
+}
+
+// TestOpenWithoutGPU: Open either finds a GPU or fails with ErrUnavailable
+// and a reason; it never crashes.
+func TestOpenWithoutGPU(t *testing.T) {
+	d, err := Open()
+	if err != nil {
+		if !errors.Is(err, ErrUnavailable) || len(err.Error()) < len(ErrUnavailable.Error())+5 {
+			t.Fatalf("Open: %v (want ErrUnavailable with a reason)", err)
+		}
+		return
+	}
+	if d.Name == "" || d.CC[0] < 3 {
+		t.Fatalf("device %+v", d)
+	}
+}
+
+// randomBlocks samples a batch the way a uniform neighbour sampler would on
+// a random graph of n nodes: `batch` seeds, then per layer (last first)
+// fanout distinct neighbours per destination, destinations first among the
+// sources (engine/nn's bench_test.go sampledBlocks).
+func randomBlocks(rng *rand.Rand, n, batch int, fanouts []int) []graph.Block {
+	L := len(fanouts)
+	blocks := make([]graph.Block, L)
+	dst := make([]int64, 0, batch)
+	seen := map[int64]bool{}
+	for len(dst) < batch {
+		v := rng.Int64N(int64(n))
+		if !seen[v] {
+			seen[v] = true
+			dst = append(dst, v)
+		}
+	}
+	for l := L - 1; l >= 0; l-- {
+		local := make(map[int64]int32, len(dst)*fanouts[l])
+		src := append([]int64{}, dst...)
+		for i, v := range dst {
+			local[v] = int32(i)
+		}
+		b := graph.Block{NumDst: len(dst), Indptr: make([]int32, len(dst)+1)}
+		for i := range dst {
+			row := map[int64]bool{}
+			k := fanouts[l]
+			if i%7 == 3 { // some rows with fewer neighbours, some with none
+				k = i % 3
+			}
+			for len(row) < k {
+				u := rng.Int64N(int64(n))
+				if row[u] || u == dst[i] {
+					continue
+				}
+				row[u] = true
+				id, ok := local[u]
+				if !ok {
+					id = int32(len(src))
+					local[u] = id
+					src = append(src, u)
+				}
+				b.Indices = append(b.Indices, id)
+			}
+			b.Indptr[i+1] = int32(len(b.Indices))
+		}
+		b.NumSrc = len(src)
+		blocks[l] = b
+		dst = src
+	}
+	return blocks
+}
+
+func randX(rng *rand.Rand, rows, cols int) *nn.Tensor {
+	x := nn.NewTensor(rows, cols)
+	for i := range x.Data {
+		x.Data[i] = float32(rng.NormFloat64())
+	}
+	return x
+}
+
+func randLabels(rng *rand.Rand, n, classes int) []int32 {
+	y := make([]int32, n)
+	for i := range y {
+		y[i] = int32(rng.IntN(classes))
+		if i%11 == 5 {
+			y[i] = -1 // ignored rows
+		}
+	}
+	return y
+}
+
+// TestSAGEMatchesCPU: the GPU model and engine/nn's CPU model, from the
+// same weights, give the same losses on the same batches (first steps,
+// dropout on) and the same weights after them, within float rounding.
+func TestSAGEMatchesCPU(t *testing.T) {
+	d := openOrSkip(t)
+	rng := rand.New(rand.NewPCG(7, 7))
+	const in, hidden, classes = 48, 64, 7
+	cpu, err := nn.NewModel(nn.KindSAGE, in, hidden, classes, 3, 1, 0.5, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu.Opt.WeightDecay = 5e-4
+	gpu, err := NewSAGE(d, cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gpu.Close()
+	for step := 0; step < 5; step++ {
+		blocks := randomBlocks(rng, 5000, 64, []int{5, 4, 3})
+		x := randX(rng, blocks[0].NumSrc, in)
+		y := randLabels(rng, 64, classes)
+		lg, ag, err := gpu.Step(blocks, x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lc, ac := cpu.Step(blocks, x, y)
+		t.Logf("step %d: loss gpu %.7f cpu %.7f, acc gpu %.3f cpu %.3f", step, lg, lc, ag, ac)
+		if math.Abs(float64(lg-lc)) > 1e-4*math.Max(1, math.Abs(float64(lc))) || math.IsNaN(float64(lg)) {
+			t.Fatalf("step %d: loss gpu %v cpu %v", step, lg, lc)
+		}
+		if ag != ac {
+			t.Errorf("step %d: accuracy gpu %v cpu %v", step, ag, ac)
+		}
+	}
+	// weights after the steps
+	back, _ := nn.NewModel(nn.KindSAGE, in, hidden, classes, 3, 1, 0.5, 99)
+	if err := gpu.CopyTo(back); err != nil {
+		t.Fatal(err)
+	}
+	var maxd float64
+	cp, gp := cpu.Params(), back.Params()
+	for i := range cp {
+		for j := range cp[i].Value.Data {
+			maxd = math.Max(maxd, math.Abs(float64(cp[i].Value.Data[j]-gp[i].Value.Data[j])))
+		}
+	}
+	t.Logf("max |w_gpu - w_cpu| after 5 steps: %.2e", maxd)
+	if maxd > 1e-3 {
+		t.Fatalf("weights differ by %v after 5 steps", maxd)
+	}
+	// inference equals too
+	blocks := randomBlocks(rng, 5000, 64, []int{5, 4, 3})
+	x := randX(rng, blocks[0].NumSrc, in)
+	lgts, err := gpu.Infer(blocks, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := cpu.Infer(blocks, x)
+	for i := range ref.Data {
+		if math.Abs(float64(ref.Data[i]-lgts.Data[i])) > 1e-3 {
+			t.Fatalf("logit %d: gpu %v cpu %v", i, lgts.Data[i], ref.Data[i])
+		}
+	}
+}
+
+// TestSAGEBadInput: malformed blocks and features are errors, not crashes.
+func TestSAGEBadInput(t *testing.T) {
+	d := openOrSkip(t)
+	cpu, _ := nn.NewModel(nn.KindSAGE, 8, 8, 3, 2, 1, 0, 1)
+	gpu, err := NewSAGE(d, cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gpu.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	blocks := randomBlocks(rng, 100, 4, []int{2, 2})
+	x := randX(rng, blocks[0].NumSrc, 8)
+	if _, _, err := gpu.Step(blocks[:1], x, make([]int32, 4)); err == nil {
+		t.Fatal("one block for two layers: no error")
+	}
+	if _, _, err := gpu.Step(blocks, randX(rng, 3, 8), make([]int32, 4)); err == nil {
+		t.Fatal("wrong feature rows: no error")
+	}
+	bad := append([]graph.Block{}, blocks...)
+	bad[1].Indices = append([]int32{}, bad[1].Indices...)
+	bad[1].Indices[0] = int32(bad[1].NumSrc)
+	if _, _, err := gpu.Step(bad, x, make([]int32, 4)); err == nil {
+		t.Fatal("source id out of range: no error")
+	}
+	if _, _, err := gpu.Step(blocks, x, []int32{0, 1, 2, 3}); err == nil {
+		t.Fatal("label 3 of 3 classes: no error")
+	}
+}
+
+// TestSAGEStepTime times one GraphSAGE step of docs/benchmarks/nn.md's
+// shape (1000 seeds, 10,10,10 from 2.4M nodes, 128 → 256 → 256 → 47) on
+// the GPU and, with OUTCORE_GPU_CPU_STEP=1, the CPU trainer on the same
+// batch. Set OUTCORE_GPU_STEP=1 (docs/benchmarks/gpu.md).
+func TestSAGEStepTime(t *testing.T) {
+	if os.Getenv("OUTCORE_GPU_STEP") == "" {
+		t.Skip("set OUTCORE_GPU_STEP=1 to time one SAGE step on the GPU")
+	}
+	d := openOrSkip(t)
+	rng := rand.New(rand.NewPCG(2, 2))
+	blocks := randomBlocks(rng, 2_400_000, 1000, []int{10, 10, 10})
+	x := randX(rng, blocks[0].NumSrc, 128)
+	y := make([]int32, 1000)
+	for i := range y {
+		y[i] = int32(rng.IntN(47))
+	}
+	cpu, _ := nn.NewModel(nn.KindSAGE, 128, 256, 47, 3, 1, 0.5, 1)
+	gpu, err := NewSAGE(d, cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gpu.Close()
+	for i := 0; i < 3; i++ {
+		if _, _, err := gpu.Step(blocks, x, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const reps = 10
+	steps := make([]time.Duration, reps)
+	h2d := make([]time.Duration, reps)
+	for i := range steps {
+		t0 := time.Now()
+		if err := d.PutF32(gpu.x, x.Data); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		h2d[i] = time.Since(t0)
+		t0 = time.Now()
+		if _, _, err := gpu.Step(blocks, x, y); err != nil {
+			t.Fatal(err)
+		}
+		steps[i] = time.Since(t0)
+	}
+	t.Logf("GPU SAGE step, %d input rows, edges %d/%d/%d: median %v (min %v max %v) incl. the features' copy (median %v, pageable)",
+		blocks[0].NumSrc, len(blocks[0].Indices), len(blocks[1].Indices), len(blocks[2].Indices),
+		median(steps), minD(steps), maxD(steps), median(h2d))
+	if os.Getenv("OUTCORE_GPU_CPU_STEP") != "" {
+		for i := 0; i < 2; i++ {
+			cpu.Step(blocks, x, y)
+		}
+		cs := make([]time.Duration, 5)
+		for i := range cs {
+			t0 := time.Now()
+			cpu.Step(blocks, x, y)
+			cs[i] = time.Since(t0)
+		}
+		t.Logf("CPU SAGE step (engine/nn, this host): median %v (min %v max %v)", median(cs), minD(cs), maxD(cs))
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration{}, d...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s[len(s)/2]
+}
+
+func minD(d []time.Duration) time.Duration {
+	m := d[0]
+	for _, v := range d {
+		m = min(m, v)
+	}
+	return m
+}
+
+func maxD(d []time.Duration) time.Duration {
+	m := d[0]
+	for _, v := range d {
+		m = max(m, v)
+	}
+	return m
+}
