@@ -2,7 +2,12 @@
 
 package cuda
 
-import "errors"
+import (
+	"errors"
+
+	"outcore/engine/graph"
+	"outcore/engine/nn"
+)
 
 // ErrUnavailable wraps every reason Open finds no usable GPU.
 var ErrUnavailable = errors.New("no usable CUDA GPU")
@@ -25,4 +30,27 @@ func Open() (*Device, error) {
 func CheckKernels(cc [2]int) ([2]int, int, error) {
 	_, err := Open()
 	return [2]int{}, 0, err
+}
+
+// SAGE is unavailable in a build without cgo.
+type SAGE struct{}
+
+// NewSAGE always fails without cgo.
+func NewSAGE(d *Device, m *nn.Model) (*SAGE, error) { return nil, Open2() }
+
+// Step is never reached without cgo (NewSAGE fails).
+func (s *SAGE) Step(blocks []graph.Block, x *nn.Tensor, labels []int32) (loss, acc float32, err error) {
+	return 0, 0, Open2()
+}
+
+// Infer is never reached without cgo (NewSAGE fails).
+func (s *SAGE) Infer(blocks []graph.Block, x *nn.Tensor) (*nn.Tensor, error) { return nil, Open2() }
+
+// Close does nothing without cgo.
+func (s *SAGE) Close() {}
+
+// Open2 is Open's error alone.
+func Open2() error {
+	_, err := Open()
+	return err
 }

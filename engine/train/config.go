@@ -112,6 +112,12 @@ type Config struct {
 	// without using the CPU). Loss and accuracy are measured in cpu only.
 	Compute string `json:"compute,omitempty"`
 
+	// Device is where the trainer runs: "cpu" (default, engine/nn), "cuda"
+	// (engine/cuda on GPU 0; an error without a usable GPU or for a model
+	// the GPU trainer lacks) or "auto" (the GPU when usable, else the CPU,
+	// recorded in the run's deviations).
+	Device string `json:"device,omitempty"`
+
 	// Options are variant-specific settings (cache sizes, superbatch size,
 	// worker counts, ...), read by each System through Opts.
 	Options map[string]string `json:"options,omitempty"`
@@ -303,6 +309,11 @@ func (c Config) Validate() error {
 	}
 	if c.MemLimitBytes < 0 || c.MemLimitBytes > MaxMemLimitBytes {
 		return bad("mem_limit_bytes", "%d, want 0 (no limit) up to %s", c.MemLimitBytes, MaxMemLimitText)
+	}
+	switch c.Device {
+	case "", DeviceCPU, DeviceCUDA, DeviceAuto:
+	default:
+		return bad("device", "%q, want %q, %q or %q", c.Device, DeviceCPU, DeviceCUDA, DeviceAuto)
 	}
 	switch c.ModelMem {
 	case "", ModelMemDevice, ModelMemHost:

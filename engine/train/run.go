@@ -155,6 +155,15 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	if env.Trainer, err = NewTrainer(cfg, ds.Meta.FeatureDim, ds.Meta.Classes, labels); err != nil {
 		return sum, err
 	}
+	defer env.Trainer.Close()
+	if note, err := env.Trainer.UseDevice(cfg.Device); err != nil {
+		return sum, err
+	} else if note != "" {
+		env.Deviate("%s", note)
+	}
+	if g := env.Trainer.DeviceName(); g != "" {
+		env.Logf("trainer on the GPU: %s (engine/cuda)", g)
+	}
 	v, _ := LookupVariant(cfg.System)
 	sys, err := v.New(cfg)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"outcore/engine/cuda"
 	"outcore/engine/graph"
 	"outcore/engine/nn"
 )
@@ -27,6 +28,9 @@ type Trainer struct {
 	grad *nn.Tensor // d loss / d logits
 	lbl  []int32    // labels of the current batch's seeds
 	mb   graph.MiniBatch
+
+	gpu     *cuda.SAGE // the GPU model when UseDevice put the trainer there
+	gpuName string
 
 	bestEpoch  int
 	bestVal    float64
@@ -144,7 +148,26 @@ func (t *Trainer) Step(mb *graph.MiniBatch, x *nn.Tensor) (StepResult, error) {
 	if err != nil {
 		return StepResult{}, err
 	}
+	if t.gpu != nil {
+		return t.stepGPU(mb, in)
+	}
 	return t.step(mb, func() *nn.Tensor { return t.model.Forward(mb.Blocks, in, true) })
+}
+
+// stepGPU trains one batch on the GPU model. Forward holds the whole step
+// (the GPU model returns once its update is done); Backward is 0.
+func (t *Trainer) stepGPU(mb *graph.MiniBatch, in *nn.Tensor) (StepResult, error) {
+	lbl, n := t.seedLabels(mb)
+	t0 := time.Now()
+	loss, acc, err := t.gpu.Step(mb.Blocks, in, lbl)
+	if err != nil {
+		return StepResult{}, fmt.Errorf("batch %d on the GPU: %w", mb.Index, err)
+	}
+	res := StepResult{Loss: float64(loss), Correct: int(acc*float32(n) + 0.5), N: n, Forward: time.Since(t0)}
+	if math.IsNaN(res.Loss) || math.IsInf(res.Loss, 0) {
+		return res, fmt.Errorf("batch %d: %w (%v)", mb.Index, ErrNonFinite, res.Loss)
+	}
+	return res, nil
 }
 
 // StepIndexed is Step with the batch input read through an index: row i of
@@ -164,7 +187,7 @@ func (t *Trainer) StepIndexed(mb *graph.MiniBatch, x nn.Indexed) (StepResult, er
 	if err := x.Check(); err != nil {
 		return StepResult{}, fmt.Errorf("batch %d: %w", mb.Index, err)
 	}
-	if t.rowNorm {
+	if t.rowNorm || t.gpu != nil {
 		x.GatherInto(t.norm)
 		if x.Consumed != nil {
 			x.Consumed()
@@ -172,6 +195,9 @@ func (t *Trainer) StepIndexed(mb *graph.MiniBatch, x nn.Indexed) (StepResult, er
 		in, err := t.input(mb, t.norm)
 		if err != nil {
 			return StepResult{}, err
+		}
+		if t.gpu != nil {
+			return t.stepGPU(mb, in)
 		}
 		return t.step(mb, func() *nn.Tensor { return t.model.Forward(mb.Blocks, in, true) })
 	}
@@ -211,7 +237,14 @@ func (t *Trainer) Predict(mb *graph.MiniBatch, x *nn.Tensor) (correct, n int, er
 		return 0, 0, err
 	}
 	lbl, n := t.seedLabels(mb)
-	logits := t.model.Infer(mb.Blocks, in)
+	var logits *nn.Tensor
+	if t.gpu != nil {
+		if logits, err = t.gpu.Infer(mb.Blocks, in); err != nil {
+			return 0, 0, fmt.Errorf("batch %d on the GPU: %w", mb.Index, err)
+		}
+	} else {
+		logits = t.model.Infer(mb.Blocks, in)
+	}
 	for i, y := range lbl {
 		if y >= 0 && nn.Argmax(logits.Row(i)) == int(y) {
 			correct++
