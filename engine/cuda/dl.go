@@ -288,9 +288,11 @@ func loadCublas() (*cublasAPI, error) {
 	if len(miss) > 0 {
 		return nil, fmt.Errorf("%s lacks %s", l.name, strings.Join(miss, ", "))
 	}
-	if st := C.c_cublasCreate(a.create, &a.h); st != 0 {
+	var h unsafe.Pointer // local: cgo refuses &a.h (a holds Go pointers)
+	if st := C.c_cublasCreate(a.create, &h); st != 0 {
 		return nil, fmt.Errorf("cublasCreate: status %d", int(st))
 	}
+	a.h = h
 	return a, nil
 }
 
@@ -333,7 +335,11 @@ func cuVersion(a *driverAPI, v *int) int {
 }
 
 func cuRetain(a *driverAPI, ctx *unsafe.Pointer, dev int) int {
-	return int(C.c_cuDevicePrimaryCtxRetain(a.ctxRetain, ctx, C.int(dev)))
+	// a local out-parameter: cgo refuses a pointer into a struct holding Go pointers
+	var c unsafe.Pointer
+	st := C.c_cuDevicePrimaryCtxRetain(a.ctxRetain, &c, C.int(dev))
+	*ctx = c
+	return int(st)
 }
 
 // setCtx makes ctx the context every later call sets current first.
@@ -373,13 +379,19 @@ func cuModuleLoad(a *driverAPI, mod *unsafe.Pointer, image []byte) int {
 	// the image must be NUL-terminated PTX; copy it to C memory for the call
 	cimg := C.CBytes(append(image[:len(image):len(image)], 0))
 	defer C.free(cimg)
-	return int(C.c_cuModuleLoadData(a.modLoad, mod, cimg))
+	var m unsafe.Pointer
+	st := C.c_cuModuleLoadData(a.modLoad, &m, cimg)
+	*mod = m
+	return int(st)
 }
 
 func cuFunction(a *driverAPI, fn *unsafe.Pointer, mod unsafe.Pointer, name string) int {
 	cs := C.CString(name)
 	defer C.free(unsafe.Pointer(cs))
-	return int(C.c_cuModuleGetFunction(a.modFunc, fn, mod, cs))
+	var f unsafe.Pointer
+	st := C.c_cuModuleGetFunction(a.modFunc, &f, mod, cs)
+	*fn = f
+	return int(st)
 }
 
 func cuLaunch(a *driverAPI, fn unsafe.Pointer, gx, gy, bx uint32, args []uint64) int {
