@@ -114,6 +114,14 @@ func randomBlocks(rng *rand.Rand, n, batch int, fanouts []int) []graph.Block {
 	return blocks
 }
 
+func mustModel(t testing.TB, kind string) *nn.Model {
+	m, err := nn.NewModel(kind, 8, 8, 3, 2, 2, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func randX(rng *rand.Rand, rows, cols int) *nn.Tensor {
 	x := nn.NewTensor(rows, cols)
 	for i := range x.Data {
@@ -133,19 +141,26 @@ func randLabels(rng *rand.Rand, n, classes int) []int32 {
 	return y
 }
 
-// TestSAGEMatchesCPU: the GPU model and engine/nn's CPU model, from the
+// TestModelMatchesCPU: the GPU model and engine/nn's CPU model, from the
 // same weights, give the same losses on the same batches (first steps,
-// dropout on) and the same weights after them, within float rounding.
-func TestSAGEMatchesCPU(t *testing.T) {
+// dropout on) and the same weights and logits after them, within float
+// rounding; for sage and gcn.
+func TestModelMatchesCPU(t *testing.T) {
 	d := openOrSkip(t)
+	for _, kind := range []string{nn.KindSAGE, nn.KindGCN} {
+		t.Run(kind, func(t *testing.T) { matchCPU(t, d, kind) })
+	}
+}
+
+func matchCPU(t *testing.T, d *Device, kind string) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	const in, hidden, classes = 48, 64, 7
-	cpu, err := nn.NewModel(nn.KindSAGE, in, hidden, classes, 3, 1, 0.5, 3)
+	cpu, err := nn.NewModel(kind, in, hidden, classes, 3, 1, 0.5, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cpu.Opt.WeightDecay = 5e-4
-	gpu, err := NewSAGE(d, cpu)
+	gpu, err := NewModel(d, cpu)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +183,7 @@ func TestSAGEMatchesCPU(t *testing.T) {
 		}
 	}
 	// weights after the steps
-	back, _ := nn.NewModel(nn.KindSAGE, in, hidden, classes, 3, 1, 0.5, 99)
+	back, _ := nn.NewModel(kind, in, hidden, classes, 3, 1, 0.5, 99)
 	if err := gpu.CopyTo(back); err != nil {
 		t.Fatal(err)
 	}
@@ -201,8 +216,11 @@ func TestSAGEMatchesCPU(t *testing.T) {
 // TestSAGEBadInput: malformed blocks and features are errors, not crashes.
 func TestSAGEBadInput(t *testing.T) {
 	d := openOrSkip(t)
-	cpu, _ := nn.NewModel(nn.KindSAGE, 8, 8, 3, 2, 1, 0, 1)
-	gpu, err := NewSAGE(d, cpu)
+	if _, err := NewModel(d, mustModel(t, nn.KindGAT)); err == nil {
+		t.Fatal("gat on the GPU: no error (not implemented)")
+	}
+	cpu := mustModel(t, nn.KindSAGE)
+	gpu, err := NewModel(d, cpu)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +262,7 @@ func TestSAGEStepTime(t *testing.T) {
 		y[i] = int32(rng.IntN(47))
 	}
 	cpu, _ := nn.NewModel(nn.KindSAGE, 128, 256, 47, 3, 1, 0.5, 1)
-	gpu, err := NewSAGE(d, cpu)
+	gpu, err := NewModel(d, cpu)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,3 +138,41 @@ __global__ void adam(float* w, const float* g, float* m, float* v, int n, float 
 }
 
 }  // extern "C"
+
+extern "C" {
+
+// out[i, c] = sum_e w[e] * x[idx[e], c] over row i's edges (GCN's
+// normalised aggregation, self loops included in the CSR).
+__global__ void spmm_w(float* out, const float* x, const int* ptr, const int* idx, const float* w, int nd, int d) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long total = (long long)nd * d;
+	for (; t < total; t += (long long)gridDim.x * blockDim.x) {
+		int i = (int)(t / d), c = (int)(t % d);
+		float acc = 0.f;
+		for (int e = ptr[i]; e < ptr[i + 1]; e++) acc += w[e] * x[(long long)idx[e] * d + c];
+		out[t] = acc;
+	}
+}
+
+// dx[idx[e], c] += w[e] * g[i, c] (spmm_w's transpose; dx zeroed first).
+__global__ void spmm_w_t(float* dx, const float* g, const int* ptr, const int* idx, const float* w, int nd, int d) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long total = (long long)nd * d;
+	for (; t < total; t += (long long)gridDim.x * blockDim.x) {
+		int i = (int)(t / d), c = (int)(t % d);
+		float gi = g[t];
+		for (int e = ptr[i]; e < ptr[i + 1]; e++) atomicAdd(&dx[(long long)idx[e] * d + c], w[e] * gi);
+	}
+}
+
+// Dropout alone (engine/nn Dropout: the input features of GCN and GAT).
+__global__ void drop_fwd(float* y, long long n, unsigned thr, float scale, u64 key) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	for (; t < n; t += (long long)gridDim.x * blockDim.x) {
+		u64 bits = splitmix64(key ^ (u64)(t >> 2) * 0xd1342543de82ef95ULL);
+		unsigned lane = (unsigned)(bits >> (16 * (t & 3))) & 0xffffu;
+		y[t] = lane >= thr ? y[t] * scale : 0.f;
+	}
+}
+
+}  // extern "C"

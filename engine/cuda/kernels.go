@@ -14,7 +14,7 @@ var kernelSource string
 
 // kernelNames are the kernels Open resolves from the compiled module.
 var kernelNames = []string{"gather_rows", "sage_cat", "sage_cat_back", "add_bias", "fill",
-	"relu_drop_fwd", "relu_drop_bwd", "softmax_ce", "adam"}
+	"relu_drop_fwd", "relu_drop_bwd", "softmax_ce", "adam", "spmm_w", "spmm_w_t", "drop_fwd"}
 
 // CompileKernels compiles kernels.cu to PTX for compute capability cc
 // (the driver turns the PTX into machine code when it loads it).

@@ -32,22 +32,22 @@ func CheckKernels(cc [2]int) ([2]int, int, error) {
 	return [2]int{}, 0, err
 }
 
-// SAGE is unavailable in a build without cgo.
-type SAGE struct{}
+// Model is unavailable in a build without cgo.
+type Model struct{}
 
-// NewSAGE always fails without cgo.
-func NewSAGE(d *Device, m *nn.Model) (*SAGE, error) { return nil, Open2() }
+// NewModel always fails without cgo.
+func NewModel(d *Device, m *nn.Model) (*Model, error) { return nil, Open2() }
 
 // Step is never reached without cgo (NewSAGE fails).
-func (s *SAGE) Step(blocks []graph.Block, x *nn.Tensor, labels []int32) (loss, acc float32, err error) {
+func (s *Model) Step(blocks []graph.Block, x *nn.Tensor, labels []int32) (loss, acc float32, err error) {
 	return 0, 0, Open2()
 }
 
 // Infer is never reached without cgo (NewSAGE fails).
-func (s *SAGE) Infer(blocks []graph.Block, x *nn.Tensor) (*nn.Tensor, error) { return nil, Open2() }
+func (s *Model) Infer(blocks []graph.Block, x *nn.Tensor) (*nn.Tensor, error) { return nil, Open2() }
 
 // Close does nothing without cgo.
-func (s *SAGE) Close() {}
+func (s *Model) Close() {}
 
 // Open2 is Open's error alone.
 func Open2() error {

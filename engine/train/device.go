@@ -16,7 +16,7 @@ const (
 
 // UseDevice moves the trainer to the device named by Config.Device before
 // its first step. "cuda" fails with the reason when no usable GPU is found
-// or the model has no GPU implementation (sage only); "auto" falls back to
+// or the model has no GPU implementation (sage and gcn; not gat); "auto" falls back to
 // the CPU and returns the reason as a note for the run's deviations
 // (empty when it runs where asked). On the GPU the trainer's CPU model
 // keeps its initial weights; steps and predictions use the GPU's.
@@ -30,8 +30,8 @@ func (t *Trainer) UseDevice(device string) (note string, err error) {
 	}
 	reason := ""
 	var dev *cuda.Device
-	if t.model.Kind != nn.KindSAGE {
-		reason = fmt.Sprintf("the GPU trainer implements sage only, not %s", t.model.Kind)
+	if t.model.Kind != nn.KindSAGE && t.model.Kind != nn.KindGCN {
+		reason = fmt.Sprintf("the GPU trainer implements sage and gcn, not %s", t.model.Kind)
 	} else if dev, err = cuda.Open(); err != nil {
 		reason = err.Error()
 	}
@@ -41,7 +41,7 @@ func (t *Trainer) UseDevice(device string) (note string, err error) {
 		}
 		return fmt.Sprintf("device auto: the trainer ran on the CPU (%s)", reason), nil
 	}
-	g, err := cuda.NewSAGE(dev, t.model)
+	g, err := cuda.NewModel(dev, t.model)
 	if err != nil {
 		if device == DeviceCUDA {
 			return "", fmt.Errorf("--device cuda: %w", err)

@@ -38,12 +38,12 @@ func TestUseDevice(t *testing.T) {
 		}
 		return tr
 	}
-	tr := newT("gcn")
-	if _, err := tr.UseDevice(DeviceCUDA); err == nil || !strings.Contains(err.Error(), "sage only") {
-		t.Fatalf("gcn on cuda: %v, want the sage-only error", err)
+	tr := newT("gat")
+	if _, err := tr.UseDevice(DeviceCUDA); err == nil || !strings.Contains(err.Error(), "sage and gcn, not gat") {
+		t.Fatalf("gat on cuda: %v, want the sage-and-gcn error", err)
 	}
 	if note, err := tr.UseDevice(DeviceAuto); err != nil || !strings.Contains(note, "ran on the CPU") {
-		t.Fatalf("gcn on auto: note %q err %v", note, err)
+		t.Fatalf("gat on auto: note %q err %v", note, err)
 	}
 	if _, err := tr.UseDevice("tpu"); err == nil {
 		t.Fatal("device tpu: no error")

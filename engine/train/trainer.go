@@ -29,7 +29,7 @@ type Trainer struct {
 	lbl  []int32    // labels of the current batch's seeds
 	mb   graph.MiniBatch
 
-	gpu     *cuda.SAGE // the GPU model when UseDevice put the trainer there
+	gpu     *cuda.Model // the GPU model when UseDevice put the trainer there
 	gpuName string
 
 	bestEpoch  int

@@ -12,16 +12,21 @@ import (
 	"outcore/engine/nn"
 )
 
-// SAGE is engine/nn's GraphSAGE model (nn.KindSAGE: mean aggregator, root
-// weight, ReLU and dropout between layers, no input dropout, Adam) on the
-// GPU. Each layer aggregates first, as engine/nn's SAGE does for these
-// widths: cat = [x_dst | mean_{N(i)} x_j], y = cat·[W_self; W_neigh] + b.
-type SAGE struct {
-	dev    *Device
-	layers []*sageLayer
-	p      float32
-	seed   uint64
-	step   uint64 // training forwards so far (engine/nn's dropout key)
+// Model is an engine/nn model on the GPU: GraphSAGE (nn.KindSAGE: mean
+// aggregator, root weight) or GCN (nn.KindGCN: symmetric normalisation with
+// self loops, input dropout), ReLU and dropout between layers, softmax
+// cross-entropy, Adam. Every layer aggregates first: SAGE cat = [x_dst |
+// mean_{N(i)} x_j], y = cat·[W_self; W_neigh] + b; GCN agg = Â·x, y =
+// agg·W + b (engine/nn picks aggregate- or transform-first by cost; the
+// two are the same function).
+type Model struct {
+	kind      string
+	inputDrop bool
+	dev       *Device
+	layers    []*layer
+	p         float32
+	seed      uint64
+	step      uint64 // training forwards so far (engine/nn's dropout key)
 
 	lr, b1, b2, eps, wd float32
 	t                   int
@@ -31,33 +36,45 @@ type SAGE struct {
 	nDst                                                  int
 }
 
-type sageLayer struct {
+type layer struct {
 	in, out                         int
 	w, b, gw, gbias, mw, vw, mb, vb Buf
 	decayW, decayB                  bool
-	indptr, indices, cat, y         Buf
-	nd, ns                          int
+	indptr, indices, cat, y         Buf // cat: SAGE's [x_dst | mean], GCN's Â·x
+	wts                             Buf // GCN: the normalised edge weights (self loops last)
+	nd, ns, wrows                   int // wrows: rows of W (2·in for SAGE, in for GCN)
 }
 
-// NewSAGE copies a fresh engine/nn SAGE model (its weights, dropout, seed
-// and Adam settings) to the GPU. The model must not have stepped yet: its
-// Adam moments are not copied.
-func NewSAGE(d *Device, m *nn.Model) (*SAGE, error) {
-	if m.Kind != nn.KindSAGE {
-		return nil, fmt.Errorf("cuda: model %q on the GPU: only sage is implemented", m.Kind)
+// NewModel copies a fresh engine/nn model of kind sage or gcn (its
+// weights, dropout, seed and Adam settings) to the GPU. The model must not
+// have stepped yet: its Adam moments are not copied.
+func NewModel(d *Device, m *nn.Model) (*Model, error) {
+	if m.Kind != nn.KindSAGE && m.Kind != nn.KindGCN {
+		return nil, fmt.Errorf("cuda: model %q on the GPU: sage and gcn are implemented, not gat", m.Kind)
+	}
+	if m.Act != nn.ActReLU {
+		return nil, fmt.Errorf("cuda: activation %q: the GPU model has ReLU", m.Act)
 	}
 	if m.Opt.Steps() != 0 {
-		return nil, errors.New("cuda: NewSAGE needs a model that has not stepped (Adam state is not copied)")
+		return nil, errors.New("cuda: NewModel needs a model that has not stepped (Adam state is not copied)")
 	}
-	s := &SAGE{dev: d, p: m.Dropout, seed: m.Seed, lr: m.Opt.LR, b1: m.Opt.Beta1, b2: m.Opt.Beta2,
+	s := &Model{kind: m.Kind, inputDrop: m.InputDropout, dev: d, p: m.Dropout, seed: m.Seed, lr: m.Opt.LR, b1: m.Opt.Beta1, b2: m.Opt.Beta2,
 		eps: m.Opt.Eps, wd: m.Opt.WeightDecay}
 	for _, ly := range m.Layers {
-		l, ok := ly.(*nn.SAGE)
-		if !ok {
-			return nil, fmt.Errorf("cuda: layer %T in a sage model", ly)
+		var g *layer
+		var w, bias []float32
+		switch l := ly.(type) {
+		case *nn.SAGE:
+			g = &layer{in: l.In, out: l.Out, wrows: 2 * l.In, decayW: !l.WSelf.NoDecay, decayB: !l.Bias.NoDecay}
+			w = append(append([]float32{}, l.WSelf.Value.Data...), l.WNeigh.Value.Data...)
+			bias = l.Bias.Value.Data
+		case *nn.GCN:
+			g = &layer{in: l.In, out: l.Out, wrows: l.In, decayW: !l.W.NoDecay, decayB: !l.Bias.NoDecay}
+			w, bias = l.W.Value.Data, l.Bias.Value.Data
+		default:
+			return nil, fmt.Errorf("cuda: layer %T in a %s model", ly, m.Kind)
 		}
-		g := &sageLayer{in: l.In, out: l.Out, decayW: !l.WSelf.NoDecay, decayB: !l.Bias.NoDecay}
-		wn := int64(2 * l.In * l.Out)
+		wn := int64(g.wrows * g.out)
 		for _, b := range []*Buf{&g.w, &g.gw, &g.mw, &g.vw} {
 			var err error
 			if *b, err = d.Alloc(wn * 4); err != nil {
@@ -66,15 +83,14 @@ func NewSAGE(d *Device, m *nn.Model) (*SAGE, error) {
 		}
 		for _, b := range []*Buf{&g.b, &g.gbias, &g.mb, &g.vb} {
 			var err error
-			if *b, err = d.Alloc(int64(l.Out) * 4); err != nil {
+			if *b, err = d.Alloc(int64(g.out) * 4); err != nil {
 				return nil, err
 			}
 		}
-		w := append(append([]float32{}, l.WSelf.Value.Data...), l.WNeigh.Value.Data...)
 		if err := d.PutF32(g.w, w); err != nil {
 			return nil, err
 		}
-		if err := d.PutF32(g.b, l.Bias.Value.Data); err != nil {
+		if err := d.PutF32(g.b, bias); err != nil {
 			return nil, err
 		}
 		s.layers = append(s.layers, g)
@@ -84,10 +100,10 @@ func NewSAGE(d *Device, m *nn.Model) (*SAGE, error) {
 
 // SetAdam sets the optimiser's learning rate and weight decay (as
 // m.Opt.LR and m.Opt.WeightDecay on the CPU model).
-func (s *SAGE) SetAdam(lr, weightDecay float32) { s.lr, s.wd = lr, weightDecay }
+func (s *Model) SetAdam(lr, weightDecay float32) { s.lr, s.wd = lr, weightDecay }
 
 // ensure grows *b to at least n bytes (contents not kept).
-func (s *SAGE) ensure(b *Buf, n int64) error {
+func (s *Model) ensure(b *Buf, n int64) error {
 	if b.Bytes >= n && b.Ptr != 0 {
 		return nil
 	}
@@ -101,7 +117,7 @@ func (s *SAGE) ensure(b *Buf, n int64) error {
 	return nil
 }
 
-func (s *SAGE) check(blocks []graph.Block, x *nn.Tensor) error {
+func (s *Model) check(blocks []graph.Block, x *nn.Tensor) error {
 	if len(blocks) != len(s.layers) {
 		return fmt.Errorf("cuda: model has %d layers but got %d blocks", len(s.layers), len(blocks))
 	}
@@ -126,7 +142,7 @@ func (s *SAGE) check(blocks []graph.Block, x *nn.Tensor) error {
 }
 
 // forward runs the layers; the logits are in the last layer's y.
-func (s *SAGE) forward(blocks []graph.Block, x *nn.Tensor, train bool) error {
+func (s *Model) forward(blocks []graph.Block, x *nn.Tensor, train bool) error {
 	if err := s.check(blocks, x); err != nil {
 		return err
 	}
@@ -140,29 +156,22 @@ func (s *SAGE) forward(blocks []graph.Block, x *nn.Tensor, train bool) error {
 	if err := d.PutF32(s.x, x.Data[:x.Rows*x.Cols]); err != nil {
 		return err
 	}
+	if s.inputDrop && train && s.p > 0 {
+		_, thr, scale := dropParams(s.p)
+		n := int64(x.Rows) * int64(x.Cols)
+		if err := d.launch("drop_fwd", n, s.x.Ptr, uint64(n), uint64(thr), f32(scale), nn.DropoutKey(s.seed, s.step, 0)); err != nil {
+			return err
+		}
+	}
 	h := s.x
 	L := len(s.layers)
 	for l, g := range s.layers {
 		b := &blocks[l]
 		g.nd, g.ns = b.NumDst, b.NumSrc
-		for _, e := range []error{
-			s.ensure(&g.indptr, int64(len(b.Indptr))*4), s.ensure(&g.indices, int64(len(b.Indices))*4),
-			s.ensure(&g.cat, int64(g.nd)*int64(2*g.in)*4), s.ensure(&g.y, int64(g.nd)*int64(g.out)*4),
-		} {
-			if e != nil {
-				return e
-			}
-		}
-		if err := d.PutI32(g.indptr, b.Indptr); err != nil {
+		if err := s.aggregate(g, b, h); err != nil {
 			return err
 		}
-		if err := d.PutI32(g.indices, b.Indices); err != nil {
-			return err
-		}
-		if err := d.launch("sage_cat", int64(g.nd)*int64(g.in), g.cat.Ptr, h.Ptr, g.indptr.Ptr, g.indices.Ptr, i32(g.nd), i32(g.in)); err != nil {
-			return err
-		}
-		if err := d.Gemm(false, false, g.nd, g.out, 2*g.in, 1, g.cat, 2*g.in, g.w, g.out, 0, g.y, g.out); err != nil {
+		if err := d.Gemm(false, false, g.nd, g.out, g.wrows, 1, g.cat, g.wrows, g.w, g.out, 0, g.y, g.out); err != nil {
 			return err
 		}
 		if err := d.launch("add_bias", int64(g.nd)*int64(g.out), g.y.Ptr, g.b.Ptr, i32(g.nd), i32(g.out)); err != nil {
@@ -185,6 +194,86 @@ func (s *SAGE) forward(blocks []graph.Block, x *nn.Tensor, train bool) error {
 	return nil
 }
 
+// aggregate uploads block b and computes layer g's aggregated input from
+// h into g.cat (SAGE: [x_dst | mean]; GCN: Â·x with engine/nn's weights).
+func (s *Model) aggregate(g *layer, b *graph.Block, h Buf) error {
+	d := s.dev
+	ptr, idx := b.Indptr, b.Indices
+	var wts []float32
+	if s.kind == nn.KindGCN {
+		ptr, idx, wts = gcnAdj(b)
+	}
+	for _, e := range []error{
+		s.ensure(&g.indptr, int64(len(ptr))*4), s.ensure(&g.indices, int64(len(idx))*4),
+		s.ensure(&g.cat, int64(g.nd)*int64(g.wrows)*4), s.ensure(&g.y, int64(g.nd)*int64(g.out)*4),
+	} {
+		if e != nil {
+			return e
+		}
+	}
+	if err := d.PutI32(g.indptr, ptr); err != nil {
+		return err
+	}
+	if err := d.PutI32(g.indices, idx); err != nil {
+		return err
+	}
+	if s.kind == nn.KindGCN {
+		if err := s.ensure(&g.wts, int64(len(wts))*4); err != nil {
+			return err
+		}
+		if err := d.PutF32(g.wts, wts); err != nil {
+			return err
+		}
+		return d.launch("spmm_w", int64(g.nd)*int64(g.in), g.cat.Ptr, h.Ptr, g.indptr.Ptr, g.indices.Ptr, g.wts.Ptr, i32(g.nd), i32(g.in))
+	}
+	return d.launch("sage_cat", int64(g.nd)*int64(g.in), g.cat.Ptr, h.Ptr, g.indptr.Ptr, g.indices.Ptr, i32(g.nd), i32(g.in))
+}
+
+// gcnAdj is engine/nn's GCN adjacency of block b: every destination's
+// edges then its self loop, weighted 1/sqrt((deg_i+1)(deg_j+1)) with the
+// full-graph degrees when the block carries them (SrcDeg, DstDeg), else
+// the block's own.
+func gcnAdj(b *graph.Block) (ptr, idx []int32, w []float32) {
+	inv := make([]float32, b.NumSrc)
+	if b.SrcDeg != nil {
+		for j, d := range b.SrcDeg {
+			inv[j] = float32(1 / math.Sqrt(float64(d)+1))
+		}
+		if b.DstDeg != nil {
+			for i, d := range b.DstDeg {
+				inv[i] = float32(1 / math.Sqrt(float64(d)+1))
+			}
+		}
+	} else {
+		cnt := make([]int32, b.NumSrc)
+		for _, j := range b.Indices {
+			cnt[j]++
+		}
+		for i := 0; i < b.NumDst; i++ {
+			if b.DstDeg != nil {
+				cnt[i] = b.DstDeg[i]
+			} else {
+				cnt[i] = b.Indptr[i+1] - b.Indptr[i]
+			}
+		}
+		for j, d := range cnt {
+			inv[j] = float32(1 / math.Sqrt(float64(d)+1))
+		}
+	}
+	E := len(b.Indices) + b.NumDst
+	ptr, idx, w = make([]int32, b.NumDst+1), make([]int32, 0, E), make([]float32, 0, E)
+	for i := 0; i < b.NumDst; i++ {
+		for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+			idx = append(idx, j)
+			w = append(w, inv[i]*inv[j])
+		}
+		idx = append(idx, int32(i))
+		w = append(w, inv[i]*inv[i])
+		ptr[i+1] = int32(len(idx))
+	}
+	return ptr, idx, w
+}
+
 // dropParams mirrors engine/nn's dropout: the 16-bit threshold and the
 // kept elements' scale; drop is 0 for p ≤ 0 (ReLU alone).
 func dropParams(p float32) (drop int, thr uint32, scale float32) {
@@ -199,7 +288,7 @@ func dropParams(p float32) (drop int, thr uint32, scale float32) {
 // Step runs one training step (zero gradients, forward with dropout,
 // softmax cross-entropy, backward, Adam) and returns the mean loss and the
 // batch's training accuracy, as nn.Model.Step.
-func (s *SAGE) Step(blocks []graph.Block, x *nn.Tensor, labels []int32) (loss, acc float32, err error) {
+func (s *Model) Step(blocks []graph.Block, x *nn.Tensor, labels []int32) (loss, acc float32, err error) {
 	d := s.dev
 	for _, g := range s.layers {
 		if err := d.Zero(g.gw); err != nil {
@@ -234,7 +323,7 @@ func (s *SAGE) Step(blocks []graph.Block, x *nn.Tensor, labels []int32) (loss, a
 
 // lossGrad computes the softmax cross-entropy of the last layer's output
 // and its gradient into s.grad.
-func (s *SAGE) lossGrad(last *sageLayer, labels []int32) (loss float32, correct, n int, err error) {
+func (s *Model) lossGrad(last *layer, labels []int32) (loss float32, correct, n int, err error) {
 	d := s.dev
 	nd, C := last.nd, last.out
 	for _, y := range labels {
@@ -285,7 +374,7 @@ func (s *SAGE) lossGrad(last *sageLayer, labels []int32) (loss float32, correct,
 	return float32(total / float64(n)), correct, n, nil
 }
 
-func (s *SAGE) backward() error {
+func (s *Model) backward() error {
 	d := s.dev
 	g := s.grad
 	bufs := [2]*Buf{&s.ga, &s.gb}
@@ -301,17 +390,18 @@ func (s *SAGE) backward() error {
 		if err := d.Gemm(false, false, 1, ly.out, ly.nd, 1, s.ones, ly.nd, g, ly.out, 1, ly.gbias, ly.out); err != nil {
 			return err
 		}
-		if err := d.Gemm(true, false, 2*ly.in, ly.out, ly.nd, 1, ly.cat, 2*ly.in, g, ly.out, 1, ly.gw, ly.out); err != nil {
+		if err := d.Gemm(true, false, ly.wrows, ly.out, ly.nd, 1, ly.cat, ly.wrows, g, ly.out, 1, ly.gw, ly.out); err != nil {
 			return err
 		}
 		if l == 0 {
 			break
 		}
-		// dcat = dy·Wᵀ; dx = [dcat_self] + scatter(dcat_neigh / deg)
-		if err := s.ensure(&s.dcat, int64(ly.nd)*int64(2*ly.in)*4); err != nil {
+		// dcat = dy·Wᵀ; SAGE: dx = [dcat_self] + scatter(dcat_neigh / deg);
+		// GCN: dx = Âᵀ·dcat
+		if err := s.ensure(&s.dcat, int64(ly.nd)*int64(ly.wrows)*4); err != nil {
 			return err
 		}
-		if err := d.Gemm(false, true, ly.nd, 2*ly.in, ly.out, 1, g, ly.out, ly.w, ly.out, 0, s.dcat, 2*ly.in); err != nil {
+		if err := d.Gemm(false, true, ly.nd, ly.wrows, ly.out, 1, g, ly.out, ly.w, ly.out, 0, s.dcat, ly.wrows); err != nil {
 			return err
 		}
 		dx := bufs[l%2]
@@ -322,8 +412,15 @@ func (s *SAGE) backward() error {
 		if err := d.ZeroN(*dx, n*4); err != nil {
 			return err
 		}
-		if err := d.launch("sage_cat_back", int64(ly.nd)*int64(ly.in), dx.Ptr, s.dcat.Ptr, ly.indptr.Ptr, ly.indices.Ptr,
-			i32(ly.nd), i32(ly.in)); err != nil {
+		var err error
+		if s.kind == nn.KindGCN {
+			err = d.launch("spmm_w_t", int64(ly.nd)*int64(ly.in), dx.Ptr, s.dcat.Ptr, ly.indptr.Ptr, ly.indices.Ptr, ly.wts.Ptr,
+				i32(ly.nd), i32(ly.in))
+		} else {
+			err = d.launch("sage_cat_back", int64(ly.nd)*int64(ly.in), dx.Ptr, s.dcat.Ptr, ly.indptr.Ptr, ly.indices.Ptr,
+				i32(ly.nd), i32(ly.in))
+		}
+		if err != nil {
 			return err
 		}
 		// through dropout and ReLU of layer l-1's output
@@ -336,7 +433,7 @@ func (s *SAGE) backward() error {
 	return nil
 }
 
-func (s *SAGE) adamStep() error {
+func (s *Model) adamStep() error {
 	s.t++
 	b1, b2 := float64(s.b1), float64(s.b2)
 	bc1 := 1 - math.Pow(b1, float64(s.t))
@@ -348,7 +445,7 @@ func (s *SAGE) adamStep() error {
 			w, gr, m, v Buf
 			n           int
 			decay       bool
-		}{{g.w, g.gw, g.mw, g.vw, 2 * g.in * g.out, g.decayW}, {g.b, g.gbias, g.mb, g.vb, g.out, g.decayB}} {
+		}{{g.w, g.gw, g.mw, g.vw, g.wrows * g.out, g.decayW}, {g.b, g.gbias, g.mb, g.vb, g.out, g.decayB}} {
 			wd := s.wd
 			if !p.decay {
 				wd = 0
@@ -364,7 +461,7 @@ func (s *SAGE) adamStep() error {
 
 // Infer is the inference forward (no dropout): the logits of the last
 // block's destinations, copied to the host.
-func (s *SAGE) Infer(blocks []graph.Block, x *nn.Tensor) (*nn.Tensor, error) {
+func (s *Model) Infer(blocks []graph.Block, x *nn.Tensor) (*nn.Tensor, error) {
 	if err := s.forward(blocks, x, false); err != nil {
 		return nil, err
 	}
@@ -376,24 +473,36 @@ func (s *SAGE) Infer(blocks []graph.Block, x *nn.Tensor) (*nn.Tensor, error) {
 	return out, nil
 }
 
-// CopyTo writes the GPU weights into an engine/nn SAGE model of the same
-// shape (to compare with the CPU trainer, or to evaluate on the CPU).
-func (s *SAGE) CopyTo(m *nn.Model) error {
-	if len(m.Layers) != len(s.layers) {
-		return fmt.Errorf("cuda: CopyTo a %d-layer model from %d layers", len(m.Layers), len(s.layers))
+// CopyTo writes the GPU weights into an engine/nn model of the same kind
+// and shape (to compare with the CPU trainer, or to evaluate on the CPU).
+func (s *Model) CopyTo(m *nn.Model) error {
+	if len(m.Layers) != len(s.layers) || m.Kind != s.kind {
+		return fmt.Errorf("cuda: CopyTo a %d-layer %s model from %d %s layers", len(m.Layers), m.Kind, len(s.layers), s.kind)
 	}
 	for i, g := range s.layers {
-		l, ok := m.Layers[i].(*nn.SAGE)
-		if !ok || l.In != g.in || l.Out != g.out {
-			return fmt.Errorf("cuda: CopyTo layer %d: not a %dx%d SAGE layer", i, g.in, g.out)
-		}
-		w := make([]float32, 2*g.in*g.out)
+		w := make([]float32, g.wrows*g.out)
 		if err := s.dev.GetF32(w, g.w); err != nil {
 			return err
 		}
-		copy(l.WSelf.Value.Data, w[:g.in*g.out])
-		copy(l.WNeigh.Value.Data, w[g.in*g.out:])
-		if err := s.dev.GetF32(l.Bias.Value.Data, g.b); err != nil {
+		var bias []float32
+		switch l := m.Layers[i].(type) {
+		case *nn.SAGE:
+			if l.In != g.in || l.Out != g.out {
+				return fmt.Errorf("cuda: CopyTo layer %d: not %dx%d", i, g.in, g.out)
+			}
+			copy(l.WSelf.Value.Data, w[:g.in*g.out])
+			copy(l.WNeigh.Value.Data, w[g.in*g.out:])
+			bias = l.Bias.Value.Data
+		case *nn.GCN:
+			if l.In != g.in || l.Out != g.out {
+				return fmt.Errorf("cuda: CopyTo layer %d: not %dx%d", i, g.in, g.out)
+			}
+			copy(l.W.Value.Data, w)
+			bias = l.Bias.Value.Data
+		default:
+			return fmt.Errorf("cuda: CopyTo layer %d: %T", i, l)
+		}
+		if err := s.dev.GetF32(bias, g.b); err != nil {
 			return err
 		}
 	}
@@ -401,9 +510,9 @@ func (s *SAGE) CopyTo(m *nn.Model) error {
 }
 
 // Close frees the model's device memory.
-func (s *SAGE) Close() {
+func (s *Model) Close() {
 	for _, g := range s.layers {
-		for _, b := range []Buf{g.w, g.b, g.gw, g.gbias, g.mw, g.vw, g.mb, g.vb, g.indptr, g.indices, g.cat, g.y} {
+		for _, b := range []Buf{g.w, g.b, g.gw, g.gbias, g.mw, g.vw, g.mb, g.vb, g.indptr, g.indices, g.cat, g.y, g.wts} {
 			s.dev.Free(b)
 		}
 	}
