@@ -144,10 +144,10 @@ func randLabels(rng *rand.Rand, n, classes int) []int32 {
 // TestModelMatchesCPU: the GPU model and engine/nn's CPU model, from the
 // same weights, give the same losses on the same batches (first steps,
 // dropout on) and the same weights and logits after them, within float
-// rounding; for sage and gcn.
+// rounding; for sage, gcn and gat (4 heads).
 func TestModelMatchesCPU(t *testing.T) {
 	d := openOrSkip(t)
-	for _, kind := range []string{nn.KindSAGE, nn.KindGCN} {
+	for _, kind := range []string{nn.KindSAGE, nn.KindGCN, nn.KindGAT} {
 		t.Run(kind, func(t *testing.T) { matchCPU(t, d, kind) })
 	}
 }
@@ -155,7 +155,7 @@ func TestModelMatchesCPU(t *testing.T) {
 func matchCPU(t *testing.T, d *Device, kind string) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	const in, hidden, classes = 48, 64, 7
-	cpu, err := nn.NewModel(kind, in, hidden, classes, 3, 1, 0.5, 3)
+	cpu, err := nn.NewModel(kind, in, hidden, classes, 3, 4, 0.5, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func matchCPU(t *testing.T, d *Device, kind string) {
 		}
 	}
 	// weights after the steps
-	back, _ := nn.NewModel(kind, in, hidden, classes, 3, 1, 0.5, 99)
+	back, _ := nn.NewModel(kind, in, hidden, classes, 3, 4, 0.5, 99)
 	if err := gpu.CopyTo(back); err != nil {
 		t.Fatal(err)
 	}
@@ -216,8 +216,12 @@ func matchCPU(t *testing.T, d *Device, kind string) {
 // TestSAGEBadInput: malformed blocks and features are errors, not crashes.
 func TestSAGEBadInput(t *testing.T) {
 	d := openOrSkip(t)
-	if _, err := NewModel(d, mustModel(t, nn.KindGAT)); err == nil {
-		t.Fatal("gat on the GPU: no error (not implemented)")
+	stepped := mustModel(t, nn.KindGCN)
+	rng0 := rand.New(rand.NewPCG(3, 3))
+	bl := randomBlocks(rng0, 100, 4, []int{2, 2})
+	stepped.Step(bl, randX(rng0, bl[0].NumSrc, 8), []int32{0, 1, 2, 0})
+	if _, err := NewModel(d, stepped); err == nil {
+		t.Fatal("a model that has stepped: no error (its Adam state is not copied)")
 	}
 	cpu := mustModel(t, nn.KindSAGE)
 	gpu, err := NewModel(d, cpu)

@@ -176,3 +176,192 @@ __global__ void drop_fwd(float* y, long long n, unsigned thr, float scale, u64 k
 }
 
 }  // extern "C"
+
+// ---- GAT (engine/nn gat.go): H heads of F features, z = x·W (rows × H·F),
+// edges in CSR with a self loop last in each row, coefficients E×H.
+extern "C" {
+
+__device__ __forceinline__ bool drop_bit(u64 key, long long k, unsigned thr) {
+	u64 bits = splitmix64(key ^ (u64)(k >> 2) * 0xd1342543de82ef95ULL);
+	return ((unsigned)(bits >> (16 * (k & 3))) & 0xffffu) < thr;
+}
+
+// out[r*H+h] = z[r, h, :]·att[h, :]
+__global__ void head_dots(float* out, const float* z, const float* att, int rows, int H, int F) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long total = (long long)rows * H;
+	for (; t < total; t += (long long)gridDim.x * blockDim.x) {
+		int r = (int)(t / H), h = (int)(t % H);
+		const float* zr = z + (long long)r * H * F + h * F;
+		float s = 0.f;
+		for (int f = 0; f < F; f++) s += zr[f] * att[h * F + f];
+		out[t] = s;
+	}
+}
+
+// Attention coefficients per (destination, head): LeakyReLU scores, softmax
+// over the row (alpha), and alpha after attention dropout (aw).
+__global__ void gat_alpha(float* alpha, float* aw, const float* el, const float* er, const int* ptr, const int* idx,
+                          int nd, int H, float slope, int drop, unsigned thr, float scale, u64 key) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long total = (long long)nd * H;
+	for (; t < total; t += (long long)gridDim.x * blockDim.x) {
+		int i = (int)(t / H), h = (int)(t % H);
+		int s = ptr[i], e1 = ptr[i + 1];
+		float mx = -__int_as_float(0x7f800000), eri = er[(long long)i * H + h];
+		for (int e = s; e < e1; e++) {
+			float v = el[(long long)idx[e] * H + h] + eri;
+			if (v < 0.f) v *= slope;
+			alpha[(long long)e * H + h] = v;
+			mx = fmaxf(mx, v);
+		}
+		float sum = 0.f;
+		for (int e = s; e < e1; e++) {
+			float v = (float)exp((double)(alpha[(long long)e * H + h] - mx));
+			alpha[(long long)e * H + h] = v;
+			sum += v;
+		}
+		float inv = 1.f / sum;
+		for (int e = s; e < e1; e++) {
+			long long k = (long long)e * H + h;
+			alpha[k] *= inv;
+			float w = alpha[k];
+			if (drop) w = drop_bit(key, k, thr) ? 0.f : w * scale;
+			aw[k] = w;
+		}
+	}
+}
+
+// full[i, h*F+f] = sum_e aw[e,h] * z[idx[e], h*F+f]
+__global__ void gat_agg(float* full, const float* z, const int* ptr, const int* idx, const float* aw, int nd, int H, int F) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	int HF = H * F;
+	long long total = (long long)nd * HF;
+	for (; t < total; t += (long long)gridDim.x * blockDim.x) {
+		int i = (int)(t / HF), c = (int)(t % HF), h = c / F;
+		float acc = 0.f;
+		for (int e = ptr[i]; e < ptr[i + 1]; e++) acc += aw[(long long)e * H + h] * z[(long long)idx[e] * HF + c];
+		full[t] = acc;
+	}
+}
+
+// dz[idx[e], h*F+f] += aw[e,h] * dOut[i, h*F+f] (gat_agg's transpose; dz zeroed first)
+__global__ void gat_agg_t(float* dz, const float* dOut, const int* ptr, const int* idx, const float* aw, int nd, int H, int F) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	int HF = H * F;
+	long long total = (long long)nd * HF;
+	for (; t < total; t += (long long)gridDim.x * blockDim.x) {
+		int i = (int)(t / HF), c = (int)(t % HF), h = c / F;
+		float g = dOut[t];
+		for (int e = ptr[i]; e < ptr[i + 1]; e++) atomicAdd(&dz[(long long)idx[e] * HF + c], aw[(long long)e * H + h] * g);
+	}
+}
+
+// y[i, f] = bias[f] + sum_h full[i, h*F+f] / H (heads averaged)
+__global__ void head_mean(float* y, const float* full, const float* bias, int nd, int H, int F) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long total = (long long)nd * F;
+	float invH = 1.f / (float)H;
+	for (; t < total; t += (long long)gridDim.x * blockDim.x) {
+		int i = (int)(t / F), f = (int)(t % F);
+		float v = bias[f];
+		for (int h = 0; h < H; h++) v += invH * full[(long long)i * H * F + h * F + f];
+		y[t] = v;
+	}
+}
+
+// dOut[i, h*F+f] = dy[i, f] / H
+__global__ void head_mean_back(float* dOut, const float* dy, int nd, int H, int F) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long total = (long long)nd * H * F;
+	float invH = 1.f / (float)H;
+	for (; t < total; t += (long long)gridDim.x * blockDim.x) {
+		int i = (int)(t / (H * F)), f = (int)(t % F);
+		dOut[t] = dy[(long long)i * F + f] * invH;
+	}
+}
+
+// Per (destination, head): d loss / d score of every edge (through the
+// attention dropout, the softmax and the LeakyReLU) into ds, their sum der.
+__global__ void gat_ds(float* ds, float* der, const float* alpha, const float* dOut, const float* z, const float* el,
+                       const float* er, const int* ptr, const int* idx, int nd, int H, int F, float slope, int drop,
+                       unsigned thr, float scale, u64 key) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long total = (long long)nd * H;
+	int HF = H * F;
+	for (; t < total; t += (long long)gridDim.x * blockDim.x) {
+		int i = (int)(t / H), h = (int)(t % H);
+		int s = ptr[i], e1 = ptr[i + 1];
+		const float* dr = dOut + (long long)i * HF + h * F;
+		for (int e = s; e < e1; e++) {
+			const float* zj = z + (long long)idx[e] * HF + h * F;
+			long long k = (long long)e * H + h;
+			float g = 0.f;
+			for (int f = 0; f < F; f++) g += dr[f] * zj[f];
+			if (drop) g = drop_bit(key, k, thr) ? 0.f : g * scale;
+			ds[k] = g;
+		}
+		float sum = 0.f;
+		for (int e = s; e < e1; e++) sum += alpha[(long long)e * H + h] * ds[(long long)e * H + h];
+		float eri = er[(long long)i * H + h], acc = 0.f;
+		for (int e = s; e < e1; e++) {
+			long long k = (long long)e * H + h;
+			float g = alpha[k] * (ds[k] - sum);
+			if (el[(long long)idx[e] * H + h] + eri < 0.f) g *= slope;
+			ds[k] = g;
+			acc += g;
+		}
+		der[t] = acc;
+	}
+}
+
+// del[idx[e], h] += ds[e, h] (del zeroed first)
+__global__ void gat_del(float* del, const float* ds, const int* ptr, const int* idx, int nd, int H) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long total = (long long)nd * H;
+	for (; t < total; t += (long long)gridDim.x * blockDim.x) {
+		int i = (int)(t / H), h = (int)(t % H);
+		for (int e = ptr[i]; e < ptr[i + 1]; e++) atomicAdd(&del[(long long)idx[e] * H + h], ds[(long long)e * H + h]);
+	}
+}
+
+// gatt[h, f] += sum_r d[r, h] * z[r, h*F+f] (one thread per (h, f))
+__global__ void att_grad(float* gatt, const float* d, const float* z, int rows, int H, int F) {
+	int t = blockIdx.x * blockDim.x + threadIdx.x;
+	for (; t < H * F; t += gridDim.x * blockDim.x) {
+		int h = t / F;
+		float acc = 0.f;
+		for (int r = 0; r < rows; r++) acc += d[(long long)r * H + h] * z[(long long)r * H * F + t];
+		gatt[t] += acc;
+	}
+}
+
+// dz[r, h*F+f] += d[r, h] * att[h, f]
+__global__ void dz_add_att(float* dz, const float* d, const float* att, int rows, int H, int F) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long total = (long long)rows * H * F;
+	for (; t < total; t += (long long)gridDim.x * blockDim.x) {
+		int r = (int)(t / (H * F)), c = (int)(t % (H * F));
+		dz[t] += d[(long long)r * H + c / F] * att[c];
+	}
+}
+
+// ELU (engine/nn ActForward): v <= 0 -> exp(v) - 1 (in double)
+__global__ void elu_fwd(float* y, long long n) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	for (; t < n; t += (long long)gridDim.x * blockDim.x) {
+		float v = y[t];
+		if (v <= 0.f) y[t] = (float)(exp((double)v) - 1.0);
+	}
+}
+
+// ELU backward on the output after dropout: g *= out*keep + 1 where out <= 0
+__global__ void elu_bwd(float* g, const float* out, long long n, float keep) {
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	for (; t < n; t += (long long)gridDim.x * blockDim.x) {
+		float v = out[t];
+		if (v <= 0.f) g[t] *= v * keep + 1.f;
+	}
+}
+
+}  // extern "C"

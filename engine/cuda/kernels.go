@@ -14,7 +14,9 @@ var kernelSource string
 
 // kernelNames are the kernels Open resolves from the compiled module.
 var kernelNames = []string{"gather_rows", "sage_cat", "sage_cat_back", "add_bias", "fill",
-	"relu_drop_fwd", "relu_drop_bwd", "softmax_ce", "adam", "spmm_w", "spmm_w_t", "drop_fwd"}
+	"relu_drop_fwd", "relu_drop_bwd", "softmax_ce", "adam", "spmm_w", "spmm_w_t", "drop_fwd",
+	"head_dots", "gat_alpha", "gat_agg", "gat_agg_t", "head_mean", "head_mean_back", "gat_ds", "gat_del", "att_grad",
+	"dz_add_att", "elu_fwd", "elu_bwd"}
 
 // CompileKernels compiles kernels.cu to PTX for compute capability cc
 // (the driver turns the PTX into machine code when it loads it).

@@ -33,6 +33,7 @@ type Model struct {
 
 	// per-step scratch, grown as needed
 	x, ones, grad, ga, gb, dcat, labels, rowloss, correct Buf
+	dz, dOut, ds, der, del                                Buf // GAT backward scratch
 	nDst                                                  int
 }
 
@@ -42,18 +43,20 @@ type layer struct {
 	decayW, decayB                  bool
 	indptr, indices, cat, y         Buf // cat: SAGE's [x_dst | mean], GCN's Â·x
 	wts                             Buf // GCN: the normalised edge weights (self loops last)
-	nd, ns, wrows                   int // wrows: rows of W (2·in for SAGE, in for GCN)
+	nd, ns, wrows                   int // wrows: rows of W (2·in for SAGE, in for GCN and GAT)
+	wcols                           int // columns of W (out; GAT: heads·F)
+	gat                             *gatLayer
 }
 
 // NewModel copies a fresh engine/nn model of kind sage or gcn (its
 // weights, dropout, seed and Adam settings) to the GPU. The model must not
 // have stepped yet: its Adam moments are not copied.
 func NewModel(d *Device, m *nn.Model) (*Model, error) {
-	if m.Kind != nn.KindSAGE && m.Kind != nn.KindGCN {
-		return nil, fmt.Errorf("cuda: model %q on the GPU: sage and gcn are implemented, not gat", m.Kind)
-	}
-	if m.Act != nn.ActReLU {
-		return nil, fmt.Errorf("cuda: activation %q: the GPU model has ReLU", m.Act)
+	switch {
+	case (m.Kind == nn.KindSAGE || m.Kind == nn.KindGCN) && m.Act == nn.ActReLU:
+	case m.Kind == nn.KindGAT && m.Act == nn.ActELU:
+	default:
+		return nil, fmt.Errorf("cuda: model %q with activation %q on the GPU: sage and gcn with relu, gat with elu", m.Kind, m.Act)
 	}
 	if m.Opt.Steps() != 0 {
 		return nil, errors.New("cuda: NewModel needs a model that has not stepped (Adam state is not copied)")
@@ -71,10 +74,19 @@ func NewModel(d *Device, m *nn.Model) (*Model, error) {
 		case *nn.GCN:
 			g = &layer{in: l.In, out: l.Out, wrows: l.In, decayW: !l.W.NoDecay, decayB: !l.Bias.NoDecay}
 			w, bias = l.W.Value.Data, l.Bias.Value.Data
+		case *nn.GAT:
+			var err error
+			if g, err = newGATLayer(d, l); err != nil {
+				return nil, err
+			}
+			w, bias = l.W.Value.Data, l.Bias.Value.Data
 		default:
 			return nil, fmt.Errorf("cuda: layer %T in a %s model", ly, m.Kind)
 		}
-		wn := int64(g.wrows * g.out)
+		if g.wcols == 0 {
+			g.wcols = g.out
+		}
+		wn := int64(g.wrows * g.wcols)
 		for _, b := range []*Buf{&g.w, &g.gw, &g.mw, &g.vw} {
 			var err error
 			if *b, err = d.Alloc(wn * 4); err != nil {
@@ -168,6 +180,13 @@ func (s *Model) forward(blocks []graph.Block, x *nn.Tensor, train bool) error {
 	for l, g := range s.layers {
 		b := &blocks[l]
 		g.nd, g.ns = b.NumDst, b.NumSrc
+		if g.gat != nil {
+			if err := s.gatForward(l, g, b, h, train); err != nil {
+				return err
+			}
+			h = g.y
+			continue
+		}
 		if err := s.aggregate(g, b, h); err != nil {
 			return err
 		}
@@ -297,6 +316,14 @@ func (s *Model) Step(blocks []graph.Block, x *nn.Tensor, labels []int32) (loss, 
 		if err := d.Zero(g.gbias); err != nil {
 			return 0, 0, err
 		}
+		if g.gat != nil {
+			if err := d.Zero(g.gat.gAttS); err != nil {
+				return 0, 0, err
+			}
+			if err := d.Zero(g.gat.gAttD); err != nil {
+				return 0, 0, err
+			}
+		}
 	}
 	if err := s.forward(blocks, x, true); err != nil {
 		return 0, 0, err
@@ -390,6 +417,17 @@ func (s *Model) backward() error {
 		if err := d.Gemm(false, false, 1, ly.out, ly.nd, 1, s.ones, ly.nd, g, ly.out, 1, ly.gbias, ly.out); err != nil {
 			return err
 		}
+		if ly.gat != nil {
+			dx := bufs[l%2]
+			if err := s.gatBackward(l, ly, g, dx); err != nil {
+				return err
+			}
+			if l == 0 {
+				break
+			}
+			g = *dx
+			continue
+		}
 		if err := d.Gemm(true, false, ly.wrows, ly.out, ly.nd, 1, ly.cat, ly.wrows, g, ly.out, 1, ly.gw, ly.out); err != nil {
 			return err
 		}
@@ -441,11 +479,16 @@ func (s *Model) adamStep() error {
 	stepSize := float32(float64(s.lr) / bc1)
 	sq2 := float32(math.Sqrt(bc2))
 	for _, g := range s.layers {
+		if g.gat != nil {
+			if err := s.gatAdam(g, stepSize, sq2); err != nil {
+				return err
+			}
+		}
 		for _, p := range []struct {
 			w, gr, m, v Buf
 			n           int
 			decay       bool
-		}{{g.w, g.gw, g.mw, g.vw, g.wrows * g.out, g.decayW}, {g.b, g.gbias, g.mb, g.vb, g.out, g.decayB}} {
+		}{{g.w, g.gw, g.mw, g.vw, g.wrows * g.wcols, g.decayW}, {g.b, g.gbias, g.mb, g.vb, g.out, g.decayB}} {
 			wd := s.wd
 			if !p.decay {
 				wd = 0
@@ -480,7 +523,7 @@ func (s *Model) CopyTo(m *nn.Model) error {
 		return fmt.Errorf("cuda: CopyTo a %d-layer %s model from %d %s layers", len(m.Layers), m.Kind, len(s.layers), s.kind)
 	}
 	for i, g := range s.layers {
-		w := make([]float32, g.wrows*g.out)
+		w := make([]float32, g.wrows*g.wcols)
 		if err := s.dev.GetF32(w, g.w); err != nil {
 			return err
 		}
@@ -499,6 +542,18 @@ func (s *Model) CopyTo(m *nn.Model) error {
 			}
 			copy(l.W.Value.Data, w)
 			bias = l.Bias.Value.Data
+		case *nn.GAT:
+			if g.gat == nil || l.In != g.in || l.OutDim() != g.out || l.Heads != g.gat.H {
+				return fmt.Errorf("cuda: CopyTo layer %d: not the GAT layer %dx%d", i, g.in, g.out)
+			}
+			copy(l.W.Value.Data, w)
+			if err := s.dev.GetF32(l.AttSrc.Value.Data, g.gat.attS); err != nil {
+				return err
+			}
+			if err := s.dev.GetF32(l.AttDst.Value.Data, g.gat.attD); err != nil {
+				return err
+			}
+			bias = l.Bias.Value.Data
 		default:
 			return fmt.Errorf("cuda: CopyTo layer %d: %T", i, l)
 		}
@@ -515,8 +570,11 @@ func (s *Model) Close() {
 		for _, b := range []Buf{g.w, g.b, g.gw, g.gbias, g.mw, g.vw, g.mb, g.vb, g.indptr, g.indices, g.cat, g.y, g.wts} {
 			s.dev.Free(b)
 		}
+		if g.gat != nil {
+			g.gat.free(s.dev)
+		}
 	}
-	for _, b := range []Buf{s.x, s.ones, s.grad, s.ga, s.gb, s.dcat, s.labels, s.rowloss, s.correct} {
+	for _, b := range []Buf{s.x, s.ones, s.grad, s.ga, s.gb, s.dcat, s.labels, s.rowloss, s.correct, s.dz, s.dOut, s.ds, s.der, s.del} {
 		s.dev.Free(b)
 	}
 	s.layers = nil

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"outcore/engine/cuda"
-	"outcore/engine/nn"
 )
 
 // Trainer devices (Config.Device).
@@ -16,7 +15,7 @@ const (
 
 // UseDevice moves the trainer to the device named by Config.Device before
 // its first step. "cuda" fails with the reason when no usable GPU is found
-// or the model has no GPU implementation (sage and gcn; not gat); "auto" falls back to
+// (every model kind has a GPU implementation); "auto" falls back to
 // the CPU and returns the reason as a note for the run's deviations
 // (empty when it runs where asked). On the GPU the trainer's CPU model
 // keeps its initial weights; steps and predictions use the GPU's.
@@ -30,9 +29,7 @@ func (t *Trainer) UseDevice(device string) (note string, err error) {
 	}
 	reason := ""
 	var dev *cuda.Device
-	if t.model.Kind != nn.KindSAGE && t.model.Kind != nn.KindGCN {
-		reason = fmt.Sprintf("the GPU trainer implements sage and gcn, not %s", t.model.Kind)
-	} else if dev, err = cuda.Open(); err != nil {
+	if dev, err = cuda.Open(); err != nil {
 		reason = err.Error()
 	}
 	if reason != "" {

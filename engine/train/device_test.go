@@ -24,8 +24,7 @@ func TestConfigDevice(t *testing.T) {
 }
 
 // TestUseDevice: cuda without a usable GPU is an error that says why, auto
-// falls back to the CPU with a note, a model the GPU trainer lacks is
-// refused (cuda) or runs on the CPU (auto), and the CPU trainer still steps.
+// falls back to the CPU with a note, and an unknown device is refused.
 func TestUseDevice(t *testing.T) {
 	_, gpuErr := cuda.Open()
 	labels := []int32{0, 1, 0, 1}
@@ -39,12 +38,6 @@ func TestUseDevice(t *testing.T) {
 		return tr
 	}
 	tr := newT("gat")
-	if _, err := tr.UseDevice(DeviceCUDA); err == nil || !strings.Contains(err.Error(), "sage and gcn, not gat") {
-		t.Fatalf("gat on cuda: %v, want the sage-and-gcn error", err)
-	}
-	if note, err := tr.UseDevice(DeviceAuto); err != nil || !strings.Contains(note, "ran on the CPU") {
-		t.Fatalf("gat on auto: note %q err %v", note, err)
-	}
 	if _, err := tr.UseDevice("tpu"); err == nil {
 		t.Fatal("device tpu: no error")
 	}

@@ -119,7 +119,7 @@ func trainFlags(c *train.Config, configPath *string) *flag.FlagSet {
 	fs.IntVar(&c.QueueDepth, "queue-depth", c.QueueDepth, "I/O queue depth per reader (0 = storage default)")
 	fs.BoolVar(&c.AllowBuffered, "allow-buffered", c.AllowBuffered, "fall back to page-cache reads where the file system refuses O_DIRECT (tmpfs); not for measurements")
 	fs.StringVar(&c.MemLimit, "mem-limit", c.MemLimit, `memory budget: "2GiB", "512MB" or a share of the feature bytes "25%"`)
-	fs.StringVar(&c.Device, "device", c.Device, `where the trainer runs: "cpu" (default), "cuda" (GPU 0 through engine/cuda; an error without a GPU; sage and gcn) or "auto" (the GPU when usable, else the CPU, recorded as a deviation)`)
+	fs.StringVar(&c.Device, "device", c.Device, `where the trainer runs: "cpu" (default), "cuda" (GPU 0 through engine/cuda; an error without a GPU; sage, gcn, gat) or "auto" (the GPU when usable, else the CPU, recorded as a deviation)`)
 	fs.StringVar(&c.ModelMem, "model-mem", c.ModelMem, `where the CPU model step is accounted under --mem-limit: "device" (default; outside the budget, as GPU memory in the papers) or "host"`)
 	fs.StringVar(&c.Compute, "compute", c.Compute, `what consumes each batch: "cpu" (default; the CPU trainer), "none" (the loader alone: features checksummed and released) or "model:PROFILE" (held for an accelerator's modelled step time, e.g. model:h100-roofline)`)
 	fs.StringVar(&c.DeviceMem, "device-mem", c.DeviceMem, `device budget (the papers' GPU memory, held beside --mem-limit): "1GiB", a share of the feature bytes "10%" (default) or "none"`)
