@@ -65,8 +65,15 @@ func TestOpenWithoutGPU(t *testing.T) {
 // randomBlocks samples a batch the way a uniform neighbour sampler would on
 // a random graph of n nodes: `batch` seeds, then per layer (last first)
 // fanout distinct neighbours per destination, destinations first among the
-// sources (engine/nn's bench_test.go sampledBlocks).
+// sources (engine/nn's bench_test.go sampledBlocks), except that one row in
+// seven has 0–2 neighbours (ragged rows, empty rows).
 func randomBlocks(rng *rand.Rand, n, batch int, fanouts []int) []graph.Block {
+	return sampleBlocks(rng, n, batch, fanouts, true)
+}
+
+// sampleBlocks is randomBlocks; ragged=false gives every row its full
+// fanout (engine/nn's sampledBlocks exactly).
+func sampleBlocks(rng *rand.Rand, n, batch int, fanouts []int, ragged bool) []graph.Block {
 	L := len(fanouts)
 	blocks := make([]graph.Block, L)
 	dst := make([]int64, 0, batch)
@@ -88,7 +95,7 @@ func randomBlocks(rng *rand.Rand, n, batch int, fanouts []int) []graph.Block {
 		for i := range dst {
 			row := map[int64]bool{}
 			k := fanouts[l]
-			if i%7 == 3 { // some rows with fewer neighbours, some with none
+			if ragged && i%7 == 3 { // some rows with fewer neighbours, some with none
 				k = i % 3
 			}
 			for len(row) < k {
@@ -259,7 +266,7 @@ func TestSAGEStepTime(t *testing.T) {
 	}
 	d := openOrSkip(t)
 	rng := rand.New(rand.NewPCG(2, 2))
-	blocks := randomBlocks(rng, 2_400_000, 1000, []int{10, 10, 10})
+	blocks := sampleBlocks(rng, 2_400_000, 1000, []int{10, 10, 10}, false)
 	x := randX(rng, blocks[0].NumSrc, 128)
 	y := make([]int32, 1000)
 	for i := range y {

@@ -163,6 +163,7 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	}
 	if g := env.Trainer.DeviceName(); g != "" {
 		env.Logf("trainer on the GPU: %s (engine/cuda)", g)
+		env.Deviate("the trainer ran on the GPU (%s, engine/cuda): where another deviation says training runs on the CPU, the training step ran on this GPU, its batch input copied host-to-device each step; the caches and buffers those deviations name stayed in host memory", g)
 	}
 	v, _ := LookupVariant(cfg.System)
 	sys, err := v.New(cfg)
