@@ -20,6 +20,7 @@ var restricted = map[string][]string{
 		"outcore/internal/osutil",      // byte views, memory maps
 		"outcore/engine/storage",       // io_uring submission entries and buffers
 		"outcore/engine/nn",            // cgo OpenBLAS; 8-byte views of a sparse input row
+		"outcore/engine/cuda",          // cgo dlopen of CUDA; host buffers of device copies
 		"outcore/engine/system/kit",    // cgo gather of rows from a memory map
 		"outcore/third_party/giouring", // the io_uring bindings
 	},
@@ -53,7 +54,7 @@ var restricted = map[string][]string{
 // either.
 var engineParts = []string{
 	"outcore/engine/graph", "outcore/engine/dataset", "outcore/engine/storage", "outcore/engine/sample",
-	"outcore/engine/nn", "outcore/engine/cache", "outcore/engine/metrics",
+	"outcore/engine/nn", "outcore/engine/cache", "outcore/engine/metrics", "outcore/engine/cuda",
 }
 
 // variantOf is the variant package path at or above path
