@@ -323,14 +323,24 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 		cold = ColdInputs(ids, d.plan.Slot, cold)
 		return cold, nil
 	}
-	if d.sp, err = SearchSegmentSize(n, int(nodes), budgetRows, coldOf); err != nil {
+	var brute BruteForcePlan
+	search := func(budgetRows int64) (SegmentPlan, error) {
+		if d.o.search == searchBrute {
+			// Table 4's baseline: every (s, m) built and measured
+			var err error
+			brute, err = BruteForceSegments(ctx, n, &d.plan, budgetRows, d.rowBytes, d.o.blockSize, d.o.hashes, uint64(d.cfg.Seed), inputs)
+			return brute.SegmentPlan, err
+		}
+		return SearchSegmentSize(n, int(nodes), budgetRows, coldOf)
+	}
+	if d.sp, err = search(budgetRows); err != nil {
 		return err
 	}
 	if free := freeDisk(d.scratch) - 2<<30; d.sp.EstimatedRows > free/d.rowBytes {
 		// The disk cannot hold what the budget allows: search again under
 		// the space left (2 GiB kept free).
 		budgetRows = max(0, free/d.rowBytes)
-		if d.sp, err = SearchSegmentSize(n, int(nodes), budgetRows, coldOf); err != nil {
+		if d.sp, err = search(budgetRows); err != nil {
 			return err
 		}
 		env.Deviate("disk_budget %s exceeds the free disk space: the segment search ran under %d MiB", d.o.diskBudget, (budgetRows*d.rowBytes)>>20)
@@ -341,8 +351,14 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	d.searchTime = time.Since(t3)
 	env.PrepareStage("search_s", d.searchTime)
-	env.Logf("diskgnn: segment search (Algorithm 2): segment size %d of %d samples, %d disk-cache entries per segment, %d MiB estimated on disk (budget %s)",
-		d.sp.Size, n, d.sp.DiskEntries, (d.sp.EstimatedRows*d.rowBytes)>>20, d.o.diskBudget)
+	if d.o.search == searchBrute {
+		env.Deviate("search=brute: the segmented disk cache's segment size and entries come from the brute-force search of Table 4's baseline (%d combinations built and measured), not Algorithm 2", brute.Combinations)
+		env.Logf("diskgnn: brute-force segment search: segment size %d of %d samples, %d disk-cache entries per segment, %d MiB on disk, %d MiB of pages an epoch reads; %d combinations in %.2fs",
+			d.sp.Size, n, d.sp.DiskEntries, (d.sp.EstimatedRows*d.rowBytes)>>20, brute.TrafficBytes>>20, brute.Combinations, d.searchTime.Seconds())
+	} else {
+		env.Logf("diskgnn: segment search (Algorithm 2): segment size %d of %d samples, %d disk-cache entries per segment, %d MiB estimated on disk (budget %s)",
+			d.sp.Size, n, d.sp.DiskEntries, (d.sp.EstimatedRows*d.rowBytes)>>20, d.o.diskBudget)
+	}
 	if d.sp.DiskEntries == 0 {
 		env.Warnf("diskgnn: the disk budget (%s) packs every cold row: the segmented disk cache is empty, so Algorithm 1's reordering and the disk-cache reads do not run", d.o.diskBudget)
 	}
@@ -430,7 +446,26 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 		return err
 	}
 	rb := d.rowBytes
+	var readRows func(context.Context, []int64, []byte) error
+	if d.o.packing == packingIndividual {
+		// Fig. 14's baseline: every chunk's rows read one by one
+		ro := d.storageOpts(env, true)
+		ro.RowBytes = rb
+		rfeats, err := storage.OpenFile(ds.Path(dataset.FeaturesFile), ro)
+		if err != nil {
+			return fmt.Errorf("diskgnn: open features: %w", err)
+		}
+		defer rfeats.Close()
+		rr, err := rfeats.NewReader()
+		if err != nil {
+			return err
+		}
+		defer rr.Close()
+		readRows = rr.ReadRows
+		env.Deviate("packing=individual: each chunk's rows are gathered with random row reads (Fig. 14's naive individual packing), not batched packing's partition sweeps; the memory tiers are filled by a sweep of their own")
+	}
 	lio := LayoutIO{
+		ReadRows: readRows,
 		Inputs:    inputs,
 		ReadRange: fr.ReadRange,
 		Packed:    packed, Headers: headers, DiskCache: disk, Stage: stage,
@@ -467,6 +502,9 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 	env.PrepareStage("classify_s", st.ClassifyTime)
 	env.PrepareStage("pack_s", st.Pack.ReadTime+st.Pack.DispatchTime+st.Pack.WriteTime)
 	env.PrepareStage("pack_read_s", st.Pack.ReadTime)
+	if st.FillTime > 0 {
+		env.PrepareStage("fill_cache_s", st.FillTime)
+	}
 	fb := ds.FeatureBytes()
 	env.Logf("diskgnn: layout: %d segments, %d disk-cache rows (%d MiB), %d packed rows (packed file %d MiB, address file %d MiB); disk caches and packed rows %.2f× the feature table (%.2f× per epoch); %d packing sweeps of %d partitions (%d MiB read, %d MiB written)",
 		st.Segments, st.DiskCacheRows, st.DiskCacheBytes>>20, st.PackedRows, st.PackedBytes>>20, st.HeaderBytes>>20,

@@ -232,3 +232,83 @@ func TestDiskBudgetUsesTheDiskCache(t *testing.T) {
 		t.Fatalf("no deviation for device tiers over the budget (%+v): %q", o.Summary.Memory, o.Summary.Deviations)
 	}
 }
+
+// packing=individual (Fig. 14's baseline) writes the same chunks as
+// batched packing: the same batches train to the same losses; each
+// chunk's rows are read on their own (more bytes than one sweep of the
+// table), and the run records the deviation.
+func TestIndividualPacking(t *testing.T) {
+	run := func(packing string) systest.Result {
+		cfg := systest.Config(t, Name, merge(smallTiers, map[string]string{"packing": packing}))
+		cfg.Epochs = 1
+		return systest.Run(t, cfg)
+	}
+	b, i := run("batched"), run("individual")
+	if !slices.Equal(b.Losses(), i.Losses()) {
+		t.Fatalf("losses batched %v, individual %v", b.Losses(), i.Losses())
+	}
+	if !slices.ContainsFunc(i.Summary.Deviations, func(d string) bool { return strings.HasPrefix(d, "packing=individual") }) ||
+		slices.ContainsFunc(b.Summary.Deviations, func(d string) bool { return strings.HasPrefix(d, "packing=individual") }) {
+		t.Fatalf("deviations batched %q, individual %q", b.Summary.Deviations, i.Summary.Deviations)
+	}
+	if i.Summary.PrepareStages["fill_cache_s"] == 0 || b.Summary.PrepareStages["fill_cache_s"] != 0 {
+		t.Fatalf("prepare stages batched %v, individual %v", b.Summary.PrepareStages, i.Summary.PrepareStages)
+	}
+}
+
+// search=brute (Table 4's baseline) builds every (segment size, entries)
+// combination and keeps the one an epoch reads fewest pages with, within
+// the disk budget; its layout trains the same batches to the same losses,
+// and the run records the deviation.
+func TestBruteForceSearch(t *testing.T) {
+	run := func(search string) systest.Result {
+		cfg := systest.Config(t, Name, merge(smallTiers, map[string]string{"search": search}))
+		cfg.Epochs = 1
+		return systest.Run(t, cfg)
+	}
+	a, b := run("approximate"), run("brute")
+	if !slices.Equal(a.Losses(), b.Losses()) {
+		t.Fatalf("losses approximate %v, brute %v", a.Losses(), b.Losses())
+	}
+	if !slices.ContainsFunc(b.Summary.Deviations, func(d string) bool { return strings.HasPrefix(d, "search=brute") }) {
+		t.Fatalf("deviations %q", b.Summary.Deviations)
+	}
+}
+
+// The brute-force search measures what it claims: on a small trace its
+// answer fits the disk budget and reads no more pages than any other
+// combination of its grid.
+func TestBruteForceSegments(t *testing.T) {
+	samples := [][]int64{{0, 1, 2, 3}, {2, 3, 4, 5}, {4, 5, 6, 7}, {0, 6, 7, 8}, {1, 8, 9, 2}, {3, 9, 5, 0}}
+	plan, err := PlanTiers(make([]int32, 10), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := func(_ context.Context, g int, buf []int64) ([]int64, error) { return append(buf[:0], samples[g]...), nil }
+	const rowBytes, page = 128, 512
+	for _, budget := range []int64{1 << 40, 20, 12} {
+		bp, err := BruteForceSegments(context.Background(), len(samples), &plan, budget, rowBytes, page, 2, 1, inputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bp.Fits || bp.EstimatedRows > budget || bp.Combinations == 0 {
+			t.Fatalf("budget %d rows: %+v", budget, bp)
+		}
+		most, err := repeatedCold(context.Background(), len(samples), &plan, inputs)
+		if err != nil || most == 0 {
+			t.Fatalf("%d repeated nodes (%v)", most, err)
+		}
+		for _, s := range []int{1, 2, 4, 6} {
+			for q := int64(0); q <= 4; q++ {
+				m := most * q / 4
+				rows, traffic, _, err := measureSegments(context.Background(), len(samples), s, m, &plan, rowBytes, page, 2, 1, inputs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rows <= budget && traffic < bp.TrafficBytes {
+					t.Errorf("budget %d: (s %d, m %d) reads %d bytes, less than the search's answer %+v", budget, s, m, traffic, bp)
+				}
+			}
+		}
+	}
+}

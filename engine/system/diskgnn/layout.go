@@ -66,6 +66,10 @@ type LayoutIO struct {
 	Sync func() error
 	// OnPartition fills the memory tiers from the first sweep.
 	OnPartition func(lo int64, rows []byte) error
+	// ReadRows, when set, packs each sample individually with random row
+	// reads (packing=individual, Fig. 14's baseline) instead of batched
+	// sweeps; the memory tiers are then filled by a sweep of their own.
+	ReadRows func(ctx context.Context, ids []int64, dst []byte) error
 }
 
 // LayoutConfig are the layout's parameters.
@@ -104,7 +108,10 @@ type LayoutStats struct {
 	SegmentTime    time.Duration // counting, choosing and MinHash reordering
 	ClassifyTime   time.Duration // interpreted addresses
 	DiskCacheTime  time.Duration // reordering the staged disk-cache windows and writing them
-	Pack           PackStats
+	// FillTime is individual packing's sweep that fills the memory tiers
+	// (batched packing fills them from its own partitions).
+	FillTime time.Duration
+	Pack     PackStats
 }
 
 // Layout is the on-disk feature store.
@@ -149,7 +156,22 @@ func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, 
 		if !filled {
 			pio.OnPartition = lio.OnPartition
 		}
-		st, err := BatchedPack(ctx, cfg.Nodes, cfg.RowBytes, cfg.PartRows, partBuf, targets, pio)
+		var st PackStats
+		var err error
+		if lio.ReadRows != nil {
+			// Fig. 14's baseline: the tiers' fill sweep (no targets), then
+			// every chunk gathered by random row reads
+			if !filled && pio.OnPartition != nil {
+				var fill PackStats
+				fill, err = BatchedPack(ctx, cfg.Nodes, cfg.RowBytes, cfg.PartRows, partBuf, nil, pio)
+				l.Stats.FillTime += fill.ReadTime + fill.DispatchTime
+			}
+			if err == nil {
+				st, err = IndividualPack(ctx, cfg.Nodes, cfg.RowBytes, partBuf, targets, pio, lio.ReadRows)
+			}
+		} else {
+			st, err = BatchedPack(ctx, cfg.Nodes, cfg.RowBytes, cfg.PartRows, partBuf, targets, pio)
+		}
 		l.Stats.Pack.Partitions += st.Partitions
 		l.Stats.Pack.BytesRead += st.BytesRead
 		l.Stats.Pack.BytesWritten += st.BytesWritten

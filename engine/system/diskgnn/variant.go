@@ -41,6 +41,14 @@ const (
 	defaultDiskBudgetX = 3
 )
 
+// Values of options packing and search.
+const (
+	packingBatched    = "batched"
+	packingIndividual = "individual"
+	searchApprox      = "approximate"
+	searchBrute       = "brute"
+)
+
 // options are the parsed variant options: disk_budget as diskX (> 0: a
 // multiple of the feature table per epoch) or diskBytes (both 0:
 // unlimited), gpu_cache as gpuAuto, gpuBytes or gpuPct; cpuBytes -1 and
@@ -53,6 +61,8 @@ type options struct {
 	blockSize, partition                        int64
 	ioThreads, queue, hashes, samplers, profile int
 	gpuAuto, queueSet, pipeline, keepFiles      bool
+	packing                                     string // "batched" (§5.2) or "individual" (Fig. 14's baseline)
+	search                                      string // "approximate" (Algorithm 2) or "brute" (Table 4's baseline)
 }
 
 func (o *options) bind(b *kit.Binder) {
@@ -70,6 +80,8 @@ func (o *options) bind(b *kit.Binder) {
 	b.Bytes(&o.partition, "partition", 0, "rows read per batched-packing sweep step (§5.2; the artifact uses 8 partitions)", kit.Shown("feature table / 8, at most budget / 32"))
 	b.ProfileBatches(&o.profile, "to measure the model step")
 	b.Bool(&o.keepFiles, "keep_files", false, "keep the graph samples, packed chunks and disk caches after the run")
+	b.Enum(&o.packing, "packing", packingBatched, []string{packingBatched, packingIndividual}, "batched: the feature table swept once in partitions for every chunk (§5.2); individual: each chunk gathered with random row reads (Fig. 14's naive baseline)")
+	b.Enum(&o.search, "search", searchApprox, []string{searchApprox, searchBrute}, "segmented disk cache parameters: approximate (Algorithm 2, a linear search on the segment size) or brute (Table 4's brute-force search over segment size and disk-cache entries, by the pages an epoch reads)")
 }
 
 // parseDiskBudget reads disk_budget: unlimited, <N>x or bytes.
