@@ -465,7 +465,7 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 		env.Deviate("packing=individual: each chunk's rows are gathered with random row reads (Fig. 14's naive individual packing), not batched packing's partition sweeps; the memory tiers are filled by a sweep of their own")
 	}
 	lio := LayoutIO{
-		ReadRows: readRows,
+		ReadRows:  readRows,
 		Inputs:    inputs,
 		ReadRange: fr.ReadRange,
 		Packed:    packed, Headers: headers, DiskCache: disk, Stage: stage,

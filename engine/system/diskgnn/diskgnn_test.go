@@ -284,7 +284,9 @@ func TestBruteForceSegments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs := func(_ context.Context, g int, buf []int64) ([]int64, error) { return append(buf[:0], samples[g]...), nil }
+	inputs := func(_ context.Context, g int, buf []int64) ([]int64, error) {
+		return append(buf[:0], samples[g]...), nil
+	}
 	const rowBytes, page = 128, 512
 	for _, budget := range []int64{1 << 40, 20, 12} {
 		bp, err := BruteForceSegments(context.Background(), len(samples), &plan, budget, rowBytes, page, 2, 1, inputs)
