@@ -27,6 +27,9 @@ type RunData struct {
 	Digest   *Digest // the run's epochs summarised; nil when it has none (or they were not read)
 	// Memory is the run's memory by part (MemoryOf); nil without an account.
 	Memory *MemoryRow
+	// PrepareS is the run's offline preparation (the summary's prepare_s);
+	// nil when its summary does not say.
+	PrepareS *float64
 	// Run-level aggregates the store keeps for finished runs; they stand in
 	// for the digest where a page shows only the accuracy table.
 	EpochsDone      int

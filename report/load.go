@@ -33,6 +33,7 @@ func RunDataOf(r store.Run, epochs []store.Epoch) RunData {
 	if m, ok := MemoryOf(r); ok {
 		d.Memory = &m
 	}
+	d.PrepareS = prepareOf(r.Summary)
 	if len(epochs) > 0 {
 		recs := make([]metrics.EpochRecord, len(epochs))
 		for i, e := range epochs {

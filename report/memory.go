@@ -80,3 +80,17 @@ func (c *Comparison) memoryPeaks() Chart {
 	}
 	return ch
 }
+
+// prepareOf is a summary's prepare_s (nil without a summary or the field).
+func prepareOf(summary json.RawMessage) *float64 {
+	if len(summary) == 0 {
+		return nil
+	}
+	var s struct {
+		PrepareS *float64 `json:"prepare_s"`
+	}
+	if json.Unmarshal(summary, &s) != nil {
+		return nil
+	}
+	return s.PrepareS
+}

@@ -105,3 +105,58 @@ func TestStudyCompare(t *testing.T) {
 		t.Errorf("limit shares %q %q", got, normShare(" 60 %"))
 	}
 }
+
+// DiskGNN's study compares what the paper compares: Ginex's epoch without
+// its sampling beside DiskGNN's epoch, and for "+ preprocess" each
+// system's epoch plus its preparation over its epochs; runs without the
+// wall-clock stages or a prepare_s leave those ratios pending.
+func TestDiskGNNStudyComparesThePapersEpochs(t *testing.T) {
+	s, ok := LookupStudy("diskgnn-fig9")
+	if !ok {
+		t.Fatal("no diskgnn-fig9")
+	}
+	const feat = 1 << 30
+	at30 := int64(math.Round(0.3 * feat))
+	prep := func(v float64) *float64 { return &v }
+	runs := []RunData{
+		// Ginex: 100 s epochs, 40 s of them waiting on its sampling; 10 s of preparation over 2 epochs
+		{System: "ginex", MemLimit: at30, Status: RunDone, PrepareS: prep(10),
+			Digest: &Digest{Epochs: 2, WallMeasured: 2, Mean: map[string]float64{"epoch_s": 100, "wall_sample_s": 40}}},
+		// DiskGNN: 10 s epochs, 30 s of offline preparation over 2 epochs
+		{System: "diskgnn", MemLimit: at30, Status: RunDone, PrepareS: prep(30),
+			Digest: &Digest{Epochs: 2, WallMeasured: 2, Mean: map[string]float64{"epoch_s": 10, "wall_sample_s": 1}}},
+	}
+	tab := s.Compare(runs, feat)
+	got := map[string]RatioRow{}
+	for _, r := range tab.Ratios {
+		got[r.Label] = r
+	}
+	want := map[string]float64{
+		"Ginex (without its sampling) / DiskGNN at 30%": 60.0 / 10,  // (100 − 40) / 10
+		"Ginex + sample / DiskGNN + preprocess at 30%":  105.0 / 25, // (100 + 10/2) / (10 + 30/2)
+	}
+	for label, w := range want {
+		r, ok := got[label]
+		if !ok || !r.HaveOurs || math.Abs(r.Ours-w) > 1e-9 {
+			t.Errorf("%s: %+v, want %v", label, r, w)
+		}
+	}
+	// the table's rows stay whole epochs
+	for _, r := range tab.Rows {
+		if r.System == "ginex" && r.MemLimit == "30%" && (!r.HaveOurs || r.Ours != 100) {
+			t.Errorf("ginex row %+v, want the whole 100 s epoch", r)
+		}
+	}
+	// without the wall-clock stages or a prepare_s: pending, not a number
+	runs[0].Digest.WallMeasured, runs[0].PrepareS = 0, nil
+	for _, r := range s.Compare(runs, feat).Ratios {
+		if _, ok := want[r.Label]; ok && r.HaveOurs {
+			t.Errorf("%s computed without the stage or the preparation: %+v", r.Label, r)
+		}
+	}
+	for label := range s.RatioMetrics {
+		if _, ok := got[label]; !ok {
+			t.Errorf("ratio metric for %q, which is no ratio of the study", label)
+		}
+	}
+}

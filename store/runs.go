@@ -98,16 +98,18 @@ const runCols = `id, experiment_id, seq, attempt, retry_of, superseded, queue_po
 // runColsBrief is runCols with the large text columns read as empty
 // (RunFilter.Brief): the configuration, devices, deviations, standard
 // error tail and progress; of the summary only its memory account (the
-// comparison's memory chart, DESIGN §2 "One memory contract").
+// comparison's memory chart, DESIGN §2 "One memory contract") and its
+// preparation time (the reproduction studies' "+ preprocess" sums).
 var runColsBrief = strings.NewReplacer(
 	"config_json,", "'{}',", "devices_json,", "'{}',", "deviations_json,", "'[]',",
 	"stderr_tail,", "'',", "summary_json,", briefSummary+",", "progress_json,", "NULL,",
 ).Replace(runCols)
 
-// briefSummary is the summary as a brief read has it: {"memory": ...} when
-// the summary has a memory account, else NULL.
-const briefSummary = `CASE WHEN json_valid(summary_json) AND json_extract(summary_json, '$.memory') IS NOT NULL
-	THEN json_object('memory', json(json_extract(summary_json, '$.memory'))) END`
+// briefSummary is the summary as a brief read has it: its memory account
+// and its prepare_s ({"memory": ..., "prepare_s": ...}, absent fields
+// null), NULL without a summary.
+const briefSummary = `CASE WHEN json_valid(summary_json)
+	THEN json_object('memory', json(json_extract(summary_json, '$.memory')), 'prepare_s', json_extract(summary_json, '$.prepare_s')) END`
 
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run

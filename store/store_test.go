@@ -536,13 +536,14 @@ func TestRunConditionsAndMeta(t *testing.T) {
 }
 
 // A brief read keeps of a run's summary only its memory account (the
-// comparison's memory chart); a summary without one reads as none.
+// comparison's memory chart) and its prepare_s; a summary without them
+// reads them as null.
 func TestBriefSummaryKeepsTheMemoryAccount(t *testing.T) {
 	ctx := context.Background()
 	s := open(t)
 	_, runs := seed(t, s, "diskgnn", "ginex")
 	sums := []string{
-		`{"type":"summary","outcome":"done","deviations":["x"],"memory":{"host_budget_bytes":256,"device_budget_bytes":64,"device_tiers":{"gpu_cache":40},"device_tier_bytes":40,"model_step_bytes":9}}`,
+		`{"type":"summary","outcome":"done","deviations":["x"],"memory":{"host_budget_bytes":256,"device_budget_bytes":64,"device_tiers":{"gpu_cache":40},"device_tier_bytes":40,"model_step_bytes":9},"prepare_s":2.5}`,
 		`{"type":"summary","outcome":"done"}`,
 	}
 	for i, r := range runs {
@@ -561,14 +562,18 @@ func TestBriefSummaryKeepsTheMemoryAccount(t *testing.T) {
 	if err != nil || len(got) != 2 {
 		t.Fatalf("%d runs, %v", len(got), err)
 	}
-	var m struct {
-		Memory *metrics.MemoryAccount `json:"memory"`
-		Type   string                 `json:"type"`
+	type brief struct {
+		Memory   *metrics.MemoryAccount `json:"memory"`
+		PrepareS *float64               `json:"prepare_s"`
+		Type     string                 `json:"type"`
 	}
-	if err := json.Unmarshal(got[0].Summary, &m); err != nil || m.Memory == nil || m.Memory.DeviceTiers["gpu_cache"] != 40 || m.Memory.ModelStepBytes != 9 || m.Type != "" {
+	var m brief
+	if err := json.Unmarshal(got[0].Summary, &m); err != nil || m.Memory == nil || m.Memory.DeviceTiers["gpu_cache"] != 40 || m.Memory.ModelStepBytes != 9 ||
+		m.PrepareS == nil || *m.PrepareS != 2.5 || m.Type != "" {
 		t.Fatalf("brief summary %s (%v)", got[0].Summary, err)
 	}
-	if got[1].Summary != nil {
-		t.Fatalf("brief summary without an account: %s", got[1].Summary)
+	var n brief
+	if err := json.Unmarshal(got[1].Summary, &n); err != nil || n.Memory != nil || n.PrepareS != nil || n.Type != "" {
+		t.Fatalf("brief summary without an account: %s (%v)", got[1].Summary, err)
 	}
 }
