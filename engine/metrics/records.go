@@ -84,6 +84,14 @@ const (
 	TierDevice    = "device" // read from the block device for the batch (a miss everywhere else)
 )
 
+// CounterRowsFilled is the epoch counter of feature rows a variant read
+// from the device ahead of their lookups, into a cache or buffer (Ginex's
+// switch, MariusGNN's partition loads): with the device and disk-resident
+// tiers' rows, the most rows_from_device can be (DESIGN §5: every row from
+// the device is counted once per read that delivered it to a lookup or a
+// fill).
+const CounterRowsFilled = "rows_filled"
+
 // MemoryTier reports whether a tier serves rows from memory (host or
 // device) without a device read in the epoch: its hits are cache hits.
 // Every other tier's rows were read from the block device in the epoch

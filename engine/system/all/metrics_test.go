@@ -22,7 +22,11 @@ import (
 //     device come with feature bytes read;
 //   - every looked-up row is counted once: tier hits plus rows shared in
 //     flight are the rows needed, and no row is counted twice;
-//   - rows_from_device covers the device tier;
+//   - one hit-ratio definition: below 1 whenever rows came from the
+//     device in the epoch (disk-resident tiers are not hits);
+//   - rows_from_device covers the device tier, and counts each row once
+//     per read that delivered it (at most the device and disk-resident
+//     tiers' rows plus rows_filled);
 //   - busy and wait worker time cover the stage time, and busy (CPU
 //     time) never exceeds what the cores could give in the epoch.
 //
@@ -101,6 +105,20 @@ func TestVariantsReportHonestMetrics(t *testing.T) {
 				}
 				if (e.RowsFromDevice > 0 || e.FeatureBytesRead > 0) && h >= 1 {
 					t.Errorf("epoch %d: hit ratio %v with %d rows (%d feature bytes) read from the device in the epoch (%+v)", i, h, e.RowsFromDevice, e.FeatureBytesRead, e.Tiers)
+				}
+				// Rows from the device counted once per read that
+				// delivered them: to a lookup (the device tier, a
+				// disk-resident tier) or a fill ahead of the lookups
+				// (rows_filled). A row counted once per block or line
+				// read (GIDS's lines of four rows) exceeds it.
+				var diskResident int64
+				for name, tc := range e.Tiers {
+					if !metrics.MemoryTier(name) && name != metrics.TierDevice {
+						diskResident += tc.Hits
+					}
+				}
+				if most := device + diskResident + e.Counters[metrics.CounterRowsFilled]; e.RowsFromDevice > most {
+					t.Errorf("epoch %d: rows_from_device %d > device-tier %d + disk-resident %d + filled %d rows: a row counted more than once per read", i, e.RowsFromDevice, device, diskResident, e.Counters[metrics.CounterRowsFilled])
 				}
 				if e.RowsFromDevice < device {
 					t.Errorf("epoch %d: rows_from_device %d < device-tier rows %d", i, e.RowsFromDevice, device)

@@ -517,6 +517,7 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 	init = nil
 	ep.Add("switch_s", time.Since(t0))
 	ep.Count("switch_rows", int64(fresh.left))
+	ep.Count(metrics.CounterRowsFilled, int64(fresh.left)) // read ahead of their lookups (DESIGN §5)
 
 	// Runtime-file loader: ids, adj and update files in batch order.
 	ctx, cancel := context.WithCancel(ctx)
