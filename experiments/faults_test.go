@@ -499,3 +499,39 @@ func TestFullStoreTrainingGoesOn(t *testing.T) {
 		t.Error("no event says the store refused the run's records for a while")
 	}
 }
+
+// TestDroppedWritesIngestedFromLog: while the store refuses writes, the
+// queue keeps at most maxQueuedWrites and drops sample flushes beyond
+// them; once the store accepts again, what was dropped is ingested from
+// the record log, so every sample the child reported is stored.
+func TestDroppedWritesIngestedFromLog(t *testing.T) {
+	old := maxQueuedWrites
+	maxQueuedWrites = 1
+	t.Cleanup(func() { maxQueuedWrites = old })
+	h := newHarness(t, nil)
+	var fw faultWindow
+	h.m.writeFault = fw.hook
+	h.start()
+	e := h.create(`{"dataset":"tiny","system":"fake","epochs":5,"options":{"epoch_ms":"1100","late_sample":"1"}}`)
+	runs := h.waitRuns(e.ID, "with an epoch", func(r store.Run) bool { return r.EpochsDone >= 1 })
+	fw.arm(1, 12, fmt.Errorf("%w: database or disk is full", store.ErrDiskFull)) // about 4 s of refusals
+	r := h.waitRuns(e.ID, "finished", finished)[0]
+	if fw.injected < 12 {
+		t.Fatalf("only %d writes refused", fw.injected)
+	}
+	if r.Status != store.StatusDone {
+		t.Fatalf("run ended %s (%s)", r.Status, r.Error)
+	}
+	checkNoEpochLost(t, h, r, 5)
+	recs, err := readRecordLog(h.m.recordLogPath(runs[0].ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := h.st.Samples(context.Background(), r.ID, 0, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs.samples) == 0 || len(samples) < len(recs.samples) {
+		t.Fatalf("the record log holds %d samples, the store %d", len(recs.samples), len(samples))
+	}
+}

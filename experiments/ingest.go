@@ -24,7 +24,7 @@ const maxLine = 1 << 20
 // refuses them (a full disk): beyond it, writes holding only samples,
 // progress and log events are dropped (epochs, start and summary never
 // are; the record log on disk keeps everything it could write).
-const maxQueuedWrites = 100000
+var maxQueuedWrites = 100000 // a variable for the tests
 
 // ingester turns a child's stdout records into rows and events. Every line
 // is first appended to the run's record log (runs/<db>/<id>/records.jsonl, see

@@ -85,7 +85,7 @@ var fakeOptions = func() []train.Option {
 	for _, k := range []string{"epoch_ms", "alloc_mib", "report_ms", "stderr_kib"} {
 		o = append(o, train.Option{Key: k, Type: train.OptInt, Default: "0", Help: "see fakeTrain"})
 	}
-	for _, k := range []string{"fail", "hang", "ignore_term", "report", "oom"} {
+	for _, k := range []string{"fail", "hang", "ignore_term", "report", "oom", "late_sample"} {
 		o = append(o, train.Option{Key: k, Type: train.OptString, Default: "", Help: "see fakeTrain"})
 	}
 	return o
@@ -102,7 +102,9 @@ var fakeOptions = func() []train.Option {
 //	after epoch N's record was written to stdout;
 //	stderr_kib: KiB of noise written to stderr first;
 //	oom: "1" ends after the first epoch as `outcore train --mem-limit`
-//	does when its cgroup's OOM killer struck: an oom summary, exit 1.
+//	does when its cgroup's OOM killer struck: an oom summary, exit 1;
+//	late_sample: "1" emits a second sample after each epoch's record, so
+//	that it waits for a flush (not the next epoch's write).
 func fakeTrain(args []string) int {
 	i := slices.Index(args, "--")
 	// A Slurm job starts it as `outcore train --config FILE` is started
@@ -169,6 +171,9 @@ func fakeTrain(args []string) int {
 		em.Emit(metrics.EpochRecord{Type: metrics.TypeEpoch, Epoch: ep, Warmup: ep == 0 && cfg.Epochs > 1,
 			EpochS: float64(epochMS) / 1000 * float64(ep+1), Batches: 3, ValAcc: 0.5 + float64(ep)/100, TestAcc: 0.4,
 			Stages: map[string]float64{"inspect_s": 0.01}, Tiers: map[string]metrics.TierCount{"device": {Lookups: 10, Hits: 10}}})
+		if opt.String("late_sample", "") == "1" {
+			em.Emit(metrics.SampleRecord{Type: metrics.TypeSample, T: float64(ep) + 0.5, CPUPercent: 50, RSSBytes: rss})
+		}
 		if p := opt.String("report", ""); p != "" {
 			time.Sleep(time.Duration(reportMS) * time.Millisecond)
 			f, _ := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
