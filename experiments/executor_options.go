@@ -107,38 +107,39 @@ func parseExecutorKey(g *Grid, key string, v json.RawMessage) error {
 	return nil
 }
 
-// check validates a grid's Slurm settings, naming the field at fault.
+// check validates a grid's Slurm settings: a problem per field at fault.
 func (sg *SlurmGrid) check() error {
+	var ps problems
 	if sg.Partition != "" {
 		if err := ValidPartition(sg.Partition); err != nil {
-			return invalid("slurm.partition", "%v", err)
+			ps.add("slurm.partition", "slurm.partition: %v", err)
 		}
 	}
 	if sg.Args != "" {
 		if _, err := ParseSbatchArgs(sg.Args); err != nil {
-			return invalid("slurm.args", "%v", err)
+			ps.add("slurm.args", "slurm.args: %v", err)
 		}
 	}
 	if sg.CPUs < 0 || sg.CPUs > MaxSlurmCPUs {
-		return invalid("slurm.cpus", "%d is not a whole number from 1 to %d", sg.CPUs, MaxSlurmCPUs)
+		ps.add("slurm.cpus", "slurm.cpus: %d is not a whole number from 1 to %d", sg.CPUs, MaxSlurmCPUs)
 	}
 	if sg.Time != "" {
 		if err := ValidSlurmTime(sg.Time); err != nil {
-			return invalid("slurm.time", "%v", err)
+			ps.add("slurm.time", "slurm.time: %v", err)
 		}
 	}
 	if sg.NodeDataDir != "" {
 		if err := nodeDataDirSyntax(sg.NodeDataDir); err != nil {
-			return invalid("slurm.node_data_dir", "%v", err)
+			ps.add("slurm.node_data_dir", "slurm.node_data_dir: %v", err)
 		}
 	}
 	if sg.MemAllowance != "" {
 		if v, err := train.ParseMemLimit(sg.MemAllowance, 0); err != nil || v < MinMemLimit || v > MaxSlurmMemAllowance {
-			return invalid("slurm.mem_allowance", "%q: want a size from %s to %s such as \"512MiB\"", sg.MemAllowance,
+			ps.add("slurm.mem_allowance", "slurm.mem_allowance: %q: want a size from %s to %s such as \"512MiB\"", sg.MemAllowance,
 				FormatBytes(MinMemLimit), FormatBytes(MaxSlurmMemAllowance))
 		}
 	}
-	return nil
+	return ps.err()
 }
 
 // merged returns o with a grid's settings applied, checked again as at
@@ -240,7 +241,7 @@ func (m *Manager) chooseExecutor(g *Grid, co CreateOptions) (string, problems) {
 		ps.add("executor", "executor: %q is not offered here: this queue runs %s (the executor is the server's choice: `outcore serve --executor %s` offers it)",
 			executor, strings.Join(m.opts.Executors, ", "), strings.Join(append(append([]string(nil), m.opts.Executors...), executor), ","))
 	}
-	if executor == store.ExecutorSlurm && g.Slurm != nil && g.Slurm.NodeDataDir != "" {
+	if executor == store.ExecutorSlurm && g.Slurm != nil && g.Slurm.NodeDataDir != "" && nodeDataDirSyntax(g.Slurm.NodeDataDir) == nil {
 		if _, err := ConfineNodeDataDir(m.opts.Slurm.NodeDataRoot(m.opts.DataDir), g.Slurm.NodeDataDir); err != nil {
 			ps.add("slurm.node_data_dir", "slurm.node_data_dir: %v", err)
 		}
