@@ -102,7 +102,7 @@ func TestRecreatedDatabaseKeepsRunsApart(t *testing.T) {
 // appends to nothing and its record log holds only its own records.
 func TestLegacyRunDirectoryMovedAside(t *testing.T) {
 	h := newHarness(t, nil)
-	h.m.dbID = "" // runs/<id>, as for a database with runs before 0008
+	h.m.dbID = "" // runs/<id>, as for a database with runs before 0007
 	e := h.create(`{"dataset":"tiny","system":"fake","epochs":2,"options":{"epoch_ms":"5"}}`)
 	runs, _ := h.st.Runs(context.Background(), store.RunFilter{ExperimentID: e.ID})
 	dir := h.m.runDir(runs[0].ID)

@@ -1,4 +1,4 @@
--- 0008_db_identity: a random identity per database, in the path of its
+-- 0007_db_identity: a random identity per database, in the path of its
 -- runs' directories (runs/<identity>/<run id>/, docs/ARCHITECTURE.md
 -- "Record log"): a database deleted and created again numbers its runs
 -- from 1 once more, and must never append to, or ingest, the files an
