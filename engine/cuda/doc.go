@@ -9,7 +9,10 @@
 //
 // A machine without a GPU builds and tests it: Open returns an error
 // wrapping ErrUnavailable that says what is missing, and the GPU tests
-// skip with that reason. Built without cgo, Open always fails.
+// skip with that reason; where NVRTC and g++ are installed,
+// TestHostEmulation reruns the comparisons with engine/nn against a host
+// stand-in for the driver that executes kernels.cu on the CPU
+// (testdata/hostcuda). Built without cgo, Open always fails.
 //
 // Model is engine/nn's GraphSAGE, GCN or GAT model (ReLU or ELU, dropout,
 // attention dropout, Adam) with every tensor in device memory; it starts from an
