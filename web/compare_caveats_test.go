@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -49,5 +50,41 @@ func TestCompareRefusesMixedDataFlagsHosts(t *testing.T) {
 	code, page = e.get(fmt.Sprintf("/compare?exp=%d&exp=%d", tiny, other))
 	if code != 200 || !strings.Contains(page, "measured on different hosts: a (2 cores) in #") || !strings.Contains(page, "1 of 2 runs were measured on a busy host") {
 		t.Errorf("hosts: %d, want the different hosts and the busy run flagged", code)
+	}
+}
+
+// The experiment's runs view: one line per run, grouped as asked.
+func TestRunsViewJSON(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	x := e.create(tinyGrid)
+	for _, r := range e.runs(x.ID) {
+		e.play(r, 2, 1, store.StatusDone)
+	}
+	code, page := e.get(fmt.Sprintf("/experiments/%d", x.ID))
+	if code != 200 || !strings.Contains(page, fmt.Sprintf(`data-runs-url="/experiments/%d/runs.json"`, x.ID)) || !strings.Contains(page, `id="group-by"`) {
+		t.Fatalf("experiment page lacks the runs view: %d", code)
+	}
+	code, js := e.get(fmt.Sprintf("/experiments/%d/runs.json?group=mem_limit", x.ID))
+	var v struct {
+		GroupBy string `json:"group_by"`
+		Lines   []struct{ Values []any }
+		Groups  []struct {
+			Key  string
+			Runs int
+		}
+		Dims []struct{ Key string }
+	}
+	if code != 200 || json.Unmarshal([]byte(js), &v) != nil {
+		t.Fatalf("runs.json: %d %s", code, js)
+	}
+	if v.GroupBy != "mem_limit" || len(v.Lines) != 8 || len(v.Groups) != 2 || v.Groups[0].Key != "64MiB" || v.Groups[0].Runs != 4 {
+		t.Errorf("runs view %+v", v)
+	}
+	if code, body := e.get(fmt.Sprintf("/experiments/%d/runs.json?group=colour", x.ID)); code != 400 || !strings.Contains(body, "want one of") {
+		t.Errorf("bad grouping: %d %s", code, body)
+	}
+	if code, _ := e.get("/experiments/999/runs.json"); code != 404 {
+		t.Errorf("missing experiment: %d", code)
 	}
 }

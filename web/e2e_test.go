@@ -386,6 +386,20 @@ func TestEndToEndBrowser(t *testing.T) {
 			t.Errorf("chart %s not rendered (data-rendered=%q)", s.ID, s.Rendered)
 		}
 	}
+	// The runs view: one line per run across parallel axes, regrouped on
+	// demand.
+	waitJS(t, page, 20*time.Second, "the runs view to draw every run",
+		`document.getElementById('runs-parallel').dataset.lines === '8' && document.querySelectorAll('#run-groups tbody tr').length > 0`)
+	if n := js[int](t, page, `document.querySelectorAll('#runs-parallel svg path').length`); n < 8 {
+		t.Errorf("runs view has %d SVG paths for 8 runs", n)
+	}
+	js[chromedp.Void](t, page, `const g = document.getElementById('group-by'); g.value = 'mem_limit'; g.dispatchEvent(new Event('change', {bubbles: true})); true`)
+	waitJS(t, page, 20*time.Second, "the runs view to regroup by memory limit",
+		`document.getElementById('runs-parallel').dataset.groupBy === 'mem_limit' && Array.from(document.querySelectorAll('#run-groups tbody tr')).every(r => /MiB|GiB/.test(r.dataset.group))`)
+	if b, err := chromedp.Run(page, chromedp.Screenshot(chromedp.CSS("#runs-view"))); err == nil {
+		nonBlank(t, "runs view", b, 0.02)
+		saveShot("runs-view.png", b)
+	}
 	shot, err = chromedp.Run(page, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)

@@ -459,7 +459,7 @@ func experimentView(e store.Experiment, runs []store.Run, baseline string) views
 		CanCancel:  e.Counts.Queued+e.Counts.Running > 0,
 		CanRequeue: e.Counts.Failed+e.Counts.Cancelled+e.Counts.Interrupted > 0,
 		CanDelete:  e.Counts.Running == 0,
-		ChartsURL:  fmt.Sprintf("/experiments/%d/charts.json", e.ID),
+		ChartsURL:  fmt.Sprintf("/experiments/%d/charts.json", e.ID), RunsURL: fmt.Sprintf("/experiments/%d/runs.json", e.ID),
 		ExportBase: fmt.Sprintf("/experiments/%d/export", e.ID),
 	}
 	base := fmt.Sprintf("/experiments/%d", e.ID)
@@ -520,6 +520,29 @@ func (h *ExperimentsHandler) ChartsJSON(c *fiber.Ctx) error {
 	}
 	h.Charts.put(key, b)
 	return c.Send(b)
+}
+
+// RunsView handles GET /experiments/:id/runs.json?group=KEY: the runs
+// across parallel axes, grouped by KEY (report.Parallel; 400 for a key
+// there is not).
+func (h *ExperimentsHandler) RunsView(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	if _, err := h.Store.Experiment(c.UserContext(), id); err != nil {
+		return err
+	}
+	runs, err := h.Store.Runs(c.UserContext(), store.RunFilter{ExperimentID: id, Current: true})
+	if err != nil {
+		return err
+	}
+	v, err := report.Parallel(runs, c.Query("group"))
+	if err != nil {
+		return fiber.NewError(fiber.StatusBadRequest, err.Error())
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(v)
 }
 
 // chartsCache keeps the encoded charts of the last comparisons by their

@@ -50,6 +50,7 @@ func (s *Server) routes() {
 	a.Post("/experiments/preview", exp.Preview)
 	a.Get("/experiments/:id", exp.Show)
 	a.Get("/experiments/:id/charts.json", exp.ChartsJSON)
+	a.Get("/experiments/:id/runs.json", exp.RunsView)                // runs across parallel axes, ?group=KEY
 	a.Get("/experiments/:id/charts/:file", exp.ChartFile)            // <chart>.csv, .svg or .pdf
 	a.Get("/experiments/:id/export/:file", sameSiteOnly, exp.Export) // runs.csv, epochs.csv, samples.csv
 	a.Get("/experiments/:id/bundle.zip", sameSiteOnly, exp.Bundle)

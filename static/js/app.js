@@ -94,7 +94,7 @@
     chartBusy = true;
     fetch(url, { headers: { "Accept": "application/json" } })
       .then(function (r) { if (!r.ok) throw new Error(r.status + " " + r.statusText); return r.json(); })
-      .then(function (data) { (data.charts || []).forEach(drawChart); })
+      .then(function (data) { (data.charts || []).forEach(drawChart); loadRunsView(); })
       .catch(function (err) { console.error("charts:", err); })
       .then(function () {
         chartBusy = false;
@@ -301,6 +301,81 @@
     }
   });
 
+  // --- Runs view: every run as a line across parallel axes (the grid's
+  // varying settings, epoch time, peak memory, test accuracy), coloured by
+  // the grouping chosen, and the groups' mean ± s.d. (report.Parallel).
+  var runsChart = null;
+  function fmtSummary(s, digits) {
+    if (!s || !s.n) return "–";
+    var t = s.mean.toFixed(digits);
+    if (s.n > 1) t += " ± " + s.sd.toFixed(digits);
+    return t + " (n=" + s.n + ")";
+  }
+  function loadRunsView() {
+    var card = document.getElementById("runs-view");
+    if (!card) return;
+    var sel = document.getElementById("group-by");
+    var u = new URL(card.getAttribute("data-runs-url"), window.location.href);
+    if (sel && sel.value) u.searchParams.set("group", sel.value);
+    fetch(u.pathname + u.search, { headers: { Accept: "application/json" } })
+      .then(function (r) { if (!r.ok) throw new Error(r.status + " " + r.statusText); return r.json(); })
+      .then(drawRunsView)
+      .catch(function (err) { console.error("runs view:", err); });
+  }
+  function drawRunsView(v) {
+    var box = document.getElementById("runs-parallel");
+    var note = document.getElementById("runs-view-note");
+    if (note) note.textContent = v.note || "";
+    var body = document.querySelector("#run-groups tbody");
+    if (body) {
+      body.innerHTML = (v.groups || []).map(function (g) {
+        return "<tr data-group=\"" + esc(g.key) + "\"><td><span class=\"swatch\" style=\"background:" + esc(g.color) + "\"></span>" + esc(g.key) +
+          "</td><td class=\"num\">" + g.runs + "</td><td class=\"num\">" + g.done + "</td><td class=\"num\">" + g.oom +
+          "</td><td class=\"num\">" + fmtSummary(g.epoch_s, 3) + "</td><td class=\"num\">" + fmtSummary(g.peak_mib, 1) +
+          "</td><td class=\"num\">" + fmtSummary(g.test_acc, 3) + "</td></tr>";
+      }).join("");
+    }
+    if (!box) return;
+    if (!v.lines || v.lines.length === 0) {
+      box.classList.add("empty");
+      box.textContent = "No runs yet.";
+      box.setAttribute("data-rendered", "empty");
+      return;
+    }
+    box.classList.remove("empty");
+    if (!runsChart || runsChart.isDisposed()) { box.textContent = ""; runsChart = echarts.init(box, null, { renderer: "svg" }); }
+    var axes = v.dims.map(function (d, i) {
+      var name = d.name + (d.unit ? " (" + d.unit + ")" : "");
+      if (d.categories && d.categories.length) return { dim: i, name: name, type: "category", data: d.categories };
+      // the axis spans every group's runs (each group is its own series)
+      var top = 0;
+      v.lines.forEach(function (l) { if (typeof l.values[i] === "number") top = Math.max(top, l.values[i]); });
+      return { dim: i, name: name, type: "value", min: 0, max: top > 0 ? top * 1.05 : 1, axisLabel: { formatter: fmtNum } };
+    });
+    var groups = {};
+    v.lines.forEach(function (l) {
+      (groups[l.group] = groups[l.group] || { color: l.color, data: [] }).data.push({ value: l.values.map(function (x) { return x === null ? "-" : x; }), run: l.run, status: l.status });
+    });
+    var series = (v.groups || []).map(function (g) {
+      return { name: g.key, type: "parallel", lineStyle: { width: 1.5, opacity: 0.7, color: g.color }, data: (groups[g.key] || { data: [] }).data };
+    });
+    runsChart.setOption({
+      animation: false,
+      color: (v.groups || []).map(function (g) { return g.color; }),
+      legend: { top: 0, data: (v.groups || []).map(function (g) { return g.key; }) },
+      tooltip: { formatter: function (p) { return "run #" + p.data.run + " (" + esc(p.data.status) + ")"; } },
+      parallel: { left: 60, right: 90, top: 50, bottom: 30 },
+      parallelAxis: axes,
+      series: series
+    }, true);
+    box.setAttribute("data-rendered", "chart");
+    box.setAttribute("data-lines", String(v.lines.length));
+    box.setAttribute("data-group-by", v.group_by);
+  }
+  document.addEventListener("change", function (e) {
+    if (e.target && e.target.id === "group-by") loadRunsView();
+  });
+
   // --- Elapsed time: <span data-since="unix ms" data-until="unix ms|">.
   function fmtDur(ms) {
     var s = Math.max(0, Math.round(ms / 1000));
@@ -322,5 +397,6 @@
   document.addEventListener("DOMContentLoaded", function () {
     tick();
     loadCharts();
+    loadRunsView();
   });
 })();

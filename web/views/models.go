@@ -195,6 +195,7 @@ type ExperimentView struct {
 	CanRequeue bool // failed, cancelled or interrupted runs to start again
 	CanDelete  bool
 	ChartsURL  string
+	RunsURL    string // the runs view's data (report.Parallel)
 	ExportBase string // "/experiments/7/export"
 	// Study is the paper-beside-ours table when the experiment was made
 	// for a reproduction study (report.StudyOfExperiment), else nil.
