@@ -350,7 +350,9 @@
       // the axis spans every group's runs (each group is its own series)
       var top = 0;
       v.lines.forEach(function (l) { if (typeof l.values[i] === "number") top = Math.max(top, l.values[i]); });
-      return { dim: i, name: name, type: "value", min: 0, max: top > 0 ? top * 1.05 : 1, axisLabel: { formatter: fmtNum } };
+      var max = 1;
+      if (top > 0) { var p = Math.pow(10, Math.floor(Math.log10(top * 1.05))); max = Math.ceil(top * 1.05 / p * 2) / 2 * p; }
+      return { dim: i, name: name, type: "value", min: 0, max: max, axisLabel: { formatter: fmtNum } };
     });
     var groups = {};
     v.lines.forEach(function (l) {
