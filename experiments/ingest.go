@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -59,8 +60,11 @@ type ingester struct {
 	refused, dropped bool
 	refusedWhy       string // failureReason of the first refusal
 
-	in   chan []byte
+	in   chan childLine
 	done chan struct{}
+	// arrival is the group receive reads a sample's usage from (set by
+	// start; nil before it and without a cgroup).
+	arrival atomic.Pointer[cgroup.Group]
 
 	// pending, handed to a write by flush
 	samples  []metrics.SampleRecord
@@ -98,7 +102,27 @@ type queuedWrite struct {
 func newIngester(m *Manager, r store.Run) *ingester {
 	return &ingester{m: m, run: r, gpu: m.opts.GPU, stop: context.Background(),
 		log: &recordLog{path: m.recordLogPath(r.ID), fault: m.logFault},
-		in:  make(chan []byte, 256), done: make(chan struct{})}
+		in:  make(chan childLine, 256), done: make(chan struct{})}
+}
+
+// childLine is one stdout line of a local child with its cgroup's usage
+// when the line arrived (0: not a sample, or not known then). The loop may
+// handle a line long after it arrived (in holds 256 lines, and store writes
+// are slow on a loaded host): by then the child may have ended and its group
+// been removed, so a sample's usage is read on arrival, not when handled.
+type childLine struct {
+	b           []byte
+	cgroupBytes int64
+}
+
+// receive queues one stdout line of the child (supervise.Spec.Lines; the
+// supervisor removes the group only after its last call returned).
+func (g *ingester) receive(line []byte) {
+	var cg int64
+	if grp := g.arrival.Load(); grp != nil && isSample(line) {
+		cg, _ = grp.Usage()
+	}
+	g.in <- childLine{b: line, cgroupBytes: cg}
 }
 
 // start runs the loop once the child runs in grp (nil without a cgroup);
@@ -107,6 +131,7 @@ func newIngester(m *Manager, r store.Run) *ingester {
 // cluster's storage is its log already: it hands lines to handle itself).
 func (g *ingester) start(grp *cgroup.Group, host metrics.HostFacts) {
 	g.grp, g.host = grp, host
+	g.arrival.Store(grp)
 	g.log.open() // a failure is retried with the first line
 	go g.loop()
 }
@@ -120,18 +145,18 @@ func (g *ingester) loop() {
 	defer tick.Stop()
 	for {
 		select {
-		case line, ok := <-g.in:
+		case l, ok := <-g.in:
 			if !ok {
 				g.flush(nil)
 				g.finish()
 				return
 			}
-			if !isProgress(line) { // transient, and the most frequent
-				if err := g.log.append(line); err != nil {
+			if !isProgress(l.b) { // transient, and the most frequent
+				if err := g.log.append(l.b); err != nil {
 					g.fail(err)
 				}
 			}
-			g.handleSafe(line)
+			g.handleSafe(l.b, l.cgroupBytes)
 		case <-tick.C:
 			if err := g.log.retry(); err != nil {
 				g.fail(err)
@@ -145,6 +170,11 @@ func (g *ingester) loop() {
 // writes "type" first).
 func isProgress(line []byte) bool {
 	return bytes.HasPrefix(bytes.TrimSpace(line), []byte(`{"type":"`+metrics.TypeProgress+`"`))
+}
+
+// isSample: the line may be a sample record (handle decides).
+func isSample(line []byte) bool {
+	return bytes.Contains(line, []byte(`"`+metrics.TypeSample+`"`))
 }
 
 // finish retries the queued writes and the record log's backlog, backing
@@ -180,7 +210,7 @@ func (g *ingester) finish() {
 
 // handleSafe handles one line; a panic while reading it (a bug) is
 // recorded as an event instead of killing the server.
-func (g *ingester) handleSafe(line []byte) {
+func (g *ingester) handleSafe(line []byte, arrivedCG int64) {
 	defer func() {
 		if p := recover(); p != nil {
 			g.m.opts.Logf("run %d: panic reading a record: %v\n%s", g.run.ID, p, debug.Stack())
@@ -188,7 +218,7 @@ func (g *ingester) handleSafe(line []byte) {
 				fmt.Sprintf("internal error reading a record (kept in the record log): %v", p), nil))
 		}
 	}()
-	g.handle(line)
+	g.handle(line, arrivedCG)
 }
 
 func (g *ingester) ctx() context.Context { return context.Background() }
@@ -197,8 +227,9 @@ func (g *ingester) event(kind, level, msg string, data json.RawMessage) *store.E
 	return &store.Event{ExperimentID: g.run.ExperimentID, RunID: g.run.ID, Kind: kind, Level: level, Msg: msg, Data: data}
 }
 
-// handle parses one stdout line.
-func (g *ingester) handle(line []byte) {
+// handle parses one stdout line; arrivedCG is the cgroup's usage when the
+// line arrived (childLine), 0 when not known.
+func (g *ingester) handle(line []byte, arrivedCG int64) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return
@@ -235,7 +266,7 @@ func (g *ingester) handle(line []byte) {
 			bad(err)
 			return
 		}
-		g.fillSample(&rec)
+		g.fillSample(&rec, arrivedCG)
 		data, _ := json.Marshal(rec)
 		g.samples = append(g.samples, rec)
 		g.events = append(g.events, g.event(store.EventSample, "info", "", data))
@@ -292,8 +323,12 @@ func (g *ingester) handle(line []byte) {
 }
 
 // fillSample adds what the runner sees and the child did not report: the
-// cgroup's usage (page cache included) and the GPU, and tracks peaks.
-func (g *ingester) fillSample(s *metrics.SampleRecord) {
+// cgroup's usage (page cache included; as it was when the line arrived,
+// else as it is now) and the GPU, and tracks peaks.
+func (g *ingester) fillSample(s *metrics.SampleRecord, arrivedCG int64) {
+	if s.CgroupBytes == 0 && arrivedCG > 0 {
+		s.CgroupBytes = arrivedCG
+	}
 	if s.CgroupBytes == 0 && g.grp != nil {
 		if v, err := g.grp.Usage(); err == nil {
 			s.CgroupBytes = v

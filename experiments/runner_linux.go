@@ -150,7 +150,7 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 		Dir: dir, Env: m.opts.Env,
 		Name:  fmt.Sprintf("run%d", r.ID),
 		Limit: r.MemLimitBytes,
-		Lines: func(line []byte) { ing.in <- line },
+		Lines: ing.receive,
 		// Stderr: the file keeps it all, the tail the end for the record.
 		// A failing file (a full disk) must not stop the copy, or the
 		// child would block writing to stderr.
@@ -170,6 +170,7 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 	if err != nil {
 		return failed(start, "start %s: %v", m.opts.Binary, err)
 	}
+	ing.arrival.Store(child.Group()) // samples from now on carry the group's usage on arrival
 	if spec.Evict != "" {
 		if n, err := child.Evicted(); err != nil {
 			m.logEvent(r, "warn", fmt.Sprintf("dataset pages not evicted from the page cache: %v", err))

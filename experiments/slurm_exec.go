@@ -357,7 +357,7 @@ func (s *slurmExecutor) ingest(r *store.Run, ing *ingester, tail *recordsTail, p
 	handle := func(lines []recordLine) {
 		for _, l := range lines {
 			*pos = l.end
-			ing.handle(l.line)
+			ing.handle(l.line, 0) // no local group: the job's process reports its own
 		}
 		ing.flush(nil)
 	}
