@@ -11,7 +11,7 @@ require (
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/mattn/go-sqlite3 v1.14.33
 	github.com/pawelgaczynski/giouring v0.0.0-20230826085535-69588b89acb9
-	github.com/valyala/fasthttp v1.51.0
+	github.com/valyala/fasthttp v1.70.0
 	golang.org/x/sys v0.47.0
 	golang.org/x/term v0.45.0
 	gonum.org/v1/gonum v0.15.1
@@ -43,7 +43,6 @@ require (
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/rivo/uniseg v0.2.0 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
-	github.com/valyala/tcplisten v1.0.0 // indirect
 	golang.org/x/image v0.45.0 // indirect
 	golang.org/x/mod v0.38.0 // indirect
 	golang.org/x/net v0.57.0 // indirect
