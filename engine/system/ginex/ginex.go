@@ -197,7 +197,6 @@ func (g *ginex) buildNeighborCache(env *train.Env) error {
 		env.Logf("ginex: no neighbour cache: the budget leaves it %d MiB, less than its address table (%d MiB); every neighbour list is read from disk", g.plan.ncBytes>>20, (8*g.nodes)>>20)
 		return nil
 	}
-	g.ncPath = filepath.Join(g.scratch, "neighbor_cache.bin")
 	path := env.Dataset.Path(dataset.IndicesFile)
 	defer osutil.DropFileCache(path)
 	outDeg := make([]int64, g.nodes)
@@ -220,6 +219,7 @@ func (g *ginex) buildNeighborCache(env *train.Env) error {
 			return nil
 		}
 	}
+	g.ncPath = filepath.Join(g.scratch, "neighbor_cache.bin") // set only when the file is written
 	sr, err := newSeqIndexReader(path)
 	if err != nil {
 		return err

@@ -120,6 +120,12 @@ func TestCachePolicies(t *testing.T) {
 			}
 		})
 	}
+	// the static set is chosen from the out-degrees even when the budget
+	// leaves no neighbour cache (the pass that counts them is shared)
+	r := systest.Run(t, systest.Config(t, Name, map[string]string{"superbatch": "3", "feature_cache": "40KiB", "neighbor_cache": "0", "policy": policyStatic}))
+	if !slices.Equal(r.Losses(), ref.Losses()) || r.Epochs[0].Counters["neighbor_cache_hits"] != 0 {
+		t.Fatalf("static without a neighbour cache: losses %v, counters %v", r.Losses(), r.Epochs[0].Counters)
+	}
 	if hits[policyBelady] < hits[policyStatic] {
 		t.Fatalf("Belady served %d lookups from memory, static %d", hits[policyBelady], hits[policyStatic])
 	}
