@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"outcore/engine/metrics"
 	"outcore/store"
 )
 
@@ -35,5 +36,20 @@ func TestRunSummaryShowsMemoryByPart(t *testing.T) {
 		if strings.Contains(kv.K, "device") {
 			t.Errorf("run without a memory account shows %q", kv.K)
 		}
+	}
+}
+
+// GIDS's bypasses are reported on the run page when they happened.
+func TestBypassReported(t *testing.T) {
+	eps := []metrics.EpochRecord{
+		{Counters: map[string]int64{"gpu_cache_hits": 10, "gpu_cache_misses": 60, "gpu_cache_bypass": 30}},
+		{Counters: map[string]int64{"gpu_cache_hits": 50, "gpu_cache_misses": 50}},
+	}
+	kv, ok := bypassKV(eps)
+	if !ok || kv.V != "30 of 200 cache accesses (15.0 %) read around the cache" {
+		t.Fatalf("%+v %v", kv, ok)
+	}
+	if _, ok := bypassKV(eps[1:]); ok {
+		t.Fatal("no bypass reported as one")
 	}
 }

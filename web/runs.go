@@ -161,6 +161,11 @@ func runView(r store.Run, epochs []store.Epoch, logs []store.Event) views.RunVie
 		v.Epochs = append(v.Epochs, epochRow(r, e.EpochRecord))
 		recs = append(recs, e.EpochRecord)
 	}
+	// GIDS's accesses around its cache (every slot pinned by the window
+	// or loading, DESIGN §5): reported where they happened
+	if kv, ok := bypassKV(recs); ok && len(v.Summary) > 0 {
+		v.Summary = append(v.Summary, kv)
+	}
 	// host pressure (DESIGN §5): flagged when busy, stated when recorded
 	if p, busy := report.RunPressure(recs); p != nil {
 		v.BusyHost = strings.Join(busy, "; ")
@@ -356,4 +361,20 @@ func seedOf(cfg json.RawMessage) string {
 		return "–"
 	}
 	return strconv.FormatInt(*c.Seed, 10)
+}
+
+// bypassKV sums a run's cache accesses that went around a cache whose
+// slots were all pinned (counter gpu_cache_bypass, GIDS) over its epochs,
+// beside the cache's accesses; false when no epoch bypassed.
+func bypassKV(eps []metrics.EpochRecord) (views.KV, bool) {
+	var by, acc int64
+	for _, e := range eps {
+		c := e.Counters
+		by += c["gpu_cache_bypass"]
+		acc += c["gpu_cache_hits"] + c["gpu_cache_shared"] + c["gpu_cache_misses"] + c["gpu_cache_bypass"]
+	}
+	if by == 0 || acc == 0 {
+		return views.KV{}, false
+	}
+	return views.KV{K: "cache bypass (every slot pinned)", V: fmt.Sprintf("%d of %d cache accesses (%.1f %%) read around the cache", by, acc, 100*float64(by)/float64(acc))}, true
 }
