@@ -64,6 +64,9 @@ type Grid struct {
 	// Slurm its "slurm" settings (executor_options.go).
 	Executor string
 	Slurm    *SlurmGrid
+	// Frontier, when set, makes the grid a memory-frontier search
+	// (frontier.go): no mem_limit axis, one repeat; the limits are probed.
+	Frontier *FrontierSpec
 	// RunOrder is the grid's "run_order" ("" = grid order) and
 	// RunOrderSeed its "run_order_seed" (run_order.go).
 	RunOrder     string
@@ -116,6 +119,8 @@ func ParseGrid(b []byte) (*Grid, error) {
 			}
 		case "axes":
 			parseAxes(v, &g.Axes, &ps)
+		case "frontier":
+			g.Frontier = parseFrontier(v, &ps)
 		case "executor", "slurm":
 			if err := parseExecutorKey(g, k, v); err != nil {
 				ps = append(ps, ProblemsOf(err)...)
@@ -221,6 +226,9 @@ func (g *Grid) JSON() json.RawMessage {
 	}
 	if g.Slurm != nil {
 		m["slurm"] = g.Slurm
+	}
+	if g.Frontier != nil {
+		m["frontier"] = g.Frontier
 	}
 	if g.RunOrder != "" {
 		m["run_order"] = g.RunOrder

@@ -333,6 +333,9 @@ func (m *Manager) CreateWith(ctx context.Context, gridJSON []byte, co CreateOpti
 	executor, more := m.chooseExecutor(g, co)
 	ps = append(ps, more...)
 	specs, datasets, more := plan(g, m.world(nil), len(ps) == 0)
+	if g.Frontier != nil && len(ps)+len(more) == 0 {
+		more = append(more, m.firstProbes(g, specs, datasets)...) // frontier.go: the first probe of every cell
+	}
 	if err := append(ps, more...).err(); err != nil {
 		return store.Experiment{}, err
 	}
@@ -588,8 +591,15 @@ func (m *Manager) DeleteExperiment(ctx context.Context, id int64) error {
 	return nil
 }
 
-// finished runs Options.Finished for a run whose outcome was stored.
+// finished advances the run's experiment when it is a memory-frontier
+// search (frontier_run.go) and runs Options.Finished for a run whose
+// outcome was stored.
 func (m *Manager) finished(ctx context.Context, runID int64) {
+	if r, err := m.st.Run(ctx, runID); err == nil {
+		if _, err := m.AdvanceFrontier(ctx, r.ExperimentID, runID); err != nil {
+			m.opts.Logf("run %d: memory frontier: %v", runID, err)
+		}
+	}
 	if m.opts.Finished == nil {
 		return
 	}

@@ -224,6 +224,14 @@ func (g *Grid) Problems() []Problem {
 		}
 		twice(AxisMemLimit, seen, strconv.Quote(key))
 	}
+	if g.Frontier != nil {
+		if len(a.MemLimit) > 0 {
+			ps.add(AxisMemLimit, "memory limits: a frontier search chooses its own limits (from each variant's floor to 100 %%); leave mem_limit out")
+		}
+		if a.Repeat > 1 {
+			ps.add(AxisRepeat, "repeats: a frontier search runs each probe once (repeat 1)")
+		}
+	}
 	if a.Repeat < 1 || a.Repeat > MaxRepeats {
 		ps.add(AxisRepeat, "repeats: %d is not a whole number from 1 to %d", a.Repeat, MaxRepeats)
 	}

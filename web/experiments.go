@@ -191,7 +191,7 @@ func defaultForm(entries []dataset.Entry) FormInput {
 func formView(in FormInput, entries []dataset.Entry, g *experiments.Grid, errs map[string]string) views.ExperimentForm {
 	f := views.ExperimentForm{
 		Name: in.Name, DatasetMode: in.DatasetMode, Dataset: in.Dataset, Preset: in.Preset, NewDataset: in.NewDataset,
-		MemLimits: in.MemLimits, Dims: in.Dims, Batches: in.Batches, Model: in.Model, Fanouts: in.Fanouts, Compute: in.Compute,
+		MemLimits: in.MemLimits, Dims: in.Dims, Batches: in.Batches, Model: in.Model, Fanouts: in.Fanouts, Compute: in.Compute, Frontier: in.Frontier,
 		Epochs: in.Epochs, Repeats: in.Repeats, Errors: errs,
 	}
 	for _, e := range entries {

@@ -61,8 +61,11 @@ type FormInput struct {
 	Model       string
 	Fanouts     string
 	Compute     string // comma-separated compute modes ("" = cpu): cpu, none, model:PROFILE
-	Epochs      string
-	Repeats     string
+	// Frontier makes the experiment a memory-frontier search
+	// (experiments/frontier.go): the memory limits are probed, not listed.
+	Frontier bool
+	Epochs   string
+	Repeats  string
 }
 
 // FormEnv answers what the form decides itself (the dataset choice) and
@@ -85,7 +88,7 @@ type FormEnv struct {
 var formFields = map[string]string{
 	"name": "name", "dataset": "dataset", experiments.AxisSystem: "variants", experiments.AxisMemLimit: "mem_limits",
 	experiments.AxisFeatureDim: "dims", experiments.AxisBatchSize: "batches", experiments.AxisModel: "model",
-	experiments.AxisFanout: "fanouts", experiments.AxisCompute: "compute", "epochs": "epochs", experiments.AxisRepeat: "repeats",
+	experiments.AxisFanout: "fanouts", experiments.AxisCompute: "compute", "frontier": "frontier", "epochs": "epochs", experiments.AxisRepeat: "repeats",
 }
 
 // formField is the form field a problem is about ("" = the whole form).
@@ -147,7 +150,7 @@ func ValidateForm(in FormInput, env FormEnv) (*experiments.Grid, map[string]stri
 	if len(in.Variants) == 0 {
 		addErr("variants", "variants: tick at least one")
 	}
-	if lims := splitList(in.MemLimits); len(lims) > 0 {
+	if lims := splitList(in.MemLimits); len(lims) > 0 && !in.Frontier {
 		axes.MemLimit = lims
 	}
 	if modes := splitList(in.Compute); len(modes) > 0 {
@@ -178,6 +181,10 @@ func ValidateForm(in FormInput, env FormEnv) (*experiments.Grid, map[string]stri
 	if err != nil {
 		addErr("", err.Error())
 		return nil, errs
+	}
+	if in.Frontier {
+		g.Frontier = &experiments.FrontierSpec{}
+		g.Raw = g.JSON()
 	}
 	var probs []experiments.Problem
 	if errs["dataset"] != "" || errs["new_dataset"] != "" || errs["preset"] != "" {
@@ -231,6 +238,9 @@ func Factors(g *experiments.Grid) string {
 		parts = append(parts, part(n, "compute mode", "compute modes"))
 	}
 	parts = append(parts, part(max(1, a.Repeat), "repeat", "repeats"))
+	if g.Frontier != nil {
+		parts = append(parts, "memory-frontier probes (about 5–12 runs per variant, added as they end)")
+	}
 	return strings.Join(parts, " × ")
 }
 

@@ -116,3 +116,26 @@ func TestValidateFormCompute(t *testing.T) {
 		t.Errorf("compute axis %v, factors %q", g.Axes.Compute, Factors(g))
 	}
 }
+
+// The form's memory-frontier box makes the grid a frontier search: no
+// memory-limit axis, one repeat.
+func TestValidateFormFrontier(t *testing.T) {
+	in := goodInput()
+	in.Frontier, in.Repeats = true, "1"
+	env := formEnvFor(t)
+	g, errs := ValidateForm(in, env)
+	if len(errs) != 0 {
+		t.Fatalf("errors %v", errs)
+	}
+	if g.Frontier == nil || g.Axes.MemLimit != nil || !strings.Contains(Factors(g), "memory-frontier") || !strings.Contains(string(g.JSON()), `"frontier"`) {
+		t.Errorf("grid %+v, factors %q", g, Factors(g))
+	}
+	in.Repeats = "2"
+	if _, errs := ValidateForm(in, env); !strings.Contains(errs["repeats"], "runs each probe once") {
+		t.Errorf("2 repeats of a frontier: %v", errs)
+	}
+	f, err := DecodeForm("application/x-www-form-urlencoded", []byte("name=x&frontier=1&repeats=1"))
+	if err != nil || !f.Frontier {
+		t.Errorf("decoded %+v, %v", f, err)
+	}
+}

@@ -48,7 +48,7 @@ Axes: system, mem_limit ("512MiB", "25%" of the features, "none"),
 feature_dim (runs on <dataset>-d<dim>, generated from the dataset's
 generator config when missing), batch_size, model, fanout, repeat. Other
 top-level keys are fields of the run configuration (see 'outcore train -h').`),
-		Subcommands: []*Command{expCreateCmd(), expListCmd(), expShowCmd(), expExportCmd(),
+		Subcommands: []*Command{expCreateCmd(), expFrontierCmd(), expListCmd(), expShowCmd(), expExportCmd(),
 			expCancelCmd(), expRetryCmd(), expDeleteCmd()},
 	}
 }
@@ -124,42 +124,63 @@ mem_allowance) overrides the --slurm-* flags for its runs. See README
 			if err != nil {
 				return fmt.Errorf("read grid: %w", err)
 			}
-			st, dir, err := openStore(ctx, dataDir)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			m, err := experiments.New(experiments.Options{DataDir: dir, Store: st, Concurrency: conc, DropCaches: drop,
-				Executor: executor, Executors: executors, Slurm: slurmOpts,
-				Finished: func(ctx context.Context, id int64) error { return report.StoreRunDigest(ctx, st, id) },
-				Logf:     func(f string, a ...any) { fmt.Fprintf(s.Err, "outcore exp: "+f+"\n", a...) }})
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			lastID, err := st.LastEventID(ctx)
-			if err != nil {
-				return err
-			}
-			co := experiments.CreateOptions{}
-			if len(executors) == 1 { // one named: it is the runs'; several: the grid picks among them
-				co.Executor = executor
-			}
-			e, err := m.CreateWith(ctx, grid, co)
-			if err != nil {
-				if errors.Is(err, experiments.ErrInvalid) {
-					return usagef("%s: %v", file, err)
-				}
-				return err
-			}
-			fmt.Fprintf(s.Out, "experiment %d created: %d runs queued\n", e.ID, e.Counts.Total)
-			if !wait {
-				fmt.Fprintln(s.Out, "runs start when a queue runs: `outcore serve`, or `outcore exp create --wait`")
-				return nil
-			}
-			return waitExperiment(ctx, m, e, lastID, s)
+			return createExperiment(ctx, s, createArgs{dataDir: dataDir, label: file, grid: grid, wait: wait, conc: conc, drop: drop,
+				executor: executor, executors: executors, slurm: slurmOpts})
 		},
 	}
+}
+
+// createArgs are what `exp create` and `exp frontier` create an
+// experiment with.
+type createArgs struct {
+	dataDir, label string
+	grid           []byte
+	wait, drop     bool
+	conc           int
+	executor       string
+	executors      []string
+	slurm          experiments.SlurmOptions
+}
+
+// createExperiment creates the experiment of a.grid and, with a.wait,
+// runs the queue until it has finished.
+func createExperiment(ctx context.Context, s Streams, a createArgs) error {
+	dataDir, file, grid, wait, conc, drop := a.dataDir, a.label, a.grid, a.wait, a.conc, a.drop
+	executor, executors, slurmOpts := a.executor, a.executors, a.slurm
+	st, dir, err := openStore(ctx, dataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	m, err := experiments.New(experiments.Options{DataDir: dir, Store: st, Concurrency: conc, DropCaches: drop,
+		Executor: executor, Executors: executors, Slurm: slurmOpts,
+		Finished: func(ctx context.Context, id int64) error { return report.StoreRunDigest(ctx, st, id) },
+		Logf:     func(f string, a ...any) { fmt.Fprintf(s.Err, "outcore exp: "+f+"\n", a...) }})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	lastID, err := st.LastEventID(ctx)
+	if err != nil {
+		return err
+	}
+	co := experiments.CreateOptions{}
+	if len(executors) == 1 { // one named: it is the runs'; several: the grid picks among them
+		co.Executor = executor
+	}
+	e, err := m.CreateWith(ctx, grid, co)
+	if err != nil {
+		if errors.Is(err, experiments.ErrInvalid) {
+			return usagef("%s: %v", file, err)
+		}
+		return err
+	}
+	fmt.Fprintf(s.Out, "experiment %d created: %d runs queued\n", e.ID, e.Counts.Total)
+	if !wait {
+		fmt.Fprintln(s.Out, "runs start when a queue runs: `outcore serve`, or `outcore exp create --wait`")
+		return nil
+	}
+	return waitExperiment(ctx, m, e, lastID, s)
 }
 
 // waitExperiment runs the queue (or watches the process that runs it)
@@ -234,6 +255,19 @@ func waitExperiment(ctx context.Context, m *experiments.Manager, e store.Experim
 			return err
 		}
 		if cur.Counts.State() == "finished" {
+			// a memory-frontier search goes on while a cell has a probe
+			// to run (experiments.AdvanceFrontier)
+			if n, err := m.AdvanceFrontier(ctx, e.ID, 0); err != nil {
+				return err
+			} else if n > 0 {
+				continue
+			}
+			// the queue's end-of-run hook may have queued the probe
+			if again, err := st.Experiment(ctx, e.ID); err != nil {
+				return err
+			} else if again.Counts.State() != "finished" {
+				continue
+			}
 			p.clear()
 			if runErr != nil {
 				m.Drain()
@@ -257,6 +291,11 @@ func waitExperiment(ctx context.Context, m *experiments.Manager, e store.Experim
 			c := cur.Counts
 			fmt.Fprintf(out, "experiment %d finished: %d done, %d oom, %d failed, %d cancelled, %d interrupted\n",
 				e.ID, c.Done, c.OOM, c.Failed, c.Cancelled, c.Interrupted)
+			if cells, err := m.FrontierCells(ctx, e.ID); err == nil {
+				for _, fc := range cells {
+					fmt.Fprintf(out, "frontier %s: %s\n", fc.System, experiments.FrontierText(fc))
+				}
+			}
 			if c.Failed > 0 {
 				return fmt.Errorf("%d of %d runs failed (outcore exp show %d)", c.Failed, c.Total, e.ID)
 			}

@@ -95,6 +95,7 @@ type ExperimentForm struct {
 	Fanouts     string
 	Compute     string // compute modes, comma-separated
 	Profiles    string // the accelerator profiles model:PROFILE may name
+	Frontier    bool   // a memory-frontier search
 	Epochs      string
 	Repeats     string
 	Errors      map[string]string // field name -> message; "" key = whole form

@@ -1,0 +1,70 @@
+package experiments
+
+import (
+	"strings"
+	"testing"
+)
+
+// The bisection policy, from tables: each row is the probes so far and
+// what comes next.
+func TestNextFrontierProbe(t *testing.T) {
+	const MiB = 1 << 20
+	ok := func(l int64) FrontierProbe { return FrontierProbe{Limit: l * MiB, Epoch: true} }
+	bad := func(l int64) FrontierProbe { return FrontierProbe{Limit: l * MiB} }
+	spec := FrontierSpec{Tolerance: 0.05, MaxProbes: 12}
+	for _, c := range []struct {
+		name        string
+		floor, ceil int64 // MiB
+		probes      []FrontierProbe
+		next        int64 // MiB; 0 = done
+		frontier    int64 // MiB
+		note        string
+	}{
+		{"first probe at 100 %", 10, 100, nil, 100, 0, ""},
+		{"fails at 100 %: no frontier", 10, 100, []FrontierProbe{bad(100)}, 0, 0, "no epoch finished even at 100 %"},
+		{"then the floor", 10, 100, []FrontierProbe{ok(100)}, 10, 100, ""},
+		{"finishes at its floor: done", 10, 100, []FrontierProbe{ok(100), ok(10)}, 0, 10, "finished at its computed floor"},
+		{"bisect between floor and 100 %", 10, 100, []FrontierProbe{ok(100), bad(10)}, 55, 100, ""},
+		{"success moves hi down", 10, 100, []FrontierProbe{ok(100), bad(10), ok(55)}, 32, 55, ""},
+		{"failure moves lo up", 10, 100, []FrontierProbe{ok(100), bad(10), ok(55), bad(32)}, 43, 55, ""},
+		{"within tolerance: done", 10, 100, []FrontierProbe{ok(100), bad(10), ok(42), bad(41)}, 0, 42, ""},
+		{"1 MiB steps at least", 1, 4, []FrontierProbe{ok(4), bad(1), ok(3), bad(2)}, 0, 3, ""},
+		{"probe budget", 10, 1000, []FrontierProbe{ok(1000), bad(10), ok(505), bad(257), ok(381), bad(319)}, 0, 381, "stopped after 6 probes"},
+		{"floor at 100 %", 100, 100, []FrontierProbe{ok(100)}, 0, 100, "finished at its computed floor"},
+		{"floor above the least success", 120, 100, []FrontierProbe{ok(100)}, 0, 100, "floor is at or above"},
+		{"not monotone: a failure above is named", 10, 100, []FrontierProbe{ok(100), bad(10), ok(55), bad(70)}, 32, 55, "failed at 70MiB, above the frontier"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := spec
+			if c.name == "probe budget" {
+				s.MaxProbes = 6
+			}
+			got := NextFrontierProbe(c.floor*MiB, c.ceil*MiB, c.probes, s)
+			if got.Next != c.next*MiB || got.Frontier != c.frontier*MiB || (c.next == 0) != got.Done || !strings.Contains(got.Note, c.note) {
+				t.Errorf("step %+v (next %d MiB, frontier %d MiB), want next %d MiB, frontier %d MiB, note %q",
+					got, got.Next/MiB, got.Frontier/MiB, c.next, c.frontier, c.note)
+			}
+		})
+	}
+}
+
+func TestFrontierGrid(t *testing.T) {
+	g, err := ParseGrid([]byte(`{"dataset":"tiny","axes":{"system":["fake","fake2"]},"frontier":{"tolerance":0.1}}`))
+	if err != nil || g.Frontier == nil || g.Frontier.Tolerance != 0.1 {
+		t.Fatalf("%+v, %v", g, err)
+	}
+	if back, err := ParseGrid(g.JSON()); err != nil || back.Frontier == nil {
+		t.Fatalf("round trip %v", err)
+	}
+	for _, c := range []struct{ grid, want string }{
+		{`{"dataset":"tiny","system":"fake","frontier":{},"axes":{"mem_limit":["1GiB"]}}`, "a frontier search chooses its own limits"},
+		{`{"dataset":"tiny","system":"fake","frontier":{},"axes":{"repeat":3}}`, "runs each probe once"},
+		{`{"dataset":"tiny","system":"fake","frontier":{"tolerance":2}}`, "frontier: tolerance 2"},
+		{`{"dataset":"tiny","system":"fake","frontier":{"probes":3}}`, `unknown field "probes"`},
+		{`{"dataset":"tiny","system":"fake","frontier":{"max_probes":1000}}`, "max_probes 1000"},
+	} {
+		if _, err := ParseGrid([]byte(c.grid)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.grid, err, c.want)
+		}
+	}
+}

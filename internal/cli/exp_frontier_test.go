@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"outcore/store"
+)
+
+// TestFrontierEndToEnd runs a real memory-frontier search on `tiny` from
+// the command line: every probe is `outcore train` in its own memory
+// cgroup (the test binary plays the child), probes after the first are
+// added as earlier ones end, and the search stops with a frontier between
+// the variant's floor and 100 % that finished an epoch, every probe below
+// it that was tried having failed.
+func TestFrontierEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real training probes")
+	}
+	needCgroups(t)
+	dir := t.TempDir()
+	if code, _, stderr := runCLI("data", "gen", "--preset", "tiny", "--quiet", "--data-dir", dir); code != 0 {
+		t.Fatalf("data gen: %s", stderr)
+	}
+	code, out, stderr := runCLI("exp", "frontier", "--data-dir", dir, "--dataset", "tiny", "--system", "pyg+",
+		"--tolerance", "0.25", "--max-probes", "8", "--max-limit", "256MiB", "--wait")
+	if code != 0 {
+		t.Fatalf("exp frontier: %d\n%s\n%s", code, out, stderr)
+	}
+	m := regexp.MustCompile(`frontier pyg\+: (\d+(?:\.\d+)?)([KMG]iB) \(floor`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no frontier in the output:\n%s", out)
+	}
+	st, err := store.OpenDataDir(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(context.Background(), store.RunFilter{ExperimentID: 1, Current: true})
+	if err != nil || len(runs) < 2 {
+		t.Fatalf("%d probes, %v:\n%s", len(runs), err, out)
+	}
+	var least int64
+	for _, r := range runs {
+		t.Logf("probe %d: limit %d MiB, %s, %d epochs, enforced %v", r.Seq, r.MemLimitBytes>>20, r.Status, r.EpochsDone, r.LimitEnforced)
+		if r.EpochsDone > 0 && (least == 0 || r.MemLimitBytes < least) {
+			least = r.MemLimitBytes
+		}
+	}
+	if runs[0].MemLimitBytes <= runs[1].MemLimitBytes {
+		t.Errorf("first probe %d, second %d: want 100 %% first, then lower", runs[0].MemLimitBytes, runs[1].MemLimitBytes)
+	}
+	for _, r := range runs {
+		if r.MemLimitBytes < least && r.EpochsDone > 0 {
+			t.Errorf("probe at %d finished below the frontier %d", r.MemLimitBytes, least)
+		}
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	unit := map[string]float64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m[2]]
+	if got := int64(v * unit); got < least-least/100 || got > least+least/100 {
+		t.Errorf("printed frontier %s%s, least limit that finished %d", m[1], m[2], least)
+	}
+	if !strings.Contains(out, "experiment 1 finished") {
+		t.Errorf("output:\n%s", out)
+	}
+}
