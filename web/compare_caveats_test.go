@@ -88,3 +88,23 @@ func TestRunsViewJSON(t *testing.T) {
 		t.Errorf("missing experiment: %d", code)
 	}
 }
+
+// An experiment's charts say when runs were measured on a busy host.
+func TestExperimentChartsFlagBusyHost(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	x, _, err := storetest.Experiment(context.Background(), e.st, "busy", []storetest.Run{
+		{System: "pyg+", MemLimit: 64 << 20, Epochs: 2, EpochS: 1, Outcome: store.StatusDone, Busy: true},
+		{System: "pyg+", MemLimit: 64 << 20, Repeat: 1, Epochs: 2, EpochS: 1, Outcome: store.StatusDone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, js := e.get(fmt.Sprintf("/experiments/%d/charts.json", x.ID))
+	var got struct{ Caveats []string }
+	if code != 200 || json.Unmarshal([]byte(js), &got) != nil || len(got.Caveats) != 1 || !strings.Contains(got.Caveats[0], "1 of 2 runs were measured on a busy host") {
+		t.Errorf("charts.json: %d, caveats %q", code, got.Caveats)
+	}
+	if _, page := e.get(fmt.Sprintf("/experiments/%d", x.ID)); !strings.Contains(page, `id="chart-caveats"`) {
+		t.Error("the experiment page has no place for the caveats")
+	}
+}

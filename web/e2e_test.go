@@ -11,6 +11,7 @@ import (
 	"image/png"
 	"io"
 	"log"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -386,6 +387,26 @@ func TestEndToEndBrowser(t *testing.T) {
 			t.Errorf("chart %s not rendered (data-rendered=%q)", s.ID, s.Rendered)
 		}
 	}
+	// The stage breakdown the page draws is wall-clock: each bar's stacked
+	// total is within 5 % of its epoch time, for every variant.
+	type stackCheck struct {
+		Cat          string
+		Total, Epoch float64
+	}
+	stacks := js[[]stackCheck](t, page, `fetch(document.getElementById('charts-root').dataset.chartsUrl).then(r => r.json()).then(d => {
+		const ch = d.charts.find(c => c.id === 'stages'); const tot = {}, mark = {};
+		ch.series.forEach(s => s.points.forEach(p => { if (p.y === null) return;
+			if (s.role === 'marker') mark[p.x] = p.y; else tot[p.x] = (tot[p.x] || 0) + p.y; }));
+		return Object.keys(mark).map(x => ({Cat: ch.categories[x], Total: tot[x] || 0, Epoch: mark[x]})); })`)
+	if len(stacks) == 0 {
+		t.Error("the stage breakdown has no bar with an epoch time")
+	}
+	for _, sc := range stacks {
+		if math.Abs(sc.Total-sc.Epoch) > 0.05*sc.Epoch {
+			t.Errorf("stage breakdown %s: stacked %.4f s, epoch time %.4f s", sc.Cat, sc.Total, sc.Epoch)
+		}
+	}
+
 	// The runs view: one line per run across parallel axes, regrouped on
 	// demand.
 	waitJS(t, page, 20*time.Second, "the runs view to draw every run",

@@ -514,7 +514,7 @@ func (h *ExperimentsHandler) ChartsJSON(c *fiber.Ctx) error {
 	if b, ok := h.Charts.get(key); ok {
 		return c.Send(b)
 	}
-	b, err := json.Marshal(fiber.Map{"charts": cmp.Charts(baseline)})
+	b, err := json.Marshal(fiber.Map{"charts": cmp.Charts(baseline), "caveats": cmp.Caveats().Flags})
 	if err != nil {
 		return err
 	}

@@ -94,12 +94,20 @@
     chartBusy = true;
     fetch(url, { headers: { "Accept": "application/json" } })
       .then(function (r) { if (!r.ok) throw new Error(r.status + " " + r.statusText); return r.json(); })
-      .then(function (data) { (data.charts || []).forEach(drawChart); loadRunsView(); })
+      .then(function (data) { (data.charts || []).forEach(drawChart); drawCaveats(data.caveats); loadRunsView(); })
       .catch(function (err) { console.error("charts:", err); })
       .then(function () {
         chartBusy = false;
         if (chartAgain) { chartAgain = false; scheduleCharts(); }
       });
+  }
+
+  // What makes the charts unsafe to read (report.Caveats: runs measured on
+  // a busy host, different hosts), above the charts.
+  function drawCaveats(list) {
+    var box = document.getElementById("chart-caveats");
+    if (!box) return;
+    box.innerHTML = (list || []).map(function (c) { return "<div class=\"alert warn chart-caveat\">" + esc(c) + "</div>"; }).join("");
   }
 
   var symbols = {
