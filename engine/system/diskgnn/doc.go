@@ -23,6 +23,10 @@
 //   - layout.go: writing the disk levels of the feature store (§4 Fig. 2,
 //     §6).
 //   - packing.go: batched sequential packing (§5.2).
+//   - individual_packing.go: Fig. 14's baseline, each chunk gathered by
+//     random row reads (option packing=individual).
+//   - brute_force_search.go: Table 4's baseline, every (segment size,
+//     disk-cache entries) built and measured (option search=brute).
 //   - tiers.go: the four-level store at training time and the feature
 //     assembler (§4 "Feature assembling", Fig. 3).
 //   - feature_loader.go: stage ①, the packed chunk by pread and the disk

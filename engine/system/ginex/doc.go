@@ -8,6 +8,10 @@
 //   - cached_indices.go: sampling through the neighbour cache (§3.2, §4);
 //   - runfiles.go: the runtime files between the stages (§3.1,
 //     Fig. 8(b)–(e));
+//   - fresh_slots.go: the rows the switch read, counted as device reads at
+//     their first lookup (DESIGN §5's one hit-ratio definition);
+//   - policy.go: the feature cache's policy, Belady or PaGraph's static
+//     cache of the highest out-degree nodes (§5.4, Fig. 15);
 //   - sizing.go: the cache sizes from the memory budget and the profiled
 //     workspace (§3.5), pure;
 //   - variant.go: registration, options and the constructor.
