@@ -496,8 +496,9 @@ func TestSlurmNodeDataDir(t *testing.T) {
 		t.Errorf("the run's config does not point at the node data directory: %s %v", cfg, err)
 	}
 
-	// Another node directory holding a different "tiny" (another seed).
-	otherDir := filepath.Join(t.TempDir(), "other")
+	// Another node directory holding a different "tiny" (another seed): a
+	// grid may name one inside the queue's node data directory.
+	otherDir := filepath.Join(nodeDir, "other")
 	if out, err := exec.Command(bin, "data", "gen", "--preset", "tiny", "--name", "tiny", "--seed", "7", "--quiet",
 		"--data-dir", otherDir).CombinedOutput(); err != nil {
 		t.Fatalf("data gen: %v %s", err, out)
