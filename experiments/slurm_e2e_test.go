@@ -510,3 +510,39 @@ func TestSlurmNodeDataDir(t *testing.T) {
 	}
 	t.Logf("mismatch: %s", r.Error)
 }
+
+// TestSlurmDataDirWithBlank: a data directory whose path holds a blank
+// (and a quote) runs its Slurm jobs to the end; before, the #SBATCH lines
+// split such a path and every job of it failed.
+func TestSlurmDataDirWithBlank(t *testing.T) {
+	requireSlurm(t)
+	bin := outcoreBinary(t)
+	dir := filepath.Join(t.TempDir(), "it's a data dir")
+	if err := os.Rename(newDataDir(t), dir); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenDataDir(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	opts := testOptions(dir, st)
+	opts.Logf = t.Logf
+	opts.Slurm = testSlurmOptions(bin)
+	m, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	h := &harness{t: t, dataDir: dir, st: st, m: m}
+	defer h.stop()
+	h.start()
+	e := h.create(`{"dataset":"tiny","executor":"slurm","system":"fake","epochs":2}`)
+	r := h.waitRuns(e.ID, "finished", finished)[0]
+	if r.Status != store.StatusDone || r.EpochsDone != 2 {
+		t.Fatalf("run in %q: %s, %d epochs, %s\n%s", dir, r.Status, r.EpochsDone, r.Error, r.StderrTail)
+	}
+	if _, err := os.Stat(filepath.Join(m.runDir(r.ID), jobStderrFile)); err != nil {
+		t.Errorf("the job's stderr is not in the run directory: %v", err)
+	}
+}
