@@ -177,7 +177,12 @@ func createExperiment(ctx context.Context, s Streams, a createArgs) error {
 	}
 	fmt.Fprintf(s.Out, "experiment %d created: %d runs queued\n", e.ID, e.Counts.Total)
 	if !wait {
-		fmt.Fprintln(s.Out, "runs start when a queue runs: `outcore serve`, or `outcore exp create --wait`")
+		serve := "outcore serve"
+		if len(executors) > 0 && !(len(executors) == 1 && executors[0] == store.ExecutorLocal) {
+			// A server runs only the executors it was started with.
+			serve += " --executor " + strings.Join(executors, ",")
+		}
+		fmt.Fprintf(s.Out, "runs start when a queue runs: `%s`, or `outcore exp create --wait`\n", serve)
 		return nil
 	}
 	return waitExperiment(ctx, m, e, lastID, s)

@@ -87,8 +87,8 @@ func TestExpCreateExecutorIsChosen(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, `"slurm" is not offered here`) {
 		t.Errorf("grid naming slurm without --executor: exit %d, %q", code, firstLine(stderr))
 	}
-	if code, _, stderr := runCLI("exp", "create", "--file", grid, "--executor", "local,slurm", "--data-dir", dir); code != 0 {
-		t.Errorf("--executor local,slurm: exit %d, %q", code, firstLine(stderr))
+	if code, stdout, stderr := runCLI("exp", "create", "--file", grid, "--executor", "local,slurm", "--data-dir", dir); code != 0 || !strings.Contains(stdout, "`outcore serve --executor local,slurm`") {
+		t.Errorf("--executor local,slurm: exit %d, %q, %q", code, stdout, firstLine(stderr))
 	}
 	if code, _, stderr := runCLI("exp", "create", "--file", grid, "--executor", "slurm", "--slurm-args", "--export=ALL", "--data-dir", dir); code != 2 || !strings.Contains(stderr, "--export is not allowed") {
 		t.Errorf("--slurm-args --export=ALL: exit %d, %q", code, firstLine(stderr))
