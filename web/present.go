@@ -290,6 +290,13 @@ func epochRow(r store.Run, e metrics.EpochRecord) views.EpochRow {
 	if e.IOFloorS == nil {
 		row.IOTitle = "not measured: this host's storage has no outcore bench device profile"
 	}
+	// the wall-clock stages, which add up to the epoch (DESIGN §5); epochs
+	// recorded before them show their summed stage seconds, and say so
+	row.StageTitle = "summed seconds of each stage's calls (recorded before metrics version 3): parallel workers' seconds add up, so they can exceed the epoch"
+	if e.MetricsVersion >= metrics.WallStagesVersion {
+		row.SampleS, row.ExtractS, row.TrainS, row.StallS = fmtF(e.WallSampleS), fmtF(e.WallLoadS), fmtF(e.WallTrainS), fmtF(e.WallStallS)
+		row.StageTitle = "wall clock: what the trainer did (train) or waited on (load, sample, stall); the four add up to the epoch time"
+	}
 	if e.MetricsVersion >= 2 {
 		row.FeatMiB = fmtF(float64(e.FeatureBytesRead) / (1 << 20))
 		row.TopoMiB = fmtF(float64(e.TopologyBytesRead) / (1 << 20))

@@ -35,3 +35,20 @@ func TestRunPageFlagsBusyHost(t *testing.T) {
 		}
 	}
 }
+
+// The run page's epoch table shows the wall-clock stages, which add up to
+// the epoch; an epoch recorded before them shows its summed stage seconds
+// and says so.
+func TestEpochRowShowsWallClockStages(t *testing.T) {
+	e := storetest.Epoch(1, 10) // summed stages 2 + 5 + 3 + 1; wall 1 + 5 + 3 + 1
+	e.SampleS = 30              // parallel samplers' seconds exceed the epoch
+	row := epochRow(store.Run{ID: 1}, e)
+	if row.SampleS != fmtF(1) || row.ExtractS != fmtF(5) || !strings.Contains(row.StageTitle, "add up to the epoch") {
+		t.Errorf("current epoch row: sample %s load %s (%s)", row.SampleS, row.ExtractS, row.StageTitle)
+	}
+	legacy := storetest.LegacyEpoch(1, 10)
+	row = epochRow(store.Run{ID: 1}, legacy)
+	if row.SampleS != fmtF(legacy.SampleS) || !strings.Contains(row.StageTitle, "before metrics version 3") {
+		t.Errorf("legacy epoch row: sample %s (%s)", row.SampleS, row.StageTitle)
+	}
+}

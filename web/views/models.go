@@ -287,7 +287,8 @@ type EpochRow struct {
 	RunID                                     int64
 	Epoch                                     int
 	Warmup                                    bool
-	EpochS, SampleS, ExtractS, TrainS, StallS string
+	EpochS, SampleS, ExtractS, TrainS, StallS string // wall-clock stages (ExtractS: load) since metrics version 3
+	StageTitle                                string // what the stage cells are
 	Batches                                   string
 	HitRatio, ReadMiB, Amplification          string
 	FeatMiB, TopoMiB                          string // "–" for epochs before metrics version 2
