@@ -249,6 +249,29 @@ func (s Study) Grid(dataset string) ([]byte, error) {
 	return json.Marshal(g)
 }
 
+// GridIn is Grid with every run in compute mode compute (DESIGN §10:
+// "cpu", "none", "model:PROFILE"; "" leaves the default, cpu) and repeats
+// runs of each cell (0: one), named so: the papers' conditions (a GPU
+// stand-in) beside the CPU trainer, medians over repeats.
+func (s Study) GridIn(dataset, compute string, repeats int) ([]byte, error) {
+	b, err := s.Grid(dataset)
+	if err != nil || (compute == "" && repeats <= 1) {
+		return b, err
+	}
+	var g map[string]any
+	if err := json.Unmarshal(b, &g); err != nil {
+		return nil, err
+	}
+	if compute != "" {
+		g["compute"] = compute
+		g["name"] = fmt.Sprintf("%s [compute %s]", g["name"], compute)
+	}
+	if repeats > 1 {
+		g["axes"].(map[string]any)["repeat"] = repeats
+	}
+	return json.Marshal(g)
+}
+
 // Label is how the paper names a system entry (the entry itself when the
 // study gives no name).
 func (s Study) Label(entry string) string {

@@ -78,13 +78,16 @@ func isTerminal(w io.Writer) bool {
 }
 
 func expCreateCmd() *Command {
-	var dataDir, file, study, studyDataset string
+	var dataDir, file, study, studyDataset, studyCompute string
+	var studyRepeats int
 	var wait, drop bool
 	var conc int
 	fs := newFlagSet("exp create", &dataDir)
 	fs.StringVar(&file, "file", "", "grid file (- for stdin)")
 	fs.StringVar(&study, "study", "", "instead of --file: the grid of this reproduction study (docs/REPRODUCTION.md; ids: "+studyIDs()+")")
 	fs.StringVar(&studyDataset, "study-dataset", "", "with --study: run it on this dataset instead of the study's own")
+	fs.StringVar(&studyCompute, "study-compute", "", "with --study: every run in this compute mode (cpu, none, model:PROFILE; DESIGN §10)")
+	fs.IntVar(&studyRepeats, "study-repeats", 0, "with --study: runs per cell (medians of 3 for docs/REPRODUCTION.md)")
 	fs.BoolVar(&wait, "wait", false, "run the queue here until this experiment has finished, showing progress")
 	fs.IntVar(&conc, "concurrency", 1, "with --wait: local runs at a time")
 	fs.BoolVar(&drop, "drop-caches", false, "with --wait: drop the page cache before each run (root only; recorded per run)")
@@ -102,6 +105,9 @@ mem_allowance) overrides the --slurm-* flags for its runs. See README
 			if studyDataset != "" && study == "" {
 				return usagef("--study-dataset needs --study")
 			}
+			if (studyCompute != "" || studyRepeats != 0) && study == "" {
+				return usagef("--study-compute and --study-repeats need --study")
+			}
 			executor, slurmOpts, err := sf.options()
 			if err != nil {
 				return err
@@ -114,7 +120,7 @@ mem_allowance) overrides the --slurm-* flags for its runs. See README
 				if !ok {
 					return usagef("--study %q: no such study (have %s)", study, studyIDs())
 				}
-				grid, err = st.Grid(studyDataset)
+				grid, err = st.GridIn(studyDataset, studyCompute, studyRepeats)
 				file = "study " + study
 			case file == "-":
 				grid, err = io.ReadAll(os.Stdin)
