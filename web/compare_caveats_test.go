@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -106,5 +107,43 @@ func TestExperimentChartsFlagBusyHost(t *testing.T) {
 	}
 	if _, page := e.get(fmt.Sprintf("/experiments/%d", x.ID)); !strings.Contains(page, `id="chart-caveats"`) {
 		t.Error("the experiment page has no place for the caveats")
+	}
+}
+
+// The form's run order reaches the grid (recorded) and the runs' order;
+// repeats get distinct seeds; a run order there is not is refused.
+func TestFormRunOrder(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	v := validForm()
+	v.Set("run_order", "interleave")
+	resp := e.post("/experiments", v)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("status %d: %s", resp.StatusCode, body(t, resp))
+	}
+	var id int64
+	fmt.Sscanf(resp.Header.Get("Location"), "/experiments/%d", &id)
+	x, err := e.st.Experiment(context.Background(), id)
+	if err != nil || !strings.Contains(string(x.Grid), `"run_order":"interleave"`) {
+		t.Fatalf("grid %s %v", x.Grid, err)
+	}
+	runs := e.runs(id)
+	if runs[0].System == runs[1].System || runs[0].MemLimitBytes != runs[1].MemLimitBytes {
+		t.Errorf("interleaved: run 0 %s %d, run 1 %s %d", runs[0].System, runs[0].MemLimitBytes, runs[1].System, runs[1].MemLimitBytes)
+	}
+	seeds := map[int]string{}
+	for _, r := range runs {
+		s := seedOf(r.Config)
+		if prev, ok := seeds[r.Repeat]; ok && prev != s {
+			t.Errorf("repeat %d has seeds %s and %s", r.Repeat, prev, s)
+		}
+		seeds[r.Repeat] = s
+	}
+	if seeds[0] == seeds[1] || seeds[0] == "–" {
+		t.Errorf("repeats share seed %s", seeds[0])
+	}
+	v.Set("run_order", "sorted")
+	if resp := e.post("/experiments", v); resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body(t, resp), "run order") {
+		t.Errorf("unknown run order: %d", resp.StatusCode)
 	}
 }

@@ -192,7 +192,7 @@ func formView(in FormInput, entries []dataset.Entry, g *experiments.Grid, errs m
 	f := views.ExperimentForm{
 		Name: in.Name, DatasetMode: in.DatasetMode, Dataset: in.Dataset, Preset: in.Preset, NewDataset: in.NewDataset,
 		MemLimits: in.MemLimits, Dims: in.Dims, Batches: in.Batches, Model: in.Model, Fanouts: in.Fanouts, Compute: in.Compute, Frontier: in.Frontier,
-		Epochs: in.Epochs, Repeats: in.Repeats, Errors: errs,
+		Epochs: in.Epochs, Repeats: in.Repeats, RunOrder: in.RunOrder, Errors: errs,
 	}
 	for _, e := range entries {
 		label := e.Name

@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -66,6 +67,9 @@ type FormInput struct {
 	Frontier bool
 	Epochs   string
 	Repeats  string
+	// RunOrder is the grid's run_order ("" = grid order;
+	// experiments/run_order.go).
+	RunOrder string
 }
 
 // FormEnv answers what the form decides itself (the dataset choice) and
@@ -185,6 +189,14 @@ func ValidateForm(in FormInput, env FormEnv) (*experiments.Grid, map[string]stri
 	if in.Frontier {
 		g.Frontier = &experiments.FrontierSpec{}
 		g.Raw = g.JSON()
+	}
+	if ro := strings.TrimSpace(in.RunOrder); ro != "" && ro != experiments.OrderGrid {
+		if !slices.Contains(experiments.RunOrders, ro) {
+			addErr("run_order", fmt.Sprintf("run order: %q is not one of %s", ro, strings.Join(experiments.RunOrders, ", ")))
+		} else {
+			g.RunOrder = ro
+			g.Raw = g.JSON()
+		}
 	}
 	var probs []experiments.Problem
 	if errs["dataset"] != "" || errs["new_dataset"] != "" || errs["preset"] != "" {

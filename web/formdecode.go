@@ -31,7 +31,7 @@ func DecodeForm(contentType string, body []byte) (FormInput, error) {
 		Preset: one("preset"), NewDataset: one("new_dataset"), Variants: vals["variants"],
 		MemLimits: one("mem_limits"), Dims: one("dims"), Batches: one("batches"),
 		Model: one("model"), Fanouts: one("fanouts"), Compute: one("compute"), Epochs: one("epochs"), Repeats: one("repeats"),
-		Frontier: one("frontier") != "",
+		Frontier: one("frontier") != "", RunOrder: one("run_order"),
 	}, nil
 }
 

@@ -98,6 +98,7 @@ type ExperimentForm struct {
 	Frontier    bool   // a memory-frontier search
 	Epochs      string
 	Repeats     string
+	RunOrder    string            // "", grid, interleave or random
 	Errors      map[string]string // field name -> message; "" key = whole form
 	Preview     Preview
 }
