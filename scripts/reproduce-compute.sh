@@ -13,8 +13,9 @@
 # env:   DATASETS   datasets, space-separated (default: each study's own;
 #                   the scale sweep: "medium papers-like large" — generate
 #                   them first with outcore data gen --preset NAME)
-#        MODES      compute modes (default "cpu model:h100-roofline"; a
-#                   measured profile once engine/accel/profiles/ has one)
+#        MODES      compute modes (default "cpu model:h100-pyg": the profile
+#                   measured with PyG on an H100; model:h100-roofline is the
+#                   derived one)
 #        REPEATS    runs per cell (default 3: medians of 3)
 #        FRONTIER   1 also runs the frontier search per dataset (default 0)
 #        OUT        output folder (default reproduce-compute-<date>)
@@ -24,7 +25,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 outcore=${OUTCORE:-bin/outcore}
-modes=${MODES:-"cpu model:h100-roofline"}
+modes=${MODES:-"cpu model:h100-pyg"}
 repeats=${REPEATS:-3}
 out=${OUT:-reproduce-compute-$(date -u +%Y%m%dT%H%M%SZ)}
 maxload=${MAX_LOAD:-1.5}
