@@ -315,7 +315,24 @@ func TestSlurmRequeue(t *testing.T) {
 	if out, err := exec.Command("scontrol", "requeue", r.JobID).CombinedOutput(); err != nil {
 		t.Fatalf("scontrol requeue %s: %v %s", r.JobID, err, out)
 	}
-	// A requeued job waits before it is eligible again; let it start now.
+	// A requeued job waits before it is eligible again (its BeginTime);
+	// let it start now — but not within the second in which slurmd killed
+	// its first execution: slurmd refuses to launch a job whose credential
+	// it revoked up to that second ("Job N already killed, do not launch
+	// batch job"; the job then ends FAILED, exit 1), which the wait
+	// Slurm imposes avoids. So first wait for the first execution to have
+	// ended on the node (PENDING, no longer COMPLETING), then for the next
+	// second.
+	for dl := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, err := exec.Command("squeue", "--noheader", "--jobs="+r.JobID, "--format=%T").CombinedOutput()
+		if err == nil && strings.TrimSpace(string(out)) == "PENDING" {
+			break
+		}
+		if time.Now().After(dl) {
+			t.Fatalf("job %s did not go back to PENDING after the requeue: %v %s", r.JobID, err, out)
+		}
+	}
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
 	for dl := time.Now().Add(20 * time.Second); time.Now().Before(dl); time.Sleep(200 * time.Millisecond) {
 		out, _ := exec.Command("scontrol", "update", "JobId="+r.JobID, "StartTime=now").CombinedOutput()
 		if strings.Contains(string(out), "no longer pending") {
