@@ -13,8 +13,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
+
+	"outcore/store"
 )
 
 // FrontierSpec is a grid's "frontier" settings.
@@ -191,4 +194,50 @@ func (m *Manager) firstProbes(g *Grid, specs []RunSpec, datasets map[string]data
 		sp.Config.MemLimit, sp.Config.MemLimitBytes = sp.MemLimit, limit
 	}
 	return ps
+}
+
+// FrontierLine is one cell of a frontier experiment as its stored runs
+// say (the views; no floor needed): the least limit that finished an
+// epoch, the largest below it that did not, and the probes so far.
+type FrontierLine struct {
+	System    string
+	Frontier  int64 // 0: none finished (yet)
+	FailBelow int64 // largest failed limit below Frontier (0: none)
+	Probes    int   // finished probes
+	Searching bool  // a probe is queued or running
+}
+
+// FrontierLines summarises a frontier experiment's runs per cell, in the
+// order of their first runs.
+func FrontierLines(runs []store.Run) []FrontierLine {
+	idx := map[frontierKey]int{}
+	var out []FrontierLine
+	sorted := append([]store.Run(nil), runs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
+	for _, r := range sorted {
+		k := frontierKey{r.System, r.Dataset, r.Model, r.Fanout, r.Compute, r.FeatureDim, r.BatchSize}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, FrontierLine{System: r.System})
+		}
+		l := &out[i]
+		if !store.Finished(r.Status) {
+			l.Searching = true
+			continue
+		}
+		l.Probes++
+		if r.EpochsDone > 0 && (l.Frontier == 0 || r.MemLimitBytes < l.Frontier) {
+			l.Frontier = r.MemLimitBytes
+		}
+	}
+	for _, r := range sorted {
+		k := frontierKey{r.System, r.Dataset, r.Model, r.Fanout, r.Compute, r.FeatureDim, r.BatchSize}
+		l := &out[idx[k]]
+		if store.Finished(r.Status) && r.EpochsDone == 0 && (l.Frontier == 0 || r.MemLimitBytes < l.Frontier) {
+			l.FailBelow = max(l.FailBelow, r.MemLimitBytes)
+		}
+	}
+	return out
 }

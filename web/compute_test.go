@@ -35,3 +35,15 @@ func TestRowsOfARunWithoutTraining(t *testing.T) {
 		t.Errorf("cpu epoch row %+v", row)
 	}
 }
+
+func TestFrontierFacts(t *testing.T) {
+	runs := []store.Run{
+		{Seq: 0, System: "pyg+", MemLimitBytes: 256 << 20, Status: store.StatusDone, EpochsDone: 1},
+		{Seq: 1, System: "pyg+", MemLimitBytes: 16 << 20, Status: store.StatusOOM},
+		{Seq: 2, System: "pyg+", MemLimitBytes: 20 << 20, Status: store.StatusDone, EpochsDone: 1},
+	}
+	f := frontierFacts(runs)
+	if len(f) != 1 || f[0].K != "pyg+" || !strings.Contains(f[0].V, "20") || !strings.Contains(f[0].V, "failed at 16") || !strings.Contains(f[0].V, "3 probes") {
+		t.Errorf("frontier facts %+v", f)
+	}
+}

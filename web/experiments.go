@@ -462,6 +462,9 @@ func experimentView(e store.Experiment, runs []store.Run, baseline string) views
 		ChartsURL:  fmt.Sprintf("/experiments/%d/charts.json", e.ID), RunsURL: fmt.Sprintf("/experiments/%d/runs.json", e.ID),
 		ExportBase: fmt.Sprintf("/experiments/%d/export", e.ID),
 	}
+	if g, err := experiments.ParseGrid(e.Grid); err == nil && g.Frontier != nil {
+		v.Frontier = frontierFacts(runs)
+	}
 	base := fmt.Sprintf("/experiments/%d", e.ID)
 	frames := report.NewComparison(nil) // titles and notes only: the data comes from charts.json
 	for _, id := range report.ChartIDs {

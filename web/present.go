@@ -14,6 +14,7 @@ import (
 	"github.com/a-h/templ"
 
 	"outcore/engine/metrics"
+	"outcore/experiments"
 	"outcore/report"
 	"outcore/store"
 	"outcore/web/views"
@@ -380,4 +381,27 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// frontierFacts are a memory-frontier search's lines: each cell's least
+// limit that finished an epoch and the largest below it that did not.
+func frontierFacts(runs []store.Run) []views.KV {
+	var out []views.KV
+	for _, l := range experiments.FrontierLines(runs) {
+		v := "none yet"
+		if l.Frontier > 0 {
+			v = report.MemLabel(l.Frontier)
+			if l.FailBelow > 0 {
+				v += fmt.Sprintf(" (failed at %s)", report.MemLabel(l.FailBelow))
+			} else {
+				v += " (nothing below it failed)"
+			}
+		}
+		v += fmt.Sprintf(" · %d probes", l.Probes)
+		if l.Searching {
+			v += " · searching"
+		}
+		out = append(out, views.KV{K: l.System, V: v})
+	}
+	return out
 }

@@ -170,20 +170,23 @@ type Progress struct {
 
 // ExperimentView is the experiment page.
 type ExperimentView struct {
-	ID         int64
-	Name       string
-	Dataset    string
-	State      string
-	Counts     Counts
-	Created    string
-	StartedMS  int64
-	EndedMS    int64
-	Grid       string // the grid as JSON, indented
-	Runs       []RunRow
-	Variants   []string
-	Baseline   string
-	Charts     []ChartSlot
-	Accuracy   []AccuracyRow
+	ID        int64
+	Name      string
+	Dataset   string
+	State     string
+	Counts    Counts
+	Created   string
+	StartedMS int64
+	EndedMS   int64
+	Grid      string // the grid as JSON, indented
+	Runs      []RunRow
+	Variants  []string
+	Baseline  string
+	Charts    []ChartSlot
+	Accuracy  []AccuracyRow
+	// Frontier is a memory-frontier search's result per cell (empty for
+	// other experiments): "pyg+" → "20 MiB (…)".
+	Frontier   []KV
 	Notes      string
 	Tags       []string
 	TagsText   string // "fig9, paper" for the form
