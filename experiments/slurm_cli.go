@@ -189,11 +189,11 @@ func ParseScontrolJob(out string) (JobInfo, bool) {
 			kv[key] = strings.TrimSpace(out[l[1]:end])
 		}
 	}
-	id := kv["JobId"]
-	if !jobIDRE.MatchString(id) || kv["JobState"] == "" {
+	id, state := kv["JobId"], NormalizeJobState(kv["JobState"])
+	if !jobIDRE.MatchString(id) || state == "" { // "JobState=*" names no state either
 		return JobInfo{}, false
 	}
-	j := JobInfo{ID: id, Name: kv["JobName"], State: NormalizeJobState(kv["JobState"]), Reason: kv["Reason"],
+	j := JobInfo{ID: id, Name: kv["JobName"], State: state, Reason: kv["Reason"],
 		ExitCode: kv["ExitCode"], Restarts: -1, Known: true}
 	if n := kv["NodeList"]; n != "(null)" {
 		j.Node = n
