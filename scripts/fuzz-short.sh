@@ -12,8 +12,10 @@ cache=$(go env GOCACHE)/fuzz
 declare -A targets=(
   [engine/train]="FuzzParseMemLimit FuzzParseConfig"  # --mem-limit and grid limits; run configs
   # grid JSON (grid files, the JSON API, examples/); a grid's sbatch options
-  # and node data directory; run record logs as ingested after a crash
-  [experiments]="FuzzParseGrid FuzzSplitArgs FuzzSbatchArgs FuzzConfineNodeDataDir FuzzRecordLogIngest"
+  # and node data directory; run record logs as ingested after a crash; what
+  # squeue, scontrol and sacct print
+  [experiments]="FuzzParseGrid FuzzSplitArgs FuzzSbatchArgs FuzzConfineNodeDataDir FuzzRecordLogIngest FuzzParseSqueue FuzzParseScontrolJob FuzzParseSacct"
+  [engine/system/diskgnn]="FuzzParseOptions FuzzDecodeChunkHeader FuzzDecodeSample"  # its options; its chunk and offline-sample files as read back
   [engine/dataset]="FuzzNPYHeader FuzzLINQSLines FuzzOGBLines FuzzMeta FuzzBinaryChecks"
   [web]="FuzzParseAuth FuzzDecodeForm"               # serve --auth-file; the new-experiment form (HTTP body to grid)
   [report]="FuzzParseFilter FuzzDecodeDigest"         # the filter bar (q=, runs=); digests stored with runs
@@ -23,7 +25,7 @@ declare -A targets=(
 )
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
-for pkg in engine/train experiments engine/dataset web report store engine/accel engine/metrics; do
+for pkg in engine/train experiments engine/system/diskgnn engine/dataset web report store engine/accel engine/metrics; do
   bin="$tmp/$(echo "$pkg" | tr / _).test"
   go test -c -o "$bin" "./$pkg"
   for name in ${targets[$pkg]}; do
