@@ -7,6 +7,9 @@ package experiments
 // per run and lets Slurm place them, many in flight (slurm_exec.go). Both
 // feed the same ingester, so the store, the dashboard and the exports do
 // not know which ran a run except by its executor, job_id and node columns.
+// An executor does not record how a run ended: it returns a runOutcome,
+// which the Manager records once, the same way for both (record), retried
+// until it commits.
 
 import (
 	"context"
@@ -19,10 +22,74 @@ type executor interface {
 	// capacity is how many runs it may have in flight.
 	capacity() int
 	// execute drives a claimed run (status running) to its outcome and
-	// records it. When ctx ends first, a local run ends interrupted; a
-	// Slurm run is left running in Slurm and in the store, for the next
-	// queue process to pick up again (recover).
-	execute(ctx context.Context, r store.Run, ar *activeRun)
+	// returns it, for the Manager to record. When ctx ends first, a local
+	// run ends interrupted; a Slurm run is left running in Slurm and in
+	// the store (runOutcome.left), for the next queue process to pick up
+	// again (recoverSlurm).
+	execute(ctx context.Context, r store.Run, ar *activeRun) runOutcome
+}
+
+// runOutcome is how an executor says a run ended: end holds the status,
+// the reason in words, the exit code or signal, the peaks, the summary
+// record and the stderr tail; notes are events recorded with it, before
+// its status event. left: the run did not end here (its Slurm job goes
+// on), nothing is recorded.
+type runOutcome struct {
+	end   store.RunEnd
+	notes []runNote
+	left  bool
+}
+
+// runNote is an event of a run recorded with its outcome.
+type runNote struct{ level, msg string }
+
+// note adds an event recorded with the outcome.
+func (o *runOutcome) note(level, msg string) { o.notes = append(o.notes, runNote{level, msg}) }
+
+// ended is the outcome of a run that ended with end.
+func ended(end store.RunEnd) runOutcome { return runOutcome{end: end} }
+
+// record stores a run's outcome, its notes and its status event in one
+// transaction, retried until it commits (a store refusing writes: a full
+// disk), the database file is gone or stop ends (the server is stopping: a
+// run left running is recovered at the next start); then the run counts as
+// finished (Manager.finished). A run already ended (cancelled meanwhile
+// from the dashboard) keeps its outcome.
+func (m *Manager) record(stop context.Context, r store.Run, out runOutcome) {
+	if out.left {
+		return
+	}
+	end := out.end
+	wctx := context.WithoutCancel(stop)
+	err := m.updateRetry(stop, wctx, func(tx *store.Tx) error {
+		ok, err := tx.FinishRun(r.ID, end)
+		if err != nil || !ok {
+			return err
+		}
+		if err := tx.PruneTransient(r.ID); err != nil {
+			return err
+		}
+		for _, n := range out.notes {
+			if err := tx.AppendEvent(&store.Event{ExperimentID: r.ExperimentID, RunID: r.ID, Kind: store.EventLog,
+				Level: n.level, Msg: n.msg}); err != nil {
+				return err
+			}
+		}
+		msg := end.Status
+		if end.Error != "" {
+			msg += ": " + end.Error
+		}
+		ev := statusEvent(r, end.Status, msg)
+		if end.Status == store.StatusFailed || end.Status == store.StatusOOM {
+			ev.Level = "error"
+		}
+		return tx.AppendEvent(ev)
+	})
+	if err != nil {
+		m.opts.Logf("run %d: record outcome %s: %v", r.ID, end.Status, err)
+		return
+	}
+	m.finished(wctx, r.ID)
 }
 
 // localExecutor runs children of this process.
@@ -30,8 +97,8 @@ type localExecutor struct{ m *Manager }
 
 func (l localExecutor) capacity() int { return l.m.opts.Concurrency }
 
-func (l localExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) {
-	l.m.execute(ctx, r, ar)
+func (l localExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) runOutcome {
+	return l.m.execute(ctx, r, ar)
 }
 
 // executorOf returns the executor a run names (local for an old run
@@ -78,7 +145,7 @@ func (m *Manager) startActive(ctx context.Context, r store.Run, wg interface {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		m.executeSafe(ctx, r, ar, func() { m.executorOf(r.Executor).execute(ctx, r, ar) })
+		m.executeSafe(ctx, r, ar, func() { m.record(ctx, r, m.executorOf(r.Executor).execute(ctx, r, ar)) })
 		m.mu.Lock()
 		delete(m.active, r.ID)
 		m.mu.Unlock()

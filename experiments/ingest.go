@@ -75,12 +75,12 @@ type ingester struct {
 	// queue holds writes not yet committed, oldest first.
 	queue []queuedWrite
 
-	// Hooks of the slurm executor (slurm_exec.go): onCommit is called when
-	// a write is queued and returns what runs inside its transaction (the
-	// records file's offset as it is then, committed with the records);
-	// onStart runs with the start record's.
-	onCommit func() func(tx *store.Tx) error
-	onStart  func(tx *store.Tx, rec metrics.StartRecord) error
+	// A Slurm run's ingester (newRecordsIngester): position says how far
+	// its records file has been handed over when a write is queued (that
+	// offset is committed in the write's transaction); limit decides from
+	// the start record whether the run's memory limit holds, and why.
+	position func() (file string, off int64)
+	limit    func(rec metrics.StartRecord) (enforced bool, note string)
 
 	mu         sync.Mutex // guards what finish reads
 	summary    *metrics.SummaryRecord
@@ -103,6 +103,87 @@ func newIngester(m *Manager, r store.Run) *ingester {
 	return &ingester{m: m, run: r, gpu: m.opts.GPU, stop: context.Background(),
 		log: &recordLog{path: m.recordLogPath(r.ID), fault: m.logFault},
 		in:  make(chan childLine, 256), done: make(chan struct{})}
+}
+
+// newChildIngester is the ingester of a local run's child: its final
+// retries end with stop, and onFailure is told (once) when a record can be
+// neither logged nor ever stored.
+func newChildIngester(m *Manager, r store.Run, stop context.Context, onFailure func(reason string)) *ingester {
+	g := newIngester(m, r)
+	g.stop, g.onFailure = stop, onFailure
+	return g
+}
+
+// newRecordsIngester is the ingester of a Slurm run: no cgroup, GPU or
+// host facts of this machine (the node's are in the records), and its loop
+// is never started: the executor hands it the records file's lines itself
+// (feed), in file order. position and limit: see the fields.
+func newRecordsIngester(m *Manager, r store.Run, position func() (string, int64),
+	limit func(metrics.StartRecord) (bool, string)) *ingester {
+	g := newIngester(m, r)
+	g.gpu, g.position, g.limit = nil, position, limit
+	return g
+}
+
+// ingestResult is what an ingester saw of a run that its outcome is made
+// of.
+type ingestResult struct {
+	summary    *metrics.SummaryRecord // nil without a summary record
+	summaryRaw json.RawMessage
+	peakRSS    int64
+	peakCG     int64
+	lastErr    string // the store's last refusal ("" without one)
+	unstored   int    // writes still queued when finish gave up
+}
+
+// result returns what the ingester saw so far.
+func (g *ingester) result() ingestResult {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return ingestResult{summary: g.summary, summaryRaw: g.summaryRaw, peakRSS: g.peakRSS, peakCG: g.peakCG,
+		lastErr: g.lastErr, unstored: g.unstored}
+}
+
+// summaryOutcome returns the outcome and error of the summary record seen
+// ("" without one).
+func (g *ingester) summaryOutcome() (outcome, errMsg string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.summary == nil {
+		return "", ""
+	}
+	return g.summary.Outcome, g.summary.Error
+}
+
+// resumeSummary sets the summary record read before the ingester took
+// over (a Slurm run picked up again past it); nil keeps none.
+func (g *ingester) resumeSummary(sum *metrics.SummaryRecord, raw json.RawMessage) {
+	g.mu.Lock()
+	g.summary, g.summaryRaw = sum, raw
+	g.mu.Unlock()
+}
+
+// newExecution forgets the summary and peaks of an execution that did not
+// finish (a requeued Slurm job trains again from the start).
+func (g *ingester) newExecution() {
+	g.mu.Lock()
+	g.summary, g.summaryRaw, g.peakRSS, g.peakCG = nil, nil, 0, 0
+	g.mu.Unlock()
+}
+
+// feed handles one line handed over by the executor itself (a Slurm run's
+// records file), without a local cgroup: the job's process reports its own.
+func (g *ingester) feed(line []byte) { g.handleSafe(line, 0) }
+
+// watchGroup makes the samples arriving from now on carry grp's usage on
+// arrival (receive).
+func (g *ingester) watchGroup(grp *cgroup.Group) { g.arrival.Store(grp) }
+
+// closeAndWait ends the input of a started ingester and waits until its
+// loop has stored (or, at shutdown, given up on) everything queued.
+func (g *ingester) closeAndWait() {
+	close(g.in)
+	<-g.done
 }
 
 // childLine is one stdout line of a local child with its cgroup's usage
@@ -388,8 +469,9 @@ func (g *ingester) applyStart(rec metrics.StartRecord, line []byte) {
 		if err := tx.ApplyStartRecord(g.run.ID, rec, host); err != nil {
 			return err
 		}
-		if g.onStart != nil {
-			return g.onStart(tx, rec)
+		if g.limit != nil {
+			enforced, note := g.limit(rec)
+			return tx.SetLimit(g.run.ID, enforced, note)
 		}
 		return nil
 	})
@@ -465,13 +547,14 @@ func (g *ingester) flush(extra []*store.Event) {
 // write queues fn behind the writes not yet committed and commits what it
 // can, in order. keep marks a write that must never be dropped.
 func (g *ingester) write(keep bool, fn func(*store.Tx) error) {
-	if g.onCommit != nil {
-		inner, commit := fn, g.onCommit()
+	if g.position != nil {
+		inner := fn
+		file, at := g.position() // as they are when the write is queued
 		fn = func(tx *store.Tx) error {
 			if err := inner(tx); err != nil {
 				return err
 			}
-			return commit(tx)
+			return tx.SetRecordsPos(g.run.ID, file, at)
 		}
 	}
 	g.queue = append(g.queue, queuedWrite{fn: fn, keep: keep})

@@ -296,17 +296,12 @@ func (m *Manager) executeSafe(ctx context.Context, r store.Run, ar *activeRun, e
 			return
 		}
 		m.opts.Logf("run %d: panic in the runner: %v\n%s", r.ID, p, debug.Stack())
-		end := store.RunEnd{Status: store.StatusFailed, Error: fmt.Sprintf("internal error in the runner: %v", p)}
-		err := m.updateRetry(ctx, context.WithoutCancel(ctx), func(tx *store.Tx) error {
-			ok, err := tx.FinishRun(r.ID, end)
-			if err != nil || !ok {
-				return err
+		defer func() { // a panic after the outcome (Options.Finished) again
+			if p := recover(); p != nil {
+				m.opts.Logf("run %d: panic recording the failure: %v\n%s", r.ID, p, debug.Stack())
 			}
-			return tx.AppendEvent(statusEvent(r, end.Status, "failed: "+end.Error))
-		})
-		if err != nil {
-			m.opts.Logf("run %d: record the failure: %v", r.ID, err)
-		}
+		}()
+		m.record(ctx, r, ended(store.RunEnd{Status: store.StatusFailed, Error: fmt.Sprintf("internal error in the runner: %v", p)}))
 	}()
 	if m.executeHook != nil {
 		m.executeHook(r)

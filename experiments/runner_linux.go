@@ -18,8 +18,8 @@ import (
 	"outcore/store"
 )
 
-// execute runs one claimed run to its outcome and records it.
-func (m *Manager) execute(ctx context.Context, r store.Run, ar *activeRun) {
+// execute runs one claimed run to its outcome (recorded by Manager.record).
+func (m *Manager) execute(ctx context.Context, r store.Run, ar *activeRun) runOutcome {
 	runDone := make(chan struct{})
 	defer close(runDone)
 	go func() {
@@ -29,35 +29,7 @@ func (m *Manager) execute(ctx context.Context, r store.Run, ar *activeRun) {
 		case <-runDone:
 		}
 	}()
-	// Records are written whatever happens to ctx: a run stopped by a
-	// shutdown must still be recorded as interrupted.
-	wctx := context.WithoutCancel(ctx)
-	end := m.runChild(ctx, r, ar)
-	// The outcome is retried until it is stored (a full disk) or the
-	// server stops; a run left running then is recovered at the next start.
-	err := m.updateRetry(ctx, wctx, func(tx *store.Tx) error {
-		ok, err := tx.FinishRun(r.ID, end)
-		if err != nil || !ok {
-			return err
-		}
-		if err := tx.PruneTransient(r.ID); err != nil {
-			return err
-		}
-		msg := end.Status
-		if end.Error != "" {
-			msg += ": " + end.Error
-		}
-		ev := statusEvent(r, end.Status, msg)
-		if end.Status == store.StatusFailed || end.Status == store.StatusOOM {
-			ev.Level = "error"
-		}
-		return tx.AppendEvent(ev)
-	})
-	if err != nil {
-		m.opts.Logf("run %d: record outcome %s: %v", r.ID, end.Status, err)
-		return
-	}
-	m.finished(wctx, r.ID)
+	return m.runChild(ctx, r, ar)
 }
 
 // lenientWriter writes to w until the first error, then drops what it is
@@ -100,16 +72,16 @@ func stoppedEnd(ar *activeRun, start time.Time) (store.RunEnd, bool) {
 }
 
 // runChild prepares and runs the child of one run and says how it ended.
-func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) store.RunEnd {
+func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) runOutcome {
 	start := time.Now()
 	if err := m.ensureDataset(ctx, r); err != nil {
 		if end, ok := stoppedEnd(ar, start); ok {
-			return end
+			return ended(end)
 		}
-		return failed(start, "prepare dataset %s: %v", r.Dataset, err)
+		return ended(failed(start, "prepare dataset %s: %v", r.Dataset, err))
 	}
 	if end, ok := stoppedEnd(ar, start); ok {
-		return end
+		return ended(end)
 	}
 
 	dropped := false
@@ -124,15 +96,15 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 
 	dir, err := m.freshRunDir(r)
 	if err != nil {
-		return failed(start, "create run directory: %v", err)
+		return ended(failed(start, "create run directory: %v", err))
 	}
 	cfgPath := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(cfgPath, append(append([]byte(nil), r.Config...), '\n'), 0o644); err != nil {
-		return failed(start, "write run config: %v", err)
+		return ended(failed(start, "write run config: %v", err))
 	}
 	errFile, err := os.Create(filepath.Join(dir, "stderr.log"))
 	if err != nil {
-		return failed(start, "create stderr log: %v", err)
+		return ended(failed(start, "create stderr log: %v", err))
 	}
 	defer errFile.Close()
 
@@ -141,9 +113,7 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 	// The ingester keeps every write the store refuses and retries it while
 	// the training goes on (the record log holds the lines); a line the
 	// record log refuses stops the run (it then fails with the reason).
-	ing := newIngester(m, r)
-	ing.stop = ctx
-	ing.onFailure = func(reason string) { ar.fail(reason) }
+	ing := newChildIngester(m, r, ctx, func(reason string) { ar.fail(reason) })
 	tail := newTail(TailBytes)
 	spec := supervise.Spec{
 		Path: m.opts.Binary, Args: append(append([]string(nil), m.opts.Args...), cfgPath),
@@ -168,9 +138,9 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 	host := hostFacts(m.opts.DataDir, m.opts.GPU.Name())
 	child, err := m.sup.Start(spec)
 	if err != nil {
-		return failed(start, "start %s: %v", m.opts.Binary, err)
+		return ended(failed(start, "start %s: %v", m.opts.Binary, err))
 	}
-	ing.arrival.Store(child.Group()) // samples from now on carry the group's usage on arrival
+	ing.watchGroup(child.Group()) // samples from now on carry the group's usage on arrival
 	if spec.Evict != "" {
 		if n, err := child.Evicted(); err != nil {
 			m.logEvent(r, "warn", fmt.Sprintf("dataset pages not evicted from the page cache: %v", err))
@@ -219,8 +189,7 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 		m.logEvent(r, "warn", res.ScratchErr.Error())
 	}
 	stopWG.Wait()
-	close(ing.in)
-	<-ing.done
+	ing.closeAndWait()
 
 	return m.outcome(r, res, ar, ing, tail, start)
 }
@@ -228,14 +197,14 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) stor
 // outcome decides how a run ended from the supervisor's result (exit,
 // the one OOM rule of internal/supervise), the stop reason and the child's
 // summary.
-func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing *ingester, tail *tailBuffer, start time.Time) store.RunEnd {
+func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing *ingester, tail *tailBuffer, start time.Time) runOutcome {
+	var out runOutcome
 	end := store.RunEnd{StderrTail: tail.String(), TotalS: time.Since(start).Seconds()}
-	ing.mu.Lock()
-	summary, summaryRaw := ing.summary, ing.summaryRaw
-	end.PeakRSSBytes, end.PeakCgroupBytes = ing.peakRSS, ing.peakCG
-	unstored := ing.unstored
-	storeErr := ing.lastErr
-	ing.mu.Unlock()
+	got := ing.result()
+	summary, summaryRaw := got.summary, got.summaryRaw
+	end.PeakRSSBytes, end.PeakCgroupBytes = got.peakRSS, got.peakCG
+	unstored := got.unstored
+	storeErr := got.lastErr
 	if summary != nil {
 		end.Summary = summaryRaw
 		if summary.TotalS > 0 {
@@ -281,7 +250,7 @@ func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing
 	case exitedOK && (summaryOutcome == "" || summaryOutcome == store.StatusDone):
 		end.Status = store.StatusDone
 		if summary == nil {
-			m.logEvent(r, "warn", "the child exited 0 without a summary record")
+			out.note("warn", "the child exited 0 without a summary record")
 		}
 	default:
 		end.Status = store.StatusFailed
@@ -297,9 +266,10 @@ func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing
 		}
 	}
 	if unstored > 0 {
-		m.logEvent(r, "error", fmt.Sprintf("%d record write(s) could not be stored (%s); the next start ingests them from the record log", unstored, storeErr))
+		out.note("error", fmt.Sprintf("%d record write(s) could not be stored (%s); the next start ingests them from the record log", unstored, storeErr))
 	}
-	return end
+	out.end = end
+	return out
 }
 
 func signalName(s syscall.Signal) string {

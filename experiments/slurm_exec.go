@@ -125,17 +125,29 @@ func (s *slurmExecutor) runOptions(ctx context.Context, r store.Run) (SlurmOptio
 }
 
 // execute submits the run (unless it has a job already: a run picked up
-// again) and follows its job to the end.
-func (s *slurmExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) {
+// again) and follows its job to the end; it returns the run's outcome
+// (left when the queue process stops first: the job goes on).
+func (s *slurmExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) runOutcome {
 	if r.JobID == "" {
 		var end store.RunEnd
 		var ok bool
 		if r, end, ok = s.submit(ctx, r, ar); !ok {
-			s.finish(r, end)
-			return
+			return ended(end)
 		}
 	}
-	s.watch(ctx, r, ar)
+	out := s.watch(ctx, r, ar)
+	if !out.left {
+		s.forget(r.JobID)
+	}
+	return out
+}
+
+// forget drops what the executor keeps of an ended job.
+func (s *slurmExecutor) forget(jobID string) {
+	s.mu.Lock()
+	delete(s.ended, jobID)
+	delete(s.unknown, jobID)
+	s.mu.Unlock()
 }
 
 // submit prepares the run's directory and submits its job. ok=false
@@ -271,32 +283,22 @@ func withDataDir(config json.RawMessage, dir string) (json.RawMessage, error) {
 
 // watch follows a submitted run's job: it ingests its records as they
 // grow, mirrors its Slurm state and node into the run, cancels it with
-// scancel when asked, and records the outcome once the job has ended.
-// When ctx ends first it returns, leaving the run running.
-func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) {
+// scancel when asked, and returns the outcome once the job has ended.
+// When ctx ends first it returns, leaving the run running (left).
+func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) runOutcome {
 	m := s.m
 	dir, _ := filepath.Abs(m.runDir(r.ID))
 	tail := &recordsTail{dir: dir, file: r.RecordsFile, off: r.RecordsOffset}
 	var pos = r.RecordsOffset // end of the last line handed to the ingester
-	// No cgroup, GPU or host facts of this machine: the node's are in the
-	// records. The ingester's loop is not started: lines are handed to it
-	// here, in file order.
-	ing := newIngester(m, r)
-	ing.gpu = nil
-	ing.onCommit = func() func(tx *store.Tx) error {
-		file, at := tail.file, pos // as they are when the write is queued
-		return func(tx *store.Tx) error { return tx.SetRecordsPos(r.ID, file, at) }
-	}
-	ing.onStart = func(tx *store.Tx, rec metrics.StartRecord) error {
-		enforced, note := limitFromNode(r, rec, dir)
-		return tx.SetLimit(r.ID, enforced, note)
-	}
+	ing := newRecordsIngester(m, r,
+		func() (string, int64) { return tail.file, pos },
+		func(rec metrics.StartRecord) (bool, string) { return limitFromNode(r, rec, dir) })
 	if r.RecordsFile != "" && r.RecordsOffset > 0 {
 		sum, raw, err := summaryUpTo(filepath.Join(dir, r.RecordsFile), r.RecordsOffset)
 		if err != nil {
 			m.opts.Logf("run %d: %v", r.ID, err)
 		}
-		ing.summary, ing.summaryRaw = sum, raw
+		ing.resumeSummary(sum, raw)
 	}
 	opt := s.opts()
 	tick := time.NewTicker(opt.Poll)
@@ -307,7 +309,7 @@ func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) {
 	for {
 		s.ingest(&r, ing, tail, &pos, false)
 		if ctx.Err() != nil || ar.stopReason() == stopShutdown {
-			return // the job goes on; the next queue process picks it up
+			return runOutcome{left: true} // the job goes on; the next queue process picks it up
 		}
 		cancel := ar.stopReason() == stopCancel
 		if cancel && !cancelSent {
@@ -323,10 +325,9 @@ func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) {
 				s.recordState(&r, info)
 				last = info
 			}
-			sum, sumErr := ingSummary(ing)
+			sum, sumErr := ing.summaryOutcome()
 			if mp := JobOutcome(info, sum, sumErr, cancel); mp.Phase == PhaseEnded {
-				s.end(ctx, &r, ing, tail, &pos, info, cancel)
-				return
+				return s.end(ctx, &r, ing, tail, &pos, info, cancel)
 			}
 		}
 		select {
@@ -338,17 +339,6 @@ func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) {
 	}
 }
 
-// ingSummary returns the outcome and error of the summary record the
-// ingester has seen ("" without one).
-func ingSummary(ing *ingester) (string, string) {
-	ing.mu.Lock()
-	defer ing.mu.Unlock()
-	if ing.summary == nil {
-		return "", ""
-	}
-	return ing.summary.Outcome, ing.summary.Error
-}
-
 // ingest hands the records appended to the run's records file to the
 // ingester and commits them; a newer execution's file (the job was
 // requeued) replaces the current one once it is read to its end.
@@ -357,7 +347,7 @@ func (s *slurmExecutor) ingest(r *store.Run, ing *ingester, tail *recordsTail, p
 	handle := func(lines []recordLine) {
 		for _, l := range lines {
 			*pos = l.end
-			ing.handle(l.line, 0) // no local group: the job's process reports its own
+			ing.feed(l.line)
 		}
 		ing.flush(nil)
 	}
@@ -417,9 +407,7 @@ func (s *slurmExecutor) ingest(r *store.Run, ing *ingester, tail *recordsTail, p
 			m.opts.Logf("run %d: %v", r.ID, err)
 		}
 		if prev != "" {
-			ing.mu.Lock()
-			ing.summary, ing.summaryRaw, ing.peakRSS, ing.peakCG = nil, nil, 0, 0
-			ing.mu.Unlock()
+			ing.newExecution()
 		}
 	}
 }
@@ -449,21 +437,21 @@ func (s *slurmExecutor) recordState(r *store.Run, info JobInfo) {
 	}
 }
 
-// end reads the last records of an ended job, decides the outcome and
-// records it.
-func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, tail *recordsTail, pos *int64, info JobInfo, cancel bool) {
+// end reads the last records of an ended job and decides the outcome.
+func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, tail *recordsTail, pos *int64, info JobInfo, cancel bool) runOutcome {
+	var out runOutcome
 	s.ingest(r, ing, tail, pos, true)
 	if NormalizeJobState(info.State) == "COMPLETED" {
 		// A job that completed wrote its summary; wait for the file
 		// system to show it.
 		deadline := time.Now().Add(summaryGrace)
-		for sum, _ := ingSummary(ing); sum == "" && time.Now().Before(deadline) && ctx.Err() == nil; sum, _ = ingSummary(ing) {
+		for sum, _ := ing.summaryOutcome(); sum == "" && time.Now().Before(deadline) && ctx.Err() == nil; sum, _ = ing.summaryOutcome() {
 			time.Sleep(s.opts().Poll / 4)
 			s.ingest(r, ing, tail, pos, true)
 		}
 	}
 	dir := tail.dir
-	sumOutcome, sumErr := ingSummary(ing)
+	sumOutcome, sumErr := ing.summaryOutcome()
 	mp := JobOutcome(info, sumOutcome, sumErr, cancel)
 	stderrTail := readTail(filepath.Join(dir, jobStderrFile), TailBytes)
 	end := store.RunEnd{Status: mp.Outcome, Error: mp.Reason, StderrTail: stderrTail}
@@ -479,18 +467,17 @@ func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, ta
 			end.Error += ": " + line
 		}
 	}
-	ing.mu.Lock()
-	summary, raw := ing.summary, ing.summaryRaw
-	end.PeakRSSBytes, end.PeakCgroupBytes = ing.peakRSS, ing.peakCG
-	storeErr := ing.lastErr
-	ing.mu.Unlock()
+	got := ing.result()
+	summary, raw := got.summary, got.summaryRaw
+	end.PeakRSSBytes, end.PeakCgroupBytes = got.peakRSS, got.peakCG
+	storeErr := got.lastErr
 	if summary != nil {
 		end.Summary = raw
 		end.TotalS = summary.TotalS
 		end.PeakRSSBytes = max(end.PeakRSSBytes, summary.PeakRSSBytes)
 		end.PeakCgroupBytes = max(end.PeakCgroupBytes, summary.PeakCgroupBytes)
 	} else if end.Status == store.StatusDone {
-		s.m.logEvent(*r, "warn", fmt.Sprintf("Slurm job %s completed without a summary record", r.JobID))
+		out.note("warn", fmt.Sprintf("Slurm job %s completed without a summary record", r.JobID))
 	}
 	if end.TotalS == 0 && !r.StartedAt.IsZero() {
 		end.TotalS = time.Since(r.StartedAt).Seconds()
@@ -503,40 +490,10 @@ func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, ta
 		}
 	}
 	if storeErr != "" {
-		s.m.logEvent(*r, "error", "some records could not be stored: "+storeErr)
+		out.note("error", "some records could not be stored: "+storeErr)
 	}
-	s.finish(*r, end)
-}
-
-// finish records a run's outcome.
-func (s *slurmExecutor) finish(r store.Run, end store.RunEnd) {
-	err := s.m.update(context.Background(), func(tx *store.Tx) error {
-		ok, err := tx.FinishRun(r.ID, end)
-		if err != nil || !ok {
-			return err
-		}
-		if err := tx.PruneTransient(r.ID); err != nil {
-			return err
-		}
-		msg := end.Status
-		if end.Error != "" {
-			msg += ": " + end.Error
-		}
-		ev := statusEvent(r, end.Status, msg)
-		if end.Status == store.StatusFailed || end.Status == store.StatusOOM {
-			ev.Level = "error"
-		}
-		return tx.AppendEvent(ev)
-	})
-	if err != nil {
-		s.m.opts.Logf("run %d: record outcome %s: %v", r.ID, end.Status, err)
-	} else {
-		s.m.finished(context.Background(), r.ID)
-	}
-	s.mu.Lock()
-	delete(s.ended, r.JobID)
-	delete(s.unknown, r.JobID)
-	s.mu.Unlock()
+	out.end = end
+	return out
 }
 
 // snapshot returns this data directory's jobs as squeue lists them, asking
@@ -718,8 +675,8 @@ func (m *Manager) recoverSlurm(ctx context.Context, wg *sync.WaitGroup) error {
 		if r.JobID == "" {
 			snap, err := s.snapshot(ctx)
 			if err != nil {
-				s.finish(r, store.RunEnd{Status: store.StatusInterrupted,
-					Error: fmt.Sprintf("the server stopped while submitting the run to Slurm, and squeue cannot tell whether it was: %v", err)})
+				m.record(ctx, r, ended(store.RunEnd{Status: store.StatusInterrupted,
+					Error: fmt.Sprintf("the server stopped while submitting the run to Slurm, and squeue cannot tell whether it was: %v", err)}))
 				continue
 			}
 			for _, j := range snap {
@@ -728,8 +685,8 @@ func (m *Manager) recoverSlurm(ctx context.Context, wg *sync.WaitGroup) error {
 				}
 			}
 			if r.JobID == "" {
-				s.finish(r, store.RunEnd{Status: store.StatusInterrupted,
-					Error: "the server stopped before the run was submitted to Slurm; retry it to run it again"})
+				m.record(ctx, r, ended(store.RunEnd{Status: store.StatusInterrupted,
+					Error: "the server stopped before the run was submitted to Slurm; retry it to run it again"}))
 				continue
 			}
 		}
