@@ -92,6 +92,24 @@ func (m *Manager) record(stop context.Context, r store.Run, out runOutcome) {
 	m.finished(wctx, r.ID)
 }
 
+// recordJob records a Slurm run's job (id, node, state) with an event,
+// and marks the run started when started is not nil (at submission). It
+// is retried like record: a job id lost would leave the job to be found
+// by its name only.
+func (m *Manager) recordJob(stop context.Context, r store.Run, started *store.RunStart, ev *store.Event) error {
+	return m.updateRetry(stop, context.WithoutCancel(stop), func(tx *store.Tx) error {
+		if err := tx.SetJob(r.ID, r.JobID, r.Node, r.JobState); err != nil {
+			return err
+		}
+		if started != nil {
+			if err := tx.SetRunStarted(r.ID, *started); err != nil {
+				return err
+			}
+		}
+		return tx.AppendEvent(ev)
+	})
+}
+
 // localExecutor runs children of this process.
 type localExecutor struct{ m *Manager }
 

@@ -163,12 +163,49 @@ func (g *ingester) resumeSummary(sum *metrics.SummaryRecord, raw json.RawMessage
 	g.mu.Unlock()
 }
 
-// newExecution forgets the summary and peaks of an execution that did not
-// finish (a requeued Slurm job trains again from the start).
-func (g *ingester) newExecution() {
-	g.mu.Lock()
-	g.summary, g.summaryRaw, g.peakRSS, g.peakCG = nil, nil, 0, 0
-	g.mu.Unlock()
+// newExecution starts reading another execution's records file of a
+// Slurm run (position names it, at offset 0). After an execution that did
+// not finish (the job was requeued: requeued true, with the event's
+// message) its summary and peaks are forgotten and its epochs and samples
+// discarded (Tx.ResetExecution) in the same write, queued behind what was
+// read of it and retried like any.
+func (g *ingester) newExecution(requeued bool, msg string) {
+	if requeued {
+		g.mu.Lock()
+		g.summary, g.summaryRaw, g.peakRSS, g.peakCG = nil, nil, 0, 0
+		g.mu.Unlock()
+	}
+	pw := g.takePending(nil)
+	g.write(true, func(tx *store.Tx) error {
+		if err := pw.write(tx); err != nil || !requeued {
+			return err
+		}
+		if err := tx.ResetExecution(g.run.ID); err != nil {
+			return err
+		}
+		return tx.AppendEvent(g.event(store.EventLog, "warn", msg, nil))
+	})
+}
+
+// jobState queues a Slurm run's job state and node with a status event
+// saying so, behind the records read before.
+func (g *ingester) jobState(jobID, node, state, msg string) {
+	pw := g.takePending(nil)
+	ev := statusEvent(g.run, store.StatusRunning, msg)
+	g.write(true, func(tx *store.Tx) error {
+		if err := pw.write(tx); err != nil {
+			return err
+		}
+		if err := tx.SetJob(g.run.ID, jobID, node, state); err != nil {
+			return err
+		}
+		return tx.AppendEvent(ev)
+	})
+}
+
+// note adds a log event of the run, stored with the next write.
+func (g *ingester) note(level, msg string) {
+	g.events = append(g.events, g.event(store.EventLog, level, msg, nil))
 }
 
 // feed handles one line handed over by the executor itself (a Slurm run's

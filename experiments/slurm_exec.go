@@ -254,16 +254,8 @@ func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) 
 	}
 	msg := fmt.Sprintf("submitted as Slurm job %s to %s, --mem=%dM (%s + model step %s + job %s)",
 		jobID, where, spec.MemMiB, budget, FormatBytes(allowance), FormatBytes(jobOverheadBytes))
-	err = m.update(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-		if err := tx.SetJob(r.ID, jobID, "", r.JobState); err != nil {
-			return err
-		}
-		if err := tx.SetRunStarted(r.ID, store.RunStart{LimitNote: "decided on the node when the job starts",
-			OutcoreVersion: Version(), GoVersion: runtime.Version()}); err != nil {
-			return err
-		}
-		return tx.AppendEvent(statusEvent(r, store.StatusRunning, msg))
-	})
+	err = m.recordJob(ctx, r, &store.RunStart{LimitNote: "decided on the node when the job starts",
+		OutcoreVersion: Version(), GoVersion: runtime.Version()}, statusEvent(r, store.StatusRunning, msg))
 	if err != nil {
 		m.opts.Logf("run %d: record Slurm job %s: %v", r.ID, jobID, err)
 	}
@@ -314,15 +306,16 @@ func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) r
 		cancel := ar.stopReason() == stopCancel
 		if cancel && !cancelSent {
 			if err := s.cli.Cancel(ctx, r.JobID); err != nil {
-				m.logEvent(r, "warn", fmt.Sprintf("scancel %s: %v (tried again at the next poll)", r.JobID, err))
+				ing.note("warn", fmt.Sprintf("scancel %s: %v (tried again at the next poll)", r.JobID, err))
 			} else {
 				cancelSent = true
-				m.logEvent(r, "info", fmt.Sprintf("scancel %s", r.JobID))
+				ing.note("info", fmt.Sprintf("scancel %s", r.JobID))
 			}
+			ing.flush(nil)
 		}
 		if info, ok := s.info(ctx, r.JobID); ok {
 			if info.Known && (info.State != last.State || (info.Node != "" && info.Node != last.Node)) {
-				s.recordState(&r, info)
+				recordState(&r, ing, info)
 				last = info
 			}
 			sum, sumErr := ing.summaryOutcome()
@@ -389,31 +382,14 @@ func (s *slurmExecutor) ingest(r *store.Run, ing *ingester, tail *recordsTail, p
 		}
 		tail.file, tail.off, tail.skipping = next.name, 0, false
 		*pos = 0
-		err = m.update(context.Background(), func(tx *store.Tx) error {
-			if err := tx.SetRecordsPos(r.ID, tail.file, 0); err != nil {
-				return err
-			}
-			if prev == "" {
-				return nil
-			}
-			if err := tx.ResetExecution(r.ID); err != nil {
-				return err
-			}
-			return tx.AppendEvent(&store.Event{ExperimentID: r.ExperimentID, RunID: r.ID, Kind: store.EventLog, Level: "warn",
-				Msg: fmt.Sprintf("Slurm requeued job %s: execution %d trains from the start; the epochs and samples of the execution that did not finish are discarded",
-					r.JobID, next.restart)})
-		})
-		if err != nil {
-			m.opts.Logf("run %d: %v", r.ID, err)
-		}
-		if prev != "" {
-			ing.newExecution()
-		}
+		ing.newExecution(prev != "", fmt.Sprintf("Slurm requeued job %s: execution %d trains from the start; the epochs and samples of the execution that did not finish are discarded",
+			r.JobID, next.restart))
 	}
 }
 
-// recordState mirrors a job's Slurm state and node into the run.
-func (s *slurmExecutor) recordState(r *store.Run, info JobInfo) {
+// recordState mirrors a job's Slurm state and node into the run (through
+// its ingester: behind the records read before, retried like them).
+func recordState(r *store.Run, ing *ingester, info JobInfo) {
 	node := info.Node
 	if node == "" {
 		node = r.Node
@@ -426,15 +402,7 @@ func (s *slurmExecutor) recordState(r *store.Run, info JobInfo) {
 		msg += " (" + info.Reason + ")"
 	}
 	r.JobState, r.Node = info.State, node
-	err := s.m.update(context.Background(), func(tx *store.Tx) error {
-		if err := tx.SetJob(r.ID, r.JobID, node, info.State); err != nil {
-			return err
-		}
-		return tx.AppendEvent(statusEvent(*r, store.StatusRunning, msg))
-	})
-	if err != nil {
-		s.m.opts.Logf("run %d: %v", r.ID, err)
-	}
+	ing.jobState(r.JobID, node, info.State, msg)
 }
 
 // end reads the last records of an ended job and decides the outcome.
@@ -690,14 +658,9 @@ func (m *Manager) recoverSlurm(ctx context.Context, wg *sync.WaitGroup) error {
 				continue
 			}
 		}
-		err := m.update(ctx, func(tx *store.Tx) error {
-			if err := tx.SetJob(r.ID, r.JobID, r.Node, r.JobState); err != nil {
-				return err
-			}
-			return tx.AppendEvent(&store.Event{ExperimentID: r.ExperimentID, RunID: r.ID, Kind: store.EventLog,
-				Msg: fmt.Sprintf("picked up again after a restart: Slurm job %s, records read on from byte %d of %s",
-					r.JobID, r.RecordsOffset, orDash(r.RecordsFile))})
-		})
+		err := m.recordJob(ctx, r, nil, &store.Event{ExperimentID: r.ExperimentID, RunID: r.ID, Kind: store.EventLog,
+			Msg: fmt.Sprintf("picked up again after a restart: Slurm job %s, records read on from byte %d of %s",
+				r.JobID, r.RecordsOffset, orDash(r.RecordsFile))})
 		if err != nil {
 			return err
 		}
