@@ -183,11 +183,10 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 			closeTopo()
 		}
 	}()
-	ws, err := budget.Profile(ctx, topo, d.o.profile)
+	ws, err := budget.ProfileStage(ctx, t0, topo, d.o.profile)
 	if err != nil {
 		return err
 	}
-	env.PrepareStage("profile_s", time.Since(t0))
 
 	// §3: offline sampling of every batch of the run.
 	t1 := time.Now()

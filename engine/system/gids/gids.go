@@ -97,13 +97,11 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	env.PrepareStage("load_topology_s", time.Since(t0))
 
-	t1 := time.Now()
 	g.budget = kit.NewBudget(env)
-	ws, err := g.budget.Profile(ctx, topo, g.opt.profile)
+	ws, err := g.budget.ProfileStage(ctx, time.Now(), topo, g.opt.profile)
 	if err != nil {
 		return err
 	}
-	env.PrepareStage("profile_s", time.Since(t1))
 	// the plan counts the pinned indices itself; the profile's base holds
 	// them (they were loaded before it)
 	planWS := ws

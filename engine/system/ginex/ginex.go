@@ -148,12 +148,10 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	}
 
 	// Short offline profiling (§3.5), sampling from disk.
-	t0 := time.Now()
-	ws, err := g.mem.Profile(ctx, sample.Topology{Indptr: g.indptr, Indices: g.disk}, g.opt.profile)
+	ws, err := g.mem.ProfileStage(ctx, time.Now(), sample.Topology{Indptr: g.indptr, Indices: g.disk}, g.opt.profile)
 	if err != nil {
 		return err
 	}
-	env.PrepareStage("profile_s", time.Since(t0))
 	batches := env.NumBatches()
 	readerBuf := max(g.idxFile.ReaderBufferBytes(), g.feats.ReaderBufferBytes())
 	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), batches: batches, opt: g.opt, readerBuf: readerBuf})

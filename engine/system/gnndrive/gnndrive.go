@@ -119,13 +119,11 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	env.PrepareStage("map_s", time.Since(t0))
 
-	t1 := time.Now()
 	budget := kit.NewBudget(env)
-	ws, err := budget.Profile(ctx, topo, g.opt.profile)
+	ws, err := budget.ProfileStage(ctx, time.Now(), topo, g.opt.profile)
 	if err != nil {
 		return err
 	}
-	env.PrepareStage("profile_s", time.Since(t1))
 	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), opt: g.opt, queueDepth: env.Storage.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(env.Shape(), env.Config),
 		device: budget.Device(), deviceCap: true})
 	g.plan, g.maxBatch = p, p.maxBatch

@@ -98,13 +98,11 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	env.PrepareStage("load_topology_s", time.Since(t0))
 
-	t1 := time.Now()
 	budget := kit.NewBudget(env)
-	ws, err := budget.Profile(ctx, topo, h.opt.profile)
+	ws, err := budget.ProfileStage(ctx, time.Now(), topo, h.opt.profile)
 	if err != nil {
 		return err
 	}
-	env.PrepareStage("profile_s", time.Since(t1))
 	// the plan counts the indices itself; the profile's base holds them
 	planWS := ws
 	planWS.BaseBytes = max(0, ws.BaseBytes-shape.IndicesBytes())

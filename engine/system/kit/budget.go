@@ -6,6 +6,7 @@ package kit
 //
 //	b := kit.NewBudget(env)            // the Go collector under the budget, no plan yet
 //	ws, err := b.Profile(ctx, topo, n) // one step measured with the limit lifted, then held outside
+//	                                   // (ProfileStage: the same, recorded as the stage profile_s)
 //	plan := size(b.Bytes(), ws, ...)   // the variant's pure sizing (its sizing.go)
 //	err = b.HoldOutside(extra)         // what else its paper keeps in GPU memory, if anything
 //	b.LimitGo(offHeap, keepCached, heapNeed)
@@ -17,6 +18,7 @@ package kit
 import (
 	"context"
 	"runtime/debug"
+	"time"
 
 	"outcore/engine/sample"
 	"outcore/engine/train"
@@ -46,6 +48,17 @@ func (b *Budget) Workspace() Workspace { return b.ws }
 func (b *Budget) Profile(ctx context.Context, topo sample.Topology, n int) (Workspace, error) {
 	ws, err := ProfileWorkspace(ctx, b.env, topo, n)
 	b.ws = ws
+	return ws, err
+}
+
+// ProfileStage is Profile recorded as the preparation stage profile_s,
+// timed from since: the variant's choice of start, so that a variant that
+// opens the topology it profiles over counts the opening in profile_s.
+func (b *Budget) ProfileStage(ctx context.Context, since time.Time, topo sample.Topology, n int) (Workspace, error) {
+	ws, err := b.Profile(ctx, topo, n)
+	if err == nil {
+		b.env.PrepareStage("profile_s", time.Since(since))
+	}
 	return ws, err
 }
 
