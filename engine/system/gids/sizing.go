@@ -38,11 +38,6 @@ func LineBytes(shape train.DatasetShape, want int64) int64 {
 	return (shape.RowBytes() + sector - 1) / sector * sector
 }
 
-// TopologyBytes is the graph structure pinned in host memory (§3.5).
-func TopologyBytes(shape train.DatasetShape) int64 {
-	return shape.IndptrBytes() + shape.IndicesBytes()
-}
-
 // Layout is the memory plan of one run.
 type Layout struct {
 	// LineBytes is the cache line; Lines the lines of the feature file.
@@ -70,7 +65,7 @@ type Layout struct {
 // Plan sizes a run's memory. ws is the profiled workspace (its base taken
 // without the indices, which the plan counts itself) or an estimate.
 func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) Layout {
-	l := Layout{LineBytes: LineBytes(shape, o.line), TopologyBytes: TopologyBytes(shape)}
+	l := Layout{LineBytes: LineBytes(shape, o.line), TopologyBytes: kit.TopologyBytes(shape)}
 	fb := shape.FeatureBytes()
 	l.Lines = (fb + l.LineBytes - 1) / l.LineBytes
 	l.CacheLines = min(max(0, kit.SizeBytes(o.gpuCache, fb))/l.LineBytes, l.Lines)

@@ -38,7 +38,7 @@ func TestPlan(t *testing.T) {
 	heap := 40*MiB + medium.IndicesBytes() + 2*sample.IDMapBytes(medium.Nodes, 140000)
 	staging := int64(4 * 128 * 512 * 2)
 	host := heap + heap/4 + staging
-	topo := TopologyBytes(medium)
+	topo := kit.TopologyBytes(medium)
 	base := Layout{LineBytes: 512, Lines: 2097152, TopologyBytes: topo, HeapNeed: heap, Staging: staging, HostBytes: host, Feasible: true}
 	with := func(f func(*Layout)) Layout { l := base; f(&l); return l }
 	cases := []struct {
@@ -92,7 +92,7 @@ func TestMinMemory(t *testing.T) {
 			t.Errorf("%+v: MinMemory %d is not the feasibility boundary", shape, got)
 		}
 		// it holds at least the runtime, the pinned topology and the labels
-		if floor := int64(kit.RuntimeFloor) + TopologyBytes(shape) + 4*shape.Nodes; got < floor {
+		if floor := int64(kit.RuntimeFloor) + kit.TopologyBytes(shape) + 4*shape.Nodes; got < floor {
 			t.Errorf("%+v: MinMemory %d below the topology floor %d", shape, got, floor)
 		}
 	}

@@ -18,11 +18,6 @@ import (
 	"outcore/engine/train"
 )
 
-// TopologyBytes is the graph structure kept whole in host memory.
-func TopologyBytes(shape train.DatasetShape) int64 {
-	return shape.IndptrBytes() + shape.IndicesBytes()
-}
-
 // Layout is the size of each tier in feature rows, and the host memory
 // around them.
 type Layout struct {
@@ -51,7 +46,7 @@ func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) L
 	rb := shape.RowBytes()
 	n := shape.Nodes
 	fb := shape.FeatureBytes()
-	l := Layout{TopologyBytes: TopologyBytes(shape)}
+	l := Layout{TopologyBytes: kit.TopologyBytes(shape)}
 	l.MaxBatch = min(int64(float64(ws.MaxInputs)*o.margin)+1, n)
 	if o.gpuCache == gpuCacheAuto {
 		l.GPURows = min(max(0, o.device-DeviceOther(ws, l.MaxBatch, rb, o.depth))/rb, n)

@@ -29,7 +29,7 @@ func TestPlan(t *testing.T) {
 	heap := 40*MiB + medium.IndicesBytes() + 2*sample.IDMapBytes(n, 140000)
 	staging := int64(4 * 128 * 512)
 	host := heap + heap/4 + staging
-	base := Layout{TopologyBytes: TopologyBytes(medium), MaxBatch: 175001, HeapNeed: heap, Staging: staging, HostBytes: host, Feasible: true}
+	base := Layout{TopologyBytes: kit.TopologyBytes(medium), MaxBatch: 175001, HeapNeed: heap, Staging: staging, HostBytes: host, Feasible: true}
 	with := func(f func(*Layout)) Layout { l := base; f(&l); return l }
 	cases := []struct {
 		name   string
@@ -71,7 +71,7 @@ func TestMinMemory(t *testing.T) {
 	if !Plan(got, ws, medium, o).Feasible || Plan(got-1, ws, medium, o).Feasible {
 		t.Fatalf("MinMemory %d is not the feasibility boundary", got)
 	}
-	if floor := int64(kit.RuntimeFloor) + TopologyBytes(medium) + 4*medium.Nodes; got < floor || got <= 256<<20 {
+	if floor := int64(kit.RuntimeFloor) + kit.TopologyBytes(medium) + 4*medium.Nodes; got < floor || got <= 256<<20 {
 		t.Fatalf("MinMemory %d MiB below the topology floor %d MiB (or medium at 25%% would be accepted)", got>>20, floor>>20)
 	}
 }

@@ -207,3 +207,9 @@ func MinBudget(feasible func(budget int64) bool) int64 {
 	}
 	return lo
 }
+
+// TopologyBytes is the graph structure (indptr and indices) held whole in
+// host memory, as GIDS pins it (§3.5) and Helios keeps it.
+func TopologyBytes(shape train.DatasetShape) int64 {
+	return shape.IndptrBytes() + shape.IndicesBytes()
+}
