@@ -12,7 +12,7 @@ package diskgnn
 // The grid is finite here: segment sizes 1, 2, 4, … and n; per segment
 // size, m at the nodes accessed more than once by the largest segment
 // scaled by 0, 1/4, 1/2, 3/4 and 1 (m = 0 packs everything). For each
-// combination the SegmentBuilder of the layout (segmented_disk_cache.go)
+// combination the segmentBuilder of the layout (segmented_disk_cache.go)
 // chooses, MinHash-reorders and places every segment's entries exactly as
 // the layout would; the disk space is the disk caches' rows plus the
 // packed rows, and an epoch's I/O traffic is each sample's packed rows
@@ -25,22 +25,22 @@ import (
 	"math"
 )
 
-// BruteForcePlan is the brute-force search's answer and its cost.
-type BruteForcePlan struct {
-	SegmentPlan
+// bruteForcePlan is the brute-force search's answer and its cost.
+type bruteForcePlan struct {
+	segmentPlan
 	// TrafficBytes is the answer's I/O traffic for an epoch (pages read).
 	TrafficBytes int64
 	// Combinations is how many (s, m) were built and measured.
 	Combinations int
 }
 
-// BruteForceSegments searches (s, m) by building every combination.
+// bruteForceSegments searches (s, m) by building every combination.
 // inputs(g) returns sample g's input nodes; plan holds the memory tiers;
 // budgetRows is Algorithm 2's c in rows (math.MaxInt64: unlimited); page is
 // the disk-cache read granularity.
-func BruteForceSegments(ctx context.Context, n int, plan *TierPlan, budgetRows, rowBytes, page int64, hashes int, seed uint64,
-	inputs func(ctx context.Context, g int, buf []int64) ([]int64, error)) (BruteForcePlan, error) {
-	var best BruteForcePlan
+func bruteForceSegments(ctx context.Context, n int, plan *tierPlan, budgetRows, rowBytes, page int64, hashes int, seed uint64,
+	inputs func(ctx context.Context, g int, buf []int64) ([]int64, error)) (bruteForcePlan, error) {
+	var best bruteForcePlan
 	if n < 1 || rowBytes <= 0 || page <= 0 {
 		return best, fmt.Errorf("diskgnn: brute-force search over %d samples, %d-byte rows, %d-byte pages", n, rowBytes, page)
 	}
@@ -73,7 +73,7 @@ func BruteForceSegments(ctx context.Context, n int, plan *TierPlan, budgetRows, 
 				continue
 			}
 			if !found || traffic < best.TrafficBytes {
-				best.SegmentPlan = SegmentPlan{Size: s, DiskEntries: m, EstimatedRows: rows, Fits: true}
+				best.segmentPlan = segmentPlan{Size: s, DiskEntries: m, EstimatedRows: rows, Fits: true}
 				best.TrafficBytes = traffic
 				found = true
 			}
@@ -86,7 +86,7 @@ func BruteForceSegments(ctx context.Context, n int, plan *TierPlan, budgetRows, 
 		if err != nil {
 			return best, err
 		}
-		best.SegmentPlan = SegmentPlan{Size: n, DiskEntries: entries, EstimatedRows: rows}
+		best.segmentPlan = segmentPlan{Size: n, DiskEntries: entries, EstimatedRows: rows}
 		best.TrafficBytes = traffic
 	}
 	return best, nil
@@ -94,7 +94,7 @@ func BruteForceSegments(ctx context.Context, n int, plan *TierPlan, budgetRows, 
 
 // repeatedCold counts the cold nodes (in no memory tier) that two or more
 // of the n samples read.
-func repeatedCold(ctx context.Context, n int, plan *TierPlan, inputs func(context.Context, int, []int64) ([]int64, error)) (int64, error) {
+func repeatedCold(ctx context.Context, n int, plan *tierPlan, inputs func(context.Context, int, []int64) ([]int64, error)) (int64, error) {
 	count := make([]uint8, len(plan.Slot))
 	var buf []int64
 	var rep int64
@@ -122,9 +122,9 @@ func repeatedCold(ctx context.Context, n int, plan *TierPlan, inputs func(contex
 // at most m entries per segment and returns the rows it stores on disk
 // (disk caches and packed rows), an epoch's I/O traffic in bytes and the
 // most entries one segment got.
-func measureSegments(ctx context.Context, n, s int, m int64, plan *TierPlan, rowBytes, page int64, hashes int, seed uint64,
+func measureSegments(ctx context.Context, n, s int, m int64, plan *tierPlan, rowBytes, page int64, hashes int, seed uint64,
 	inputs func(context.Context, int, []int64) ([]int64, error)) (rows, traffic int64, most int64, err error) {
-	b := NewSegmentBuilder(plan, m, hashes, seed)
+	b := newSegmentBuilder(plan, m, hashes, seed)
 	rowsPerPage := max(1, page/rowBytes)
 	pagesPerRow := (rowBytes + page - 1) / page
 	var buf []int64

@@ -30,8 +30,8 @@ import (
 	"outcore/internal/osutil"
 )
 
-// ErrBadChunk marks a chunk header that does not parse.
-var ErrBadChunk = errors.New("diskgnn: malformed chunk header")
+// errBadChunk marks a chunk header that does not parse.
+var errBadChunk = errors.New("diskgnn: malformed chunk header")
 
 const (
 	chunkMagic      = 0x4b4e4843 // "CHNK"
@@ -39,12 +39,12 @@ const (
 	chunkHeaderSize = 32
 )
 
-// ChunkHeader is the address table of one batch's chunk.
-type ChunkHeader struct {
+// chunkHeader is the address table of one batch's chunk.
+type chunkHeader struct {
 	Batch   int32 // global sample index
 	Segment int32
 	Inputs  int32
-	// CacheSlot[k] is the memory-tier slot (TierPlan.Slot) of input
+	// CacheSlot[k] is the memory-tier slot (tierPlan.Slot) of input
 	// CachePos[k].
 	CacheSlot, CachePos []int32
 	// DiskLoc[k] (ascending) is the row of the segment's disk cache holding
@@ -55,20 +55,20 @@ type ChunkHeader struct {
 }
 
 // Len is the encoded header's byte length (before padding).
-func (h *ChunkHeader) Len() int64 {
+func (h *chunkHeader) Len() int64 {
 	return chunkHeaderSize + 4*int64(2*len(h.CachePos)+2*len(h.DiskPos)+len(h.PackedPos))
 }
 
 // HeaderRegion is the header's region length in the address file.
-func (h *ChunkHeader) HeaderRegion() int64 { return alignUp(h.Len(), regionAlign) }
+func (h *chunkHeader) HeaderRegion() int64 { return alignUp(h.Len(), regionAlign) }
 
 // RowsRegion is the packed rows' region length in the packed file.
-func (h *ChunkHeader) RowsRegion(rowBytes int64) int64 {
+func (h *chunkHeader) RowsRegion(rowBytes int64) int64 {
 	return alignUp(int64(len(h.PackedPos))*rowBytes, regionAlign)
 }
 
 // Encode appends the header to dst.
-func (h *ChunkHeader) Encode(dst []byte) []byte {
+func (h *chunkHeader) Encode(dst []byte) []byte {
 	u32 := func(v uint32) { dst = binary.LittleEndian.AppendUint32(dst, v) }
 	u32(chunkMagic)
 	u32(chunkVersion)
@@ -81,26 +81,26 @@ func (h *ChunkHeader) Encode(dst []byte) []byte {
 	return dst
 }
 
-// DecodeChunkHeader parses b (at least the header's length) into h,
+// decodeChunkHeader parses b (at least the header's length) into h,
 // reusing its slices, and checks it: counts add up to the inputs, every
 // position appears exactly once (seen is scratch, grown to Inputs),
 // cache slots are below slots, disk locations ascend and are below
 // diskRows.
-func DecodeChunkHeader(b []byte, slots, diskRows int32, h *ChunkHeader, seen []bool) ([]bool, error) {
+func decodeChunkHeader(b []byte, slots, diskRows int32, h *chunkHeader, seen []bool) ([]bool, error) {
 	if len(b) < chunkHeaderSize {
-		return seen, fmt.Errorf("%w: %d bytes", ErrBadChunk, len(b))
+		return seen, fmt.Errorf("%w: %d bytes", errBadChunk, len(b))
 	}
 	u := func(i int) uint32 { return binary.LittleEndian.Uint32(b[4*i:]) }
 	if u(0) != chunkMagic || u(1) != chunkVersion {
-		return seen, fmt.Errorf("%w: magic %#x version %d", ErrBadChunk, u(0), u(1))
+		return seen, fmt.Errorf("%w: magic %#x version %d", errBadChunk, u(0), u(1))
 	}
 	h.Batch, h.Segment, h.Inputs = int32(u(2)), int32(u(3)), int32(u(4))
 	nc, nd, np := int64(int32(u(5))), int64(int32(u(6))), int64(int32(u(7)))
 	if h.Batch < 0 || h.Segment < 0 || h.Inputs < 0 || nc < 0 || nd < 0 || np < 0 || nc+nd+np != int64(h.Inputs) {
-		return seen, fmt.Errorf("%w: %d inputs as %d cached + %d disk + %d packed", ErrBadChunk, h.Inputs, nc, nd, np)
+		return seen, fmt.Errorf("%w: %d inputs as %d cached + %d disk + %d packed", errBadChunk, h.Inputs, nc, nd, np)
 	}
 	if int64(len(b)) < chunkHeaderSize+4*(2*nc+2*nd+np) {
-		return seen, fmt.Errorf("%w: arrays truncated (%d bytes)", ErrBadChunk, len(b))
+		return seen, fmt.Errorf("%w: arrays truncated (%d bytes)", errBadChunk, len(b))
 	}
 	rest := b[chunkHeaderSize:]
 	take := func(dst []int32, n int64) []int32 {
@@ -119,7 +119,7 @@ func DecodeChunkHeader(b []byte, slots, diskRows int32, h *ChunkHeader, seen []b
 	mark := func(pos []int32) error {
 		for _, p := range pos {
 			if p < 0 || p >= h.Inputs || seen[p] {
-				return fmt.Errorf("%w: input position %d invalid or repeated", ErrBadChunk, p)
+				return fmt.Errorf("%w: input position %d invalid or repeated", errBadChunk, p)
 			}
 			seen[p] = true
 		}
@@ -132,12 +132,12 @@ func DecodeChunkHeader(b []byte, slots, diskRows int32, h *ChunkHeader, seen []b
 	}
 	for _, s := range h.CacheSlot {
 		if s < 0 || s >= slots {
-			return seen, fmt.Errorf("%w: cache slot %d of %d", ErrBadChunk, s, slots)
+			return seen, fmt.Errorf("%w: cache slot %d of %d", errBadChunk, s, slots)
 		}
 	}
 	for k, l := range h.DiskLoc {
 		if l < 0 || l >= diskRows || (k > 0 && l <= h.DiskLoc[k-1]) {
-			return seen, fmt.Errorf("%w: disk-cache row %d (of %d) out of range or order", ErrBadChunk, l, diskRows)
+			return seen, fmt.Errorf("%w: disk-cache row %d (of %d) out of range or order", errBadChunk, l, diskRows)
 		}
 	}
 	return seen, nil

@@ -82,14 +82,14 @@ type diskGNN struct {
 	dim      int
 	rowBytes int64
 	perEpoch int
-	refs     []SampleRef
-	layout   *Layout
-	plan     TierPlan
-	store    *Store
+	refs     []sampleRef
+	layout   *layout
+	plan     tierPlan
+	store    *store
 	cacheMem kit.OffHeap // host cache, partial inputs (host budget)
 	devMem   kit.OffHeap // device cache, complete inputs (outside the budget)
-	sp       SegmentPlan
-	mp       Plan
+	sp       segmentPlan
+	mp       plan
 
 	samples, packed, headers, diskc *storage.File
 	sampleR, packedR, headerR       storage.Reader
@@ -191,7 +191,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	// §3: offline sampling of every batch of the run.
 	t1 := time.Now()
 	n := d.cfg.Epochs * d.perEpoch
-	w, err := CreateSampleWriter(filepath.Join(d.scratch, "samples.bin"), n, syncEvery)
+	w, err := createSampleWriter(filepath.Join(d.scratch, "samples.bin"), n, syncEvery)
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	if err != nil {
 		return err
 	}
-	ost, err := OfflineSample(ctx, proto, d.cfg.Epochs, d.perEpoch, env.EpochBatches, d.o.samplers, w, counts,
+	ost, err := offlineSample(ctx, proto, d.cfg.Epochs, d.perEpoch, env.EpochBatches, d.o.samplers, w, counts,
 		func(done, total int) { env.Progress(0, done, total, "prepare") })
 	refs, written, cerr := w.Close()
 	if err == nil {
@@ -233,13 +233,13 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 		if err := d.sampleR.ReadRange(ctx, ref.Off, inBuf); err != nil {
 			return ids, fmt.Errorf("diskgnn: read sample %d: %w", g, err)
 		}
-		return DecodeInputs(inBuf, nodes, ids)
+		return decodeInputs(inBuf, nodes, ids)
 	}
 
 	// §4: the memory plan from the access counts.
 	t2 := time.Now()
-	order := PopularityOrder(counts)
-	rp := NewRankProfile(order, nodes, n, 1024)
+	order := popularityOrder(counts)
+	rp := newRankProfile(order, nodes, n, 1024)
 	var ids []int64
 	for g := 0; g < n; g++ {
 		if ids, err = inputs(ctx, g, ids); err != nil {
@@ -267,7 +267,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 		}
 	}
 	partRows := max(1, part/d.rowBytes)
-	in := SizingInput{
+	in := sizingInput{
 		Budget: env.MemBudget, Base: base, Reserve: kit.ReserveBytes(env.MemBudget), Nodes: nodes, RowBytes: d.rowBytes,
 		Accessed: accessed, MaxInputs: int64(ost.MaxInputs), MaxGraphBytes: ost.MaxBytes,
 		Queue: d.o.queue, ReaderBytes: d.o.trainReaderBytes(), PrepReaderBytes: prepReaderBytes,
@@ -283,7 +283,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	var queue int
 	var paperLeast int64
-	d.mp, queue, paperLeast = PlanMemoryQueues(in, d.o.queueSet)
+	d.mp, queue, paperLeast = planMemoryQueues(in, d.o.queueSet)
 	if d.mp.Feasible && queue != d.o.queue {
 		env.Logf("diskgnn: the %d MiB budget cannot hold pipeline queues of %d batches (least %d MiB): queues of %d", env.MemBudget>>20, d.o.queue, paperLeast>>20, queue)
 		if queue != 2 {
@@ -295,7 +295,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 		return fmt.Errorf("diskgnn: the memory budget (%d MiB) cannot hold the pipeline and pre-processing: the least budget that fits is %d MiB (base %d MiB, reserve %d MiB, %s)",
 			env.MemBudget>>20, d.mp.MinBudget>>20, base>>20, in.Reserve>>20, d.mp)
 	}
-	if d.plan, err = PlanTiers(counts, d.mp.GPURows, d.mp.CPURows); err != nil {
+	if d.plan, err = planTiers(counts, d.mp.GPURows, d.mp.CPURows); err != nil {
 		return err
 	}
 	counts = nil
@@ -319,18 +319,18 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 		if ids, err = inputs(ctx, i, ids); err != nil {
 			return nil, err
 		}
-		cold = ColdInputs(ids, d.plan.Slot, cold)
+		cold = coldInputs(ids, d.plan.Slot, cold)
 		return cold, nil
 	}
-	var brute BruteForcePlan
-	search := func(budgetRows int64) (SegmentPlan, error) {
+	var brute bruteForcePlan
+	search := func(budgetRows int64) (segmentPlan, error) {
 		if d.o.search == searchBrute {
 			// Table 4's baseline: every (s, m) built and measured
 			var err error
-			brute, err = BruteForceSegments(ctx, n, &d.plan, budgetRows, d.rowBytes, d.o.blockSize, d.o.hashes, uint64(d.cfg.Seed), inputs)
-			return brute.SegmentPlan, err
+			brute, err = bruteForceSegments(ctx, n, &d.plan, budgetRows, d.rowBytes, d.o.blockSize, d.o.hashes, uint64(d.cfg.Seed), inputs)
+			return brute.segmentPlan, err
 		}
-		return SearchSegmentSize(n, int(nodes), budgetRows, coldOf)
+		return searchSegmentSize(n, int(nodes), budgetRows, coldOf)
 	}
 	if d.sp, err = search(budgetRows); err != nil {
 		return err
@@ -371,7 +371,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	if err != nil {
 		return fmt.Errorf("diskgnn: cpu cache: %w", err)
 	}
-	if d.store, err = NewStore(&d.plan, d.dim, gpu, cpu); err != nil {
+	if d.store, err = newStore(&d.plan, d.dim, gpu, cpu); err != nil {
 		return err
 	}
 	if err := d.buildLayout(ctx, env, n, partRows, inputs); err != nil {
@@ -463,7 +463,7 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 		readRows = rr.ReadRows
 		env.Deviate("packing=individual: each chunk's rows are gathered with random row reads (Fig. 14's naive individual packing), not batched packing's partition sweeps; the memory tiers are filled by a sweep of their own")
 	}
-	lio := LayoutIO{
+	lio := layoutIO{
 		ReadRows:  readRows,
 		Inputs:    inputs,
 		ReadRange: fr.ReadRange,
@@ -485,11 +485,11 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 			return nil
 		},
 	}
-	cfg := LayoutConfig{Nodes: ds.Nodes(), RowBytes: rb, Samples: n, Plan: &d.plan, Segment: d.sp,
+	cfg := layoutConfig{Nodes: ds.Nodes(), RowBytes: rb, Samples: n, Plan: &d.plan, Segment: d.sp,
 		Hashes: d.o.hashes, Seed: uint64(d.cfg.Seed), PartRows: partRows, IDQuota: idQuota(env.MemBudget), SyncEvery: syncEvery,
 		Progress: func(done, total int) { env.Progress(0, done, total, "prepare") }}
 	t0 := time.Now()
-	l, err := BuildLayout(ctx, cfg, lio)
+	l, err := buildLayout(ctx, cfg, lio)
 	if err != nil {
 		return err
 	}
@@ -592,7 +592,7 @@ func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 	var allocP, allocX, allocG error // set by NewP (loader), NewX (assembler), NewG (graph loader)
 	nb := d.perEpoch
 	hasGPU, hasDisk := len(d.plan.GPU) > 0, d.layout.Stats.DiskCacheRows > 0
-	stages := Stages[partial, nn.Tensor, graphBuf]{
+	stages := stages[partial, nn.Tensor, graphBuf]{
 		LoadFeatures: func(ctx context.Context, i int, p *partial) error {
 			if p.buf == nil {
 				return allocP
@@ -652,7 +652,7 @@ func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 			if err := d.sampleR.ReadRange(ctx, ref.Off, raw); err != nil {
 				return fmt.Errorf("diskgnn: read graph sample %d: %w", first+i, err)
 			}
-			if err := DecodeSampleView(raw, d.indptr, &g.mb); err != nil {
+			if err := decodeSampleView(raw, d.indptr, &g.mb); err != nil {
 				return fmt.Errorf("diskgnn: graph sample %d: %w", first+i, err)
 			}
 			if g.mb.Epoch != epoch || g.mb.Index != i {
@@ -690,7 +690,7 @@ func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 		},
 		Wait: func(w time.Duration) { ep.Add(metrics.StageStall, w) },
 	}
-	_, err := RunPipeline(ctx, nb, d.o.queue, !d.o.pipeline, stages)
+	_, err := runPipeline(ctx, nb, d.o.queue, !d.o.pipeline, stages)
 	st1, sg1, sh1 := d.packed.Stats(), d.samples.Stats(), d.headers.Stats()
 	ep.Count("packed_bytes_read", st1.BytesRead-st0.BytesRead)
 	ep.Count("address_bytes_read", sh1.BytesRead-sh0.BytesRead)

@@ -140,7 +140,7 @@ func TestBudgetTooSmallNamesTheLeast(t *testing.T) {
 		limit, says string
 		opts        map[string]string
 	}{
-		{"1MiB", "needs to start", nil}, // MinMemory, checked by the run before any work
+		{"1MiB", "needs to start", nil}, // minMemory, checked by the run before any work
 		// the plan, after offline sampling: 1002 partial inputs of every cold
 		// row do not fit
 		{"80MiB", "the least budget that fits is", map[string]string{"pipeline_queue": "1000", "gpu_cache": "0", "cpu_cache": "0"}},
@@ -280,7 +280,7 @@ func TestBruteForceSearch(t *testing.T) {
 // combination of its grid.
 func TestBruteForceSegments(t *testing.T) {
 	samples := [][]int64{{0, 1, 2, 3}, {2, 3, 4, 5}, {4, 5, 6, 7}, {0, 6, 7, 8}, {1, 8, 9, 2}, {3, 9, 5, 0}}
-	plan, err := PlanTiers(make([]int32, 10), 0, 0)
+	plan, err := planTiers(make([]int32, 10), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestBruteForceSegments(t *testing.T) {
 	}
 	const rowBytes, page = 128, 512
 	for _, budget := range []int64{1 << 40, 20, 12} {
-		bp, err := BruteForceSegments(context.Background(), len(samples), &plan, budget, rowBytes, page, 2, 1, inputs)
+		bp, err := bruteForceSegments(context.Background(), len(samples), &plan, budget, rowBytes, page, 2, 1, inputs)
 		if err != nil {
 			t.Fatal(err)
 		}

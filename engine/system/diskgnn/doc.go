@@ -36,5 +36,8 @@
 //   - sizing.go: the memory plan from the budget (§4, §6), pure.
 //   - variant.go: registration, options and the constructor.
 //
+// Other packages reach the variant only through its registration: Name is
+// its one exported identifier.
+//
 // Code comments cite docs/ARCHITECTURE.md for the engine's contracts.
 package diskgnn

@@ -31,7 +31,7 @@ import (
 // packed rows and the disk-cache rows, in one off-heap buffer.
 type partial struct {
 	buf    []byte
-	h      ChunkHeader
+	h      chunkHeader
 	seen   []bool
 	packed []float32
 	disk   []float32
@@ -39,7 +39,7 @@ type partial struct {
 }
 
 type featureLoader struct {
-	layout   *Layout
+	layout   *layout
 	headers  storage.Reader   // sequential address-header reads (pread + O_DIRECT)
 	packed   storage.Reader   // sequential chunk reads (pread + O_DIRECT)
 	disk     []storage.Reader // one per io_uring thread
@@ -51,7 +51,7 @@ type featureLoader struct {
 }
 
 // partialBytes is what sample c's partial input takes.
-func partialBytes(c ChunkRef, rowBytes int64) int64 {
+func partialBytes(c chunkRef, rowBytes int64) int64 {
 	return c.HeaderRegion + c.RowsRegion + int64(c.Disk)*rowBytes
 }
 
@@ -76,7 +76,7 @@ func (fl *featureLoader) load(ctx context.Context, g int, p *partial) error {
 	fl.ep.Add("packed_read_s", time.Since(t0))
 	seg := fl.layout.Segments[c.Segment]
 	var err error
-	if p.seen, err = DecodeChunkHeader(head[:c.HeaderLen], fl.slots, seg.Rows, &p.h, p.seen); err != nil {
+	if p.seen, err = decodeChunkHeader(head[:c.HeaderLen], fl.slots, seg.Rows, &p.h, p.seen); err != nil {
 		return fmt.Errorf("diskgnn: chunk %d: %w", g, err)
 	}
 	if int(p.h.Batch) != g || p.h.Segment != c.Segment || int32(len(p.h.PackedPos)) != c.Packed || int32(len(p.h.DiskPos)) != c.Disk {

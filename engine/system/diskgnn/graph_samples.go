@@ -29,8 +29,8 @@ import (
 	"outcore/internal/osutil"
 )
 
-// ErrBadSample marks a graph sample region that does not parse.
-var ErrBadSample = errors.New("diskgnn: malformed graph sample")
+// errBadSample marks a graph sample region that does not parse.
+var errBadSample = errors.New("diskgnn: malformed graph sample")
 
 const (
 	sampleMagic      = 0x485052474e4e4744 // "DGNNGRPH"
@@ -40,8 +40,8 @@ const (
 
 func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
 
-// SampleRef locates one graph sample in the samples file.
-type SampleRef struct {
+// sampleRef locates one graph sample in the samples file.
+type sampleRef struct {
 	Off    int64
 	Len    int64
 	Inputs int32
@@ -50,10 +50,10 @@ type SampleRef struct {
 
 // InputsLen is the length of the region prefix holding the header and the
 // input nodes.
-func (r SampleRef) InputsLen() int64 { return sampleHeaderSize + 8*int64(r.Inputs) }
+func (r sampleRef) InputsLen() int64 { return sampleHeaderSize + 8*int64(r.Inputs) }
 
-// EncodedSampleLen is the byte length of mb's encoding.
-func EncodedSampleLen(mb *graph.MiniBatch) int64 {
+// encodedSampleLen is the byte length of mb's encoding.
+func encodedSampleLen(mb *graph.MiniBatch) int64 {
 	n := int64(sampleHeaderSize) + 8*int64(len(mb.InputNodes))
 	for _, b := range mb.Blocks {
 		n += 24 + 4*int64(len(b.Indptr)+len(b.Indices))
@@ -61,8 +61,8 @@ func EncodedSampleLen(mb *graph.MiniBatch) int64 {
 	return n
 }
 
-// EncodeSample appends mb's encoding to dst.
-func EncodeSample(dst []byte, mb *graph.MiniBatch) []byte {
+// encodeSample appends mb's encoding to dst.
+func encodeSample(dst []byte, mb *graph.MiniBatch) []byte {
 	u64 := func(v uint64) { dst = binary.LittleEndian.AppendUint64(dst, v) }
 	u64(sampleMagic)
 	u64(uint64(mb.Epoch))
@@ -90,30 +90,30 @@ type sampleHeader struct {
 func parseSampleHeader(b []byte) (sampleHeader, error) {
 	var h sampleHeader
 	if len(b) < sampleHeaderSize {
-		return h, fmt.Errorf("%w: %d bytes, header needs %d", ErrBadSample, len(b), sampleHeaderSize)
+		return h, fmt.Errorf("%w: %d bytes, header needs %d", errBadSample, len(b), sampleHeaderSize)
 	}
 	u := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
 	if u(0) != sampleMagic {
-		return h, fmt.Errorf("%w: magic %#x", ErrBadSample, u(0))
+		return h, fmt.Errorf("%w: magic %#x", errBadSample, u(0))
 	}
 	const lim = 1 << 31
 	if u(1) >= lim || u(2) >= lim || u(3) >= lim || u(4) >= lim || u(5) > 64 {
-		return h, fmt.Errorf("%w: header fields out of range", ErrBadSample)
+		return h, fmt.Errorf("%w: header fields out of range", errBadSample)
 	}
 	h = sampleHeader{int(u(1)), int(u(2)), int(u(3)), int(u(4)), int(u(5))}
 	if h.seeds > h.inputs {
-		return h, fmt.Errorf("%w: %d seeds among %d inputs", ErrBadSample, h.seeds, h.inputs)
+		return h, fmt.Errorf("%w: %d seeds among %d inputs", errBadSample, h.seeds, h.inputs)
 	}
 	if int64(len(b)-sampleHeaderSize) < 8*int64(h.inputs) {
-		return h, fmt.Errorf("%w: %d inputs do not fit in %d bytes", ErrBadSample, h.inputs, len(b))
+		return h, fmt.Errorf("%w: %d inputs do not fit in %d bytes", errBadSample, h.inputs, len(b))
 	}
 	return h, nil
 }
 
-// DecodeInputs returns the input nodes of a region prefix (at least
-// SampleRef.InputsLen bytes) in ids, reusing its capacity; nodes bounds the
+// decodeInputs returns the input nodes of a region prefix (at least
+// sampleRef.InputsLen bytes) in ids, reusing its capacity; nodes bounds the
 // ids.
-func DecodeInputs(b []byte, nodes int64, ids []int64) ([]int64, error) {
+func decodeInputs(b []byte, nodes int64, ids []int64) ([]int64, error) {
 	h, err := parseSampleHeader(b)
 	if err != nil {
 		return ids, err
@@ -122,7 +122,7 @@ func DecodeInputs(b []byte, nodes int64, ids []int64) ([]int64, error) {
 	copy(osutil.Bytes(ids), b[sampleHeaderSize:sampleHeaderSize+8*h.inputs])
 	for _, v := range ids {
 		if v < 0 || v >= nodes {
-			return ids, fmt.Errorf("%w: input node %d outside [0,%d)", ErrBadSample, v, nodes)
+			return ids, fmt.Errorf("%w: input node %d outside [0,%d)", errBadSample, v, nodes)
 		}
 	}
 	return ids, nil
@@ -135,25 +135,25 @@ func growSlice[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// DecodeSample parses a whole region into mb, reusing the capacity of its
+// decodeSample parses a whole region into mb, reusing the capacity of its
 // slices, and sets the blocks' degrees from indptr (the full graph's CSR
 // offsets). Every index is checked, so a corrupt region is an error, never
 // a wrong batch.
-func DecodeSample(b []byte, indptr []int64, mb *graph.MiniBatch) error {
-	return decodeSample(b, indptr, mb, false)
+func decodeSample(b []byte, indptr []int64, mb *graph.MiniBatch) error {
+	return decodeSampleAs(b, indptr, mb, false)
 }
 
-// DecodeSampleView is DecodeSample without copies: the mini-batch's input
+// decodeSampleView is decodeSample without copies: the mini-batch's input
 // nodes and block arrays are views of b (which must start 8-byte aligned
 // and outlive mb); only the degrees are written to mb's own memory.
-func DecodeSampleView(b []byte, indptr []int64, mb *graph.MiniBatch) error {
+func decodeSampleView(b []byte, indptr []int64, mb *graph.MiniBatch) error {
 	if !osutil.Aligned[int64](b) {
 		return fmt.Errorf("diskgnn: graph sample buffer not 8-byte aligned")
 	}
-	return decodeSample(b, indptr, mb, true)
+	return decodeSampleAs(b, indptr, mb, true)
 }
 
-func decodeSample(b []byte, indptr []int64, mb *graph.MiniBatch, view bool) error {
+func decodeSampleAs(b []byte, indptr []int64, mb *graph.MiniBatch, view bool) error {
 	nodes := int64(len(indptr)) - 1
 	h, err := parseSampleHeader(b)
 	if err != nil {
@@ -163,17 +163,17 @@ func decodeSample(b []byte, indptr []int64, mb *graph.MiniBatch, view bool) erro
 		mb.InputNodes = osutil.View[int64](b[sampleHeaderSize : sampleHeaderSize+8*h.inputs])
 		for _, v := range mb.InputNodes {
 			if v < 0 || v >= nodes {
-				return fmt.Errorf("%w: input node %d outside [0,%d)", ErrBadSample, v, nodes)
+				return fmt.Errorf("%w: input node %d outside [0,%d)", errBadSample, v, nodes)
 			}
 		}
-	} else if mb.InputNodes, err = DecodeInputs(b, nodes, mb.InputNodes); err != nil {
+	} else if mb.InputNodes, err = decodeInputs(b, nodes, mb.InputNodes); err != nil {
 		return err
 	}
 	mb.Epoch, mb.Index = h.epoch, h.index
 	mb.Seeds = mb.InputNodes[:h.seeds]
 	rest := b[sampleHeaderSize+8*h.inputs:]
 	if h.blocks == 0 {
-		return fmt.Errorf("%w: no blocks", ErrBadSample)
+		return fmt.Errorf("%w: no blocks", errBadSample)
 	}
 	if cap(mb.Blocks) >= h.blocks {
 		mb.Blocks = mb.Blocks[:h.blocks]
@@ -182,12 +182,12 @@ func decodeSample(b []byte, indptr []int64, mb *graph.MiniBatch, view bool) erro
 	}
 	for k := range mb.Blocks {
 		if len(rest) < 24 {
-			return fmt.Errorf("%w: block %d header truncated", ErrBadSample, k)
+			return fmt.Errorf("%w: block %d header truncated", errBadSample, k)
 		}
 		ns, nd, nnz := binary.LittleEndian.Uint64(rest), binary.LittleEndian.Uint64(rest[8:]), binary.LittleEndian.Uint64(rest[16:])
 		rest = rest[24:]
 		if ns > uint64(h.inputs) || nd > ns || nnz > uint64(len(rest))/4 || (nd+1+nnz)*4 > uint64(len(rest)) {
-			return fmt.Errorf("%w: block %d shape %d×%d nnz %d", ErrBadSample, k, ns, nd, nnz)
+			return fmt.Errorf("%w: block %d shape %d×%d nnz %d", errBadSample, k, ns, nd, nnz)
 		}
 		bl := &mb.Blocks[k]
 		bl.NumSrc, bl.NumDst = int(ns), int(nd)
@@ -204,24 +204,24 @@ func decodeSample(b []byte, indptr []int64, mb *graph.MiniBatch, view bool) erro
 			rest = rest[n:]
 		}
 		if bl.Indptr[0] != 0 || int64(bl.Indptr[nd]) != int64(nnz) {
-			return fmt.Errorf("%w: block %d indptr [%d..%d] for %d entries", ErrBadSample, k, bl.Indptr[0], bl.Indptr[nd], nnz)
+			return fmt.Errorf("%w: block %d indptr [%d..%d] for %d entries", errBadSample, k, bl.Indptr[0], bl.Indptr[nd], nnz)
 		}
 		for i := 0; i < int(nd); i++ {
 			if bl.Indptr[i] > bl.Indptr[i+1] {
-				return fmt.Errorf("%w: block %d indptr decreases at %d", ErrBadSample, k, i)
+				return fmt.Errorf("%w: block %d indptr decreases at %d", errBadSample, k, i)
 			}
 		}
 		for _, j := range bl.Indices {
 			if j < 0 || int(j) >= bl.NumSrc {
-				return fmt.Errorf("%w: block %d source %d of %d", ErrBadSample, k, j, bl.NumSrc)
+				return fmt.Errorf("%w: block %d source %d of %d", errBadSample, k, j, bl.NumSrc)
 			}
 		}
 		if k > 0 && bl.NumSrc != mb.Blocks[k-1].NumDst {
-			return fmt.Errorf("%w: block %d has %d sources, block %d %d destinations", ErrBadSample, k, bl.NumSrc, k-1, mb.Blocks[k-1].NumDst)
+			return fmt.Errorf("%w: block %d has %d sources, block %d %d destinations", errBadSample, k, bl.NumSrc, k-1, mb.Blocks[k-1].NumDst)
 		}
 	}
 	if mb.Blocks[0].NumSrc != h.inputs || mb.Blocks[h.blocks-1].NumDst != h.seeds {
-		return fmt.Errorf("%w: blocks do not connect %d inputs to %d seeds", ErrBadSample, h.inputs, h.seeds)
+		return fmt.Errorf("%w: blocks do not connect %d inputs to %d seeds", errBadSample, h.inputs, h.seeds)
 	}
 	deg := growSlice(mb.Blocks[0].SrcDeg[:0:cap(mb.Blocks[0].SrcDeg)], h.inputs)
 	for i, v := range mb.InputNodes {
@@ -234,12 +234,12 @@ func decodeSample(b []byte, indptr []int64, mb *graph.MiniBatch, view bool) erro
 	return nil
 }
 
-// SampleWriter appends graph samples to the samples file from several
+// sampleWriter appends graph samples to the samples file from several
 // goroutines: each Put reserves its 4 KiB-aligned region and writes it
 // with one pwrite. The file's dirty pages are flushed every syncEvery
 // bytes, so that written samples do not pile up as dirty page cache in a
 // memory-limited group (dirty pages cannot be reclaimed at once).
-type SampleWriter struct {
+type sampleWriter struct {
 	f         *os.File
 	path      string
 	syncEvery int64
@@ -247,22 +247,22 @@ type SampleWriter struct {
 	mu      sync.Mutex
 	end     int64
 	dirty   int64
-	refs    []SampleRef
+	refs    []sampleRef
 	written int64
 	bufs    sync.Pool
 }
 
-// CreateSampleWriter creates path for n samples.
-func CreateSampleWriter(path string, n int, syncEvery int64) (*SampleWriter, error) {
+// createSampleWriter creates path for n samples.
+func createSampleWriter(path string, n int, syncEvery int64) (*sampleWriter, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("diskgnn: graph samples: %w", err)
 	}
-	return &SampleWriter{f: f, path: path, syncEvery: syncEvery, refs: make([]SampleRef, n)}, nil
+	return &sampleWriter{f: f, path: path, syncEvery: syncEvery, refs: make([]sampleRef, n)}, nil
 }
 
 // Put stores mb as sample g.
-func (w *SampleWriter) Put(g int, mb *graph.MiniBatch) error {
+func (w *sampleWriter) Put(g int, mb *graph.MiniBatch) error {
 	if g < 0 || g >= len(w.refs) {
 		return fmt.Errorf("diskgnn: graph sample %d of %d", g, len(w.refs))
 	}
@@ -271,13 +271,13 @@ func (w *SampleWriter) Put(g int, mb *graph.MiniBatch) error {
 		bp = new([]byte)
 	}
 	defer w.bufs.Put(bp)
-	b := EncodeSample((*bp)[:0], mb)
+	b := encodeSample((*bp)[:0], mb)
 	*bp = b
 	n := int64(len(b))
 	w.mu.Lock()
 	off := w.end
 	w.end = alignUp(off+n, regionAlign)
-	w.refs[g] = SampleRef{Off: off, Len: n, Inputs: int32(len(mb.InputNodes)), Seeds: int32(len(mb.Seeds))}
+	w.refs[g] = sampleRef{Off: off, Len: n, Inputs: int32(len(mb.InputNodes)), Seeds: int32(len(mb.Seeds))}
 	w.written += n
 	w.dirty += n
 	flush := w.syncEvery > 0 && w.dirty >= w.syncEvery
@@ -298,7 +298,7 @@ func (w *SampleWriter) Put(g int, mb *graph.MiniBatch) error {
 
 // Close flushes the file to disk and returns the index of the samples and
 // the bytes written.
-func (w *SampleWriter) Close() ([]SampleRef, int64, error) {
+func (w *sampleWriter) Close() ([]sampleRef, int64, error) {
 	err := w.f.Sync()
 	if cerr := w.f.Close(); err == nil {
 		err = cerr

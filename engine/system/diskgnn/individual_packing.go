@@ -16,12 +16,12 @@ import (
 	"time"
 )
 
-// IndividualPack packs every target by reading its rows through readRows
+// individualPack packs every target by reading its rows through readRows
 // (random row reads of the feature table, buf rows at a time: buf holds
 // at least one row) and writing them to its chunk.
-func IndividualPack(ctx context.Context, nodes, rowBytes int64, buf []byte, targets []PackTarget, pio PackIO,
-	readRows func(ctx context.Context, ids []int64, dst []byte) error) (PackStats, error) {
-	var st PackStats
+func individualPack(ctx context.Context, nodes, rowBytes int64, buf []byte, targets []packTarget, pio packIO,
+	readRows func(ctx context.Context, ids []int64, dst []byte) error) (packStats, error) {
+	var st packStats
 	per := int64(len(buf)) / rowBytes
 	if rowBytes <= 0 || per < 1 {
 		return st, fmt.Errorf("diskgnn: individual packing of %d-byte rows in a %d-byte buffer", rowBytes, len(buf))

@@ -1,6 +1,6 @@
 package diskgnn
 
-// DiskGNN §4 (Fig. 2, "Reorganized Data Layout") and §6 "Easy-to-use API":
+// DiskGNN §4 (Fig. 2, "Reorganized Data layout") and §6 "Easy-to-use API":
 // after the memory tiers are placed and the segment size is searched,
 // pre-processing writes the disk levels of the feature store:
 //
@@ -30,9 +30,9 @@ import (
 	"time"
 )
 
-// ChunkRef locates a sample's chunk: its address header in the address
+// chunkRef locates a sample's chunk: its address header in the address
 // file and its packed rows in the packed file.
-type ChunkRef struct {
+type chunkRef struct {
 	HeaderOff, HeaderRegion int64
 	HeaderLen               int32
 	RowsOff, RowsRegion     int64
@@ -41,15 +41,15 @@ type ChunkRef struct {
 	Segment                 int32
 }
 
-// SegmentRef locates a segment's disk cache in the disk-cache file.
-type SegmentRef struct {
+// segmentRef locates a segment's disk cache in the disk-cache file.
+type segmentRef struct {
 	Off        int64 // byte offset (a whole number of rows)
 	Rows       int32
 	First, End int // samples [First, End)
 }
 
-// LayoutIO is what BuildLayout reads and writes through.
-type LayoutIO struct {
+// layoutIO is what buildLayout reads and writes through.
+type layoutIO struct {
 	// Inputs returns sample g's input nodes (buf reused).
 	Inputs func(ctx context.Context, g int, buf []int64) ([]int64, error)
 	// ReadRange reads the feature table sequentially (packing sweeps).
@@ -62,7 +62,7 @@ type LayoutIO struct {
 		io.WriterAt
 		io.ReaderAt
 	}
-	// Sync flushes the files (see PackIO.Sync).
+	// Sync flushes the files (see packIO.Sync).
 	Sync func() error
 	// OnPartition fills the memory tiers from the first sweep.
 	OnPartition func(lo int64, rows []byte) error
@@ -72,13 +72,13 @@ type LayoutIO struct {
 	ReadRows func(ctx context.Context, ids []int64, dst []byte) error
 }
 
-// LayoutConfig are the layout's parameters.
-type LayoutConfig struct {
+// layoutConfig are the layout's parameters.
+type layoutConfig struct {
 	Nodes    int64
 	RowBytes int64
 	Samples  int
-	Plan     *TierPlan
-	Segment  SegmentPlan
+	Plan     *tierPlan
+	Segment  segmentPlan
 	Hashes   int
 	Seed     uint64
 	// PartRows is the packing partition (rows per sequential read), also
@@ -94,8 +94,8 @@ type LayoutConfig struct {
 	Progress func(done, total int)
 }
 
-// LayoutStats are what building the layout measured.
-type LayoutStats struct {
+// layoutStats are what building the layout measured.
+type layoutStats struct {
 	Segments       int
 	DiskCacheRows  int64
 	PackedRows     int64
@@ -111,40 +111,40 @@ type LayoutStats struct {
 	// FillTime is individual packing's sweep that fills the memory tiers
 	// (batched packing fills them from its own partitions).
 	FillTime time.Duration
-	Pack     PackStats
+	Pack     packStats
 }
 
-// Layout is the on-disk feature store.
-type Layout struct {
-	Chunks    []ChunkRef
-	Segments  []SegmentRef
+// layout is the on-disk feature store.
+type layout struct {
+	Chunks    []chunkRef
+	Segments  []segmentRef
 	MaxRegion int64 // largest header region + rows region
 	MaxDisk   int32 // most disk-cache rows of one sample
 	MaxInputs int32
-	Stats     LayoutStats
+	Stats     layoutStats
 }
 
 // SegmentOf returns the segment of sample g.
-func (l *Layout) SegmentOf(g int) int { return int(l.Chunks[g].Segment) }
+func (l *layout) SegmentOf(g int) int { return int(l.Chunks[g].Segment) }
 
-// BuildLayout writes the disk levels of the store for cfg.Samples samples.
-func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, error) {
+// buildLayout writes the disk levels of the store for cfg.Samples samples.
+func buildLayout(ctx context.Context, cfg layoutConfig, lio layoutIO) (*layout, error) {
 	n := cfg.Samples
 	s := cfg.Segment.Size
 	if n < 1 || s < 1 || cfg.RowBytes <= 0 || cfg.PartRows < 1 {
 		return nil, fmt.Errorf("diskgnn: layout of %d samples, segment size %d, %d-byte rows, partition %d", n, s, cfg.RowBytes, cfg.PartRows)
 	}
-	l := &Layout{Chunks: make([]ChunkRef, n)}
-	b := NewSegmentBuilder(cfg.Plan, cfg.Segment.DiskEntries, cfg.Hashes, cfg.Seed)
+	l := &layout{Chunks: make([]chunkRef, n)}
+	b := newSegmentBuilder(cfg.Plan, cfg.Segment.DiskEntries, cfg.Hashes, cfg.Seed)
 	var (
 		inputs    []int64
-		header    ChunkHeader
+		header    chunkHeader
 		enc       []byte
 		packedEnd int64
 		headerEnd int64
 		diskEnd   int64
 		stageEnd  int64
-		targets   []PackTarget
+		targets   []packTarget
 		windows   []stagedWindow
 		idBytes   int64
 		partBuf   = make([]byte, cfg.PartRows*cfg.RowBytes)
@@ -152,25 +152,25 @@ func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, 
 		filled    bool
 	)
 	sweep := func() error {
-		pio := PackIO{ReadRange: lio.ReadRange, Out: lio.Packed, Sync: lio.Sync, SyncEvery: cfg.SyncEvery}
+		pio := packIO{ReadRange: lio.ReadRange, Out: lio.Packed, Sync: lio.Sync, SyncEvery: cfg.SyncEvery}
 		if !filled {
 			pio.OnPartition = lio.OnPartition
 		}
-		var st PackStats
+		var st packStats
 		var err error
 		if lio.ReadRows != nil {
 			// Fig. 14's baseline: the tiers' fill sweep (no targets), then
 			// every chunk gathered by random row reads
 			if !filled && pio.OnPartition != nil {
-				var fill PackStats
-				fill, err = BatchedPack(ctx, cfg.Nodes, cfg.RowBytes, cfg.PartRows, partBuf, nil, pio)
+				var fill packStats
+				fill, err = batchedPack(ctx, cfg.Nodes, cfg.RowBytes, cfg.PartRows, partBuf, nil, pio)
 				l.Stats.FillTime += fill.ReadTime + fill.DispatchTime
 			}
 			if err == nil {
-				st, err = IndividualPack(ctx, cfg.Nodes, cfg.RowBytes, partBuf, targets, pio, lio.ReadRows)
+				st, err = individualPack(ctx, cfg.Nodes, cfg.RowBytes, partBuf, targets, pio, lio.ReadRows)
 			}
 		} else {
-			st, err = BatchedPack(ctx, cfg.Nodes, cfg.RowBytes, cfg.PartRows, partBuf, targets, pio)
+			st, err = batchedPack(ctx, cfg.Nodes, cfg.RowBytes, cfg.PartRows, partBuf, targets, pio)
 		}
 		l.Stats.Pack.Partitions += st.Partitions
 		l.Stats.Pack.BytesRead += st.BytesRead
@@ -249,7 +249,7 @@ func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, 
 
 		// The segment's disk cache, in MinHash order: staged by window,
 		// filled by the next sweep.
-		ref := SegmentRef{Off: diskEnd, Rows: int32(len(entries)), First: first, End: end}
+		ref := segmentRef{Off: diskEnd, Rows: int32(len(entries)), First: first, End: end}
 		for lo := 0; lo < len(entries); lo += int(cfg.PartRows) {
 			win := entries[lo:min(lo+int(cfg.PartRows), len(entries))]
 			pairs := make([]posPair, len(win))
@@ -262,7 +262,7 @@ func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, 
 				ids[k], perm[k] = pr.key, pr.pos
 			}
 			windows = append(windows, stagedWindow{fileOff: diskEnd + int64(lo)*cfg.RowBytes, stageOff: stageEnd, perm: perm})
-			targets = append(targets, PackTarget{IDs: ids, RowsOff: stageEnd, Out: lio.Stage})
+			targets = append(targets, packTarget{IDs: ids, RowsOff: stageEnd, Out: lio.Stage})
 			stageEnd += int64(len(win)) * cfg.RowBytes
 			idBytes += 8 * int64(len(win))
 		}
@@ -285,7 +285,7 @@ func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, 
 			}
 			header.Batch, header.Segment = int32(g), int32(seg)
 			enc = header.Encode(enc[:0])
-			c := ChunkRef{HeaderOff: headerEnd, HeaderRegion: header.HeaderRegion(), HeaderLen: int32(header.Len()),
+			c := chunkRef{HeaderOff: headerEnd, HeaderRegion: header.HeaderRegion(), HeaderLen: int32(header.Len()),
 				RowsOff: packedEnd, RowsRegion: header.RowsRegion(cfg.RowBytes),
 				Packed: int32(len(packed)), Disk: int32(len(header.DiskPos)), Segment: int32(seg)}
 			// Each region's last byte first, so the files cover whole
@@ -301,7 +301,7 @@ func BuildLayout(ctx context.Context, cfg LayoutConfig, lio LayoutIO) (*Layout, 
 			}
 			l.Chunks[g] = c
 			if len(packed) > 0 {
-				targets = append(targets, PackTarget{IDs: packed, RowsOff: c.RowsOff})
+				targets = append(targets, packTarget{IDs: packed, RowsOff: c.RowsOff})
 				idBytes += 4 * int64(len(packed))
 			}
 			packedEnd += c.RowsRegion
@@ -345,7 +345,7 @@ type stagedWindow struct {
 
 // DiskRowsOf returns the disk-cache file rows of sample g's chunk header
 // locations: segment base row + location.
-func (l *Layout) DiskRowsOf(g int, locs []int32, rowBytes int64, dst []int64) []int64 {
+func (l *layout) DiskRowsOf(g int, locs []int32, rowBytes int64, dst []int64) []int64 {
 	base := l.Segments[l.Chunks[g].Segment].Off / rowBytes
 	dst = dst[:0]
 	for _, v := range locs {
@@ -356,7 +356,7 @@ func (l *Layout) DiskRowsOf(g int, locs []int32, rowBytes int64, dst []int64) []
 
 // Check verifies the layout's shape: chunks in order and disjoint, every
 // sample in the segment that covers it.
-func (l *Layout) Check() error {
+func (l *layout) Check() error {
 	var rowsEnd, headerEnd int64
 	for g, c := range l.Chunks {
 		if c.RowsOff < rowsEnd || c.HeaderOff < headerEnd || c.RowsOff%regionAlign != 0 || c.HeaderOff%regionAlign != 0 {
@@ -368,7 +368,7 @@ func (l *Layout) Check() error {
 			return fmt.Errorf("diskgnn: chunk %d in segment %d [%d,%d)", g, c.Segment, s.First, s.End)
 		}
 	}
-	if !slices.IsSortedFunc(l.Segments, func(a, b SegmentRef) int { return a.First - b.First }) {
+	if !slices.IsSortedFunc(l.Segments, func(a, b segmentRef) int { return a.First - b.First }) {
 		return fmt.Errorf("diskgnn: segments out of order")
 	}
 	return nil

@@ -89,7 +89,7 @@ func newLayoutFixture(t *testing.T, seed uint64) *layoutFixture {
 	return fx
 }
 
-func (fx *layoutFixture) build(t *testing.T, plan *TierPlan, sp SegmentPlan, quota int64, store *Store) (*Layout, *os.File, *os.File) {
+func (fx *layoutFixture) build(t *testing.T, plan *tierPlan, sp segmentPlan, quota int64, store *store) (*layout, *os.File, *os.File) {
 	dir := t.TempDir()
 	var files []*os.File
 	for _, name := range []string{"packed.bin", "disk_cache.bin", "disk_cache.stage", "addresses.bin"} {
@@ -106,7 +106,7 @@ func (fx *layoutFixture) build(t *testing.T, plan *TierPlan, sp SegmentPlan, quo
 	})
 	packed, disk := files[0], files[1]
 	rb := fx.rowBytes
-	lio := LayoutIO{
+	lio := layoutIO{
 		Inputs: func(_ context.Context, g int, buf []int64) ([]int64, error) {
 			return append(buf[:0], fx.samples[g]...), nil
 		},
@@ -132,9 +132,9 @@ func (fx *layoutFixture) build(t *testing.T, plan *TierPlan, sp SegmentPlan, quo
 			return nil
 		},
 	}
-	cfg := LayoutConfig{Nodes: int64(fx.nodes), RowBytes: rb, Samples: len(fx.samples), Plan: plan, Segment: sp,
+	cfg := layoutConfig{Nodes: int64(fx.nodes), RowBytes: rb, Samples: len(fx.samples), Plan: plan, Segment: sp,
 		Hashes: 2, Seed: 1, PartRows: 16 + int64(len(fx.samples)), IDQuota: quota, SyncEvery: 4096}
-	l, err := BuildLayout(context.Background(), cfg, lio)
+	l, err := buildLayout(context.Background(), cfg, lio)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestLayoutAssemblesEveryInput(t *testing.T) {
 		fx := newLayoutFixture(t, trial)
 		r := rand.New(rand.NewPCG(trial, 99))
 		gpu, cpu := int64(r.IntN(fx.nodes/8)), int64(r.IntN(fx.nodes/8))
-		plan, err := PlanTiers(fx.counts, gpu, cpu)
+		plan, err := planTiers(fx.counts, gpu, cpu)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,13 +170,13 @@ func TestLayoutAssemblesEveryInput(t *testing.T) {
 		if trial%3 != 0 {
 			budget = int64(fx.nodes) * int64(1+r.IntN(3)) / 2
 		}
-		sp, err := SearchSegmentSize(len(fx.samples), fx.nodes, budget, func(i int) ([]int32, error) {
-			return ColdInputs(fx.samples[i], plan.Slot, nil), nil
+		sp, err := searchSegmentSize(len(fx.samples), fx.nodes, budget, func(i int) ([]int32, error) {
+			return coldInputs(fx.samples[i], plan.Slot, nil), nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		store, err := NewStore(&plan, fx.dim, make([]float32, len(plan.GPU)*fx.dim), make([]float32, len(plan.CPU)*fx.dim))
+		store, err := newStore(&plan, fx.dim, make([]float32, len(plan.GPU)*fx.dim), make([]float32, len(plan.CPU)*fx.dim))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,9 +192,9 @@ func TestLayoutAssemblesEveryInput(t *testing.T) {
 		if quota > 0 && l.Stats.PackedRows > 100 && l.Stats.Sweeps < 2 {
 			t.Fatalf("trial %d: %d sweeps for %d packed rows under a quota", trial, l.Stats.Sweeps, l.Stats.PackedRows)
 		}
-		var h ChunkHeader
+		var h chunkHeader
 		var seen []bool
-		var hits TierHits
+		var hits tierHits
 		for g, in := range fx.samples {
 			c := l.Chunks[g]
 			head := make([]byte, c.HeaderRegion)
@@ -206,7 +206,7 @@ func TestLayoutAssemblesEveryInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			seg := l.Segments[c.Segment]
-			if seen, err = DecodeChunkHeader(head[:c.HeaderLen], int32(plan.Cached()), seg.Rows, &h, seen); err != nil {
+			if seen, err = decodeChunkHeader(head[:c.HeaderLen], int32(plan.Cached()), seg.Rows, &h, seen); err != nil {
 				t.Fatalf("trial %d sample %d: %v", trial, g, err)
 			}
 			rows := l.DiskRowsOf(g, h.DiskLoc, fx.rowBytes, nil)
@@ -251,16 +251,16 @@ func TestLayoutAssemblesEveryInput(t *testing.T) {
 // largest number of cold inputs, for any cache size.
 func TestRankProfileBoundsCold(t *testing.T) {
 	fx := newLayoutFixture(t, 42)
-	order := PopularityOrder(fx.counts)
-	p := NewRankProfile(order, int64(fx.nodes), len(fx.samples), 16)
+	order := popularityOrder(fx.counts)
+	p := newRankProfile(order, int64(fx.nodes), len(fx.samples), 16)
 	for g, s := range fx.samples {
 		p.Add(g, s)
 	}
 	for _, cached := range []int64{0, 1, 7, 50, int64(len(order)) / 2, int64(len(order))} {
-		plan, _ := PlanTiers(fx.counts, 0, cached)
+		plan, _ := planTiers(fx.counts, 0, cached)
 		var most int64
 		for _, s := range fx.samples {
-			most = max(most, int64(len(ColdInputs(s, plan.Slot, nil))))
+			most = max(most, int64(len(coldInputs(s, plan.Slot, nil))))
 		}
 		if got := p.MaxCold(cached); got < most {
 			t.Fatalf("cached %d: bound %d below the true %d", cached, got, most)
@@ -273,11 +273,11 @@ func TestRankProfileBoundsCold(t *testing.T) {
 }
 
 func TestChunkHeaderRejectsCorruption(t *testing.T) {
-	h := ChunkHeader{Batch: 3, Segment: 1, Inputs: 5, CacheSlot: []int32{2}, CachePos: []int32{4},
+	h := chunkHeader{Batch: 3, Segment: 1, Inputs: 5, CacheSlot: []int32{2}, CachePos: []int32{4},
 		DiskLoc: []int32{1, 6}, DiskPos: []int32{0, 2}, PackedPos: []int32{1, 3}}
 	b := h.Encode(nil)
-	var out ChunkHeader
-	if _, err := DecodeChunkHeader(b, 3, 7, &out, nil); err != nil {
+	var out chunkHeader
+	if _, err := decodeChunkHeader(b, 3, 7, &out, nil); err != nil {
 		t.Fatal(err)
 	}
 	if out.Batch != 3 || !slices.Equal(out.DiskLoc, h.DiskLoc) || !slices.Equal(out.PackedPos, h.PackedPos) {
@@ -296,18 +296,18 @@ func TestChunkHeaderRejectsCorruption(t *testing.T) {
 		"repeated position": corrupt(13, 4), // packedPos[0] = 4, also a cache position
 		"disk out of order": corrupt(10, 7),
 	} {
-		if _, err := DecodeChunkHeader(c, 3, 7, &out, nil); err == nil {
+		if _, err := decodeChunkHeader(c, 3, 7, &out, nil); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
 }
 
 func FuzzDecodeChunkHeader(f *testing.F) {
-	h := ChunkHeader{Batch: 1, Inputs: 3, CacheSlot: []int32{0}, CachePos: []int32{2}, DiskLoc: []int32{0}, DiskPos: []int32{1}, PackedPos: []int32{0}}
+	h := chunkHeader{Batch: 1, Inputs: 3, CacheSlot: []int32{0}, CachePos: []int32{2}, DiskLoc: []int32{0}, DiskPos: []int32{1}, PackedPos: []int32{0}}
 	f.Add(h.Encode(nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var out ChunkHeader
-		if _, err := DecodeChunkHeader(b, 4, 4, &out, nil); err != nil {
+		var out chunkHeader
+		if _, err := decodeChunkHeader(b, 4, 4, &out, nil); err != nil {
 			return
 		}
 		if int(out.Inputs) != len(out.CachePos)+len(out.DiskPos)+len(out.PackedPos) {

@@ -14,7 +14,7 @@ package diskgnn
 // Algorithm 1's line 11 writes one running minimum over all k hash
 // functions; the artifact (feat_packing.py, _CAPI_SegmentedMinHash) keeps
 // one minimum per function and sorts by (h1, h2), i.e. lexicographically,
-// which is what a k-function MinHash signature is. MinHashOrder follows the
+// which is what a k-function MinHash signature is. minHashOrder follows the
 // artifact. Nodes with equal signatures keep their incoming order (the
 // caller passes them most accessed first).
 
@@ -25,18 +25,18 @@ import (
 	"slices"
 )
 
-// MinHasher computes the signatures of Algorithm 1 one sample at a time,
+// minHasher computes the signatures of Algorithm 1 one sample at a time,
 // so a segment's samples can be streamed from disk instead of held.
-type MinHasher struct {
+type minHasher struct {
 	k     int
 	perms [][]uint32 // perms[j][i] = H_j(i)
 	sig   []uint32   // entries × k
 }
 
-// NewMinHasher prepares signatures for entries cache entries over n
+// newMinHasher prepares signatures for entries cache entries over n
 // samples with k hash functions (random permutations of the samples drawn
 // from seed).
-func NewMinHasher(entries, n, k int, seed uint64) (*MinHasher, error) {
+func newMinHasher(entries, n, k int, seed uint64) (*minHasher, error) {
 	if k < 1 {
 		return nil, fmt.Errorf("diskgnn: minhash with %d hash functions", k)
 	}
@@ -44,7 +44,7 @@ func NewMinHasher(entries, n, k int, seed uint64) (*MinHasher, error) {
 		return nil, fmt.Errorf("diskgnn: minhash over %d entries and %d samples", entries, n)
 	}
 	r := rand.New(rand.NewPCG(seed, 0x6d696e68617368)) // "minhash"
-	h := &MinHasher{k: k, perms: make([][]uint32, k), sig: make([]uint32, entries*k)}
+	h := &minHasher{k: k, perms: make([][]uint32, k), sig: make([]uint32, entries*k)}
 	for j := range h.perms {
 		p := make([]uint32, n)
 		for i := range p {
@@ -61,7 +61,7 @@ func NewMinHasher(entries, n, k int, seed uint64) (*MinHasher, error) {
 
 // Add updates the signatures of the entries that sample i reads (lines
 // 7–11).
-func (h *MinHasher) Add(i int, entries []int32) error {
+func (h *minHasher) Add(i int, entries []int32) error {
 	if len(h.perms[0]) <= i || i < 0 {
 		return fmt.Errorf("diskgnn: minhash: sample %d of %d", i, len(h.perms[0]))
 	}
@@ -80,7 +80,7 @@ func (h *MinHasher) Add(i int, entries []int32) error {
 
 // Order sorts the entries by signature (line 12): order[p] is the entry to
 // store at position p. Entries with equal signatures keep their order.
-func (h *MinHasher) Order() []int32 {
+func (h *minHasher) Order() []int32 {
 	k := h.k
 	order := make([]int32, len(h.sig)/k)
 	for i := range order {
@@ -92,13 +92,13 @@ func (h *MinHasher) Order() []int32 {
 	return order
 }
 
-// MinHashOrder reorders the entries of a disk cache. entries is the number
+// minHashOrder reorders the entries of a disk cache. entries is the number
 // of cache entries (in their current order); samples[i] lists the entries
 // (indices < entries) that sample i of the segment reads. It returns the
 // new order: order[p] is the entry stored at position p. k is the number of
 // hash functions, seed fixes the permutations.
-func MinHashOrder(entries int, samples [][]int32, k int, seed uint64) ([]int32, error) {
-	h, err := NewMinHasher(entries, len(samples), k, seed)
+func minHashOrder(entries int, samples [][]int32, k int, seed uint64) ([]int32, error) {
+	h, err := newMinHasher(entries, len(samples), k, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -110,10 +110,10 @@ func MinHashOrder(entries int, samples [][]int32, k int, seed uint64) ([]int32, 
 	return h.Order(), nil
 }
 
-// PagesTouched counts, summed over the samples, the distinct pages of
+// pagesTouched counts, summed over the samples, the distinct pages of
 // rowsPerPage rows that each sample reads when entry e is stored at
 // position pos[e]: the disk-cache reads of a segment after page merging.
-func PagesTouched(samples [][]int32, pos []int32, rowsPerPage int) int64 {
+func pagesTouched(samples [][]int32, pos []int32, rowsPerPage int) int64 {
 	var total int64
 	seen := map[int32]struct{}{}
 	for _, s := range samples {
@@ -126,8 +126,8 @@ func PagesTouched(samples [][]int32, pos []int32, rowsPerPage int) int64 {
 	return total
 }
 
-// Positions inverts an order: pos[order[p]] = p.
-func Positions(order []int32) []int32 {
+// positions inverts an order: pos[order[p]] = p.
+func positions(order []int32) []int32 {
 	pos := make([]int32, len(order))
 	for p, e := range order {
 		pos[e] = int32(p)

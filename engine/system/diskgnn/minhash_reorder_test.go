@@ -11,16 +11,16 @@ import (
 // pages; after reordering, nodes read by the same batch share a page.
 func TestMinHashFig4(t *testing.T) {
 	samples := [][]int32{{0, 2}, {4, 6}, {1, 3}, {5, 7}}
-	identity := Positions([]int32{0, 1, 2, 3, 4, 5, 6, 7})
-	if got := PagesTouched(samples, identity, 2); got != 8 {
+	identity := positions([]int32{0, 1, 2, 3, 4, 5, 6, 7})
+	if got := pagesTouched(samples, identity, 2); got != 8 {
 		t.Fatalf("identity order touches %d pages, want 8", got)
 	}
 	for seed := uint64(0); seed < 20; seed++ {
-		order, err := MinHashOrder(8, samples, 2, seed)
+		order, err := minHashOrder(8, samples, 2, seed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := PagesTouched(samples, Positions(order), 2); got != 4 {
+		if got := pagesTouched(samples, positions(order), 2); got != 4 {
 			t.Fatalf("seed %d: order %v touches %d pages, want 4", seed, order, got)
 		}
 	}
@@ -75,15 +75,15 @@ func TestMinHashLowersPagesTouched(t *testing.T) {
 		for i := range identity {
 			identity[i] = int32(i)
 		}
-		order, err := MinHashOrder(entries, samples, 2, uint64(trial))
+		order, err := minHashOrder(entries, samples, 2, uint64(trial))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(order) != entries || !isPermutation(order) {
 			t.Fatalf("trial %d: not a permutation of %d entries", trial, entries)
 		}
-		before := PagesTouched(samples, Positions(identity), 8)
-		after := PagesTouched(samples, Positions(order), 8)
+		before := pagesTouched(samples, positions(identity), 8)
+		after := pagesTouched(samples, positions(order), 8)
 		if after >= before {
 			t.Fatalf("trial %d: %d pages after reordering, %d before", trial, after, before)
 		}
@@ -91,13 +91,13 @@ func TestMinHashLowersPagesTouched(t *testing.T) {
 }
 
 func TestMinHashBadInput(t *testing.T) {
-	if _, err := MinHashOrder(3, [][]int32{{3}}, 2, 1); err == nil {
+	if _, err := minHashOrder(3, [][]int32{{3}}, 2, 1); err == nil {
 		t.Fatal("entry out of range accepted")
 	}
-	if _, err := MinHashOrder(3, nil, 0, 1); err == nil {
+	if _, err := minHashOrder(3, nil, 0, 1); err == nil {
 		t.Fatal("zero hash functions accepted")
 	}
-	order, err := MinHashOrder(3, nil, 2, 1)
+	order, err := minHashOrder(3, nil, 2, 1)
 	if err != nil || !slices.Equal(order, []int32{0, 1, 2}) {
 		t.Fatalf("no samples: %v %v, want the incoming order", order, err)
 	}

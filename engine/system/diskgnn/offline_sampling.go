@@ -13,7 +13,7 @@ package diskgnn
 // any batch and the result is the same. All epochs of the run are sampled
 // (the artifact samples one pool and reuses it across epochs, which
 // reference-equal training cannot do). Samples go to disk through a
-// SampleWriter; each node's access count is accumulated on the way.
+// sampleWriter; each node's access count is accumulated on the way.
 
 import (
 	"context"
@@ -25,8 +25,8 @@ import (
 	"outcore/engine/sample"
 )
 
-// OfflineStats are what offline sampling measured.
-type OfflineStats struct {
+// offlineStats are what offline sampling measured.
+type offlineStats struct {
 	Samples      int
 	Accesses     int64         // input nodes over all samples (with repeats across samples)
 	MaxInputs    int           // largest sample's input nodes
@@ -37,14 +37,14 @@ type OfflineStats struct {
 	BytesWritten int64
 }
 
-// OfflineSample samples every batch of the run ahead of training: batch i
+// offlineSample samples every batch of the run ahead of training: batch i
 // of epoch e (seeds batches(e)[i]) becomes graph sample e×perEpoch+i in w.
 // workers clones of proto sample in parallel. counts (one per node) gets
 // +1 for every input node of every sample. progress, when set, is called
 // after each sample with the number done.
-func OfflineSample(ctx context.Context, proto *sample.Sampler, epochs, perEpoch int, batches func(epoch int) [][]int64, workers int, w *SampleWriter, counts []int32, progress func(done, total int)) (OfflineStats, error) {
+func offlineSample(ctx context.Context, proto *sample.Sampler, epochs, perEpoch int, batches func(epoch int) [][]int64, workers int, w *sampleWriter, counts []int32, progress func(done, total int)) (offlineStats, error) {
 	total := epochs * perEpoch
-	st := OfflineStats{Samples: total}
+	st := offlineStats{Samples: total}
 	if total == 0 {
 		return st, nil
 	}
@@ -82,7 +82,7 @@ func OfflineSample(ctx context.Context, proto *sample.Sampler, epochs, perEpoch 
 		wg.Add(1)
 		go func(s *sample.Sampler) {
 			defer wg.Done()
-			var local OfflineStats
+			var local offlineStats
 			defer func() {
 				mu.Lock()
 				st.Accesses += local.Accesses
@@ -118,7 +118,7 @@ func OfflineSample(ctx context.Context, proto *sample.Sampler, epochs, perEpoch 
 				local.Accesses += int64(len(mb.InputNodes))
 				local.MaxInputs = max(local.MaxInputs, len(mb.InputNodes))
 				local.MaxSeeds = max(local.MaxSeeds, len(mb.Seeds))
-				local.MaxBytes = max(local.MaxBytes, EncodedSampleLen(mb))
+				local.MaxBytes = max(local.MaxBytes, encodedSampleLen(mb))
 				if d := int(done.Add(1)); progress != nil {
 					progMu.Lock() // progress is called from one worker at a time
 					progress(d, total)

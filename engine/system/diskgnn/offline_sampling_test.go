@@ -61,13 +61,13 @@ func TestOfflineSamplingStoresTheReferenceBatches(t *testing.T) {
 	perEpoch := (len(train) + batch - 1) / batch
 	batches := func(e int) [][]int64 { return sample.EpochBatches(train, batch, 9, e) }
 	path := filepath.Join(t.TempDir(), "samples.bin")
-	w, err := CreateSampleWriter(path, epochs*perEpoch, 4096)
+	w, err := createSampleWriter(path, epochs*perEpoch, 4096)
 	if err != nil {
 		t.Fatal(err)
 	}
 	counts := make([]int32, 500)
 	var progressed int
-	st, err := OfflineSample(context.Background(), proto, epochs, perEpoch, batches, 3, w, counts, func(d, n int) { progressed = max(progressed, d) })
+	st, err := offlineSample(context.Background(), proto, epochs, perEpoch, batches, 3, w, counts, func(d, n int) { progressed = max(progressed, d) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,17 +96,17 @@ func TestOfflineSamplingStoresTheReferenceBatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := DecodeSample(file[ref.Off:ref.Off+ref.Len], topo.Indptr, &got); err != nil {
+			if err := decodeSample(file[ref.Off:ref.Off+ref.Len], topo.Indptr, &got); err != nil {
 				t.Fatal(err)
 			}
 			if !sameBatch(mb, &got) {
 				t.Fatalf("epoch %d batch %d differs from the directly sampled batch", e, i)
 			}
 			var view graph.MiniBatch
-			if err := DecodeSampleView(file[ref.Off:ref.Off+ref.Len], topo.Indptr, &view); err != nil || !sameBatch(mb, &view) {
+			if err := decodeSampleView(file[ref.Off:ref.Off+ref.Len], topo.Indptr, &view); err != nil || !sameBatch(mb, &view) {
 				t.Fatalf("epoch %d batch %d: view decoding differs (%v)", e, i, err)
 			}
-			ids, err := DecodeInputs(file[ref.Off:ref.Off+ref.InputsLen()], 500, nil)
+			ids, err := decodeInputs(file[ref.Off:ref.Off+ref.InputsLen()], 500, nil)
 			if err != nil || !slices.Equal(ids, mb.InputNodes) {
 				t.Fatalf("inputs prefix of sample %d: %v", e*perEpoch+i, err)
 			}
@@ -128,25 +128,25 @@ func TestDecodeSampleRejectsCorruption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := EncodeSample(nil, mb)
+	b := encodeSample(nil, mb)
 	var out graph.MiniBatch
-	if err := DecodeSample(b, topo.Indptr, &out); err != nil || !sameBatch(mb, &out) {
+	if err := decodeSample(b, topo.Indptr, &out); err != nil || !sameBatch(mb, &out) {
 		t.Fatalf("round trip: %v", err)
 	}
 	for _, cut := range []int{0, 10, sampleHeaderSize, len(b) - 1} {
-		if err := DecodeSample(b[:cut], topo.Indptr, &out); err == nil {
+		if err := decodeSample(b[:cut], topo.Indptr, &out); err == nil {
 			t.Fatalf("truncated to %d bytes: accepted", cut)
 		}
 	}
 	bad := slices.Clone(b)
 	bad[len(bad)-1] = 0x7f // last source index out of range
-	if err := DecodeSample(bad, topo.Indptr, &out); err == nil {
+	if err := decodeSample(bad, topo.Indptr, &out); err == nil {
 		t.Fatal("source index out of range accepted")
 	}
 	bad = slices.Clone(b)
 	bad[sampleHeaderSize] = 0xff // first input node negative/huge
 	bad[sampleHeaderSize+7] = 0x7f
-	if err := DecodeSample(bad, topo.Indptr, &out); err == nil {
+	if err := decodeSample(bad, topo.Indptr, &out); err == nil {
 		t.Fatal("input node outside the graph accepted")
 	}
 }
@@ -155,11 +155,11 @@ func FuzzDecodeSample(f *testing.F) {
 	topo := testTopology(50, 2)
 	s, _ := sample.New(topo, []int{2, 2}, 1)
 	mb, _ := s.Sample(0, 0, []int64{1, 2})
-	f.Add(EncodeSample(nil, mb))
+	f.Add(encodeSample(nil, mb))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var out graph.MiniBatch
-		if err := DecodeSample(b, topo.Indptr, &out); err != nil {
+		if err := decodeSample(b, topo.Indptr, &out); err != nil {
 			return
 		}
 		// a region that decodes is a valid batch

@@ -25,16 +25,16 @@ import (
 	"time"
 )
 
-// PackTarget is one output to fill: its node ids (ascending) and the
-// offset of its first row in Out (nil: PackIO.Out).
-type PackTarget struct {
+// packTarget is one output to fill: its node ids (ascending) and the
+// offset of its first row in Out (nil: packIO.Out).
+type packTarget struct {
 	IDs     []int32
 	RowsOff int64
 	Out     io.WriterAt
 }
 
-// PackStats are what packing measured.
-type PackStats struct {
+// packStats are what packing measured.
+type packStats struct {
 	Partitions   int
 	BytesRead    int64
 	BytesWritten int64
@@ -45,8 +45,8 @@ type PackStats struct {
 	WriteTime    time.Duration
 }
 
-// PackIO is what BatchedPack reads and writes through.
-type PackIO struct {
+// packIO is what batchedPack reads and writes through.
+type packIO struct {
 	// ReadRange fills dst with the feature table's bytes from off.
 	ReadRange func(ctx context.Context, off int64, dst []byte) error
 	// Out receives the rows of targets without an Out of their own.
@@ -61,11 +61,11 @@ type PackIO struct {
 	OnPartition func(lo int64, rows []byte) error
 }
 
-// BatchedPack packs the rows of nodes nodes (rowBytes each) for all
+// batchedPack packs the rows of nodes nodes (rowBytes each) for all
 // targets, reading the table in partitions of partRows rows into buf
 // (partRows × rowBytes bytes, reused).
-func BatchedPack(ctx context.Context, nodes, rowBytes, partRows int64, buf []byte, targets []PackTarget, pio PackIO) (PackStats, error) {
-	var st PackStats
+func batchedPack(ctx context.Context, nodes, rowBytes, partRows int64, buf []byte, targets []packTarget, pio packIO) (packStats, error) {
+	var st packStats
 	if partRows < 1 || int64(len(buf)) < partRows*rowBytes {
 		return st, fmt.Errorf("diskgnn: packing partition of %d rows in a %d-byte buffer", partRows, len(buf))
 	}

@@ -25,10 +25,10 @@ import (
 	"time"
 )
 
-// Stages are the four workers of an epoch. Each is called from its own
+// stages are the four workers of an epoch. Each is called from its own
 // goroutine (or, in sequential mode, all from the caller's), for batches
 // 0..n-1 in order.
-type Stages[P, X, G any] struct {
+type stages[P, X, G any] struct {
 	// LoadFeatures is ①: read the batch's disk-resident features (its
 	// packed chunk and disk-cache rows) into a partial input.
 	LoadFeatures func(ctx context.Context, i int, p *P) error
@@ -53,8 +53,8 @@ type Stages[P, X, G any] struct {
 	Wait func(time.Duration)
 }
 
-// PipelineStats counts what the pipeline held.
-type PipelineStats struct {
+// pipelineStats counts what the pipeline held.
+type pipelineStats struct {
 	// Buffers allocated per kind (NewP/NewX/NewG calls).
 	Partials, Inputs, Graphs int
 }
@@ -100,13 +100,13 @@ type item[T any] struct {
 	v *T
 }
 
-// RunPipeline runs n batches through the four stages with queues of depth
+// runPipeline runs n batches through the four stages with queues of depth
 // (the paper's 2). With sequential true it runs ③, ①, ②, ④ for one batch
 // after the other on the calling goroutine instead (Table 5's baseline).
 // The first error of any stage cancels the others and is returned.
-func RunPipeline[P, X, G any](ctx context.Context, n, depth int, sequential bool, st Stages[P, X, G]) (PipelineStats, error) {
+func runPipeline[P, X, G any](ctx context.Context, n, depth int, sequential bool, st stages[P, X, G]) (pipelineStats, error) {
 	if depth < 1 {
-		return PipelineStats{}, fmt.Errorf("diskgnn: pipeline queue depth %d", depth)
+		return pipelineStats{}, fmt.Errorf("diskgnn: pipeline queue depth %d", depth)
 	}
 	if sequential {
 		return runSequential(ctx, n, st)
@@ -237,7 +237,7 @@ func RunPipeline[P, X, G any](ctx context.Context, n, depth int, sequential bool
 		}
 	}()
 	wg.Wait()
-	stats := PipelineStats{Partials: pp.made, Inputs: xp.made, Graphs: gp.made}
+	stats := pipelineStats{Partials: pp.made, Inputs: xp.made, Graphs: gp.made}
 	if firstErr != nil {
 		return stats, firstErr
 	}
@@ -246,8 +246,8 @@ func RunPipeline[P, X, G any](ctx context.Context, n, depth int, sequential bool
 
 // runSequential is Table 5's sequential execution: one goroutine loads the
 // graph, loads and assembles the features, and trains, batch after batch.
-func runSequential[P, X, G any](ctx context.Context, n int, st Stages[P, X, G]) (PipelineStats, error) {
-	stats := PipelineStats{Partials: 1, Inputs: 1, Graphs: 1}
+func runSequential[P, X, G any](ctx context.Context, n int, st stages[P, X, G]) (pipelineStats, error) {
+	stats := pipelineStats{Partials: 1, Inputs: 1, Graphs: 1}
 	p, x, g := st.NewP(), st.NewX(), st.NewG()
 	for i := 0; i < n; i++ {
 		if err := ctx.Err(); err != nil {

@@ -16,8 +16,8 @@ type tg struct{ i int }
 
 // testStages builds stages whose values let the trainer check that the
 // partial, the complete input and the graph it gets belong to its batch.
-func testStages(t *testing.T, trained *[]int) Stages[tp, tx, tg] {
-	return Stages[tp, tx, tg]{
+func testStages(t *testing.T, trained *[]int) stages[tp, tx, tg] {
+	return stages[tp, tx, tg]{
 		LoadFeatures: func(_ context.Context, i int, p *tp) error { p.i, p.v = i, 10*i; return nil },
 		Assemble: func(_ context.Context, i int, p *tp, x *tx) error {
 			if p.i != i {
@@ -43,7 +43,7 @@ func testStages(t *testing.T, trained *[]int) Stages[tp, tx, tg] {
 func TestPipelineOrderAndBuffers(t *testing.T) {
 	for _, seq := range []bool{false, true} {
 		var trained []int
-		stats, err := RunPipeline(context.Background(), 50, 2, seq, testStages(t, &trained))
+		stats, err := runPipeline(context.Background(), 50, 2, seq, testStages(t, &trained))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestPipelineBounds(t *testing.T) {
 		}
 		return train(ctx, i, g, x)
 	}
-	if _, err := RunPipeline(context.Background(), 20, depth, false, st); err != nil {
+	if _, err := runPipeline(context.Background(), 20, depth, false, st); err != nil {
 		t.Fatal(err)
 	}
 	if len(trained) != 20 {
@@ -159,7 +159,7 @@ func TestPipelineErrors(t *testing.T) {
 		}
 		for _, seq := range []bool{false, true} {
 			trained = trained[:0]
-			if _, err := RunPipeline(context.Background(), 30, 2, seq, st); !errors.Is(err, boom) {
+			if _, err := runPipeline(context.Background(), 30, 2, seq, st); !errors.Is(err, boom) {
 				t.Fatalf("stage %d sequential=%v: error %v", stage+1, seq, err)
 			}
 			if len(trained) > 7 {
@@ -170,7 +170,7 @@ func TestPipelineErrors(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var trained []int
-	if _, err := RunPipeline(ctx, 30, 2, false, testStages(t, &trained)); !errors.Is(err, context.Canceled) {
+	if _, err := runPipeline(ctx, 30, 2, false, testStages(t, &trained)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -180,7 +180,7 @@ func TestPipelineErrors(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		t.Fatalf("%d goroutines left running (%d before)", n, before)
 	}
-	if _, err := RunPipeline(context.Background(), 1, 0, false, testStages(t, &trained)); err == nil {
+	if _, err := runPipeline(context.Background(), 1, 0, false, testStages(t, &trained)); err == nil {
 		t.Fatal("queue depth 0 accepted")
 	}
 }

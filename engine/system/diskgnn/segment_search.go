@@ -22,7 +22,7 @@ package diskgnn
 // Only the cold nodes count (line 3, Vi − Vc − Vg): the memory tiers are
 // placed first (tier_plan.go). The artifact (search_method.py
 // search_disk_cache_approximate) also stops at the last sample when
-// nothing fits; SearchSegmentSize reports that case with Fits false and the
+// nothing fits; searchSegmentSize reports that case with Fits false and the
 // caller decides.
 
 import (
@@ -30,8 +30,8 @@ import (
 	"math"
 )
 
-// SegmentPlan is the result of the search.
-type SegmentPlan struct {
+// segmentPlan is the result of the search.
+type segmentPlan struct {
 	// Size is s, the number of consecutive graph samples per segment.
 	Size int
 	// DiskEntries is m, the number of disk-cache entries per segment: the
@@ -45,9 +45,9 @@ type SegmentPlan struct {
 	Fits bool
 }
 
-// SegmentSearcher runs Algorithm 2 incrementally: Add one sample's cold
+// segmentSearcher runs Algorithm 2 incrementally: Add one sample's cold
 // nodes at a time and stop as soon as Fit says so.
-type SegmentSearcher struct {
+type segmentSearcher struct {
 	n          int     // |G|, samples in all
 	budgetRows int64   // c / (f × 4)
 	count      []int32 // per node, accesses among the samples added so far
@@ -56,31 +56,31 @@ type SegmentSearcher struct {
 	i          int     // samples added
 }
 
-// NewSegmentSearcher prepares a search over n samples of a graph with
+// newSegmentSearcher prepares a search over n samples of a graph with
 // nodes nodes, under a budget of budgetRows feature rows (math.MaxInt64 =
 // unlimited).
-func NewSegmentSearcher(n int, nodes int, budgetRows int64) (*SegmentSearcher, error) {
+func newSegmentSearcher(n int, nodes int, budgetRows int64) (*segmentSearcher, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("diskgnn: segment search over %d samples", n)
 	}
 	if budgetRows < 0 {
 		return nil, fmt.Errorf("diskgnn: negative disk budget (%d rows)", budgetRows)
 	}
-	return &SegmentSearcher{n: n, budgetRows: budgetRows, count: make([]int32, nodes)}, nil
+	return &segmentSearcher{n: n, budgetRows: budgetRows, count: make([]int32, nodes)}, nil
 }
 
 // Add counts the cold nodes of the next sample (lines 3–5; ids distinct
 // within a sample) and returns the plan for a segment of the samples added
 // so far, with Fits set when its estimate is within the budget (lines
 // 6–9).
-func (s *SegmentSearcher) Add(cold []int32) (SegmentPlan, error) {
+func (s *segmentSearcher) Add(cold []int32) (segmentPlan, error) {
 	if s.i >= s.n {
-		return SegmentPlan{}, fmt.Errorf("diskgnn: segment search: more than %d samples", s.n)
+		return segmentPlan{}, fmt.Errorf("diskgnn: segment search: more than %d samples", s.n)
 	}
 	s.i++
 	for _, v := range cold {
 		if v < 0 || int(v) >= len(s.count) {
-			return SegmentPlan{}, fmt.Errorf("diskgnn: segment search: node %d outside the graph", v)
+			return segmentPlan{}, fmt.Errorf("diskgnn: segment search: node %d outside the graph", v)
 		}
 		c := s.count[v]
 		switch c {
@@ -96,16 +96,16 @@ func (s *SegmentSearcher) Add(cold []int32) (SegmentPlan, error) {
 	return s.plan(), nil
 }
 
-func (s *SegmentSearcher) plan() SegmentPlan {
+func (s *segmentSearcher) plan() segmentPlan {
 	rows := s.gt1 + s.eq1
 	// rows × n / i without overflow for any realistic graph
 	est := int64(math.Ceil(float64(rows) * float64(s.n) / float64(s.i)))
 	fits := s.budgetRows == math.MaxInt64 || est <= s.budgetRows
-	return SegmentPlan{Size: s.i, DiskEntries: s.gt1, EstimatedRows: est, Fits: fits}
+	return segmentPlan{Size: s.i, DiskEntries: s.gt1, EstimatedRows: est, Fits: fits}
 }
 
 // Reset forgets the samples added (the count array is kept).
-func (s *SegmentSearcher) Reset() {
+func (s *segmentSearcher) Reset() {
 	for _, v := range s.touched {
 		s.count[v] = 0
 	}
@@ -113,23 +113,23 @@ func (s *SegmentSearcher) Reset() {
 	s.gt1, s.eq1, s.i = 0, 0, 0
 }
 
-// SearchSegmentSize is Algorithm 2 over n samples whose cold nodes cold(i)
+// searchSegmentSize is Algorithm 2 over n samples whose cold nodes cold(i)
 // returns in training order (each sample read once, and only until the
 // answer is found). When no segment size fits, it returns the plan for one
 // segment of all samples with Fits false.
-func SearchSegmentSize(n, nodes int, budgetRows int64, cold func(i int) ([]int32, error)) (SegmentPlan, error) {
-	s, err := NewSegmentSearcher(n, nodes, budgetRows)
+func searchSegmentSize(n, nodes int, budgetRows int64, cold func(i int) ([]int32, error)) (segmentPlan, error) {
+	s, err := newSegmentSearcher(n, nodes, budgetRows)
 	if err != nil {
-		return SegmentPlan{}, err
+		return segmentPlan{}, err
 	}
-	var p SegmentPlan
+	var p segmentPlan
 	for i := 0; i < n; i++ {
 		ids, err := cold(i)
 		if err != nil {
-			return SegmentPlan{}, err
+			return segmentPlan{}, err
 		}
 		if p, err = s.Add(ids); err != nil {
-			return SegmentPlan{}, err
+			return segmentPlan{}, err
 		}
 		if p.Fits {
 			return p, nil
@@ -138,9 +138,9 @@ func SearchSegmentSize(n, nodes int, budgetRows int64, cold func(i int) ([]int32
 	return p, nil
 }
 
-// ColdInputs appends to dst[:0] the inputs not in a memory tier (slot -1):
+// coldInputs appends to dst[:0] the inputs not in a memory tier (slot -1):
 // Algorithm 2's Vi − Vc − Vg.
-func ColdInputs(inputs []int64, slot []int32, dst []int32) []int32 {
+func coldInputs(inputs []int64, slot []int32, dst []int32) []int32 {
 	dst = dst[:0]
 	for _, v := range inputs {
 		if slot[v] < 0 {

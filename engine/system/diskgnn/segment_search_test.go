@@ -72,7 +72,7 @@ func TestSegmentSearchEqualsExhaustive(t *testing.T) {
 			budget = int64(r.IntN(nodes * n))
 		}
 		reads := 0
-		p, err := SearchSegmentSize(n, nodes, budget, func(i int) ([]int32, error) {
+		p, err := searchSegmentSize(n, nodes, budget, func(i int) ([]int32, error) {
 			if i != reads {
 				t.Fatalf("sample %d read out of order (expected %d)", i, reads)
 			}
@@ -115,7 +115,7 @@ func TestSegmentSearchPeriodic(t *testing.T) {
 		}
 	}
 	// true rows for segment size 4 = 3 × (10 shared + 20 private) = 90
-	p, err := SearchSegmentSize(len(samples), 400, 90, func(i int) ([]int32, error) { return samples[i], nil })
+	p, err := searchSegmentSize(len(samples), 400, 90, func(i int) ([]int32, error) { return samples[i], nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,20 +123,20 @@ func TestSegmentSearchPeriodic(t *testing.T) {
 		t.Fatalf("plan %+v, want size 4, m 10, 90 rows", p)
 	}
 	// one row less than that needs larger segments; none is smaller than 90
-	p, _ = SearchSegmentSize(len(samples), 400, 89, func(i int) ([]int32, error) { return samples[i], nil })
+	p, _ = searchSegmentSize(len(samples), 400, 89, func(i int) ([]int32, error) { return samples[i], nil })
 	if p.Fits {
 		t.Fatalf("budget 89 rows fits with %+v", p)
 	}
 }
 
 func TestSegmentSearchBadInput(t *testing.T) {
-	if _, err := NewSegmentSearcher(0, 10, 5); err == nil {
+	if _, err := newSegmentSearcher(0, 10, 5); err == nil {
 		t.Fatal("zero samples accepted")
 	}
-	if _, err := NewSegmentSearcher(1, 10, -1); err == nil {
+	if _, err := newSegmentSearcher(1, 10, -1); err == nil {
 		t.Fatal("negative budget accepted")
 	}
-	s, _ := NewSegmentSearcher(1, 10, 5)
+	s, _ := newSegmentSearcher(1, 10, 5)
 	if _, err := s.Add([]int32{10}); err == nil {
 		t.Fatal("node outside the graph accepted")
 	}

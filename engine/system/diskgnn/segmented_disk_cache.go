@@ -11,7 +11,7 @@ package diskgnn
 // are more than m (the artifact: argsort of the segment's popularity,
 // min(m, |count > 1|) entries).
 //
-// A SegmentBuilder builds one segment at a time in three passes over the
+// A segmentBuilder builds one segment at a time in three passes over the
 // segment's samples, reading each sample's input nodes again each time
 // rather than keeping them in memory:
 //
@@ -25,9 +25,9 @@ import (
 	"slices"
 )
 
-// SegmentBuilder holds the node-sized scratch of the segment passes.
-type SegmentBuilder struct {
-	slot    []int32 // TierPlan.Slot
+// segmentBuilder holds the node-sized scratch of the segment passes.
+type segmentBuilder struct {
+	slot    []int32 // tierPlan.Slot
 	slots   int32   // cached nodes (slots in use)
 	m       int64
 	hashes  int
@@ -36,18 +36,18 @@ type SegmentBuilder struct {
 	loc     []int32 // per node: row in this segment's disk cache, or -1
 	touched []int32
 	entries []int32 // this segment's disk cache, file order
-	mh      *MinHasher
+	mh      *minHasher
 	scratch []int32
 	pairs   []posPair
 }
 
 type posPair struct{ key, pos int32 }
 
-// NewSegmentBuilder prepares segment passes for the tier plan's slot table,
+// newSegmentBuilder prepares segment passes for the tier plan's slot table,
 // at most m disk-cache entries per segment, MinHash with hashes functions
 // and seed.
-func NewSegmentBuilder(plan *TierPlan, m int64, hashes int, seed uint64) *SegmentBuilder {
-	b := &SegmentBuilder{slot: plan.Slot, slots: int32(plan.Cached()), m: m, hashes: hashes, seed: seed,
+func newSegmentBuilder(plan *tierPlan, m int64, hashes int, seed uint64) *segmentBuilder {
+	b := &segmentBuilder{slot: plan.Slot, slots: int32(plan.Cached()), m: m, hashes: hashes, seed: seed,
 		count: make([]int32, len(plan.Slot)), loc: make([]int32, len(plan.Slot))}
 	for i := range b.loc {
 		b.loc[i] = -1
@@ -56,7 +56,7 @@ func NewSegmentBuilder(plan *TierPlan, m int64, hashes int, seed uint64) *Segmen
 }
 
 // Count is pass 1 for one sample of the segment.
-func (b *SegmentBuilder) Count(inputs []int64) {
+func (b *segmentBuilder) Count(inputs []int64) {
 	for _, v := range inputs {
 		if b.slot[v] >= 0 {
 			continue
@@ -71,7 +71,7 @@ func (b *SegmentBuilder) Count(inputs []int64) {
 // Choose ends pass 1: it selects the segment's disk-cache entries (nodes
 // accessed more than once, at most m, most accessed first, ties by id) and
 // starts MinHash over the segment's samples (n of them).
-func (b *SegmentBuilder) Choose(n int, segment int) error {
+func (b *segmentBuilder) Choose(n int, segment int) error {
 	b.entries = b.entries[:0]
 	for _, v := range b.touched {
 		if b.count[v] > 1 {
@@ -91,12 +91,12 @@ func (b *SegmentBuilder) Choose(n int, segment int) error {
 		b.loc[v] = int32(i) // entry index until Reorder
 	}
 	var err error
-	b.mh, err = NewMinHasher(len(b.entries), n, b.hashes, b.seed+uint64(segment)*0x9e3779b97f4a7c15)
+	b.mh, err = newMinHasher(len(b.entries), n, b.hashes, b.seed+uint64(segment)*0x9e3779b97f4a7c15)
 	return err
 }
 
 // Hash is pass 2 for sample i (0-based within the segment).
-func (b *SegmentBuilder) Hash(i int, inputs []int64) error {
+func (b *segmentBuilder) Hash(i int, inputs []int64) error {
 	b.scratch = b.scratch[:0]
 	for _, v := range inputs {
 		if e := b.loc[v]; e >= 0 {
@@ -108,7 +108,7 @@ func (b *SegmentBuilder) Hash(i int, inputs []int64) error {
 
 // Reorder ends pass 2: it sorts the entries by MinHash signature and
 // returns them in disk-cache file order (valid until Done).
-func (b *SegmentBuilder) Reorder() []int32 {
+func (b *segmentBuilder) Reorder() []int32 {
 	order := b.mh.Order()
 	sorted := make([]int32, len(order))
 	for p, e := range order {
@@ -125,7 +125,7 @@ func (b *SegmentBuilder) Reorder() []int32 {
 // Classify is pass 3 for one sample: it fills h's lists (h.Batch and
 // h.Segment are the caller's) and appends the packed node ids, ascending,
 // to packed[:0].
-func (b *SegmentBuilder) Classify(inputs []int64, h *ChunkHeader, packed []int32) ([]int32, error) {
+func (b *segmentBuilder) Classify(inputs []int64, h *chunkHeader, packed []int32) ([]int32, error) {
 	if len(inputs) > 1<<31-1 {
 		return packed, fmt.Errorf("diskgnn: %d inputs in one sample", len(inputs))
 	}
@@ -163,7 +163,7 @@ func (b *SegmentBuilder) Classify(inputs []int64, h *ChunkHeader, packed []int32
 }
 
 // Done clears the segment's state for the next one.
-func (b *SegmentBuilder) Done() {
+func (b *segmentBuilder) Done() {
 	for _, v := range b.touched {
 		b.count[v] = 0
 		b.loc[v] = -1
@@ -173,4 +173,4 @@ func (b *SegmentBuilder) Done() {
 }
 
 // Slots is the number of memory-tier slots (for chunk validation).
-func (b *SegmentBuilder) Slots() int32 { return b.slots }
+func (b *segmentBuilder) Slots() int32 { return b.slots }

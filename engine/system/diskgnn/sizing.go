@@ -21,7 +21,7 @@ package diskgnn
 //     q + 2 partial inputs (the features read from disk, in host memory)
 //     and q + 2 graph samples — the readers' staging, and the CPU cache
 //     gets the rest. A partial input is as large as the most cold rows of
-//     any batch, which depends on the cache size (RankProfile.MaxCold), so
+//     any batch, which depends on the cache size (rankProfile.MaxCold), so
 //     the plan tries cache sizes and keeps the largest that fits.
 //   - The complete inputs the assembler builds are GPU memory in the paper
 //     (q + 2 of them): held outside the host budget with the device cache.
@@ -29,7 +29,7 @@ package diskgnn
 //     being filled, one packing partition and one staging window, the
 //     packed ids held between sweeps and 12 bytes per node of tables.
 //
-// Plan is a pure function of its inputs; MinMemory is its least feasible
+// planMemory is a pure function of its inputs; minMemory is its least feasible
 // budget under the most optimistic inputs known before a run.
 
 import (
@@ -39,8 +39,8 @@ import (
 	"outcore/engine/system/kit"
 )
 
-// SizingInput is what the plan depends on.
-type SizingInput struct {
+// sizingInput is what the plan depends on.
+type sizingInput struct {
 	Budget   int64 // host budget, 0 = unlimited
 	Base     int64 // resident base: runtime, indptr, labels, model (if on the host)
 	Reserve  int64 // kept free (kit.ReserveBytes)
@@ -70,8 +70,8 @@ type SizingInput struct {
 	MaxCold func(cached int64) int64
 }
 
-// Plan is the memory plan.
-type Plan struct {
+// plan is the memory plan.
+type plan struct {
 	CPURows, GPURows int64
 	// PartialBytes is one partial-input buffer: a chunk region (header and
 	// packed rows) followed by the disk-cache rows, at most the header and
@@ -102,7 +102,7 @@ const (
 // gpuRows is the device cache: GPURows, or with -1 the rows the device
 // budget holds next to the q + 2 complete inputs; at most the accessed
 // nodes.
-func (in SizingInput) gpuRows() int64 {
+func (in sizingInput) gpuRows() int64 {
 	g := in.GPURows
 	if g < 0 {
 		inputs := int64(max(in.Queue, 1)+2) * in.MaxInputs * in.RowBytes
@@ -114,7 +114,7 @@ func (in SizingInput) gpuRows() int64 {
 	return min(max(g, 0), in.Accessed)
 }
 
-func (in SizingInput) maxCold(cached int64) int64 {
+func (in sizingInput) maxCold(cached int64) int64 {
 	if in.MaxCold == nil {
 		return in.MaxInputs
 	}
@@ -122,8 +122,8 @@ func (in SizingInput) maxCold(cached int64) int64 {
 }
 
 // at evaluates the plan for a host cache of cpu rows.
-func (in SizingInput) at(cpu int64) Plan {
-	p := Plan{Buffers: in.Queue + 2}
+func (in sizingInput) at(cpu int64) plan {
+	p := plan{Buffers: in.Queue + 2}
 	p.GPURows = in.gpuRows()
 	p.CPURows = min(cpu, in.Accessed-p.GPURows)
 	cold := in.maxCold(p.GPURows + p.CPURows)
@@ -143,11 +143,11 @@ func (in SizingInput) at(cpu int64) Plan {
 	return p
 }
 
-// PlanMemory chooses the caches: with CPURows -1 the largest host cache
+// planMemory chooses the caches: with CPURows -1 the largest host cache
 // (among 257 evenly spaced sizes up to what is left to cache) whose plan
 // fits the budget; without a budget the host caches every accessed row the
 // device cache does not.
-func PlanMemory(in SizingInput) Plan {
+func planMemory(in sizingInput) plan {
 	in.Queue = max(in.Queue, 1)
 	in.Accessed = max(in.Accessed, 0)
 	var cands []int64
@@ -162,8 +162,8 @@ func PlanMemory(in SizingInput) Plan {
 			cands = append(cands, most*k/256)
 		}
 	}
-	best := Plan{}
-	least := Plan{MinBudget: math.MaxInt64}
+	best := plan{}
+	least := plan{MinBudget: math.MaxInt64}
 	found := false
 	for _, c := range cands {
 		p := in.at(c)
@@ -183,7 +183,7 @@ func PlanMemory(in SizingInput) Plan {
 	return best
 }
 
-// PlanMemoryQueues is PlanMemory that shortens the pipeline's queues to
+// planMemoryQueues is planMemory that shortens the pipeline's queues to
 // one batch when the paper's depth (in.Queue, §6: 2) cannot fit the budget
 // and the depth was not chosen by the user (fixed false). §4 sizes the CPU
 // cache from what is left after "reserving the memory to assemble the graph
@@ -192,28 +192,28 @@ func PlanMemory(in SizingInput) Plan {
 // and the queue depth it was made for; a run whose depth differs from §6's
 // records it as a deviation. paperLeast is the least budget of the
 // asked depth (its plan's MinBudget), for the deviation's message.
-func PlanMemoryQueues(in SizingInput, fixed bool) (p Plan, queue int, paperLeast int64) {
+func planMemoryQueues(in sizingInput, fixed bool) (p plan, queue int, paperLeast int64) {
 	in.Queue = max(in.Queue, 1)
-	p = PlanMemory(in)
+	p = planMemory(in)
 	if p.Feasible || fixed || in.Queue == 1 {
 		return p, in.Queue, p.MinBudget
 	}
 	short := in
 	short.Queue = 1
-	if q := PlanMemory(short); q.Feasible {
+	if q := planMemory(short); q.Feasible {
 		return q, 1, p.MinBudget
 	}
 	return p, in.Queue, p.MinBudget
 }
 
 // String is a one-line summary in MiB.
-func (p Plan) String() string {
+func (p plan) String() string {
 	return fmt.Sprintf("cpu cache %d rows, gpu cache %d rows; %d buffers of each kind: partial %d MiB, graph %d MiB, input %d MiB (device); host peak train %d MiB, prepare %d MiB; device %d MiB",
 		p.CPURows, p.GPURows, p.Buffers, p.PartialBytes>>20, p.GraphBytes>>20, p.InputBytes>>20, p.HostTrain>>20, p.HostPrepare>>20, p.Device>>20)
 }
 
 // minQueue is the shortest queue depth a run with options o may plan with
-// (PlanMemoryQueues).
+// (planMemoryQueues).
 func minQueue(o options) int {
 	if o.queueSet {
 		return o.queue
@@ -221,16 +221,16 @@ func minQueue(o options) int {
 	return 1
 }
 
-// MinMemory is the variant's floor for a host budget (train.Variant's
-// MinMemory): kit.MinBudget over PlanMemory fed kit.EstimateWorkspace and
+// minMemory is the variant's floor for a host budget (train.Variant's
+// minMemory): kit.MinBudget over planMemory fed kit.EstimateWorkspace and
 // the most optimistic inputs known before a run — every cold row served by
 // the caches, graph samples of the seeds alone, a one-row packing
 // partition — so it is a lower bound of what a run needs. The exact plan
 // is made after offline sampling, and a budget it cannot fit is refused
 // then, before training, with its least budget.
-var MinMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
+var minMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
 	seeds := int64(s.WS.MaxInputs)
-	return PlanMemory(SizingInput{
+	return planMemory(sizingInput{
 		Budget:          s.Budget,
 		Base:            s.WS.BaseBytes + s.WS.ArenaBytes + s.WS.StepExtra,
 		Reserve:         kit.ReserveBytes(s.Budget),

@@ -9,8 +9,8 @@ import (
 
 // sizingBase: 1 M nodes of 512 B, 800 K accessed, batches of up to 100 K
 // inputs; a cache of c rows leaves 100 K − c/10 of them cold.
-func sizingBase() SizingInput {
-	return SizingInput{
+func sizingBase() sizingInput {
+	return sizingInput{
 		Base: 40 << 20, Reserve: 32 << 20, Nodes: 1_000_000, RowBytes: 512, Accessed: 800_000,
 		MaxInputs: 100_000, MaxGraphBytes: 5 << 20, Queue: 2, ReaderBytes: 24 << 20,
 		PartBytes: 64 << 20, IDQuota: 16 << 20, GPURows: -1, CPURows: -1,
@@ -21,50 +21,50 @@ func sizingBase() SizingInput {
 func TestPlanMemoryTable(t *testing.T) {
 	cases := []struct {
 		name   string
-		edit   func(*SizingInput)
-		want   Plan // zero fields are not checked
+		edit   func(*sizingInput)
+		want   plan // zero fields are not checked
 		feasib bool
 	}{
 		{
 			// the artifact's split of one total (host + device budget):
 			// the device budget holds 400 K rows next to the four
 			// complete inputs, the host caches the other 400 K accessed
-			name: "roomy", edit: func(in *SizingInput) { in.Budget = 2 << 30; in.Device = 400_000*512 + 4*100_000*512 },
-			want:   Plan{CPURows: 400_000, GPURows: 400_000, HostTrain: 372_622_464, HostPrepare: 484_041_152, Device: 409_600_000, Buffers: 4},
+			name: "roomy", edit: func(in *sizingInput) { in.Budget = 2 << 30; in.Device = 400_000*512 + 4*100_000*512 },
+			want:   plan{CPURows: 400_000, GPURows: 400_000, HostTrain: 372_622_464, HostPrepare: 484_041_152, Device: 409_600_000, Buffers: 4},
 			feasib: true,
 		},
 		{
-			name: "unlimited, no device budget: the host caches everything", edit: func(in *SizingInput) {},
-			want:   Plan{CPURows: 800_000, GPURows: 0},
+			name: "unlimited, no device budget: the host caches everything", edit: func(in *sizingInput) {},
+			want:   plan{CPURows: 800_000, GPURows: 0},
 			feasib: true,
 		},
 		{
-			name: "unlimited host: the device budget's rows on the GPU, the rest on the host", edit: func(in *SizingInput) { in.Device = 4*100_000*512 + 1000*512 },
-			want:   Plan{CPURows: 799_000, GPURows: 1000},
+			name: "unlimited host: the device budget's rows on the GPU, the rest on the host", edit: func(in *sizingInput) { in.Device = 4*100_000*512 + 1000*512 },
+			want:   plan{CPURows: 799_000, GPURows: 1000},
 			feasib: true,
 		},
 		{
 			// the complete inputs are working memory: a device budget
 			// they fill leaves no GPU cache
-			name: "device budget of the inputs alone", edit: func(in *SizingInput) { in.Budget = 2 << 30; in.Device = 4*100_000*512 + 511 },
-			want:   Plan{CPURows: 800_000, GPURows: 0},
+			name: "device budget of the inputs alone", edit: func(in *sizingInput) { in.Budget = 2 << 30; in.Device = 4*100_000*512 + 511 },
+			want:   plan{CPURows: 800_000, GPURows: 0},
 			feasib: true,
 		},
 		{
 			// four partial inputs of every cold row do not fit 100 MiB; the
 			// least budget is the plan without caches
-			name: "cannot fit", edit: func(in *SizingInput) { in.Budget = 100 << 20 },
-			want:   Plan{MinBudget: 331_662_464},
+			name: "cannot fit", edit: func(in *sizingInput) { in.Budget = 100 << 20 },
+			want:   plan{MinBudget: 331_662_464},
 			feasib: false,
 		},
 		{
-			name: "explicit device cache", edit: func(in *SizingInput) { in.Budget = 2 << 30; in.GPURows = 700_000 },
-			want:   Plan{CPURows: 100_000, GPURows: 700_000},
+			name: "explicit device cache", edit: func(in *sizingInput) { in.Budget = 2 << 30; in.GPURows = 700_000 },
+			want:   plan{CPURows: 100_000, GPURows: 700_000},
 			feasib: true,
 		},
 		{
-			name: "explicit host cache", edit: func(in *SizingInput) { in.Budget = 2 << 30; in.CPURows = 1000; in.GPURows = 0 },
-			want:   Plan{CPURows: 1000, GPURows: 0},
+			name: "explicit host cache", edit: func(in *sizingInput) { in.Budget = 2 << 30; in.CPURows = 1000; in.GPURows = 0 },
+			want:   plan{CPURows: 1000, GPURows: 0},
 			feasib: true,
 		},
 	}
@@ -72,7 +72,7 @@ func TestPlanMemoryTable(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := sizingBase()
 			c.edit(&in)
-			p := PlanMemory(in)
+			p := planMemory(in)
 			if p.Feasible != c.feasib {
 				t.Fatalf("feasible %v, want %v: %s", p.Feasible, c.feasib, p)
 			}
@@ -108,7 +108,7 @@ func TestPlanMemoryTight(t *testing.T) {
 		in := sizingBase()
 		in.Budget = budget
 		in.Device = 4*100_000*512 + 100_000*512 // 100 K rows next to the inputs
-		p := PlanMemory(in)
+		p := planMemory(in)
 		if !p.Feasible || max(p.HostTrain, p.HostPrepare) > budget || p.GPURows != 100_000 || p.Device != in.Device {
 			t.Fatalf("budget %d MiB: %s (feasible %v)", budget>>20, p, p.Feasible)
 		}
@@ -136,12 +136,12 @@ func TestMinMemory(t *testing.T) {
 	cfg.Batch = 1000
 	for _, limit := range []int64{512 << 20, 0} {
 		cfg.MemLimitBytes = limit
-		if got := MinMemory(shape, cfg); got != 106_956_040 {
+		if got := minMemory(shape, cfg); got != 106_956_040 {
 			t.Errorf("limit %d: MinMemory %d, want 106956040", limit, got)
 		}
 	}
 	cfg.Options = map[string]string{"io_threads": "0"}
-	if got := MinMemory(shape, cfg); got != 0 {
+	if got := minMemory(shape, cfg); got != 0 {
 		t.Errorf("invalid options: %d, want 0 (Validate reports them)", got)
 	}
 }
@@ -157,8 +157,8 @@ func TestPlanMemoryQueues(t *testing.T) {
 	two, one := in, in
 	one.Queue = 1
 	// least budgets of the two depths, found by kit.MinBudget's bisection
-	least := func(s SizingInput) int64 {
-		return kit.MinBudget(func(b int64) bool { s.Budget = b; return PlanMemory(s).Feasible })
+	least := func(s sizingInput) int64 {
+		return kit.MinBudget(func(b int64) bool { s.Budget = b; return planMemory(s).Feasible })
 	}
 	l2, l1 := least(two), least(one)
 	if l1 >= l2 {
@@ -181,7 +181,7 @@ func TestPlanMemoryQueues(t *testing.T) {
 	for _, c := range cases {
 		s := in
 		s.Budget = c.budget
-		p, q, _ := PlanMemoryQueues(s, c.fixed)
+		p, q, _ := planMemoryQueues(s, c.fixed)
 		if p.Feasible != c.feasible || q != c.wantQueue {
 			t.Errorf("budget %d MiB fixed %v: feasible %v queue %d, want %v %d (%s)", c.budget>>20, c.fixed, p.Feasible, q, c.feasible, c.wantQueue, p)
 		}

@@ -13,7 +13,7 @@ package diskgnn
 // "Such a cache configuration is also optimal in that it minimizes the
 // total number of node features fetched from the disk" (§3): with the
 // accesses known, the static placement by count is what Belady would keep.
-// PlanTiers is that placement; ties in count go to the lower node id so the
+// planTiers is that placement; ties in count go to the lower node id so the
 // plan is deterministic. The artifact keeps one address table over the
 // cached nodes, GPU slots first (train_multi_thread.py init_cache); Slot is
 // that table.
@@ -23,8 +23,8 @@ import (
 	"math"
 )
 
-// TierPlan is the placement of the memory tiers.
-type TierPlan struct {
+// tierPlan is the placement of the memory tiers.
+type tierPlan struct {
 	// GPU are the node ids of the device cache, most accessed first; GPU[i]
 	// is in slot i.
 	GPU []int32
@@ -36,15 +36,15 @@ type TierPlan struct {
 }
 
 // Cached reports the number of cached nodes (both memory tiers).
-func (p *TierPlan) Cached() int { return len(p.GPU) + len(p.CPU) }
+func (p *tierPlan) Cached() int { return len(p.GPU) + len(p.CPU) }
 
 // InGPU reports whether slot s is a device-cache slot.
-func (p *TierPlan) InGPU(s int32) bool { return s >= 0 && int(s) < len(p.GPU) }
+func (p *tierPlan) InGPU(s int32) bool { return s >= 0 && int(s) < len(p.GPU) }
 
-// PopularityOrder returns the nodes with at least one access, most
+// popularityOrder returns the nodes with at least one access, most
 // accessed first, ties by ascending id (a stable counting sort over the
 // counts, O(nodes + max count)).
-func PopularityOrder(counts []int32) []int32 {
+func popularityOrder(counts []int32) []int32 {
 	maxc := int32(0)
 	for _, c := range counts {
 		maxc = max(maxc, c)
@@ -73,21 +73,21 @@ func PopularityOrder(counts []int32) []int32 {
 	return out
 }
 
-// PlanTiers places the gpuRows most accessed nodes in the device cache and
+// planTiers places the gpuRows most accessed nodes in the device cache and
 // the next cpuRows in the host cache. Nodes never accessed are never
 // cached, so a tier may come out smaller than asked. counts has one entry
 // per node.
-func PlanTiers(counts []int32, gpuRows, cpuRows int64) (TierPlan, error) {
+func planTiers(counts []int32, gpuRows, cpuRows int64) (tierPlan, error) {
 	if gpuRows < 0 || cpuRows < 0 {
-		return TierPlan{}, fmt.Errorf("diskgnn: negative cache rows (gpu %d, cpu %d)", gpuRows, cpuRows)
+		return tierPlan{}, fmt.Errorf("diskgnn: negative cache rows (gpu %d, cpu %d)", gpuRows, cpuRows)
 	}
 	if int64(len(counts)) > math.MaxInt32 {
-		return TierPlan{}, fmt.Errorf("diskgnn: %d nodes exceed the int32 address tables", len(counts))
+		return tierPlan{}, fmt.Errorf("diskgnn: %d nodes exceed the int32 address tables", len(counts))
 	}
-	order := PopularityOrder(counts)
+	order := popularityOrder(counts)
 	g := min(gpuRows, int64(len(order)))
 	c := min(cpuRows, int64(len(order))-g)
-	p := TierPlan{GPU: order[:g:g], CPU: order[g : g+c : g+c], Slot: make([]int32, len(counts))}
+	p := tierPlan{GPU: order[:g:g], CPU: order[g : g+c : g+c], Slot: make([]int32, len(counts))}
 	for i := range p.Slot {
 		p.Slot[i] = -1
 	}
@@ -97,22 +97,22 @@ func PlanTiers(counts []int32, gpuRows, cpuRows int64) (TierPlan, error) {
 	return p, nil
 }
 
-// RankProfile summarises every sample's inputs by popularity rank, so that
+// rankProfile summarises every sample's inputs by popularity rank, so that
 // the rows a sample must read from disk (its partial input, §5.3 ①) can be
 // bounded for any cache size without reading the samples again: the CPU
 // cache is sized by "reserving the memory to assemble the graph samples
 // and node features of several mini-batches" (§4), and that memory depends
 // on how many of each batch's features the caches miss.
-type RankProfile struct {
+type rankProfile struct {
 	rank  []int32 // per node: popularity rank, or MaxInt32 if never accessed
 	width int64   // ranks per bucket
 	hist  [][]int32
 }
 
-// NewRankProfile prepares a profile of samples samples over the popularity
-// order (PopularityOrder) of nodes nodes, with buckets rank buckets.
-func NewRankProfile(order []int32, nodes int64, samples, buckets int) *RankProfile {
-	p := &RankProfile{rank: make([]int32, nodes), hist: make([][]int32, samples)}
+// newRankProfile prepares a profile of samples samples over the popularity
+// order (popularityOrder) of nodes nodes, with buckets rank buckets.
+func newRankProfile(order []int32, nodes int64, samples, buckets int) *rankProfile {
+	p := &rankProfile{rank: make([]int32, nodes), hist: make([][]int32, samples)}
 	for i := range p.rank {
 		p.rank[i] = math.MaxInt32
 	}
@@ -128,7 +128,7 @@ func NewRankProfile(order []int32, nodes int64, samples, buckets int) *RankProfi
 }
 
 // Add records sample g's inputs.
-func (p *RankProfile) Add(g int, inputs []int64) {
+func (p *rankProfile) Add(g int, inputs []int64) {
 	h := p.hist[g]
 	last := int64(len(h) - 1)
 	for _, v := range inputs {
@@ -138,7 +138,7 @@ func (p *RankProfile) Add(g int, inputs []int64) {
 
 // MaxCold bounds, over all samples, the inputs not among the cached most
 // popular nodes (rows from disk), rounding the cache down to a bucket.
-func (p *RankProfile) MaxCold(cached int64) int64 {
+func (p *rankProfile) MaxCold(cached int64) int64 {
 	from := cached / p.width
 	var most int64
 	for _, h := range p.hist {
@@ -152,4 +152,4 @@ func (p *RankProfile) MaxCold(cached int64) int64 {
 }
 
 // Release drops the rank table (the histograms stay).
-func (p *RankProfile) Release() { p.rank = nil }
+func (p *rankProfile) Release() { p.rank = nil }

@@ -23,7 +23,7 @@ func TestPlanTiersTable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := PlanTiers(c.counts, c.gpu, c.cpu)
+			p, err := planTiers(c.counts, c.gpu, c.cpu)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,7 +49,7 @@ func TestPlanTiersTable(t *testing.T) {
 			}
 		})
 	}
-	if _, err := PlanTiers([]int32{1}, -1, 0); err == nil {
+	if _, err := planTiers([]int32{1}, -1, 0); err == nil {
 		t.Fatal("negative rows accepted")
 	}
 }
@@ -72,7 +72,7 @@ func TestPopularityOrderMatchesSort(t *testing.T) {
 			}
 		}
 		sort.SliceStable(want, func(a, b int) bool { return counts[want[a]] > counts[want[b]] })
-		if got := PopularityOrder(counts); !slices.Equal(got, want) {
+		if got := popularityOrder(counts); !slices.Equal(got, want) {
 			t.Fatalf("trial %d: %v, want %v", trial, got, want)
 		}
 	}

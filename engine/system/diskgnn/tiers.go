@@ -13,25 +13,25 @@ package diskgnn
 
 import "fmt"
 
-// Store is the memory part of the four-level feature store: the device
-// ("GPU") cache and the host ("CPU") cache rows, in TierPlan slot order.
-type Store struct {
+// store is the memory part of the four-level feature store: the device
+// ("GPU") cache and the host ("CPU") cache rows, in tierPlan slot order.
+type store struct {
 	Dim  int
 	GPU  []float32 // len(plan.GPU) × Dim
 	CPU  []float32 // len(plan.CPU) × Dim
 	gpuN int32
 }
 
-// NewStore wraps cache memory for plan (gpu and cpu must hold its rows).
-func NewStore(plan *TierPlan, dim int, gpu, cpu []float32) (*Store, error) {
+// newStore wraps cache memory for plan (gpu and cpu must hold its rows).
+func newStore(plan *tierPlan, dim int, gpu, cpu []float32) (*store, error) {
 	if len(gpu) < len(plan.GPU)*dim || len(cpu) < len(plan.CPU)*dim {
 		return nil, fmt.Errorf("diskgnn: cache memory %d+%d floats for %d+%d rows of %d", len(gpu), len(cpu), len(plan.GPU), len(plan.CPU), dim)
 	}
-	return &Store{Dim: dim, GPU: gpu[:len(plan.GPU)*dim], CPU: cpu[:len(plan.CPU)*dim], gpuN: int32(len(plan.GPU))}, nil
+	return &store{Dim: dim, GPU: gpu[:len(plan.GPU)*dim], CPU: cpu[:len(plan.CPU)*dim], gpuN: int32(len(plan.GPU))}, nil
 }
 
 // Row returns the cached row in slot s.
-func (s *Store) Row(slot int32) []float32 {
+func (s *store) Row(slot int32) []float32 {
 	d := s.Dim
 	if slot < s.gpuN {
 		return s.GPU[int(slot)*d : int(slot+1)*d]
@@ -41,19 +41,19 @@ func (s *Store) Row(slot int32) []float32 {
 }
 
 // Fill copies row (dim floats) into slot s (pre-processing).
-func (s *Store) Fill(slot int32, row []float32) { copy(s.Row(slot), row) }
+func (s *store) Fill(slot int32, row []float32) { copy(s.Row(slot), row) }
 
-// TierHits counts where a batch's input rows came from.
-type TierHits struct {
+// tierHits counts where a batch's input rows came from.
+type tierHits struct {
 	GPU, CPU, Disk, Packed int64
 }
 
 // Assemble writes the batch input x (h.Inputs × Dim floats) from the
 // caches, the packed rows (in chunk order) and the disk-cache rows (in
 // h.DiskLoc order) of the partial input.
-func (s *Store) Assemble(h *ChunkHeader, packed, disk, x []float32) (TierHits, error) {
+func (s *store) Assemble(h *chunkHeader, packed, disk, x []float32) (tierHits, error) {
 	d := s.Dim
-	var th TierHits
+	var th tierHits
 	if len(x) < int(h.Inputs)*d || len(packed) < len(h.PackedPos)*d || len(disk) < len(h.DiskPos)*d {
 		return th, fmt.Errorf("diskgnn: assemble batch %d: buffers too small", h.Batch)
 	}

@@ -16,7 +16,7 @@ import (
 const Name = "diskgnn"
 
 func init() {
-	kit.Register(train.Variant{Name: Name, Order: 50, MinMemory: MinMemory, New: kit.Factory(newDiskGNN),
+	kit.Register(train.Variant{Name: Name, Order: 50, MinMemory: minMemory, New: kit.Factory(newDiskGNN),
 		Paper:   "DiskGNN: Bridging I/O Efficiency and Model Accuracy for Out-of-Core GNN Training (arXiv:2405.05231)",
 		Summary: "offline sampling, four-level feature store (device/host caches, segmented disk cache, packed chunks), batched packing, four-stage pipeline",
 		NestedStages: map[string]string{
