@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { systest.Main(m) }
 // variant that samples its own mini-batches (OwnSampling) must train to
 // other losses and still learn.
 func TestVariantsTrainTheSameModel(t *testing.T) {
-	ref := systest.Run(t, systest.Config(t, train.ReferenceName, nil))
+	ref := systest.Reference(t)
 	refLoss := ref.Losses()
 	best := ref.Summary.BestValAcc
 	if best < 0.5 { // 4 classes: chance is 0.25

@@ -27,7 +27,7 @@ var smallTiers = map[string]string{"gpu_cache": "16KiB", "cpu_cache": "32KiB", "
 // rows (equal losses, bit for bit), and its records carry every tier and
 // counter; the sequential mode (Table 5's baseline) trains the same model.
 func TestFourTiersTrainTheReferenceModel(t *testing.T) {
-	ref := systest.Run(t, systest.Config(t, train.ReferenceName, nil))
+	ref := systest.Reference(t)
 	r := systest.Run(t, systest.Config(t, Name, smallTiers))
 	if got, want := r.Losses(), ref.Losses(); !slices.Equal(got, want) {
 		t.Fatalf("losses %v, reference %v", got, want)

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { systest.Main(m) }
 // no neighbour cache at all (a budget below its address table), which asks
 // for the same neighbour lists.
 func TestGinexMatchesReference(t *testing.T) {
-	ref := systest.Run(t, systest.Config(t, train.ReferenceName, nil))
+	ref := systest.Reference(t)
 	lists := map[string]int64{}
 	for _, c := range []struct {
 		name string
@@ -92,7 +92,7 @@ func TestGinexStages(t *testing.T) {
 // once as the device tier at its first use, so device-tier rows plus cache
 // hits are the lookups and the rows from the device cover the device tier.
 func TestCachePolicies(t *testing.T) {
-	ref := systest.Run(t, systest.Config(t, train.ReferenceName, nil))
+	ref := systest.Reference(t)
 	hits := map[string]int64{}
 	for _, policy := range []string{policyBelady, policyStatic} {
 		t.Run(policy, func(t *testing.T) {

@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { systest.Main(m) }
 // epoch, learns, and reports its mechanisms; a buffer smaller than the
 // graph hides edges (the bias), a buffer of every partition hides none.
 func TestMariusGNNRuns(t *testing.T) {
-	ref := systest.Run(t, systest.Config(t, train.ReferenceName, nil))
+	ref := systest.Reference(t)
 	nTrain := int64(0)
 	{
 		ds, err := dataset.OpenByName(mustDataDir(t), systest.Dataset(t))

@@ -195,3 +195,11 @@ func HasDeviation(ds []string, part string) bool {
 	}
 	return false
 }
+
+// Reference runs the reference system (train.ReferenceName) with the
+// default configuration over the shared dataset: the run a variant's
+// losses are compared with.
+func Reference(t testing.TB) Result {
+	t.Helper()
+	return Run(t, Config(t, train.ReferenceName, nil))
+}
