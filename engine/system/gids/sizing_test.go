@@ -5,11 +5,12 @@ import (
 
 	"outcore/engine/sample"
 	"outcore/engine/system/kit"
+	"outcore/engine/system/systest"
 	"outcore/engine/train"
 )
 
 // medium is the shape of the `medium` preset (2 Mi nodes, 128 dims).
-var medium = train.DatasetShape{Nodes: 2097152, Edges: 31486938, FeatureDim: 128, Classes: 32, Train: 104841}
+var medium = systest.MediumShape
 
 // defaultOptions parses opts; a gpu_cache not given is 10 % of the table
 // (the automatic cache, sized from the device budget in Prepare, is

@@ -5,10 +5,12 @@ import (
 
 	"outcore/engine/sample"
 	"outcore/engine/system/kit"
+	"outcore/engine/system/systest"
 	"outcore/engine/train"
 )
 
-var medium = train.DatasetShape{Nodes: 2097152, Edges: 31486938, FeatureDim: 128, Classes: 32, Train: 104841}
+// medium is the shape of the `medium` preset (2 Mi nodes, 128 dims).
+var medium = systest.MediumShape
 
 // parsed parses opts for a run whose device budget holds a tenth of the
 // medium feature table on the GPU next to TestPlan's batches in flight.

@@ -203,3 +203,7 @@ func Reference(t testing.TB) Result {
 	t.Helper()
 	return Run(t, Config(t, train.ReferenceName, nil))
 }
+
+// MediumShape is the shape of the `medium` dataset preset (2 Mi nodes, 128
+// dims): the fixture of the sizing tables that size a run at its scale.
+var MediumShape = train.DatasetShape{Nodes: 2097152, Edges: 31486938, FeatureDim: 128, Classes: 32, Train: 104841}
