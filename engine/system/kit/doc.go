@@ -17,7 +17,8 @@
 //     Go memory limit, one profiled step held outside the budget, the
 //     limit again for the planned heap), the reserve kept free
 //     (ReserveBytes), and the lower-bound workspace and search behind each
-//     variant's MinMemory (EstimateWorkspace, MinBudget);
+//     variant's MinMemory (EstimateWorkspace, MinBudget); ProfileStage,
+//     profiling recorded as the stage profile_s; TopologyBytes;
 //   - profile.go: profiling of one training step (ProfileWorkspace, Ginex
 //     §3.5's "short offline profiling") and its accounting (PlanStep,
 //     pure);
