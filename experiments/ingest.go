@@ -216,6 +216,20 @@ func (g *ingester) feed(line []byte) { g.handleSafe(line, 0) }
 // arrival (receive).
 func (g *ingester) watchGroup(grp *cgroup.Group) { g.arrival.Store(grp) }
 
+// settle stores what a Slurm run's ingester (whose loop never runs) still
+// holds, pending or queued behind a refusal, retrying until it is stored
+// or stop ends (the server is stopping); it reports whether all of it was
+// stored. The second round stores the event that the store's refusal
+// leaves when it ends (caughtUp).
+func (g *ingester) settle(stop context.Context) bool {
+	g.stop = stop
+	for range 2 {
+		g.flush(nil)
+		g.finish()
+	}
+	return len(g.queue) == 0
+}
+
 // closeAndWait ends the input of a started ingester and waits until its
 // loop has stored (or, at shutdown, given up on) everything queued.
 func (g *ingester) closeAndWait() {
@@ -313,8 +327,12 @@ func (g *ingester) finish() {
 			g.unstored = len(g.queue)
 			g.mu.Unlock()
 			if n := len(g.queue); n > 0 {
+				from := g.log.path
+				if g.position != nil {
+					from = "the records file from its committed offset"
+				}
 				g.m.opts.Logf("run %d: %d record write(s) not stored at shutdown (last error: %s); the next start ingests %s",
-					g.run.ID, n, g.lastError(), g.log.path)
+					g.run.ID, n, g.lastError(), from)
 			}
 			if n := g.log.pending(); n > 0 {
 				g.m.opts.Logf("run %d: %d record line(s) could be neither stored nor logged and are lost", g.run.ID, n)

@@ -418,6 +418,13 @@ func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, ta
 			s.ingest(r, ing, tail, pos, true)
 		}
 	}
+	// Every record read is stored before the outcome (a store that
+	// refuses writes is retried); a queue process that stops first leaves
+	// the run running, for the next one to read on from the committed
+	// offset.
+	if !ing.settle(ctx) {
+		return runOutcome{left: true}
+	}
 	dir := tail.dir
 	sumOutcome, sumErr := ing.summaryOutcome()
 	mp := JobOutcome(info, sumOutcome, sumErr, cancel)
