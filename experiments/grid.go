@@ -39,7 +39,9 @@ var AxisNames = []string{AxisRepeat, AxisSystem, AxisModel, AxisFeatureDim, Axis
 //	          "mem_limit": ["256MiB", "512MiB", "1GiB"], "repeat": 2}}
 //
 // "executor" ("local" or "slurm") and "slurm" (SlurmGrid) say where the
-// runs run. Every other top-level key besides "name" and "axes" is a field of the run
+// runs run. "skip_infeasible": true queues the cells that can start and
+// records the others (a memory limit below the variant's floor) as
+// refused, each with its reason; without it such a cell refuses the grid. Every other top-level key besides "name" and "axes" is a field of the run
 // configuration (engine/train.Config: dataset, model, epochs, hidden, lr,
 // io, options, ...), shared by all runs. Each axis lists values for one
 // field; the runs are the cartesian product of the axes, each repeated
@@ -71,6 +73,9 @@ type Grid struct {
 	// RunOrderSeed its "run_order_seed" (run_order.go).
 	RunOrder     string
 	RunOrderSeed *int64
+	// SkipInfeasible is the grid's "skip_infeasible": cells that cannot
+	// start are recorded as refused instead of refusing the grid.
+	SkipInfeasible bool
 	// topLevel maps an axis given once at the top level to its key there.
 	topLevel map[string]string
 }
@@ -128,6 +133,10 @@ func ParseGrid(b []byte) (*Grid, error) {
 		case "run_order", "run_order_seed":
 			if msg := parseRunOrderKey(g, k, v); msg != "" {
 				ps.add(k, "%s", msg)
+			}
+		case "skip_infeasible":
+			if err := json.Unmarshal(v, &g.SkipInfeasible); err != nil {
+				ps.add("skip_infeasible", "skip_infeasible: want true or false")
 			}
 		default:
 			g.Base[k] = v
@@ -235,6 +244,9 @@ func (g *Grid) JSON() json.RawMessage {
 	}
 	if g.RunOrderSeed != nil {
 		m["run_order_seed"] = *g.RunOrderSeed
+	}
+	if g.SkipInfeasible {
+		m["skip_infeasible"] = true
 	}
 	axes := map[string]any{"repeat": g.Axes.Repeat}
 	a := g.Axes

@@ -308,8 +308,19 @@ func (m *Manager) Check(g *Grid, pending map[string]dataset.Meta) []Problem {
 	ps := problems(g.Problems())
 	_, exec := m.chooseExecutor(g, CreateOptions{})
 	ps = append(ps, exec...)
-	_, _, more := plan(g, m.world(pending), len(ps) == 0)
+	_, _, more, _ := plan(g, m.world(pending), len(ps) == 0)
 	return append(ps, more...)
+}
+
+// Refusals lists the cells of g that cannot start under their memory
+// limit, each with its reason: the same check Create makes (plan with
+// train.MinMemoryFor and the data directory), for the form's cell matrix.
+func (m *Manager) Refusals(g *Grid, pending map[string]dataset.Meta) []store.RefusedCell {
+	if len(g.Problems()) > 0 {
+		return nil
+	}
+	_, _, _, refused := plan(g, m.world(pending), true)
+	return refused
 }
 
 func (m *Manager) world(pending map[string]dataset.Meta) world {
@@ -332,7 +343,7 @@ func (m *Manager) CreateWith(ctx context.Context, gridJSON []byte, co CreateOpti
 	ps := problems(ProblemsOf(err))
 	executor, more := m.chooseExecutor(g, co)
 	ps = append(ps, more...)
-	specs, datasets, more := plan(g, m.world(nil), len(ps) == 0)
+	specs, datasets, more, refused := plan(g, m.world(nil), len(ps) == 0)
 	if g.Frontier != nil && len(ps)+len(more) == 0 {
 		more = append(more, m.firstProbes(g, specs, datasets)...) // frontier.go: the first probe of every cell
 	}
@@ -343,7 +354,7 @@ func (m *Manager) CreateWith(ctx context.Context, gridJSON []byte, co CreateOpti
 	if err != nil {
 		return store.Experiment{}, fmt.Errorf("encode base config: %w", err)
 	}
-	e := store.Experiment{Name: g.Name, Dataset: g.Dataset, Grid: g.Raw, BaseConfig: base}
+	e := store.Experiment{Name: g.Name, Dataset: g.Dataset, Grid: g.Raw, BaseConfig: base, Refused: refused}
 	err = m.update(ctx, func(tx *store.Tx) error {
 		for _, d := range datasets {
 			if !d.Exists {
@@ -373,11 +384,14 @@ func (m *Manager) CreateWith(ctx context.Context, gridJSON []byte, co CreateOpti
 			}
 		}
 		msg := fmt.Sprintf("created with %d runs", len(specs))
+		if len(refused) > 0 {
+			msg += fmt.Sprintf(", %d cell(s) refused: they cannot start (e.g. %s)", len(refused), refused[0].Reason)
+		}
 		if executor != store.ExecutorLocal {
 			msg += " (executor " + executor + ")"
 		}
 		return tx.AppendEvent(&store.Event{ExperimentID: e.ID, Kind: store.EventExperiment,
-			Msg: msg, Data: eventData(map[string]any{"action": "created", "runs": len(specs), "executor": executor})})
+			Msg: msg, Data: eventData(map[string]any{"action": "created", "runs": len(specs), "refused": len(refused), "executor": executor})})
 	})
 	if err != nil {
 		return store.Experiment{}, fmt.Errorf("create experiment: %w", err)

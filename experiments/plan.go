@@ -12,6 +12,7 @@ import (
 	"outcore/engine/accel"
 	"outcore/engine/dataset"
 	"outcore/engine/train"
+	"outcore/store"
 )
 
 // RunSpec is one validated run of a grid: its cell, the dataset it trains
@@ -54,7 +55,12 @@ type world struct {
 // registry and expands it into run specs. It lists every problem it finds;
 // the runs are expanded and their configurations checked only when the
 // grid has no other problem (limitsOK: g.Problems() found none).
-func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, problems) {
+//
+// refused are the cells that cannot start under their memory limit
+// (w.minMem, train.MinMemoryFor: the one floor every caller uses), each
+// with its reason; they are not in specs. They are problems too unless the
+// grid skips them (SkipInfeasible) and at least one cell can start.
+func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, problems, []store.RefusedCell) {
 	var ps problems
 	dsDir := dataset.DatasetsDir(w.dataDir)
 	datasets := map[string]datasetInfo{}
@@ -189,14 +195,15 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 		}
 	}
 	if !limitsOK || !haveBase || !variantsOK || len(ps) > 0 {
-		return nil, datasets, ps
+		return nil, datasets, ps, nil
 	}
 
 	absData, err := filepath.Abs(w.dataDir)
 	if err != nil {
 		ps.add("", "data directory %s: %v", w.dataDir, err)
-		return nil, datasets, ps
+		return nil, datasets, ps, nil
 	}
+	var refused []store.RefusedCell
 	cells := g.Cells()
 	specs := make([]RunSpec, 0, len(cells))
 	for _, c := range cells {
@@ -226,16 +233,31 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 		}
 		if limit > 0 && w.minMem != nil {
 			if need := w.minMem(cfg, info.Meta); limit < need {
-				ps.add(AxisMemLimit, "memory limits: %q is %s, below the %s that %s needs to start on %s (%d nodes, %d-dim features)",
-					c.MemLimit, FormatBytes(limit), FormatBytes(need), cfg.System, sp.Dataset, info.Meta.Nodes, info.Meta.FeatureDim)
+				refused = append(refused, store.RefusedCell{Seq: c.Seq, System: sp.System, Dataset: sp.Dataset, Model: sp.Model,
+					MemLimitBytes: limit, NeedBytes: need, FeatureDim: sp.FeatureDim, BatchSize: sp.BatchSize,
+					Fanout: FormatFanout(sp.Fanout), Repeat: c.Repeat,
+					Reason: fmt.Sprintf("%s is below the %s that %s needs to start on %s (%d nodes, %d-dim features)",
+						FormatBytes(limit), FormatBytes(need), cfg.System, sp.Dataset, info.Meta.Nodes, info.Meta.FeatureDim)})
+				if !g.SkipInfeasible {
+					ps.add(AxisMemLimit, "memory limits: %q is %s, below the %s that %s needs to start on %s (%d nodes, %d-dim features)",
+						c.MemLimit, FormatBytes(limit), FormatBytes(need), cfg.System, sp.Dataset, info.Meta.Nodes, info.Meta.FeatureDim)
+				}
+				continue
 			}
 		}
 		specs = append(specs, sp)
 	}
-	if len(ps) > 0 {
-		return nil, datasets, ps
+	switch {
+	case len(refused) > 0 && len(specs) == 0 && g.SkipInfeasible:
+		ps.add(AxisMemLimit, "memory limits: none of the %d runs can start (every limit is below its variant's floor); raise the limits", len(refused))
+	case len(refused) > 0 && !g.SkipInfeasible && len(specs) > 0:
+		ps.add(AxisMemLimit, "memory limits: %d of the %d runs cannot start; skip them (grid key \"skip_infeasible\": true, the form's \"Skip the cells that cannot start\") to run the other %d and record these as refused",
+			len(refused), len(refused)+len(specs), len(specs))
 	}
-	return specs, datasets, nil
+	if len(ps) > 0 {
+		return nil, datasets, ps, refused
+	}
+	return specs, datasets, nil, refused
 }
 
 // limitText writes a resolved limit ("none" for 0).

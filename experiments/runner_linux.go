@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"outcore/engine/dataset"
+	"outcore/engine/train"
 	"outcore/internal/osutil"
 	"outcore/internal/supervise"
 	"outcore/store"
@@ -82,6 +83,12 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) runO
 	}
 	if end, ok := stoppedEnd(ar, start); ok {
 		return ended(end)
+	}
+	// The floor the grid was checked against at creation, again now that
+	// the dataset exists (a derived dataset was just made): the same
+	// check the child makes first (train.CheckFeasible).
+	if err := checkFeasible(r, m.opts.DataDir); err != nil {
+		return failed(start, "refused before it started: %v", err)
 	}
 
 	dropped := false
@@ -331,4 +338,18 @@ func (m *Manager) ensureDataset(ctx context.Context, r store.Run) error {
 		})
 	}
 	return nil
+}
+
+// checkFeasible is train.CheckFeasible of a run's configuration on its
+// dataset (nil when either cannot be read: the child reports that).
+func checkFeasible(r store.Run, dataDir string) error {
+	cfg, err := train.ParseConfig(r.Config)
+	if err != nil {
+		return nil
+	}
+	meta, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(dataDir), r.Dataset))
+	if err != nil {
+		return nil
+	}
+	return train.CheckFeasible(cfg, meta)
 }

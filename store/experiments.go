@@ -32,6 +32,26 @@ type Experiment struct {
 	// sorted.
 	Notes string
 	Tags  []string
+	// Refused are the grid's cells that were not queued because they
+	// cannot start under their memory limit (skipped at creation, each
+	// with its reason).
+	Refused []RefusedCell
+}
+
+// RefusedCell is a grid cell skipped at creation: it could not start
+// (its memory limit is below the variant's floor on its dataset).
+type RefusedCell struct {
+	Seq           int    `json:"seq"`
+	System        string `json:"system"`
+	Dataset       string `json:"dataset"`
+	Model         string `json:"model,omitempty"`
+	MemLimitBytes int64  `json:"mem_limit_bytes"`
+	NeedBytes     int64  `json:"need_bytes"`
+	FeatureDim    int    `json:"feature_dim,omitempty"`
+	BatchSize     int    `json:"batch_size,omitempty"`
+	Fanout        string `json:"fanout,omitempty"`
+	Repeat        int    `json:"repeat"`
+	Reason        string `json:"reason"`
 }
 
 // InsertExperiment inserts e and sets e.ID and e.CreatedAt.
@@ -44,9 +64,16 @@ func (t *Tx) InsertExperiment(e *Experiment) error {
 	if len(base) == 0 {
 		base = json.RawMessage("{}")
 	}
+	refused := []byte("[]")
+	if len(e.Refused) > 0 {
+		var err error
+		if refused, err = json.Marshal(e.Refused); err != nil {
+			return fmt.Errorf("insert experiment: refused cells: %w", err)
+		}
+	}
 	res, err := t.tx.ExecContext(t.ctx,
-		`INSERT INTO experiments(name, dataset, grid_json, base_config_json, created_at) VALUES (?, ?, ?, ?, ?)`,
-		e.Name, e.Dataset, string(grid), string(base), ms(e.CreatedAt))
+		`INSERT INTO experiments(name, dataset, grid_json, base_config_json, created_at, refused_json) VALUES (?, ?, ?, ?, ?, ?)`,
+		e.Name, e.Dataset, string(grid), string(base), ms(e.CreatedAt), string(refused))
 	if err != nil {
 		return fmt.Errorf("insert experiment: %w", err)
 	}
@@ -106,7 +133,8 @@ const experimentListSQL = `
 		coalesce(c.total, 0), coalesce(c.queued, 0), coalesce(c.running, 0), coalesce(c.done, 0),
 		coalesce(c.failed, 0), coalesce(c.oom, 0), coalesce(c.cancelled, 0), coalesce(c.interrupted, 0),
 		coalesce(c.systems, ''), c.first_started, c.last_ended,
-		e.notes, coalesce((SELECT group_concat(tag, char(31)) FROM experiment_tags t WHERE t.experiment_id = e.id), '')
+		e.notes, coalesce((SELECT group_concat(tag, char(31)) FROM experiment_tags t WHERE t.experiment_id = e.id), ''),
+		e.refused_json, coalesce(c.unstarted, 0)
 	FROM experiments e
 	LEFT JOIN (
 		SELECT experiment_id,
@@ -115,6 +143,7 @@ const experimentListSQL = `
 			sum(status = 'done') AS done, sum(status = 'failed') AS failed,
 			sum(status = 'oom') AS oom, sum(status = 'cancelled') AS cancelled,
 			sum(status = 'interrupted') AS interrupted,
+			sum(status = 'cancelled' AND started_at IS NULL) AS unstarted,
 			group_concat(DISTINCT system) AS systems,
 			min(started_at) AS first_started, max(ended_at) AS last_ended
 		FROM runs WHERE superseded = 0
@@ -125,11 +154,15 @@ func scanExperiment(sc interface{ Scan(...any) error }) (Experiment, error) {
 	var e Experiment
 	var grid, base string
 	var created, first, last sql.NullInt64
-	var systems, tags string
+	var systems, tags, refused string
 	c := &e.Counts
 	err := sc.Scan(&e.ID, &e.Name, &e.Dataset, &grid, &base, &created,
 		&c.Total, &c.Queued, &c.Running, &c.Done, &c.Failed, &c.OOM, &c.Cancelled, &c.Interrupted,
-		&systems, &first, &last, &e.Notes, &tags)
+		&systems, &first, &last, &e.Notes, &tags, &refused, &c.CancelledUnstarted)
+	if refused != "" && refused != "[]" {
+		_ = json.Unmarshal([]byte(refused), &e.Refused) // written by InsertExperiment
+	}
+	c.Refused = len(e.Refused)
 	if tags != "" {
 		e.Tags = strings.Split(tags, "\x1f")
 		sort.Strings(e.Tags)

@@ -38,12 +38,22 @@ type StatusCounts struct {
 	OOM         int
 	Cancelled   int
 	Interrupted int
+	// CancelledUnstarted are the cancelled runs that never started (part
+	// of Cancelled): they did not finish, they were dropped.
+	CancelledUnstarted int
+	// Refused are the grid's cells skipped at creation because they
+	// cannot start (Experiment.Refused; not runs, not in Total).
+	Refused int
 }
 
-// Finished is the number of runs that have an outcome.
+// Finished is the number of runs that have an outcome, cancelled runs
+// that never started excluded (they did not run; Dropped counts them).
 func (c StatusCounts) Finished() int {
-	return c.Done + c.Failed + c.OOM + c.Cancelled + c.Interrupted
+	return c.Done + c.Failed + c.OOM + c.Cancelled - c.CancelledUnstarted + c.Interrupted
 }
+
+// Dropped is the number of runs cancelled before they started.
+func (c StatusCounts) Dropped() int { return c.CancelledUnstarted }
 
 // State summarises the experiment: "running" while any run runs, "queued"
 // while runs wait and none runs, "finished" when every run has an outcome,

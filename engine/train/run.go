@@ -109,7 +109,9 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	if err := cfg.ResolveDeviceMem(ds.FeatureBytes()); err != nil {
 		return sum, err
 	}
-	if err := CheckMinMemory(cfg, ShapeOf(ds.Meta)); err != nil {
+	// The same check as the grid's, the CLI's and the dashboard's
+	// (feasible.go), with the first batch probed.
+	if err := CheckFeasible(cfg, ds.Meta); err != nil {
 		return sum, err
 	}
 	labels, err := ds.Labels()

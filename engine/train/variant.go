@@ -296,19 +296,3 @@ func (o Option) check(s string) error {
 	}
 	return nil
 }
-
-// CheckMinMemory refuses a memory budget (cfg.MemLimitBytes, resolved)
-// below the variant's MinMemory on a dataset of shape: a configuration
-// error naming both. Run checks it; the CLI checks it before it places a
-// process in a memory group of that size.
-func CheckMinMemory(cfg Config, shape DatasetShape) error {
-	v, ok := LookupVariant(cfg.System)
-	if !ok || v.MinMemory == nil || cfg.MemLimitBytes <= 0 {
-		return nil
-	}
-	if need := v.MinMemory(shape, cfg); cfg.MemLimitBytes < need {
-		return fmt.Errorf("%w: mem_limit: %d bytes (%.1f MiB) is below the %d bytes (%.1f MiB) that %s needs to start on %s (%d nodes, %d-dim features)",
-			ErrConfig, cfg.MemLimitBytes, float64(cfg.MemLimitBytes)/(1<<20), need, float64(need)/(1<<20), cfg.System, cfg.Dataset, shape.Nodes, shape.FeatureDim)
-	}
-	return nil
-}

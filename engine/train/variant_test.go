@@ -90,25 +90,3 @@ func TestOptionCheck(t *testing.T) {
 		}
 	}
 }
-
-func TestCheckMinMemory(t *testing.T) {
-	RegisterVariant(Variant{Name: "test-floor", New: func(Config) (System, error) { return nil, nil },
-		MinMemory: func(s DatasetShape, _ Config) int64 { return 1000 * s.Nodes }})
-	shape := DatasetShape{Nodes: 1000, FeatureDim: 8}
-	cfg := Config{System: "test-floor", Dataset: "d", MemLimitBytes: 999_999}
-	if err := CheckMinMemory(cfg, shape); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "below the 1000000 bytes") {
-		t.Fatalf("budget below the floor: %v", err)
-	}
-	cfg.MemLimitBytes = 1_000_000
-	if err := CheckMinMemory(cfg, shape); err != nil {
-		t.Fatalf("budget at the floor: %v", err)
-	}
-	cfg.MemLimitBytes = 0 // unlimited
-	if err := CheckMinMemory(cfg, shape); err != nil {
-		t.Fatalf("no budget: %v", err)
-	}
-	cfg.System, cfg.MemLimitBytes = ReferenceName, 1 // no floor of its own
-	if err := CheckMinMemory(cfg, shape); err != nil {
-		t.Fatalf("reference: %v", err)
-	}
-}

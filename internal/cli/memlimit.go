@@ -52,13 +52,14 @@ func resolveMemLimit(cfg train.Config) (int64, error) {
 
 // checkMinMemory refuses, before any process is placed in a memory group,
 // a --mem-limit below the variant's floor on the dataset
-// (train.CheckMinMemory). A dataset whose meta.json cannot be read is left
-// to the run to report.
+// (train.CheckFeasible, the check every caller makes). A dataset whose
+// meta.json cannot be read is left to the run to report.
 func checkMinMemory(cfg train.Config) error {
 	if cfg.MemLimit == "" && cfg.MemLimitBytes <= 0 {
 		return nil
 	}
-	if _, err := dataset.ReadMeta(datasetDir(cfg)); err != nil {
+	m, err := dataset.ReadMeta(datasetDir(cfg))
+	if err != nil {
 		return nil
 	}
 	budget, err := resolveMemLimit(cfg)
@@ -66,12 +67,7 @@ func checkMinMemory(cfg train.Config) error {
 		return err
 	}
 	cfg.MemLimitBytes = budget
-	// the floor with the first mini-batch sampled (a lower bound of M_b)
-	shape, err := train.ProbeShape(cfg)
-	if err != nil {
-		return err
-	}
-	return train.CheckMinMemory(cfg, shape)
+	return train.CheckFeasible(cfg, m)
 }
 
 func datasetDir(cfg train.Config) string {

@@ -111,7 +111,7 @@ func TestTrainFloorSamplesTheFirstBatch(t *testing.T) {
 	}
 	limit := fmt.Sprint(lo + (hi-lo)/2)
 	err = Run(context.Background(), discard, append([]string{"train"}, append(baseArgs(t, "pyg+"), "--mem-limit", limit)...))
-	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), fmt.Sprintf("below the %d bytes", hi)) {
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), fmt.Sprintf("(%d bytes) that pyg+ needs", hi)) {
 		t.Fatalf("limit %s between the floors: err %v", limit, err)
 	}
 }

@@ -71,8 +71,10 @@ type plan struct {
 	// minNeed is what the main loop cannot do without: its heap and batch
 	// input(s) (one unless x_buffers=2), with no slack and no reserve.
 	minNeed int64
-	// feasible: minNeed fits the budget (or there is none). MinMemory is
-	// the least budget where it holds.
+	// feasible: the main loop's peak fits the budget (or there is none):
+	// no overReserve, so a run the plan calls feasible is not one it warns
+	// of an OOM kill (train.CheckFeasible refuses the others before they
+	// start). MinMemory is the least budget where it holds.
 	feasible bool
 }
 
@@ -133,7 +135,7 @@ func size(in sizingInput) plan {
 	if o.xBuffers == 2 {
 		p.minNeed += p.xBytes
 	}
-	p.feasible = in.budget <= 0 || p.minNeed <= in.budget
+	p.feasible = in.budget <= 0 || (p.minNeed <= in.budget && !p.overReserve)
 	topoBytes := 8*nodes + 8*(in.shape.Edges+nodes)
 	featBytes := nodes*rowBytes + 4*nodes
 	switch {

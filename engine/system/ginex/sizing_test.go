@@ -99,10 +99,12 @@ func TestSizing(t *testing.T) {
 		},
 		{
 			// 100 MiB: one batch input next to the main loop's heap fits,
-			// not with the collection slack and the reserve (the run warns)
+			// not with the collection slack and the reserve: the run
+			// would warn of an OOM kill, so the plan is infeasible (the
+			// floor every caller checks, train.CheckFeasible)
 			name: "reserve not kept", budget: 100 * mib,
 			want: plan{superbatch: 105, reserve: 32 * mib, sampleHeap: sampleHeap, samplePeak: samplePeak,
-				mainPeak: mainPeak1, xBuffers: 1, oneBuffer: oneBufferBudget, overReserve: true, feasible: true},
+				mainPeak: mainPeak1, xBuffers: 1, oneBuffer: oneBufferBudget, overReserve: true, feasible: false},
 		},
 		{
 			// 70 MiB: not even the main loop's heap (55 MiB), one batch
@@ -121,7 +123,7 @@ func TestSizing(t *testing.T) {
 			// x_buffers=2 forced where they do not fit with the reserve
 			name: "two buffers forced", budget: 115 * mib, opts: map[string]string{"x_buffers": "2"},
 			want: plan{superbatch: 105, reserve: 32 * mib, sampleHeap: sampleHeap, samplePeak: samplePeak,
-				mainPeak: mainPeak, xBuffers: 2, overReserve: true, minNeed: 85 * mib, feasible: true},
+				mainPeak: mainPeak, xBuffers: 2, overReserve: true, minNeed: 85 * mib, feasible: false},
 		},
 		{
 			// x_buffers=2 forced below the heap, two batch inputs and
@@ -162,24 +164,30 @@ func TestSizing(t *testing.T) {
 	}
 }
 
-// TestMinBudget: the smallest feasible budget of the fixture holds the
-// main loop's heap (55 MiB), one batch input (11 MiB) and the Reader's
-// buffer (8 MiB).
+// TestMinBudget: the smallest feasible budget of the fixture is the main
+// loop's peak with one batch input: its heap (55 MiB) with the collection
+// slack, one batch input (11 MiB), the Reader's buffer (8 MiB) and the
+// 32 MiB reserve (mainPeak1, 119.75 MiB) — the least budget at which the
+// run does not warn of an OOM kill.
 func TestMinBudget(t *testing.T) {
 	opt := fixtureOptions(t, nil)
 	feasible := func(b int64) bool {
 		return size(sizingInput{budget: b, ws: fixtureWS, shape: fixtureShape, batches: 105, opt: opt, readerBuf: fixtureReaderBuf}).feasible
 	}
-	if got := kit.MinBudget(feasible); got != 74*mib {
-		t.Fatalf("min budget %d, want %d", got, 74*mib)
+	const mainPeak1 = 137101312 - 11*mib
+	if got := kit.MinBudget(feasible); got != mainPeak1 {
+		t.Fatalf("min budget %d, want %d", got, mainPeak1)
 	}
-	for b := 74 * mib; b < 4096*mib; b += 7 * mib {
+	if p := size(sizingInput{budget: mainPeak1, ws: fixtureWS, shape: fixtureShape, batches: 105, opt: opt, readerBuf: fixtureReaderBuf}); p.overReserve {
+		t.Fatal("the least feasible budget warns of an OOM kill")
+	}
+	for b := int64(mainPeak1); b < 4096*mib; b += 7 * mib {
 		if !feasible(b) {
 			t.Fatalf("budget %d above the minimum is infeasible", b)
 		}
 	}
 	cfg := train.DefaultConfig()
-	if m := minMemory(fixtureShape, cfg); m <= 0 || m > 74*mib {
-		t.Fatalf("MinMemory %d, want a lower bound in (0, %d]", m, 74*mib)
+	if m := minMemory(fixtureShape, cfg); m <= 0 || m > mainPeak1 {
+		t.Fatalf("MinMemory %d, want a lower bound in (0, %d]", m, mainPeak1)
 	}
 }

@@ -1,0 +1,104 @@
+package train
+
+// Feasibility: the one answer to "can a run of this configuration start
+// under its memory budget?" (docs/DESIGN.md §6 "One feasibility check").
+// The dashboard's cell matrix, the submit of a form, the HTTP API, the
+// queue's runner and the training process itself all call MinMemoryFor /
+// CheckFeasible with the run's own configuration, its data directory
+// included, so that the first-batch probe (ProbeShape) runs wherever the
+// dataset exists and every caller gets the same floor. The floor is the
+// variant's MinMemory, the least budget at which the variant's own plan —
+// the plan its Prepare sizes with — is feasible without warning of an OOM
+// kill; the training process's plan is the authority, the others predict
+// it with the same code.
+
+import (
+	"errors"
+	"fmt"
+
+	"outcore/engine/dataset"
+)
+
+// RuntimeFloor is a lower bound of the memory an `outcore train` process
+// needs before it loads any data: the Go runtime, the pages of the binary
+// it touches, and the first heap arenas. Measured on the tiny dataset:
+// every variant is OOM-killed at 12 MiB, and pyg+ completes at 16 MiB.
+const RuntimeFloor = 12 << 20
+
+// ConservativeMinMemory is the floor of any variant: the runtime floor plus
+// what every variant keeps in memory for the whole run — the CSC indptr
+// array (8 bytes per node + 8) and the labels (4 bytes per node).
+func ConservativeMinMemory(meta dataset.Meta) int64 {
+	return RuntimeFloor + 8*(meta.Nodes+1) + 4*meta.Nodes
+}
+
+// MinMemoryFor is the least memory budget a run of cfg can start with on
+// the dataset meta describes: the larger of ConservativeMinMemory and the
+// variant's MinMemory on the dataset's shape. When the dataset exists in
+// cfg's data directory the shape includes the first mini-batch's sampled
+// input nodes (ProbeShape; cached per process), a lower bound of the
+// largest batch.
+func MinMemoryFor(cfg Config, meta dataset.Meta) int64 {
+	need := ConservativeMinMemory(meta)
+	v, ok := LookupVariant(cfg.System)
+	if !ok || v.MinMemory == nil {
+		return need
+	}
+	shape := ShapeOf(meta)
+	if probed, err := ProbeShape(cfg); err == nil && probed.Nodes == meta.Nodes && probed.FeatureDim == meta.FeatureDim {
+		shape.FirstBatchInputs = probed.FirstBatchInputs
+	}
+	return max(need, v.MinMemory(shape, cfg))
+}
+
+// InfeasibleError is a memory budget below MinMemoryFor: the run cannot
+// start. It wraps ErrConfig.
+type InfeasibleError struct {
+	System, Dataset string
+	Limit, Need     int64
+	Nodes           int64
+	FeatureDim      int
+}
+
+func (e *InfeasibleError) Error() string {
+	return fmt.Sprintf("%s: mem_limit: %s (%d bytes) is below the %s (%d bytes) that %s needs to start on %s (%d nodes, %d-dim features)",
+		ErrConfig, fmtMiB(e.Limit), e.Limit, fmtMiB(e.Need), e.Need, e.System, e.Dataset, e.Nodes, e.FeatureDim)
+}
+
+// Reason is the error without its "configuration error" prefix, for a
+// refused cell's reason.
+func (e *InfeasibleError) Reason() string {
+	return fmt.Sprintf("%s is below the %s that %s needs to start on %s", fmtMiB(e.Limit), fmtMiB(e.Need), e.System, e.Dataset)
+}
+
+func (e *InfeasibleError) Unwrap() error { return ErrConfig }
+
+// CheckFeasible refuses cfg's memory budget (cfg.MemLimitBytes, resolved;
+// 0 = none, always feasible) when it is below MinMemoryFor. The error is
+// an *InfeasibleError.
+func CheckFeasible(cfg Config, meta dataset.Meta) error {
+	if cfg.MemLimitBytes <= 0 {
+		return nil
+	}
+	if need := MinMemoryFor(cfg, meta); cfg.MemLimitBytes < need {
+		return &InfeasibleError{System: cfg.System, Dataset: meta.Name, Limit: cfg.MemLimitBytes, Need: need,
+			Nodes: meta.Nodes, FeatureDim: meta.FeatureDim}
+	}
+	return nil
+}
+
+// AsInfeasible returns err's *InfeasibleError, if it has one.
+func AsInfeasible(err error) (*InfeasibleError, bool) {
+	var ie *InfeasibleError
+	ok := errors.As(err, &ie)
+	return ie, ok
+}
+
+// fmtMiB writes bytes as "56.3MiB" (whole MiB without a fraction).
+func fmtMiB(b int64) string {
+	m := float64(b) / (1 << 20)
+	if m == float64(int64(m)) {
+		return fmt.Sprintf("%dMiB", int64(m))
+	}
+	return fmt.Sprintf("%.1fMiB", m)
+}
