@@ -234,7 +234,7 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 		if limit > 0 && w.minMem != nil {
 			if need := w.minMem(cfg, info.Meta); limit < need {
 				refused = append(refused, store.RefusedCell{Seq: c.Seq, System: sp.System, Dataset: sp.Dataset, Model: sp.Model,
-					MemLimitBytes: limit, NeedBytes: need, FeatureDim: sp.FeatureDim, BatchSize: sp.BatchSize,
+					MemLimit: c.MemLimit, MemLimitBytes: limit, NeedBytes: need, FeatureDim: sp.FeatureDim, BatchSize: sp.BatchSize,
 					Fanout: FormatFanout(sp.Fanout), Repeat: c.Repeat,
 					Reason: fmt.Sprintf("%s is below the %s that %s needs to start on %s (%d nodes, %d-dim features)",
 						FormatBytes(limit), FormatBytes(need), cfg.System, sp.Dataset, info.Meta.Nodes, info.Meta.FeatureDim)})

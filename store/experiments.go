@@ -45,6 +45,7 @@ type RefusedCell struct {
 	System        string `json:"system"`
 	Dataset       string `json:"dataset"`
 	Model         string `json:"model,omitempty"`
+	MemLimit      string `json:"mem_limit"` // the grid's value ("64MiB", "25%")
 	MemLimitBytes int64  `json:"mem_limit_bytes"`
 	NeedBytes     int64  `json:"need_bytes"`
 	FeatureDim    int    `json:"feature_dim,omitempty"`

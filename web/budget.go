@@ -24,25 +24,54 @@ import (
 // past runs of similar cells; an experiment's page says how long its
 // remaining runs will take.
 
-// defaultLimitShares are the form's default memory limits: a quarter, half
-// and all of the dataset's feature bytes (the papers' 25/50/100% axes).
-const defaultLimitShares = "25%, 50%, 100%"
+// limitShares are the shares of a dataset's feature bytes the form offers
+// as memory limits (the papers' axes are shares of the features: 25/50/
+// 100%), smallest first.
+var limitShares = []int{10, 25, 50, 75, 100, 150, 200, 300, 400}
 
-// defaultLimits are the form's first memory limits on a dataset: the
-// shares 25/50/100% of its feature bytes, unless a quarter of them is
-// below what the variants need to start (a small dataset); then three
-// doubling limits from the least memory the variants need, rounded up to
-// a power of two.
-func defaultLimits(meta dataset.Meta, variants []string) string {
+// formConfig is the engine configuration the form's cells start from: the
+// engine's defaults (one set for the form, grid files and the API), the
+// form's first batch size and fanout, and the data directory, so that the
+// floor is the one the submit checks (train.MinMemoryFor probes the first
+// batch where the dataset exists).
+func formConfig(in FormInput, meta dataset.Meta, dataDir string) train.Config {
 	cfg := train.DefaultConfig()
-	cfg.Dataset = meta.Name
-	var need int64
-	for _, v := range variants {
-		cfg.System = v
-		need = max(need, experiments.VariantMinMemory(cfg, meta))
+	cfg.Dataset, cfg.DataDir = meta.Name, dataDir
+	if in.Model != "" {
+		cfg.Model = in.Model
 	}
-	if meta.FeatureBytes()/4 >= need {
-		return defaultLimitShares
+	if bs := splitList(in.Batches); len(bs) > 0 {
+		if b, err := strconv.Atoi(bs[0]); err == nil && b > 0 {
+			cfg.Batch = b
+		}
+	}
+	if fanouts, _ := parseFanouts(in.Fanouts); len(fanouts) > 0 {
+		cfg.Fanout, cfg.Layers = fanouts[0], len(fanouts[0])
+	}
+	return cfg
+}
+
+// defaultLimits are the form's first memory limits on a dataset: three
+// shares of its feature bytes (limitShares) at or above the floor of every
+// chosen variant (train.MinMemoryFor), so that each cell can start and the
+// runs are out of core where the floors allow it; when even the largest
+// share is below the floors, three doubling sizes from the floor.
+func defaultLimits(in FormInput, meta dataset.Meta, dataDir string) string {
+	cfg := formConfig(in, meta, dataDir)
+	var need int64
+	for _, v := range in.Variants {
+		cfg.System = v
+		need = max(need, train.MinMemoryFor(cfg, meta))
+	}
+	fb := meta.FeatureBytes()
+	var picked []string
+	for _, p := range limitShares {
+		if fb*int64(p)/100 >= need && len(picked) < 3 {
+			picked = append(picked, fmt.Sprintf("%d%%", p))
+		}
+	}
+	if len(picked) == 3 {
+		return strings.Join(picked, ", ")
 	}
 	p := int64(1 << 20)
 	for p < need {
@@ -109,9 +138,10 @@ func (p pastRuns) perEpoch(system string, limit int64) (sec float64, n int) {
 }
 
 // budgetPreview builds the preview's cell matrix (variants × limits, the
-// cells below a variant's least memory marked) and the grid's estimated
-// duration. meta is the dataset's (or the preset's to be generated).
-func budgetPreview(in FormInput, meta dataset.Meta, past pastRuns) (*views.CellMatrix, string) {
+// cells that cannot start marked with the reason the submit would give:
+// refused, from Queue.Refusals) and the grid's estimated duration. meta is
+// the dataset's (or the preset's to be generated).
+func budgetPreview(in FormInput, meta dataset.Meta, past pastRuns, refused []store.RefusedCell) (*views.CellMatrix, string) {
 	if len(in.Variants) == 0 || meta.Nodes == 0 {
 		return nil, ""
 	}
@@ -137,14 +167,13 @@ func budgetPreview(in FormInput, meta dataset.Meta, past pastRuns) (*views.CellM
 	if len(limits) == 0 {
 		limits, labels = []int64{0}, []string{"no limit"}
 	}
-	cfg := train.DefaultConfig()
-	cfg.Dataset, cfg.Model = meta.Name, in.Model
-	if bs := splitList(in.Batches); len(bs) > 0 {
-		cfg.Batch, _ = strconv.Atoi(bs[0])
-	}
 	fanouts, _ := parseFanouts(in.Fanouts)
-	if len(fanouts) > 0 {
-		cfg.Fanout = fanouts[0]
+	why := map[string]string{} // variant + "\x00" + the limit as typed → the reason it cannot start
+	for _, r := range refused {
+		k := r.System + "\x00" + strings.TrimSpace(r.MemLimit)
+		if _, ok := why[k]; !ok {
+			why[k] = r.Reason
+		}
 	}
 	epochs, _ := strconv.Atoi(strings.TrimSpace(in.Epochs))
 	repeats, _ := strconv.Atoi(strings.TrimSpace(in.Repeats))
@@ -153,14 +182,17 @@ func budgetPreview(in FormInput, meta dataset.Meta, past pastRuns) (*views.CellM
 	var total float64
 	var known, unknown, based int
 	for _, v := range in.Variants {
-		cfg.System = v
-		need := experiments.VariantMinMemory(cfg, meta)
 		row := views.CellRow{Variant: v}
-		for _, lim := range limits {
+		for i, lim := range limits {
 			c := views.Cell{}
-			if lim > 0 && lim < need {
+			item := "none"
+			if i < len(items) {
+				item = strings.TrimSpace(items[i])
+			}
+			if reason, ok := why[v+"\x00"+item]; ok {
 				c.Impossible, c.Text = true, "✕"
-				c.Title = fmt.Sprintf("%s needs at least %s on %s (its least memory); %s is below it", v, experiments.FormatBytes(need), meta.Name, experiments.FormatBytes(lim))
+				c.Title = "cannot start: " + reason
+				m.Refused++
 			} else if sec, n := past.perEpoch(v, lim); n > 0 && epochs > 0 {
 				run := sec * float64(epochs)
 				c.Text = fmtDuration(run)
@@ -320,10 +352,40 @@ func metaOf(in FormInput, entries []dataset.Entry) (dataset.Meta, bool) {
 }
 
 // budgetView adds the cell matrix and estimate to a form's preview.
-func (h *ExperimentsHandler) budgetView(ctx context.Context, f *views.ExperimentForm, in FormInput, entries []dataset.Entry) {
+func (h *ExperimentsHandler) budgetView(ctx context.Context, f *views.ExperimentForm, in FormInput, entries []dataset.Entry, g *experiments.Grid) {
 	meta, ok := metaOf(in, entries)
 	if !ok {
 		return
 	}
-	f.Preview.Cells, f.Preview.Estimate = budgetPreview(in, meta, loadPastRuns(ctx, h.Store, meta.Name))
+	var refused []store.RefusedCell
+	if g != nil && !formBroken(f) {
+		refused = h.Queue.Refusals(g, pendingOf(in, meta))
+	}
+	f.Preview.Cells, f.Preview.Estimate = budgetPreview(in, meta, loadPastRuns(ctx, h.Store, meta.Name), refused)
+	if f.Preview.Cells != nil && f.Preview.Cells.Refused > 0 {
+		f.Preview.Refused = len(refused)
+	}
+}
+
+// formBroken reports whether the form has errors other than cells that
+// cannot start (whose check needs the rest of the grid to be right).
+func formBroken(f *views.ExperimentForm) bool {
+	for k := range f.Errors {
+		if k != "mem_limits" {
+			return true
+		}
+	}
+	return false
+}
+
+// pendingOf is the dataset a form will generate, as the checks see it.
+func pendingOf(in FormInput, meta dataset.Meta) map[string]dataset.Meta {
+	if in.DatasetMode != "generate" {
+		return nil
+	}
+	if pm, ok := presetMeta(in.Preset); ok {
+		pm.Name = meta.Name
+		return map[string]dataset.Meta{meta.Name: pm}
+	}
+	return nil
 }

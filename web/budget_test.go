@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"outcore/engine/dataset"
+	"outcore/engine/train"
 	"outcore/store"
 )
 
@@ -17,12 +18,13 @@ func TestBudgetPreview(t *testing.T) {
 	meta := dataset.Meta{Name: "m", Nodes: 1 << 20, FeatureDim: 128, Classes: 4, Train: 1000} // 512 MiB of features
 	past := pastRuns{"pyg+": {{limit: 128 << 20, secPerEpoch: 10}, {limit: 128 << 20, secPerEpoch: 12}}}
 	in := FormInput{Variants: []string{"pyg+", "gnndrive"}, MemLimits: "1%, 25%, none", Batches: "1024", Fanouts: "10,5", Model: "sage", Epochs: "3", Repeats: "2"}
-	m, est := budgetPreview(in, meta, past)
+	refused := []store.RefusedCell{{System: "pyg+", MemLimit: "1%", Reason: "5.1MiB is below the 40MiB that pyg+ needs to start on m"}}
+	m, est := budgetPreview(in, meta, past, refused)
 	if m == nil || len(m.Rows) != 2 || strings.Join(m.Limits, "|") != "5.1MiB (1%)|128MiB (25%)|no limit" {
 		t.Fatalf("matrix %+v", m)
 	}
 	pyg := m.Rows[0].Cells
-	if !pyg[0].Impossible || !strings.Contains(pyg[0].Title, "needs at least") {
+	if !pyg[0].Impossible || pyg[0].Title != "cannot start: "+refused[0].Reason || m.Refused != 1 {
 		t.Errorf("pyg+ at 1%% of the features: %+v", pyg[0])
 	}
 	if pyg[1].Impossible || pyg[1].Text != "33s" {
@@ -34,13 +36,41 @@ func TestBudgetPreview(t *testing.T) {
 	if !strings.Contains(est, "about 2m") || !strings.Contains(est, "cell(s) without one") {
 		t.Errorf("estimate %q (2 known cells × 2 repeats × 33 s)", est)
 	}
-	// Small datasets get doubling limits the variants can start in; large ones shares.
-	if got := defaultLimits(meta, in.Variants); got != defaultLimitShares {
-		t.Errorf("default limits on 512 MiB of features: %q", got)
-	}
-	small := dataset.Meta{Name: "s", Nodes: 8192, FeatureDim: 32, Classes: 4}
-	if got := defaultLimits(small, in.Variants); got != "16MiB, 32MiB, 64MiB" {
-		t.Errorf("default limits on a tiny dataset: %q", got)
+	// The default limits are the smallest three shares of the features at
+	// or above every chosen variant's floor (train.MinMemoryFor, the
+	// submit's check); a dataset whose features are smaller than the
+	// floors gets doubling sizes from the floor.
+	for _, md := range []dataset.Meta{meta, {Name: "s", Nodes: 8192, FeatureDim: 32, Classes: 4, Train: 4000}} {
+		got := defaultLimits(in, md, t.TempDir())
+		cfg := formConfig(in, md, "")
+		var need int64
+		for _, v := range in.Variants {
+			cfg.System = v
+			need = max(need, train.MinMemoryFor(cfg, md))
+		}
+		lims := strings.Split(got, ", ")
+		if len(lims) != 3 {
+			t.Fatalf("default limits on %s: %q", md.Name, got)
+		}
+		for i, l := range lims {
+			b, err := train.ParseMemLimit(l, md.FeatureBytes())
+			if err != nil || b < need {
+				t.Errorf("default limit %q on %s: %d bytes, below the floor %d (%v)", l, md.Name, b, need, err)
+			}
+			if i == 0 && strings.HasSuffix(l, "%") {
+				if p, _ := strconv.Atoi(strings.TrimSuffix(l, "%")); p > limitShares[0] {
+					prev := limitShares[0]
+					for _, s := range limitShares {
+						if s < p {
+							prev = s
+						}
+					}
+					if md.FeatureBytes()*int64(prev)/100 >= need {
+						t.Errorf("default limits on %s start at %s although %d%% is above the floor", md.Name, l, prev)
+					}
+				}
+			}
+		}
 	}
 }
 

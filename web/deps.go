@@ -33,6 +33,10 @@ type Store interface {
 // (wrapping experiments.ErrInvalid), listing the problems Check lists.
 type Queue interface {
 	Check(g *experiments.Grid, pending map[string]dataset.Meta) []experiments.Problem
+	// Refusals lists the cells of a grid that cannot start under their
+	// memory limit, with their reasons: the check Create makes
+	// (train.MinMemoryFor with the data directory), for the form's matrix.
+	Refusals(g *experiments.Grid, pending map[string]dataset.Meta) []store.RefusedCell
 	Create(ctx context.Context, gridJSON []byte) (store.Experiment, error)
 	CancelRun(ctx context.Context, runID int64) error
 	RetryRun(ctx context.Context, runID int64) (store.Run, error)

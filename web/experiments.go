@@ -16,6 +16,7 @@ import (
 
 	"outcore/engine/accel"
 	"outcore/engine/dataset"
+	"outcore/engine/train"
 	"outcore/experiments"
 	"outcore/report"
 	"outcore/store"
@@ -170,13 +171,14 @@ func presetMeta(name string) (dataset.Meta, bool) {
 
 // defaultForm is the form as first shown: the first dataset, two variants
 // at three limits, two repeats.
-func defaultForm(entries []dataset.Entry) FormInput {
-	in := FormInput{DatasetMode: "existing", Preset: "tiny", Model: "sage", Variants: defaultVariants(),
-		MemLimits: defaultLimitShares, Batches: "1024", Fanouts: "10,5", Epochs: "3", Repeats: "2"}
+func defaultForm(entries []dataset.Entry, dataDir string) FormInput {
+	def := train.DefaultConfig() // one set of model defaults: the form's are the grid files' and the API's
+	in := FormInput{DatasetMode: "existing", Preset: "tiny", Model: def.Model, Variants: defaultVariants(),
+		MemLimits: "25%, 50%, 100%", Batches: strconv.Itoa(def.Batch), Fanouts: experiments.FormatFanout(def.Fanout), Epochs: "3", Repeats: "2"}
 	for _, e := range entries {
 		if e.Err == nil {
 			in.Dataset = e.Name
-			in.MemLimits = defaultLimits(e.Meta, in.Variants)
+			in.MemLimits = defaultLimits(in, e.Meta, dataDir)
 			break
 		}
 	}
@@ -192,7 +194,7 @@ func formView(in FormInput, entries []dataset.Entry, g *experiments.Grid, errs m
 	f := views.ExperimentForm{
 		Name: in.Name, DatasetMode: in.DatasetMode, Dataset: in.Dataset, Preset: in.Preset, NewDataset: in.NewDataset,
 		MemLimits: in.MemLimits, Dims: in.Dims, Batches: in.Batches, Model: in.Model, Fanouts: in.Fanouts, Compute: in.Compute, Frontier: in.Frontier,
-		Epochs: in.Epochs, Repeats: in.Repeats, RunOrder: in.RunOrder, Errors: errs,
+		Epochs: in.Epochs, Repeats: in.Repeats, RunOrder: in.RunOrder, Errors: errs, SkipInfeasible: in.SkipInfeasible,
 	}
 	for _, e := range entries {
 		label := e.Name
@@ -213,7 +215,7 @@ func formView(in FormInput, entries []dataset.Entry, g *experiments.Grid, errs m
 	}
 	f.Profiles = strings.Join(accel.ProfileNames(), ", ")
 	if g != nil {
-		f.Preview = views.Preview{Runs: g.Count(), Factors: Factors(g)}
+		f.Preview = views.Preview{Runs: g.Count(), Factors: Factors(g), Skip: in.SkipInfeasible}
 	}
 	if len(errs) > 0 {
 		f.Preview.Problem = "Fix the fields marked in red."
@@ -246,10 +248,10 @@ func readForm(c *fiber.Ctx) (FormInput, error) {
 // New handles GET /experiments/new.
 func (h *ExperimentsHandler) New(c *fiber.Ctx) error {
 	env, entries := h.formEnv()
-	in := defaultForm(entries)
+	in := defaultForm(entries, h.DataDir)
 	g, _ := ValidateForm(in, env)
 	f := formView(in, entries, g, nil)
-	h.budgetView(c.UserContext(), &f, in, entries)
+	h.budgetView(c.UserContext(), &f, in, entries, g)
 	return renderPage(c, views.NewExperimentPage(pageMeta(c, "New experiment", "new"), f))
 }
 
@@ -263,7 +265,7 @@ func (h *ExperimentsHandler) Preview(c *fiber.Ctx) error {
 	}
 	g, errs := ValidateForm(in, env)
 	f := formView(in, entries, g, errs)
-	h.budgetView(c.UserContext(), &f, in, entries)
+	h.budgetView(c.UserContext(), &f, in, entries, g)
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 	return views.PreviewResponse(f).Render(c.UserContext(), c.Response().BodyWriter())
 }
@@ -319,7 +321,7 @@ func (h *ExperimentsHandler) Create(c *fiber.Ctx) error {
 	}
 	c.Status(fiber.StatusUnprocessableEntity)
 	f := formView(in, entries, g, errs)
-	h.budgetView(ctx, &f, in, entries)
+	h.budgetView(ctx, &f, in, entries, g)
 	return renderPage(c, views.NewExperimentPage(pageMeta(c, "New experiment", "new"), f))
 }
 

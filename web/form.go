@@ -70,6 +70,9 @@ type FormInput struct {
 	// RunOrder is the grid's run_order ("" = grid order;
 	// experiments/run_order.go).
 	RunOrder string
+	// SkipInfeasible: queue the cells that can start, record the others
+	// as refused (the grid's "skip_infeasible").
+	SkipInfeasible bool
 }
 
 // FormEnv answers what the form decides itself (the dataset choice) and
@@ -154,8 +157,15 @@ func ValidateForm(in FormInput, env FormEnv) (*experiments.Grid, map[string]stri
 	if len(in.Variants) == 0 {
 		addErr("variants", "variants: tick at least one")
 	}
-	if lims := splitList(in.MemLimits); len(lims) > 0 && !in.Frontier {
+	switch lims := splitList(in.MemLimits); {
+	case in.Frontier:
+		// the memory limits are probed (experiments/frontier.go)
+	case len(lims) > 0:
 		axes.MemLimit = lims
+	default:
+		// An empty field must not silently mean "no limit" (an experiment
+		// that is not out of core): that is asked for with "none".
+		addErr("mem_limits", `memory limits: give at least one (a size, a percentage of the features, or "none" for no limit)`)
 	}
 	if modes := splitList(in.Compute); len(modes) > 0 {
 		axes.Compute = modes
@@ -197,6 +207,10 @@ func ValidateForm(in FormInput, env FormEnv) (*experiments.Grid, map[string]stri
 			g.RunOrder = ro
 			g.Raw = g.JSON()
 		}
+	}
+	if in.SkipInfeasible {
+		g.SkipInfeasible = true
+		g.Raw = g.JSON()
 	}
 	var probs []experiments.Problem
 	if errs["dataset"] != "" || errs["new_dataset"] != "" || errs["preset"] != "" {

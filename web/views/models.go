@@ -79,6 +79,8 @@ type FormOption struct {
 
 // ExperimentForm is the new-experiment form as typed, with its errors.
 type ExperimentForm struct {
+	// SkipInfeasible: the "skip the cells that cannot start" box.
+	SkipInfeasible bool
 	Name        string
 	DatasetMode string // "existing" or "generate"
 	Dataset     string
@@ -117,12 +119,17 @@ type Preview struct {
 	// Estimate is the grid's expected duration from past runs of similar
 	// cells, in words ("" = no past run to go by).
 	Estimate string
+	// Refused is how many runs cannot start (below their variant's floor);
+	// Skip is whether the form skips them (records them as refused).
+	Refused int
+	Skip    bool
 }
 
 // CellMatrix is a grid's variants × memory limits.
 type CellMatrix struct {
-	Limits []string // "64MiB (25%)"
-	Rows   []CellRow
+	Limits  []string // "64MiB (25%)"
+	Rows    []CellRow
+	Refused int // cells marked Impossible
 }
 
 // CellRow is one variant's cells.
