@@ -81,28 +81,28 @@ type FormOption struct {
 type ExperimentForm struct {
 	// SkipInfeasible: the "skip the cells that cannot start" box.
 	SkipInfeasible bool
-	Name        string
-	DatasetMode string // "existing" or "generate"
-	Dataset     string
-	Datasets    []FormOption
-	Preset      string
-	Presets     []FormOption
-	NewDataset  string
-	Variants    []FormOption // Selected = checked
-	MemLimits   string
-	Dims        string
-	Batches     string
-	Model       string
-	Models      []FormOption
-	Fanouts     string
-	Compute     string // compute modes, comma-separated
-	Profiles    string // the accelerator profiles model:PROFILE may name
-	Frontier    bool   // a memory-frontier search
-	Epochs      string
-	Repeats     string
-	RunOrder    string            // "", grid, interleave or random
-	Errors      map[string]string // field name -> message; "" key = whole form
-	Preview     Preview
+	Name           string
+	DatasetMode    string // "existing" or "generate"
+	Dataset        string
+	Datasets       []FormOption
+	Preset         string
+	Presets        []FormOption
+	NewDataset     string
+	Variants       []FormOption // Selected = checked
+	MemLimits      string
+	Dims           string
+	Batches        string
+	Model          string
+	Models         []FormOption
+	Fanouts        string
+	Compute        string // compute modes, comma-separated
+	Profiles       string // the accelerator profiles model:PROFILE may name
+	Frontier       bool   // a memory-frontier search
+	Epochs         string
+	Repeats        string
+	RunOrder       string            // "", grid, interleave or random
+	Errors         map[string]string // field name -> message; "" key = whole form
+	Preview        Preview
 }
 
 // Err returns the error message of a field ("" = none).
