@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -81,6 +82,13 @@ type ingester struct {
 	// the start record whether the run's memory limit holds, and why.
 	position func() (file string, off int64)
 	limit    func(rec metrics.StartRecord) (enforced bool, note string)
+
+	// deviations are the run's deviations so far: the start record's, then
+	// each one the child logs while it prepares ("deviation: ...",
+	// train.Env.Deviate), stored as they come, so that a run killed before
+	// its summary (an OOM kill) keeps them — the model step held outside
+	// the budget and the cgroup limit it makes among them.
+	deviations []string
 
 	mu         sync.Mutex // guards what finish reads
 	summary    *metrics.SummaryRecord
@@ -430,6 +438,17 @@ func (g *ingester) handle(line []byte, arrivedCG int64) {
 			level = "info"
 		}
 		g.events = append(g.events, g.event(store.EventLog, level, rec.Msg, append(json.RawMessage(nil), line...)))
+		if d, ok := strings.CutPrefix(rec.Msg, metrics.DeviationLogPrefix); ok && !contains(g.deviations, d) {
+			g.deviations = append(g.deviations, d)
+			pw := g.takePending(nil)
+			deviations := append([]string(nil), g.deviations...)
+			g.write(true, func(tx *store.Tx) error {
+				if err := pw.write(tx); err != nil {
+					return err
+				}
+				return tx.SetDeviations(g.run.ID, deviations)
+			})
+		}
 	case metrics.TypeSummary:
 		var rec metrics.SummaryRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
@@ -515,6 +534,7 @@ func (g *ingester) applyStart(rec metrics.StartRecord, line []byte) {
 		h.GEMM = c.GEMM
 	}
 	host, _ := json.Marshal(h)
+	g.deviations = append([]string(nil), rec.Deviations...)
 	pw := g.takePending([]*store.Event{g.event(store.EventLog, "info",
 		fmt.Sprintf("started: system %s, I/O backend %s", rec.System, rec.IOBackend), append(json.RawMessage(nil), line...))})
 	g.write(true, func(tx *store.Tx) error {

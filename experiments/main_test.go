@@ -85,7 +85,7 @@ var fakeOptions = func() []train.Option {
 	for _, k := range []string{"epoch_ms", "alloc_mib", "report_ms", "stderr_kib"} {
 		o = append(o, train.Option{Key: k, Type: train.OptInt, Default: "0", Help: "see fakeTrain"})
 	}
-	for _, k := range []string{"fail", "hang", "ignore_term", "report", "oom", "late_sample"} {
+	for _, k := range []string{"fail", "hang", "ignore_term", "report", "oom", "late_sample", "deviate"} {
 		o = append(o, train.Option{Key: k, Type: train.OptString, Default: "", Help: "see fakeTrain"})
 	}
 	return o
@@ -101,6 +101,7 @@ var fakeOptions = func() []train.Option {
 //	report: a file to which "epoch N" is appended report_ms (default 300)
 //	after epoch N's record was written to stdout;
 //	stderr_kib: KiB of noise written to stderr first;
+//	deviate: a deviation logged as it prepares (train.Env.Deviate);
 //	oom: "1" ends after the first epoch as `outcore train --mem-limit`
 //	does when its cgroup's OOM killer struck: an oom summary, exit 1;
 //	late_sample: "1" emits a second sample after each epoch's record, so
@@ -147,6 +148,9 @@ func fakeTrain(args []string) int {
 		Devices: map[string]string{"sample": "cpu", "train": "cpu"}, Deviations: []string{"fake child"}})
 	fmt.Println("not json: a stray line")
 	em.Emit(metrics.LogRecord{Type: metrics.TypeLog, Level: "info", Msg: "--" + supervise.CgroupFlag + " " + placed, T: em.T()})
+	if d := opt.String("deviate", ""); d != "" {
+		em.Emit(metrics.LogRecord{Type: metrics.TypeLog, Level: "warn", Msg: metrics.DeviationLogPrefix + d, T: em.T()})
+	}
 	var keep [][]byte
 	for ep := 0; ep < cfg.Epochs; ep++ {
 		for bt := 0; bt < 3; bt++ {

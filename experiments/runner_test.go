@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -449,5 +450,26 @@ func TestFinishedHook(t *testing.T) {
 		if heard[r.ID] != store.StatusDone {
 			t.Errorf("run %d: the hook saw status %q", r.ID, heard[r.ID])
 		}
+	}
+}
+
+// TestOOMRunKeepsItsDeviations: a run killed before its summary (the
+// supervisor's oom summary lists no deviations) keeps the deviations its
+// child logged while it prepared — the model step held outside the budget
+// and the cgroup limit it makes — so its page shows the cgroup's limit,
+// the chart's limit line and the deviation (report.CgroupLimitOf reads
+// the limit from it; web's TestOOMBannerShowsTheCgroupLimit).
+func TestOOMRunKeepsItsDeviations(t *testing.T) {
+	h := newHarness(t, nil)
+	h.start()
+	step := "the CPU trainer's model step (46 MiB) is held outside the 64 MiB memory budget, as the GPU memory it occupies in the papers; the cgroup limit is 110 MiB"
+	e := h.create(`{"dataset":"tiny","system":"fake","epochs":2,"mem_limit":"64MiB","options":{"oom":"1","deviate":"` + step + `"}}`)
+	r := h.waitRuns(e.ID, "finished", finished)[0]
+	if r.Status != store.StatusOOM {
+		t.Fatalf("status %s %s", r.Status, r.Error)
+	}
+	var devs []string
+	if err := json.Unmarshal(r.Deviations, &devs); err != nil || !slices.Contains(devs, step) || !slices.Contains(devs, "fake child") {
+		t.Fatalf("deviations %s (%v)", r.Deviations, err)
 	}
 }

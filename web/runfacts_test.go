@@ -72,3 +72,15 @@ func TestOOMCauseAndPeakNote(t *testing.T) {
 		t.Error("a note where RSS is below the cgroup peak")
 	}
 }
+
+// TestOOMBannerShowsTheCgroupLimit: an OOM run's banner names the cgroup's
+// limit (budget + the model step, from the deviation its child logged
+// while it prepared, kept without a summary), not the budget.
+func TestOOMBannerShowsTheCgroupLimit(t *testing.T) {
+	peak := int64(90 << 20)
+	devs, _ := json.Marshal([]string{"the CPU trainer's model step (46 MiB) is held outside the 64 MiB memory budget, as the GPU memory it occupies in the papers; the cgroup limit is 110 MiB"})
+	r := store.Run{Status: store.StatusOOM, MemLimitBytes: 64 << 20, PeakCgroupBytes: &peak, Deviations: devs}
+	if got := oomCause(r, nil); !strings.Contains(got, "the cgroup peaked at 90MiB of its 110MiB limit") {
+		t.Fatalf("banner %q", got)
+	}
+}

@@ -251,6 +251,11 @@ type SampleRecord struct {
 	Host *HostPressure `json:"host,omitempty"`
 }
 
+// DeviationLogPrefix starts the warn log line of a deviation from the
+// paper decided while a run prepares (train.Env.Deviate); the runner
+// stores each as it comes, so a run killed before its summary keeps them.
+const DeviationLogPrefix = "deviation: "
+
 // LogRecord is a human-readable event.
 type LogRecord struct {
 	Type  string  `json:"type"`  // "log"

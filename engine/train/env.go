@@ -70,7 +70,7 @@ func (e *Env) Deviate(format string, args ...any) {
 	e.prepMu.Lock()
 	e.deviations = append(e.deviations, msg)
 	e.prepMu.Unlock()
-	_ = e.Emit.Warnf("deviation: %s", msg)
+	_ = e.Emit.Warnf("%s%s", metrics.DeviationLogPrefix, msg)
 }
 
 // Logf emits an info log record.
