@@ -361,7 +361,12 @@ func (h *ExperimentsHandler) budgetView(ctx context.Context, f *views.Experiment
 	if g != nil && !formBroken(f) {
 		refused = h.Queue.Refusals(g, pendingOf(in, meta))
 	}
-	f.Preview.Cells, f.Preview.Estimate = budgetPreview(in, meta, loadPastRuns(ctx, h.Store, meta.Name), refused)
+	past := loadPastRuns(ctx, h.Store, meta.Name)
+	f.Preview.Cells, f.Preview.Estimate = budgetPreview(in, meta, past, refused)
+	if g != nil && len(f.Errors) == 0 {
+		// the whole grid: past runs where there are some, else the prior
+		f.Preview.Estimate = "Estimated: " + gridEstimate(g, meta, past, refused) + "."
+	}
 	if f.Preview.Cells != nil && f.Preview.Cells.Refused > 0 {
 		f.Preview.Refused = len(refused)
 	}
@@ -388,4 +393,48 @@ func pendingOf(in FormInput, meta dataset.Meta) map[string]dataset.Meta {
 		return map[string]dataset.Meta{meta.Name: pm}
 	}
 	return nil
+}
+
+// ExampleLimits are the memory limits of the example experiment on a
+// dataset, given the floors of its variants (train.MinMemoryFor): the
+// three smallest shares of the features (limitShares) at or above the
+// lowest floor, so that every limit runs some variant, plus the first
+// share at or above the highest floor when those three leave a variant
+// without a limit it can start in. A dataset whose features are smaller
+// than the floors gets doubling sizes from the lowest floor instead. The
+// cells below a variant's floor are skipped and shown as refused.
+func ExampleLimits(meta dataset.Meta, floors []int64) []string {
+	if len(floors) == 0 {
+		return nil
+	}
+	lo, hi := floors[0], floors[0]
+	for _, f := range floors {
+		lo, hi = min(lo, f), max(hi, f)
+	}
+	fb := meta.FeatureBytes()
+	var out []string
+	top := int64(0)
+	for _, p := range limitShares {
+		b := fb * int64(p) / 100
+		switch {
+		case b < lo:
+		case len(out) < 3:
+			out, top = append(out, fmt.Sprintf("%d%%", p)), b
+		case top < hi:
+			out, top = append(out, fmt.Sprintf("%d%%", p)), b
+		}
+	}
+	if len(out) >= 3 && top >= hi {
+		return out
+	}
+	out, top = nil, 0
+	p := int64(1 << 20)
+	for p < lo {
+		p *= 2
+	}
+	for i := 0; i < 3 || top < hi; i++ {
+		out, top = append(out, experiments.FormatBytes(p)), p
+		p *= 2
+	}
+	return out
 }

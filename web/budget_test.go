@@ -9,6 +9,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/train"
+	"outcore/experiments"
 	"outcore/store"
 )
 
@@ -124,5 +125,50 @@ func TestChartsCacheFollowsTheRuns(t *testing.T) {
 	}
 	if b, ok := c.get("c"); !ok || string(b) != "3" {
 		t.Error("the newest entry is missing")
+	}
+}
+
+// TestExampleLimits: the example's limits start at the lowest floor and
+// reach the highest, as shares of the features where they can.
+func TestExampleLimits(t *testing.T) {
+	mib := int64(1 << 20)
+	small := dataset.Meta{Nodes: 400000, FeatureDim: 64} // 97.7 MiB of features
+	floors := []int64{26 * mib, 67 * mib, 53 * mib, 34 * mib, 59 * mib, 108 * mib, 107 * mib}
+	if got := strings.Join(ExampleLimits(small, floors), ", "); got != "50%, 75%, 100%, 150%" {
+		t.Errorf("small: %s", got)
+	}
+	if got := strings.Join(ExampleLimits(small, floors[:5]), ", "); got != "50%, 75%, 100%" {
+		t.Errorf("small without the topology-pinning variants: %s", got)
+	}
+	tiny := dataset.Meta{Nodes: 8192, FeatureDim: 32} // 1 MiB
+	if got := strings.Join(ExampleLimits(tiny, []int64{20 * mib, 70 * mib}), ", "); got != "32MiB, 64MiB, 128MiB" {
+		t.Errorf("tiny: %s", got)
+	}
+	if got := strings.Join(ExampleLimits(tiny, []int64{20 * mib, 200 * mib}), ", "); got != "32MiB, 64MiB, 128MiB, 256MiB" {
+		t.Errorf("tiny, a high floor: %s", got)
+	}
+}
+
+// TestGridEstimate: without past runs the prior counts every run that
+// starts (refused ones left out) and says it is a prior; past runs of a
+// variant replace it.
+func TestGridEstimate(t *testing.T) {
+	meta := dataset.Meta{Name: "default", Nodes: 400000, FeatureDim: 64, Train: 39919}
+	g, err := experiments.ParseGrid([]byte(`{"dataset":"default","epochs":2,"axes":{"system":["pyg+","ginex"],"mem_limit":["50%","100%"],"batch_size":[1024],"fanout":["10,5"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := priorEpochSeconds(meta, 1024, []int{10, 5})
+	if per < 15 || per > 20 {
+		t.Fatalf("prior %.1f s an epoch of pyg+ on small, measured 17 s", per)
+	}
+	got := gridEstimate(g, meta, nil, []store.RefusedCell{{Seq: 2}})
+	want := fmtDuration(3 * (2*per + priorRunOverheadSec))
+	if !strings.Contains(got, "roughly "+want) || !strings.Contains(got, "prior") {
+		t.Fatalf("estimate %q, want roughly %s", got, want)
+	}
+	past := pastRuns{"pyg+": {{limit: 0, secPerEpoch: 100}}, "ginex": {{limit: 0, secPerEpoch: 100}}}
+	if got := gridEstimate(g, meta, past, nil); !strings.Contains(got, "about "+fmtDuration(4*(200+priorRunOverheadSec))) || !strings.Contains(got, "from past runs") {
+		t.Fatalf("estimate from past runs %q", got)
 	}
 }

@@ -252,7 +252,7 @@ func TestEndToEndBrowser(t *testing.T) {
 		`document.getElementById('err-repeats').textContent.includes('repeats')`)
 	waitJS(t, page, 10*time.Second, "the preview to mark the 1 MiB cells impossible",
 		`document.querySelectorAll('#preview-cells td[data-impossible]').length === 2 &&
-		 Array.from(document.querySelectorAll('#preview-cells td[data-impossible]')).every(td => td.title.includes('needs at least'))`)
+		 Array.from(document.querySelectorAll('#preview-cells td[data-impossible]')).every(td => td.title.includes('cannot start:') && td.title.includes('needs to start on tiny'))`)
 	typeInto(t, page, "repeats", "2")
 	waitJS(t, page, 10*time.Second, "the preview to list the 1 MiB problems",
 		`document.getElementById('err-mem_limits').textContent.includes('needs to start') && document.getElementById('err-repeats').textContent === ''`)

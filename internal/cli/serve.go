@@ -44,6 +44,7 @@ func serveCmd() *Command {
 	trusted := fs.String("trusted-proxies", "", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-Host/-For headers count (default: none)")
 	maxConns := fs.Int("max-conns", 0, "open connections at most (default 2048, and always below the file-descriptor limit)")
 	maxConnsClient := fs.Int("max-conns-per-client", 0, "open connections of one client address at most (default 128)")
+	preset := fs.String("default-preset", defaultPreset, "preset of the default dataset made on first start (tiny, small, medium, ...)")
 	return &Command{
 		Name:  "serve",
 		Args:  "[--addr 127.0.0.1:8080] [--data-dir DIR] [--allowed-hosts NAMES] [--auth-file FILE] [--trusted-proxies ADDRS] [flags]",
@@ -81,7 +82,10 @@ directory; the data directory must be on storage the nodes share (README
 				return err
 			}
 			_, executors, _ := sf.executors()
-			guard := serveGuard{insecure: *insecure}
+			if _, err := dataset.Preset(*preset); err != nil {
+				return usagef("--default-preset: %v", err)
+			}
+			guard := serveGuard{insecure: *insecure, preset: *preset}
 			if *authFile != "" {
 				a, err := web.LoadAuthFile(*authFile)
 				if err != nil {
@@ -111,6 +115,7 @@ directory; the data directory must be on storage the nodes share (README
 // serveGuard is who may use the dashboard: --allowed-hosts, --auth-file,
 // --insecure.
 type serveGuard struct {
+	preset   string // of the default dataset made on first start ("" = small)
 	hosts    []string
 	auth     *web.Auth
 	insecure bool
@@ -123,7 +128,7 @@ type serveGuard struct {
 // data directory, store and log are filled in here.
 func serve(ctx context.Context, s Streams, dir, addr string, guard serveGuard, opts experiments.Options) error {
 	logger := log.New(s.Err, "serve: ", log.LstdFlags)
-	if err := firstStart(ctx, dir, s.Err, logger); err != nil {
+	if err := firstStart(ctx, dir, guard.preset, s.Err, logger); err != nil {
 		return err
 	}
 	if err := writePaperExamples(dir, logger); err != nil {
@@ -259,9 +264,10 @@ func defaultHosts(host string) []string {
 	return out
 }
 
-// firstStart creates the default dataset and the example experiment's grid
-// file when the data directory has no dataset yet.
-func firstStart(ctx context.Context, dir string, progress io.Writer, logger *log.Logger) error {
+// firstStart creates the default dataset (preset "" = small) and the
+// example experiment's grid file when the data directory has no dataset
+// yet.
+func firstStart(ctx context.Context, dir, preset string, progress io.Writer, logger *log.Logger) error {
 	entries, err := dataset.ListEntries(dir)
 	if err != nil {
 		return err
@@ -269,18 +275,21 @@ func firstStart(ctx context.Context, dir string, progress io.Writer, logger *log
 	if len(entries) > 0 {
 		return nil
 	}
-	cfg, err := dataset.Preset(defaultPreset)
+	if preset == "" {
+		preset = defaultPreset
+	}
+	cfg, err := dataset.Preset(preset)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(progress, "first start: generating the default dataset %q (preset %s: %s) in %s\n",
-		defaultDataset, defaultPreset, dataset.PresetDoc(defaultPreset), dataset.DatasetsDir(dir))
+		defaultDataset, preset, dataset.PresetDoc(preset), dataset.DatasetsDir(dir))
 	if _, err := dataset.GenerateWith(ctx, dataset.DatasetsDir(dir), defaultDataset, cfg,
-		dataset.GenOptions{Progress: progress, Preset: defaultPreset, NoIndptr: true}); err != nil {
+		dataset.GenOptions{Progress: progress, Preset: preset, NoIndptr: true}); err != nil {
 		return fmt.Errorf("first start: %w", err)
 	}
 	fmt.Fprintln(progress)
-	grid, err := exampleGrid()
+	grid, err := exampleGrid(dir)
 	if err != nil {
 		return err
 	}
@@ -314,11 +323,16 @@ func writePaperExamples(dir string, logger *log.Logger) error {
 	return nil
 }
 
-// exampleGrid is the example experiment: every registered variant of a
-// paper (the baseline included, the reference pipeline not), in display
-// order, at three memory limits around the default dataset's feature size
-// (≈100 MB), two repeats each.
-func exampleGrid() ([]byte, error) {
+// exampleGrid is the example experiment on the default dataset of dir:
+// every registered variant of a paper (the baseline included, the
+// reference pipeline not), in display order, at the memory limits
+// web.ExampleLimits picks from the variants' floors on that dataset
+// (train.MinMemoryFor, the check every run passes): shares of its
+// features from the lowest floor up to one every variant starts in. The
+// cells below a variant's floor are skipped and shown as refused
+// (skip_infeasible), so Start always starts. Two epochs, two repeats,
+// evaluation on 2,000 nodes: the README says how many runs that is.
+func exampleGrid(dir string) ([]byte, error) {
 	var systems []string
 	for _, v := range train.Variants() {
 		if v.Paper != "" && v.Name != train.ReferenceName {
@@ -328,18 +342,41 @@ func exampleGrid() ([]byte, error) {
 	if len(systems) == 0 {
 		return nil, errors.New("first start: no system variant is registered")
 	}
+	meta, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(dir), defaultDataset))
+	if err != nil {
+		return nil, fmt.Errorf("first start: %w", err)
+	}
+	cfg := train.DefaultConfig()
+	cfg.Dataset, cfg.DataDir, cfg.Model = defaultDataset, dir, "sage"
+	cfg.Batch, cfg.Fanout, cfg.Layers = exampleBatch, exampleFanout, len(exampleFanout)
+	var floors []int64
+	for _, s := range systems {
+		cfg.System = s
+		floors = append(floors, train.MinMemoryFor(cfg, meta))
+	}
 	g := map[string]any{
-		"name":    "Example: epoch time vs memory limit",
-		"dataset": defaultDataset,
-		"model":   "sage",
-		"epochs":  3,
+		"name":            "Example: epoch time vs memory limit",
+		"dataset":         defaultDataset,
+		"model":           "sage",
+		"epochs":          exampleEpochs,
+		"eval_max_nodes":  2000,
+		"skip_infeasible": true,
 		"axes": map[string]any{
 			"system":     systems,
-			"mem_limit":  []string{"64MiB", "128MiB", "256MiB"},
-			"batch_size": []int{1024},
-			"fanout":     []string{"10,5"},
-			"repeat":     2,
+			"mem_limit":  web.ExampleLimits(meta, floors),
+			"batch_size": []int{exampleBatch},
+			"fanout":     []string{experiments.FormatFanout(exampleFanout)},
+			"repeat":     exampleRepeats,
 		},
 	}
 	return json.MarshalIndent(g, "", "  ")
 }
+
+// The example's settings (README "Quick start" counts its runs from them).
+const (
+	exampleBatch   = 1024
+	exampleEpochs  = 2
+	exampleRepeats = 2
+)
+
+var exampleFanout = []int{10, 5}

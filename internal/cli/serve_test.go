@@ -86,7 +86,7 @@ func TestServeFirstStartAndShutdown(t *testing.T) {
 		t.Fatal("serve did not stop within 10 s of the signal")
 	}
 	// Second start: no new dataset, the example stays.
-	if err := firstStart(context.Background(), dir, io.Discard, nil); err != nil {
+	if err := firstStart(context.Background(), dir, "", io.Discard, nil); err != nil {
 		t.Errorf("second first-start: %v", err)
 	}
 }

@@ -68,6 +68,21 @@ type Example struct {
 	Runs    int
 	Summary string
 	Problem string // why it cannot start, if so
+	// Refused is how many of Runs cannot start (below their variant's
+	// floor): Start skips them and shows them as refused.
+	Refused int
+	// Estimate is the expected duration of the runs that start, in words.
+	Estimate string
+	// Generate offers to make the example's missing dataset from the
+	// preset of its name first ("medium (1 GiB of features, ~5s)").
+	Generate string
+}
+
+// ExampleStart is the page that confirms an example's start: how many
+// runs, which cells are refused and why, how long it should take.
+type ExampleStart struct {
+	Example
+	Reasons []string // one per refused cell kind
 }
 
 // FormOption is one choice of a select or checkbox group.
