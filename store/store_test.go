@@ -190,6 +190,28 @@ func TestMarkInterruptedAndCancel(t *testing.T) {
 	if r1.Status != store.StatusCancelled {
 		t.Fatalf("cancelled run status %s", r1.Status)
 	}
+	// A run cancelled before it started did not finish: it is dropped,
+	// not counted among the finished ("4/4 finished" for four of them).
+	xs, _ := s.ListExperiments(ctx)
+	if c := xs[0].Counts; c.Cancelled != 1 || c.CancelledUnstarted != 1 || c.Interrupted != 1 || c.Finished() != 1 || c.Dropped() != 1 {
+		t.Fatalf("counts %+v finished %d", c, c.Finished())
+	}
+}
+
+// TestRefusedCellsStored: the cells skipped at creation come back with
+// the experiment, reasons included, and are counted apart from runs.
+func TestRefusedCellsStored(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	e := store.Experiment{Name: "r", Dataset: "tiny", Refused: []store.RefusedCell{{Seq: 3, System: "gids", Dataset: "tiny", MemLimit: "50%",
+		MemLimitBytes: 1 << 20, NeedBytes: 2 << 20, Reason: "1MiB is below the 2MiB that gids needs to start on tiny"}}}
+	if err := s.Update(ctx, func(tx *store.Tx) error { return tx.InsertExperiment(&e) }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Experiment(ctx, e.ID)
+	if err != nil || len(got.Refused) != 1 || got.Refused[0] != e.Refused[0] || got.Counts.Refused != 1 || got.Counts.Total != 0 {
+		t.Fatalf("experiment %+v %v", got, err)
+	}
 }
 
 func TestDeleteExperiment(t *testing.T) {

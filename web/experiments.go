@@ -552,7 +552,7 @@ func experimentView(e store.Experiment, runs []store.Run, baseline string) views
 	v := views.ExperimentView{
 		Notes: e.Notes, Tags: e.Tags, TagsText: strings.Join(e.Tags, ", "), Shown: len(runs),
 		ID: e.ID, Name: experimentTitle(e), Dataset: e.Dataset, State: experimentState(e.Counts), Counts: counts(e.Counts),
-		Created: fmtTime(e.CreatedAt), StartedMS: s, EndedMS: en, Grid: grid, Runs: rows,
+		Created: fmtTime(e.CreatedAt), StartedMS: s, EndedMS: en, Grid: grid, Runs: rows, Refused: refusedRows(e.Refused),
 		Variants: cmp.Variants(), Baseline: baseline, Accuracy: accuracyRows(cmp),
 		TimeLeft:   timeLeft(runs, time.Now()),
 		CanCancel:  e.Counts.Queued+e.Counts.Running > 0,
@@ -860,4 +860,14 @@ func (h *ExperimentsHandler) Delete(c *fiber.Ctx) error {
 		return err
 	}
 	return redirect(c, "/experiments")
+}
+
+// refusedRows are an experiment's refused cells as the page lists them.
+func refusedRows(cells []store.RefusedCell) []views.RefusedRow {
+	var out []views.RefusedRow
+	for _, c := range cells {
+		out = append(out, views.RefusedRow{Seq: c.Seq, System: c.System, Limit: experiments.FormatBytes(c.MemLimitBytes),
+			Dataset: c.Dataset, Reason: c.Reason, Repeat: c.Repeat + 1})
+	}
+	return out
 }

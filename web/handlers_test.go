@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -296,9 +297,36 @@ func TestStartExample(t *testing.T) {
 	if _, err := WriteExample(e.dir, "ex.json", []byte(tinyGrid)); err != nil {
 		t.Fatal(err)
 	}
+	// Start first says how many runs and how long, and queues nothing.
 	resp := e.post("/experiments", url.Values{"example": {"ex.json"}})
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `data-runs="8"`) || !strings.Contains(string(body), `id="confirm-estimate"`) {
+		t.Fatalf("start example: %d %s", resp.StatusCode, body)
+	}
+	if xs, _ := e.st.ListExperiments(context.Background()); len(xs) != 0 {
+		t.Fatalf("the confirmation queued %d experiments", len(xs))
+	}
+	resp = e.post("/experiments", url.Values{"example": {"ex.json"}, "confirm": {"1"}})
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/experiments/") {
 		t.Fatalf("start example: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	// A cell below its variant's floor is skipped and listed as refused
+	// with its reason, before and after the start.
+	if _, err := WriteExample(e.dir, "low.json", []byte(strings.Replace(tinyGrid, `"64MiB"`, `"1MiB"`, 1))); err != nil {
+		t.Fatal(err)
+	}
+	resp = e.post("/experiments", url.Values{"example": {"low.json"}})
+	body, _ = io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), `data-runs="4"`) || !strings.Contains(string(body), `data-refused="4"`) || !strings.Contains(string(body), "needs to start on tiny") {
+		t.Fatalf("confirmation of a grid with refused cells: %s", body)
+	}
+	resp = e.post("/experiments", url.Values{"example": {"low.json"}, "confirm": {"1"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("start: %d", resp.StatusCode)
+	}
+	code, page := e.get(resp.Header.Get("Location"))
+	if code != http.StatusOK || strings.Count(page, `data-outcome="refused"`) != 4 || !strings.Contains(page, "1MiB is below the") {
+		t.Fatalf("experiment page with refused cells: %d", code)
 	}
 	for _, bad := range []string{"../outcore.db", "missing.json", "ex"} {
 		if resp := e.post("/experiments", url.Values{"example": {bad}}); resp.StatusCode != http.StatusBadRequest {

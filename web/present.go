@@ -100,7 +100,8 @@ func fmtCount(p report.Point) string {
 // counts converts the store's status counts.
 func counts(c store.StatusCounts) views.Counts {
 	return views.Counts{Total: c.Total, Queued: c.Queued, Running: c.Running, Done: c.Done,
-		Failed: c.Failed, OOM: c.OOM, Cancelled: c.Cancelled, Interrupted: c.Interrupted}
+		Failed: c.Failed, OOM: c.OOM, Cancelled: c.Cancelled, Interrupted: c.Interrupted,
+		Dropped: c.CancelledUnstarted, Refused: c.Refused}
 }
 
 // experimentState is an experiment's state in words: the store's state,

@@ -75,8 +75,16 @@ func countsLabel(c Counts) string {
 	if c.Failed > 0 {
 		s += fmt.Sprintf(" · %d failed", c.Failed)
 	}
-	if c.Cancelled > 0 {
+	switch {
+	case c.Cancelled > 0 && c.Dropped == c.Cancelled:
+		s += fmt.Sprintf(" · %d cancelled before they started", c.Dropped)
+	case c.Dropped > 0:
+		s += fmt.Sprintf(" · %d cancelled (%d before they started)", c.Cancelled, c.Dropped)
+	case c.Cancelled > 0:
 		s += fmt.Sprintf(" · %d cancelled", c.Cancelled)
+	}
+	if c.Refused > 0 {
+		s += fmt.Sprintf(" · %d refused (cannot start)", c.Refused)
 	}
 	if c.Interrupted > 0 {
 		s += fmt.Sprintf(" · %d interrupted", c.Interrupted)

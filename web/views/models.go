@@ -17,6 +17,9 @@ type Page struct {
 // interrupted (a server stop) are kept apart from failed.
 type Counts struct {
 	Total, Queued, Running, Done, Failed, OOM, Cancelled, Interrupted int
+	// Dropped are the cancelled runs that never started (in Cancelled, not
+	// finished); Refused the grid's cells that could not start (not runs).
+	Dropped, Refused int
 }
 
 // Percent of the total for a count, for bar widths.
@@ -27,8 +30,11 @@ func (c Counts) Percent(n int) float64 {
 	return 100 * float64(n) / float64(c.Total)
 }
 
-// Finished counts runs with an outcome.
-func (c Counts) Finished() int { return c.Done + c.Failed + c.OOM + c.Cancelled + c.Interrupted }
+// Finished counts runs with an outcome; a run cancelled before it
+// started did not finish (it is dropped).
+func (c Counts) Finished() int {
+	return c.Done + c.Failed + c.OOM + c.Cancelled - c.Dropped + c.Interrupted
+}
 
 // Requeueable counts the runs "requeue" starts again: failed, cancelled and interrupted.
 func (c Counts) Requeueable() int { return c.Failed + c.Cancelled + c.Interrupted }
@@ -192,6 +198,9 @@ type Progress struct {
 
 // ExperimentView is the experiment page.
 type ExperimentView struct {
+	// Refused are the grid's cells skipped at creation because they
+	// cannot start, each with its reason.
+	Refused   []RefusedRow
 	ID        int64
 	Name      string
 	Dataset   string
@@ -422,4 +431,12 @@ type StudyRowView struct {
 type StudyRatioView struct {
 	Label, Paper, Ours string
 	Verdict            string // "within the paper's range", "outside", "pending"
+}
+
+// RefusedRow is a grid cell that was not run: it cannot start.
+type RefusedRow struct {
+	Seq             int
+	System, Limit   string
+	Dataset, Reason string
+	Repeat          int
 }
