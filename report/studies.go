@@ -57,6 +57,9 @@ type Study struct {
 	RatioMetrics map[string]RatioMetric
 	// Differ says why our numbers differ from the paper's.
 	Differ []string
+	// Scale is "" for the study as registered, else what was scaled
+	// ("small scale"), part of the experiment's name.
+	Scale string
 }
 
 // PaperPoint is one number of the paper (seconds of Metric) for a system
@@ -216,6 +219,9 @@ func LookupStudy(id string) (Study, bool) {
 // ExperimentName is the name of a study's experiment: its ID, a colon and
 // its figure and title (StudyOfExperiment reads the ID back).
 func (s Study) ExperimentName() string {
+	if s.Scale != "" {
+		return fmt.Sprintf("%s: %s %s (%s)", s.ID, s.Paper, s.Figure, s.Scale)
+	}
 	return fmt.Sprintf("%s: %s %s", s.ID, s.Paper, s.Figure)
 }
 
@@ -246,6 +252,7 @@ func (s Study) Grid(dataset string) ([]byte, error) {
 	g["name"] = s.ExperimentName()
 	g["dataset"] = dataset
 	g["axes"] = map[string]any{"system": s.Systems, "mem_limit": s.MemLimits}
+	g["skip_infeasible"] = true // a cell that cannot start is shown refused, with its reason
 	return json.Marshal(g)
 }
 
@@ -297,6 +304,9 @@ type RatioRow struct {
 	PaperRatio
 	Ours     float64
 	HaveOurs bool
+	// NumOOM and DenOOM: that side's runs all ended out of memory (its
+	// ratio cannot be had: the side is OOM, not pending).
+	NumOOM, DenOOM bool
 	// Within reports whether ours lies in the paper's range (±10% around
 	// a single value).
 	Within bool
@@ -387,6 +397,11 @@ func (s Study) Compare(runs []RunData, featureBytes int64) StudyTable {
 		m := s.RatioMetrics[pr.Label]
 		n, okn := oursBy(m.Num, pr.Num, normShare(pr.MemLimit))
 		d, okd := oursBy(m.Den, pr.Den, normShare(pr.MemLimit))
+		allOOM := func(sys string) bool {
+			k := key{sys, normShare(pr.MemLimit)}
+			return all[k] > 0 && other[k][RunOOM] == all[k]
+		}
+		rr.NumOOM, rr.DenOOM = allOOM(pr.Num), allOOM(pr.Den)
 		if okn && okd && d > 0 {
 			rr.Ours, rr.HaveOurs = n/d, true
 			lo, hi := pr.Low, pr.High

@@ -801,7 +801,7 @@ func TestReproduceBrowser(t *testing.T) {
 	for _, s := range report.Studies() {
 		do(t, page, chromedp.Navigate(base+"/reproduce"), chromedp.WaitVisible(chromedp.ID("start-"+s.ID)))
 		choose(t, page, "dataset-"+s.ID, "tiny8")
-		do(t, page, chromedp.Click(chromedp.ID("start-"+s.ID)))
+		do(t, page, chromedp.Click(chromedp.ID("start-on-"+s.ID)))
 		waitJS(t, page, 20*time.Second, "the experiment page of "+s.ID,
 			fmt.Sprintf(`/\/experiments\/\d+$/.test(location.pathname) && document.getElementById('study-table') !== null && document.getElementById('study-table').dataset.study === %q`, s.ID))
 		runs := js[int](t, page, `document.querySelectorAll('#queue-rows tr').length`)

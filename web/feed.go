@@ -12,6 +12,7 @@ import (
 	"github.com/a-h/templ"
 
 	"outcore/engine/metrics"
+	"outcore/report"
 	"outcore/store"
 	"outcore/web/views"
 )
@@ -25,10 +26,13 @@ type Feed struct {
 	Source interface {
 		SubscribeFrom(lastID int64) (<-chan store.Event, func())
 	}
-	Store  Store
-	Hub    *Hub
-	Log    *log.Logger
-	cursor int64 // the newest store event handled
+	Store Store
+	// DataDir and Digests serve a study's table (re-rendered as runs end).
+	DataDir string
+	Digests *report.DigestCache
+	Hub     *Hub
+	Log     *log.Logger
+	cursor  int64 // the newest store event handled
 }
 
 // maxFeedBatch bounds how many events one publish carries.
@@ -221,6 +225,9 @@ func (f *Feed) experimentPageUpdate(ctx context.Context, id int64) (string, erro
 		return nil
 	}))
 	fr.swap("tbody", "innerHTML:#accuracy-rows", views.AccuracyRows(v.Accuracy))
+	if st, err := studyTable(ctx, f.Store, f.Digests, f.DataDir, e); err == nil && st != nil {
+		fr.swap("div", "innerHTML:#study-box", views.StudyTable(*st))
+	}
 	fr.raw(ChartsMarker)
 	return fr.b.String(), fr.err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"outcore/engine/dataset"
+	"outcore/engine/train"
 	"outcore/experiments"
 	"outcore/report"
 	"outcore/store"
@@ -22,6 +23,7 @@ type ReproduceHandler struct {
 	Store   Store
 	Queue   Queue
 	DataDir string
+	Jobs    *Jobs // makes a study's missing dataset from its preset
 }
 
 // List handles GET /reproduce.
@@ -33,9 +35,13 @@ func (h *ReproduceHandler) List(c *fiber.Ctx) error {
 	return renderPage(c, views.ReproducePage(pageMeta(c, "Reproduce", "reproduce"), v))
 }
 
-// Start handles POST /reproduce/:id (form field dataset, default the
-// study's own): it creates the study's experiment and goes to its page; a
-// grid the queue refuses (dataset missing, a limit below a floor) comes
+// Start handles POST /reproduce/:id: form field scale "small" starts the
+// study's small-scale form on the dataset field (report.Study.SmallScale:
+// its limits raised to what its variants start in there, a lighter
+// model), else the study as registered on the dataset field (default the
+// study's own); generate=1 first makes the study's missing dataset from
+// its preset (the datasets page shows the progress). It creates the
+// study's experiment and goes to its page; a grid the queue refuses comes
 // back on the Reproduce page with the problems in words.
 func (h *ReproduceHandler) Start(c *fiber.Ctx) error {
 	id := strings.Clone(c.Params("id"))
@@ -44,9 +50,36 @@ func (h *ReproduceHandler) Start(c *fiber.Ctx) error {
 		return fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("no reproduction study %q", id))
 	}
 	ds := strings.TrimSpace(strings.Clone(c.FormValue("dataset")))
+	if ds == "" {
+		ds = s.Dataset
+	}
+	if c.FormValue("scale") == "small" {
+		meta, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(h.DataDir), ds))
+		if err != nil {
+			return fiber.NewError(fiber.StatusUnprocessableEntity, fmt.Sprintf("small scale on %q: %v", ds, err))
+		}
+		small, ok := smallScale(s, meta, h.DataDir)
+		if !ok {
+			return fiber.NewError(fiber.StatusUnprocessableEntity, fmt.Sprintf("%s: no share of %s's features holds every variant's floor", s.ID, ds))
+		}
+		s = small
+	}
 	grid, err := s.Grid(ds)
 	if err != nil {
 		return err
+	}
+	if c.FormValue("generate") != "" && h.Jobs != nil {
+		if cfg, perr := dataset.Preset(ds); perr == nil {
+			queue := h.Queue
+			h.Jobs.Generate(ds, ds, cfg, func(jctx context.Context) (string, error) {
+				e, err := queue.Create(jctx, grid)
+				if err != nil {
+					return "", fmt.Errorf("dataset ready, but the experiment was not created: %w", err)
+				}
+				return fmt.Sprintf("/experiments/%d", e.ID), nil
+			})
+			return redirect(c, "/datasets")
+		}
 	}
 	e, err := h.Queue.Create(c.UserContext(), grid)
 	if err == nil {
@@ -68,13 +101,39 @@ func (h *ReproduceHandler) Start(c *fiber.Ctx) error {
 	return renderPage(c, views.ReproducePage(pageMeta(c, "Reproduce", "reproduce"), v))
 }
 
-// view builds the Reproduce page.
+// smallScale is s at small scale on meta's dataset: its limits raised to
+// the least share every variant of s starts in there (train.MinMemoryFor
+// with the small-scale model and the data directory, the check the queue
+// makes).
+func smallScale(s report.Study, meta dataset.Meta, dataDir string) (report.Study, bool) {
+	base := report.SmallScaleBase()
+	cfg := train.DefaultConfig()
+	cfg.Dataset, cfg.DataDir = meta.Name, dataDir
+	cfg.Model, cfg.Layers, cfg.Batch, cfg.Hidden = base["model"].(string), base["layers"].(int), base["batch"].(int), base["hidden"].(int)
+	cfg.Fanout = base["fanout"].([]int)
+	return s.SmallScale(meta.FeatureBytes(), func(entry string) int64 {
+		c := cfg
+		if e, err := experiments.ParseSystemEntry(entry); err == nil {
+			c.System, c.Options = e.Variant, e.Options
+		}
+		return train.MinMemoryFor(c, meta)
+	})
+}
+
+// view builds the Reproduce page: each study with its own dataset (or the
+// offer to generate it) and its small-scale form on the first dataset
+// there is (`default` on a fresh install).
 func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error) {
 	var v views.ReproduceView
 	entries, _ := dataset.ListEntries(h.DataDir)
+	var first *dataset.Meta
 	for _, e := range entries {
 		if e.Err == nil {
 			v.Datasets = append(v.Datasets, e.Name)
+			if first == nil || e.Name == "default" {
+				m := e.Meta
+				first = &m
+			}
 		}
 	}
 	exps, err := h.Store.ListExperiments(ctx)
@@ -84,9 +143,28 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 	for _, s := range report.Studies() {
 		card := views.StudyCard{ID: s.ID, Paper: s.Paper, Figure: s.Figure, Title: s.Title,
 			PaperSetting: s.PaperSetting, OurSetting: s.OurSetting, Dataset: s.Dataset,
-			Systems: s.Systems, MemLimits: strings.Join(s.MemLimits, ", "), Runs: len(s.Systems) * len(s.MemLimits), Differ: s.Differ}
+			Systems: s.Systems, MemLimits: strings.Join(s.MemLimits, ", "), Runs: len(s.Systems) * len(s.MemLimits), Differ: s.Differ,
+			HaveDataset: contains(v.Datasets, s.Dataset)}
+		if !card.HaveDataset {
+			if cfg, err := dataset.Preset(s.Dataset); err == nil {
+				fb := cfg.Nodes * int64(cfg.FeatureDim) * 4
+				card.Generate = fmt.Sprintf("%s (%s of features, ~%s)", s.Dataset, experiments.FormatBytes(fb), fmtDuration(max(1, float64(fb)/250e6*1.5)))
+			}
+		}
 		for _, r := range s.Ratios {
 			card.Ratios = append(card.Ratios, fmt.Sprintf("%s = %s", r.Label, r.Paper))
+		}
+		if first != nil {
+			if small, ok := smallScale(s, *first, h.DataDir); ok {
+				card.SmallDataset, card.SmallLimits, card.SmallRuns = first.Name, strings.Join(small.MemLimits, ", "), len(small.Systems)*len(small.MemLimits)
+				if b, err := small.Grid(first.Name); err == nil {
+					if g, err := experiments.ParseGrid(b); err == nil {
+						refused := h.Queue.Refusals(g, nil)
+						card.SmallRefused = len(refused)
+						card.SmallEstimate = gridEstimate(g, *first, loadPastRuns(ctx, h.Store, first.Name), refused)
+					}
+				}
+			}
 		}
 		for _, e := range exps {
 			if st, ok := report.StudyOfExperiment(e.Name); ok && st.ID == s.ID {
@@ -131,6 +209,8 @@ func compareStudy(ctx context.Context, src report.Source, cache *report.DigestCa
 	if !ok {
 		return report.StudyTable{}, false, nil
 	}
+	// at the limits the experiment ran at (a small-scale one raised them)
+	s = s.Rescaled(report.StudyLimitsOfGrid(e.Grid))
 	cmp, err := report.LoadComparison(ctx, src, cache, e.ID)
 	if err != nil {
 		return report.StudyTable{}, false, err
@@ -152,7 +232,7 @@ func studyTable(ctx context.Context, src report.Source, cache *report.DigestCach
 		return nil, err
 	}
 	s := t.Study
-	v := &views.StudyTableView{CSV: fmt.Sprintf("/experiments/%d/study.csv", e.ID), ID: s.ID, Paper: s.Paper, Figure: s.Figure, Title: s.Title,
+	v := &views.StudyTableView{Dataset: e.Dataset, CSV: fmt.Sprintf("/experiments/%d/study.csv", e.ID), ID: s.ID, Paper: s.Paper, Figure: s.Figure, Title: s.Title,
 		PaperSetting: s.PaperSetting, OurSetting: s.OurSetting, Metric: s.Metric, Differ: s.Differ}
 	secs := func(x float64, have bool) string {
 		if !have {
@@ -173,6 +253,14 @@ func studyTable(ctx context.Context, src report.Source, cache *report.DigestCach
 	}
 	for _, r := range t.Ratios {
 		rv := views.StudyRatioView{Label: r.Label, Paper: r.Paper, Ours: "–", Verdict: "pending: a side has no finished run"}
+		switch {
+		case r.NumOOM && r.DenOOM:
+			rv.Ours, rv.Verdict = "OOM", "both sides ran out of memory at this limit"
+		case r.NumOOM:
+			rv.Ours, rv.Verdict = "OOM", s.Label(r.Num)+" ran out of memory at this limit"
+		case r.DenOOM:
+			rv.Ours, rv.Verdict = "OOM", s.Label(r.Den)+" ran out of memory at this limit"
+		}
 		if r.HaveOurs {
 			rv.Ours = fmt.Sprintf("%.2f×", r.Ours)
 			rv.Verdict = "outside the paper's range"

@@ -19,6 +19,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
+	"outcore/report"
 	"outcore/store"
 	"outcore/web/views"
 )
@@ -118,7 +119,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg}
 	s.hub = NewHub(seed, 512, 4096)
-	s.feed = &Feed{Source: cfg.Queue, Store: cfg.Store, Hub: s.hub, Log: cfg.Log, cursor: seed}
+	s.feed = &Feed{Source: cfg.Queue, Store: cfg.Store, Hub: s.hub, Log: cfg.Log, cursor: seed,
+		DataDir: cfg.DataDir, Digests: report.NewDigestCache(2000)}
 	cfg.Limits = cfg.Limits.WithDefaults()
 	s.cfg.Limits = cfg.Limits
 	lim := cfg.Limits

@@ -399,6 +399,15 @@ type StudyCard struct {
 	Ratios                   []string // the paper's ratios in words
 	Differ                   []string
 	Experiments              []StudyExperiment // experiments already made for it
+	// HaveDataset: the study's own dataset is in the data directory;
+	// Generate offers to make it from its preset otherwise ("medium (1GiB
+	// of features, ~6s)").
+	HaveDataset bool
+	Generate    string
+	// Small is the small-scale form on SmallDataset ("" = none fits):
+	// its limits, run count and estimated duration.
+	SmallDataset, SmallLimits, SmallEstimate string
+	SmallRuns, SmallRefused                  int
 }
 
 // StudyExperiment links an experiment made for a study.
@@ -411,6 +420,7 @@ type StudyExperiment struct {
 // StudyTableView is a study's paper-beside-ours table on its experiment's
 // page.
 type StudyTableView struct {
+	Dataset                  string // the dataset the experiment ran on
 	CSV                      string // the table as CSV
 	ID, Paper, Figure, Title string
 	PaperSetting, OurSetting string

@@ -1,0 +1,65 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestStudySmallScale: each limit is raised to the least share holding
+// every variant's floor (never lowered), the paper's points and ratios
+// move with it, and the settings say so; nothing holds → not ok.
+func TestStudySmallScale(t *testing.T) {
+	s, ok := LookupStudy("ginex-overall")
+	if !ok {
+		t.Fatal("no ginex-overall study")
+	}
+	fb := int64(100 << 20)
+	floors := map[string]int64{"ginex": 67 << 20, "pyg+": 26 << 20}
+	small, ok := s.SmallScale(fb, func(e string) int64 { return floors[e] })
+	if !ok || strings.Join(small.MemLimits, ",") != "75%" || small.Scale != "small scale" {
+		t.Fatalf("small scale limits %v ok %v", small.MemLimits, ok)
+	}
+	for _, p := range small.Points {
+		if p.MemLimit != "75%" {
+			t.Errorf("point %+v not moved", p)
+		}
+	}
+	for _, r := range small.Ratios {
+		if r.MemLimit != "75%" {
+			t.Errorf("ratio %+v not moved", r)
+		}
+	}
+	if !strings.Contains(small.OurSetting, "25% → 75%") || !strings.Contains(small.ExperimentName(), "(small scale)") {
+		t.Errorf("setting %q name %q", small.OurSetting, small.ExperimentName())
+	}
+	if got, ok := StudyOfExperiment(small.ExperimentName()); !ok || got.ID != s.ID {
+		t.Errorf("the small-scale experiment is not recognised as the study's")
+	}
+	// the experiment's page maps its grid's limits back the same way
+	if back := s.Rescaled(StudyLimitsOfGrid([]byte(`{"axes":{"mem_limit":["75%"]}}`))); len(back.Ratios) == 0 || back.Ratios[0].MemLimit != "75%" || back.MemLimits[0] != "75%" {
+		t.Errorf("rescaled from the grid: %+v", back.Ratios)
+	}
+	if same := s.Rescaled(s.MemLimits); same.OurSetting != s.OurSetting {
+		t.Error("rescaling to the same limits changed the study")
+	}
+	if _, ok := s.SmallScale(fb, func(string) int64 { return 1 << 40 }); ok {
+		t.Error("a floor above every share was accepted")
+	}
+}
+
+// TestStudyRatioOOM: a side whose runs all ran out of memory is OOM, not
+// pending.
+func TestStudyRatioOOM(t *testing.T) {
+	s, _ := LookupStudy("ginex-overall")
+	fb := int64(100 << 20)
+	runs := []RunData{{System: "ginex", MemLimit: fb / 4, Status: RunOOM}, {System: "pyg+", MemLimit: fb / 4, Status: RunOOM}}
+	tb := s.Compare(runs, fb)
+	if len(tb.Ratios) == 0 {
+		t.Fatal("no ratio")
+	}
+	for _, r := range tb.Ratios {
+		if !r.NumOOM || !r.DenOOM || r.HaveOurs {
+			t.Errorf("ratio %+v: want both sides OOM", r)
+		}
+	}
+}
