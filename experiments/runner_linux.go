@@ -249,6 +249,12 @@ func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing
 	case res.OOM:
 		end.Status = store.StatusOOM
 		end.Error = fmt.Sprintf("out of memory at the limit of %s", FormatBytes(r.MemLimitBytes))
+		if res.LimitAtEnd > r.MemLimitBytes && r.MemLimitBytes > 0 {
+			// the group's own limit: the budget and what the run held
+			// outside it (the model step, see the deviations)
+			end.Error = fmt.Sprintf("out of memory at its cgroup limit of %s (the %s budget + %s held outside it)",
+				FormatBytes(res.LimitAtEnd), FormatBytes(r.MemLimitBytes), FormatBytes(res.LimitAtEnd-r.MemLimitBytes))
+		}
 		if res.OOMKills > 0 {
 			end.Error += fmt.Sprintf(" (the kernel's OOM killer killed %d process(es) of the run's cgroup)", res.OOMKills)
 		} else {

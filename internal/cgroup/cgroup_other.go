@@ -58,6 +58,9 @@ func (g *Group) Usage() (int64, error) { return 0, ErrUnavailable }
 // Peak reports nothing outside Linux.
 func (g *Group) Peak() (int64, bool) { return 0, false }
 
+// MemoryMax is unavailable off Linux.
+func (g *Group) MemoryMax() (int64, bool) { return 0, false }
+
 // OOMKills fails outside Linux.
 func (g *Group) OOMKills() (int64, error) { return 0, ErrUnavailable }
 

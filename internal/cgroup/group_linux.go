@@ -286,6 +286,21 @@ func (g *Group) Peak() (int64, bool) {
 	return v, err == nil
 }
 
+// MemoryMax returns the group's memory limit as it stands (v2 memory.max,
+// v1 memory.limit_in_bytes; 0 = none), which the run may have raised
+// since the group was made (the model step held outside the budget).
+func (g *Group) MemoryMax() (int64, bool) {
+	name := "memory.limit_in_bytes"
+	if g.Version == V2 {
+		name = "memory.max"
+	}
+	v, err := readInt(g.file(name))
+	if err != nil || v >= 1<<60 { // v1 writes "no limit" as a huge number
+		return 0, err == nil
+	}
+	return v, true
+}
+
 // OOMKills returns how many processes of the group the kernel's OOM killer
 // killed because of the group's limit (v2 memory.events oom_kill, v1
 // memory.oom_control oom_kill). On v1 kernels without that counter, a group

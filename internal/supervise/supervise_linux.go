@@ -312,6 +312,10 @@ type Result struct {
 	// (0 when unknown or without a group).
 	OOMKills  int64
 	PeakBytes int64
+	// LimitAtEnd is the group's memory limit when the child ended (0 when
+	// unknown): the limit as started, raised by what the run held outside
+	// its budget (the model step), which is the limit an OOM kill is at.
+	LimitAtEnd int64
 	// Limit and Enforced as started; Group is the group's directory ("").
 	Limit    int64
 	Enforced bool
@@ -364,6 +368,7 @@ func (c *Child) wait() *Result {
 		r.Group = c.grp.Path
 		r.PeakBytes, _ = c.grp.Peak()
 		r.OOMKills, _ = c.grp.OOMKills()
+		r.LimitAtEnd, _ = c.grp.MemoryMax()
 	}
 	r.OOM = IsOOM(Ending{OOMKills: r.OOMKills, Enforced: r.Enforced, Signal: r.Signal, Summary: r.Summary, KilledBySupervisor: r.Killed})
 	c.removeGroup()
