@@ -1,0 +1,234 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"outcore/engine/dataset"
+	"outcore/engine/train"
+	"outcore/experiments"
+	"outcore/report"
+)
+
+// StageBreakdownCheck, when set, checks the stage breakdown of the runs
+// the newcomer's path made (every variant, the example's runs among them)
+// in the browser: the stacked total of each bar against its epoch time.
+// The stage breakdown is defined elsewhere (docs/DESIGN.md); its check
+// plugs in here so that it runs on the same real server and runs.
+var StageBreakdownCheck func(t *testing.T, page context.Context, base string, expIDs []int64)
+
+// TestNewcomerPath walks what a new user does first, on a real `outcore
+// serve` with a fresh data directory, as `make run` makes it (the default
+// dataset from a preset — tiny here, to keep the test short — and the
+// ready-to-start examples): start the example (the page says how many
+// runs and how long first) and see every run end done, or listed as
+// refused with its reason before it starts; start each study from the
+// Reproduce page with its small-scale form and see it run; open a run
+// that ran out of memory and see the limit its cgroup had.
+func TestNewcomerPath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test runs in the full pass (go test without -short)")
+	}
+	chrome := findChromium()
+	if chrome == "" {
+		t.Skip("chromium is not installed (scripts/install-deps.sh installs Debian's chromium): skipping the browser test")
+	}
+	bin := buildOutcore(t)
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var out strings.Builder
+	cmd := exec.Command(bin, "serve", "--data-dir", dir, "--addr", addr, "--default-preset", "tiny")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("server output:\n%s", out.String())
+		}
+	})
+	base := "http://" + addr
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		resp, err := http.Get(base + "/api/csrf")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not answer within 60 s: %v\n%s", err, out.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	page := browser(t, chrome)
+
+	// 1. The example, from the experiment list of a fresh install.
+	do(t, page, chromedp.Navigate(base+"/experiments"), chromedp.WaitVisible(`[id="start-example-memory-limits.json"]`))
+	do(t, page, chromedp.Click(`[id="start-example-memory-limits.json"]`))
+	waitJS(t, page, 20*time.Second, "the example's start page", `!!document.getElementById('confirm-start')`)
+	runs := js[int](t, page, `+document.getElementById('confirm-runs').dataset.runs`)
+	refused := js[int](t, page, `document.getElementById('confirm-refused') ? +document.getElementById('confirm-refused').dataset.refused : 0`)
+	estimate := js[string](t, page, `(document.getElementById('confirm-estimate') || {}).textContent || ''`)
+	if runs <= 0 || !strings.Contains(estimate, "roughly") {
+		t.Fatalf("the start page says %d runs, estimate %q", runs, estimate)
+	}
+	do(t, page, chromedp.Click(chromedp.ID("confirm-start")))
+	exID := experimentOnPage(t, page)
+	rs := waitFinished(t, page, exID, runs, 15*time.Minute)
+	for _, r := range rs {
+		if r.Status != "done" {
+			t.Errorf("example run %d (%s at %d bytes) ended %s: %s", r.ID, r.System, r.MemLimitBytes, r.Status, r.Error)
+		}
+	}
+	do(t, page, chromedp.Navigate(fmt.Sprintf("%s/experiments/%d", base, exID)), chromedp.WaitVisible(chromedp.ID("queue")))
+	reasons := js[[]string](t, page, `Array.from(document.querySelectorAll('#refused tr[data-outcome=refused] .refused-reason')).map(td => td.textContent)`)
+	if len(reasons) != refused {
+		t.Errorf("%d refused cells on the page, the start page said %d", len(reasons), refused)
+	}
+	for _, r := range reasons {
+		if !strings.Contains(r, "needs to start on default") {
+			t.Errorf("refused without a reason: %q", r)
+		}
+	}
+	expIDs := []int64{exID}
+
+	// 2. Each study, from the Reproduce page's small-scale form.
+	for _, s := range report.Studies() {
+		do(t, page, chromedp.Navigate(base+"/reproduce"), chromedp.WaitVisible(chromedp.ID("start-small-"+s.ID)))
+		do(t, page, chromedp.Click(chromedp.ID("start-small-"+s.ID)))
+		id := experimentOnPage(t, page)
+		waitJS(t, page, 10*time.Second, "the study table of "+s.ID,
+			fmt.Sprintf(`(document.getElementById('study-table') || {dataset: {}}).dataset.study === %q && document.getElementById('study-dataset').textContent === 'default'`, s.ID))
+		expIDs = append(expIDs, id)
+	}
+	for i, id := range expIDs[1:] {
+		s := report.Studies()[i]
+		rs := waitFinished(t, page, id, -1, 10*time.Minute)
+		done := 0
+		for _, r := range rs {
+			switch r.Status {
+			case "done":
+				done++
+			case "oom":
+			default:
+				t.Errorf("study %s: run %d (%s) ended %s: %s", s.ID, r.ID, r.System, r.Status, r.Error)
+			}
+		}
+		if done == 0 {
+			t.Errorf("study %s: no run finished", s.ID)
+		}
+		// the study table followed the runs without a reload
+		do(t, page, chromedp.Navigate(fmt.Sprintf("%s/experiments/%d", base, id)), chromedp.WaitVisible(chromedp.ID("study-rows")))
+		if pending := js[int](t, page, `Array.from(document.querySelectorAll('#study-rows tbody tr td:nth-child(4)')).filter(td => td.textContent.trim() === '–').length`); pending == len(s.Systems)*len(s.MemLimits) {
+			t.Errorf("study %s: no number of ours in its table", s.ID)
+		}
+	}
+	if StageBreakdownCheck != nil {
+		StageBreakdownCheck(t, page, base, expIDs)
+	}
+
+	// 3. A run that runs out of memory: its page names the cgroup's limit.
+	// The reference pipeline with its model step charged to a budget at
+	// the runtime's floor is killed at once (every variant is at 12 MiB).
+	meta := dataset0(t, dir)
+	limit := train.ConservativeMinMemory(meta) + 64<<10
+	grid := fmt.Sprintf(`{"name":"oom","dataset":"default","system":"reference","model_mem":"host","epochs":1,"mem_limit":"%d"}`, limit)
+	oomID := js[int](t, page, fmt.Sprintf(`(async () => {
+		const tok = (await (await fetch('/api/csrf')).json()).token;
+		const r = await fetch('/api/experiments', {method: 'POST', headers: {'Content-Type': 'application/json', 'X-CSRF-Token': tok}, body: %q});
+		return (await r.json()).id || 0 })()`, grid))
+	if oomID == 0 {
+		t.Fatal("the OOM grid was not created")
+	}
+	rs = waitFinished(t, page, int64(oomID), 1, 3*time.Minute)
+	if rs[0].Status != "oom" {
+		t.Fatalf("the reference at %d bytes with its step on the host ended %s (%s)", limit, rs[0].Status, rs[0].Error)
+	}
+	do(t, page, chromedp.Navigate(fmt.Sprintf("%s/runs/%d", base, rs[0].ID)), chromedp.WaitVisible(chromedp.ID("run-oom-cause")))
+	cause := js[string](t, page, `document.getElementById('run-oom-cause').textContent`)
+	want := "of its " + experiments.FormatBytes(limit) + " limit" // no step held outside: the cgroup's limit is the budget
+	if !strings.Contains(cause, want) {
+		t.Errorf("OOM banner %q, want %q", cause, want)
+	}
+}
+
+// newcomerRun is what the test reads of /api/experiments/{id}/runs.
+type newcomerRun struct {
+	ID            int64  `json:"id"`
+	Status        string `json:"status"`
+	System        string `json:"system"`
+	MemLimitBytes int64  `json:"mem_limit_bytes"`
+	Error         string `json:"error"`
+}
+
+// experimentOnPage waits for an experiment's page and returns its id.
+func experimentOnPage(t *testing.T, page context.Context) int64 {
+	t.Helper()
+	waitJS(t, page, 30*time.Second, "an experiment page", `/\/experiments\/\d+$/.test(location.pathname) && !!document.getElementById('queue')`)
+	var id int64
+	fmt.Sscanf(js[string](t, page, `location.pathname`), "/experiments/%d", &id)
+	return id
+}
+
+// waitFinished polls an experiment's runs until every one has an outcome
+// (want >= 0: that many runs) and returns them.
+func waitFinished(t *testing.T, page context.Context, id int64, want int, d time.Duration) []newcomerRun {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		raw := js[string](t, page, fmt.Sprintf(`(async () => JSON.stringify(await (await fetch('/api/experiments/%d/runs')).json()))()`, id))
+		var v struct {
+			Runs []newcomerRun `json:"runs"`
+		}
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			t.Fatalf("runs of experiment %d: %v: %s", id, err, raw)
+		}
+		left := 0
+		for _, r := range v.Runs {
+			if r.Status == "queued" || r.Status == "running" {
+				left++
+			}
+		}
+		if left == 0 && (want < 0 || len(v.Runs) == want) {
+			return v.Runs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("experiment %d: %d of %d runs not finished after %s", id, left, len(v.Runs), d)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// dataset0 reads the default dataset's meta in a data directory.
+func dataset0(t *testing.T, dir string) dataset.Meta {
+	t.Helper()
+	m, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(dir), "default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
