@@ -288,10 +288,11 @@ func (h *APIHandler) RunSamples(c *fiber.Ctx) error {
 	if _, err := h.Store.Run(ctx, id); err != nil {
 		return err
 	}
-	ss, err := h.Store.Samples(ctx, id, from, to, limit)
+	ss, err := h.Store.Samples(ctx, id, from, to, 0)
 	if err != nil {
 		return err
 	}
+	ss = thinSamples(ss, limit)
 	out := make([]metrics.SampleRecord, len(ss))
 	for i, s := range ss {
 		out[i] = s.SampleRecord
@@ -447,3 +448,21 @@ func (h *APIHandler) CSRFToken(c *fiber.Ctx) error {
 
 // isAPI reports whether a request is for the JSON API.
 func isAPI(c *fiber.Ctx) bool { return strings.HasPrefix(c.Path(), "/api/") }
+
+// thinSamples keeps at most n of a run's samples, evenly spaced over the
+// whole range, the first and the last included (n <= 0: all), as
+// docs/API.md says of samples?limit=N: the shape of the run, not its
+// first N seconds.
+func thinSamples(ss []store.Sample, n int) []store.Sample {
+	if n <= 0 || len(ss) <= n {
+		return ss
+	}
+	if n == 1 {
+		return ss[:1]
+	}
+	out := make([]store.Sample, n)
+	for i := range out {
+		out[i] = ss[i*(len(ss)-1)/(n-1)]
+	}
+	return out
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"outcore/engine/metrics"
 	"outcore/store"
 )
 
@@ -133,5 +134,35 @@ func TestQueueOrder(t *testing.T) {
 	}
 	if code, _ := e.api("GET", fmt.Sprintf("/api/experiments/%d/runs?sort=colour", x.ID), ""); code != 400 {
 		t.Errorf("unknown sort: %d", code)
+	}
+}
+
+// TestThinSamples: samples?limit=N thins over the whole run (first and
+// last kept, evenly spaced), not the first N.
+func TestThinSamples(t *testing.T) {
+	var ss []store.Sample
+	for i := 0; i < 100; i++ {
+		ss = append(ss, store.Sample{SampleRecord: metrics.SampleRecord{T: float64(i)}})
+	}
+	for _, c := range []struct {
+		n    int
+		want []float64
+	}{
+		{0, nil}, {200, nil}, {1, []float64{0}}, {2, []float64{0, 99}}, {4, []float64{0, 33, 66, 99}},
+	} {
+		got := thinSamples(ss, c.n)
+		if c.want == nil {
+			if len(got) != len(ss) {
+				t.Errorf("limit %d: %d samples, want all", c.n, len(got))
+			}
+			continue
+		}
+		var ts []float64
+		for _, s := range got {
+			ts = append(ts, s.T)
+		}
+		if fmt.Sprint(ts) != fmt.Sprint(c.want) {
+			t.Errorf("limit %d: t %v, want %v", c.n, ts, c.want)
+		}
 	}
 }

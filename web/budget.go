@@ -260,6 +260,18 @@ func timeLeft(runs []store.Run, now time.Time) string {
 			allN++
 		}
 	}
+	// Before any run finished, a queued run takes as long as a running
+	// run's own estimate (its variant's first): counting only the running
+	// run made the first minutes' estimate far too optimistic.
+	ownSys, ownAll := map[string]float64{}, 0.0
+	for _, r := range runs {
+		if r.Status == store.StatusRunning && !r.StartedAt.IsZero() {
+			if e, ok := ownEstimate(r, now.Sub(r.StartedAt).Seconds()); ok {
+				ownSys[r.System] = max(ownSys[r.System], e)
+				ownAll = max(ownAll, e)
+			}
+		}
+	}
 	estimate := func(r store.Run) (float64, bool) {
 		switch {
 		case cellN[k(r)] > 0:
@@ -268,6 +280,10 @@ func timeLeft(runs []store.Run, now time.Time) string {
 			return sysSum[r.System] / float64(sysN[r.System]), true
 		case allN > 0:
 			return allSum / float64(allN), true
+		case ownSys[r.System] > 0:
+			return ownSys[r.System], true
+		case ownAll > 0:
+			return ownAll, true
 		}
 		return 0, false
 	}
@@ -302,7 +318,7 @@ func timeLeft(runs []store.Run, now time.Time) string {
 	}
 	s := fmt.Sprintf("about %s left (%d run(s) to go, from %d finished)", fmtDuration(left), pending, allN)
 	if allN == 0 {
-		s = fmt.Sprintf("about %s left (%d run(s) to go, from the running run's progress)", fmtDuration(left), pending)
+		s = fmt.Sprintf("about %s left (%d run(s) to go, each as long as the running run's progress predicts)", fmtDuration(left), pending)
 	}
 	if unknown > 0 {
 		s += fmt.Sprintf("; %d without an estimate", unknown)

@@ -95,6 +95,12 @@ func TestTimeLeft(t *testing.T) {
 	if timeLeft(runs[:1], now) != "" {
 		t.Error("a finished experiment has time left")
 	}
+	// Early on, before any run finished: each queued run counts as long
+	// as the running run's own estimate (160 s), not zero.
+	early := []store.Run{runs[3], {System: "ginex", MemLimitBytes: 1, Status: store.StatusQueued}, {System: "pyg+", Status: store.StatusQueued}}
+	if got := timeLeft(early, now); !strings.HasPrefix(got, "about 7m left (3 run(s) to go") || strings.Contains(got, "without an estimate") {
+		t.Errorf("early time left %q (100 + 160 + 160 s)", got)
+	}
 }
 
 // TestChartsCacheFollowsTheRuns: charts.json is drawn once for settled

@@ -134,7 +134,10 @@ func (h *ExperimentsHandler) Meta(c *fiber.Ctx) error {
 	if verr != nil {
 		return verr
 	}
-	v.Name, v.Notes, v.TagsText, v.MetaError = m.Name, m.Notes, strings.Join(m.Tags, ", "), err.Error()
+	// The refused values go back into the edit form only: the heading,
+	// the notes and the tags keep showing what is stored.
+	v.Unsaved = views.Unsaved{Name: m.Name, Notes: m.Notes, Set: true}
+	v.TagsText, v.MetaError = strings.Join(m.Tags, ", "), err.Error()
 	c.Status(fiber.StatusUnprocessableEntity)
 	p := pageMeta(c, v.Name, "experiments")
 	return renderPage(c, views.ExperimentPage(p, v))

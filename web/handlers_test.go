@@ -1057,3 +1057,24 @@ func TestCompareExperiments(t *testing.T) {
 		t.Error("the list cannot tick experiments to compare")
 	}
 }
+
+// TestRefusedMetaEditKeepsTheStoredName: an edit the store refuses (a bad
+// tag) comes back with the typed values in the form only; the heading
+// shows the stored name, not the unsaved one.
+func TestRefusedMetaEditKeepsTheStoredName(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	x := e.create(tinyGrid)
+	resp := e.post(fmt.Sprintf("/experiments/%d/meta", x.ID), url.Values{"name": {"unsaved name"}, "notes": {"typed"}, "tags": {"bad#tag"}})
+	body, _ := io.ReadAll(resp.Body)
+	page := string(body)
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, `id="meta-error"`) {
+		t.Fatalf("refused edit: %d", resp.StatusCode)
+	}
+	if !strings.Contains(page, `<h1 id="experiment-name">tiny grid</h1>`) || strings.Contains(page, `<h1 id="experiment-name">unsaved name`) {
+		t.Errorf("the heading shows the unsaved name")
+	}
+	if !strings.Contains(page, `value="unsaved name"`) {
+		t.Errorf("the form lost the typed name")
+	}
+}

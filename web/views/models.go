@@ -198,6 +198,9 @@ type Progress struct {
 
 // ExperimentView is the experiment page.
 type ExperimentView struct {
+	// Unsaved is a refused edit (its values go back into the edit form
+	// only; the heading, notes and tags show what is stored).
+	Unsaved Unsaved
 	// Refused are the grid's cells skipped at creation because they
 	// cannot start, each with its reason.
 	Refused   []RefusedRow
@@ -449,4 +452,28 @@ type RefusedRow struct {
 	System, Limit   string
 	Dataset, Reason string
 	Repeat          int
+}
+
+// Unsaved holds what a refused edit of an experiment's name, notes and
+// tags typed: the edit form shows it again with the reason, while the
+// page shows what is stored.
+type Unsaved struct {
+	Name, Notes string
+	Set         bool
+}
+
+// EditName is the name field's value: the refused edit's, else the stored name.
+func (e ExperimentView) EditName() string {
+	if e.Unsaved.Set {
+		return e.Unsaved.Name
+	}
+	return e.Name
+}
+
+// EditNotes is the notes field's value: the refused edit's, else the stored notes.
+func (e ExperimentView) EditNotes() string {
+	if e.Unsaved.Set {
+		return e.Unsaved.Notes
+	}
+	return e.Notes
 }
