@@ -35,6 +35,10 @@ type APICounts struct {
 	OOM         int `json:"oom"`
 	Cancelled   int `json:"cancelled"`
 	Interrupted int `json:"interrupted"`
+	// CancelledUnstarted of the cancelled never started; Refused cells
+	// were skipped at creation (not runs, not in total).
+	CancelledUnstarted int `json:"cancelled_unstarted"`
+	Refused            int `json:"refused"`
 }
 
 // APIExperiment is an experiment in the API.
@@ -51,7 +55,10 @@ type APIExperiment struct {
 	FirstStarted *time.Time      `json:"first_started,omitempty"`
 	LastEnded    *time.Time      `json:"last_ended,omitempty"`
 	Grid         json.RawMessage `json:"grid,omitempty"`
-	URL          string          `json:"url"`
+	// Refused are the cells skipped at creation because they cannot
+	// start, each with its reason (with a single experiment).
+	Refused []store.RefusedCell `json:"refused,omitempty"`
+	URL     string              `json:"url"`
 }
 
 // APIRun is a run in the API.
@@ -120,7 +127,7 @@ func rawOr(b json.RawMessage) json.RawMessage {
 func apiExperiment(e store.Experiment, withGrid bool) APIExperiment {
 	c := e.Counts
 	x := APIExperiment{ID: e.ID, Name: e.Name, Dataset: e.Dataset, State: experimentState(c),
-		Counts:  APICounts{c.Total, c.Queued, c.Running, c.Done, c.Failed, c.OOM, c.Cancelled, c.Interrupted},
+		Counts:  APICounts{c.Total, c.Queued, c.Running, c.Done, c.Failed, c.OOM, c.Cancelled, c.Interrupted, c.CancelledUnstarted, c.Refused},
 		Systems: e.Systems, Tags: e.Tags, Notes: e.Notes, CreatedAt: e.CreatedAt,
 		FirstStarted: optTime(e.FirstStarted), LastEnded: optTime(e.LastEnded), URL: fmt.Sprintf("/api/experiments/%d", e.ID)}
 	if x.Systems == nil {
@@ -131,6 +138,7 @@ func apiExperiment(e store.Experiment, withGrid bool) APIExperiment {
 	}
 	if withGrid {
 		x.Grid = rawOr(e.Grid)
+		x.Refused = e.Refused
 	}
 	return x
 }
