@@ -853,6 +853,45 @@ func (h *ExperimentsHandler) Retry(c *fiber.Ctx) error {
 	return doneOrRedirect(c, "/experiments/"+strconv.FormatInt(id, 10))
 }
 
+// Rerun handles POST /experiments/:id/rerun: a new experiment from the
+// same grid file (every setting, option and axis as before; the name
+// marked as a re-run), queued at once, and its page.
+func (h *ExperimentsHandler) Rerun(c *fiber.Ctx) error {
+	id, err := idParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	e, err := h.Store.Experiment(ctx, id)
+	if err != nil {
+		return err
+	}
+	g, err := experiments.ParseGrid(e.Grid)
+	if err != nil {
+		return fiber.NewError(fiber.StatusUnprocessableEntity, fmt.Sprintf("experiment %d: its grid no longer parses: %v", id, err))
+	}
+	g.Name = rerunName(experimentTitle(e), id)
+	g.Raw = g.JSON()
+	ne, err := h.Queue.Create(ctx, g.Raw)
+	if err != nil {
+		if errors.Is(err, experiments.ErrInvalid) {
+			return fiber.NewError(fiber.StatusUnprocessableEntity, fmt.Sprintf("re-run of experiment %d: %v", id, err))
+		}
+		return err
+	}
+	return redirect(c, fmt.Sprintf("/experiments/%d", ne.ID))
+}
+
+// rerunName names a re-run of experiment id: its name and where it came
+// from, within the name's length limit.
+func rerunName(name string, id int64) string {
+	suffix := fmt.Sprintf(" (re-run of #%d)", id)
+	if r := []rune(name); len(r)+len([]rune(suffix)) > store.MaxNameLen {
+		name = string(r[:max(0, store.MaxNameLen-len([]rune(suffix)))])
+	}
+	return name + suffix
+}
+
 // Delete handles POST /experiments/:id/delete.
 func (h *ExperimentsHandler) Delete(c *fiber.Ctx) error {
 	id, err := idParam(c)

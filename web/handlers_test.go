@@ -1078,3 +1078,25 @@ func TestRefusedMetaEditKeepsTheStoredName(t *testing.T) {
 		t.Errorf("the form lost the typed name")
 	}
 }
+
+// TestRerunExperiment: "Re-run as new" queues a new experiment from the
+// same grid file, named after the first.
+func TestRerunExperiment(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	x := e.create(tinyGrid)
+	resp := e.post(fmt.Sprintf("/experiments/%d/rerun", x.ID), url.Values{})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("rerun: %d", resp.StatusCode)
+	}
+	xs, _ := e.st.ListExperiments(context.Background())
+	if len(xs) != 2 || xs[0].ID == x.ID || xs[0].Counts.Total != x.Counts.Total || xs[0].Name != fmt.Sprintf("tiny grid (re-run of #%d)", x.ID) {
+		t.Fatalf("experiments %+v", xs)
+	}
+	if !strings.Contains(string(xs[0].Grid), `"pyg+","gnndrive"`) {
+		t.Errorf("grid %s", xs[0].Grid)
+	}
+	if got := rerunName(strings.Repeat("x", 300), 7); len([]rune(got)) != store.MaxNameLen || !strings.HasSuffix(got, "(re-run of #7)") {
+		t.Errorf("long name %q", got)
+	}
+}

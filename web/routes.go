@@ -57,6 +57,7 @@ func (s *Server) routes() {
 	a.Get("/experiments/:id/study.csv", exp.StudyCSV)
 	a.Post("/experiments/:id/cancel", exp.Cancel)
 	a.Post("/experiments/:id/retry", exp.Retry)
+	a.Post("/experiments/:id/rerun", exp.Rerun)
 	a.Post("/experiments/:id/meta", exp.Meta)
 	a.Post("/experiments/:id/delete", exp.Delete)
 
