@@ -1100,3 +1100,26 @@ func TestRerunExperiment(t *testing.T) {
 		t.Errorf("long name %q", got)
 	}
 }
+
+// TestRunsAcrossExperiments: /runs lists every experiment's runs, newest
+// first, filtered by run keys.
+func TestRunsAcrossExperiments(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	a := e.create(tinyGrid)
+	b := e.create(`{"name":"other","dataset":"tiny","system":"ginex","mem_limit":"128MiB","epochs":1}`)
+	code, page := e.get("/runs")
+	if code != http.StatusOK || strings.Count(page, `<tr data-status="queued">`) != a.Counts.Total+b.Counts.Total {
+		t.Fatalf("runs page: %d", code)
+	}
+	if i, j := strings.Index(page, ">other</a>"), strings.Index(page, ">tiny grid</a>"); i < 0 || j < 0 || i > j {
+		t.Errorf("not newest first (other at %d, tiny grid at %d)", i, j)
+	}
+	code, page = e.get("/runs?q=system%3Dginex")
+	if code != http.StatusOK || strings.Count(page, `<tr data-status=`) != 1 {
+		t.Errorf("filtered: %d, %d rows", code, strings.Count(page, `<tr data-status=`))
+	}
+	if code, _ := e.get("/runs?q=nokey%3D1"); code != http.StatusBadRequest {
+		t.Errorf("bad filter: %d", code)
+	}
+}

@@ -65,6 +65,7 @@ func (s *Server) routes() {
 	a.Get("/compare/charts.json", cmpH.ChartsJSON)
 	a.Get("/compare/charts/:file", cmpH.ChartFile)
 
+	a.Get("/runs", runs.List)
 	a.Get("/runs/:id", runs.Show)
 	a.Get("/runs/:id/charts.json", runs.ChartsJSON)
 	a.Get("/runs/:id/charts/:file", runs.ChartFile)

@@ -477,3 +477,16 @@ func (e ExperimentView) EditNotes() string {
 	}
 	return e.Notes
 }
+
+// RunsListView is the list of runs across experiments.
+type RunsListView struct {
+	Filter, Keys, Problem string
+	Rows                  []RunsListRow
+	Total                 int // runs the filter selects (Rows holds the newest, at most 500)
+}
+
+// RunsListRow is one run with its experiment.
+type RunsListRow struct {
+	RunRow
+	Experiment, Dataset string
+}
