@@ -92,8 +92,10 @@ type plan struct {
 	// CPU buffer, the batch input and one extractor's reservation; no
 	// slack, ring buffers or reserve.
 	minNeed int64
-	// feasible: minNeed fits the budget (or there is none). MinMemory is
-	// the least budget where it holds.
+	// feasible: minNeed fits the budget and the plan does not warn of an
+	// OOM kill (overReserve), or there is no budget; MinMemory is the
+	// least budget where it holds (train.CheckFeasible: the run's plan is
+	// the authority, the callers' floor predicts it).
 	feasible bool
 }
 
@@ -217,7 +219,7 @@ func sizeWith(in sizingInput, alias bool) plan {
 	} else {
 		p.minNeed = heapOf(min(o.samplers, max(1, in.cpus)), 1, 1, 1) + p.xBytes + mb*(rowBytes+slotOverhead)
 	}
-	p.feasible = budget <= 0 || p.minNeed <= budget
+	p.feasible = budget <= 0 || (p.minNeed <= budget && !p.overReserve)
 	if p.onDevice {
 		p.offHeap = p.hostStaging
 	} else {

@@ -84,13 +84,14 @@ func TestSizing(t *testing.T) {
 		},
 		{
 			// 150 MiB: 20,317 slots after the shortest pipeline with its
-			// slack, staging and reserve, fewer than one M_b: the reserve
-			// is not kept (the run warns), but the heap, x and one
-			// reservation (97,900,544 bytes) fit
+			// slack, staging and reserve, fewer than one M_b: the heap, x
+			// and one reservation (97,900,544 bytes) fit but the reserve
+			// is not kept, so the run would warn of an OOM kill: not
+			// feasible (train.CheckFeasible refuses it before it starts)
 			name: "reserve not kept", budget: 150 * mib,
 			want: plan{maxBatch: 22528, paperSlots: 112640, slots: 22528, samplers: 2, extractors: 1, extractQ: 1, trainQ: 1,
 				heapNeed: 71 * mib, staging: 8 * mib, work: 213647360, shortWork: 146538496,
-				offHeap: (22528 + 22528) * 512, topoSqueezed: true, queuesShortened: true, overReserve: true, feasible: true},
+				offHeap: (22528 + 22528) * 512, topoSqueezed: true, queuesShortened: true, overReserve: true, feasible: false},
 		},
 		{
 			// 90 MiB: below the shortest pipeline's heap (71 MiB), x (11
@@ -158,12 +159,13 @@ func TestSizing(t *testing.T) {
 				offHeap: 112640 * 512, topoSqueezed: true, queuesShortened: true, aliasInput: true, feasible: true},
 		},
 		{
-			// 90 MiB cannot hold the copy (see "cannot fit") but fits
-			// without it: the heap (71 MiB) and one reservation
-			name: "alias fits where the copy cannot", budget: 90 * mib, inPlace: true,
+			// 90 MiB cannot hold the copy (see "cannot fit"); without it
+			// the heap (71 MiB) and one reservation fit, not the reserve:
+			// the aliased plan is tried, and is not feasible either
+			name: "alias tried where the copy cannot fit", budget: 90 * mib, inPlace: true,
 			want: plan{maxBatch: 22528, paperSlots: 112640, slots: 22528, samplers: 2, extractors: 1, extractQ: 1, trainQ: 1,
 				heapNeed: 71 * mib, staging: 8 * mib, work: 202113024, shortWork: 135004160,
-				offHeap: 22528 * 512, topoSqueezed: true, queuesShortened: true, overReserve: true, aliasInput: true, feasible: true},
+				offHeap: 22528 * 512, topoSqueezed: true, queuesShortened: true, overReserve: true, aliasInput: true, feasible: false},
 		},
 		{
 			// batch_input=gather keeps the copy whatever the budget
@@ -208,17 +210,24 @@ func TestSizing(t *testing.T) {
 	}
 }
 
-// TestMinBudget: the smallest feasible budget of the fixture holds the
-// shortest pipeline's heap (71 MiB), x (11 MiB) and one M_b of slots
-// (22,528 × 529 bytes), and every budget from there on is feasible.
+// TestMinBudget: the smallest feasible budget of the fixture is the
+// least at which the plan does not warn of an OOM kill: the shortest
+// pipeline with one M_b of slots next to its slack, staging and reserve
+// (above the heap, x and one reservation, 82 MiB + 22,528 × 529 bytes,
+// that the plan cannot do without), and every budget from there on is
+// feasible.
 func TestMinBudget(t *testing.T) {
 	opt := fixtureOptions(t, nil)
-	feasible := func(b int64) bool {
-		return size(sizingInput{budget: b, ws: fixtureWS, shape: fixtureShape, opt: opt, cpus: 2}).feasible
+	plan := func(b int64) plan {
+		return size(sizingInput{budget: b, ws: fixtureWS, shape: fixtureShape, opt: opt, cpus: 2})
 	}
-	want := 82*mib + 22528*529
-	if got := kit.MinBudget(feasible); got != want {
-		t.Fatalf("min budget %d, want %d", got, want)
+	feasible := func(b int64) bool { return plan(b).feasible }
+	want := kit.MinBudget(feasible)
+	if p := plan(want); p.overReserve || want < 82*mib+22528*529 {
+		t.Fatalf("min budget %d: over the reserve %v, below what the plan cannot do without %v", want, p.overReserve, want < 82*mib+22528*529)
+	}
+	if p := plan(want - 1); !p.overReserve && p.minNeed <= want-1 {
+		t.Fatalf("a byte below the min budget %d neither warns nor misses its minimum", want)
 	}
 	for b := want; b < 4096*mib; b += 7 * mib {
 		if !feasible(b) {
@@ -229,8 +238,8 @@ func TestMinBudget(t *testing.T) {
 	aliased := func(b int64) bool {
 		return size(sizingInput{budget: b, ws: fixtureWS, shape: fixtureShape, opt: opt, cpus: 2, inPlace: true}).feasible
 	}
-	if got, want := kit.MinBudget(aliased), 71*mib+22528*529; got != want {
-		t.Fatalf("min budget aliased %d, want %d", got, want)
+	if got := kit.MinBudget(aliased); got >= want || got < 71*mib+22528*529 {
+		t.Fatalf("min budget aliased %d, want below the copy's %d and at least the heap and one M_b of slots", got, want)
 	}
 	// MinMemory estimates the workspace from the shape (a lower bound):
 	// below the fixture's minimum, above zero.

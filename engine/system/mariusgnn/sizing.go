@@ -68,7 +68,8 @@ type plan struct {
 	// minNeed is what the run cannot do without: fixed and the buffer of
 	// minC, no reserve.
 	minNeed int64
-	// feasible: minNeed fits the budget (or there is none).
+	// feasible: minNeed fits the budget and the plan does not warn of an
+	// OOM kill (overReserve), or there is no budget.
 	feasible bool
 	// fromBudget: c is the largest that fits with the reserve; otherwise
 	// it is the option, p (no budget) or minC (nothing larger fits).
@@ -129,7 +130,6 @@ func size(in sizingInput) plan {
 		return int64(slots)*in.partSize*perNode + pl.bound[slots]*EdgeBytes + 4*pl.bound[c]
 	}
 	pl.minNeed = pl.fixed + buffer(pl.minC)
-	pl.feasible = in.budget <= 0 || pl.minNeed <= in.budget
 	switch {
 	case o.bufferCapacity > 0:
 		pl.c = min(o.bufferCapacity, in.p)
@@ -151,6 +151,9 @@ func size(in sizingInput) plan {
 	pl.buffer = buffer(pl.c)
 	pl.need = pl.fixed + pl.reserve + pl.buffer
 	pl.overReserve = in.budget > 0 && pl.need > in.budget
+	// A plan that warns of an OOM kill is not feasible: the floor every
+	// caller checks (train.CheckFeasible) is where the run does not warn.
+	pl.feasible = in.budget <= 0 || (pl.minNeed <= in.budget && !pl.overReserve)
 	return pl
 }
 

@@ -93,15 +93,21 @@ func TestSizePlans(t *testing.T) {
 
 func TestSizeFloors(t *testing.T) {
 	seq, dis := baseInput(OrderingSequential), baseInput(OrderingDispersed)
-	// SEQUENTIAL keeps the 3 training partitions resident: its floor is
-	// the buffer of 3 without the reserve.
+	// SEQUENTIAL keeps the 3 training partitions resident: what it cannot
+	// do without is the buffer of 3; its floor adds the reserve (a plan
+	// that would warn of an OOM kill is not feasible).
 	in := seq
 	in.budget = 1 << 40
-	floor := size(in).minNeed
-	in.budget = floor
+	least := size(in).minNeed
+	in.budget = least
 	pl := size(in)
-	if !pl.feasible || pl.c != 3 || !pl.overReserve || pl.fromBudget {
-		t.Fatalf("at the floor: %+v, want feasible with c=3 over the reserve", pl)
+	if pl.feasible || pl.c != 3 || !pl.overReserve {
+		t.Fatalf("at the buffer of 3 without the reserve: %+v, want infeasible (over the reserve)", pl)
+	}
+	floor := pl.fixed + pl.reserve + pl.buffer
+	in.budget = floor
+	if pl = size(in); !pl.feasible || pl.c != 3 || pl.overReserve {
+		t.Fatalf("at the floor with the reserve: %+v, want feasible with c=3", pl)
 	}
 	in.budget = floor - 1
 	pl = size(in)
