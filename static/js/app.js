@@ -160,6 +160,7 @@
     function dodgePx(si) { return ch.dodge && !isBar && nLines > 1 ? (si - (nLines - 1) / 2) * 7 : 0; }
     var series = [], legend = [], seen = {};
     var marks = []; // error bars and status words, drawn by one custom series
+    var wordLevels = {}; // status words already placed at an x (and bar slot)
     var stackBase = {};
     var layerIndex = 0;
     ch.series.forEach(function (s, si) {
@@ -206,7 +207,13 @@
             marks.push({ kind: "err", x: p.x, y: base + p.y, sd: p.sd, slot: slot, dx: dodgePx(si), color: isBar ? "#222" : s.color });
           }
         } else if (statusWord[p.status] && !(ch.kind === "stack" && !firstLayer)) {
-          marks.push({ kind: "word", x: p.x, y: 0, word: statusWord[p.status], slot: slot, dx: dodgePx(si), color: s.color, bar: isBar && ch.kind === "bar" });
+          // Words of several series at one x (and bar slot) are stacked
+          // upwards: side by side, a few pixels apart, they overprint
+          // ("OOOM").
+          var wk = p.x + "|" + slot;
+          var level = wordLevels[wk] || 0;
+          wordLevels[wk] = level + 1;
+          marks.push({ kind: "word", x: p.x, y: 0, word: statusWord[p.status], slot: slot, dx: dodgePx(si), color: s.color, bar: isBar && ch.kind === "bar", level: level });
         }
       });
     });
@@ -233,7 +240,7 @@
             ] };
           }
           return { type: "group", children: [
-            { type: "text", x: x, y: pt[1] - 8, rotation: m.bar ? Math.PI / 2 : 0,
+            { type: "text", x: m.bar ? x : pt[0], y: m.bar ? pt[1] - 8 : pt[1] - 8 - 13 * (m.level || 0), rotation: m.bar ? Math.PI / 2 : 0,
               style: { text: m.word, fill: m.color === "#000000" ? "#333" : m.color, font: "bold 11px sans-serif",
                        align: m.bar ? "left" : "center", verticalAlign: m.bar ? "middle" : "bottom" } },
             { type: "path", shape: { pathData: "M-4,-4 L4,4 M-4,4 L4,-4" }, x: x, y: pt[1],
