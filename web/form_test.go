@@ -26,7 +26,7 @@ func formEnvFor(t *testing.T) FormEnv {
 
 func goodInput() FormInput {
 	return FormInput{Name: "x", DatasetMode: "existing", Dataset: "tiny", Variants: []string{"pyg+", "gnndrive"},
-		MemLimits: "64MiB, 2000%, none", Dims: "", Batches: "512, 1024", Model: "sage", Fanouts: "10,5; 15, 10",
+		MemLimits: "64MiB, 8000%, none", Dims: "", Batches: "512, 1024", Model: "sage", Fanouts: "10,5; 15, 10",
 		Epochs: "3", Repeats: "2"}
 }
 
@@ -37,7 +37,7 @@ func TestValidateFormBuildsTheGrid(t *testing.T) {
 	}
 	a := g.Axes
 	if g.Name != "x" || g.Dataset != "tiny" || string(g.Base["epochs"]) != "3" || !reflect.DeepEqual(a.System, []string{"pyg+", "gnndrive"}) ||
-		!reflect.DeepEqual(a.MemLimit, []string{"64MiB", "2000%", "none"}) || !reflect.DeepEqual(a.BatchSize, []int{512, 1024}) ||
+		!reflect.DeepEqual(a.MemLimit, []string{"64MiB", "8000%", "none"}) || !reflect.DeepEqual(a.BatchSize, []int{512, 1024}) ||
 		!reflect.DeepEqual(a.Fanout, [][]int{{10, 5}, {15, 10}}) || !reflect.DeepEqual(a.Model, []string{"sage"}) || a.Repeat != 2 {
 		t.Fatalf("grid %+v", g)
 	}

@@ -95,7 +95,7 @@ func TestPreview(t *testing.T) {
 		errText string
 	}{
 		{"valid", func(url.Values) {}, ">8<", "", ""},
-		{"three limits", func(v url.Values) { v.Set("mem_limits", "64MiB,128MiB,5000%") }, ">12<", "", ""},
+		{"three limits", func(v url.Values) { v.Set("mem_limits", "64MiB,128MiB,9000%") }, ">12<", "", ""},
 		{"bad limit", func(v url.Values) { v.Set("mem_limits", "64 parsecs") }, "", "err-mem_limits", "memory limits"},
 		{"tiny limit", func(v url.Values) { v.Set("mem_limits", "10KiB") }, "", "err-mem_limits", "below 1MiB"},
 		{"no variant", func(v url.Values) { v.Del("variants") }, "", "err-variants", "tick at least one"},
