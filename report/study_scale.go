@@ -47,6 +47,13 @@ func (s Study) SmallScale(featureBytes int64, floor func(entry string) int64) (S
 				break
 			}
 		}
+		if raised == "" && featureBytes > 0 {
+			// A dataset whose features are far smaller than the floors
+			// (tiny: 1 MiB): the least whole share above them, rounded up
+			// to two significant digits ("5800%").
+			p := max(int64(want), (100*need+featureBytes-1)/featureBytes)
+			raised = fmt.Sprintf("%d%%", roundUp2(p))
+		}
 		if raised == "" {
 			return s, false
 		}
@@ -116,4 +123,13 @@ func shareOf(l string) int {
 		return 0
 	}
 	return p
+}
+
+// roundUp2 rounds n up to two significant digits (5734 → 5800).
+func roundUp2(n int64) int64 {
+	unit := int64(1)
+	for n/unit >= 100 {
+		unit *= 10
+	}
+	return (n + unit - 1) / unit * unit
 }

@@ -42,8 +42,19 @@ func TestStudySmallScale(t *testing.T) {
 	if same := s.Rescaled(s.MemLimits); same.OurSetting != s.OurSetting {
 		t.Error("rescaling to the same limits changed the study")
 	}
-	if _, ok := s.SmallScale(fb, func(string) int64 { return 1 << 40 }); ok {
-		t.Error("a floor above every share was accepted")
+	// features far smaller than the floors: the least whole share above
+	// them, two significant digits
+	tiny, ok := s.SmallScale(1<<20, func(e string) int64 { return floors[e] })
+	if !ok || strings.Join(tiny.MemLimits, ",") != "6700%" {
+		t.Errorf("tiny: %v %v", tiny.MemLimits, ok)
+	}
+	if _, ok := s.SmallScale(0, func(string) int64 { return 1 << 40 }); ok {
+		t.Error("a dataset without features was scaled")
+	}
+	for n, want := range map[int64]int64{7: 7, 99: 99, 100: 100, 101: 110, 5734: 5800, 6700: 6700} {
+		if got := roundUp2(n); got != want {
+			t.Errorf("roundUp2(%d) = %d, want %d", n, got, want)
+		}
 	}
 }
 

@@ -53,7 +53,7 @@ func TestNewcomerPath(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	var out strings.Builder
-	cmd := exec.Command(bin, "serve", "--data-dir", dir, "--addr", addr, "--default-preset", "tiny")
+	cmd := exec.Command(bin, "serve", "--data-dir", dir, "--addr", addr, "--default-preset", "tiny", "--concurrency", "2")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestNewcomerPath(t *testing.T) {
 	page := browser(t, chrome)
 
 	// 1. The example, from the experiment list of a fresh install.
-	do(t, page, chromedp.Navigate(base+"/experiments"), chromedp.WaitVisible(`[id="start-example-memory-limits.json"]`))
+	doIn(t, page, time.Minute, chromedp.Navigate(base+"/experiments"), chromedp.WaitVisible(`[id="start-example-memory-limits.json"]`))
 	do(t, page, chromedp.Click(`[id="start-example-memory-limits.json"]`))
 	waitJS(t, page, 20*time.Second, "the example's start page", `!!document.getElementById('confirm-start')`)
 	runs := js[int](t, page, `+document.getElementById('confirm-runs').dataset.runs`)
@@ -104,7 +104,7 @@ func TestNewcomerPath(t *testing.T) {
 			t.Errorf("example run %d (%s at %d bytes) ended %s: %s", r.ID, r.System, r.MemLimitBytes, r.Status, r.Error)
 		}
 	}
-	do(t, page, chromedp.Navigate(fmt.Sprintf("%s/experiments/%d", base, exID)), chromedp.WaitVisible(chromedp.ID("queue")))
+	doIn(t, page, time.Minute, chromedp.Navigate(fmt.Sprintf("%s/experiments/%d", base, exID)), chromedp.WaitVisible(chromedp.ID("queue")))
 	reasons := js[[]string](t, page, `Array.from(document.querySelectorAll('#refused tr[data-outcome=refused] .refused-reason')).map(td => td.textContent)`)
 	if len(reasons) != refused {
 		t.Errorf("%d refused cells on the page, the start page said %d", len(reasons), refused)
@@ -118,7 +118,7 @@ func TestNewcomerPath(t *testing.T) {
 
 	// 2. Each study, from the Reproduce page's small-scale form.
 	for _, s := range report.Studies() {
-		do(t, page, chromedp.Navigate(base+"/reproduce"), chromedp.WaitVisible(chromedp.ID("start-small-"+s.ID)))
+		doIn(t, page, time.Minute, chromedp.Navigate(base+"/reproduce"), chromedp.WaitVisible(chromedp.ID("start-small-"+s.ID)))
 		do(t, page, chromedp.Click(chromedp.ID("start-small-"+s.ID)))
 		id := experimentOnPage(t, page)
 		waitJS(t, page, 10*time.Second, "the study table of "+s.ID,
@@ -142,7 +142,7 @@ func TestNewcomerPath(t *testing.T) {
 			t.Errorf("study %s: no run finished", s.ID)
 		}
 		// the study table followed the runs without a reload
-		do(t, page, chromedp.Navigate(fmt.Sprintf("%s/experiments/%d", base, id)), chromedp.WaitVisible(chromedp.ID("study-rows")))
+		doIn(t, page, time.Minute, chromedp.Navigate(fmt.Sprintf("%s/experiments/%d", base, id)), chromedp.WaitVisible(chromedp.ID("study-rows")))
 		if pending := js[int](t, page, `Array.from(document.querySelectorAll('#study-rows tbody tr td:nth-child(4)')).filter(td => td.textContent.trim() === '–').length`); pending == len(s.Systems)*len(s.MemLimits) {
 			t.Errorf("study %s: no number of ours in its table", s.ID)
 		}
@@ -168,11 +168,22 @@ func TestNewcomerPath(t *testing.T) {
 	if rs[0].Status != "oom" {
 		t.Fatalf("the reference at %d bytes with its step on the host ended %s (%s)", limit, rs[0].Status, rs[0].Error)
 	}
-	do(t, page, chromedp.Navigate(fmt.Sprintf("%s/runs/%d", base, rs[0].ID)), chromedp.WaitVisible(chromedp.ID("run-oom-cause")))
+	doIn(t, page, time.Minute, chromedp.Navigate(fmt.Sprintf("%s/runs/%d", base, rs[0].ID)), chromedp.WaitVisible(chromedp.ID("run-oom-cause")))
 	cause := js[string](t, page, `document.getElementById('run-oom-cause').textContent`)
 	want := "of its " + experiments.FormatBytes(limit) + " limit" // no step held outside: the cgroup's limit is the budget
 	if !strings.Contains(cause, want) {
 		t.Errorf("OOM banner %q, want %q", cause, want)
+	}
+}
+
+// doIn is do with a deadline: a page that never shows what is waited
+// for fails the test instead of hanging it.
+func doIn(t *testing.T, page context.Context, d time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(page, d)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%v (within %s)", err, d)
 	}
 }
 
