@@ -383,6 +383,12 @@ func (h *ExperimentsHandler) budgetView(ctx context.Context, f *views.Experiment
 		// the whole grid: past runs where there are some, else the prior
 		f.Preview.Estimate = "Estimated: " + gridEstimate(g, meta, past, refused) + "."
 	}
+	if len(in.Variants) > 0 && meta.Nodes > 0 && (in.DatasetMode != "generate" || pendingOf(in, meta) != nil) {
+		// what the form would offer for this dataset and these variants
+		if sug := defaultLimits(in, meta, h.DataDir); sug != strings.Join(splitList(in.MemLimits), ", ") {
+			f.Preview.Suggested = sug
+		}
+	}
 	if f.Preview.Cells != nil && f.Preview.Cells.Refused > 0 {
 		f.Preview.Refused = len(refused)
 	}

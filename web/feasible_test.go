@@ -71,3 +71,29 @@ func TestFormMatrixAgreesWithTheSubmit(t *testing.T) {
 		t.Fatalf("experiments %+v", xs)
 	}
 }
+
+// TestPreviewSuggestsLimitsForTheDataset: the preview says which limits
+// the form offers for the chosen dataset and variants (shares above their
+// floors) when the field holds others.
+func TestPreviewSuggestsLimitsForTheDataset(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	v := validForm()
+	resp := e.post("/experiments/preview", v)
+	body, _ := io.ReadAll(resp.Body)
+	in := FormInput{Variants: v["variants"], Batches: v.Get("batches"), Fanouts: v.Get("fanouts"), Model: "sage"}
+	meta, err := dataset.ReadMeta(e.dir + "/datasets/tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := defaultLimits(in, meta, e.dir)
+	if !strings.Contains(string(body), `id="preview-suggested"`) || !strings.Contains(string(body), "<code>"+want+"</code>") {
+		t.Fatalf("no suggestion %q in the preview:\n%s", want, body)
+	}
+	v.Set("mem_limits", want)
+	resp = e.post("/experiments/preview", v)
+	body, _ = io.ReadAll(resp.Body)
+	if strings.Contains(string(body), `id="preview-suggested"`) {
+		t.Error("a suggestion while the field holds it")
+	}
+}

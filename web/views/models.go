@@ -144,6 +144,10 @@ type Preview struct {
 	// Skip is whether the form skips them (records them as refused).
 	Refused int
 	Skip    bool
+	// Suggested are the limits the form offers for the chosen dataset and
+	// variants (shares of its features above their floors), when the
+	// field holds others.
+	Suggested string
 }
 
 // CellMatrix is a grid's variants × memory limits.
