@@ -38,6 +38,7 @@ func (s Study) SmallScale(featureBytes int64, floor func(entry string) int64) (S
 		need = max(need, floor(sys))
 	}
 	var raisedAll []string
+	prev := 0 // the previous raised limit's share: limits stay distinct, in order
 	for _, lim := range s.MemLimits {
 		want := shareOf(lim)
 		raised := ""
@@ -57,6 +58,21 @@ func (s Study) SmallScale(featureBytes int64, floor func(entry string) int64) (S
 		if raised == "" {
 			return s, false
 		}
+		if p := shareOf(raised); p <= prev {
+			// two limits raised to one: the next share above the last
+			next := int64(0)
+			for _, q := range SmallScaleShares {
+				if q > prev {
+					next = int64(q)
+					break
+				}
+			}
+			if next == 0 {
+				next = roundUp2(int64(prev) + max(1, int64(prev)/10))
+			}
+			raised = fmt.Sprintf("%d%%", next)
+		}
+		prev = shareOf(raised)
 		raisedAll = append(raisedAll, raised)
 	}
 	out := s.Rescaled(raisedAll)

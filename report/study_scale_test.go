@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"outcore/experiments"
 )
 
 // TestStudySmallScale: each limit is raised to the least share holding
@@ -50,6 +52,31 @@ func TestStudySmallScale(t *testing.T) {
 	}
 	if _, ok := s.SmallScale(0, func(string) int64 { return 1 << 40 }); ok {
 		t.Error("a dataset without features was scaled")
+	}
+	// every study's small-scale grid is a valid grid
+	for _, st := range Studies() {
+		for _, fb := range []int64{1 << 20, 100 << 20, 1 << 30} {
+			sc, ok := st.SmallScale(fb, func(string) int64 { return 80 << 20 })
+			if !ok {
+				t.Errorf("%s on %d bytes: not scaled", st.ID, fb)
+				continue
+			}
+			b, err := sc.Grid("default")
+			if err == nil {
+				_, err = experiments.ParseGrid(b)
+			}
+			if err != nil {
+				t.Errorf("%s on %d bytes: %v", st.ID, fb, err)
+			}
+		}
+	}
+	// two limits raised to one share stay two, in order
+	fig9, _ := LookupStudy("gnndrive-fig9")
+	for _, fb := range []int64{1 << 20, 100 << 20} {
+		sc, ok := fig9.SmallScale(fb, func(string) int64 { return 80 << 20 })
+		if !ok || len(sc.MemLimits) != 2 || shareOf(sc.MemLimits[0]) >= shareOf(sc.MemLimits[1]) {
+			t.Errorf("fig9 on %d bytes of features: %v", fb, sc.MemLimits)
+		}
 	}
 	for n, want := range map[int64]int64{7: 7, 99: 99, 100: 100, 101: 110, 5734: 5800, 6700: 6700} {
 		if got := roundUp2(n); got != want {

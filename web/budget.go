@@ -420,10 +420,12 @@ func pendingOf(in FormInput, meta dataset.Meta) map[string]dataset.Meta {
 // ExampleLimits are the memory limits of the example experiment on a
 // dataset, given the floors of its variants (train.MinMemoryFor): the
 // three smallest shares of the features (limitShares) at or above the
-// lowest floor, so that every limit runs some variant, plus the first
-// share at or above the highest floor when those three leave a variant
-// without a limit it can start in. A dataset whose features are smaller
-// than the floors gets doubling sizes from the lowest floor instead. The
+// lowest floor with a quarter of headroom (a floor is a lower bound: a
+// limit just above it may still run out of memory, and the example's
+// runs should end done), so that every limit runs some variant, plus the
+// first share at or above the highest floor when those three leave a
+// variant without a limit it can start in. A dataset whose features are
+// smaller than the floors gets doubling sizes from there instead. The
 // cells below a variant's floor are skipped and shown as refused.
 func ExampleLimits(meta dataset.Meta, floors []int64) []string {
 	if len(floors) == 0 {
@@ -433,6 +435,7 @@ func ExampleLimits(meta dataset.Meta, floors []int64) []string {
 	for _, f := range floors {
 		lo, hi = min(lo, f), max(hi, f)
 	}
+	lo += lo / 4
 	fb := meta.FeatureBytes()
 	var out []string
 	top := int64(0)

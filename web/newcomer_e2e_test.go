@@ -125,6 +125,11 @@ func TestNewcomerPath(t *testing.T) {
 			fmt.Sprintf(`(document.getElementById('study-table') || {dataset: {}}).dataset.study === %q && document.getElementById('study-dataset').textContent === 'default'`, s.ID))
 		expIDs = append(expIDs, id)
 	}
+	// The last study's page is still open: its table follows the runs
+	// without a reload (the live stream re-renders it).
+	waitFinished(t, page, expIDs[len(expIDs)-1], -1, 10*time.Minute)
+	waitJS(t, page, 30*time.Second, "the open study table to show a number of ours without a reload",
+		`Array.from(document.querySelectorAll('#study-rows tbody tr td:nth-child(4)')).some(td => td.textContent.trim().endsWith(' s'))`)
 	for i, id := range expIDs[1:] {
 		s := report.Studies()[i]
 		rs := waitFinished(t, page, id, -1, 10*time.Minute)
@@ -199,7 +204,15 @@ type newcomerRun struct {
 // experimentOnPage waits for an experiment's page and returns its id.
 func experimentOnPage(t *testing.T, page context.Context) int64 {
 	t.Helper()
-	waitJS(t, page, 30*time.Second, "an experiment page", `/\/experiments\/\d+$/.test(location.pathname) && !!document.getElementById('queue')`)
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if js[bool](t, page, `/\/experiments\/\d+$/.test(location.pathname) && !!document.getElementById('queue')`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no experiment page after 60 s: at %s: %.600s", js[string](t, page, `location.href`), js[string](t, page, `document.body ? document.body.innerText : ''`))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	var id int64
 	fmt.Sscanf(js[string](t, page, `location.pathname`), "/experiments/%d", &id)
 	return id
