@@ -39,7 +39,7 @@ func TestToyOnTheSkeleton(t *testing.T) {
 		t.Fatalf("toy's memory floor %d", floor)
 	}
 	cfg.MemLimit, cfg.MemLimitBytes = "", floor-1
-	if err := train.CheckMinMemory(cfg, train.ShapeOf(dataset.Meta{Nodes: 1000, Edges: 10000, FeatureDim: 32, Classes: 4, Train: 100})); !errors.Is(err, train.ErrConfig) {
+	if err := train.CheckFeasible(cfg, dataset.Meta{Name: "toy-shape", Nodes: 1000, Edges: 10000, FeatureDim: 32, Classes: 4, Train: 100}); !errors.Is(err, train.ErrConfig) {
 		t.Errorf("a budget below the toy's floor: %v", err)
 	}
 }
