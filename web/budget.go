@@ -374,8 +374,13 @@ func (h *ExperimentsHandler) budgetView(ctx context.Context, f *views.Experiment
 		return
 	}
 	var refused []store.RefusedCell
-	if g != nil && !formBroken(f) {
-		refused = h.Queue.Refusals(g, pendingOf(in, meta))
+	if g != nil {
+		// The cells that cannot start, by the submit's own check, even
+		// while another field is still being typed (a repeat count of 0
+		// does not change which cells can start).
+		gg := *g
+		gg.Axes.Repeat = max(gg.Axes.Repeat, 1)
+		refused = h.Queue.Refusals(&gg, pendingOf(in, meta))
 	}
 	past := loadPastRuns(ctx, h.Store, meta.Name)
 	f.Preview.Cells, f.Preview.Estimate = budgetPreview(in, meta, past, refused)
@@ -392,17 +397,6 @@ func (h *ExperimentsHandler) budgetView(ctx context.Context, f *views.Experiment
 	if f.Preview.Cells != nil && f.Preview.Cells.Refused > 0 {
 		f.Preview.Refused = len(refused)
 	}
-}
-
-// formBroken reports whether the form has errors other than cells that
-// cannot start (whose check needs the rest of the grid to be right).
-func formBroken(f *views.ExperimentForm) bool {
-	for k := range f.Errors {
-		if k != "mem_limits" {
-			return true
-		}
-	}
-	return false
 }
 
 // pendingOf is the dataset a form will generate, as the checks see it.

@@ -799,7 +799,7 @@ func TestReproduceBrowser(t *testing.T) {
 
 	page := browser(t, chrome)
 	for _, s := range report.Studies() {
-		do(t, page, chromedp.Navigate(base+"/reproduce"), chromedp.WaitVisible(chromedp.ID("start-"+s.ID)))
+		do(t, page, chromedp.Navigate(base+"/reproduce"), chromedp.WaitVisible(chromedp.ID("start-on-"+s.ID)))
 		choose(t, page, "dataset-"+s.ID, "tiny8")
 		do(t, page, chromedp.Click(chromedp.ID("start-on-"+s.ID)))
 		waitJS(t, page, 20*time.Second, "the experiment page of "+s.ID,
