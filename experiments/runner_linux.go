@@ -88,7 +88,7 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) runO
 	// the dataset exists (a derived dataset was just made): the same
 	// check the child makes first (train.CheckFeasible).
 	if err := checkFeasible(r, m.opts.DataDir); err != nil {
-		return failed(start, "refused before it started: %v", err)
+		return ended(failed(start, "refused before it started: %v", err))
 	}
 
 	dropped := false
