@@ -14,11 +14,8 @@ func TestMain(m *testing.M) { systest.Main(m) }
 // the CPU buffer, else the cache, else storage.
 func checkTiers(t *testing.T, e metrics.EpochRecord) {
 	t.Helper()
-	cpu, gpu, dev := e.Tiers[metrics.TierCPU], e.Tiers[metrics.TierGPU], e.Tiers[metrics.TierDevice]
-	rows := e.BytesNeeded / (32 * 4)
-	if cpu.Lookups != rows || gpu.Lookups != rows-cpu.Hits || dev.Lookups != gpu.Lookups-gpu.Hits-e.RowsSharedInFlight || dev.Hits != dev.Lookups {
-		t.Fatalf("tiers %+v, %d shared, for %d rows", e.Tiers, e.RowsSharedInFlight, rows)
-	}
+	systest.CheckTierChain(t, e, 32*4, metrics.TierCPU, metrics.TierGPU, metrics.TierDevice)
+	cpu, dev := e.Tiers[metrics.TierCPU], e.Tiers[metrics.TierDevice]
 	if e.Counters["cpu_buffer_hits"] != cpu.Hits {
 		t.Fatalf("cpu_buffer_hits %d, tier %d", e.Counters["cpu_buffer_hits"], cpu.Hits)
 	}

@@ -15,11 +15,8 @@ func TestMain(m *testing.M) { systest.Main(m) }
 // tier, storage.
 func checkTiers(t *testing.T, e metrics.EpochRecord) {
 	t.Helper()
-	gpu, cpu, dev := e.Tiers[metrics.TierGPU], e.Tiers[metrics.TierCPU], e.Tiers[metrics.TierDevice]
-	rows := e.BytesNeeded / (32 * 4)
-	if gpu.Lookups != rows || cpu.Lookups != rows-gpu.Hits || dev.Lookups != cpu.Lookups-cpu.Hits || dev.Hits != dev.Lookups {
-		t.Fatalf("tiers %+v for %d rows", e.Tiers, rows)
-	}
+	systest.CheckTierChain(t, e, 32*4, metrics.TierGPU, metrics.TierCPU, metrics.TierDevice)
+	dev := e.Tiers[metrics.TierDevice]
 	if e.Counters["storage_reads"] != dev.Hits {
 		t.Fatalf("%d reads completed for %d rows from storage", e.Counters["storage_reads"], dev.Hits)
 	}
