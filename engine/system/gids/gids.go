@@ -253,7 +253,7 @@ func (g *gids) loadCPUBuffer(ctx context.Context, env *train.Env) error {
 		if err != nil {
 			return err
 		}
-		hot = topK(score, int(k))
+		hot = kit.TopK(score, int(k))
 		env.PrepareStage("pagerank_s", time.Since(t0))
 		env.Deviate("the weighted reverse PageRank (%d iterations, weights min(1, %d/deg)) is computed at start over the pinned topology (the artifact computes it offline)", g.opt.pagerankIters, fanout)
 	case "first":
@@ -287,28 +287,6 @@ func (g *gids) loadCPUBuffer(ctx context.Context, env *train.Env) error {
 	}
 	g.cpu = &cpuBuffer{slot: slot, rows: rows, dim: g.dim}
 	return nil
-}
-
-// topK returns the k nodes with the highest score (ties: smaller id).
-func topK(score []float64, k int) []int64 {
-	ids := make([]int64, len(score))
-	for i := range ids {
-		ids[i] = int64(i)
-	}
-	slices.SortFunc(ids, func(a, b int64) int {
-		switch {
-		case score[a] > score[b]:
-			return -1
-		case score[a] < score[b]:
-			return 1
-		case a < b:
-			return -1
-		case a > b:
-			return 1
-		}
-		return 0
-	})
-	return ids[:min(k, len(ids)):min(k, len(ids))]
 }
 
 // windowed is one sampled mini-batch in the window buffer.

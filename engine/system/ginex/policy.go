@@ -22,6 +22,7 @@ import (
 	"slices"
 
 	"outcore/engine/cache"
+	"outcore/engine/system/kit"
 )
 
 const (
@@ -32,21 +33,7 @@ const (
 // topOutDegree is the PaGraph static cache: the n nodes of highest
 // out-degree (the lists they appear in), ties to the lower id, in id order.
 func topOutDegree(outDeg []int64, n int) []int64 {
-	n = min(max(n, 0), len(outDeg))
-	ids := make([]int64, len(outDeg))
-	for i := range ids {
-		ids[i] = int64(i)
-	}
-	slices.SortStableFunc(ids, func(a, b int64) int {
-		switch {
-		case outDeg[a] > outDeg[b]:
-			return -1
-		case outDeg[a] < outDeg[b]:
-			return 1
-		}
-		return 0
-	})
-	top := ids[:n:n]
+	top := kit.TopK(outDeg, n)
 	slices.Sort(top)
 	return top
 }

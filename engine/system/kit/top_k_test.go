@@ -1,0 +1,29 @@
+package kit
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestTopK(t *testing.T) {
+	for _, c := range []struct {
+		score []float64
+		k     int
+		want  []int64
+	}{
+		{[]float64{1, 3, 2}, 2, []int64{1, 2}},
+		{[]float64{2, 5, 5, 1}, 3, []int64{1, 2, 0}}, // ties to the lower id
+		{[]float64{1, 1, 1}, 2, []int64{0, 1}},
+		{[]float64{4, 2}, 5, []int64{0, 1}}, // k above the ids
+		{[]float64{4, 2}, -1, []int64{}},
+		{nil, 3, []int64{}},
+	} {
+		got := TopK(c.score, c.k)
+		if !slices.Equal(got, c.want) || cap(got) != len(got) {
+			t.Errorf("TopK(%v, %d) = %v (cap %d), want %v", c.score, c.k, got, cap(got), c.want)
+		}
+	}
+	if got := TopK([]int64{7, 9, 7}, 2); !slices.Equal(got, []int64{1, 0}) {
+		t.Errorf("int scores: %v", got)
+	}
+}
