@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"outcore/engine/system/kit"
 )
 
 // stages are the four workers of an epoch. Each is called from its own
@@ -155,9 +157,7 @@ func runPipeline[P, X, G any](ctx context.Context, n, depth int, sequential bool
 			if !send(st.LoadFeatures(ctx, i, p)) {
 				return
 			}
-			select {
-			case partialQ <- item[P]{i, p}:
-			case <-ctx.Done():
+			if !kit.Send(ctx, partialQ, item[P]{i, p}) {
 				return
 			}
 		}
@@ -178,9 +178,7 @@ func runPipeline[P, X, G any](ctx context.Context, n, depth int, sequential bool
 			if !send(err) {
 				return
 			}
-			select {
-			case completeQ <- item[X]{it.i, x}:
-			case <-ctx.Done():
+			if !kit.Send(ctx, completeQ, item[X]{it.i, x}) {
 				return
 			}
 		}
@@ -196,9 +194,7 @@ func runPipeline[P, X, G any](ctx context.Context, n, depth int, sequential bool
 			if !send(st.LoadGraph(ctx, i, g)) {
 				return
 			}
-			select {
-			case graphQ <- item[G]{i, g}:
-			case <-ctx.Done():
+			if !kit.Send(ctx, graphQ, item[G]{i, g}) {
 				return
 			}
 		}

@@ -531,9 +531,7 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 				cs, err = readUpdate(p.dir, i)
 			}
 			ep.Add("runfile_io_s", time.Since(t0))
-			select {
-			case loadQ <- loaded{mb: mb, cs: cs, err: err}:
-			case <-ctx.Done():
+			if !kit.Send(ctx, loadQ, loaded{mb: mb, cs: cs, err: err}) {
 				return
 			}
 			if err != nil {

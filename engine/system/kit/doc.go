@@ -32,6 +32,8 @@
 //     threads' device reads, rows from the device and busy/wait
 //     (docs/DESIGN.md §5);
 //   - first_error.go: the first error of a pipeline's goroutines.
+//   - send.go: a pipeline stage's send that gives up when the run stops
+//     (Send).
 //   - top_k.go: the ids of the highest scores (TopK), what a static
 //     cache pins.
 //   - closer.go: a System's Close (Closer: what Prepare opened, closed in

@@ -90,9 +90,7 @@ func StartSamplers(ctx context.Context, proto *sample.Sampler, epoch int, batche
 					p.fail(err)
 					return
 				}
-				select {
-				case p.Out <- mb:
-				case <-ctx.Done():
+				if !Send(ctx, p.Out, mb) {
 					return
 				}
 			}

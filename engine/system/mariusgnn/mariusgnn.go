@@ -403,9 +403,7 @@ func (s *system) trainState(ctx context.Context, env *train.Env, ep *metrics.Epo
 			case <-ctx.Done():
 				return
 			}
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
+			if !kit.Send(ctx, jobs, i) {
 				return
 			}
 		}

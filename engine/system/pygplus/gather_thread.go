@@ -82,9 +82,7 @@ func (p *pygPlus) trainOverlapped(ctx context.Context, stop context.CancelFunc, 
 				err = p.gather(env, ep, mb, x)
 				ep.Add(metrics.StageExtract, time.Since(t0))
 			}
-			select {
-			case ready <- gathered{mb: mb, x: x, err: err}:
-			case <-ctx.Done():
+			if !kit.Send(ctx, ready, gathered{mb: mb, x: x, err: err}) {
 				return
 			}
 			if err != nil {
