@@ -21,7 +21,6 @@ package gids
 // with the estimated workspace.
 
 import (
-	"outcore/engine/sample"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
@@ -69,23 +68,14 @@ func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) L
 	fb := shape.FeatureBytes()
 	l.Lines = (fb + l.LineBytes - 1) / l.LineBytes
 	l.CacheLines = min(max(0, kit.SizeBytes(o.gpuCache, fb))/l.LineBytes, l.Lines)
-	l.HeapNeed = ws.BaseBytes + shape.IndicesBytes() + ws.ArenaBytes + ws.StepExtra +
-		int64(o.samplers)*sample.IDMapBytes(shape.Nodes, ws.MaxInputs)
+	l.HeapNeed = kit.PinnedHeap(ws, shape, o.samplers)
 	l.Staging = int64(o.rings) * int64(o.depth) * l.LineBytes * 2
 	l.HostBytes = l.HeapNeed + l.HeapNeed/4 + l.Staging
 	rb := shape.RowBytes()
 	want := min(max(0, kit.SizeBytes(o.cpuBuffer, fb))/rb, shape.Nodes)
-	l.CPUBufferRows = want
-	l.Feasible = true
-	if budget > 0 {
-		avail := budget - l.HostBytes - kit.ReserveBytes(budget)
-		l.Feasible = avail >= 0
-		// the buffer's rows plus its per-node slot map (4 bytes a node)
-		if want > 0 {
-			l.CPUBufferRows = min(want, max(0, avail-4*shape.Nodes)/rb)
-		}
-		l.CPUBufferCut = l.CPUBufferRows < want
-	}
+	// the buffer's rows plus its per-node slot map
+	l.CPUBufferRows, l.Feasible = kit.FitHostTier(budget, l.HostBytes, want, shape.Nodes, rb)
+	l.CPUBufferCut = l.CPUBufferRows < want
 	return l
 }
 

@@ -13,7 +13,6 @@ package helios
 // feasible with the estimated workspace.
 
 import (
-	"outcore/engine/sample"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
@@ -53,8 +52,7 @@ func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) L
 	} else {
 		l.GPURows = min(max(0, kit.SizeBytes(o.gpuCache, fb))/rb, n)
 	}
-	l.HeapNeed = ws.BaseBytes + shape.IndicesBytes() + ws.ArenaBytes + ws.StepExtra +
-		int64(o.preparers)*sample.IDMapBytes(n, ws.MaxInputs)
+	l.HeapNeed = kit.PinnedHeap(ws, shape, o.preparers)
 	l.Staging = int64(o.rings) * int64(o.ringDepth) * max(512, rb)
 	l.HostBytes = l.HeapNeed + l.HeapNeed/4 + l.Staging
 	var want int64
@@ -67,17 +65,9 @@ func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) L
 		want = fb / 10 / rb
 	}
 	want = min(want, n-l.GPURows)
-	l.CPURows = want
-	l.Feasible = true
-	if budget > 0 {
-		avail := budget - l.HostBytes - kit.ReserveBytes(budget)
-		l.Feasible = avail >= 0
-		// the rows and the per-node tier map (4 bytes a node)
-		if want > 0 {
-			l.CPURows = min(want, max(0, avail-4*n)/rb)
-		}
-		l.CPUCut = o.cpuCache != "" && l.CPURows < want
-	}
+	// the rows and the per-node tier map
+	l.CPURows, l.Feasible = kit.FitHostTier(budget, l.HostBytes, want, n, rb)
+	l.CPUCut = o.cpuCache != "" && l.CPURows < want
 	return l
 }
 

@@ -19,6 +19,9 @@
 //     (ReserveBytes), and the lower-bound workspace and search behind each
 //     variant's MinMemory (EstimateWorkspace, MinBudget); ProfileStage,
 //     profiling recorded as the stage profile_s; TopologyBytes;
+//   - host_tier.go: the heap of a variant that pins the graph's indices
+//     (PinnedHeap) and the host feature tier the budget holds beside it
+//     (FitHostTier), GIDS's CPU buffer and Helios's CPU tier;
 //   - profile.go: profiling of one training step (ProfileWorkspace, Ginex
 //     §3.5's "short offline profiling") and its accounting (PlanStep,
 //     pure);
