@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"outcore/engine/storage"
+	"outcore/engine/system/systest"
 	"outcore/internal/osutil"
 )
 
@@ -15,11 +16,7 @@ import (
 // a directory on disk and opens it for line reads.
 func featureFile(t *testing.T, nodes, dim int, line int64, depth int) (*storage.File, func(v int64) []float32) {
 	t.Helper()
-	dir, err := os.MkdirTemp(".", ".pass-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := systest.DiskDir(t)
 	rows := make([]float32, nodes*dim)
 	for i := range rows {
 		rows[i] = float32(i)

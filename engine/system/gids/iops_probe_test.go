@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"outcore/engine/storage"
+	"outcore/engine/system/systest"
 )
 
 // probeFile writes a file of size bytes in a directory on disk (the
@@ -15,11 +16,7 @@ import (
 // path and the storage options to read it.
 func probeFile(t *testing.T, size int) (string, storage.Options) {
 	t.Helper()
-	dir, err := os.MkdirTemp(".", ".probe-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := systest.DiskDir(t)
 	p := filepath.Join(dir, "features.bin")
 	b := make([]byte, size)
 	for i := range b {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"outcore/engine/storage"
+	"outcore/engine/system/systest"
 )
 
 const testRow = 512
@@ -20,11 +21,7 @@ const testRow = 512
 // directory on disk and opens it with rings of depth depth.
 func rowFile(t *testing.T, rows, depth int) (*storage.File, []byte) {
 	t.Helper()
-	dir, err := os.MkdirTemp(".", ".helios-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := systest.DiskDir(t)
 	data := make([]byte, rows*testRow)
 	r := rand.New(rand.NewPCG(5, 6))
 	for i := range data {

@@ -1,7 +1,8 @@
 // Package systest holds what the variants' tests share: one small
 // power-law dataset per test binary, a run configuration over it, and a
 // run whose records are parsed, the reference run, the shared stages=sample
-// check and the medium shape of the sizing tables. It is imported by
+// check, the tier-chain check, a test directory on disk (DiskDir) and the
+// medium shape of the sizing tables. It is imported by
 // _test.go files only (docs/ARCHITECTURE.md "Adding a system").
 package systest
 
