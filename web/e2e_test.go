@@ -389,23 +389,7 @@ func TestEndToEndBrowser(t *testing.T) {
 	}
 	// The stage breakdown the page draws is wall-clock: each bar's stacked
 	// total is within 5 % of its epoch time, for every variant.
-	type stackCheck struct {
-		Cat          string
-		Total, Epoch float64
-	}
-	stacks := js[[]stackCheck](t, page, `fetch(document.getElementById('charts-root').dataset.chartsUrl).then(r => r.json()).then(d => {
-		const ch = d.charts.find(c => c.id === 'stages'); const tot = {}, mark = {};
-		ch.series.forEach(s => s.points.forEach(p => { if (p.y === null) return;
-			if (s.role === 'marker') mark[p.x] = p.y; else tot[p.x] = (tot[p.x] || 0) + p.y; }));
-		return Object.keys(mark).map(x => ({Cat: ch.categories[x], Total: tot[x] || 0, Epoch: mark[x]})); })`)
-	if len(stacks) == 0 {
-		t.Error("the stage breakdown has no bar with an epoch time")
-	}
-	for _, sc := range stacks {
-		if math.Abs(sc.Total-sc.Epoch) > 0.05*sc.Epoch {
-			t.Errorf("stage breakdown %s: stacked %.4f s, epoch time %.4f s", sc.Cat, sc.Total, sc.Epoch)
-		}
-	}
+	checkStageStacks(t, page, "experiment")
 
 	// The runs view: one line per run across parallel axes, regrouped on
 	// demand.
@@ -836,4 +820,32 @@ func TestReproduceBrowser(t *testing.T) {
 	if err != nil || len(xs) != len(report.Studies()) {
 		t.Fatalf("%d experiments for %d studies (%v)", len(xs), len(report.Studies()), err)
 	}
+}
+
+// checkStageStacks checks the stage breakdown of the experiment page open
+// in page: it is wall-clock, so each bar's stacked total is within 5 % of
+// its epoch time (the bar's marker), pipelined variants included. It
+// returns the bars' categories.
+func checkStageStacks(t *testing.T, page context.Context, what string) []string {
+	t.Helper()
+	type stackCheck struct {
+		Cat          string
+		Total, Epoch float64
+	}
+	stacks := js[[]stackCheck](t, page, `fetch(document.getElementById('charts-root').dataset.chartsUrl).then(r => r.json()).then(d => {
+		const ch = d.charts.find(c => c.id === 'stages'); if (!ch) return []; const tot = {}, mark = {};
+		ch.series.forEach(s => s.points.forEach(p => { if (p.y === null) return;
+			if (s.role === 'marker') mark[p.x] = p.y; else tot[p.x] = (tot[p.x] || 0) + p.y; }));
+		return Object.keys(mark).map(x => ({Cat: ch.categories[x], Total: tot[x] || 0, Epoch: mark[x]})); })`)
+	if len(stacks) == 0 {
+		t.Errorf("%s: the stage breakdown has no bar with an epoch time", what)
+	}
+	var cats []string
+	for _, sc := range stacks {
+		cats = append(cats, sc.Cat)
+		if math.Abs(sc.Total-sc.Epoch) > 0.05*sc.Epoch {
+			t.Errorf("%s: stage breakdown %s: stacked %.4f s, epoch time %.4f s", what, sc.Cat, sc.Total, sc.Epoch)
+		}
+	}
+	return cats
 }

@@ -21,19 +21,13 @@ import (
 	"outcore/report"
 )
 
-// StageBreakdownCheck, when set, checks the stage breakdown of the runs
-// the newcomer's path made (every variant, the example's runs among them)
-// in the browser: the stacked total of each bar against its epoch time.
-// The stage breakdown is defined elsewhere (docs/DESIGN.md); its check
-// plugs in here so that it runs on the same real server and runs.
-var StageBreakdownCheck func(t *testing.T, page context.Context, base string, expIDs []int64)
-
 // TestNewcomerPath walks what a new user does first, on a real `outcore
 // serve` with a fresh data directory, as `make run` makes it (the default
 // dataset from a preset — tiny here, to keep the test short — and the
 // ready-to-start examples): start the example (the page says how many
 // runs and how long first) and see every run end done, or listed as
-// refused with its reason before it starts; start each study from the
+// refused with its reason before it starts, and its stage breakdown add
+// up to each epoch; start each study from the
 // Reproduce page with its small-scale form and see it run; open a run
 // that ran out of memory and see the limit its cgroup had.
 func TestNewcomerPath(t *testing.T) {
@@ -152,8 +146,14 @@ func TestNewcomerPath(t *testing.T) {
 			t.Errorf("study %s: no number of ours in its table", s.ID)
 		}
 	}
-	if StageBreakdownCheck != nil {
-		StageBreakdownCheck(t, page, base, expIDs)
+	// The example's stage breakdown is wall-clock: each bar's stacked total
+	// is within 5 % of its epoch time, and every variant that ran has a bar.
+	doIn(t, page, time.Minute, chromedp.Navigate(fmt.Sprintf("%s/experiments/%d", base, exID)), chromedp.WaitVisible(chromedp.ID("charts-root")))
+	cats := strings.Join(checkStageStacks(t, page, "the example"), "\n")
+	for _, r := range rs {
+		if r.Status == "done" && !strings.Contains(cats, r.System) {
+			t.Errorf("the example's stage breakdown has no bar of %s (bars: %q)", r.System, cats)
+		}
 	}
 
 	// 3. A run that runs out of memory: its page names the cgroup's limit.
