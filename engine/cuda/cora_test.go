@@ -3,135 +3,38 @@
 package cuda
 
 import (
-	"bufio"
 	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
 	"outcore/engine/graph"
 	"outcore/engine/nn"
+	"outcore/engine/nn/nntest"
 )
 
-// coraDir is the shared copy of Cora (LINQS files + Planetoid split), as
-// engine/nn's Cora tests find it; OUTCORE_CORA overrides it.
-func coraDir() string {
-	if d := os.Getenv("OUTCORE_CORA"); d != "" {
-		return d
-	}
-	return "../../../shared/datasets/cora"
-}
-
+// cora is nntest.Cora with its features as a nn.Tensor.
 type cora struct {
 	x                *nn.Tensor
 	labels           []int32
 	block            graph.Block
 	train, val, test []int
 	nodes, classes   int
+	src              *nntest.Cora
 }
 
-// loadCora reads Cora as engine/nn's cora_test.go does: row-normalised
+// loadCora reads the shared copy of Cora (nntest.LoadCora: row-normalised
 // binary features, the symmetric citation graph without self loops, the
-// Planetoid split.
+// Planetoid split); it skips t when Cora is absent.
 func loadCora(t testing.TB) *cora {
-	dir := coraDir()
-	if _, err := os.Stat(filepath.Join(dir, "cora.content")); err != nil {
-		t.Skipf("Cora not found at %s (set OUTCORE_CORA): %v", dir, err)
-	}
-	lines := func(name string) [][]string {
-		f, err := os.Open(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		var out [][]string
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			if s := strings.TrimSpace(sc.Text()); s != "" {
-				out = append(out, strings.Split(s, "\t"))
-			}
-		}
-		return out
-	}
-	c := &cora{}
-	id := map[string]int{}
-	for i, l := range lines("derived/planetoid_nodes.txt") {
-		id[l[0]] = i
-	}
-	classes := map[string]int32{}
-	for _, l := range lines("derived/planetoid_class_map.txt") {
-		k, _ := strconv.Atoi(l[0])
-		classes[l[1]] = int32(k)
-	}
-	c.nodes, c.classes = len(id), len(classes)
-	content := lines("cora.content")
-	dim := len(content[0]) - 2
-	c.x = nn.NewTensor(c.nodes, dim)
-	c.labels = make([]int32, c.nodes)
-	for _, l := range content {
-		i := id[l[0]]
-		row := c.x.Row(i)
-		var s float32
-		for k := 0; k < dim; k++ {
-			if l[k+1] == "1" {
-				row[k] = 1
-				s++
-			}
-		}
-		for k := range row {
-			if s > 0 {
-				row[k] /= s
-			}
-		}
-		c.labels[i] = classes[l[dim+1]]
-	}
-	adj := make([]map[int32]bool, c.nodes)
-	for i := range adj {
-		adj[i] = map[int32]bool{}
-	}
-	for _, l := range lines("cora.cites") {
-		a, b := id[l[0]], id[l[1]]
-		if a != b {
-			adj[a][int32(b)], adj[b][int32(a)] = true, true
-		}
-	}
-	b := graph.Block{NumSrc: c.nodes, NumDst: c.nodes, Indptr: make([]int32, c.nodes+1),
-		SrcDeg: make([]int32, c.nodes), DstDeg: make([]int32, c.nodes)}
-	for i := 0; i < c.nodes; i++ {
-		nb := make([]int32, 0, len(adj[i]))
-		for j := range adj[i] {
-			nb = append(nb, j)
-		}
-		sort.Slice(nb, func(p, q int) bool { return nb[p] < nb[q] })
-		b.Indices = append(b.Indices, nb...)
-		b.Indptr[i+1] = int32(len(b.Indices))
-		b.SrcDeg[i], b.DstDeg[i] = int32(len(nb)), int32(len(nb))
-	}
-	c.block = b
-	split := func(name string) []int {
-		var out []int
-		for _, l := range lines(name) {
-			out = append(out, id[l[1]])
-		}
-		return out
-	}
-	c.train, c.val, c.test = split("derived/planetoid_train.txt"), split("derived/planetoid_val.txt"), split("derived/planetoid_test.txt")
-	return c
+	s := nntest.LoadCora(t)
+	x := nn.NewTensor(s.Nodes, s.Dim)
+	copy(x.Data, s.X)
+	return &cora{x: x, labels: s.Labels, block: s.Block, train: s.Train, val: s.Val, test: s.Test,
+		nodes: s.Nodes, classes: s.Classes, src: s}
 }
 
-func (c *cora) mask(idx []int) []int32 {
-	m := make([]int32, c.nodes)
-	for i := range m {
-		m[i] = -1
-	}
-	for _, i := range idx {
-		m[i] = c.labels[i]
-	}
-	return m
-}
+func (c *cora) mask(idx []int) []int32 { return c.src.Mask(idx) }
 
 // TestCoraOnGPU trains docs/ACCURACY.md's GraphSAGE, GCN and GAT setups on
 // Cora (2 layers; SAGE 64 hidden, GCN 16, dropout 0.5, lr 0.01; GAT 8 heads
