@@ -12,6 +12,7 @@ import (
 
 	"outcore/engine/graph"
 	"outcore/engine/nn"
+	"outcore/engine/nn/nntest"
 )
 
 // openOrSkip returns the GPU or skips the test saying why there is none.
@@ -62,63 +63,11 @@ func TestOpenWithoutGPU(t *testing.T) {
 	}
 }
 
-// randomBlocks samples a batch the way a uniform neighbour sampler would on
-// a random graph of n nodes: `batch` seeds, then per layer (last first)
-// fanout distinct neighbours per destination, destinations first among the
-// sources (engine/nn's bench_test.go sampledBlocks), except that one row in
-// seven has 0–2 neighbours (ragged rows, empty rows).
+// randomBlocks samples a batch as a uniform neighbour sampler would on a
+// random graph of n nodes (nntest.SampledBlocks), with ragged rows: one row
+// in seven has 0–2 neighbours (ragged rows, empty rows).
 func randomBlocks(rng *rand.Rand, n, batch int, fanouts []int) []graph.Block {
-	return sampleBlocks(rng, n, batch, fanouts, true)
-}
-
-// sampleBlocks is randomBlocks; ragged=false gives every row its full
-// fanout (engine/nn's sampledBlocks exactly).
-func sampleBlocks(rng *rand.Rand, n, batch int, fanouts []int, ragged bool) []graph.Block {
-	L := len(fanouts)
-	blocks := make([]graph.Block, L)
-	dst := make([]int64, 0, batch)
-	seen := map[int64]bool{}
-	for len(dst) < batch {
-		v := rng.Int64N(int64(n))
-		if !seen[v] {
-			seen[v] = true
-			dst = append(dst, v)
-		}
-	}
-	for l := L - 1; l >= 0; l-- {
-		local := make(map[int64]int32, len(dst)*fanouts[l])
-		src := append([]int64{}, dst...)
-		for i, v := range dst {
-			local[v] = int32(i)
-		}
-		b := graph.Block{NumDst: len(dst), Indptr: make([]int32, len(dst)+1)}
-		for i := range dst {
-			row := map[int64]bool{}
-			k := fanouts[l]
-			if ragged && i%7 == 3 { // some rows with fewer neighbours, some with none
-				k = i % 3
-			}
-			for len(row) < k {
-				u := rng.Int64N(int64(n))
-				if row[u] || u == dst[i] {
-					continue
-				}
-				row[u] = true
-				id, ok := local[u]
-				if !ok {
-					id = int32(len(src))
-					local[u] = id
-					src = append(src, u)
-				}
-				b.Indices = append(b.Indices, id)
-			}
-			b.Indptr[i+1] = int32(len(b.Indices))
-		}
-		b.NumSrc = len(src)
-		blocks[l] = b
-		dst = src
-	}
-	return blocks
+	return nntest.SampledBlocks(rng, n, batch, fanouts, true)
 }
 
 func mustModel(t testing.TB, kind string) *nn.Model {
@@ -266,7 +215,7 @@ func TestSAGEStepTime(t *testing.T) {
 	}
 	d := openOrSkip(t)
 	rng := rand.New(rand.NewPCG(2, 2))
-	blocks := sampleBlocks(rng, 2_400_000, 1000, []int{10, 10, 10}, false)
+	blocks := nntest.SampledBlocks(rng, 2_400_000, 1000, []int{10, 10, 10}, false)
 	x := randX(rng, blocks[0].NumSrc, 128)
 	y := make([]int32, 1000)
 	for i := range y {

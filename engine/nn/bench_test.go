@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"outcore/engine/graph"
+	"outcore/engine/nn/nntest"
 )
 
 // Benchmarks (docs/benchmarks/nn.md):
@@ -62,54 +62,6 @@ func BenchmarkGemm(b *testing.B) {
 	}
 }
 
-// sampledBlocks builds the blocks of one mini-batch the way a uniform
-// neighbour sampler would on a random graph of n nodes: `batch` seeds, then
-// for each layer (last first) fanout distinct random neighbours per
-// destination, deduplicated into local ids with destinations first.
-func sampledBlocks(rng *rand.Rand, n, batch int, fanouts []int) []graph.Block {
-	L := len(fanouts)
-	blocks := make([]graph.Block, L)
-	dst := make([]int64, 0, batch)
-	seen := map[int64]bool{}
-	for len(dst) < batch {
-		v := rng.Int64N(int64(n))
-		if !seen[v] {
-			seen[v] = true
-			dst = append(dst, v)
-		}
-	}
-	for l := L - 1; l >= 0; l-- {
-		local := make(map[int64]int32, len(dst)*fanouts[l])
-		src := append([]int64{}, dst...)
-		for i, v := range dst {
-			local[v] = int32(i)
-		}
-		b := graph.Block{NumDst: len(dst), Indptr: make([]int32, len(dst)+1)}
-		for i := range dst {
-			row := map[int64]bool{}
-			for len(row) < fanouts[l] {
-				u := rng.Int64N(int64(n))
-				if row[u] || u == dst[i] {
-					continue
-				}
-				row[u] = true
-				id, ok := local[u]
-				if !ok {
-					id = int32(len(src))
-					local[u] = id
-					src = append(src, u)
-				}
-				b.Indices = append(b.Indices, id)
-			}
-			b.Indptr[i+1] = int32(len(b.Indices))
-		}
-		b.NumSrc = len(src)
-		blocks[l] = b
-		dst = src
-	}
-	return blocks
-}
-
 // BenchmarkSAGEStep times one 3-layer GraphSAGE training step (forward,
 // loss, backward, Adam) on a batch of 1000 seeds with fanout 10,10,10,
 // 128-dim inputs, 256 hidden, 47 classes, sampled from random graphs of n
@@ -119,7 +71,7 @@ func BenchmarkSAGEStep(b *testing.B) {
 	for _, be := range []string{BackendOpenBLAS, BackendGonum} {
 		for _, n := range []int{200_000, 2_400_000} {
 			rng := rand.New(rand.NewPCG(2, 2))
-			blocks := sampledBlocks(rng, n, 1000, []int{10, 10, 10})
+			blocks := nntest.SampledBlocks(rng, n, 1000, []int{10, 10, 10}, false)
 			b.Run(fmt.Sprintf("%s/n=%d/src=%d", be, n, blocks[0].NumSrc), func(b *testing.B) {
 				defer useBackend(b, be)()
 				x := randTensor(rng, blocks[0].NumSrc, 128)
@@ -174,7 +126,7 @@ func useBackend(b *testing.B, be string) func() {
 // fanout 10,10,10, 128-dim inputs, 256 hidden; GAT: 4 heads × 64).
 func BenchmarkModelStep(b *testing.B) {
 	rng := rand.New(rand.NewPCG(2, 2))
-	blocks := sampledBlocks(rng, 200_000, 1000, []int{10, 10, 10})
+	blocks := nntest.SampledBlocks(rng, 200_000, 1000, []int{10, 10, 10}, false)
 	x := randTensor(rng, blocks[0].NumSrc, 128)
 	labels := make([]int32, 1000)
 	for i := range labels {
