@@ -33,10 +33,6 @@ func individualPack(ctx context.Context, nodes, rowBytes int64, buf []byte, targ
 			return st, err
 		}
 		tg := targets[t]
-		out := tg.Out
-		if out == nil {
-			out = pio.Out
-		}
 		for a := 0; a < len(tg.IDs); a += int(per) {
 			b := min(a+int(per), len(tg.IDs))
 			ids = ids[:0]
@@ -51,31 +47,13 @@ func individualPack(ctx context.Context, nodes, rowBytes int64, buf []byte, targ
 			if err := readRows(ctx, ids, stage); err != nil {
 				return st, fmt.Errorf("diskgnn: individual packing: read rows of chunk %d: %w", t, err)
 			}
-			t1 := time.Now()
-			st.ReadTime += t1.Sub(t0)
+			st.ReadTime += time.Since(t0)
 			st.BytesRead += int64(len(stage))
-			if _, err := out.WriteAt(stage, tg.RowsOff+int64(a)*rowBytes); err != nil {
-				return st, fmt.Errorf("diskgnn: packing: write chunk %d: %w", t, err)
+			if err := pio.writeRows(tg, t, a, b, rowBytes, stage, &st, &sinceSync); err != nil {
+				return st, err
 			}
-			st.Writes++
-			st.BytesWritten += int64(len(stage))
-			st.Rows += int64(b - a)
-			sinceSync += int64(len(stage))
-			if pio.Sync != nil && pio.SyncEvery > 0 && sinceSync >= pio.SyncEvery {
-				if err := pio.Sync(); err != nil {
-					return st, fmt.Errorf("diskgnn: packing: sync: %w", err)
-				}
-				sinceSync = 0
-			}
-			st.WriteTime += time.Since(t1)
 		}
 	}
-	if pio.Sync != nil {
-		t0 := time.Now()
-		if err := pio.Sync(); err != nil {
-			return st, fmt.Errorf("diskgnn: packing: sync: %w", err)
-		}
-		st.WriteTime += time.Since(t0)
-	}
-	return st, nil
+	err := pio.finish(&st)
+	return st, err
 }

@@ -111,35 +111,53 @@ func batchedPack(ctx context.Context, nodes, rowBytes, partRows int64, buf []byt
 				src := (int64(v) - lo) * rowBytes
 				copy(stage[int64(k)*rowBytes:], part[src:src+rowBytes])
 			}
-			t3 := time.Now()
-			st.DispatchTime += t3.Sub(t2)
-			out := targets[t].Out
-			if out == nil {
-				out = pio.Out
+			st.DispatchTime += time.Since(t2)
+			if err := pio.writeRows(targets[t], t, a, b, rowBytes, stage, &st, &sinceSync); err != nil {
+				return st, err
 			}
-			if _, err := out.WriteAt(stage, targets[t].RowsOff+int64(a)*rowBytes); err != nil {
-				return st, fmt.Errorf("diskgnn: packing: write chunk %d: %w", t, err)
-			}
-			st.Writes++
-			st.BytesWritten += int64(len(stage))
-			st.Rows += int64(b - a)
-			sinceSync += int64(len(stage))
-			if pio.Sync != nil && pio.SyncEvery > 0 && sinceSync >= pio.SyncEvery {
-				if err := pio.Sync(); err != nil {
-					return st, fmt.Errorf("diskgnn: packing: sync: %w", err)
-				}
-				sinceSync = 0
-			}
-			st.WriteTime += time.Since(t3)
 			cur[t] = b
 		}
 	}
-	if pio.Sync != nil {
-		t0 := time.Now()
-		if err := pio.Sync(); err != nil {
-			return st, fmt.Errorf("diskgnn: packing: sync: %w", err)
-		}
-		st.WriteTime += time.Since(t0)
+	err := pio.finish(&st)
+	return st, err
+}
+
+// writeRows writes stage, rows [a,b) of target t, to its place in the
+// target's output (its Out, else p.Out), counts the write in st, and syncs
+// when SyncEvery bytes were written since the last sync (sinceSync, carried
+// between calls); the write and the sync are timed as WriteTime.
+func (p packIO) writeRows(tg packTarget, t, a, b int, rowBytes int64, stage []byte, st *packStats, sinceSync *int64) error {
+	t0 := time.Now()
+	out := tg.Out
+	if out == nil {
+		out = p.Out
 	}
-	return st, nil
+	if _, err := out.WriteAt(stage, tg.RowsOff+int64(a)*rowBytes); err != nil {
+		return fmt.Errorf("diskgnn: packing: write chunk %d: %w", t, err)
+	}
+	st.Writes++
+	st.BytesWritten += int64(len(stage))
+	st.Rows += int64(b - a)
+	*sinceSync += int64(len(stage))
+	if p.Sync != nil && p.SyncEvery > 0 && *sinceSync >= p.SyncEvery {
+		if err := p.Sync(); err != nil {
+			return fmt.Errorf("diskgnn: packing: sync: %w", err)
+		}
+		*sinceSync = 0
+	}
+	st.WriteTime += time.Since(t0)
+	return nil
+}
+
+// finish is packing's last sync (when Sync is set), timed as WriteTime.
+func (p packIO) finish(st *packStats) error {
+	if p.Sync == nil {
+		return nil
+	}
+	t0 := time.Now()
+	if err := p.Sync(); err != nil {
+		return fmt.Errorf("diskgnn: packing: sync: %w", err)
+	}
+	st.WriteTime += time.Since(t0)
+	return nil
 }
