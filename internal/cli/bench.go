@@ -155,45 +155,8 @@ func benchIO(ctx context.Context, c benchIOConfig, stdout, stderr io.Writer) err
 // benchStream keeps depth single-row requests in flight until the deadline
 // and returns how many finished before it.
 func benchStream(ctx context.Context, f *storage.File, r storage.Reader, rng *rand.Rand, depth int, deadline time.Time) (int64, error) {
-	rb := f.RowBytes()
 	nrows := f.Rows()
-	buf := make([]byte, int64(depth)*rb)
-	reqs := make([]storage.Request, 0, depth)
-	for slot := range depth {
-		reqs = append(reqs, f.RowRequest(rng.Int64N(nrows), buf[int64(slot)*rb:], uint64(slot)))
-	}
-	if err := r.Submit(reqs); err != nil {
-		return 0, err
-	}
-	var done []storage.Completion
-	var n int64
-	var err error
-	for {
-		done, err = r.Reap(ctx, done[:0], 1)
-		if err != nil {
-			return n, err
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		reqs = reqs[:0]
-		for _, c := range done {
-			if c.Err != nil {
-				return n, c.Err
-			}
-			reqs = append(reqs, f.RowRequest(rng.Int64N(nrows), buf[int64(c.Tag)*rb:], c.Tag))
-		}
-		n += int64(len(done))
-		if err := r.Submit(reqs); err != nil {
-			return n, err
-		}
-	}
-	for r.Outstanding() > 0 {
-		if done, err = r.Reap(ctx, done[:0], r.Outstanding()); err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	return streamReads(ctx, f, r, func() int64 { return rng.Int64N(nrows) }, depth, deadline)
 }
 
 // benchBatch reads batches of random rows with ReadRows until the deadline.
