@@ -746,21 +746,15 @@ func (c *Comparison) stacked(ch Chart, layers []string, f func(layer string) fun
 		ch.Empty = "No runs yet."
 		return ch
 	}
-	cats, idx := c.variantCellCategories()
+	cats, cells := c.variantCellRuns()
 	ch.Categories = cats
 	for i, name := range layers {
 		col, mk := style(i + 1)
 		s := Series{Name: name, Color: col, Marker: mk, Stack: ch.ID}
-		cells := map[int]*cell{}
-		for _, r := range c.runs {
-			j := idx(r)
-			if cells[j] == nil {
-				cells[j] = &cell{x: float64(j), label: cats[j]}
-			}
-			cells[j].runs = append(cells[j].runs, r)
-		}
 		for _, cl := range cells {
-			s.Points = append(s.Points, aggregate(cl, f(name)))
+			if cl != nil {
+				s.Points = append(s.Points, aggregate(cl, f(name)))
+			}
 		}
 		sortPoints(s.Points)
 		ch.Series = append(ch.Series, s)
@@ -811,6 +805,21 @@ func (c *Comparison) variantCellCategories() ([]string, func(RunData) int) {
 	}
 	cats := c.variantCells
 	return cats.labels, func(r RunData) int { return cats.index[r.ID] }
+}
+
+// variantCellRuns groups c.runs into variantCellCategories' cells: cells[j]
+// holds the runs of category j (x = j), nil where none ran.
+func (c *Comparison) variantCellRuns() (cats []string, cells []*cell) {
+	cats, idx := c.variantCellCategories()
+	cells = make([]*cell, len(cats))
+	for _, r := range c.runs {
+		j := idx(r)
+		if cells[j] == nil {
+			cells[j] = &cell{x: float64(j), label: cats[j]}
+		}
+		cells[j].runs = append(cells[j].runs, r)
+	}
+	return cats, cells
 }
 
 // hitRatio is the share of feature lookups served from memory without a
@@ -869,21 +878,16 @@ func (c *Comparison) tierHits() Chart {
 		ch.Empty = "No run has reported cache tiers yet."
 		return ch
 	}
-	cats, idx := c.variantCellCategories()
+	cats, cells := c.variantCellRuns()
 	ch.Categories = cats
 	for i, tier := range tiers {
 		col, mk := style(i + 1)
 		s := Series{Name: tier, Color: col, Marker: mk}
-		cells := map[int]*cell{}
-		for _, r := range c.runs {
-			j := idx(r)
-			if cells[j] == nil {
-				cells[j] = &cell{x: float64(j), label: cats[j]}
-			}
-			cells[j].runs = append(cells[j].runs, r)
-		}
 		t := tier
 		for _, cl := range cells {
+			if cl == nil {
+				continue
+			}
 			s.Points = append(s.Points, aggregate(cl, func(r RunData) (float64, bool) {
 				if r.Digest == nil || r.Digest.Tiers[t].Lookups == 0 {
 					return 0, false

@@ -65,13 +65,7 @@ func perEpochStack(ch Chart, epochs []store.Epoch, layers []string, f func(layer
 		ch.Empty = "This run was recorded before metrics version 2 (DESIGN §5), which measures the device reads by file kind and workers' busy and wait time; its epochs have no such numbers (the epochs CSV keeps bytes_read / bytes_needed as bytes_read_per_byte_needed)."
 		return ch
 	}
-	for _, e := range eps {
-		label := fmt.Sprintf("%d", e.EpochRecord.Epoch)
-		if e.Warmup {
-			label += " (w)"
-		}
-		ch.Categories = append(ch.Categories, label)
-	}
+	ch.Categories = epochCategories(eps)
 	for i, name := range layers {
 		col, mk := style(i + 1)
 		s := Series{Name: name, Color: col, Marker: mk, Stack: ch.ID}

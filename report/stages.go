@@ -217,7 +217,7 @@ func (c *Comparison) stageTime() Chart {
 		ch.Empty = "No runs yet."
 		return ch
 	}
-	cats, idx := c.variantCellCategories()
+	cats, cells := c.variantCellRuns()
 	ch.Categories = cats
 	found := map[string]bool{}
 	for _, r := range c.runs {
@@ -228,14 +228,6 @@ func (c *Comparison) stageTime() Chart {
 		}
 	}
 	tree := newStageTree(c.variants, found)
-	cells := make([]*cell, len(cats))
-	for _, r := range c.runs {
-		j := idx(r)
-		if cells[j] == nil {
-			cells[j] = &cell{x: float64(j), label: cats[j]}
-		}
-		cells[j].runs = append(cells[j].runs, r)
-	}
 	for _, l := range tree.layers {
 		s := Series{Name: l.name, Color: l.color, Marker: "rect", Stack: "stages"}
 		if tree.isSplit(l.top) {
@@ -304,14 +296,10 @@ func runStageTime(run store.Run, epochs []store.Epoch) Chart {
 		for k := range e.Stages {
 			found[k] = true
 		}
-		label := fmt.Sprintf("%d", e.EpochRecord.Epoch)
-		if e.Warmup {
-			label += " (w)"
-		}
-		ch.Categories = append(ch.Categories, label)
 	}
+	ch.Categories = epochCategories(epochs)
 	tree := newStageTree([]string{run.System}, found)
-	cell := &Cell{Variant: run.System, MemLimit: run.MemLimitBytes, Dim: run.FeatureDim, Batch: run.BatchSize, Model: run.Model, Fanout: run.Fanout}
+	cell := runCell(run)
 	for _, l := range tree.layers {
 		if _, ok, _ := tree.value(l, run.System, func(string) float64 { return 0 }); !ok {
 			continue
@@ -328,15 +316,40 @@ func runStageTime(run store.Run, epochs []store.Epoch) Chart {
 		}
 		ch.Series = append(ch.Series, s)
 	}
+	ch.Series = append(ch.Series, epochMarks(epochs, ch.Categories, cell))
+	ch.XUnit = "epoch"
+	return ch
+}
+
+// epochCategories are a run chart's x labels: each epoch's number, "(w)"
+// after a warm-up epoch.
+func epochCategories(epochs []store.Epoch) []string {
+	var cats []string
+	for _, e := range epochs {
+		label := fmt.Sprintf("%d", e.EpochRecord.Epoch)
+		if e.Warmup {
+			label += " (w)"
+		}
+		cats = append(cats, label)
+	}
+	return cats
+}
+
+// runCell is the grid cell a run chart's points link to.
+func runCell(run store.Run) *Cell {
+	return &Cell{Variant: run.System, MemLimit: run.MemLimitBytes, Dim: run.FeatureDim, Batch: run.BatchSize, Model: run.Model, Fanout: run.Fanout}
+}
+
+// epochMarks is the epoch-time mark on each epoch's stacked bar of a run
+// chart (categories cats, points linking to cell).
+func epochMarks(epochs []store.Epoch, cats []string, cell *Cell) Series {
 	m := markerSeries()
 	for j, e := range epochs {
-		p := one(float64(j), ch.Categories[j], e.EpochS)
+		p := one(float64(j), cats[j], e.EpochS)
 		p.XReal, p.Cell = epochX(e), cell
 		m.Points = append(m.Points, p)
 	}
-	ch.Series = append(ch.Series, m)
-	ch.XUnit = "epoch"
-	return ch
+	return m
 }
 
 // epochX is an epoch's number as a CSV x value.

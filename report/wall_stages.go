@@ -1,8 +1,6 @@
 package report
 
 import (
-	"fmt"
-
 	"outcore/engine/metrics"
 	"outcore/store"
 )
@@ -43,16 +41,8 @@ func (c *Comparison) stages() Chart {
 		ch.Empty = "No runs yet."
 		return ch
 	}
-	cats, idx := c.variantCellCategories()
+	cats, cells := c.variantCellRuns()
 	ch.Categories = cats
-	cells := make([]*cell, len(cats))
-	for _, r := range c.runs {
-		j := idx(r)
-		if cells[j] == nil {
-			cells[j] = &cell{x: float64(j), label: cats[j]}
-		}
-		cells[j].runs = append(cells[j].runs, r)
-	}
 	any := false
 	for _, r := range c.runs {
 		any = any || (r.Digest != nil && r.Digest.WallMeasured > 0)
@@ -138,14 +128,8 @@ func runStages(run store.Run, epochs []store.Epoch) Chart {
 		ch.Empty = "This run was " + wallLegacy + "."
 		return ch
 	}
-	for _, e := range eps {
-		label := fmt.Sprintf("%d", e.EpochRecord.Epoch)
-		if e.Warmup {
-			label += " (w)"
-		}
-		ch.Categories = append(ch.Categories, label)
-	}
-	cell := &Cell{Variant: run.System, MemLimit: run.MemLimitBytes, Dim: run.FeatureDim, Batch: run.BatchSize, Model: run.Model, Fanout: run.Fanout}
+	ch.Categories = epochCategories(eps)
+	cell := runCell(run)
 	for _, l := range wallLayers {
 		s := Series{Name: l.name, Color: l.color, Marker: "rect", Stack: "stages"}
 		for j, e := range eps {
@@ -155,12 +139,6 @@ func runStages(run store.Run, epochs []store.Epoch) Chart {
 		}
 		ch.Series = append(ch.Series, s)
 	}
-	m := markerSeries()
-	for j, e := range eps {
-		p := one(float64(j), ch.Categories[j], e.EpochS)
-		p.XReal, p.Cell = epochX(e), cell
-		m.Points = append(m.Points, p)
-	}
-	ch.Series = append(ch.Series, m)
+	ch.Series = append(ch.Series, epochMarks(eps, ch.Categories, cell))
 	return ch
 }
