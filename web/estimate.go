@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"outcore/engine/dataset"
+	"outcore/engine/system/kit"
 	"outcore/engine/train"
 	"outcore/experiments"
 	"outcore/store"
@@ -49,27 +50,9 @@ func priorEpochSeconds(meta dataset.Meta, batch int, fanout []int) float64 {
 	cfg.Batch, cfg.Fanout = batch, fanout
 	shape := train.ShapeOf(meta)
 	shape.Train = trainN
-	inputs := maxInputs(shape, cfg)
+	inputs := kit.MaxInputBound(shape, cfg) // batch > 0 here
 	batches := (trainN + int64(batch) - 1) / int64(batch)
 	return float64(batches) * float64(inputs) * float64(meta.FeatureDim*4) / priorGatherBytesPerSec
-}
-
-// maxInputs is the most input nodes a batch can have (seeds × (1 + f1 +
-// f1·f2 …), at most every node; a negative fanout takes every neighbour).
-func maxInputs(shape train.DatasetShape, cfg train.Config) int64 {
-	b := min(int64(cfg.Batch), shape.Train)
-	total, level := b, b
-	for _, f := range cfg.Fanout {
-		if f < 0 {
-			return shape.Nodes
-		}
-		level *= int64(f)
-		total += level
-		if total >= shape.Nodes {
-			return shape.Nodes
-		}
-	}
-	return total
 }
 
 // gridEstimate is the expected duration of the runs of g that start (the
