@@ -184,11 +184,7 @@ func (h *APIHandler) ListExperiments(c *fiber.Ctx) error {
 
 // GetExperiment handles GET /api/experiments/:id.
 func (h *APIHandler) GetExperiment(c *fiber.Ctx) error {
-	id, err := idParam(c)
-	if err != nil {
-		return err
-	}
-	e, err := h.Store.Experiment(c.UserContext(), id)
+	e, err := experimentParam(c, h.Store)
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,16 @@ func idParam(c *fiber.Ctx) (int64, error) {
 	return id, nil
 }
 
+// experimentParam is the experiment the :id route parameter names (400 for
+// a malformed id, the store's error for one there is not).
+func experimentParam(c *fiber.Ctx, st Store) (store.Experiment, error) {
+	id, err := idParam(c)
+	if err != nil {
+		return store.Experiment{}, err
+	}
+	return st.Experiment(c.UserContext(), id)
+}
+
 // streamURL is a page's live stream, resuming after the store event the page was rendered at.
 func streamURL(scope string, id int64, after int64) string {
 	return fmt.Sprintf("/events?%s=%d&after=%d", scope, id, after)
@@ -631,13 +641,11 @@ func (h *ExperimentsHandler) ChartsJSON(c *fiber.Ctx) error {
 // across parallel axes, grouped by KEY (report.Parallel; 400 for a key
 // there is not).
 func (h *ExperimentsHandler) RunsView(c *fiber.Ctx) error {
-	id, err := idParam(c)
+	e, err := experimentParam(c, h.Store)
 	if err != nil {
 		return err
 	}
-	if _, err := h.Store.Experiment(c.UserContext(), id); err != nil {
-		return err
-	}
+	id := e.ID
 	runs, err := h.Store.Runs(c.UserContext(), store.RunFilter{ExperimentID: id, Current: true})
 	if err != nil {
 		return err
@@ -857,15 +865,11 @@ func (h *ExperimentsHandler) Retry(c *fiber.Ctx) error {
 // same grid file (every setting, option and axis as before; the name
 // marked as a re-run), queued at once, and its page.
 func (h *ExperimentsHandler) Rerun(c *fiber.Ctx) error {
-	id, err := idParam(c)
+	e, err := experimentParam(c, h.Store)
 	if err != nil {
 		return err
 	}
-	ctx := c.UserContext()
-	e, err := h.Store.Experiment(ctx, id)
-	if err != nil {
-		return err
-	}
+	id, ctx := e.ID, c.UserContext()
 	g, err := experiments.ParseGrid(e.Grid)
 	if err != nil {
 		return fiber.NewError(fiber.StatusUnprocessableEntity, fmt.Sprintf("experiment %d: its grid no longer parses: %v", id, err))

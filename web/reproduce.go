@@ -180,15 +180,11 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 // experiment made for a reproduction study, as CSV (404 for another
 // experiment).
 func (h *ExperimentsHandler) StudyCSV(c *fiber.Ctx) error {
-	id, err := idParam(c)
+	e, err := experimentParam(c, h.Store)
 	if err != nil {
 		return err
 	}
-	ctx := c.UserContext()
-	e, err := h.Store.Experiment(ctx, id)
-	if err != nil {
-		return err
-	}
+	id, ctx := e.ID, c.UserContext()
 	t, ok, err := compareStudy(ctx, h.Store, h.Digests, h.DataDir, e)
 	if err != nil {
 		return err
