@@ -291,50 +291,18 @@ func TestFullDiskDuringRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
 	opts := testOptions(dir, st)
 	opts.Logf = t.Logf
-	m, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	h := &harness{t: t, dataDir: dir, st: st, m: m}
-	defer h.stop()
+	h := harnessOn(t, dir, st, opts)
+	m := h.m
 	report := filepath.Join(t.TempDir(), "reported") // off the tmpfs
 	e := h.create(fmt.Sprintf(`{"dataset":"tiny","system":"fake","epochs":60,"options":{"epoch_ms":"50","report":%q,"report_ms":"20"}}`, report))
 	h.start()
 	runs, _ := st.Runs(ctx, store.RunFilter{ExperimentID: e.ID})
 	id := runs[0].ID
-	for dl := time.Now().Add(30 * time.Second); ; {
-		if eps, _ := st.Epochs(ctx, id); len(eps) >= 3 {
-			break
-		}
-		if time.Now().After(dl) {
-			t.Fatal("no epochs stored")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	h.waitEpochs(id, 3)
 	filler := filepath.Join(dir, "filler")
-	f, err := os.Create(filler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 64<<10)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	for {
-		if _, err := f.Write(buf[:512]); err != nil {
-			break
-		}
-	}
-	f.Close()
+	fillDisk(t, filler)
 	full := time.Now()
 	// The run is stopped when a record cannot be stored: its child exits.
 	r, _ := st.Run(ctx, id)
@@ -406,7 +374,6 @@ func TestFullStoreTrainingGoesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
 	opts := testOptions(dir, st)
 	var logMu sync.Mutex
 	var logs []string
@@ -416,46 +383,16 @@ func TestFullStoreTrainingGoesOn(t *testing.T) {
 		logMu.Unlock()
 		t.Logf(format, a...)
 	}
-	m, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	h := &harness{t: t, dataDir: dir, st: st, m: m}
-	defer h.stop()
+	h := harnessOn(t, dir, st, opts)
 	const epochs = 40
 	report := filepath.Join(t.TempDir(), "reported")
 	e := h.create(fmt.Sprintf(`{"dataset":"tiny","system":"fake","epochs":%d,"options":{"epoch_ms":"60","report":%q,"report_ms":"20"}}`, epochs, report))
 	h.start()
 	runs, _ := st.Runs(ctx, store.RunFilter{ExperimentID: e.ID})
 	id := runs[0].ID
-	for dl := time.Now().Add(30 * time.Second); ; {
-		if eps, _ := st.Epochs(ctx, id); len(eps) >= 2 {
-			break
-		}
-		if time.Now().After(dl) {
-			t.Fatal("no epochs stored")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	h.waitEpochs(id, 2)
 	filler := filepath.Join(dbDir, "filler")
-	f, err := os.Create(filler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 64<<10)
-	for n := 64 << 10; ; {
-		if _, err := f.Write(buf[:n]); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			if n == 512 {
-				break
-			}
-			n = 512
-		}
-	}
-	f.Close()
+	fillDisk(t, filler)
 	// While the disk stays full the child goes on training: the epochs it
 	// reports keep growing, and the store has refused a write.
 	reported := func() int { b, _ := os.ReadFile(report); return strings.Count(string(b), "epoch ") }

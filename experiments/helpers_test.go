@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -94,8 +95,16 @@ func newHarness(t *testing.T, mod func(*Options)) *harness {
 	if mod != nil {
 		mod(&opts)
 	}
+	return harnessOn(t, dir, st, opts)
+}
+
+// harnessOn is a harness whose manager is made from opts on dir and st;
+// when the test ends its queue stops, then the manager and st close.
+func harnessOn(t *testing.T, dir string, st *store.Store, opts Options) *harness {
+	t.Helper()
 	m, err := New(opts)
 	if err != nil {
+		st.Close()
 		t.Fatal(err)
 	}
 	h := &harness{t: t, dataDir: dir, st: st, m: m}
@@ -105,6 +114,43 @@ func newHarness(t *testing.T, mod func(*Options)) *harness {
 		st.Close()
 	})
 	return h
+}
+
+// waitEpochs waits (30 s at most) until run id has stored n epochs.
+func (h *harness) waitEpochs(id int64, n int) {
+	h.t.Helper()
+	for dl := time.Now().Add(30 * time.Second); ; {
+		if eps, _ := h.st.Epochs(context.Background(), id); len(eps) >= n {
+			return
+		}
+		if time.Now().After(dl) {
+			h.t.Fatal("no epochs stored")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// fillDisk creates path and writes to it until its file system is full
+// (64 KiB writes, then 512-byte ones to take the last blocks).
+func fillDisk(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for n := 64 << 10; ; {
+		if _, err := f.Write(buf[:n]); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			if n == 512 {
+				return
+			}
+			n = 512
+		}
+	}
 }
 
 // start runs the queue in the background.

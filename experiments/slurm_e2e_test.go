@@ -542,24 +542,17 @@ func TestSlurmDataDirWithBlank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
 	opts := testOptions(dir, st)
 	opts.Logf = t.Logf
 	opts.Slurm = testSlurmOptions(bin)
-	m, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	h := &harness{t: t, dataDir: dir, st: st, m: m}
-	defer h.stop()
+	h := harnessOn(t, dir, st, opts)
 	h.start()
 	e := h.create(`{"dataset":"tiny","executor":"slurm","system":"fake","epochs":2}`)
 	r := h.waitRuns(e.ID, "finished", finished)[0]
 	if r.Status != store.StatusDone || r.EpochsDone != 2 {
 		t.Fatalf("run in %q: %s, %d epochs, %s\n%s", dir, r.Status, r.EpochsDone, r.Error, r.StderrTail)
 	}
-	if _, err := os.Stat(filepath.Join(m.runDir(r.ID), jobStderrFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(h.m.runDir(r.ID), jobStderrFile)); err != nil {
 		t.Errorf("the job's stderr is not in the run directory: %v", err)
 	}
 }
