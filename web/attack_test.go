@@ -64,13 +64,7 @@ func serveAttacked(t *testing.T, adjust func(*Config)) *liveServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	addr, cancel, done := serveLoopback(t, srv)
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -79,7 +73,7 @@ func serveAttacked(t *testing.T, adjust func(*Config)) *liveServer {
 			t.Error("server did not stop")
 		}
 	})
-	ls := &liveServer{testEnv: e, live: srv, addr: ln.Addr().String(), log: lb}
+	ls := &liveServer{testEnv: e, live: srv, addr: addr, log: lb}
 	ls.waitUp(t)
 	return ls
 }

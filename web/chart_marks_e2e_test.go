@@ -1,9 +1,7 @@
 package web
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -33,15 +31,9 @@ func TestStatusWordsDoNotOverprint(t *testing.T) {
 		}
 		e.play(r, 2, 1, outcome)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); e.srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { stop(); <-done })
+	addr, stop, served := serveLoopback(t, e.srv)
+	base := "http://" + addr
+	t.Cleanup(func() { stop(); <-served })
 	page := browser(t, chrome)
 	do(t, page, chromedp.Navigate(fmt.Sprintf("%s/experiments/%d", base, x.ID)))
 	waitJS(t, page, 20*time.Second, "three OOM words drawn",

@@ -771,15 +771,9 @@ func TestReproduceBrowser(t *testing.T) {
 		o.MinMemory = func(train.Config, dataset.Meta) int64 { return 0 }
 	})
 	studyDataset(t, e.dir)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); e.srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { stop(); <-done })
+	addr, stop, served := serveLoopback(t, e.srv)
+	base := "http://" + addr
+	t.Cleanup(func() { stop(); <-served })
 
 	page := browser(t, chrome)
 	for _, s := range report.Studies() {
@@ -816,7 +810,7 @@ func TestReproduceBrowser(t *testing.T) {
 		}
 		saveShot("reproduce-"+s.ID+".png", shot)
 	}
-	xs, err := e.st.ListExperiments(ctx)
+	xs, err := e.st.ListExperiments(context.Background())
 	if err != nil || len(xs) != len(report.Studies()) {
 		t.Fatalf("%d experiments for %d studies (%v)", len(xs), len(report.Studies()), err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -110,15 +109,8 @@ func serveLive(t *testing.T, e *testEnv) (string, context.CancelFunc, chan error
 		t.Fatal(err)
 	}
 	e.srv = srv
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(cancel)
-	return "http://" + ln.Addr().String(), cancel, served
+	addr, cancel, served := serveLoopback(t, srv)
+	return "http://" + addr, cancel, served
 }
 
 func TestStreamDeliversLiveAndResumesWithoutDuplicates(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -154,16 +153,10 @@ func TestShutdownDoesNotWaitForABlockedJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
+	addr, cancel, served := serveLoopback(t, srv)
 	srv.jobs.Generate("stuck", "tiny", mustPreset(t, "tiny"), nil)
 	<-blocked
-	base := "http://" + ln.Addr().String()
+	base := "http://" + addr
 	createJSON := func() (int, error) {
 		req, _ := http.NewRequest(http.MethodPost, base+"/experiments", strings.NewReader(tinyGrid))
 		req.Header.Set("Content-Type", "application/json")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -278,4 +279,20 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// serveLoopback serves srv on a free 127.0.0.1 port (addr) until cancel,
+// which the end of the test calls at the latest; served receives Serve's
+// result.
+func serveLoopback(t testing.TB, srv *Server) (addr string, cancel context.CancelFunc, served chan error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served = make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	t.Cleanup(cancel)
+	return ln.Addr().String(), cancel, served
 }
