@@ -254,31 +254,11 @@ func (s *Model) aggregate(g *layer, b *graph.Block, h Buf) error {
 // the block's own.
 func gcnAdj(b *graph.Block) (ptr, idx []int32, w []float32) {
 	inv := make([]float32, b.NumSrc)
-	if b.SrcDeg != nil {
-		for j, d := range b.SrcDeg {
-			inv[j] = float32(1 / math.Sqrt(float64(d)+1))
-		}
-		if b.DstDeg != nil {
-			for i, d := range b.DstDeg {
-				inv[i] = float32(1 / math.Sqrt(float64(d)+1))
-			}
-		}
-	} else {
-		cnt := make([]int32, b.NumSrc)
-		for _, j := range b.Indices {
-			cnt[j]++
-		}
-		for i := 0; i < b.NumDst; i++ {
-			if b.DstDeg != nil {
-				cnt[i] = b.DstDeg[i]
-			} else {
-				cnt[i] = b.Indptr[i+1] - b.Indptr[i]
-			}
-		}
-		for j, d := range cnt {
-			inv[j] = float32(1 / math.Sqrt(float64(d)+1))
-		}
+	var cnt []int32
+	if b.SrcDeg == nil {
+		cnt = make([]int32, b.NumSrc)
 	}
+	nn.GCNInvSqrtDeg(b, inv, cnt)
 	E := len(b.Indices) + b.NumDst
 	ptr, idx, w = make([]int32, b.NumDst+1), make([]int32, 0, E), make([]float32, 0, E)
 	for i := 0; i < b.NumDst; i++ {

@@ -51,6 +51,20 @@ func (l *GCN) Params() []*Param { return []*Param{l.W, l.Bias} }
 // NumDst entries are the destinations' values).
 func gcnInvSqrtDeg(b *graph.Block, ar *Arena) []float32 {
 	inv := ar.Floats(b.NumSrc)
+	var cnt []int32
+	if b.SrcDeg == nil {
+		cnt = ar.Ints(b.NumSrc)
+	}
+	GCNInvSqrtDeg(b, inv, cnt)
+	return inv
+}
+
+// GCNInvSqrtDeg fills inv (NumSrc entries) with 1/sqrt(d̂_j) for every
+// source node of b, d̂ = deg+1: the full-graph degrees when the block
+// carries them (SrcDeg, with DstDeg for the destinations), else the
+// block's own (cnt, NumSrc entries, is their scratch; unused when SrcDeg
+// is set). engine/cuda's GCN weighs its adjacency with it.
+func GCNInvSqrtDeg(b *graph.Block, inv []float32, cnt []int32) {
 	switch {
 	case b.SrcDeg != nil:
 		for j, d := range b.SrcDeg {
@@ -62,7 +76,6 @@ func gcnInvSqrtDeg(b *graph.Block, ar *Arena) []float32 {
 			}
 		}
 	default:
-		cnt := ar.Ints(b.NumSrc)
 		clear(cnt)
 		for _, j := range b.Indices {
 			cnt[j]++
@@ -78,7 +91,6 @@ func gcnInvSqrtDeg(b *graph.Block, ar *Arena) []float32 {
 			inv[j] = float32(1 / math.Sqrt(float64(d)+1))
 		}
 	}
-	return inv
 }
 
 // Forward computes the layer for block b on source features x.
