@@ -15,13 +15,7 @@ import (
 // vs memory limit chart, not a few pixels apart, where they overprinted
 // into "OOOM".
 func TestStatusWordsDoNotOverprint(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the browser test runs in the full pass (go test without -short)")
-	}
-	chrome := findChromium()
-	if chrome == "" {
-		t.Skip("chromium is not installed (scripts/install-deps.sh installs Debian's chromium): skipping the browser test")
-	}
+	chrome := browserTest(t)
 	e := newEnv(t)
 	x := e.create(`{"name":"marks","dataset":"tiny","epochs":2,"axes":{"system":["pyg+","gnndrive","ginex"],"mem_limit":["128MiB","256MiB"]}}`)
 	for _, r := range e.runs(x.ID) {

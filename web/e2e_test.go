@@ -62,6 +62,20 @@ func buildOutcore(t *testing.T) string {
 	return bin
 }
 
+// browserTest skips t under -short (the browser tests run in the full
+// pass) and where Chromium is not installed, and returns its path.
+func browserTest(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the browser test runs in the full pass (go test without -short)")
+	}
+	chrome := findChromium()
+	if chrome == "" {
+		t.Skip("chromium is not installed (scripts/install-deps.sh installs Debian's chromium): skipping the browser test")
+	}
+	return chrome
+}
+
 // browser starts headless Chromium with the flags that work as root here.
 func browser(t *testing.T, chrome string) context.Context {
 	t.Helper()
@@ -176,13 +190,7 @@ func saveShot(name string, b []byte) {
 }
 
 func TestEndToEndBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the browser test runs in the full pass (go test without -short)")
-	}
-	chrome := findChromium()
-	if chrome == "" {
-		t.Skip("chromium is not installed (scripts/install-deps.sh installs Debian's chromium): skipping the browser test")
-	}
+	chrome := browserTest(t)
 	bin := buildOutcore(t)
 
 	dir := t.TempDir()
@@ -760,13 +768,7 @@ func e2eCompare(t *testing.T, ctx, page context.Context, st *store.Store, base s
 // runs finish; the queue is not running here, and the variants' memory
 // floors are the queue's own tests).
 func TestReproduceBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the browser test runs in the full pass (go test without -short)")
-	}
-	chrome := findChromium()
-	if chrome == "" {
-		t.Skip("chromium is not installed (scripts/install-deps.sh installs Debian's chromium): skipping the browser test")
-	}
+	chrome := browserTest(t)
 	e := newEnvWith(t, t.TempDir(), func(o *experiments.Options) {
 		o.MinMemory = func(train.Config, dataset.Meta) int64 { return 0 }
 	})

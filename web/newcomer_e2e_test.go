@@ -31,13 +31,7 @@ import (
 // Reproduce page with its small-scale form and see it run; open a run
 // that ran out of memory and see the limit its cgroup had.
 func TestNewcomerPath(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the browser test runs in the full pass (go test without -short)")
-	}
-	chrome := findChromium()
-	if chrome == "" {
-		t.Skip("chromium is not installed (scripts/install-deps.sh installs Debian's chromium): skipping the browser test")
-	}
+	chrome := browserTest(t)
 	bin := buildOutcore(t)
 	dir := t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
