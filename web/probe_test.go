@@ -67,14 +67,9 @@ func TestProbeServer(t *testing.T) {
 		"--data-dir", dir, "--auth-file", authFile, "--max-conns-per-client", "100000")
 	var logBuf syncBuf
 	cmd.Stdout, cmd.Stderr = &logBuf, &logBuf
-	after, err := g.Prepare(cmd)
-	if err != nil {
+	if err := g.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	after()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	defer func() {

@@ -71,14 +71,9 @@ func helper(t *testing.T, g *Group, mode string) (*exec.Cmd, *bytes.Buffer) {
 	cmd.Env = append(os.Environ(), helperEnv+"="+mode)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	after, err := g.Prepare(cmd)
-	if err != nil {
+	if err := g.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	after()
 	return cmd, &out
 }
 

@@ -40,6 +40,9 @@ func Open(dir string) (*Group, error) { return nil, ErrUnavailable }
 // Prepare fails outside Linux.
 func (g *Group) Prepare(cmd *exec.Cmd) (func(), error) { return nil, ErrUnavailable }
 
+// Start fails outside Linux.
+func (g *Group) Start(cmd *exec.Cmd) error { return ErrUnavailable }
+
 // Procs fails outside Linux.
 func (g *Group) Procs() ([]int, error) { return nil, ErrUnavailable }
 

@@ -141,6 +141,18 @@ func exists(p string) bool {
 // execs the program, whose memory is therefore all charged to the group.
 const trampoline = `echo $$ > "$0" || { echo "outcore: cannot join memory cgroup $0" >&2; exit 126; }; exec "$@"`
 
+// Start starts cmd inside the group (Prepare, cmd.Start, then what Prepare
+// returned).
+func (g *Group) Start(cmd *exec.Cmd) error {
+	after, err := g.Prepare(cmd)
+	if err != nil {
+		return err
+	}
+	err = cmd.Start()
+	after()
+	return err
+}
+
 // Prepare changes cmd (before cmd.Start) so that the process starts inside
 // the group. It returns a function to call after cmd.Start returns (it
 // releases the directory handle of v2). cmd.SysProcAttr is created if nil;
