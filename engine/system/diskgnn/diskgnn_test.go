@@ -234,16 +234,20 @@ func TestDiskBudgetUsesTheDiskCache(t *testing.T) {
 	}
 }
 
+// oneEpochWith runs one epoch on the small tiers with option key=value.
+func oneEpochWith(t *testing.T, key, value string) systest.Result {
+	t.Helper()
+	cfg := systest.Config(t, Name, merge(smallTiers, map[string]string{key: value}))
+	cfg.Epochs = 1
+	return systest.Run(t, cfg)
+}
+
 // packing=individual (Fig. 14's baseline) writes the same chunks as
 // batched packing: the same batches train to the same losses; each
 // chunk's rows are read on their own (more bytes than one sweep of the
 // table), and the run records the deviation.
 func TestIndividualPacking(t *testing.T) {
-	run := func(packing string) systest.Result {
-		cfg := systest.Config(t, Name, merge(smallTiers, map[string]string{"packing": packing}))
-		cfg.Epochs = 1
-		return systest.Run(t, cfg)
-	}
+	run := func(packing string) systest.Result { return oneEpochWith(t, "packing", packing) }
 	b, i := run("batched"), run("individual")
 	if !slices.Equal(b.Losses(), i.Losses()) {
 		t.Fatalf("losses batched %v, individual %v", b.Losses(), i.Losses())
@@ -262,11 +266,7 @@ func TestIndividualPacking(t *testing.T) {
 // the disk budget; its layout trains the same batches to the same losses,
 // and the run records the deviation.
 func TestBruteForceSearch(t *testing.T) {
-	run := func(search string) systest.Result {
-		cfg := systest.Config(t, Name, merge(smallTiers, map[string]string{"search": search}))
-		cfg.Epochs = 1
-		return systest.Run(t, cfg)
-	}
+	run := func(search string) systest.Result { return oneEpochWith(t, "search", search) }
 	a, b := run("approximate"), run("brute")
 	if !slices.Equal(a.Losses(), b.Losses()) {
 		t.Fatalf("losses approximate %v, brute %v", a.Losses(), b.Losses())
