@@ -10,7 +10,6 @@ import (
 
 // TestPlanSpans checks the device reads planned for small cases.
 func TestPlanSpans(t *testing.T) {
-	type it struct{ off, n int64 }
 	cases := []struct {
 		name   string
 		bs     int64
@@ -37,14 +36,7 @@ func TestPlanSpans(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := planner{bs: c.bs, maxSeg: c.maxSeg}
-			for i, x := range c.items {
-				p.items = append(p.items, item{off: x.off, dst: make([]byte, x.n), req: int32(i)})
-			}
-			p.plan()
-			if !slices.Equal(p.spans, c.want) {
-				t.Fatalf("spans %v, want %v", p.spans, c.want)
-			}
-			checkPlan(t, &p)
+			planItems(t, &p, c.items, c.want)
 		})
 	}
 }
@@ -53,7 +45,6 @@ func TestPlanSpans(t *testing.T) {
 // blocks, shared with no other item and merged with none, in file order
 // (Ginex's artifact: a 4 KiB pread per row, 8 KiB when the row straddles).
 func TestPlanSeparate(t *testing.T) {
-	type it struct{ off, n int64 }
 	cases := []struct {
 		name   string
 		bs     int64
@@ -99,7 +90,6 @@ func TestPlanSeparate(t *testing.T) {
 // but a row starting on a fresh block opens its own request however close
 // (GNNDrive's merge=false: one request per row at the sector size).
 func TestPlanNoMerge(t *testing.T) {
-	type it struct{ off, n int64 }
 	cases := []struct {
 		name  string
 		items []it
@@ -113,14 +103,7 @@ func TestPlanNoMerge(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := planner{bs: 512, maxSeg: 65536, noMerge: true}
-			for i, x := range c.items {
-				p.items = append(p.items, item{off: x.off, dst: make([]byte, x.n), req: int32(i)})
-			}
-			p.plan()
-			if !slices.Equal(p.spans, c.want) {
-				t.Fatalf("spans %v, want %v", p.spans, c.want)
-			}
-			checkPlan(t, &p)
+			planItems(t, &p, c.items, c.want)
 		})
 	}
 }
@@ -128,6 +111,23 @@ func TestPlanNoMerge(t *testing.T) {
 // checkPlan verifies invariants of a plan: spans aligned, sorted, disjoint
 // and within the cap; pieces lie inside their span and tile each item
 // exactly once.
+// it is a request of a plan test: n bytes from off.
+type it struct{ off, n int64 }
+
+// planItems plans the requests items (request i reads item i) with p and
+// checks its spans against want and checkPlan's invariants.
+func planItems(t *testing.T, p *planner, items []it, want []span) {
+	t.Helper()
+	for i, x := range items {
+		p.items = append(p.items, item{off: x.off, dst: make([]byte, x.n), req: int32(i)})
+	}
+	p.plan()
+	if !slices.Equal(p.spans, want) {
+		t.Fatalf("spans %v, want %v", p.spans, want)
+	}
+	checkPlan(t, p)
+}
+
 func checkPlan(t *testing.T, p *planner) {
 	t.Helper()
 	for i, s := range p.spans {
