@@ -124,13 +124,14 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	if err != nil {
 		return err
 	}
-	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), opt: g.opt, queueDepth: env.Storage.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(env.Shape(), env.Config),
-		device: budget.Device(), deviceCap: true})
+	in := sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), opt: g.opt, queueDepth: env.Storage.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(env.Shape(), env.Config),
+		device: budget.Device(), deviceCap: true}
+	p := size(in)
 	g.plan, g.maxBatch = p, p.maxBatch
 	if g.releaseEarly = releaseEarly(g.opt.release, p.aliasInput); g.releaseEarly {
 		env.Deviate("%s", earlyReleaseDeviation)
 	}
-	if err := g.explain(env, budget, p); err != nil {
+	if err := g.explain(env, budget, in, p); err != nil {
 		return err
 	}
 	rowBytes := env.Dataset.RowBytes()
@@ -177,7 +178,7 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 // explain holds what the plan keeps outside the budget and records the
 // plan's departures from the paper's sizes (deviations and warnings, their
 // numbers taken from the plan).
-func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, p plan) error {
+func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, in sizingInput, p plan) error {
 	ws := budget.Workspace()
 	rowBytes := env.Dataset.RowBytes()
 	mb := int64(p.maxBatch)
@@ -195,8 +196,16 @@ func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, p plan) error {
 		if p.onDevice {
 			what = "the heap of the paper's queues with one extractor"
 		}
+		if p.overReserve {
+			// The budget holds the least pipeline but not its feature
+			// buffer next to the reserve: the minimum is the least budget
+			// whose plan is feasible with this run's profiled workspace,
+			// not p.minNeed (which the budget may well exceed).
+			what = "the shortened pipeline's feature buffer, which must hold every extractor's N_e × M_b reservation next to the collector's reserve"
+		}
+		least := leastBudget(in)
 		return fmt.Errorf("%w: gnndrive: the memory budget (%d MiB) is below this variant's minimum of %d MiB on this run (%s, as profiled)",
-			train.ErrConfig, env.MemBudget>>20, (p.minNeed+(1<<20)-1)>>20, what)
+			train.ErrConfig, env.MemBudget>>20, (least+(1<<20)-1)>>20, what)
 	}
 	if p.onDevice {
 		if err := budget.HoldOutside(map[string]int64{"feature_buffer": p.slots * rowBytes, "batch_input": p.xBytes}); err != nil {

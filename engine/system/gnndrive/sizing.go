@@ -235,6 +235,14 @@ func feasible(s kit.Sizing[options]) bool {
 
 var minMemory = kit.MinMemoryOf(parseOptions, feasible)
 
+// leastBudget is the least budget whose plan is feasible for in's
+// workspace, shape and options: the minimum a refusal names (the plan's
+// minNeed leaves out the over-reserve case, which a budget above minNeed
+// can still fall into).
+func leastBudget(in sizingInput) int64 {
+	return kit.MinBudget(func(b int64) bool { in.budget = b; return size(in).feasible })
+}
+
 // inPlace reports whether the run's model reads an aliased batch input in
 // place (nn.IndexedInPlace).
 func inPlace(shape train.DatasetShape, cfg train.Config) bool {

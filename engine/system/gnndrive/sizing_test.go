@@ -248,3 +248,28 @@ func TestMinBudget(t *testing.T) {
 		t.Fatalf("MinMemory %d, want a lower bound in (0, %d]", m, want)
 	}
 }
+
+// TestRefusalNamesAMinimumAboveTheBudget: a refused budget's message names
+// leastBudget, and that is above the budget for every infeasible plan —
+// the over-reserve ones too, whose minNeed the budget already exceeds.
+func TestRefusalNamesAMinimumAboveTheBudget(t *testing.T) {
+	opt := fixtureOptions(t, nil)
+	in := sizingInput{ws: fixtureWS, shape: fixtureShape, opt: opt, cpus: 2}
+	overReserveSeen := false
+	for b := int64(16 * mib); b < 512*mib; b += mib / 2 {
+		in.budget = b
+		p := size(in)
+		if p.feasible {
+			continue
+		}
+		if p.overReserve && p.minNeed <= b {
+			overReserveSeen = true
+		}
+		if least := leastBudget(in); least <= b {
+			t.Fatalf("budget %d refused (over the reserve %v, minNeed %d) names a minimum of %d", b, p.overReserve, p.minNeed, least)
+		}
+	}
+	if !overReserveSeen {
+		t.Fatal("no budget refused for the reserve alone: the case this test is for was not reached")
+	}
+}
