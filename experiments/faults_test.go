@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	"outcore/store"
@@ -268,11 +266,7 @@ func TestRecordLogIngestedAtStart(t *testing.T) {
 // database, the run ended as failed with "no space left on device", and
 // its experiment deletable.
 func TestFullDiskDuringRun(t *testing.T) {
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=24m"); err != nil {
-		t.Skipf("cannot mount a tmpfs for the data directory (%v): the test needs root or CAP_SYS_ADMIN", err)
-	}
-	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	dir := smallTmpfs(t, "24m", "the data directory")
 	src := tinyDataset(t)
 	dst := filepath.Join(dataset.DatasetsDir(dir), "tiny")
 	os.MkdirAll(dst, 0o755)
@@ -363,11 +357,7 @@ func TestQueuePanicIsSurvived(t *testing.T) {
 // epoch is stored and the run ends done. (Before, the first refusal
 // stopped the run although records.jsonl was still writable.)
 func TestFullStoreTrainingGoesOn(t *testing.T) {
-	dbDir := t.TempDir()
-	if err := unix.Mount("tmpfs", dbDir, "tmpfs", 0, "size=8m"); err != nil {
-		t.Skipf("cannot mount a tmpfs for the database (%v): the test needs root or CAP_SYS_ADMIN", err)
-	}
-	t.Cleanup(func() { unix.Unmount(dbDir, unix.MNT_DETACH) })
+	dbDir := smallTmpfs(t, "8m", "the database")
 	dir := newDataDir(t)
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(dbDir, store.FileName))

@@ -13,6 +13,8 @@ import (
 	"outcore/engine/dataset"
 	"outcore/internal/cgroup"
 	"outcore/store"
+
+	"golang.org/x/sys/unix"
 )
 
 var (
@@ -128,6 +130,18 @@ func (h *harness) waitEpochs(id int64, n int) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// smallTmpfs is a fresh tmpfs of size (a mount option: "24m") for what,
+// unmounted when the test ends; it skips t where mounting is not allowed.
+func smallTmpfs(t *testing.T, size, what string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Skipf("cannot mount a tmpfs for %s (%v): the test needs root or CAP_SYS_ADMIN", what, err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	return dir
 }
 
 // fillDisk creates path and writes to it until its file system is full
