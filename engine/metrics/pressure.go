@@ -1,9 +1,7 @@
 package metrics
 
 import (
-	"bytes"
 	"fmt"
-	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -142,36 +140,19 @@ func readLoad1() (float64, error) {
 	return ParseLoad1(b)
 }
 
-// CPUStat is the first ("cpu") line of /proc/stat in jiffies.
+// CPUStat is the first ("cpu") line of /proc/stat in jiffies, as host
+// pressure uses it.
 type CPUStat struct {
 	Total int64 // every field up to steal (guest time is inside user)
 	Idle  int64 // idle + iowait
 	Steal int64
 }
 
-// ParseCPUStat reads the "cpu" line of /proc/stat.
+// ParseCPUStat reads the "cpu" line of /proc/stat (osutil.ParseCPUStat,
+// the one parser of it).
 func ParseCPUStat(b []byte) (CPUStat, error) {
-	var st CPUStat
-	line, _, _ := bytes.Cut(b, []byte{'\n'})
-	f := strings.Fields(string(line))
-	if len(f) < 5 || f[0] != "cpu" {
-		return st, fmt.Errorf("/proc/stat: unexpected first line %q", trimForError(line))
-	}
-	// user nice system idle iowait irq softirq steal
-	for i, s := range f[1:min(len(f), 9)] {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || v < 0 || v > math.MaxInt64-st.Total {
-			return CPUStat{}, fmt.Errorf("/proc/stat: cpu field %d %q is not a count", i+1, trimForError([]byte(s)))
-		}
-		st.Total += v
-		switch i {
-		case 3, 4:
-			st.Idle += v
-		case 7:
-			st.Steal = v
-		}
-	}
-	return st, nil
+	st, err := osutil.ParseCPUStat(b)
+	return CPUStat{Total: st.Total, Idle: st.Idle, Steal: st.Steal}, err
 }
 
 // ParsePSISomeTotal reads the "some" line's total (µs) of a

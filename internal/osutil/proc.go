@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -59,29 +60,56 @@ func ParseProcStatCPU(b []byte) (float64, error) {
 	return float64(ut+st) / clockTicks, nil
 }
 
+// CPUStat is the first ("cpu") line of /proc/stat in jiffies.
+type CPUStat struct {
+	Total  int64 // every field up to steal (guest time is inside user)
+	Idle   int64 // idle + iowait
+	IOWait int64
+	Steal  int64
+}
+
+// ParseCPUStat reads the machine-wide "cpu" line of /proc/stat (old
+// kernels have no iowait or steal fields; they count as 0).
+func ParseCPUStat(b []byte) (CPUStat, error) {
+	var st CPUStat
+	line, _, _ := bytes.Cut(b, []byte{'\n'})
+	f := strings.Fields(string(line))
+	if len(f) < 5 || f[0] != "cpu" {
+		return st, fmt.Errorf("/proc/stat: unexpected first line %q", trimForError(line))
+	}
+	// user nice system idle iowait irq softirq steal
+	for i, s := range f[1:min(len(f), 9)] {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < 0 || v > math.MaxInt64-st.Total {
+			return CPUStat{}, fmt.Errorf("/proc/stat: cpu field %d %q is not a count", i+1, trimForError([]byte(s)))
+		}
+		st.Total += v
+		switch i {
+		case 3:
+			st.Idle += v
+		case 4:
+			st.Idle += v
+			st.IOWait = v
+		case 7:
+			st.Steal = v
+		}
+	}
+	return st, nil
+}
+
+// trimForError keeps an error's quote of outside input short.
+func trimForError(b []byte) string {
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	return string(b)
+}
+
 // ParseSystemCPU returns the machine-wide total and iowait jiffies from the
 // text of /proc/stat (its first, "cpu" line).
 func ParseSystemCPU(b []byte) (total, iowait int64, err error) {
-	line, _, _ := bytes.Cut(b, []byte{'\n'})
-	fields := strings.Fields(string(line))
-	if len(fields) < 6 || fields[0] != "cpu" {
-		return 0, 0, fmt.Errorf("unexpected first line %q", line)
-	}
-	// user nice system idle iowait irq softirq steal (guest is inside user).
-	for i, s := range fields[1:] {
-		if i >= 8 {
-			break
-		}
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("field %d: %w", i+1, err)
-		}
-		total += v
-		if i == 4 {
-			iowait = v
-		}
-	}
-	return total, iowait, nil
+	st, err := ParseCPUStat(b)
+	return st.Total, st.IOWait, err
 }
 
 // ParseInt64 parses a file's text that holds one decimal integer (as
