@@ -300,17 +300,14 @@ func (g *Group) Peak() (int64, bool) {
 
 // MemoryMax returns the group's memory limit as it stands (v2 memory.max,
 // v1 memory.limit_in_bytes; 0 = none), which the run may have raised
-// since the group was made (the model step held outside the budget).
+// since the group was made (the model step held outside the budget); false
+// when the group has no such file. It reads the file as SelfLimit does
+// (limitIn).
 func (g *Group) MemoryMax() (int64, bool) {
-	name := "memory.limit_in_bytes"
-	if g.Version == V2 {
-		name = "memory.max"
+	if v, ok := limitIn(g.Path); ok {
+		return v, true
 	}
-	v, err := readInt(g.file(name))
-	if err != nil || v >= 1<<60 { // v1 writes "no limit" as a huge number
-		return 0, err == nil
-	}
-	return v, true
+	return 0, exists(g.file("memory.max")) || exists(g.file("memory.limit_in_bytes"))
 }
 
 // OOMKills returns how many processes of the group the kernel's OOM killer
