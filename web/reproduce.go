@@ -140,6 +140,12 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 	if err != nil {
 		return v, err
 	}
+	// The past runs on the small-scale dataset are the same for every
+	// study: read them once per page, not once per study.
+	var past pastRuns
+	if first != nil {
+		past = loadPastRuns(ctx, h.Store, first.Name)
+	}
 	for _, s := range report.Studies() {
 		card := views.StudyCard{ID: s.ID, Paper: s.Paper, Figure: s.Figure, Title: s.Title,
 			PaperSetting: s.PaperSetting, OurSetting: s.OurSetting, Dataset: s.Dataset,
@@ -161,7 +167,7 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 					if g, err := experiments.ParseGrid(b); err == nil {
 						refused := h.Queue.Refusals(g, nil)
 						card.SmallRefused = len(refused)
-						card.SmallEstimate = gridEstimate(g, *first, loadPastRuns(ctx, h.Store, first.Name), refused)
+						card.SmallEstimate = gridEstimate(g, *first, past, refused)
 					}
 				}
 			}
