@@ -12,16 +12,6 @@ import (
 // papers' OOM cells.
 type MinMemoryFunc func(cfg train.Config, meta dataset.Meta) int64
 
-// RuntimeFloor is train.RuntimeFloor (the memory an `outcore train`
-// process needs before it loads any data).
-const RuntimeFloor = train.RuntimeFloor
-
-// ConservativeMinMemory is train.ConservativeMinMemory: the floor of any
-// variant.
-func ConservativeMinMemory(_ train.Config, meta dataset.Meta) int64 {
-	return train.ConservativeMinMemory(meta)
-}
-
 // VariantMinMemory is the default MinMemoryFunc: train.MinMemoryFor, the
 // one floor the form's matrix, the submit, the API, the runner and the
 // training process all use (cfg carries the data directory, so the first

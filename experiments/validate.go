@@ -32,7 +32,7 @@ const (
 	MaxHidden     = 8192
 	MaxHeads      = 64
 	// MinMemLimit is the smallest memory limit a grid may ask for; no
-	// variant starts in less (see RuntimeFloor).
+	// variant starts in less (see train.RuntimeFloor).
 	MinMemLimit = 1 << 20
 )
 
