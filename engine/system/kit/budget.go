@@ -161,11 +161,9 @@ func MaxInputBound(shape train.DatasetShape, cfg train.Config) int64 {
 	return total
 }
 
-// RuntimeFloor is a lower bound of what an `outcore train` process holds
-// before it loads any data: the Go runtime, the pages of the binary it
-// touches and the first heap arenas (every variant is OOM-killed at 12 MiB
-// on the tiny dataset).
-const RuntimeFloor = 12 << 20
+// RuntimeFloor is train.RuntimeFloor, the lower bound of what an `outcore
+// train` process holds before it loads any data (one constant, one place).
+const RuntimeFloor = train.RuntimeFloor
 
 // EstimateWorkspace is a lower bound of what ProfileWorkspace would
 // measure, from the dataset's shape alone: the runtime floor, indptr and
