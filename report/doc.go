@@ -1,7 +1,21 @@
 // Package report turns an experiment's runs into what people read: the
-// comparison views of DESIGN §6 as chart models (compare.go, runcharts.go),
-// the accuracy table, run digests (digest.go), tidy CSV (csv.go) and
-// publication figures in SVG or PDF drawn with gonum/plot (figure.go).
+// comparison views of DESIGN §6 as chart models, the accuracy table, run
+// digests (digest.go), tidy CSV (csv.go) and publication figures in SVG or
+// PDF drawn with gonum/plot (figure.go).
+//
+// An experiment's comparison is built in layers, one file each:
+//   - compare_model.go: the model — RunData, the grid axes, Comparison
+//     (runs in variant then grid order, the axes that vary, categories);
+//   - compare_aggregate.go: a cell's runs turned into one Point (mean ± sd,
+//     OOM / failed / cancelled counts) and the run metrics charts plot;
+//   - compare_build.go: the chart shapes — a line over one axis (versus,
+//     overAxis), grouped bars per grid point (perCell), stacked bars;
+//   - chart_catalogue.go: the experiment page's charts by id (ChartIDs,
+//     Comparison.Chart) and the ones with their own logic (normalised,
+//     tier hits, time to accuracy, ...);
+//   - compare_accuracy.go: the accuracy chart and table (DiskGNN Table 3).
+//
+// A single run's charts are in runcharts.go.
 //
 // It reads the experiment store through Source (load.go) and writes to any
 // io.Writer; it knows nothing of HTTP. The dashboard (web/) serves its
