@@ -28,6 +28,7 @@ type Device struct {
 	ctx   unsafe.Pointer
 	funcs map[string]unsafe.Pointer
 	sms   int
+	stage *staging // pinned host staging (staging.go), allocated on first use
 }
 
 // Buf is a device allocation of float32 or int32 elements.

@@ -72,6 +72,15 @@ static int c_cuModuleGetFunction(void* f, void** fn, void* m, const char* name) 
 static int c_cuMemGetInfo(void* f, size_t* fr, size_t* tot) { CTX; return ((fn_pz_z)f)(fr, tot); }
 static int c_cuGetErrorString(void* f, int e, const char** s) { return ((fn_i_pcc)f)(e, s); }
 static int c_cuDriverGetVersion(void* f, int* v) { return ((int(*)(int*))f)(v); }
+// pinned host memory, streams and asynchronous copies (staging.go)
+static int c_cuMemHostAlloc(void* f, void** p, size_t n, unsigned flags) { CTX; return ((int(*)(void**, size_t, unsigned))f)(p, n, flags); }
+static int c_cuMemFreeHost(void* f, void* p) { CTX; return ((fn_p)f)(p); }
+static int c_cuStreamCreate(void* f, void** s, unsigned flags) { CTX; return ((int(*)(void**, unsigned))f)(s, flags); }
+static int c_cuStreamSynchronize(void* f, void* s) { CTX; return ((fn_p)f)(s); }
+static int c_cuMemcpyHtoDAsync(void* f, uint64_t d, const void* h, size_t n, void* s) {
+	CTX;
+	return ((int(*)(uint64_t, const void*, size_t, void*))f)(d, h, n, s);
+}
 
 // c_launch builds the kernel parameter array from 8-byte slots: parameter
 // i points at args[i] (a kernel's 4-byte int or float parameters read the
@@ -236,6 +245,7 @@ type driverAPI struct {
 	init, count, get, name, attr, ctxRetain, ctxSet, sync     unsafe.Pointer
 	alloc, free, htod, dtoh, memset, modLoad, modFunc, launch unsafe.Pointer
 	memInfo, errStr, version                                  unsafe.Pointer
+	hostAlloc, hostFree, streamCreate, streamSync, htodAsync  unsafe.Pointer
 }
 
 func loadDriver() (*driverAPI, error) {
@@ -252,7 +262,10 @@ func loadDriver() (*driverAPI, error) {
 		htod: l.sym("cuMemcpyHtoD_v2", &miss), dtoh: l.sym("cuMemcpyDtoH_v2", &miss), memset: l.sym("cuMemsetD8_v2", &miss),
 		modLoad: l.sym("cuModuleLoadData", &miss), modFunc: l.sym("cuModuleGetFunction", &miss),
 		launch: l.sym("cuLaunchKernel", &miss), memInfo: l.sym("cuMemGetInfo_v2", &miss),
-		errStr: l.sym("cuGetErrorString", &miss), version: l.sym("cuDriverGetVersion", &miss)}
+		errStr: l.sym("cuGetErrorString", &miss), version: l.sym("cuDriverGetVersion", &miss),
+		hostAlloc: l.sym("cuMemHostAlloc", &miss), hostFree: l.sym("cuMemFreeHost", &miss),
+		streamCreate: l.sym("cuStreamCreate", &miss), streamSync: l.sym("cuStreamSynchronize", &miss),
+		htodAsync: l.sym("cuMemcpyHtoDAsync_v2", &miss)}
 	if len(miss) > 0 {
 		return nil, fmt.Errorf("%s lacks %s", l.name, strings.Join(miss, ", "))
 	}
@@ -371,6 +384,33 @@ func cuHtoD(a *driverAPI, d uint64, h unsafe.Pointer, n int64) int {
 
 func cuDtoH(a *driverAPI, h unsafe.Pointer, d uint64, n int64) int {
 	return int(C.c_cuMemcpyDtoH(a.dtoh, h, C.uint64_t(d), C.size_t(n)))
+}
+
+// cuHostAlloc allocates n bytes of page-locked host memory (flags 0: the
+// context's own, not portable or mapped).
+func cuHostAlloc(a *driverAPI, p *unsafe.Pointer, n int64) int {
+	var v unsafe.Pointer
+	st := C.c_cuMemHostAlloc(a.hostAlloc, &v, C.size_t(n), 0)
+	*p = v
+	return int(st)
+}
+
+func cuHostFree(a *driverAPI, p unsafe.Pointer) int { return int(C.c_cuMemFreeHost(a.hostFree, p)) }
+
+// cuStream creates a stream with CU_STREAM_DEFAULT (0): it synchronises
+// with the legacy default stream the kernels run on.
+func cuStream(a *driverAPI, s *unsafe.Pointer) int {
+	var v unsafe.Pointer
+	st := C.c_cuStreamCreate(a.streamCreate, &v, 0)
+	*s = v
+	return int(st)
+}
+
+func cuStreamSync(a *driverAPI, s unsafe.Pointer) int { return int(C.c_cuStreamSynchronize(a.streamSync, s)) }
+
+// cuHtoDAsync queues a copy from pinned host memory h on stream s.
+func cuHtoDAsync(a *driverAPI, d uint64, h unsafe.Pointer, n int64, s unsafe.Pointer) int {
+	return int(C.c_cuMemcpyHtoDAsync(a.htodAsync, C.uint64_t(d), h, C.size_t(n), s))
 }
 
 func cuSync(a *driverAPI) int { return int(C.c_cuCtxSynchronize(a.sync)) }

@@ -11,7 +11,7 @@ import (
 )
 
 // TestHostEmulation runs the GPU tests that compare with engine/nn
-// (TestModelMatchesCPU, TestSAGEBadInput) on a machine without a GPU,
+// (TestModelMatchesCPU, TestSAGEBadInput, TestStagedCopy) on a machine without a GPU,
 // against testdata/hostcuda: a stand-in libcuda.so.1 and libcublas.so.13,
 // built here with the system C++ compiler, whose cuLaunchKernel runs
 // kernels.cu itself on the host. It checks the cgo glue, the argument
@@ -40,14 +40,14 @@ func TestHostEmulation(t *testing.T) {
 	if err := os.Symlink("libcuda.so.1", filepath.Join(dir, "libcublas.so.13")); err != nil {
 		t.Fatal(err)
 	}
-	run := exec.Command(os.Args[0], "-test.run", "^(TestModelMatchesCPU|TestSAGEBadInput)$", "-test.count=1", "-test.v")
+	run := exec.Command(os.Args[0], "-test.run", "^(TestModelMatchesCPU|TestSAGEBadInput|TestStagedCopy)$", "-test.count=1", "-test.v")
 	run.Env = append(os.Environ(), "LD_LIBRARY_PATH="+dir+":"+os.Getenv("LD_LIBRARY_PATH"), "OUTCORE_CUDA_HOST=1")
 	out, err := run.CombinedOutput()
 	if err != nil {
 		t.Fatalf("emulated run: %v\n%s", err, out)
 	}
 	s := string(out)
-	for _, want := range []string{"GPU host emulation", "--- PASS: TestModelMatchesCPU", "--- PASS: TestModelMatchesCPU/gat", "--- PASS: TestSAGEBadInput"} {
+	for _, want := range []string{"GPU host emulation", "--- PASS: TestModelMatchesCPU", "--- PASS: TestModelMatchesCPU/gat", "--- PASS: TestSAGEBadInput", "--- PASS: TestStagedCopy"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("emulated run lacks %q:\n%s", want, s)
 		}

@@ -165,7 +165,8 @@ func (s *Model) forward(blocks []graph.Block, x *nn.Tensor, train bool) error {
 	if err := s.ensure(&s.x, int64(len(x.Data[:x.Rows*x.Cols]))*4); err != nil {
 		return err
 	}
-	if err := d.PutF32(s.x, x.Data[:x.Rows*x.Cols]); err != nil {
+	// through page-locked staging (staging.go), not from pageable memory
+	if err := d.PutF32Staged(s.x, x.Data[:x.Rows*x.Cols]); err != nil {
 		return err
 	}
 	if s.inputDrop && train && s.p > 0 {

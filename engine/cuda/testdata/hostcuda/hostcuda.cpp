@@ -81,6 +81,13 @@ int cuModuleGetFunction(void** f, void*, const char* name) { *f = (void*)strdup(
 int cuMemGetInfo_v2(size_t* f, size_t* t) { *f = *t = (size_t)1 << 30; return 0; }
 int cuGetErrorString(int, const char** s) { *s = "host emulation error"; return 0; }
 int cuDriverGetVersion(int* v) { *v = 13000; return 0; }
+// page-locked memory is plain host memory, streams are synchronous
+static int g_streams;
+int cuMemHostAlloc(void** p, size_t n, unsigned) { *p = malloc(n); return *p ? 0 : 2; }
+int cuMemFreeHost(void* p) { free(p); return 0; }
+int cuStreamCreate(void** s, unsigned) { *s = (void*)(intptr_t)(++g_streams); return 0; }
+int cuStreamSynchronize(void* s) { return s ? 0 : 400; }
+int cuMemcpyHtoDAsync_v2(uint64_t d, const void* h, size_t n, void* s) { if (!s) return 400; memcpy((void*)d, h, n); return 0; }
 int cuLaunchKernel(void* f, unsigned gx, unsigned, unsigned, unsigned bx, unsigned, unsigned, unsigned, void*, void** p, void**) {
 	const char* n = (const char*)f;
 	gridDim = {gx, 1, 1};
