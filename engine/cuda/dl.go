@@ -406,7 +406,9 @@ func cuStream(a *driverAPI, s *unsafe.Pointer) int {
 	return int(st)
 }
 
-func cuStreamSync(a *driverAPI, s unsafe.Pointer) int { return int(C.c_cuStreamSynchronize(a.streamSync, s)) }
+func cuStreamSync(a *driverAPI, s unsafe.Pointer) int {
+	return int(C.c_cuStreamSynchronize(a.streamSync, s))
+}
 
 // cuHtoDAsync queues a copy from pinned host memory h on stream s.
 func cuHtoDAsync(a *driverAPI, d uint64, h unsafe.Pointer, n int64, s unsafe.Pointer) int {
