@@ -1,4 +1,4 @@
-// Package gpu samples GPU utilisation and memory through NVML
+// Package gpu samples GPU utilisation, memory and PCIe throughput through NVML
 // (github.com/NVIDIA/go-nvml). A machine without an NVIDIA driver has "no
 // GPU": Open returns a sampler whose Sample reports ok=false, never an error,
 // so a run on such a machine records no GPU numbers and goes on.
@@ -32,6 +32,10 @@ type Sampler interface {
 	Name() string
 	// Close releases the driver library. Sample after Close reports ok=false.
 	Close() error
+	// SamplePCIe returns the PCIe throughput in MB/s, GPU to host (tx)
+	// and host to GPU (rx), summed over the devices; ok is false when
+	// there is no GPU or the read failed.
+	SamplePCIe() (txMBps, rxMBps float64, ok bool)
 }
 
 // Open returns an NVML sampler over every visible GPU when the NVIDIA
@@ -131,6 +135,36 @@ func (s *nvmlSampler) Sample() (float64, int64, bool) {
 	return util / float64(len(s.devs)), mem, true
 }
 
+// SamplePCIe returns the PCIe throughput summed over the devices in MB/s
+// (10^6 bytes): tx is what the GPUs sent to the host, rx what they
+// received (host-to-device copies). NVML's nvmlDeviceGetPcieThroughput
+// counts over a 20 ms window and reports KiB/s; ok is false when a read
+// failed or the devices do not support the counter. It satisfies
+// metrics.GPUPCIeSampler.
+func (s *nvmlSampler) SamplePCIe() (txMBps, rxMBps float64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, 0, false
+	}
+	for _, d := range s.devs {
+		tx, ret := d.GetPcieThroughput(nvml.PCIE_UTIL_TX_BYTES)
+		if ret != nvml.SUCCESS {
+			return 0, 0, false
+		}
+		rx, ret := d.GetPcieThroughput(nvml.PCIE_UTIL_RX_BYTES)
+		if ret != nvml.SUCCESS {
+			return 0, 0, false
+		}
+		txMBps += kibps(tx)
+		rxMBps += kibps(rx)
+	}
+	return txMBps, rxMBps, true
+}
+
+// kibps converts NVML's KiB/s to MB/s.
+func kibps(v uint32) float64 { return float64(v) * 1024 / 1e6 }
+
 func (s *nvmlSampler) Name() string { return s.name }
 
 func (s *nvmlSampler) Close() error {
@@ -154,6 +188,9 @@ type NoGPU struct {
 
 // Sample reports ok=false.
 func (NoGPU) Sample() (float64, int64, bool) { return 0, 0, false }
+
+// SamplePCIe reports ok=false.
+func (NoGPU) SamplePCIe() (float64, float64, bool) { return 0, 0, false }
 
 // Name returns None.
 func (NoGPU) Name() string { return None }

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"math"
 	"os"
 	"testing"
 
@@ -11,7 +12,10 @@ import (
 )
 
 // The engine's resource sampler takes a gpu.Sampler as its GPU source.
-var _ metrics.GPUSampler = Sampler(nil)
+var (
+	_ metrics.GPUSampler     = Sampler(nil)
+	_ metrics.GPUPCIeSampler = Sampler(nil)
+)
 
 // TestOpenOnThisMachine runs the real NVML path: without a driver it must
 // report "no GPU" and sample ok=false; with one it must sample.
@@ -47,6 +51,16 @@ func fakeDevice(name string, util uint32, used uint64, fail bool) *mock.Device {
 			return nvml.Utilization{Gpu: util}, nvml.SUCCESS
 		},
 		GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) { return nvml.Memory{Used: used}, nvml.SUCCESS },
+		// PCIe: tx = util KiB/s, rx = 2 × util KiB/s; lost like the rest
+		GetPcieThroughputFunc: func(c nvml.PcieUtilCounter) (uint32, nvml.Return) {
+			if fail {
+				return 0, nvml.ERROR_GPU_IS_LOST
+			}
+			if c == nvml.PCIE_UTIL_RX_BYTES {
+				return 2 * util, nvml.SUCCESS
+			}
+			return util, nvml.SUCCESS
+		},
 	}
 }
 
@@ -71,12 +85,13 @@ func TestAggregation(t *testing.T) {
 		util     float64
 		mem      int64
 		ok       bool
+		tx, rx   float64 // MB/s
 	}{
-		{"no library", fakeLib(nvml.ERROR_LIBRARY_NOT_FOUND), None, 0, 0, false},
-		{"no devices", fakeLib(nvml.SUCCESS), None, 0, 0, false},
-		{"one", fakeLib(nvml.SUCCESS, fakeDevice("H100", 40, 1<<30, false)), "H100", 40, 1 << 30, true},
-		{"two", fakeLib(nvml.SUCCESS, fakeDevice("H100", 40, 1<<30, false), fakeDevice("H100", 60, 2<<30, false)), "2 x H100", 50, 3 << 30, true},
-		{"lost", fakeLib(nvml.SUCCESS, fakeDevice("A100", 40, 1, true)), "A100", 0, 0, false},
+		{"no library", fakeLib(nvml.ERROR_LIBRARY_NOT_FOUND), None, 0, 0, false, 0, 0},
+		{"no devices", fakeLib(nvml.SUCCESS), None, 0, 0, false, 0, 0},
+		{"one", fakeLib(nvml.SUCCESS, fakeDevice("H100", 40, 1<<30, false)), "H100", 40, 1 << 30, true, 0.04096, 0.08192},
+		{"two", fakeLib(nvml.SUCCESS, fakeDevice("H100", 40, 1<<30, false), fakeDevice("H100", 60, 2<<30, false)), "2 x H100", 50, 3 << 30, true, 0.1024, 0.2048},
+		{"lost", fakeLib(nvml.SUCCESS, fakeDevice("A100", 40, 1, true)), "A100", 0, 0, false, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := openWith(tc.lib)
@@ -84,11 +99,18 @@ func TestAggregation(t *testing.T) {
 			if s.Name() != tc.wantName || u != tc.util || m != tc.mem || ok != tc.ok {
 				t.Fatalf("name %q util %v mem %v ok %v; want %q %v %v %v", s.Name(), u, m, ok, tc.wantName, tc.util, tc.mem, tc.ok)
 			}
+			tx, rx, pok := s.SamplePCIe()
+			if pok != tc.ok || math.Abs(tx-tc.tx) > 1e-9 || math.Abs(rx-tc.rx) > 1e-9 {
+				t.Fatalf("PCIe tx %v rx %v ok %v; want %v %v %v", tx, rx, pok, tc.tx, tc.rx, tc.ok)
+			}
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
 			if _, _, ok := s.Sample(); ok {
 				t.Fatal("Sample after Close reported ok")
+			}
+			if _, _, ok := s.SamplePCIe(); ok {
+				t.Fatal("SamplePCIe after Close reported ok")
 			}
 		})
 	}

@@ -211,6 +211,26 @@ type fakeGPU struct{}
 
 func (fakeGPU) Sample() (float64, int64, bool) { return 42, 1 << 20, true }
 
+// fakePCIeGPU also reads PCIe throughput.
+type fakePCIeGPU struct{ fakeGPU }
+
+func (fakePCIeGPU) SamplePCIe() (float64, float64, bool) { return 3, 5000, true }
+
+// TestResourceSamplerPCIe: a GPU sampler that reads PCIe throughput puts
+// it in the sample; one that does not leaves the fields out.
+func TestResourceSamplerPCIe(t *testing.T) {
+	r := NewResourceSampler(time.Now())
+	r.GPU = fakePCIeGPU{}
+	s := r.Sample()
+	if s.GPUPCIeTxMBps == nil || *s.GPUPCIeTxMBps != 3 || s.GPUPCIeRxMBps == nil || *s.GPUPCIeRxMBps != 5000 {
+		t.Fatalf("pcie fields %+v", s)
+	}
+	r.GPU = fakeGPU{}
+	if s := r.Sample(); s.GPUPCIeTxMBps != nil || s.GPUPCIeRxMBps != nil {
+		t.Fatalf("no PCIe sampler, but pcie fields %+v", s)
+	}
+}
+
 func TestResourceSamplerDiskReads(t *testing.T) {
 	// Write a file, drop it from the page cache with O_DIRECT reads, and see
 	// that the sampler reports disk reads or at least valid numbers.

@@ -246,6 +246,10 @@ type SampleRecord struct {
 	DiskReadMBps  float64  `json:"disk_read_mbps"`
 	GPUUtil       *float64 `json:"gpu_util_pct,omitempty"`
 	GPUMemBytes   *int64   `json:"gpu_mem_bytes,omitempty"`
+	// PCIe throughput in MB/s, GPU to host (tx) and host to GPU (rx),
+	// when the GPU sampler reads it (GPUPCIeSampler)
+	GPUPCIeTxMBps *float64 `json:"gpu_pcie_tx_mbps,omitempty"`
+	GPUPCIeRxMBps *float64 `json:"gpu_pcie_rx_mbps,omitempty"`
 	// Host is the host's pressure over the second (load average, other
 	// processes' CPU, steal, PSI); nil where none could be read.
 	Host *HostPressure `json:"host,omitempty"`

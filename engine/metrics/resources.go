@@ -16,10 +16,17 @@ type GPUSampler interface {
 	Sample() (utilPct float64, memBytes int64, ok bool)
 }
 
+// GPUPCIeSampler is a GPUSampler that also reads the PCIe throughput in
+// MB/s, GPU to host (tx) and host to GPU (rx); the gpu package's NVML
+// sampler is one (nvmlDeviceGetPcieThroughput).
+type GPUPCIeSampler interface {
+	SamplePCIe() (txMBps, rxMBps float64, ok bool)
+}
+
 // ResourceSampler takes per-second resource samples of this process: CPU %
 // (of one core), system iowait %, RSS, memory-cgroup usage (page cache
 // included), disk read MB/s from /proc/self/io, the host's pressure over
-// the second (pressure.go), and GPU readings when a GPUSampler is set. It tracks the peaks for the run summary.
+// the second (pressure.go), and GPU readings (utilisation, memory, PCIe throughput) when a GPUSampler is set. It tracks the peaks for the run summary.
 type ResourceSampler struct {
 	// GPU, when non-nil, adds GPU utilisation and memory to each sample.
 	GPU GPUSampler
@@ -95,6 +102,11 @@ func (r *ResourceSampler) Sample() SampleRecord {
 	if r.GPU != nil {
 		if u, m, ok := r.GPU.Sample(); ok {
 			rec.GPUUtil, rec.GPUMemBytes = &u, &m
+		}
+		if p, isPCIe := r.GPU.(GPUPCIeSampler); isPCIe {
+			if tx, rx, ok := p.SamplePCIe(); ok {
+				rec.GPUPCIeTxMBps, rec.GPUPCIeRxMBps = &tx, &rx
+			}
 		}
 	}
 	r.peakRSS = max(r.peakRSS, rss)
