@@ -10,8 +10,6 @@ import (
 	"outcore/engine/train"
 )
 
-func TestMain(m *testing.M) { systest.Main(m) }
-
 // TestVariantsTrainTheSameModel trains the same model on the same data with
 // every registered variant. Under its InOrder options a variant feeds the
 // trainer the same mini-batches in the same order with the same feature
@@ -28,7 +26,10 @@ func TestVariantsTrainTheSameModel(t *testing.T) {
 	if best < 0.5 { // 4 classes: chance is 0.25
 		t.Fatalf("reference reaches only %.3f validation accuracy: the test data teaches nothing", best)
 	}
+	// sameBytes: the reference's batches and bytes, lookups reported, and
+	// the run's scratch files gone
 	sameBytes := func(t *testing.T, r systest.Result) {
+		systest.NoScratchLeft(t, r.Start.System)
 		for i, e := range r.Epochs {
 			if e.BytesNeeded != ref.Epochs[i].BytesNeeded || e.Batches != ref.Epochs[i].Batches {
 				t.Fatalf("epoch %d: %d batches, %d bytes needed; reference %d, %d", i, e.Batches, e.BytesNeeded, ref.Epochs[i].Batches, ref.Epochs[i].BytesNeeded)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,8 +12,6 @@ import (
 	"outcore/engine/system/systest"
 	"outcore/engine/train"
 )
-
-func TestMain(m *testing.M) { systest.Main(m) }
 
 // smallTiers makes every level of the store serve some rows on the test
 // dataset (4,000 nodes of 128 B): a 16 KiB device cache, a 32 KiB host
@@ -86,10 +83,7 @@ func TestFourTiersTrainTheReferenceModel(t *testing.T) {
 	if got, want := seq.Losses(), ref.Losses(); !slices.Equal(got, want) {
 		t.Fatalf("sequential: losses %v, reference %v", got, want)
 	}
-	d, _ := systest.DataDir()
-	if left, _ := filepath.Glob(filepath.Join(d, "diskgnn-run-*")); len(left) > 0 {
-		t.Fatalf("files left behind: %v", left)
-	}
+	systest.NoScratchLeft(t, Name)
 }
 
 func merge(a, b map[string]string) map[string]string {
@@ -157,10 +151,7 @@ func TestBudgetTooSmallNamesTheLeast(t *testing.T) {
 		if len(r.Epochs) != 0 {
 			t.Fatalf("limit %s: trained %d epochs under an impossible budget", c.limit, len(r.Epochs))
 		}
-		d, _ := systest.DataDir()
-		if left, _ := filepath.Glob(filepath.Join(d, "diskgnn-run-*")); len(left) > 0 {
-			t.Fatalf("limit %s: files left behind: %v", c.limit, left)
-		}
+		systest.NoScratchLeft(t, Name)
 	}
 }
 

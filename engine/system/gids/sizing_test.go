@@ -9,26 +9,12 @@ import (
 	"outcore/engine/train"
 )
 
-// medium is the shape of the `medium` preset (2 Mi nodes, 128 dims).
-var medium = systest.MediumShape
-
 // defaultOptions parses opts; a gpu_cache not given is 10 % of the table
 // (the automatic cache, sized from the device budget in Prepare, is
 // DeviceCacheLines's: TestDeviceCacheLines).
 func defaultOptions(t *testing.T, opts map[string]string) options {
 	t.Helper()
-	if _, ok := opts["gpu_cache"]; !ok {
-		o := map[string]string{"gpu_cache": "10%"}
-		for k, v := range opts {
-			o[k] = v
-		}
-		opts = o
-	}
-	o, err := parseOptions(train.Config{Options: opts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
+	return systest.Options(t, parseOptions, train.Config{}, map[string]string{"gpu_cache": "10%"}, opts)
 }
 
 func TestPlan(t *testing.T) {
@@ -36,46 +22,39 @@ func TestPlan(t *testing.T) {
 	// a profiled workspace: 40 MiB of base besides the indices, 140 K
 	// input nodes, the model step outside the budget
 	ws := kit.Workspace{BaseBytes: 40 * MiB, MaxInputs: 140000, RowBytes: 512}
-	heap := 40*MiB + medium.IndicesBytes() + 2*sample.IDMapBytes(medium.Nodes, 140000)
+	heap := 40*MiB + systest.MediumShape.IndicesBytes() + 2*sample.IDMapBytes(systest.MediumShape.Nodes, 140000)
 	staging := int64(4 * 128 * 512 * 2)
 	host := heap + heap/4 + staging
-	topo := kit.TopologyBytes(medium)
+	topo := kit.TopologyBytes(systest.MediumShape)
 	base := Layout{LineBytes: 512, Lines: 2097152, TopologyBytes: topo, HeapNeed: heap, Staging: staging, HostBytes: host, Feasible: true}
 	with := func(f func(*Layout)) Layout { l := base; f(&l); return l }
-	cases := []struct {
-		name   string
-		budget int64
-		opts   map[string]string
-		want   Layout
-	}{
-		{"unlimited: 10% buffer and 10% cache of one-row lines", 0, nil,
-			with(func(l *Layout) { l.CacheLines = 209715; l.CPUBufferRows = 209715 })},
-		{"4 KiB lines as in the paper's micro-benchmarks", 0, map[string]string{"line": "4096", "gpu_cache": "64MiB", "cpu_buffer": "0"},
-			with(func(l *Layout) {
+	cases := []systest.SizingCase[Layout]{
+		{Name: "unlimited: 10% buffer and 10% cache of one-row lines", Budget: 0, Opts: nil,
+			Want: with(func(l *Layout) { l.CacheLines = 209715; l.CPUBufferRows = 209715 })},
+		{Name: "4 KiB lines as in the paper's micro-benchmarks", Budget: 0, Opts: map[string]string{"line": "4096", "gpu_cache": "64MiB", "cpu_buffer": "0"},
+			Want: with(func(l *Layout) {
 				l.LineBytes, l.Lines, l.CacheLines = 4096, 262144, 16384
 				l.Staging = 4 * 128 * 4096 * 2
 				l.HostBytes = heap + heap/4 + l.Staging
 			})},
-		{"a budget that holds the buffer", 1 << 30, map[string]string{"cpu_buffer": "100MiB"},
-			with(func(l *Layout) { l.CacheLines = 209715; l.CPUBufferRows = 204800 })},
-		{"50% of medium: the buffer cut to what topology, heap, staging, reserve and slot map leave", 512 * MiB, nil,
-			with(func(l *Layout) {
+		{Name: "a budget that holds the buffer", Budget: 1 << 30, Opts: map[string]string{"cpu_buffer": "100MiB"},
+			Want: with(func(l *Layout) { l.CacheLines = 209715; l.CPUBufferRows = 204800 })},
+		{Name: "50% of medium: the buffer cut to what topology, heap, staging, reserve and slot map leave", Budget: 512 * MiB, Opts: nil,
+			Want: with(func(l *Layout) {
 				l.CacheLines = 209715
-				l.CPUBufferRows = (512*MiB - host - 512*MiB/10 - 4*medium.Nodes) / 512
+				l.CPUBufferRows = (512*MiB - host - 512*MiB/10 - 4*systest.MediumShape.Nodes) / 512
 				l.CPUBufferCut = true
 			})},
-		{"a budget that holds the process but no buffer", host + 48*MiB, nil,
-			with(func(l *Layout) { l.CacheLines = 209715; l.CPUBufferCut = true })},
-		{"a budget below the pinned topology: infeasible", 256 * MiB, map[string]string{"gpu_cache": "0"},
-			with(func(l *Layout) { l.CPUBufferCut = true; l.Feasible = false })},
-		{"a cache larger than the file holds the file", 0, map[string]string{"gpu_cache": "4GiB", "cpu_buffer": "0"},
-			with(func(l *Layout) { l.CacheLines = 2097152 })},
+		{Name: "a budget that holds the process but no buffer", Budget: host + 48*MiB, Opts: nil,
+			Want: with(func(l *Layout) { l.CacheLines = 209715; l.CPUBufferCut = true })},
+		{Name: "a budget below the pinned topology: infeasible", Budget: 256 * MiB, Opts: map[string]string{"gpu_cache": "0"},
+			Want: with(func(l *Layout) { l.CPUBufferCut = true; l.Feasible = false })},
+		{Name: "a cache larger than the file holds the file", Budget: 0, Opts: map[string]string{"gpu_cache": "4GiB", "cpu_buffer": "0"},
+			Want: with(func(l *Layout) { l.CacheLines = 2097152 })},
 	}
-	for _, c := range cases {
-		if got := Plan(c.budget, ws, medium, defaultOptions(t, c.opts)); got != c.want {
-			t.Errorf("%s:\n got %+v\nwant %+v", c.name, got, c.want)
-		}
-	}
+	systest.CheckSizing(t, cases, func(c systest.SizingCase[Layout]) Layout {
+		return Plan(c.Budget, ws, systest.MediumShape, defaultOptions(t, c.Opts))
+	})
 	// rows of 100 floats straddle 512 B lines
 	shape := train.DatasetShape{Nodes: 1000, FeatureDim: 100}
 	if l := Plan(0, ws, shape, defaultOptions(t, map[string]string{"gpu_cache": "10240"})); l.LineBytes != 512 || l.Lines != 782 || l.CacheLines != 20 {
@@ -84,7 +63,7 @@ func TestPlan(t *testing.T) {
 }
 
 func TestMinMemory(t *testing.T) {
-	for _, shape := range []train.DatasetShape{medium, {Nodes: 8192, Edges: 81920, FeatureDim: 32, Train: 800}} {
+	for _, shape := range []train.DatasetShape{systest.MediumShape, {Nodes: 8192, Edges: 81920, FeatureDim: 32, Train: 800}} {
 		cfg := train.DefaultConfig()
 		got := MinMemory(shape, cfg)
 		o := defaultOptions(t, nil)
@@ -98,7 +77,7 @@ func TestMinMemory(t *testing.T) {
 		}
 	}
 	// medium's floor: the pinned topology makes 25% (256 MiB) impossible
-	if got := MinMemory(medium, train.DefaultConfig()); got <= 256<<20 || got > 512<<20 {
+	if got := MinMemory(systest.MediumShape, train.DefaultConfig()); got <= 256<<20 || got > 512<<20 {
 		t.Errorf("medium: MinMemory %d MiB", got>>20)
 	}
 }

@@ -1,7 +1,6 @@
 package ginex
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,8 +9,6 @@ import (
 	"outcore/engine/system/systest"
 	"outcore/engine/train"
 )
-
-func TestMain(m *testing.M) { systest.Main(m) }
 
 // TestGinexMatchesReference: Ginex feeds the trainer the reference's
 // batches in order, so its losses equal the reference's under any cache
@@ -79,10 +76,7 @@ func TestGinexStages(t *testing.T) {
 	if c := e.Counters; c["changeset_misses"]+c["switch_rows"]-c["switch_rows_unused"] != dev.Lookups || c["switch_rows"] == 0 {
 		t.Fatalf("device tier %d rows; the changeset simulation predicted %d misses, the switch read %d rows (%d unused)", dev.Lookups, c["changeset_misses"], c["switch_rows"], c["switch_rows_unused"])
 	}
-	left, _ := filepath.Glob(filepath.Join(cfg.DataDir, "ginex-run-*"))
-	if len(left) > 0 {
-		t.Fatalf("runtime files left behind: %v", left)
-	}
+	systest.NoScratchLeft(t, Name)
 }
 
 // The cache policy switch (Fig. 15): PaGraph's static cache of the highest
@@ -103,7 +97,7 @@ func TestCachePolicies(t *testing.T) {
 			for i, e := range r.Epochs {
 				cpu, dev := e.Tiers[metrics.TierCPU], e.Tiers[metrics.TierDevice]
 				hits[policy] += cpu.Hits
-				if cpu.Hits == 0 || cpu.Hits+dev.Hits != e.BytesNeeded/(32*4) || e.RowsFromDevice < dev.Hits {
+				if cpu.Hits == 0 || cpu.Hits+dev.Hits != e.BytesNeeded/systest.RowBytes || e.RowsFromDevice < dev.Hits {
 					t.Fatalf("epoch %d: tiers %+v, %d rows from the device, %d bytes needed", i, e.Tiers, e.RowsFromDevice, e.BytesNeeded)
 				}
 				// every row the switch read is used at most once as a device read

@@ -9,8 +9,6 @@ import (
 	"outcore/engine/system/systest"
 )
 
-func TestMain(m *testing.M) { systest.Main(m) }
-
 // TestGNNDriveSmallBuffer runs GNNDrive with a buffer at the N_e × M_b
 // reservation, so slots are reused all the time.
 func TestGNNDriveSmallBuffer(t *testing.T) {

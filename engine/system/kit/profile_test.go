@@ -11,8 +11,6 @@ import (
 	"outcore/internal/osutil"
 )
 
-func TestMain(m *testing.M) { systest.Main(m) }
-
 // profileProbe is a variant that profiles over the memory-mapped indices
 // and counts the indices' resident pages right after profiling and after
 // sampling one more batch.

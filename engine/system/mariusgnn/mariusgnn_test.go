@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -16,8 +15,6 @@ import (
 	"outcore/engine/system/systest"
 	"outcore/engine/train"
 )
-
-func TestMain(m *testing.M) { systest.Main(m) }
 
 // TestMariusGNNRuns: every ordering trains every training node once per
 // epoch, learns, and reports its mechanisms; a buffer smaller than the
@@ -93,7 +90,7 @@ func TestMariusGNNRuns(t *testing.T) {
 				// Every row comes from a partition read in this epoch: the
 				// disk-resident partition tier, no memory hits (DESIGN §5).
 				pt := e.Tiers[metrics.TierPartition]
-				if pt.Lookups == 0 || pt.Hits != pt.Lookups || e.BytesNeeded != pt.Lookups*32*4 || e.Tiers[metrics.TierCPU].Hits != 0 {
+				if pt.Lookups == 0 || pt.Hits != pt.Lookups || e.BytesNeeded != pt.Lookups*systest.RowBytes || e.Tiers[metrics.TierCPU].Hits != 0 {
 					t.Fatalf("epoch %d: tiers %+v, bytes needed %d", i, e.Tiers, e.BytesNeeded)
 				}
 				if h, ok := e.HitRatio(); !ok || h != 0 {
@@ -108,10 +105,7 @@ func TestMariusGNNRuns(t *testing.T) {
 			if got := r.Losses(); slices.Equal(got, ref.Losses()) {
 				t.Fatalf("losses %v equal the reference's", got)
 			}
-			left, _ := filepath.Glob(filepath.Join(mustDataDir(t), "mariusgnn-run-*"))
-			if len(left) > 0 {
-				t.Fatalf("partition files left behind: %v", left)
-			}
+			systest.NoScratchLeft(t, Name)
 		})
 	}
 }

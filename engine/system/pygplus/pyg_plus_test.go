@@ -7,8 +7,6 @@ import (
 	"outcore/engine/system/systest"
 )
 
-func TestMain(m *testing.M) { systest.Main(m) }
-
 // TestGatherThreadTrainsTheSameModel: gathering batch i+1 while batch i
 // trains (the artifact's gather thread) feeds the trainer the same batches
 // in the same order with the same rows as the inline gather, so the losses

@@ -27,6 +27,13 @@ import (
 // DatasetName is the name of the shared test dataset.
 const DatasetName = "sys"
 
+// FeatureDim is the shared dataset's feature dimension; RowBytes the
+// bytes of one of its feature rows (float32).
+const (
+	FeatureDim = 32
+	RowBytes   = FeatureDim * 4
+)
+
 var (
 	dirOnce sync.Once
 	dir     string
@@ -64,7 +71,7 @@ func Dataset(t testing.TB) string {
 			return
 		}
 		c := dataset.DefaultGenConfig()
-		c.Nodes, c.FeatureDim, c.Classes, c.AvgDegree = 4000, 32, 4, 8
+		c.Nodes, c.FeatureDim, c.Classes, c.AvgDegree = 4000, FeatureDim, 4, 8
 		c.TrainFrac, c.ValFrac, c.TestFrac = 0.25, 0.1, 0.1
 		_, genErr = dataset.Generate(context.Background(), dataset.DatasetsDir(d), DatasetName, c, nil)
 	})

@@ -6,15 +6,15 @@ import (
 	"outcore/engine/metrics"
 )
 
-// CheckTierChain fails t unless every input row of e (rowBytes each) was
+// CheckTierChain fails t unless every input row of e (RowBytes each) was
 // served by exactly one of the tiers, looked up in order (the accounting
 // of metrics.EpochStats.Lookup): the first tier is asked for every row,
 // each next one for what the one before missed, the last (the device)
 // less the rows another batch's read in flight served, and the last
 // serves every row that reaches it.
-func CheckTierChain(t *testing.T, e metrics.EpochRecord, rowBytes int64, order ...string) {
+func CheckTierChain(t *testing.T, e metrics.EpochRecord, order ...string) {
 	t.Helper()
-	want := e.BytesNeeded / rowBytes
+	want := e.BytesNeeded / RowBytes
 	for i, name := range order {
 		tc := e.Tiers[name]
 		if i == len(order)-1 {
