@@ -1,11 +1,11 @@
 package gids
 
 import (
-	"slices"
 	"testing"
 
 	"outcore/engine/metrics"
 	"outcore/engine/system/systest"
+	"outcore/engine/train"
 )
 
 // checkTiers asserts that every input row is served by exactly one tier:
@@ -26,59 +26,39 @@ func checkTiers(t *testing.T, e metrics.EpochRecord) {
 // losses of all of them equal the default's exactly, whatever the cache
 // evicts, bypasses or shares, and however many iterations a pass merges.
 func TestConfigurationsTrainTheSameModel(t *testing.T) {
-	base := systest.Run(t, systest.Config(t, Name, nil))
-	want := base.Losses()
-	for _, e := range base.Epochs {
-		checkTiers(t, e)
+	config := func(t testing.TB, opts map[string]string) train.Config { return systest.Config(t, Name, opts) }
+	systest.SameModel(t, config, checkTiers, func(t *testing.T, e metrics.EpochRecord) {
 		if e.Counters["accumulator_iterations"] != int64(e.Batches) || e.Counters["storage_reads"] == 0 {
 			t.Fatalf("counters %v", e.Counters)
 		}
-	}
-	cases := []struct {
-		name string
-		opts map[string]string
-		// check looks at the first epoch
-		check func(t *testing.T, e metrics.EpochRecord)
-	}{
-		{"no cache, no buffer, no accumulator", map[string]string{"gpu_cache": "0", "cpu_buffer": "0", "accumulator": "false"}, func(t *testing.T, e metrics.EpochRecord) {
+	}, []systest.Configuration{
+		{Name: "no cache, no buffer, no accumulator", Opts: map[string]string{"gpu_cache": "0", "cpu_buffer": "0", "accumulator": "false"}, Check: func(t *testing.T, e metrics.EpochRecord) {
 			if e.Counters["uncached_reads"] == 0 || e.Counters["accumulator_depth_max"] != 1 || e.Tiers[metrics.TierCPU].Hits != 0 {
 				t.Fatalf("counters %v tiers %v", e.Counters, e.Tiers)
 			}
 		}},
-		{"tiny cache, deep window: evictions and bypasses", map[string]string{"gpu_cache": "8KiB", "window": "8"}, func(t *testing.T, e metrics.EpochRecord) {
+		{Name: "tiny cache, deep window: evictions and bypasses", Opts: map[string]string{"gpu_cache": "8KiB", "window": "8"}, Check: func(t *testing.T, e metrics.EpochRecord) {
 			if e.Counters["gpu_cache_evictions"] == 0 || e.Counters["gpu_cache_bypass"] == 0 || e.Counters["window_pinned_max"] == 0 {
 				t.Fatalf("counters %v", e.Counters)
 			}
 		}},
-		{"4 KiB lines, rows straddle nothing, lines shared", map[string]string{"line": "4096", "gpu_cache": "64KiB", "window": "0"}, func(t *testing.T, e metrics.EpochRecord) {
+		{Name: "4 KiB lines, rows straddle nothing, lines shared", Opts: map[string]string{"line": "4096", "gpu_cache": "64KiB", "window": "0"}, Check: func(t *testing.T, e metrics.EpochRecord) {
 			if e.Counters["gpu_cache_shared"]+e.Counters["gpu_cache_hits"] == 0 || e.Counters["window_pinned_max"] != 0 {
 				t.Fatalf("counters %v", e.Counters)
 			}
 		}},
-		{"accumulator merging up to 4 iterations, small batch buffers", map[string]string{"iops": "1e9", "latency_us": "100", "max_merge": "4", "rings": "2", "batch_margin": "0.3"}, func(t *testing.T, e metrics.EpochRecord) {
+		{Name: "accumulator merging up to 4 iterations, small batch buffers", Opts: map[string]string{"iops": "1e9", "latency_us": "100", "max_merge": "4", "rings": "2", "batch_margin": "0.3"}, Check: func(t *testing.T, e metrics.EpochRecord) {
 			// N_access = 0.95·1e9·100 µs/0.05 ≈ 1.9M accesses: always capped
 			if e.Counters["accumulator_depth_max"] != 4 || e.Counters["accumulator_passes"] >= int64(e.Batches) || e.Counters["accumulator_capped"] == 0 || e.Counters["x_overflow"] == 0 {
 				t.Fatalf("counters %v", e.Counters)
 			}
 		}},
-		{"CPU buffer of the first ids", map[string]string{"cpu_buffer": "50%", "cpu_buffer_select": "first", "gpu_cache": "0"}, func(t *testing.T, e metrics.EpochRecord) {
+		{Name: "CPU buffer of the first ids", Opts: map[string]string{"cpu_buffer": "50%", "cpu_buffer_select": "first", "gpu_cache": "0"}, Check: func(t *testing.T, e metrics.EpochRecord) {
 			if h := e.Tiers[metrics.TierCPU].Hits; h == 0 || h == e.Tiers[metrics.TierCPU].Lookups {
 				t.Fatalf("tiers %v", e.Tiers)
 			}
 		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := systest.Run(t, systest.Config(t, Name, c.opts))
-			if got := r.Losses(); !slices.Equal(got, want) {
-				t.Fatalf("losses %v, default %v", got, want)
-			}
-			for _, e := range r.Epochs {
-				checkTiers(t, e)
-			}
-			c.check(t, r.Epochs[0])
-		})
-	}
+	})
 }
 
 // Rows are counted once per device read whatever the line size: without

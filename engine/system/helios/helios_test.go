@@ -1,7 +1,6 @@
 package helios
 
 import (
-	"slices"
 	"testing"
 
 	"outcore/engine/metrics"
@@ -24,7 +23,7 @@ func checkTiers(t *testing.T, e metrics.EpochRecord) {
 // the feature table: the test graph is tiny (its batch buffers alone are
 // larger than its features), so the default 10 % would go to the batch
 // buffers and leave the GPU tier empty.
-func config(t *testing.T, opts map[string]string) train.Config {
+func config(t testing.TB, opts map[string]string) train.Config {
 	c := systest.Config(t, Name, opts)
 	c.DeviceMem = "150%"
 	return c
@@ -33,54 +32,32 @@ func config(t *testing.T, opts map[string]string) train.Config {
 // Every configuration trains the reference's batches in order with the
 // same rows: their losses equal the default's exactly.
 func TestConfigurationsTrainTheSameModel(t *testing.T) {
-	base := systest.Run(t, config(t, nil))
-	want := base.Losses()
-	for _, e := range base.Epochs {
-		checkTiers(t, e)
+	systest.SameModel(t, config, checkTiers, func(t *testing.T, e metrics.EpochRecord) {
 		if e.Counters["pipeline_early_hops"] == 0 || e.Tiers[metrics.TierGPU].Hits == 0 || e.Tiers[metrics.TierCPU].Hits == 0 {
 			t.Fatalf("counters %v tiers %v", e.Counters, e.Tiers)
 		}
-	}
-	cases := []struct {
-		name  string
-		opts  map[string]string
-		check func(t *testing.T, e metrics.EpochRecord)
-	}{
-		{"Helios-NoPipe", map[string]string{"pipeline": "false"}, func(t *testing.T, e metrics.EpochRecord) {
+	}, []systest.Configuration{
+		{Name: "Helios-NoPipe", Opts: map[string]string{"pipeline": "false"}, Check: func(t *testing.T, e metrics.EpochRecord) {
 			if e.Counters["pipeline_early_hops"] != 0 || e.Counters["pipeline_hops"] != int64(e.Batches) || e.Counters["io_submits_overlapped"] != 0 {
 				t.Fatalf("counters %v", e.Counters)
 			}
 		}},
-		{"Helios-NoCache", map[string]string{"gpu_cache": "0", "cpu_cache": "0"}, func(t *testing.T, e metrics.EpochRecord) {
+		{Name: "Helios-NoCache", Opts: map[string]string{"gpu_cache": "0", "cpu_cache": "0"}, Check: func(t *testing.T, e metrics.EpochRecord) {
 			if e.Tiers[metrics.TierGPU].Hits != 0 || e.Tiers[metrics.TierCPU].Hits != 0 {
 				t.Fatalf("tiers %v", e.Tiers)
 			}
 		}},
-		{"one preparer, deep queue, one ring", map[string]string{"preparers": "1", "depth": "6", "rings": "1"}, func(t *testing.T, e metrics.EpochRecord) {
+		{Name: "one preparer, deep queue, one ring", Opts: map[string]string{"preparers": "1", "depth": "6", "rings": "1"}, Check: func(t *testing.T, e metrics.EpochRecord) {
 			if e.Counters["pipeline_ahead_max"] < 1 {
 				t.Fatalf("counters %v", e.Counters)
 			}
 		}},
-		{"batch buffers too small: batches spill, some twice", map[string]string{"batch_margin": "0.3", "gpu_cache": "0", "cpu_cache": "0"}, func(t *testing.T, e metrics.EpochRecord) {
+		{Name: "batch buffers too small: batches spill, some twice", Opts: map[string]string{"batch_margin": "0.3", "gpu_cache": "0", "cpu_cache": "0"}, Check: func(t *testing.T, e metrics.EpochRecord) {
 			if e.Counters["x_overflow"] == 0 {
 				t.Fatalf("no batch spilled: %v", e.Counters)
 			}
 		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := systest.Run(t, config(t, c.opts))
-			if got := r.Losses(); !slices.Equal(got, want) {
-				t.Fatalf("losses %v, default %v", got, want)
-			}
-			for _, e := range r.Epochs {
-				checkTiers(t, e)
-			}
-			if c.check != nil {
-				c.check(t, r.Epochs[0])
-			}
-		})
-	}
+	})
 }
 
 // The static cache ranks by pre-sampled hotness: a GPU tier of 5% of the
