@@ -220,7 +220,7 @@ func TestDiskBudgetUsesTheDiskCache(t *testing.T) {
 	// inputs: the overrun is a recorded deviation
 	cfg.DeviceMem = ""
 	o := systest.Run(t, cfg)
-	if !slices.ContainsFunc(o.Summary.Deviations, func(d string) bool { return strings.HasPrefix(d, "device tiers of") }) {
+	if !systest.HasDeviation(o.Summary.Deviations, "device tiers of") {
 		t.Fatalf("no deviation for device tiers over the budget (%+v): %q", o.Summary.Memory, o.Summary.Deviations)
 	}
 }
@@ -243,8 +243,8 @@ func TestIndividualPacking(t *testing.T) {
 	if !slices.Equal(b.Losses(), i.Losses()) {
 		t.Fatalf("losses batched %v, individual %v", b.Losses(), i.Losses())
 	}
-	if !slices.ContainsFunc(i.Summary.Deviations, func(d string) bool { return strings.HasPrefix(d, "packing=individual") }) ||
-		slices.ContainsFunc(b.Summary.Deviations, func(d string) bool { return strings.HasPrefix(d, "packing=individual") }) {
+	if !systest.HasDeviation(i.Summary.Deviations, "packing=individual") ||
+		systest.HasDeviation(b.Summary.Deviations, "packing=individual") {
 		t.Fatalf("deviations batched %q, individual %q", b.Summary.Deviations, i.Summary.Deviations)
 	}
 	if i.Summary.PrepareStages["fill_cache_s"] == 0 || b.Summary.PrepareStages["fill_cache_s"] != 0 {
@@ -262,7 +262,7 @@ func TestBruteForceSearch(t *testing.T) {
 	if !slices.Equal(a.Losses(), b.Losses()) {
 		t.Fatalf("losses approximate %v, brute %v", a.Losses(), b.Losses())
 	}
-	if !slices.ContainsFunc(b.Summary.Deviations, func(d string) bool { return strings.HasPrefix(d, "search=brute") }) {
+	if !systest.HasDeviation(b.Summary.Deviations, "search=brute") {
 		t.Fatalf("deviations %q", b.Summary.Deviations)
 	}
 }

@@ -2,7 +2,6 @@ package diskgnn
 
 import (
 	"context"
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"outcore/engine/system/systest"
 	"outcore/internal/osutil"
 )
 
@@ -23,11 +23,7 @@ func testFeatures(t *testing.T, nodes, dim int) (string, []float32) {
 			f[v*dim+c] = float32(v) + float32(c)/float32(dim)
 		}
 	}
-	path := filepath.Join(t.TempDir(), "features.bin")
-	if err := os.WriteFile(path, osutil.Bytes(f), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path, f
+	return systest.TableFile(t, "features.bin", f), f
 }
 
 // skewedSamples draws n samples of distinct inputs, popular nodes more
@@ -285,7 +281,7 @@ func TestChunkHeaderRejectsCorruption(t *testing.T) {
 	}
 	corrupt := func(word int, v uint32) []byte {
 		c := slices.Clone(b)
-		binary.LittleEndian.PutUint32(c[4*word:], v)
+		osutil.View[uint32](c)[word] = v
 		return c
 	}
 	for name, c := range map[string][]byte{

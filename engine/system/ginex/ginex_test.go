@@ -2,7 +2,6 @@ package ginex
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"outcore/engine/metrics"
@@ -108,9 +107,8 @@ func TestCachePolicies(t *testing.T) {
 					t.Fatalf("epoch %d: %d rows of Belady's initial cache never used", i, e.Counters["switch_rows_unused"])
 				}
 			}
-			devs := strings.Join(r.Summary.Deviations, "\n")
-			if strings.Contains(devs, "policy=static") != (policy == policyStatic) {
-				t.Fatalf("deviations %q", devs)
+			if systest.HasDeviation(r.Summary.Deviations, "policy=static") != (policy == policyStatic) {
+				t.Fatalf("deviations %q", r.Summary.Deviations)
 			}
 		})
 	}

@@ -2,10 +2,10 @@ package mariusgnn
 
 import (
 	"context"
-	"encoding/binary"
-	"math"
 	"math/rand/v2"
 	"os"
+	"outcore/engine/system/systest"
+	"outcore/internal/osutil"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -49,23 +49,8 @@ func newTestGraph(t testing.TB, nodes int64, avgDeg, dim int, seed uint64) *test
 	for i := range g.feats {
 		g.feats[i] = float32(i) // row v holds v*dim .. v*dim+dim-1
 	}
-	dir := t.TempDir()
-	g.featPath = filepath.Join(dir, "features.bin")
-	g.idxPth = filepath.Join(dir, "indices.bin")
-	fb := make([]byte, 4*len(g.feats))
-	for i, f := range g.feats {
-		binary.LittleEndian.PutUint32(fb[4*i:], math.Float32bits(f))
-	}
-	if err := os.WriteFile(g.featPath, fb, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ib := make([]byte, 8*len(g.indices))
-	for i, u := range g.indices {
-		binary.LittleEndian.PutUint64(ib[8*i:], uint64(u))
-	}
-	if err := os.WriteFile(g.idxPth, ib, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	g.featPath = systest.TableFile(t, "features.bin", g.feats)
+	g.idxPth = systest.TableFile(t, "indices.bin", g.indices)
 	return g
 }
 
@@ -130,13 +115,12 @@ func TestPartitionedFilesHoldEveryRowAndEdge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	parts := osutil.View[float32](pb)
 	for n := int64(0); n < g.nodes; n++ {
 		old := l.Old(n)
-		for k := 0; k < g.dim; k++ {
-			got := binary.LittleEndian.Uint32(pb[n*rowBytes+int64(4*k):])
-			if got != math.Float32bits(g.feats[old*int64(g.dim)+int64(k)]) {
-				t.Fatalf("partitioned row %d (node %d) entry %d wrong", n, old, k)
-			}
+		row, want := parts[n*rowBytes/4:][:g.dim], g.feats[old*int64(g.dim):][:g.dim]
+		if !slices.Equal(row, want) {
+			t.Fatalf("partitioned row %d (node %d): %v, want %v", n, old, row, want)
 		}
 	}
 	ep := filepath.Join(dir, "edges.part")
@@ -151,6 +135,7 @@ func TestPartitionedFilesHoldEveryRowAndEdge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	edges := osutil.View[int32](eb)
 	want := map[[2]int64]bool{}
 	for v := int64(0); v < g.nodes; v++ {
 		for _, u := range g.indices[g.indptr[v]:g.indptr[v+1]] {
@@ -167,8 +152,7 @@ func TestPartitionedFilesHoldEveryRowAndEdge(t *testing.T) {
 			}
 			for e := int64(0); e < b.Count(i, j); e++ {
 				at := b.FileOff[k] + 8*e
-				u := int64(int32(binary.LittleEndian.Uint32(eb[at:])))
-				v := int64(int32(binary.LittleEndian.Uint32(eb[at+4:])))
+				u, v := int64(edges[at/4]), int64(edges[at/4+1])
 				if l.Part(u) != i || l.Part(v) != j {
 					t.Fatalf("edge %d->%d in bucket (%d,%d)", u, v, i, j)
 				}

@@ -20,13 +20,16 @@ type Configuration struct {
 // with its default options (config(t, nil)) and then with each of cases,
 // and fails t unless every case's losses equal the default's exactly:
 // whatever a configuration changes (caches, passes, pipelines), the same
-// rows reach the same batches. every checks each epoch of every run, the
-// default's too; onDefault each of the default run's epochs.
-func SameModel(t *testing.T, config func(t testing.TB, opts map[string]string) train.Config, every, onDefault func(*testing.T, metrics.EpochRecord), cases []Configuration) {
+// rows reach the same batches. Each epoch of every run, the default's
+// too, must serve every input row from exactly one of tiers, looked up in
+// that order (CheckTierChain), and pass every; onDefault checks each of
+// the default run's epochs.
+func SameModel(t *testing.T, config func(t testing.TB, opts map[string]string) train.Config, tiers []string, every, onDefault func(*testing.T, metrics.EpochRecord), cases []Configuration) {
 	t.Helper()
 	base := Run(t, config(t, nil))
 	want := base.Losses()
 	for _, e := range base.Epochs {
+		CheckTierChain(t, e, tiers...)
 		every(t, e)
 		onDefault(t, e)
 	}
@@ -37,6 +40,7 @@ func SameModel(t *testing.T, config func(t testing.TB, opts map[string]string) t
 				t.Fatalf("losses %v, default %v", got, want)
 			}
 			for _, e := range r.Epochs {
+				CheckTierChain(t, e, tiers...)
 				every(t, e)
 			}
 			if c.Check != nil {
