@@ -4,11 +4,12 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"outcore/engine/system/systest"
-	"outcore/internal/osutil"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"outcore/engine/system/systest"
+	"outcore/internal/osutil"
 )
 
 // testGraph is a random CSC graph with features written to files.

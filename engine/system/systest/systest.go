@@ -1,9 +1,12 @@
 // Package systest holds what the variants' tests share: one small
-// power-law dataset per test binary, a run configuration over it, and a
-// run whose records are parsed, the reference run, the shared stages=sample
-// check, the tier-chain check, a test directory on disk (DiskDir) and the
-// medium shape of the sizing tables. It is imported by
-// _test.go files only (docs/ARCHITECTURE.md "Adding a system").
+// power-law dataset per test binary (Main removes it), a run configuration
+// over it, and a run whose records are parsed, the reference run, the
+// shared stages=sample check, the "every configuration trains the same
+// model" check with its tier chain (same_model.go, tiers.go), the
+// scratch-directory check (scratch.go), a test directory on disk
+// (DiskDir), a unit test's data file (TableFile), and the sizing tables'
+// shapes, rows and checks (sizing.go). It is imported by _test.go files
+// only (docs/ARCHITECTURE.md "Adding a system").
 package systest
 
 import (
