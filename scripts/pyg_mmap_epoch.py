@@ -23,6 +23,11 @@ The dataset's pages are dropped from the page cache first (fadvise
 DONTNEED), so the epoch pays for what it reads.
 
     python3 scripts/pyg_mmap_epoch.py --data DIR/datasets/medium --mem-budget-mib 256 > epoch.json
+
+With --mem-budget-mib 0 it sets no limit itself: scripts/gpu-device-check.sh
+instead starts it inside a cgroup whose memory.max is set before the
+process starts, so the limit covers the whole process, PyTorch's and
+CUDA's own memory included; memory_peak and memory_stat are still read.
 """
 import argparse
 import json

@@ -208,7 +208,9 @@ func TestSAGEBadInput(t *testing.T) {
 // TestSAGEStepTime times one GraphSAGE step of docs/benchmarks/nn.md's
 // shape (1000 seeds, 10,10,10 from 2.4M nodes, 128 → 256 → 256 → 47) on
 // the GPU and, with OUTCORE_GPU_CPU_STEP=1, the CPU trainer on the same
-// batch. Set OUTCORE_GPU_STEP=1 (docs/benchmarks/gpu.md).
+// batch. Set OUTCORE_GPU_STEP=1 (docs/benchmarks/gpu.md);
+// OUTCORE_GPU_STEP_DUMP=DIR also writes the batch for
+// scripts/pyg_same_batch.py.
 func TestSAGEStepTime(t *testing.T) {
 	if os.Getenv("OUTCORE_GPU_STEP") == "" {
 		t.Skip("set OUTCORE_GPU_STEP=1 to time one SAGE step on the GPU")
@@ -229,6 +231,11 @@ func TestSAGEStepTime(t *testing.T) {
 	defer gpu.Close()
 	for i := 0; i < 3; i++ {
 		if _, _, err := gpu.Step(blocks, x, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dir := os.Getenv("OUTCORE_GPU_STEP_DUMP"); dir != "" {
+		if err := dumpBatch(dir, blocks, x.Data, x.Rows, x.Cols, y); err != nil {
 			t.Fatal(err)
 		}
 	}
