@@ -3,8 +3,8 @@
 # machine with an NVIDIA GPU, the CUDA driver, NVRTC, cuBLAS and Python with
 # PyTorch and PyTorch Geometric, cgroup v2 and root. Run from the repository
 # root with, built elsewhere (the device has no Go toolchain):
-#   bin/outcore     go build -trimpath -ldflags "-s -w" -o bin/outcore .
-#   bin/cuda.test   go test -c -o bin/cuda.test ./engine/cuda
+#   $BIN/outcore    go build (BIN defaults to bin) -trimpath -ldflags "-s -w" -o bin/outcore .
+#   $BIN/cuda.test  go test -c -o bin/cuda.test ./engine/cuda
 # Every phase has its own timeout, so what finished is in $OUT (default
 # ./out) even when a later phase runs out of time.
 #   1. engine/cuda's GPU tests, and one SAGE step (1000 seeds, 10,10,10,
@@ -28,6 +28,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
 LIMIT_PCT=${LIMIT_PCT:-25}
 EPOCH_S=${EPOCH_S:-60}
+BIN=${BIN:-bin} # where outcore and cuda.test are (.gpu on the device run)
 export PYTHONUNBUFFERED=1
 D=/tmp/ocgpu; mkdir -p $D
 t() { date -u +%T; }
@@ -48,7 +49,7 @@ PY
 cat "$OUT/machine.txt"
 
 echo "== 1 engine/cuda tests + SAGE step (GPU staged/pageable, CPU) $(t)"
-OUTCORE_GPU_STEP=1 OUTCORE_GPU_CPU_STEP=1 OUTCORE_GPU_STEP_DUMP=/tmp/batch timeout 80 ./bin/cuda.test -test.v -test.count=1 -test.timeout 75s \
+OUTCORE_GPU_STEP=1 OUTCORE_GPU_CPU_STEP=1 OUTCORE_GPU_STEP_DUMP=/tmp/batch timeout 80 ./$BIN/cuda.test -test.v -test.count=1 -test.timeout 75s \
   -test.run 'Kernels|Open|ModelMatches|BadInput|StagedCopy|ParallelCopy|StepTime' > "$OUT/cuda-test.txt" 2>&1; echo rc=$?
 grep -E "^(--- |ok|FAIL|panic)|cuda_test.go|staging_test.go" "$OUT/cuda-test.txt" | cut -c1-400 | head -30
 
@@ -57,7 +58,7 @@ timeout 45 python3 scripts/pyg_same_batch.py --dir /tmp/batch > "$OUT/pyg-same-b
 tail -3 "$OUT/pyg-same-batch.err"
 
 echo "== 3 medium $(t)"
-timeout 30 ./bin/outcore data gen --preset medium --name medium --data-dir $D --quiet || echo gen-failed
+timeout 30 ./$BIN/outcore data gen --preset medium --name medium --data-dir $D --quiet || echo gen-failed
 FB=$(python3 -c "import json;print(json.load(open('$D/datasets/medium/meta.json'))['files']['features.bin'])")
 echo "feature bytes $FB"
 # the PyTorch/CUDA runtime's own memory: a probe that loads what the epoch
@@ -80,7 +81,7 @@ ep="--dataset medium --data-dir $D --mem-limit ${LIMIT_PCT}% --epochs 1 --eval-m
 run() { # name timeout args...
   local n=$1 to=$2; shift 2
   echo "-- $n $(t)"
-  timeout "$to" ./bin/outcore train $ep "$@" > "$OUT/medium-$n.jsonl" 2>&1; echo rc=$?
+  timeout "$to" ./$BIN/outcore train $ep "$@" > "$OUT/medium-$n.jsonl" 2>&1; echo rc=$?
   grep '"type":"epoch"\|"type":"summary"' "$OUT/medium-$n.jsonl" | grep -o '"epoch_s":[0-9.]*\|"train_s":[0-9.]*\|"stall_s":[0-9.]*\|"feature_bytes_read":[0-9]*\|"outcome":"[a-z]*"\|"error":"[^"]*\|"peak_cgroup_bytes":[0-9]*\|"test_acc":[0-9.]*' | tr '\n' ' '; echo
   grep '"type":"progress"' "$OUT/medium-$n.jsonl" | tail -n1 | cut -c1-300
   grep -o '"gpu_pcie_rx_mbps":[0-9.]*' "$OUT/medium-$n.jsonl" | sort -t: -k2 -g | tail -1
