@@ -24,7 +24,7 @@ const (
 // *ReadAccount counts nothing. It is safe for concurrent use.
 type ReadAccount struct {
 	classify func(path string) string
-	c        [3]struct{ bytes, rows atomic.Int64 }
+	c        [3]struct{ bytes, rows, delivered atomic.Int64 }
 	requests [NumRequestClasses]atomic.Int64
 }
 
@@ -80,6 +80,18 @@ func (a *ReadAccount) Add(kind string, bytes, rows int64) {
 	c.rows.Add(rows)
 }
 
+// AddDelivered counts rows engine/storage delivered from the device into a
+// caller's destination for a file of kind (storage.Stats.DeliveredRows):
+// the storage layer's own count, kept apart from the rows Add counts and
+// variants add, so that rows_from_device can be held against it
+// (rows_delivered, DESIGN §5).
+func (a *ReadAccount) AddDelivered(kind string, rows int64) {
+	if a == nil || rows == 0 {
+		return
+	}
+	a.c[kindIndex(kind)].delivered.Add(rows)
+}
+
 // AddRequests counts device requests by size class (RequestClass), for
 // the I/O floor (DESIGN §11): engine/storage counts every request it
 // hands the device; memory-mapped reads have no known requests.
@@ -97,8 +109,11 @@ func (a *ReadAccount) AddRequests(byClass *[NumRequestClasses]int64) {
 // ReadTotals is a reading of a ReadAccount.
 type ReadTotals struct {
 	FeatureBytes, FeatureRows int64
-	TopologyBytes             int64
-	OtherBytes                int64
+	// FeatureRowsDelivered is the feature rows engine/storage delivered
+	// from the device (AddDelivered).
+	FeatureRowsDelivered int64
+	TopologyBytes        int64
+	OtherBytes           int64
 	// Requests are the device requests by size class (all kinds).
 	Requests [NumRequestClasses]int64
 }
@@ -113,8 +128,9 @@ func (a *ReadAccount) Totals() ReadTotals {
 	}
 	t := ReadTotals{
 		FeatureBytes: a.c[0].bytes.Load(), FeatureRows: a.c[0].rows.Load(),
-		TopologyBytes: a.c[1].bytes.Load(),
-		OtherBytes:    a.c[2].bytes.Load(),
+		FeatureRowsDelivered: a.c[0].delivered.Load(),
+		TopologyBytes:        a.c[1].bytes.Load(),
+		OtherBytes:           a.c[2].bytes.Load(),
 	}
 	for i := range t.Requests {
 		t.Requests[i] = a.requests[i].Load()
@@ -126,8 +142,9 @@ func (a *ReadAccount) Totals() ReadTotals {
 func (t ReadTotals) Sub(u ReadTotals) ReadTotals {
 	d := ReadTotals{
 		FeatureBytes: t.FeatureBytes - u.FeatureBytes, FeatureRows: t.FeatureRows - u.FeatureRows,
-		TopologyBytes: t.TopologyBytes - u.TopologyBytes,
-		OtherBytes:    t.OtherBytes - u.OtherBytes,
+		FeatureRowsDelivered: t.FeatureRowsDelivered - u.FeatureRowsDelivered,
+		TopologyBytes:        t.TopologyBytes - u.TopologyBytes,
+		OtherBytes:           t.OtherBytes - u.OtherBytes,
 	}
 	for i := range d.Requests {
 		d.Requests[i] = t.Requests[i] - u.Requests[i]

@@ -92,6 +92,12 @@ const (
 // fill).
 const CounterRowsFilled = "rows_filled"
 
+// CounterRowsDelivered is the epoch counter of feature rows engine/storage
+// delivered from the device (storage.Stats.DeliveredRows summed over the
+// run's feature files, ReadAccount.AddDelivered): the storage layer's own
+// count, which rows_from_device must equal (DESIGN §5).
+const CounterRowsDelivered = "rows_delivered"
+
 // MemoryTier reports whether a tier serves rows from memory (host or
 // device) without a device read in the epoch: its hits are cache hits.
 // Every other tier's rows were read from the block device in the epoch

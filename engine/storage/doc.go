@@ -66,4 +66,9 @@
 // with Options.Account adds them to that account under Options.Kind (by
 // default the kind the account gives the file's name), which is how a run
 // sums feature and topology reads over every file its variant opens.
+// Stats.DeliveredRows is the layer's own count of the rows it delivered
+// from the device, taken when a read completes (range reads of a File with
+// RowBytes deliver the whole rows they hold); the account keeps it apart
+// (AddDelivered) as the epoch counter rows_delivered, which a variant's
+// rows_from_device must equal.
 package storage

@@ -68,6 +68,7 @@ type reqState struct {
 	remaining int32
 	sync      bool
 	err       error
+	rows      int64 // rows the request delivers when it succeeds (Stats.DeliveredRows)
 }
 
 // engine implements Reader for the direct-I/O backends.
@@ -145,6 +146,9 @@ func (e *engine) allocReq(tag uint64, sync bool) int32 {
 // finishReq is called when request i has no pieces left.
 func (e *engine) finishReq(i int32) {
 	r := &e.reqs[i]
+	if r.err == nil {
+		e.t.deliveredRows += r.rows // the request's bytes are all in its destination
+	}
 	if r.sync {
 		e.syncDone = true
 		return // readSync frees it after reading r.err
@@ -172,6 +176,16 @@ func (e *engine) enqueue() {
 		s.done, s.err, s.slot, s.buf = 0, nil, -1, nil
 		s.pieces = s.pieces[:0]
 		segs = append(segs, s)
+	}
+	// Rows are counted once per call: a span asked twice in one ReadRows
+	// or Submit call (a repeated id, two requests of one line) is read
+	// once and its rows count once (Stats.DeliveredRows). The planner
+	// sorted the items, so the copies are neighbours.
+	for i := 1; i < len(e.pl.items); i++ {
+		a, b := &e.pl.items[i-1], &e.pl.items[i]
+		if a.off == b.off && len(a.dst) == len(b.dst) {
+			e.reqs[b.req].rows -= e.f.rangeRows(len(b.dst))
+		}
 	}
 	for _, pp := range e.pl.pieces {
 		s := segs[pp.seg]
@@ -373,6 +387,7 @@ func (e *engine) ReadRows(ctx context.Context, ids []int64, dst []byte) error {
 		}
 		e.t.rows += int64(len(ids))
 		e.t.deviceRows += int64(len(ids))
+		e.reqs[req].rows = int64(len(ids))
 	})
 }
 
@@ -386,6 +401,7 @@ func (e *engine) ReadRange(ctx context.Context, off int64, dst []byte) error {
 	}
 	return e.readSync(ctx, func(req int32) {
 		e.pl.items = append(e.pl.items, item{off: off, dst: dst, req: req})
+		e.reqs[req].rows = e.f.rangeRows(len(dst))
 	})
 }
 
@@ -470,6 +486,9 @@ func (e *engine) Submit(reqs []Request) error {
 		if r.row {
 			e.t.rows++
 			e.t.deviceRows++
+			e.reqs[id].rows = 1
+		} else {
+			e.reqs[id].rows = e.f.rangeRows(len(r.Dst))
 		}
 	}
 	e.unfinished += len(reqs)

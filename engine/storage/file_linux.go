@@ -338,6 +338,16 @@ func (f *File) RowRequest(id int64, dst []byte, tag uint64) Request {
 	return Request{Off: off, Dst: dst[:rb], Tag: tag, row: true}
 }
 
+// rangeRows is the rows a range read of n bytes delivers: the whole rows
+// its bytes hold (0 for a File without RowBytes). Range reads of row files
+// start on a row (packed chunks, partitions, cache lines).
+func (f *File) rangeRows(n int) int64 {
+	if f.opts.RowBytes <= 0 {
+		return 0
+	}
+	return int64(n) / f.opts.RowBytes
+}
+
 // Stats returns the counters summed over all Readers.
 func (f *File) Stats() Stats { return f.counters.snapshot(f.backend) }
 

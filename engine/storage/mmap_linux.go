@@ -107,6 +107,7 @@ func (r *mmapReader) ReadRows(ctx context.Context, ids []int64, dst []byte) erro
 		r.copySpan(id*rb, d)
 		if osutil.ThreadReadBytes() > before {
 			r.t.deviceRows++
+			r.t.deliveredRows++
 		}
 	}
 	read, _, _ := m.Stop()
@@ -168,6 +169,9 @@ func (r *mmapReader) ReadRange(ctx context.Context, off int64, dst []byte) error
 	r.copySpan(off, dst)
 	read, _, _ := m.Stop()
 	r.t.deviceBytes += read
+	if read > 0 {
+		r.t.deliveredRows += r.f.rangeRows(len(dst))
+	}
 	return nil
 }
 
@@ -188,11 +192,16 @@ func (r *mmapReader) Submit(reqs []Request) error {
 	for i := range reqs {
 		before := osutil.ThreadReadBytes()
 		r.copySpan(reqs[i].Off, reqs[i].Dst)
-		if reqs[i].row {
+		fromDevice := osutil.ThreadReadBytes() > before
+		switch {
+		case reqs[i].row:
 			r.t.rows++
-			if osutil.ThreadReadBytes() > before {
+			if fromDevice {
 				r.t.deviceRows++
+				r.t.deliveredRows++
 			}
+		case fromDevice:
+			r.t.deliveredRows += r.f.rangeRows(len(reqs[i].Dst))
 		}
 		r.ready = append(r.ready, Completion{Tag: reqs[i].Tag})
 	}

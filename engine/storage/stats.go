@@ -108,7 +108,20 @@ type Stats struct {
 	// read with direct I/O (ReadRows, RowRequest), and for mmap the rows
 	// whose copy made the thread read (checked per row for rows not
 	// resident at the start of the call). Range reads count no rows.
+	// It is counted when the read is asked for (duplicates included).
 	DeviceRows int64
+	// DeliveredRows is the storage layer's own count of the rows whose
+	// bytes it delivered into a caller's destination from the device,
+	// counted when the read completes without error (DESIGN §5 "rows
+	// from the device"): each row of a ReadRows call or RowRequest, and
+	// for range reads (ReadRange, Request) of a File with RowBytes the
+	// whole rows the range holds, len(dst) / RowBytes (packed chunks,
+	// partitions, cache lines); distinct per call: a span asked twice in
+	// one ReadRows or Submit call is read once and counted once. For mmap, a row counts
+	// when its copy made the thread read, a range when its copy did. It
+	// is independent of DeviceRows and of what variants count, so the two
+	// can be held against each other.
+	DeliveredRows int64
 	// Retries counts reads re-issued after a short read, EINTR or EAGAIN.
 	Retries int64
 	// Interrupts counts waits for completions that returned EINTR and were
@@ -140,7 +153,7 @@ func (s Stats) String() string {
 // account and kind, when set, also receive the device reads.
 type counters struct {
 	rows, requests, bytesNeeded, bytesRead, retries, interrupts atomic.Int64
-	deviceBytes, deviceRows                                     atomic.Int64
+	deviceBytes, deviceRows, deliveredRows                      atomic.Int64
 	hist                                                        [HistBuckets]atomic.Int64
 	account                                                     *metrics.ReadAccount
 	kind                                                        string
@@ -149,7 +162,7 @@ type counters struct {
 // tally is a Reader-local, non-atomic batch of counts.
 type tally struct {
 	rows, requests, bytesNeeded, bytesRead, retries, interrupts int64
-	deviceBytes, deviceRows                                     int64
+	deviceBytes, deviceRows, deliveredRows                      int64
 	hist                                                        [HistBuckets]int64
 	reqClass                                                    [metrics.NumRequestClasses]int64 // device requests by size (metrics.RequestClass)
 	dirty                                                       bool
@@ -162,7 +175,9 @@ func (t *tally) flush(c *counters) {
 	}
 	c.deviceBytes.Add(t.deviceBytes)
 	c.deviceRows.Add(t.deviceRows)
+	c.deliveredRows.Add(t.deliveredRows)
 	c.account.Add(c.kind, t.deviceBytes, t.deviceRows)
+	c.account.AddDelivered(c.kind, t.deliveredRows)
 	c.account.AddRequests(&t.reqClass)
 	c.rows.Add(t.rows)
 	c.requests.Add(t.requests)
@@ -196,6 +211,8 @@ func (c *counters) snapshot(b Backend) Stats {
 		Interrupts:  c.interrupts.Load(),
 		DeviceBytes: c.deviceBytes.Load(),
 		DeviceRows:  c.deviceRows.Load(),
+
+		DeliveredRows: c.deliveredRows.Load(),
 	}
 	for i := range c.hist {
 		s.Latency.Buckets[i] = c.hist[i].Load()
@@ -213,6 +230,7 @@ func (c *counters) reset() {
 	c.interrupts.Store(0)
 	c.deviceBytes.Store(0)
 	c.deviceRows.Store(0)
+	c.deliveredRows.Store(0)
 	for i := range c.hist {
 		c.hist[i].Store(0)
 	}

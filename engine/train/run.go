@@ -362,6 +362,12 @@ func (r *runner) epoch(ctx context.Context, env *Env, sys System, ev *Evaluator,
 	rec.FeatureBytesRead = reads.FeatureBytes
 	rec.TopologyBytesRead = reads.TopologyBytes
 	rec.RowsFromDevice += reads.FeatureRows
+	if reads.FeatureRowsDelivered != 0 || rec.RowsFromDevice != 0 {
+		if rec.Counters == nil {
+			rec.Counters = map[string]int64{}
+		}
+		rec.Counters[metrics.CounterRowsDelivered] = reads.FeatureRowsDelivered
+	}
 	rec.ReadAmplification = metrics.ReadAmplification(rec.FeatureBytesRead, rec.RowsFromDevice, env.Dataset.RowBytes())
 	fillIOFloor(&rec, env.device, reads)
 	if n := rec.Counters["rows_unaccounted"]; n > 0 {

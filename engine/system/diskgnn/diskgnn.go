@@ -528,7 +528,8 @@ func syncDrop(f *os.File) error {
 func (d *diskGNN) openStore(env *train.Env) error {
 	var err error
 	po := d.storageOpts(env, false)
-	po.Kind = metrics.FileFeatures // copies of feature rows (and their addresses)
+	po.Kind = metrics.FileFeatures // copies of feature rows
+	po.RowBytes = d.rowBytes       // a chunk's read delivers its packed rows
 	if d.packed, err = storage.OpenFile(filepath.Join(d.scratch, "packed.bin"), po); err != nil {
 		return fmt.Errorf("diskgnn: open packed chunks: %w", err)
 	}

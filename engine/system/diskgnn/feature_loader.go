@@ -68,8 +68,10 @@ func (fl *featureLoader) load(ctx context.Context, g int, p *partial) error {
 		return fmt.Errorf("diskgnn: read chunk %d addresses: %w", g, err)
 	}
 	rows := p.buf[c.HeaderRegion : c.HeaderRegion+c.RowsRegion]
-	if c.RowsRegion > 0 {
-		if err := fl.packed.ReadRange(ctx, c.RowsOff, rows); err != nil {
+	if c.Packed > 0 {
+		// the packed rows, not the region's padding: the storage layer
+		// delivers (and counts) exactly these rows (DESIGN §5)
+		if err := fl.packed.ReadRange(ctx, c.RowsOff, rows[:int64(c.Packed)*rb]); err != nil {
 			return fmt.Errorf("diskgnn: read chunk %d: %w", g, err)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,12 +71,16 @@ type passStats struct {
 	rows int64
 	// per row: served by the CPU buffer, by the GPU cache (every line a
 	// hit or shared with a load in flight), or read from storage
-	cpuRows, cacheRows, storageRows  int64
-	batches                          []batchRows // per merged iteration
-	cache                            CacheStats  // per line access
-	uncached                         int64       // line reads without a cache (gpu_cache 0)
-	reads                            int64       // storage reads issued
-	firstSubmit, firstDone, lastDone int64       // unix ns; 0 when nothing was read
+	cpuRows, cacheRows, storageRows int64
+	batches                         []batchRows // per merged iteration
+	cache                           CacheStats  // per line access
+	uncached                        int64       // line reads without a cache (gpu_cache 0)
+	reads                           int64       // storage reads issued
+	// lineRows is the whole rows the line reads hold (each read's bytes
+	// over the row size): the rows they deliver into the cache or a
+	// scratch line, DESIGN §5's rows from the device of byte-range reads
+	lineRows                         int64
+	firstSubmit, firstDone, lastDone int64 // unix ns; 0 when nothing was read
 	start, end                       time.Time
 }
 
@@ -192,6 +197,7 @@ func (a *aggregator) run(ctx context.Context, rows []passRow, iters int, ep *met
 		ps.cache = ps.cache.Add(s.cache)
 		ps.uncached += s.uncached
 		ps.reads += s.reads
+		ps.lineRows += s.lineRows
 		for j, b := range s.batches {
 			p := &ps.batches[j]
 			p.rows += b.rows
@@ -230,6 +236,7 @@ func (a *aggregator) worker(ctx context.Context, w int, rows []passRow, st *pass
 		freeScr  = make([]int, 0, a.depth)
 		deferred []waiter
 		out      int // submitted, not reaped
+		lineOffs []int64
 	)
 	for i := a.depth - 1; i >= 0; i-- {
 		freeScr = append(freeScr, i)
@@ -261,6 +268,7 @@ func (a *aggregator) worker(ctx context.Context, w int, rows []passRow, st *pass
 		}
 		out += len(reqs)
 		st.reads += int64(len(reqs))
+		st.lineRows += distinctLineRows(reqs, a.rowBytes, &lineOffs)
 		clear(reqs)
 		reqs = reqs[:0]
 		return nil
@@ -455,4 +463,21 @@ func (a *aggregator) worker(ctx context.Context, w int, rows []passRow, st *pass
 		}
 	}
 	return nil
+}
+
+// distinctLineRows is the whole rows the distinct lines of one Submit hold:
+// a line two rows of a pass read around the cache in one submission is
+// read once and its rows delivered once (the storage layer counts the same
+// way). offs is scratch.
+func distinctLineRows(reqs []storage.Request, rowBytes int64, offs *[]int64) int64 {
+	o := (*offs)[:0]
+	var n int64
+	for _, q := range reqs {
+		if !slices.Contains(o, q.Off) {
+			o = append(o, q.Off)
+			n += int64(len(q.Dst)) / rowBytes
+		}
+	}
+	*offs = o
+	return n
 }

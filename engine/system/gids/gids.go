@@ -404,7 +404,6 @@ func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metr
 				prs = append(prs, passRow{node: v, dst: xb[r*g.dim : (r+1)*g.dim], batch: int32(j)})
 			}
 		}
-		dev0 := g.feats.Stats().DeviceBytes
 		ps, err := g.agg.run(ctx, prs, k, ep)
 		if err != nil {
 			return err
@@ -418,11 +417,11 @@ func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metr
 			devRows += b.device
 		}
 		// Line reads are byte ranges: the rows from the device are the
-		// looked-up rows those reads delivered, each once (DESIGN §5), not
-		// the line bytes over the row size — a line of two rows read for
-		// one row is one row at read amplification 2. Only a pass whose
-		// reads fell short of its rows (none today) is counted by bytes.
-		ep.AddRowsFromDevice(rowsFromLines(devRows, g.feats.Stats().DeviceBytes-dev0, g.rowBytes))
+		// whole rows the lines hold, each once per read (DESIGN §5); the
+		// ones no looked-up row of the pass asked for were read into the
+		// cache ahead of any lookup (rows_filled).
+		ep.AddRowsFromDevice(ps.lineRows)
+		ep.Count(metrics.CounterRowsFilled, max(ps.lineRows-devRows, 0))
 		g.acc.Observe(k, ps.redirected(), ps.initial(), ps.termination())
 		passes++
 		iters += int64(k)
@@ -492,18 +491,6 @@ func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metr
 		ep.Count(k, v)
 	}
 	return nil
-}
-
-// rowsFromLines is the feature rows one aggregation pass brought from the
-// device: the looked-up rows its line reads served (rows), each counted
-// once whatever the line size; when the device delivered bytes but no
-// looked-up row is recorded (a defect), the whole rows those bytes hold, so
-// bytes are never without rows.
-func rowsFromLines(rows, deviceBytes, rowBytes int64) int64 {
-	if rows > 0 || rowBytes <= 0 {
-		return rows
-	}
-	return deviceBytes / rowBytes
 }
 
 func permille(a, b int64) int64 {

@@ -215,6 +215,9 @@ func (p *pygPlus) gather(env *train.Env, ep *metrics.EpochStats, mb *graph.MiniB
 		return err
 	}
 	env.Reads.Add(metrics.FileFeatures, g.DeviceBytes, g.DeviceRows)
+	// The mapped gather is this variant's storage layer: the rows it
+	// delivered from the device are the ones whose copy read (DESIGN §5).
+	env.Reads.AddDelivered(metrics.FileFeatures, g.DeviceRows)
 	ep.AddWorkerTime(metrics.WorkExtract, g.Busy, g.Wait)
 	if check != nil {
 		ep.Lookup(n, p.rowBytes, 0, metrics.TierRows{Tier: metrics.TierCPU, Rows: n - g.DeviceRows})
