@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"outcore/experiments/grid"
 	"outcore/store"
 )
 
 // The compute axis (DESIGN §10) expands like any other, reaches each
 // run's configuration, and refuses unknown modes and profiles by name.
 func TestComputeAxis(t *testing.T) {
-	g, err := ParseGrid([]byte(`{"dataset":"tiny","system":"fake","axes":{"compute":["cpu","none","model:h100-roofline"],"mem_limit":["1GiB","2GiB"]}}`))
+	g, err := grid.ParseGrid([]byte(`{"dataset":"tiny","system":"fake","axes":{"compute":["cpu","none","model:h100-roofline"],"mem_limit":["1GiB","2GiB"]}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,11 +25,11 @@ func TestComputeAxis(t *testing.T) {
 	if err != nil || cfg.Compute != "model:h100-roofline" {
 		t.Fatalf("config %q, %v", cfg.Compute, err)
 	}
-	back, err := ParseGrid(g.JSON())
+	back, err := grid.ParseGrid(g.JSON())
 	if err != nil || len(back.Axes.Compute) != 3 {
 		t.Fatalf("round trip: %+v, %v", back.Axes.Compute, err)
 	}
-	top, err := ParseGrid([]byte(`{"dataset":"tiny","system":"fake","compute":"none"}`))
+	top, err := grid.ParseGrid([]byte(`{"dataset":"tiny","system":"fake","compute":"none"}`))
 	if err != nil || len(top.Cells()) != 1 || top.Cells()[0].Compute != "none" {
 		t.Fatalf("top-level compute: %+v, %v", top, err)
 	}
@@ -38,8 +39,8 @@ func TestComputeAxis(t *testing.T) {
 		{`{"dataset":"tiny","axes":{"compute":["cpu",""]}}`, "compute modes: \"cpu\" is listed twice"},
 		{`{"dataset":"tiny","axes":{"compute":[]}}`, "compute modes: want a non-empty list"},
 	} {
-		_, err := ParseGrid([]byte(tc.grid))
-		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+		_, err := grid.ParseGrid([]byte(tc.grid))
+		if err == nil || !errors.Is(err, grid.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("grid %s: %v, want %q", tc.grid, err, tc.want)
 		}
 	}

@@ -41,14 +41,14 @@ func TestGridFromCLI(t *testing.T) {
 		return string(out)
 	}
 	run("data", "gen", "--preset", "tiny")
-	grid := filepath.Join(tmp, "grid.json")
-	if err := os.WriteFile(grid, []byte(`{"name":"ci-grid","dataset":"tiny","model":"sage","epochs":1,
+	gridText := filepath.Join(tmp, "grid.json")
+	if err := os.WriteFile(gridText, []byte(`{"name":"ci-grid","dataset":"tiny","model":"sage","epochs":1,
 		"hidden":16,"fanout":[5,5],
 		"axes":{"system":["pyg+","ginex","gnndrive"],"mem_limit":["64MiB","128MiB","256MiB"],"repeat":2}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	out := run("exp", "create", "--file", grid, "--wait", "--data-dir", dataDir)
+	out := run("exp", "create", "--file", gridText, "--wait", "--data-dir", dataDir)
 	t.Logf("18 runs in %.1f s", time.Since(t0).Seconds())
 	if !strings.Contains(out, "experiment 1 finished: 18 done, 0 oom, 0 failed") {
 		t.Fatalf("create --wait output:\n%s", out)

@@ -13,6 +13,7 @@ package experiments
 
 import (
 	"context"
+	"slices"
 
 	"outcore/store"
 )
@@ -142,7 +143,7 @@ func (m *Manager) freeExecutors() []string {
 	}
 	free := []string{}
 	for _, name := range store.Executors {
-		if e, ok := m.execs[name]; ok && contains(m.opts.Executors, name) && busy[name] < e.capacity() {
+		if e, ok := m.execs[name]; ok && slices.Contains(m.opts.Executors, name) && busy[name] < e.capacity() {
 			free = append(free, name)
 		}
 	}

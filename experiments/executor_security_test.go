@@ -10,19 +10,20 @@ import (
 	"testing"
 	"time"
 
+	"outcore/experiments/grid"
 	"outcore/store"
 )
 
 // createProblems creates a grid and returns its problems' messages (the
 // test fails when the grid is accepted).
-func createProblems(t *testing.T, m *Manager, grid string) string {
+func createProblems(t *testing.T, m *Manager, gridText string) string {
 	t.Helper()
-	_, err := m.Create(context.Background(), []byte(grid))
-	if !errors.Is(err, ErrInvalid) {
-		t.Fatalf("grid %s accepted (err %v)", grid, err)
+	_, err := m.Create(context.Background(), []byte(gridText))
+	if !errors.Is(err, grid.ErrInvalid) {
+		t.Fatalf("grid %s accepted (err %v)", gridText, err)
 	}
 	var msgs []string
-	for _, p := range ProblemsOf(err) {
+	for _, p := range grid.ProblemsOf(err) {
 		msgs = append(msgs, p.Message)
 	}
 	return strings.Join(msgs, "; ")
@@ -42,7 +43,7 @@ func TestExecutorIsTheServers(t *testing.T) {
 		}
 	}
 	if _, err := h.m.CreateWith(context.Background(), []byte(`{"dataset":"tiny","system":"fake","epochs":1}`),
-		CreateOptions{Executor: store.ExecutorSlurm}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not offered here") {
+		CreateOptions{Executor: store.ExecutorSlurm}); !errors.Is(err, grid.ErrInvalid) || !strings.Contains(err.Error(), "not offered here") {
 		t.Errorf("create asking for slurm on a local queue: %v", err)
 	}
 	if ps := h.m.Check(mustParse(t, `{"dataset":"tiny","system":"fake","executor":"slurm"}`), nil); len(ps) == 0 || ps[0].Field != "executor" {
@@ -77,9 +78,9 @@ func TestExecutorIsTheServers(t *testing.T) {
 	}
 }
 
-func mustParse(t *testing.T, grid string) *Grid {
+func mustParse(t *testing.T, gridText string) *grid.Grid {
 	t.Helper()
-	g, err := ParseGrid([]byte(grid))
+	g, err := grid.ParseGrid([]byte(gridText))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,14 +135,14 @@ func TestSlurmGridSettingsConfined(t *testing.T) {
 	nodeRoot := filepath.Join(t.TempDir(), "node root")
 	o := h.m.opts.Slurm
 	o.NodeDataDir = nodeRoot
-	if _, err := o.merged(&SlurmGrid{NodeDataDir: filepath.Join(nodeRoot, "a")}, h.dataDir); err != nil {
+	if _, err := o.merged(&grid.SlurmGrid{NodeDataDir: filepath.Join(nodeRoot, "a")}, h.dataDir); err != nil {
 		t.Errorf("a folder inside the queue's node data directory: %v", err)
 	}
-	if _, err := o.merged(&SlurmGrid{NodeDataDir: inside}, h.dataDir); err == nil || !errors.Is(err, ErrOutsideNodeDataRoot) {
+	if _, err := o.merged(&grid.SlurmGrid{NodeDataDir: inside}, h.dataDir); err == nil || !errors.Is(err, ErrOutsideNodeDataRoot) {
 		t.Errorf("a folder outside the queue's node data directory: %v", err)
 	}
 	// A grid stored before these checks is checked again at submission.
-	if _, err := o.merged(&SlurmGrid{Args: "--export=ALL"}, h.dataDir); err == nil {
+	if _, err := o.merged(&grid.SlurmGrid{Args: "--export=ALL"}, h.dataDir); err == nil {
 		t.Error("merged accepted --export")
 	}
 }

@@ -85,10 +85,10 @@ func TestStoreFaultsLoseNoEpoch(t *testing.T) {
 	h.m.writeFault = fw.hook
 	h.start()
 	const epochs = 3
-	grid := fmt.Sprintf(`{"dataset":"tiny","system":"fake","epochs":%d,"options":{"epoch_ms":"10"}}`, epochs)
+	gridText := fmt.Sprintf(`{"dataset":"tiny","system":"fake","epochs":%d,"options":{"epoch_ms":"10"}}`, epochs)
 	// Count the writes of a clean run: claim, events, start facts, the
 	// start record, one per epoch, flushes, the outcome.
-	e := h.create(grid)
+	e := h.create(gridText)
 	fw.arm(1<<30, 0, errors.New("never"))
 	h.waitRuns(e.ID, "finished", finished)
 	writes := fw.calls
@@ -106,7 +106,7 @@ func TestStoreFaultsLoseNoEpoch(t *testing.T) {
 	} {
 		for step := 1; step <= writes; step++ {
 			t.Run(fmt.Sprintf("%s at write %d", kind.name, step), func(t *testing.T) {
-				e := h.create(grid)
+				e := h.create(gridText)
 				fw.arm(step, 2, kind.err)
 				h.m.signal()
 				runs := h.waitRuns(e.ID, "finished", finished)

@@ -10,6 +10,7 @@ import (
 	"outcore/engine/dataset"
 	_ "outcore/engine/system/ginex" // the real variant of the regression below
 	"outcore/engine/train"
+	"outcore/experiments/grid"
 )
 
 // TestSkipInfeasibleCells: a cell below its variant's floor refuses the
@@ -17,13 +18,13 @@ import (
 // queued and the skipped one is stored with its reason (not dropped).
 func TestSkipInfeasibleCells(t *testing.T) {
 	h := newHarness(t, nil)
-	grid := `{"dataset":"tiny","epochs":1,"axes":{"system":["fake-floor"],"mem_limit":["1GiB","256MiB","512MiB"]}}`
-	_, err := h.m.Create(context.Background(), []byte(grid))
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "1 of the 3 runs cannot start") || !strings.Contains(err.Error(), "skip_infeasible") {
+	gridText := `{"dataset":"tiny","epochs":1,"axes":{"system":["fake-floor"],"mem_limit":["1GiB","256MiB","512MiB"]}}`
+	_, err := h.m.Create(context.Background(), []byte(gridText))
+	if !errors.Is(err, grid.ErrInvalid) || !strings.Contains(err.Error(), "1 of the 3 runs cannot start") || !strings.Contains(err.Error(), "skip_infeasible") {
 		t.Fatalf("grid with an infeasible cell: %v", err)
 	}
-	skip := strings.Replace(grid, `"epochs":1`, `"epochs":1,"skip_infeasible":true`, 1)
-	g, err := ParseGrid([]byte(skip))
+	skip := strings.Replace(gridText, `"epochs":1`, `"epochs":1,"skip_infeasible":true`, 1)
+	g, err := grid.ParseGrid([]byte(skip))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestSkipInfeasibleCells(t *testing.T) {
 	}
 	// every cell infeasible: refused even when skipping
 	none := strings.Replace(skip, `"1GiB","256MiB","512MiB"`, `"256MiB"`, 1)
-	if _, err := h.m.Create(context.Background(), []byte(none)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "none of the 1 runs can start") {
+	if _, err := h.m.Create(context.Background(), []byte(none)); !errors.Is(err, grid.ErrInvalid) || !strings.Contains(err.Error(), "none of the 1 runs can start") {
 		t.Fatalf("all infeasible: %v", err)
 	}
 }
@@ -55,12 +56,12 @@ func TestSkipInfeasibleCells(t *testing.T) {
 // first batch probed) is the least budget at which ginex's own plan
 // does not warn, so the grid is refused, and a limit at the floor passes.
 func TestGinexTinyFloorMatchesItsPlan(t *testing.T) {
-	h := newHarness(t, func(o *Options) { o.MinMemory = VariantMinMemory })
+	h := newHarness(t, func(o *Options) { o.MinMemory = grid.VariantMinMemory })
 	_, err := h.m.Create(context.Background(), []byte(`{"dataset":"tiny","system":"ginex","mem_limit":"32MiB"}`))
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "ginex needs to start on tiny") {
+	if !errors.Is(err, grid.ErrInvalid) || !strings.Contains(err.Error(), "ginex needs to start on tiny") {
 		t.Fatalf("ginex on tiny at 32 MiB: %v", err)
 	}
-	g, _ := ParseGrid([]byte(`{"dataset":"tiny","system":"ginex","mem_limit":"32MiB"}`))
+	g, _ := grid.ParseGrid([]byte(`{"dataset":"tiny","system":"ginex","mem_limit":"32MiB"}`))
 	refused := h.m.Refusals(g, nil)
 	if len(refused) != 1 {
 		t.Fatalf("refusals %+v", refused)

@@ -15,18 +15,14 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/train"
+	"outcore/experiments/grid"
+	"outcore/internal/units"
 	"outcore/store"
 )
 
 // frontierMu serialises AdvanceFrontier (the queue's end-of-run hook and
 // `exp create --wait` both call it).
 var frontierMu sync.Mutex
-
-// frontierKey is a cell of a frontier search: every axis but the limit.
-type frontierKey struct {
-	System, Dataset, Model, Fanout, Compute string
-	Dim, Batch                              int
-}
 
 // FrontierCell is one cell's state: its probes by limit, and the step the
 // policy decides now.
@@ -111,12 +107,12 @@ func (c cellState) has(id int64) bool {
 
 // frontierCells reads a frontier experiment's cells with their probes and
 // next steps; g is nil when the experiment is not a frontier search.
-func (m *Manager) frontierCells(ctx context.Context, expID int64) ([]cellState, *Grid, error) {
+func (m *Manager) frontierCells(ctx context.Context, expID int64) ([]cellState, *grid.Grid, error) {
 	e, err := m.st.Experiment(ctx, expID)
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := ParseGrid(e.Grid)
+	g, err := grid.ParseGrid(e.Grid)
 	if err != nil || g == nil || g.Frontier == nil {
 		return nil, nil, nil // not a (valid) frontier grid: nothing to advance
 	}
@@ -124,12 +120,12 @@ func (m *Manager) frontierCells(ctx context.Context, expID int64) ([]cellState, 
 	if err != nil {
 		return nil, nil, err
 	}
-	groups := map[frontierKey][]store.Run{}
-	var keys []frontierKey
+	groups := map[grid.FrontierKey][]store.Run{}
+	var keys []grid.FrontierKey
 	maxSeq := 0
 	for _, r := range runs {
 		maxSeq = max(maxSeq, r.Seq)
-		k := frontierKey{r.System, r.Dataset, r.Model, r.Fanout, r.Compute, r.FeatureDim, r.BatchSize}
+		k := grid.FrontierKeyOf(r)
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -205,7 +201,7 @@ func (m *Manager) FrontierCells(ctx context.Context, expID int64) ([]FrontierCel
 func FrontierText(c FrontierCell) string {
 	s := "none (no epoch finished)"
 	if c.Step.Frontier > 0 {
-		s = fmt.Sprintf("%s (floor %s, 100 %% = %s, %d probes)", FormatBytes(c.Step.Frontier), FormatBytes(c.Floor), FormatBytes(c.Ceil), len(c.Probes))
+		s = fmt.Sprintf("%s (floor %s, 100 %% = %s, %d probes)", units.Bytes(c.Step.Frontier), units.Bytes(c.Floor), units.Bytes(c.Ceil), len(c.Probes))
 	}
 	if c.Step.Note != "" {
 		s += "; " + c.Step.Note

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"outcore/experiments/grid"
 	"outcore/store"
 )
 
@@ -13,7 +14,7 @@ func TestNextFrontierProbe(t *testing.T) {
 	const MiB = 1 << 20
 	ok := func(l int64) FrontierProbe { return FrontierProbe{Limit: l * MiB, Epoch: true} }
 	bad := func(l int64) FrontierProbe { return FrontierProbe{Limit: l * MiB} }
-	spec := FrontierSpec{Tolerance: 0.05, MaxProbes: 12}
+	spec := grid.FrontierSpec{Tolerance: 0.05, MaxProbes: 12}
 	for _, c := range []struct {
 		name        string
 		floor, ceil int64 // MiB
@@ -51,11 +52,11 @@ func TestNextFrontierProbe(t *testing.T) {
 }
 
 func TestFrontierGrid(t *testing.T) {
-	g, err := ParseGrid([]byte(`{"dataset":"tiny","axes":{"system":["fake","fake2"]},"frontier":{"tolerance":0.1}}`))
+	g, err := grid.ParseGrid([]byte(`{"dataset":"tiny","axes":{"system":["fake","fake2"]},"frontier":{"tolerance":0.1}}`))
 	if err != nil || g.Frontier == nil || g.Frontier.Tolerance != 0.1 {
 		t.Fatalf("%+v, %v", g, err)
 	}
-	if back, err := ParseGrid(g.JSON()); err != nil || back.Frontier == nil {
+	if back, err := grid.ParseGrid(g.JSON()); err != nil || back.Frontier == nil {
 		t.Fatalf("round trip %v", err)
 	}
 	for _, c := range []struct{ grid, want string }{
@@ -65,7 +66,7 @@ func TestFrontierGrid(t *testing.T) {
 		{`{"dataset":"tiny","system":"fake","frontier":{"probes":3}}`, `unknown field "probes"`},
 		{`{"dataset":"tiny","system":"fake","frontier":{"max_probes":1000}}`, "max_probes 1000"},
 	} {
-		if _, err := ParseGrid([]byte(c.grid)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := grid.ParseGrid([]byte(c.grid)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.grid, err, c.want)
 		}
 	}
@@ -76,12 +77,12 @@ func TestFrontierLines(t *testing.T) {
 	run := func(seq int, sys string, limit int64, status string, epochs int) store.Run {
 		return store.Run{Seq: seq, System: sys, MemLimitBytes: limit * MiB, Status: status, EpochsDone: epochs}
 	}
-	lines := FrontierLines([]store.Run{
+	lines := grid.FrontierLines([]store.Run{
 		run(0, "a", 100, store.StatusDone, 1), run(1, "b", 100, store.StatusDone, 1),
 		run(2, "a", 10, store.StatusOOM, 0), run(3, "b", 10, store.StatusDone, 1),
 		run(4, "a", 55, store.StatusDone, 1), run(5, "a", 32, store.StatusOOM, 0), run(6, "a", 43, store.StatusQueued, 0),
 	})
-	want := []FrontierLine{{System: "a", Frontier: 55 * MiB, FailBelow: 32 * MiB, Probes: 4, Searching: true}, {System: "b", Frontier: 10 * MiB, Probes: 2}}
+	want := []grid.FrontierLine{{System: "a", Frontier: 55 * MiB, FailBelow: 32 * MiB, Probes: 4, Searching: true}, {System: "b", Frontier: 10 * MiB, Probes: 2}}
 	if len(lines) != 2 || lines[0] != want[0] || lines[1] != want[1] {
 		t.Errorf("lines %+v, want %+v", lines, want)
 	}

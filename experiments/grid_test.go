@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"outcore/engine/dataset"
+	"outcore/experiments/grid"
 	"outcore/store"
 )
 
 func TestParseGridAndCells(t *testing.T) {
-	g, err := ParseGrid([]byte(`{"name":"x","dataset":"tiny","model":"sage","epochs":1,
+	g, err := grid.ParseGrid([]byte(`{"name":"x","dataset":"tiny","model":"sage","epochs":1,
 		"axes":{"system":["fake","fake2","fake3"],"mem_limit":["256MiB","512MiB","1GiB"],"repeat":2}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -34,11 +35,11 @@ func TestParseGridAndCells(t *testing.T) {
 			t.Fatalf("seq %d at %d", c.Seq, i)
 		}
 	}
-	g2, err := ParseGrid([]byte(`{"dataset":"tiny","system":"fake","batch":64,"fanout":"5,5","axes":{"fanout":null}}`))
+	g2, err := grid.ParseGrid([]byte(`{"dataset":"tiny","system":"fake","batch":64,"fanout":"5,5","axes":{"fanout":null}}`))
 	if err == nil {
 		t.Fatalf("null axis accepted: %+v", g2)
 	}
-	g3, err := ParseGrid([]byte(`{"dataset":"tiny","system":"fake","batch_size":64,"mem_limit":268435456,"axes":{"fanout":[[5,5],"10,5"]}}`))
+	g3, err := grid.ParseGrid([]byte(`{"dataset":"tiny","system":"fake","batch_size":64,"mem_limit":268435456,"axes":{"fanout":[[5,5],"10,5"]}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +66,8 @@ func TestParseGridRejects(t *testing.T) {
 		{`{"dataset":"tiny","mem_limit_bytes":5}`, "mem_limit_bytes: set by the runner"},
 		{`{"dataset":"tiny","axes":{"repeat":100,"system":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q","r","s","t","u","v","w","x","y","z","aa","bb","cc","dd","ee","ff"],"batch_size":[1,2,3,4]}}`, "the grid makes 12800 runs; at most 10000"},
 	} {
-		_, err := ParseGrid([]byte(tc.grid))
-		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.field) {
+		_, err := grid.ParseGrid([]byte(tc.grid))
+		if err == nil || !errors.Is(err, grid.ErrInvalid) || !strings.Contains(err.Error(), tc.field) {
 			t.Errorf("grid %s: err %v, want ErrInvalid saying %q", tc.grid, err, tc.field)
 		}
 	}
@@ -109,7 +110,7 @@ func TestCreateRejectsBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := h.m.Create(context.Background(), []byte(tc.grid))
-			if err == nil || !errors.Is(err, ErrInvalid) {
+			if err == nil || !errors.Is(err, grid.ErrInvalid) {
 				t.Fatalf("err = %v, want ErrInvalid", err)
 			}
 			for _, w := range tc.want {

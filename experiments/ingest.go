@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"outcore/engine/metrics"
 	"outcore/gpu"
 	"outcore/internal/cgroup"
+	"outcore/internal/units"
 	"outcore/store"
 )
 
@@ -387,7 +389,7 @@ func (g *ingester) handle(line []byte, arrivedCG int64) {
 	}
 	bad := func(err error) {
 		g.events = append(g.events, g.event(store.EventLog, "warn",
-			fmt.Sprintf("unreadable %s record: %v: %s", head.Type, err, truncate(string(line), 200)), nil))
+			fmt.Sprintf("unreadable %s record: %v: %s", head.Type, err, units.Clip(string(line), 200)), nil))
 	}
 	switch head.Type {
 	case metrics.TypeStart:
@@ -438,7 +440,7 @@ func (g *ingester) handle(line []byte, arrivedCG int64) {
 			level = "info"
 		}
 		g.events = append(g.events, g.event(store.EventLog, level, rec.Msg, append(json.RawMessage(nil), line...)))
-		if d, ok := strings.CutPrefix(rec.Msg, metrics.DeviationLogPrefix); ok && !contains(g.deviations, d) {
+		if d, ok := strings.CutPrefix(rec.Msg, metrics.DeviationLogPrefix); ok && !slices.Contains(g.deviations, d) {
 			g.deviations = append(g.deviations, d)
 			pw := g.takePending(nil)
 			deviations := append([]string(nil), g.deviations...)
@@ -705,7 +707,7 @@ func (g *ingester) caughtUp() {
 	reason := g.refusedWhy
 	g.m.opts.Logf("run %d: the store accepts writes again (it refused: %s)", g.run.ID, reason)
 	g.events = append(g.events, g.event(store.EventLog, "warn",
-		fmt.Sprintf("the store refused this run's records for a while (%s); the training went on and they were stored from the record log", truncate(reason, 200)), nil))
+		fmt.Sprintf("the store refused this run's records for a while (%s); the training went on and they were stored from the record log", units.Clip(reason, 200)), nil))
 }
 
 // fail reports the first failure to store or log a record.
@@ -734,11 +736,4 @@ func (g *ingester) lastError() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.lastErr
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

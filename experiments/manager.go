@@ -6,14 +6,15 @@
 // own memory cgroup (outcore/internal/cgroup). The child's JSON lines
 // (engine/metrics/records.go) become epochs, samples and events as they
 // arrive; each epoch is committed the moment it arrives, so killing the
-// server loses none the child reported.
+// server loses none the child reported. The grid language itself (parsing,
+// limits, planning) is the leaf package experiments/grid.
 //
-// The dashboard (web/) uses a Manager:
+// The dashboard (web/) uses a Manager, through its Queue interface:
 //
 //	st, _ := store.OpenDataDir(ctx, dataDir)
 //	m, _ := experiments.New(experiments.Options{DataDir: dataDir, Store: st})
 //	go m.Run(ctx)                     // the queue; returns when ctx ends
-//	exp, err := m.Create(ctx, gridJSON) // errors.Is(err, ErrInvalid): show err to the user
+//	exp, err := m.Create(ctx, gridJSON) // errors.Is(err, grid.ErrInvalid): show err to the user
 //	ch, stop := m.SubscribeFrom(lastEventID) // SSE: resume after Last-Event-ID
 //	m.CancelRun(ctx, id); m.RetryRun(ctx, id); m.DeleteExperiment(ctx, id)
 //
@@ -32,11 +33,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"outcore/engine/dataset"
+	"outcore/experiments/grid"
 	"outcore/gpu"
 	"outcore/internal/supervise"
 	"outcore/store"
@@ -110,7 +113,7 @@ type Options struct {
 	GPU gpu.Sampler
 	// MinMemory rejects limits a variant cannot start with; default
 	// VariantMinMemory.
-	MinMemory MinMemoryFunc
+	MinMemory grid.MinMemoryFunc
 	// Logf receives the runner's diagnostics; default discards them.
 	Logf func(format string, args ...any)
 }
@@ -178,7 +181,7 @@ func New(opts Options) (*Manager, error) {
 		opts.GPU = gpu.Open()
 	}
 	if opts.MinMemory == nil {
-		opts.MinMemory = VariantMinMemory
+		opts.MinMemory = grid.VariantMinMemory
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
@@ -186,18 +189,18 @@ func New(opts Options) (*Manager, error) {
 	if opts.Executor == "" {
 		opts.Executor = store.ExecutorLocal
 	}
-	if err := validExecutor(opts.Executor); err != nil {
+	if err := grid.ValidExecutor(opts.Executor); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
 	}
 	if len(opts.Executors) == 0 {
 		opts.Executors = []string{opts.Executor}
 	}
 	for _, e := range opts.Executors {
-		if err := validExecutor(e); err != nil {
+		if err := grid.ValidExecutor(e); err != nil {
 			return nil, fmt.Errorf("experiments: %w", err)
 		}
 	}
-	if !contains(opts.Executors, opts.Executor) {
+	if !slices.Contains(opts.Executors, opts.Executor) {
 		return nil, fmt.Errorf("experiments: the default executor %q is not among the executors offered (%s)", opts.Executor, strings.Join(opts.Executors, ", "))
 	}
 	if err := opts.Slurm.Check(); err != nil {
@@ -304,27 +307,27 @@ func (m *Manager) SubscribeFrom(lastID int64) (<-chan Event, func()) {
 // variants, memory limits below what a variant needs to start, each run's
 // configuration). pending names datasets a dataset job is about to make,
 // with their meta as it will be. Create runs the same checks.
-func (m *Manager) Check(g *Grid, pending map[string]dataset.Meta) []Problem {
-	ps := problems(g.Problems())
+func (m *Manager) Check(g *grid.Grid, pending map[string]dataset.Meta) []grid.Problem {
+	ps := grid.ProblemList(g.Problems())
 	_, exec := m.chooseExecutor(g, CreateOptions{})
 	ps = append(ps, exec...)
-	_, _, more, _ := plan(g, m.world(pending), len(ps) == 0)
+	_, _, more, _ := grid.Plan(g, m.world(pending), len(ps) == 0)
 	return append(ps, more...)
 }
 
 // Refusals lists the cells of g that cannot start under their memory
 // limit, each with its reason: the same check Create makes (plan with
 // train.MinMemoryFor and the data directory), for the form's cell matrix.
-func (m *Manager) Refusals(g *Grid, pending map[string]dataset.Meta) []store.RefusedCell {
+func (m *Manager) Refusals(g *grid.Grid, pending map[string]dataset.Meta) []store.RefusedCell {
 	if len(g.Problems()) > 0 {
 		return nil
 	}
-	_, _, _, refused := plan(g, m.world(pending), true)
+	_, _, _, refused := grid.Plan(g, m.world(pending), true)
 	return refused
 }
 
-func (m *Manager) world(pending map[string]dataset.Meta) world {
-	return world{dataDir: m.opts.DataDir, minMem: m.opts.MinMemory, pending: pending}
+func (m *Manager) world(pending map[string]dataset.Meta) grid.World {
+	return grid.World{DataDir: m.opts.DataDir, MinMem: m.opts.MinMemory, Pending: pending}
 }
 
 // Create validates a grid file (see Grid), stores the experiment and
@@ -336,18 +339,18 @@ func (m *Manager) Create(ctx context.Context, gridJSON []byte) (store.Experiment
 
 // CreateWith is Create with the command line's choices (the executor).
 func (m *Manager) CreateWith(ctx context.Context, gridJSON []byte, co CreateOptions) (store.Experiment, error) {
-	g, err := ParseGrid(gridJSON)
+	g, err := grid.ParseGrid(gridJSON)
 	if g == nil {
 		return store.Experiment{}, err
 	}
-	ps := problems(ProblemsOf(err))
+	ps := grid.ProblemList(grid.ProblemsOf(err))
 	executor, more := m.chooseExecutor(g, co)
 	ps = append(ps, more...)
-	specs, datasets, more, refused := plan(g, m.world(nil), len(ps) == 0)
+	specs, datasets, more, refused := grid.Plan(g, m.world(nil), len(ps) == 0)
 	if g.Frontier != nil && len(ps)+len(more) == 0 {
 		more = append(more, m.firstProbes(g, specs, datasets)...) // frontier.go: the first probe of every cell
 	}
-	if err := append(ps, more...).err(); err != nil {
+	if err := append(ps, more...).Err(); err != nil {
 		return store.Experiment{}, err
 	}
 	base, err := json.Marshal(g.Base)
@@ -378,7 +381,7 @@ func (m *Manager) CreateWith(ctx context.Context, gridJSON []byte, co CreateOpti
 			}
 			r := store.Run{ExperimentID: e.ID, Seq: sp.Seq, System: sp.System, Dataset: sp.Dataset, Model: sp.Model,
 				MemLimitBytes: sp.MemLimitBytes, FeatureDim: sp.FeatureDim, BatchSize: sp.BatchSize,
-				Fanout: FormatFanout(sp.Fanout), Repeat: sp.Repeat, Compute: sp.Compute, Config: cfg, Executor: executor}
+				Fanout: grid.FormatFanout(sp.Fanout), Repeat: sp.Repeat, Compute: sp.Compute, Config: cfg, Executor: executor}
 			if err := tx.InsertRun(&r); err != nil {
 				return err
 			}
@@ -516,7 +519,7 @@ func (m *Manager) RetryRun(ctx context.Context, runID int64) (store.Run, error) 
 		if err != nil {
 			return err
 		}
-		if !contains(m.opts.Executors, r.Executor) {
+		if !slices.Contains(m.opts.Executors, r.Executor) {
 			// The executor is the server's choice (chooseExecutor).
 			return fmt.Errorf("retry run %d: it runs on the %s executor, which this server does not offer (it runs %s): %w",
 				runID, r.Executor, strings.Join(m.opts.Executors, ", "), ErrConflict)

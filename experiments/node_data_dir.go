@@ -15,32 +15,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode"
+
+	"outcore/experiments/grid"
 )
 
 // ErrOutsideNodeDataRoot is wrapped by the error of a node data directory
 // outside the folder the queue allows.
 var ErrOutsideNodeDataRoot = errors.New("outside the folder node data directories may be in")
-
-// nodeDataDirSyntax checks a node data directory without the file system:
-// absolute, no "..", no control characters, no '%' (Slurm expands it).
-func nodeDataDirSyntax(p string) error {
-	if !filepath.IsAbs(p) {
-		return fmt.Errorf("%q is not an absolute path", p)
-	}
-	for _, part := range strings.Split(p, "/") {
-		if part == ".." {
-			return fmt.Errorf("%q: no \"..\" allowed", p)
-		}
-	}
-	if strings.IndexFunc(p, func(r rune) bool { return unicode.IsControl(r) || r == '%' || r == unicode.ReplacementChar }) >= 0 {
-		return fmt.Errorf("%q holds a control character, '%%' or invalid UTF-8", p)
-	}
-	if len(p) > 1024 {
-		return fmt.Errorf("a path of %d bytes, at most 1024", len(p))
-	}
-	return nil
-}
 
 // NodeDataRoot is the folder a grid's node data directory must lie in: the
 // queue's NodeDataDir, else the data directory.
@@ -55,7 +36,7 @@ func (o SlurmOptions) NodeDataRoot(dataDir string) string {
 // symbolic links of the longest part of each that exists here are followed
 // first. The error names both.
 func ConfineNodeDataDir(root, p string) (string, error) {
-	if err := nodeDataDirSyntax(p); err != nil {
+	if err := grid.NodeDataDirSyntax(p); err != nil {
 		return "", err
 	}
 	absRoot, err := filepath.Abs(root)

@@ -14,8 +14,10 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/train"
+	"outcore/experiments/grid"
 	"outcore/internal/osutil"
 	"outcore/internal/supervise"
+	"outcore/internal/units"
 	"outcore/store"
 )
 
@@ -158,7 +160,7 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) runO
 	}
 	enforced, note := child.Enforced(), child.Note()
 	if r.MemLimitBytes > 0 && !enforced {
-		m.logEvent(r, "warn", fmt.Sprintf("memory limit %s NOT enforced: %s", FormatBytes(r.MemLimitBytes), note))
+		m.logEvent(r, "warn", fmt.Sprintf("memory limit %s NOT enforced: %s", units.Bytes(r.MemLimitBytes), note))
 	}
 	cgPath := ""
 	if g := child.Group(); g != nil {
@@ -248,12 +250,12 @@ func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing
 		end.Status, end.Error = store.StatusInterrupted, "the server stopped while the run was running"
 	case res.OOM:
 		end.Status = store.StatusOOM
-		end.Error = fmt.Sprintf("out of memory at the limit of %s", FormatBytes(r.MemLimitBytes))
+		end.Error = fmt.Sprintf("out of memory at the limit of %s", units.Bytes(r.MemLimitBytes))
 		if res.LimitAtEnd > r.MemLimitBytes && r.MemLimitBytes > 0 {
 			// the group's own limit: the budget and what the run held
 			// outside it (the model step, see the deviations)
 			end.Error = fmt.Sprintf("out of memory at its cgroup limit of %s (the %s budget + %s held outside it)",
-				FormatBytes(res.LimitAtEnd), FormatBytes(r.MemLimitBytes), FormatBytes(res.LimitAtEnd-r.MemLimitBytes))
+				units.Bytes(res.LimitAtEnd), units.Bytes(r.MemLimitBytes), units.Bytes(res.LimitAtEnd-r.MemLimitBytes))
 		}
 		if res.OOMKills > 0 {
 			end.Error += fmt.Sprintf(" (the kernel's OOM killer killed %d process(es) of the run's cgroup)", res.OOMKills)
@@ -306,7 +308,7 @@ func (m *Manager) ensureDataset(ctx context.Context, r store.Run) error {
 	if err != nil {
 		return err
 	}
-	if r.Dataset == e.Dataset || r.Dataset != DerivedName(e.Dataset, r.FeatureDim) {
+	if r.Dataset == e.Dataset || r.Dataset != grid.DerivedName(e.Dataset, r.FeatureDim) {
 		return fmt.Errorf("dataset %q not found in %s", r.Dataset, dsDir)
 	}
 	m.dsMu.Lock()
@@ -358,4 +360,10 @@ func checkFeasible(r store.Run, dataDir string) error {
 		return nil
 	}
 	return train.CheckFeasible(cfg, meta)
+}
+
+// fileExists reports whether p exists.
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"outcore/internal/units"
 )
 
 // errJobUnknown: Slurm's tool does not know the job (purged or never existed).
@@ -53,7 +55,7 @@ func (c slurmCLI) run(ctx context.Context, name string, args ...string) (string,
 			msg = strings.TrimSpace(out.String())
 		}
 		if msg != "" {
-			return out.String(), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, truncate(msg, 400))
+			return out.String(), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, units.Clip(msg, 400))
 		}
 		return out.String(), fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
 	}
@@ -99,7 +101,7 @@ func (c slurmCLI) Show(ctx context.Context, id string) (JobInfo, error) {
 	}
 	j, ok := ParseScontrolJob(out)
 	if !ok {
-		return JobInfo{}, fmt.Errorf("scontrol show job %s: unreadable output %q", id, truncate(out, 200))
+		return JobInfo{}, fmt.Errorf("scontrol show job %s: unreadable output %q", id, units.Clip(out, 200))
 	}
 	return j, nil
 }
@@ -135,7 +137,7 @@ func ParseSbatch(out string) (string, error) {
 	}
 	id, _, _ := strings.Cut(s, ";")
 	if !jobIDRE.MatchString(id) {
-		return "", fmt.Errorf("sbatch answered %q, not a job id", truncate(strings.TrimSpace(out), 200))
+		return "", fmt.Errorf("sbatch answered %q, not a job id", units.Clip(strings.TrimSpace(out), 200))
 	}
 	return id, nil
 }
@@ -226,65 +228,4 @@ func ParseSacct(out string) []JobInfo {
 			ExitCode: strings.TrimSpace(f[n-2]), Node: node, Restarts: -1, Known: true})
 	}
 	return jobs
-}
-
-// SplitArgs splits extra sbatch arguments as a POSIX shell would split
-// words: blanks separate, single quotes keep everything, double quotes keep
-// everything but \" and \\, a backslash outside quotes escapes the next
-// character. No expansion of any kind happens. Each word must be an option
-// (start with '-'): the script is outcore's.
-func SplitArgs(s string) ([]string, error) {
-	var args []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
-			if inWord {
-				args = append(args, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case c == '\'':
-			inWord = true
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated ' in %q", s)
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-		case c == '"':
-			inWord = true
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
-					i++
-				}
-				cur.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, fmt.Errorf("unterminated \" in %q", s)
-			}
-		case c == '\\':
-			inWord = true
-			if i+1 >= len(s) {
-				return nil, fmt.Errorf("%q ends with a backslash", s)
-			}
-			i++
-			cur.WriteByte(s[i])
-		default:
-			inWord = true
-			cur.WriteByte(c)
-		}
-	}
-	if inWord {
-		args = append(args, cur.String())
-	}
-	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			return nil, fmt.Errorf("%q is not an sbatch option (options start with '-'; outcore writes the job script)", a)
-		}
-	}
-	return args, nil
 }

@@ -84,36 +84,6 @@ func TestParseSacct(t *testing.T) {
 	}
 }
 
-func TestSplitArgs(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want []string
-		err  string
-	}{
-		{"", nil, ""},
-		{"  --qos=low   --account a1 ", nil, `"a1" is not an sbatch option`},
-		{"--qos=low --account=a1", []string{"--qos=low", "--account=a1"}, ""},
-		{`--comment='two words' --constraint="a&b" --x=\ y`, []string{"--comment=two words", "--constraint=a&b", "--x= y"}, ""},
-		{`--comment="say \"hi\" \\ ok"`, []string{`--comment=say "hi" \ ok`}, ""},
-		{`--gres=gpu:1 -C 'x'`, nil, `"x" is not an sbatch option`},
-		{`--comment='open`, nil, "unterminated '"},
-		{`--comment="open`, nil, `unterminated "`},
-		{`--x=a\`, nil, "ends with a backslash"},
-		{`--x=$(rm -rf /)`, []string{"--x=$(rm", "-rf"}, `"/)" is not an sbatch option`},
-	} {
-		got, err := SplitArgs(c.in)
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("SplitArgs(%q): err %v, want %q", c.in, err, c.err)
-			}
-			continue
-		}
-		if err != nil || !reflect.DeepEqual(got, c.want) {
-			t.Errorf("SplitArgs(%q) = %q, %v; want %q", c.in, got, err, c.want)
-		}
-	}
-}
-
 func FuzzParseSqueue(f *testing.F) {
 	if b, err := os.ReadFile("testdata/slurm/squeue.txt"); err == nil {
 		f.Add(string(b))
@@ -150,30 +120,6 @@ func FuzzParseSacct(f *testing.F) {
 			if !jobIDRE.MatchString(j.ID) {
 				t.Fatalf("bad job %+v from %q", j, s)
 			}
-		}
-	})
-}
-
-// FuzzSplitArgs: every word SplitArgs returns is an option, and joining
-// single-quoted words splits back to the same words.
-func FuzzSplitArgs(f *testing.F) {
-	f.Add(`--comment='two words' --constraint="a&b"`)
-	f.Add(`--x=\ y`)
-	f.Fuzz(func(t *testing.T, s string) {
-		args, err := SplitArgs(s)
-		if err != nil {
-			return
-		}
-		var quoted []string
-		for _, a := range args {
-			if !strings.HasPrefix(a, "-") {
-				t.Fatalf("word %q of %q is not an option", a, s)
-			}
-			quoted = append(quoted, shellQuote(a))
-		}
-		again, err := SplitArgs(strings.Join(quoted, " "))
-		if err != nil || !reflect.DeepEqual(again, args) && len(args) > 0 {
-			t.Fatalf("round trip of %q: %q, %v; want %q", s, again, err, args)
 		}
 	})
 }

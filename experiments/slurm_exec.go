@@ -30,6 +30,8 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	"outcore/engine/train"
+	"outcore/experiments/grid"
+	"outcore/internal/units"
 	"outcore/store"
 )
 
@@ -61,7 +63,7 @@ type slurmExecutor struct {
 	mu      sync.Mutex
 	ended   map[string]JobInfo // final states with details, by job id
 	unknown map[string]int     // polls in a row that found the job nowhere
-	grids   map[int64]*SlurmGrid
+	grids   map[int64]*grid.SlurmGrid
 
 	digestMu sync.Mutex // datasets are hashed one at a time
 }
@@ -78,7 +80,7 @@ func newSlurmExecutor(m *Manager) *slurmExecutor {
 	h := sha256.Sum256([]byte(abs))
 	return &slurmExecutor{m: m, cli: slurmCLI{binDir: m.opts.Slurm.BinDir}, user: name,
 		prefix: "oc" + hex.EncodeToString(h[:4]) + "-r",
-		ended:  map[string]JobInfo{}, unknown: map[string]int{}, grids: map[int64]*SlurmGrid{}}
+		ended:  map[string]JobInfo{}, unknown: map[string]int{}, grids: map[int64]*grid.SlurmGrid{}}
 }
 
 // opts are the queue's Slurm options with defaults filled in.
@@ -112,7 +114,7 @@ func (s *slurmExecutor) runOptions(ctx context.Context, r store.Run) (SlurmOptio
 		if err != nil {
 			return SlurmOptions{}, err
 		}
-		g, err := ParseGrid(e.Grid)
+		g, err := grid.ParseGrid(e.Grid)
 		if err != nil {
 			return SlurmOptions{}, fmt.Errorf("experiment %d's grid: %w", e.ID, err)
 		}
@@ -248,12 +250,12 @@ func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) 
 	if opt.Partition != "" {
 		where = "partition " + opt.Partition
 	}
-	budget := "no budget: the dataset's files " + FormatBytes(mem-allowance-jobOverheadBytes)
+	budget := "no budget: the dataset's files " + units.Bytes(mem-allowance-jobOverheadBytes)
 	if r.MemLimitBytes > 0 {
-		budget = "budget " + FormatBytes(r.MemLimitBytes)
+		budget = "budget " + units.Bytes(r.MemLimitBytes)
 	}
 	msg := fmt.Sprintf("submitted as Slurm job %s to %s, --mem=%dM (%s + model step %s + job %s)",
-		jobID, where, spec.MemMiB, budget, FormatBytes(allowance), FormatBytes(jobOverheadBytes))
+		jobID, where, spec.MemMiB, budget, units.Bytes(allowance), units.Bytes(jobOverheadBytes))
 	err = m.recordJob(ctx, r, &store.RunStart{LimitNote: "decided on the node when the job starts",
 		OutcoreVersion: Version(), GoVersion: runtime.Version()}, statusEvent(r, store.StatusRunning, msg))
 	if err != nil {

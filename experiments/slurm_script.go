@@ -10,8 +10,9 @@ package experiments
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
+
+	"outcore/experiments/grid"
 )
 
 // JobSpec is everything a run's batch script says.
@@ -66,80 +67,9 @@ func recordsFileName(jobID string, restart int) string {
 }
 
 var (
-	timeRE      = regexp.MustCompile(`^(\d+-)?\d+(:\d+(:\d+)?)?$|^\d+-\d+$`)
-	partitionRE = regexp.MustCompile(`^[A-Za-z0-9_.,-]+$`)
-	envKeyRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	jobNameRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	envKeyRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	jobNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 )
-
-// ValidSlurmTime checks a time limit in one of sbatch's forms: "minutes",
-// "minutes:seconds", "hours:minutes:seconds", "days-hours",
-// "days-hours:minutes", "days-hours:minutes:seconds".
-// The limit is at most MaxSlurmTimeDays days.
-func ValidSlurmTime(s string) error {
-	if !timeRE.MatchString(s) {
-		return fmt.Errorf("time limit %q: want minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS", s)
-	}
-	if m, ok := slurmTimeMinutes(s); !ok || m > MaxSlurmTimeDays*24*60 {
-		return fmt.Errorf("time limit %q: at most %d days", s, MaxSlurmTimeDays)
-	}
-	return nil
-}
-
-// MaxSlurmTimeDays bounds a time limit (slurm.time, --slurm-time).
-const MaxSlurmTimeDays = 366
-
-// slurmTimeMinutes is a time limit that matches timeRE in whole minutes
-// (seconds rounded down); ok is false when a number does not fit.
-func slurmTimeMinutes(s string) (int64, bool) {
-	days := int64(0)
-	rest := s
-	hasDays := false
-	if d, r, cut := strings.Cut(s, "-"); cut {
-		n, err := strconv.ParseInt(d, 10, 32)
-		if err != nil {
-			return 0, false
-		}
-		days, rest, hasDays = n, r, true
-	}
-	var f []int64
-	for _, p := range strings.Split(rest, ":") {
-		n, err := strconv.ParseInt(p, 10, 32)
-		if err != nil {
-			return 0, false
-		}
-		f = append(f, n)
-	}
-	var h, m int64
-	switch {
-	case hasDays: // D-H, D-H:M, D-H:M:S
-		h = f[0]
-		if len(f) > 1 {
-			m = f[1]
-		}
-	case len(f) == 3: // H:M:S
-		h, m = f[0], f[1]
-	default: // M, M:S
-		m = f[0]
-	}
-	if len(f) > 0 && f[len(f)-1] > 0 && (len(f) == 3 || !hasDays && len(f) == 2) {
-		m += f[len(f)-1] / 60
-	}
-	return days*24*60 + h*60 + m, true
-}
-
-// ValidPartition checks a partition name (or comma-separated list).
-func ValidPartition(s string) error {
-	if !partitionRE.MatchString(s) {
-		return fmt.Errorf("partition %q: want letters, digits, '_', '.', '-' (comma-separated for several)", s)
-	}
-	return nil
-}
-
-// shellQuote quotes s for a POSIX shell: 'it'\”s'.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
 
 // JobScript writes the batch script of spec.
 func JobScript(sp JobSpec) (string, error) {
@@ -165,12 +95,12 @@ func JobScript(sp JobSpec) (string, error) {
 		return "", fmt.Errorf("job script: memory request %d MiB", sp.MemMiB)
 	}
 	if sp.Time != "" {
-		if err := ValidSlurmTime(sp.Time); err != nil {
+		if err := grid.ValidSlurmTime(sp.Time); err != nil {
 			return "", err
 		}
 	}
 	if sp.Partition != "" {
-		if err := ValidPartition(sp.Partition); err != nil {
+		if err := grid.ValidPartition(sp.Partition); err != nil {
 			return "", err
 		}
 	}
@@ -206,20 +136,20 @@ func JobScript(sp JobSpec) (string, error) {
 	w("# outcore run %d of experiment %d (experiments/slurm_script.go). Records go to one\n", sp.RunID, sp.ExperimentID)
 	w("# file per execution of the job in the run directory; the server ingests them as they grow.\n")
 	w("set -u\n")
-	w("run_dir=%s\n", shellQuote(sp.RunDir))
+	w("run_dir=%s\n", grid.ShellQuote(sp.RunDir))
 	w("records=\"$run_dir/records-${SLURM_JOB_ID}-${SLURM_RESTART_COUNT:-0}.jsonl\"\n")
-	w("data_dir=%s\n", shellQuote(sp.DataDir))
-	w("outcore=%s\n", shellQuote(sp.Outcore))
+	w("data_dir=%s\n", grid.ShellQuote(sp.DataDir))
+	w("outcore=%s\n", grid.ShellQuote(sp.Outcore))
 	for _, kv := range sp.Env {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || !envKeyRE.MatchString(k) {
 			return "", fmt.Errorf("job script: environment entry %q is not KEY=VALUE", kv)
 		}
-		w("export %s=%s\n", k, shellQuote(v))
+		w("export %s=%s\n", k, grid.ShellQuote(v))
 	}
 	w("export OUTCORE_RUN_ID=%d\n", sp.RunID)
 	w("echo \"outcore: Slurm job $SLURM_JOB_ID on $(hostname) (execution ${SLURM_RESTART_COUNT:-0})\" >&2\n")
-	ds := shellQuote(sp.Dataset)
+	ds := grid.ShellQuote(sp.Dataset)
 	if sp.NodeData {
 		w("# Per-node data directory: generate the dataset here when missing (one job at a time).\n")
 		w("if [ ! -f \"$data_dir/datasets/\"%s/meta.json ]; then\n", ds)
@@ -237,7 +167,7 @@ func JobScript(sp JobSpec) (string, error) {
 	}
 	var cmd []string
 	for _, a := range command {
-		cmd = append(cmd, shellQuote(a))
+		cmd = append(cmd, grid.ShellQuote(a))
 	}
 	w("exec %s \"$run_dir/config.json\" >>\"$records\"\n", strings.Join(cmd, " "))
 	return b.String(), nil

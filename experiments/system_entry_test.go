@@ -8,24 +8,25 @@ import (
 	"testing"
 
 	"outcore/engine/train"
+	"outcore/experiments/grid"
 	"outcore/store"
 )
 
 func TestParseSystemEntry(t *testing.T) {
 	for _, c := range []struct {
 		in   string
-		want SystemEntry
+		want grid.SystemEntry
 		bad  string
 	}{
-		{in: "gnndrive", want: SystemEntry{Variant: "gnndrive"}},
-		{in: "gnndrive:feature_buffer=device", want: SystemEntry{Variant: "gnndrive", Options: map[string]string{"feature_buffer": "device"}}},
-		{in: "ginex: read_block=512 , superbatch=10", want: SystemEntry{Variant: "ginex", Options: map[string]string{"read_block": "512", "superbatch": "10"}}},
+		{in: "gnndrive", want: grid.SystemEntry{Variant: "gnndrive"}},
+		{in: "gnndrive:feature_buffer=device", want: grid.SystemEntry{Variant: "gnndrive", Options: map[string]string{"feature_buffer": "device"}}},
+		{in: "ginex: read_block=512 , superbatch=10", want: grid.SystemEntry{Variant: "ginex", Options: map[string]string{"read_block": "512", "superbatch": "10"}}},
 		{in: ":a=b", bad: "no variant name"},
 		{in: "gnndrive:", bad: "not KEY=VALUE"},
 		{in: "gnndrive:a", bad: "not KEY=VALUE"},
 		{in: "gnndrive:a=1,a=2", bad: "given twice"},
 	} {
-		got, err := ParseSystemEntry(c.in)
+		got, err := grid.ParseSystemEntry(c.in)
 		if c.bad != "" {
 			if err == nil || !strings.Contains(err.Error(), c.bad) {
 				t.Errorf("%q: err %v, want %q", c.in, err, c.bad)
@@ -75,7 +76,7 @@ func TestGridVariantEntries(t *testing.T) {
 		}
 	}
 	_, err = h.m.Create(context.Background(), []byte(`{"dataset":"tiny","axes":{"system":["fake","fake:nosuch=1","fake:bad"]}}`))
-	if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `fake has no option "nosuch"`) || !strings.Contains(err.Error(), "not KEY=VALUE") {
+	if err == nil || !errors.Is(err, grid.ErrInvalid) || !strings.Contains(err.Error(), `fake has no option "nosuch"`) || !strings.Contains(err.Error(), "not KEY=VALUE") {
 		t.Fatalf("bad entries: %v", err)
 	}
 }

@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,13 +10,13 @@ import (
 	"testing"
 
 	"outcore/engine/dataset"
-	"outcore/engine/train"
+	"outcore/experiments/grid"
 )
 
 // TestGridCountDoesNotWrap: 4 variants × repeat 2^62 used to wrap to 0
 // runs, pass the cap and make Cells allocate without bound.
 func TestGridCountDoesNotWrap(t *testing.T) {
-	g := &Grid{Axes: Axes{System: []string{"a", "b", "c", "d"}, Repeat: 1 << 62}}
+	g := &grid.Grid{Axes: grid.Axes{System: []string{"a", "b", "c", "d"}, Repeat: 1 << 62}}
 	if n := g.Count(); n != math.MaxInt {
 		t.Fatalf("Count = %d, want math.MaxInt", n)
 	}
@@ -29,8 +28,8 @@ func TestGridCountDoesNotWrap(t *testing.T) {
 	if n := g.Count(); n != math.MaxInt {
 		t.Fatalf("Count = %d", n)
 	}
-	_, err := ParseGrid([]byte(`{"dataset":"tiny","axes":{"system":["a","b","c","d"],"repeat":4611686018427387904}}`))
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "repeats: 4611686018427387904 is not a whole number from 1 to 100") ||
+	_, err := grid.ParseGrid([]byte(`{"dataset":"tiny","axes":{"system":["a","b","c","d"],"repeat":4611686018427387904}}`))
+	if !errors.Is(err, grid.ErrInvalid) || !strings.Contains(err.Error(), "repeats: 4611686018427387904 is not a whole number from 1 to 100") ||
 		!strings.Contains(err.Error(), "more runs than can be counted") {
 		t.Fatalf("ParseGrid: %v", err)
 	}
@@ -43,12 +42,12 @@ var internalName = regexp.MustCompile(`axes\.|\[\d+\]`)
 // limits, and every problem is listed, in words.
 func TestCreateListsEveryProblemInWords(t *testing.T) {
 	h := newHarness(t, nil)
-	grid := `{"name":"` + strings.Repeat("n", 101) + `","dataset":"tiny","epochs":5000,"hidden":1000000000,"heads":65,
+	gridText := `{"name":"` + strings.Repeat("n", 101) + `","dataset":"tiny","epochs":5000,"hidden":1000000000,"heads":65,
 		"options":{"cache":"1"},
 		"axes":{"system":["fake","fake"],"fanout":[[2000,5],[1,1,1,1,1,1,1],"10,5","10,5"],"batch_size":[64,64],
 		        "feature_dim":[32,32],"mem_limit":["1GiB","1GiB","1e30"],"model":["gcn","gcn"],"repeat":101}}`
-	_, err := h.m.Create(context.Background(), []byte(grid))
-	ps := ProblemsOf(err)
+	_, err := h.m.Create(context.Background(), []byte(gridText))
+	ps := grid.ProblemsOf(err)
 	want := []string{
 		"name: 101 characters, at most 100",
 		"epochs: 5000 is not a whole number from 1 to 1000",
@@ -79,7 +78,7 @@ func TestCreateListsEveryProblemInWords(t *testing.T) {
 			t.Errorf("missing problem %q in:\n%s", w, all)
 		}
 	}
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "epochs: 5000") || !strings.Contains(err.Error(), "hidden: 1000000000") {
+	if !errors.Is(err, grid.ErrInvalid) || !strings.Contains(err.Error(), "epochs: 5000") || !strings.Contains(err.Error(), "hidden: 1000000000") {
 		t.Errorf("error text: %v", err)
 	}
 }
@@ -110,7 +109,7 @@ func TestGridNumbersAtInt64Bounds(t *testing.T) {
 		{`{"dataset":"tiny","system":"fake","warmup_epochs":` + maxI + `}`, "warmup_epochs: " + maxI},
 	} {
 		_, err := h.m.Create(context.Background(), []byte(tc.grid))
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, grid.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("grid %s:\n  err %v\n  want it to say %q", tc.grid, err, tc.want)
 		}
 	}
@@ -125,7 +124,7 @@ func TestGridNumbersAtInt64Bounds(t *testing.T) {
 // the same grid, and Check finds the same problems as Create.
 func TestNewGridRoundTrip(t *testing.T) {
 	h := newHarness(t, nil)
-	g, err := NewGrid("x", "tiny", map[string]any{"epochs": 2}, Axes{System: []string{"fake"}, MemLimit: []string{"64MiB", "none"},
+	g, err := grid.NewGrid("x", "tiny", map[string]any{"epochs": 2}, grid.Axes{System: []string{"fake"}, MemLimit: []string{"64MiB", "none"},
 		BatchSize: []int{64}, Fanout: [][]int{{5, 5}, {-1, -1}}, Model: []string{"sage"}, Repeat: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -133,11 +132,11 @@ func TestNewGridRoundTrip(t *testing.T) {
 	if ps := h.m.Check(g, nil); len(ps) != 0 {
 		t.Fatalf("problems %v", ps)
 	}
-	back, err := ParseGrid(g.JSON())
+	back, err := grid.ParseGrid(g.JSON())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Count() != 8 || back.Name != "x" || string(back.Base["epochs"]) != "2" || FormatFanout(back.Axes.Fanout[1]) != "-1,-1" {
+	if back.Count() != 8 || back.Name != "x" || string(back.Base["epochs"]) != "2" || grid.FormatFanout(back.Axes.Fanout[1]) != "-1,-1" {
 		t.Fatalf("read back %+v", back)
 	}
 	e, err := h.m.Create(context.Background(), g.JSON())
@@ -147,9 +146,9 @@ func TestNewGridRoundTrip(t *testing.T) {
 	// A dataset about to be generated is checked as if it existed.
 	cfg, _ := dataset.Preset("tiny")
 	pend := dataset.Meta{Name: "soon", Nodes: cfg.Nodes, FeatureDim: cfg.FeatureDim, Source: dataset.Source{Kind: "generator", Generator: &cfg}}
-	g2, _ := NewGrid("", "soon", map[string]any{"epochs": 1}, Axes{System: []string{"fake"}, MemLimit: []string{"2MiB"}, Repeat: 1})
+	g2, _ := grid.NewGrid("", "soon", map[string]any{"epochs": 1}, grid.Axes{System: []string{"fake"}, MemLimit: []string{"2MiB"}, Repeat: 1})
 	ps := h.m.Check(g2, map[string]dataset.Meta{"soon": pend})
-	if len(ps) != 1 || ps[0].Field != AxisMemLimit || !strings.Contains(ps[0].Message, "needs to start on soon") {
+	if len(ps) != 1 || ps[0].Field != grid.AxisMemLimit || !strings.Contains(ps[0].Message, "needs to start on soon") {
 		t.Fatalf("pending dataset: %v", ps)
 	}
 	b, _ := json.Marshal(ps)
@@ -177,82 +176,4 @@ func TestFailureLineQuotesTheFatalError(t *testing.T) {
 	if got := tb.lastLine(); strings.Contains(got, "goroutine") || strings.Contains(got, "/src/main.go") {
 		t.Errorf("a cut tail still quotes a trace line: %q", got)
 	}
-}
-
-// FuzzParseGrid: any bytes are refused with problems in words or give a
-// grid within the limits whose cells match its count and whose JSON reads
-// back into the same grid.
-func FuzzParseGrid(f *testing.F) {
-	for _, s := range []string{
-		`{"name":"x","dataset":"tiny","model":"sage","epochs":1,"axes":{"system":["fake","fake2"],"mem_limit":["256MiB","25%","none"],"repeat":2}}`,
-		`{"dataset":"tiny","system":"fake","batch":64,"fanout":"5,5","mem_limit":268435456}`,
-		`{"dataset":"tiny","axes":{"system":["a","b","c","d"],"repeat":4611686018427387904}}`,
-		`{"dataset":"tiny","axes":{"fanout":[[10,5],"-1,-1"],"feature_dim":[16,32],"batch_size":[1,1048576]}}`,
-		`{"dataset":"tiny","hidden":1000000000,"options":{"cache":"1e30"}}`,
-		`{"dataset":"tiny","axes":{"mem_limit":[1e30,"-5MiB",true]}}`,
-		`[]`, `null`, `{"axes":null}`,
-		`{"dataset":"tiny","system":"fake","executor":"slurm","slurm":{"args":"--export=ALL,BASH_ENV=$(id) --qos=low","node_data_dir":"/etc/../root","cpus":2147483648}}`,
-		`{"dataset":"tiny","system":"fake","executor":"slurm","slurm":{"args":"--comment='a b' --nodelist=n[1-2]","node_data_dir":"/scratch/x","time":"1-00"}}`,
-		`{"dataset":"tiny","system":"fake","weight_decay":1e308,"lr":0,"dropout":1,"queue_depth":1e9}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		g, err := ParseGrid(b)
-		if err != nil {
-			ps := ProblemsOf(err)
-			if !errors.Is(err, ErrInvalid) || len(ps) == 0 {
-				t.Fatalf("error without problems: %v", err)
-			}
-			for _, p := range ps {
-				if p.Message == "" {
-					t.Fatalf("problem %+v", p)
-				}
-				// an internal path is one the input did not write: a
-				// message may echo the input's own keys and values
-				// ("axes.: not a setting", `{"":[[0]]} is not a value`)
-				for _, m := range internalName.FindAllString(p.Message, -1) {
-					if !bytes.Contains(b, []byte(m)) {
-						t.Fatalf("problem %+v", p)
-					}
-				}
-			}
-			return
-		}
-		n := g.Count()
-		if n < 1 || n > MaxRuns || len(g.Cells()) != n {
-			t.Fatalf("count %d, %d cells", n, len(g.Cells()))
-		}
-		back, err := ParseGrid(g.JSON())
-		if err != nil || back.Count() != n || back.Dataset != g.Dataset || back.Name != g.Name {
-			t.Fatalf("JSON %s reads back as %+v, %v", g.JSON(), back, err)
-		}
-		// What reaches a job: only allowed sbatch options, a node data
-		// directory without "..", settings within their ranges.
-		if sg := g.Slurm; sg != nil {
-			args, err := SplitArgs(sg.Args)
-			if err != nil {
-				t.Fatalf("accepted slurm.args %q: %v", sg.Args, err)
-			}
-			for _, a := range args {
-				if err := CheckSbatchArg(a); err != nil {
-					t.Fatalf("accepted slurm.args %q: %v", sg.Args, err)
-				}
-			}
-			if sg.NodeDataDir != "" && nodeDataDirSyntax(sg.NodeDataDir) != nil {
-				t.Fatalf("accepted slurm.node_data_dir %q", sg.NodeDataDir)
-			}
-			if sg.CPUs < 0 || sg.CPUs > MaxSlurmCPUs {
-				t.Fatalf("accepted slurm.cpus %d", sg.CPUs)
-			}
-		}
-		cfg := train.DefaultConfig()
-		for k, v := range g.Base {
-			b, _ := json.Marshal(map[string]json.RawMessage{k: v})
-			_ = json.Unmarshal(b, &cfg)
-		}
-		if !(cfg.LR > 0 && cfg.LR <= MaxLR) || cfg.WeightDecay < 0 || cfg.WeightDecay > MaxWeightDecay || cfg.Dropout < 0 || cfg.Dropout >= 1 {
-			t.Fatalf("accepted lr %g, weight_decay %g, dropout %g", cfg.LR, cfg.WeightDecay, cfg.Dropout)
-		}
-	})
 }

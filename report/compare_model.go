@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"outcore/engine/metrics"
-	"outcore/experiments"
+	"outcore/internal/units"
 )
 
 // RunData is what the comparison views need to know about one run: the
@@ -105,7 +105,7 @@ func MemLabel(b int64) string {
 	if b <= 0 {
 		return "no limit"
 	}
-	return experiments.FormatBytes(b)
+	return units.Bytes(b)
 }
 
 // Comparison is an experiment's runs arranged for the views of DESIGN §6.

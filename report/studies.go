@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"strings"
 
-	"outcore/experiments"
+	"outcore/experiments/grid"
 )
 
 // Study is one figure or table of a paper and the grid that reproduces
@@ -34,7 +34,7 @@ type Study struct {
 	// run it on another).
 	Dataset string
 	// Systems are the grid's system-axis entries (with options, see
-	// experiments.ParseSystemEntry); MemLimits its limits as shares of the
+	// grid.ParseSystemEntry); MemLimits its limits as shares of the
 	// feature bytes ("60%"), so that a study scales with the dataset.
 	Systems   []string
 	MemLimits []string
@@ -488,7 +488,7 @@ func CheckStudies() error {
 		if err != nil {
 			return fmt.Errorf("study %s: %w", s.ID, err)
 		}
-		if _, err := experiments.ParseGrid(b); err != nil {
+		if _, err := grid.ParseGrid(b); err != nil {
 			return fmt.Errorf("study %s: %w", s.ID, err)
 		}
 		has := func(list []string, v string) bool {

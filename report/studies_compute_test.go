@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"outcore/experiments"
+	"outcore/experiments/grid"
 )
 
 // A study's grid in the papers' conditions: every run in the compute mode
@@ -15,7 +15,7 @@ func TestStudyGridIn(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", s.ID, err)
 		}
-		g, err := experiments.ParseGrid(b)
+		g, err := grid.ParseGrid(b)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", s.ID, err, b)
 		}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"outcore/experiments"
+	"outcore/experiments/grid"
 )
 
 // TestStudySmallScale: each limit is raised to the least share holding
@@ -63,7 +63,7 @@ func TestStudySmallScale(t *testing.T) {
 			}
 			b, err := sc.Grid("default")
 			if err == nil {
-				_, err = experiments.ParseGrid(b)
+				_, err = grid.ParseGrid(b)
 			}
 			if err != nil {
 				t.Errorf("%s on %d bytes: %v", st.ID, fb, err)

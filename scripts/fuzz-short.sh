@@ -14,7 +14,8 @@ declare -A targets=(
   # grid JSON (grid files, the JSON API, examples/); a grid's sbatch options
   # and node data directory; run record logs as ingested after a crash; what
   # squeue, scontrol and sacct print
-  [experiments]="FuzzParseGrid FuzzSplitArgs FuzzSbatchArgs FuzzConfineNodeDataDir FuzzRecordLogIngest FuzzParseSqueue FuzzParseScontrolJob FuzzParseSacct"
+  [experiments/grid]="FuzzParseGrid FuzzSplitArgs FuzzSbatchArgs"
+  [experiments]="FuzzConfineNodeDataDir FuzzRecordLogIngest FuzzParseSqueue FuzzParseScontrolJob FuzzParseSacct"
   [engine/system/diskgnn]="FuzzParseOptions FuzzDecodeChunkHeader FuzzDecodeSample"  # its options; its chunk and offline-sample files as read back
   [engine/dataset]="FuzzNPYHeader FuzzLINQSLines FuzzOGBLines FuzzMeta FuzzBinaryChecks"
   [web]="FuzzParseAuth FuzzDecodeForm"               # serve --auth-file; the new-experiment form (HTTP body to grid)

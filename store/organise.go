@@ -15,7 +15,7 @@ import (
 
 // Limits of what SetExperimentMeta accepts.
 const (
-	MaxNameLen  = 100 // as a grid's name (experiments.MaxNameLen)
+	MaxNameLen  = 100 // as a grid's name (grid.MaxNameLen)
 	MaxNotesLen = 20000
 	MaxTagLen   = 40
 	MaxTags     = 20

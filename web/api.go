@@ -11,7 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"outcore/engine/metrics"
-	"outcore/experiments"
+	"outcore/experiments/grid"
 	"outcore/report"
 	"outcore/store"
 )
@@ -314,7 +314,7 @@ func (h *APIHandler) CreateExperiment(c *fiber.Ctx) error {
 	}
 	e, err := h.Queue.Create(c.UserContext(), g)
 	if err != nil {
-		if !errors.Is(err, experiments.ErrInvalid) {
+		if !errors.Is(err, grid.ErrInvalid) {
 			return err
 		}
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(invalidBody(err))
@@ -324,9 +324,9 @@ func (h *APIHandler) CreateExperiment(c *fiber.Ctx) error {
 }
 
 // invalidBody is the 422 answer of a grid the queue refused: every
-// problem, each with its field (experiments.ProblemsOf).
+// problem, each with its field (grid.ProblemsOf).
 func invalidBody(err error) fiber.Map {
-	ps := experiments.ProblemsOf(err)
+	ps := grid.ProblemsOf(err)
 	field := ""
 	if len(ps) > 0 {
 		field = ps[0].Field

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 
+	"outcore/internal/units"
+
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -35,7 +37,7 @@ func bodyGate(limit int) fiber.Handler {
 		}
 		if ce := strings.TrimSpace(string(h.Peek(fiber.HeaderContentEncoding))); ce != "" && !strings.EqualFold(ce, "identity") {
 			return fiber.NewError(fiber.StatusUnsupportedMediaType,
-				fmt.Sprintf("compressed request bodies are not accepted (Content-Encoding: %s): send the body uncompressed (at most %s)", clip(ce, 40), sizeText(limit)))
+				fmt.Sprintf("compressed request bodies are not accepted (Content-Encoding: %s): send the body uncompressed (at most %s)", units.Clip(ce, 40), sizeText(limit)))
 		}
 		if n := h.ContentLength(); n > limit {
 			return fiber.NewError(fiber.StatusRequestEntityTooLarge,
@@ -152,12 +154,4 @@ func sizeText(n int) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
-}
-
-// clip cuts s to n bytes for an error message.
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

@@ -12,7 +12,8 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	"outcore/engine/train"
-	"outcore/experiments"
+	"outcore/experiments/grid"
+	"outcore/internal/units"
 	"outcore/store"
 	"outcore/web/views"
 )
@@ -20,7 +21,7 @@ import (
 // Budget-aware grid design (DESIGN §6): the form's memory limits default
 // to shares of the chosen dataset's feature bytes, the preview marks the
 // cells a variant cannot start in (its sizing's least memory,
-// experiments.VariantMinMemory) and estimates the grid's duration from
+// grid.VariantMinMemory) and estimates the grid's duration from
 // past runs of similar cells; an experiment's page says how long its
 // remaining runs will take.
 
@@ -77,7 +78,7 @@ func defaultLimits(in FormInput, meta dataset.Meta, dataDir string) string {
 	for p < need {
 		p *= 2
 	}
-	return fmt.Sprintf("%s, %s, %s", experiments.FormatBytes(p), experiments.FormatBytes(2*p), experiments.FormatBytes(4*p))
+	return fmt.Sprintf("%s, %s, %s", units.Bytes(p), units.Bytes(2*p), units.Bytes(4*p))
 }
 
 // pastRuns indexes finished runs by variant for estimates: seconds per
@@ -158,7 +159,7 @@ func budgetPreview(in FormInput, meta dataset.Meta, past pastRuns, refused []sto
 		if err != nil || b <= 0 {
 			return nil, "" // the form's own check says what is wrong
 		}
-		label := experiments.FormatBytes(b)
+		label := units.Bytes(b)
 		if strings.HasSuffix(it, "%") {
 			label += " (" + it + ")"
 		}
@@ -368,7 +369,7 @@ func metaOf(in FormInput, entries []dataset.Entry) (dataset.Meta, bool) {
 }
 
 // budgetView adds the cell matrix and estimate to a form's preview.
-func (h *ExperimentsHandler) budgetView(ctx context.Context, f *views.ExperimentForm, in FormInput, entries []dataset.Entry, g *experiments.Grid) {
+func (h *ExperimentsHandler) budgetView(ctx context.Context, f *views.ExperimentForm, in FormInput, entries []dataset.Entry, g *grid.Grid) {
 	meta, ok := metaOf(in, entries)
 	if !ok {
 		return
@@ -452,7 +453,7 @@ func ExampleLimits(meta dataset.Meta, floors []int64) []string {
 		p *= 2
 	}
 	for i := 0; i < 3 || top < hi; i++ {
-		out, top = append(out, experiments.FormatBytes(p)), p
+		out, top = append(out, units.Bytes(p)), p
 		p *= 2
 	}
 	return out

@@ -9,7 +9,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/train"
-	"outcore/experiments"
+	"outcore/experiments/grid"
 	"outcore/store"
 )
 
@@ -160,7 +160,7 @@ func TestExampleLimits(t *testing.T) {
 // variant replace it.
 func TestGridEstimate(t *testing.T) {
 	meta := dataset.Meta{Name: "default", Nodes: 400000, FeatureDim: 64, Train: 39919}
-	g, err := experiments.ParseGrid([]byte(`{"dataset":"default","epochs":2,"axes":{"system":["pyg+","ginex"],"mem_limit":["50%","100%"],"batch_size":[1024],"fanout":["10,5"]}}`))
+	g, err := grid.ParseGrid([]byte(`{"dataset":"default","epochs":2,"axes":{"system":["pyg+","ginex"],"mem_limit":["50%","100%"],"batch_size":[1024],"fanout":["10,5"]}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"outcore/engine/dataset"
-	"outcore/experiments"
+	"outcore/internal/units"
 	"outcore/store"
 	"outcore/web/views"
 )
@@ -52,7 +52,7 @@ func datasetRows(dataDir string) ([]views.DatasetRow, error) {
 		}
 		rows = append(rows, views.DatasetRow{
 			Name: e.Name, Nodes: fmtInt(m.Nodes), Edges: fmtInt(m.Edges),
-			Dim: strconv.Itoa(m.FeatureDim), Classes: strconv.Itoa(m.Classes), Features: experiments.FormatBytes(m.FeatureBytes()),
+			Dim: strconv.Itoa(m.FeatureDim), Classes: strconv.Itoa(m.Classes), Features: units.Bytes(m.FeatureBytes()),
 			Split: fmtInt(m.Train) + " / " + fmtInt(m.Val) + " / " + fmtInt(m.Test), Source: src, Created: fmtTime(m.Created),
 		})
 	}

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"outcore/engine/dataset"
-	"outcore/experiments"
+	"outcore/experiments/grid"
 	"outcore/store"
 )
 
@@ -29,14 +29,14 @@ type Store interface {
 // Queue is what the pages ask of the experiment runner: check a grid,
 // create an experiment from a grid file (its runs join the queue), cancel,
 // retry, delete, and follow the store's event log; *experiments.Manager
-// implements it. Create's validation errors are *experiments.InvalidError
-// (wrapping experiments.ErrInvalid), listing the problems Check lists.
+// implements it. Create's validation errors are *grid.InvalidError
+// (wrapping grid.ErrInvalid), listing the problems Check lists.
 type Queue interface {
-	Check(g *experiments.Grid, pending map[string]dataset.Meta) []experiments.Problem
+	Check(g *grid.Grid, pending map[string]dataset.Meta) []grid.Problem
 	// Refusals lists the cells of a grid that cannot start under their
 	// memory limit, with their reasons: the check Create makes
 	// (train.MinMemoryFor with the data directory), for the form's matrix.
-	Refusals(g *experiments.Grid, pending map[string]dataset.Meta) []store.RefusedCell
+	Refusals(g *grid.Grid, pending map[string]dataset.Meta) []store.RefusedCell
 	Create(ctx context.Context, gridJSON []byte) (store.Experiment, error)
 	CancelRun(ctx context.Context, runID int64) error
 	RetryRun(ctx context.Context, runID int64) (store.Run, error)

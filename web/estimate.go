@@ -6,7 +6,7 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
-	"outcore/experiments"
+	"outcore/experiments/grid"
 	"outcore/store"
 )
 
@@ -58,13 +58,13 @@ func priorEpochSeconds(meta dataset.Meta, batch int, fanout []int) float64 {
 // gridEstimate is the expected duration of the runs of g that start (the
 // refused ones left out) on meta's dataset, in words, saying what it is
 // from.
-func gridEstimate(g *experiments.Grid, meta dataset.Meta, past pastRuns, refused []store.RefusedCell) string {
+func gridEstimate(g *grid.Grid, meta dataset.Meta, past pastRuns, refused []store.RefusedCell) string {
 	skip := map[int]bool{}
 	for _, r := range refused {
 		skip[r.Seq] = true
 	}
 	epochs := train.DefaultConfig().Epochs
-	if cfg, err := g.CellConfig(experiments.Cell{}); err == nil && cfg.Epochs > 0 {
+	if cfg, err := g.CellConfig(grid.Cell{}); err == nil && cfg.Epochs > 0 {
 		epochs = cfg.Epochs
 	}
 	fb := meta.FeatureBytes()
@@ -78,7 +78,7 @@ func gridEstimate(g *experiments.Grid, meta dataset.Meta, past pastRuns, refused
 		if c.MemLimit == "" || c.MemLimit == "none" {
 			limit = 0
 		}
-		system := experiments.VariantOf(c.System)
+		system := grid.VariantOf(c.System)
 		if system == "" {
 			system = train.DefaultConfig().System
 		}

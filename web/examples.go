@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"outcore/experiments"
+	"outcore/experiments/grid"
 	"outcore/web/views"
 )
 
@@ -34,8 +34,8 @@ func listExamples(dataDir string) []views.Example {
 		ex := views.Example{File: de.Name(), Name: strings.TrimSuffix(de.Name(), ".json")}
 		b, err := readExample(dataDir, de.Name())
 		if err == nil {
-			var g *experiments.Grid
-			if g, err = experiments.ParseGrid(b); err == nil {
+			var g *grid.Grid
+			if g, err = grid.ParseGrid(b); err == nil {
 				if g.Name != "" {
 					ex.Name = g.Name
 				}
@@ -54,7 +54,7 @@ func listExamples(dataDir string) []views.Example {
 }
 
 // gridSummary describes a grid's axes in one line.
-func gridSummary(g *experiments.Grid) string {
+func gridSummary(g *grid.Grid) string {
 	var parts []string
 	if len(g.Axes.System) > 0 {
 		parts = append(parts, strings.Join(g.Axes.System, ", "))

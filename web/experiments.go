@@ -18,7 +18,9 @@ import (
 	"outcore/engine/accel"
 	"outcore/engine/dataset"
 	"outcore/engine/train"
-	"outcore/experiments"
+	"outcore/experiments/grid"
+	"outcore/internal/units"
+	"outcore/internal/version"
 	"outcore/report"
 	"outcore/store"
 	"outcore/web/views"
@@ -186,9 +188,9 @@ func presetMeta(name string) (dataset.Meta, bool) {
 // defaultForm is the form as first shown: the first dataset, two variants
 // at three limits, two repeats.
 func defaultForm(entries []dataset.Entry, dataDir string) FormInput {
-	def := train.DefaultConfig() // one set of model defaults: the form's are the grid files' and the API's
+	def := train.DefaultConfig() // one set of model defaults: the form's are the gridText files' and the API's
 	in := FormInput{DatasetMode: "existing", Preset: "tiny", Model: def.Model, Variants: defaultVariants(),
-		MemLimits: "25%, 50%, 100%", Batches: strconv.Itoa(def.Batch), Fanouts: experiments.FormatFanout(def.Fanout), Epochs: "3", Repeats: "2"}
+		MemLimits: "25%, 50%, 100%", Batches: strconv.Itoa(def.Batch), Fanouts: grid.FormatFanout(def.Fanout), Epochs: "3", Repeats: "2"}
 	for _, e := range entries {
 		if e.Err == nil {
 			in.Dataset = e.Name
@@ -204,7 +206,7 @@ func defaultForm(entries []dataset.Entry, dataDir string) FormInput {
 }
 
 // formView fills the form's view model.
-func formView(in FormInput, entries []dataset.Entry, g *experiments.Grid, errs map[string]string) views.ExperimentForm {
+func formView(in FormInput, entries []dataset.Entry, g *grid.Grid, errs map[string]string) views.ExperimentForm {
 	f := views.ExperimentForm{
 		Name: in.Name, DatasetMode: in.DatasetMode, Dataset: in.Dataset, Preset: in.Preset, NewDataset: in.NewDataset,
 		MemLimits: in.MemLimits, Dims: in.Dims, Batches: in.Batches, Model: in.Model, Fanouts: in.Fanouts, Compute: in.Compute, Frontier: in.Frontier,
@@ -215,7 +217,7 @@ func formView(in FormInput, entries []dataset.Entry, g *experiments.Grid, errs m
 		if e.Err != nil {
 			continue
 		}
-		label = fmt.Sprintf("%s — %s nodes, %d dims, %s of features", e.Name, fmtInt(e.Meta.Nodes), e.Meta.FeatureDim, experiments.FormatBytes(e.Meta.FeatureBytes()))
+		label = fmt.Sprintf("%s — %s nodes, %d dims, %s of features", e.Name, fmtInt(e.Meta.Nodes), e.Meta.FeatureDim, units.Bytes(e.Meta.FeatureBytes()))
 		f.Datasets = append(f.Datasets, views.FormOption{Value: e.Name, Label: label, Selected: e.Name == in.Dataset})
 	}
 	for _, p := range dataset.PresetNames() {
@@ -246,7 +248,7 @@ func presetLabel(p string) string {
 	if err != nil {
 		return p
 	}
-	return fmt.Sprintf("%s — %s nodes, %d dims, %s of features", p, fmtInt(cfg.Nodes), cfg.FeatureDim, experiments.FormatBytes(cfg.Nodes*int64(cfg.FeatureDim)*4))
+	return fmt.Sprintf("%s — %s nodes, %d dims, %s of features", p, fmtInt(cfg.Nodes), cfg.FeatureDim, units.Bytes(cfg.Nodes*int64(cfg.FeatureDim)*4))
 }
 
 // readForm reads the submitted form (DecodeForm); a body that is no form
@@ -304,9 +306,9 @@ func (h *ExperimentsHandler) Create(c *fiber.Ctx) error {
 	g, errs := ValidateForm(in, env)
 	if len(errs) == 0 && in.DatasetMode == "generate" {
 		cfg, _ := dataset.Preset(in.Preset)
-		grid, queue, preset := g.JSON(), h.Queue, strings.Clone(in.Preset)
+		gridText, queue, preset := g.JSON(), h.Queue, strings.Clone(in.Preset)
 		if _, err := h.Jobs.Generate(g.Dataset, preset, cfg, func(jctx context.Context) (string, error) {
-			e, err := queue.Create(jctx, grid)
+			e, err := queue.Create(jctx, gridText)
 			if err != nil {
 				return "", fmt.Errorf("dataset ready, but the experiment was not created: %w", err)
 			}
@@ -321,11 +323,11 @@ func (h *ExperimentsHandler) Create(c *fiber.Ctx) error {
 		if err == nil {
 			return redirect(c, fmt.Sprintf("/experiments/%d", e.ID))
 		}
-		if !errors.Is(err, experiments.ErrInvalid) {
+		if !errors.Is(err, grid.ErrInvalid) {
 			return err
 		}
 		// The data directory changed since the check (another process).
-		for _, p := range experiments.ProblemsOf(err) {
+		for _, p := range grid.ProblemsOf(err) {
 			f := formField(p, false)
 			if errs[f] != "" {
 				errs[f] += "; "
@@ -349,10 +351,10 @@ func (h *ExperimentsHandler) createJSON(c *fiber.Ctx) error {
 	}
 	e, err := h.Queue.Create(c.UserContext(), g)
 	if err != nil {
-		if !errors.Is(err, experiments.ErrInvalid) {
+		if !errors.Is(err, grid.ErrInvalid) {
 			return err
 		}
-		ps := experiments.ProblemsOf(err)
+		ps := grid.ProblemsOf(err)
 		field := ""
 		if len(ps) > 0 {
 			field = ps[0].Field
@@ -376,9 +378,9 @@ func (h *ExperimentsHandler) startExample(c *fiber.Ctx, file string) error {
 		// Make the missing dataset from the preset of its name, then
 		// create the experiment (the datasets page shows the progress).
 		cfg, _ := dataset.Preset(g.Dataset)
-		grid, queue := g.JSON(), h.Queue
+		gridText, queue := g.JSON(), h.Queue
 		h.Jobs.Generate(g.Dataset, g.Dataset, cfg, func(jctx context.Context) (string, error) {
-			e, err := queue.Create(jctx, grid)
+			e, err := queue.Create(jctx, gridText)
 			if err != nil {
 				return "", fmt.Errorf("dataset ready, but the experiment was not created: %w", err)
 			}
@@ -407,7 +409,7 @@ func (h *ExperimentsHandler) startExample(c *fiber.Ctx, file string) error {
 	}
 	e, err := h.Queue.Create(ctx, g.JSON())
 	if err != nil {
-		if errors.Is(err, experiments.ErrInvalid) {
+		if errors.Is(err, grid.ErrInvalid) {
 			return fiber.NewError(fiber.StatusUnprocessableEntity, fmt.Sprintf("example %s: %v", file, err))
 		}
 		return err
@@ -417,12 +419,12 @@ func (h *ExperimentsHandler) startExample(c *fiber.Ctx, file string) error {
 
 // exampleGrid reads an example's grid; its cells that cannot start are
 // skipped and shown as refused (the start page lists them first).
-func (h *ExperimentsHandler) exampleGrid(file string) (*experiments.Grid, error) {
+func (h *ExperimentsHandler) exampleGrid(file string) (*grid.Grid, error) {
 	b, err := readExample(h.DataDir, file)
 	if err != nil {
 		return nil, err
 	}
-	g, err := experiments.ParseGrid(b)
+	g, err := grid.ParseGrid(b)
 	if err != nil {
 		return nil, fmt.Errorf("example %s: %w", file, err)
 	}
@@ -449,14 +451,14 @@ func (h *ExperimentsHandler) annotateExamples(ctx context.Context, exs []views.E
 
 // annotateExample fills an example's refused cells, estimated duration,
 // and the offer to generate its missing dataset (or why it cannot start).
-func (h *ExperimentsHandler) annotateExample(ctx context.Context, ex views.Example, g *experiments.Grid) views.Example {
+func (h *ExperimentsHandler) annotateExample(ctx context.Context, ex views.Example, g *grid.Grid) views.Example {
 	meta, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(h.DataDir), g.Dataset))
 	if err != nil {
 		if cfg, perr := dataset.Preset(g.Dataset); perr == nil {
 			fb := cfg.Nodes * int64(cfg.FeatureDim) * 4
 			// generation writes about 250 MB/s here (the small preset's
 			// 102 MB in 0.4 s), so a tenth of a second per 25 MB, at least 1 s
-			ex.Generate = fmt.Sprintf("%s (%s of features, ~%s)", g.Dataset, experiments.FormatBytes(fb), fmtDuration(max(1, float64(fb)/250e6*1.5)))
+			ex.Generate = fmt.Sprintf("%s (%s of features, ~%s)", g.Dataset, units.Bytes(fb), fmtDuration(max(1, float64(fb)/250e6*1.5)))
 			return ex
 		}
 		ex.Problem = fmt.Sprintf("dataset %q is missing and no preset has its name: make it with `outcore data gen` or `outcore data import`", g.Dataset)
@@ -555,17 +557,17 @@ func experimentView(e store.Experiment, runs []store.Run, baseline string) views
 		baseline = cmp.Variants()[0]
 	}
 	s, en := runSpan(runs)
-	grid := string(e.Grid)
+	gridText := string(e.Grid)
 	var pretty json.RawMessage
 	if json.Unmarshal(e.Grid, &pretty) == nil {
 		if b, err := json.MarshalIndent(pretty, "", "  "); err == nil {
-			grid = string(b)
+			gridText = string(b)
 		}
 	}
 	v := views.ExperimentView{
 		Notes: e.Notes, Tags: e.Tags, TagsText: strings.Join(e.Tags, ", "), Shown: len(runs),
 		ID: e.ID, Name: experimentTitle(e), Dataset: e.Dataset, State: experimentState(e.Counts), Counts: counts(e.Counts),
-		Created: fmtTime(e.CreatedAt), StartedMS: s, EndedMS: en, Grid: grid, Runs: rows, Refused: refusedRows(e.Refused),
+		Created: fmtTime(e.CreatedAt), StartedMS: s, EndedMS: en, Grid: gridText, Runs: rows, Refused: refusedRows(e.Refused),
 		Variants: cmp.Variants(), Baseline: baseline, Accuracy: accuracyRows(cmp),
 		TimeLeft:   timeLeft(runs, time.Now()),
 		CanCancel:  e.Counts.Queued+e.Counts.Running > 0,
@@ -574,7 +576,7 @@ func experimentView(e store.Experiment, runs []store.Run, baseline string) views
 		ChartsURL:  fmt.Sprintf("/experiments/%d/charts.json", e.ID), RunsURL: fmt.Sprintf("/experiments/%d/runs.json", e.ID),
 		ExportBase: fmt.Sprintf("/experiments/%d/export", e.ID),
 	}
-	if g, err := experiments.ParseGrid(e.Grid); err == nil && g.Frontier != nil {
+	if g, err := grid.ParseGrid(e.Grid); err == nil && g.Frontier != nil {
 		v.Frontier = frontierFacts(runs)
 	}
 	base := fmt.Sprintf("/experiments/%d", e.ID)
@@ -822,7 +824,7 @@ func (h *ExperimentsHandler) Bundle(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentType, "application/zip")
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s"`, report.BundleFileName(id)))
-	opts := report.BundleOptions{Version: experiments.Version(), DataDir: h.DataDir, Size: size}
+	opts := report.BundleOptions{Version: version.String(), DataDir: h.DataDir, Size: size}
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer h.Bundles.release()
 		safeStream(h.Log, "bundle.zip", func(w *bufio.Writer) {
@@ -870,7 +872,7 @@ func (h *ExperimentsHandler) Rerun(c *fiber.Ctx) error {
 		return err
 	}
 	id, ctx := e.ID, c.UserContext()
-	g, err := experiments.ParseGrid(e.Grid)
+	g, err := grid.ParseGrid(e.Grid)
 	if err != nil {
 		return fiber.NewError(fiber.StatusUnprocessableEntity, fmt.Sprintf("experiment %d: its grid no longer parses: %v", id, err))
 	}
@@ -878,7 +880,7 @@ func (h *ExperimentsHandler) Rerun(c *fiber.Ctx) error {
 	g.Raw = g.JSON()
 	ne, err := h.Queue.Create(ctx, g.Raw)
 	if err != nil {
-		if errors.Is(err, experiments.ErrInvalid) {
+		if errors.Is(err, grid.ErrInvalid) {
 			return fiber.NewError(fiber.StatusUnprocessableEntity, fmt.Sprintf("re-run of experiment %d: %v", id, err))
 		}
 		return err
@@ -912,7 +914,7 @@ func (h *ExperimentsHandler) Delete(c *fiber.Ctx) error {
 func refusedRows(cells []store.RefusedCell) []views.RefusedRow {
 	var out []views.RefusedRow
 	for _, c := range cells {
-		out = append(out, views.RefusedRow{Seq: c.Seq, System: c.System, Limit: experiments.FormatBytes(c.MemLimitBytes),
+		out = append(out, views.RefusedRow{Seq: c.Seq, System: c.System, Limit: units.Bytes(c.MemLimitBytes),
 			Dataset: c.Dataset, Reason: c.Reason, Repeat: c.Repeat + 1})
 	}
 	return out

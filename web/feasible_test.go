@@ -9,7 +9,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/train"
-	"outcore/experiments"
+	"outcore/internal/units"
 )
 
 // TestFormMatrixAgreesWithTheSubmit is the regression of a cell the
@@ -45,13 +45,13 @@ func TestFormMatrixAgreesWithTheSubmit(t *testing.T) {
 	resp := e.post("/experiments/preview", v)
 	body, _ := io.ReadAll(resp.Body)
 	preview := string(body)
-	reason := fmt.Sprintf("%s is below the %s that pyg+ needs to start on tiny", experiments.FormatBytes(limit), experiments.FormatBytes(hi))
+	reason := fmt.Sprintf("%s is below the %s that pyg+ needs to start on tiny", units.Bytes(limit), units.Bytes(hi))
 	if !strings.Contains(preview, `data-impossible`) || !strings.Contains(preview, reason) {
 		t.Fatalf("the matrix does not mark the %d-byte cell with %q:\n%s", limit, reason, preview)
 	}
 	resp = e.post("/experiments", v)
 	body, _ = io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(body), fmt.Sprintf("below the %s that pyg+ needs to start on tiny", experiments.FormatBytes(hi))) {
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(body), fmt.Sprintf("below the %s that pyg+ needs to start on tiny", units.Bytes(hi))) {
 		t.Fatalf("submit: %d", resp.StatusCode)
 	}
 	// skipping them: the experiment is made, its cells listed as refused

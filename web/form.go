@@ -9,7 +9,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/train"
-	"outcore/experiments"
+	"outcore/experiments/grid"
 	"outcore/report"
 )
 
@@ -46,7 +46,7 @@ func defaultVariants() []string {
 }
 
 // Models the form offers.
-var Models = experiments.Models
+var Models = grid.Models
 
 // FormInput is the new-experiment form as submitted, before validation.
 type FormInput struct {
@@ -68,7 +68,7 @@ type FormInput struct {
 	Epochs   string
 	Repeats  string
 	// RunOrder is the grid's run_order ("" = grid order;
-	// experiments/run_order.go).
+	// experiments/grid/run_order.go).
 	RunOrder string
 	// SkipInfeasible: queue the cells that can start, record the others
 	// as refused (the grid's "skip_infeasible").
@@ -88,18 +88,18 @@ type FormEnv struct {
 	ValidName func(name string) error
 	// Check lists the grid's problems; pending names a dataset the form
 	// will generate before the experiment is created.
-	Check func(g *experiments.Grid, pending map[string]dataset.Meta) []experiments.Problem
+	Check func(g *grid.Grid, pending map[string]dataset.Meta) []grid.Problem
 }
 
-// formFields maps grid keys (experiments.Problem.Field) to form fields.
+// formFields maps grid keys (grid.Problem.Field) to form fields.
 var formFields = map[string]string{
-	"name": "name", "dataset": "dataset", experiments.AxisSystem: "variants", experiments.AxisMemLimit: "mem_limits",
-	experiments.AxisFeatureDim: "dims", experiments.AxisBatchSize: "batches", experiments.AxisModel: "model",
-	experiments.AxisFanout: "fanouts", experiments.AxisCompute: "compute", "frontier": "frontier", "epochs": "epochs", experiments.AxisRepeat: "repeats",
+	"name": "name", "dataset": "dataset", grid.AxisSystem: "variants", grid.AxisMemLimit: "mem_limits",
+	grid.AxisFeatureDim: "dims", grid.AxisBatchSize: "batches", grid.AxisModel: "model",
+	grid.AxisFanout: "fanouts", grid.AxisCompute: "compute", "frontier": "frontier", "epochs": "epochs", grid.AxisRepeat: "repeats",
 }
 
 // formField is the form field a problem is about ("" = the whole form).
-func formField(p experiments.Problem, generate bool) string {
+func formField(p grid.Problem, generate bool) string {
 	f := formFields[p.Field]
 	if f == "dataset" && generate {
 		return "new_dataset"
@@ -107,11 +107,11 @@ func formField(p experiments.Problem, generate bool) string {
 	return f
 }
 
-// ValidateForm reads the form into an experiments.Grid and checks it with
+// ValidateForm reads the form into an grid.Grid and checks it with
 // env.Check. errs maps form field names to what is wrong, in words (all
 // problems of a field, joined); it is empty when the grid is valid. The
 // grid is nil only when the form could not be read into one.
-func ValidateForm(in FormInput, env FormEnv) (*experiments.Grid, map[string]string) {
+func ValidateForm(in FormInput, env FormEnv) (*grid.Grid, map[string]string) {
 	errs := map[string]string{}
 	addErr := func(field, msg string) {
 		if prev := errs[field]; prev != "" {
@@ -153,7 +153,7 @@ func ValidateForm(in FormInput, env FormEnv) (*experiments.Grid, map[string]stri
 		addErr("dataset", fmt.Sprintf("dataset: unknown choice %q", in.DatasetMode))
 	}
 
-	axes := experiments.Axes{System: in.Variants, Model: []string{in.Model}}
+	axes := grid.Axes{System: in.Variants, Model: []string{in.Model}}
 	if len(in.Variants) == 0 {
 		addErr("variants", "variants: tick at least one")
 	}
@@ -191,18 +191,18 @@ func ValidateForm(in FormInput, env FormEnv) (*experiments.Grid, map[string]stri
 	} else {
 		axes.Repeat = n
 	}
-	g, err := experiments.NewGrid(strings.TrimSpace(in.Name), dsName, base, axes)
+	g, err := grid.NewGrid(strings.TrimSpace(in.Name), dsName, base, axes)
 	if err != nil {
 		addErr("", err.Error())
 		return nil, errs
 	}
 	if in.Frontier {
-		g.Frontier = &experiments.FrontierSpec{}
+		g.Frontier = &grid.FrontierSpec{}
 		g.Raw = g.JSON()
 	}
-	if ro := strings.TrimSpace(in.RunOrder); ro != "" && ro != experiments.OrderGrid {
-		if !slices.Contains(experiments.RunOrders, ro) {
-			addErr("run_order", fmt.Sprintf("run order: %q is not one of %s", ro, strings.Join(experiments.RunOrders, ", ")))
+	if ro := strings.TrimSpace(in.RunOrder); ro != "" && ro != grid.OrderGrid {
+		if !slices.Contains(grid.RunOrders, ro) {
+			addErr("run_order", fmt.Sprintf("run order: %q is not one of %s", ro, strings.Join(grid.RunOrders, ", ")))
 		} else {
 			g.RunOrder = ro
 			g.Raw = g.JSON()
@@ -212,7 +212,7 @@ func ValidateForm(in FormInput, env FormEnv) (*experiments.Grid, map[string]stri
 		g.SkipInfeasible = true
 		g.Raw = g.JSON()
 	}
-	var probs []experiments.Problem
+	var probs []grid.Problem
 	if errs["dataset"] != "" || errs["new_dataset"] != "" || errs["preset"] != "" {
 		probs = g.Problems() // the dataset is unknown: its checks would only repeat that
 	} else {
@@ -233,7 +233,7 @@ func ValidateForm(in FormInput, env FormEnv) (*experiments.Grid, map[string]stri
 
 // Factors describes a grid's expansion in words: "3 variants × 2 memory
 // limits × 2 repeats".
-func Factors(g *experiments.Grid) string {
+func Factors(g *grid.Grid) string {
 	if g == nil {
 		return ""
 	}

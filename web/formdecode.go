@@ -8,6 +8,8 @@ import (
 	"mime/multipart"
 	"net/url"
 	"strings"
+
+	"outcore/internal/units"
 )
 
 // DecodeForm reads the new-experiment form from a request body as the
@@ -43,7 +45,7 @@ const maxFormFields = 1000
 func formValues(contentType string, body []byte) (url.Values, error) {
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil && contentType != "" {
-		return nil, fmt.Errorf("form: content type %q: %v", clip(contentType, 80), err)
+		return nil, fmt.Errorf("form: content type %q: %v", units.Clip(contentType, 80), err)
 	}
 	switch mt {
 	case "", "application/x-www-form-urlencoded":

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"outcore/engine/dataset"
-	"outcore/experiments"
+	"outcore/experiments/grid"
 )
 
 // pureFormEnv is a form environment without a data directory: the tiny
@@ -24,7 +24,7 @@ func pureFormEnv() FormEnv {
 			}
 			return nil
 		},
-		Check: func(g *experiments.Grid, _ map[string]dataset.Meta) []experiments.Problem { return g.Problems() },
+		Check: func(g *grid.Grid, _ map[string]dataset.Meta) []grid.Problem { return g.Problems() },
 	}
 }
 
@@ -108,7 +108,7 @@ func FuzzDecodeForm(f *testing.F) {
 		if g == nil {
 			t.Fatal("no problems and no grid")
 		}
-		back, err := experiments.ParseGrid(g.JSON())
+		back, err := grid.ParseGrid(g.JSON())
 		if err != nil {
 			t.Fatalf("valid form gives a grid that does not parse: %v\n%s", err, g.JSON())
 		}

@@ -23,7 +23,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"outcore/engine/dataset"
-	"outcore/experiments"
+	"outcore/experiments/grid"
 )
 
 // TestPanickingHandlerAnswers500: a handler that panics is answered 500
@@ -364,17 +364,17 @@ var internalField = regexp.MustCompile(`axes\.|\[\d+\]`)
 func TestJSONAPIListsEveryProblemInWords(t *testing.T) {
 	e := newEnv(t)
 	e.login()
-	grid := `{"name":"` + strings.Repeat("n", 150) + `","dataset":"tiny","epochs":100000,"hidden":1000000000,"unknown_key":1,
+	gridText := `{"name":"` + strings.Repeat("n", 150) + `","dataset":"tiny","epochs":100000,"hidden":1000000000,"unknown_key":1,
 		"axes":{"system":["pyg+","pyg+"],"fanout":[[5000]],"mem_limit":["1e30"],"batch_size":[7,7],"repeat":1000}}`
-	req := httptest.NewRequest(http.MethodPost, "/experiments", strings.NewReader(grid))
+	req := httptest.NewRequest(http.MethodPost, "/experiments", strings.NewReader(gridText))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(CSRFHeader, e.token)
 	req.Header.Set("Accept", "application/json")
 	resp := e.request(req)
 	var out struct {
-		Error    string                `json:"error"`
-		Field    string                `json:"field"`
-		Problems []experiments.Problem `json:"problems"`
+		Error    string         `json:"error"`
+		Field    string         `json:"field"`
+		Problems []grid.Problem `json:"problems"`
 	}
 	if err := json.Unmarshal([]byte(body(t, resp)), &out); err != nil || resp.StatusCode != http.StatusUnprocessableEntity {
 		t.Fatalf("%d %v", resp.StatusCode, err)

@@ -17,7 +17,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/train"
-	"outcore/experiments"
+	"outcore/internal/units"
 	"outcore/report"
 )
 
@@ -169,7 +169,7 @@ func TestNewcomerPath(t *testing.T) {
 	}
 	doIn(t, page, time.Minute, chromedp.Navigate(fmt.Sprintf("%s/runs/%d", base, rs[0].ID)), chromedp.WaitVisible(chromedp.ID("run-oom-cause")))
 	cause := js[string](t, page, `document.getElementById('run-oom-cause').textContent`)
-	want := "of its " + experiments.FormatBytes(limit) + " limit" // no step held outside: the cgroup's limit is the budget
+	want := "of its " + units.Bytes(limit) + " limit" // no step held outside: the cgroup's limit is the budget
 	if !strings.Contains(cause, want) {
 		t.Errorf("OOM banner %q, want %q", cause, want)
 	}

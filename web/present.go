@@ -14,7 +14,7 @@ import (
 	"github.com/a-h/templ"
 
 	"outcore/engine/metrics"
-	"outcore/experiments"
+	"outcore/experiments/grid"
 	"outcore/report"
 	"outcore/store"
 	"outcore/web/views"
@@ -388,7 +388,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // limit that finished an epoch and the largest below it that did not.
 func frontierFacts(runs []store.Run) []views.KV {
 	var out []views.KV
-	for _, l := range experiments.FrontierLines(runs) {
+	for _, l := range grid.FrontierLines(runs) {
 		v := "none yet"
 		if l.Frontier > 0 {
 			v = report.MemLabel(l.Frontier)

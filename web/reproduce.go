@@ -11,7 +11,8 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/train"
-	"outcore/experiments"
+	"outcore/experiments/grid"
+	"outcore/internal/units"
 	"outcore/report"
 	"outcore/store"
 	"outcore/web/views"
@@ -64,7 +65,7 @@ func (h *ReproduceHandler) Start(c *fiber.Ctx) error {
 		}
 		s = small
 	}
-	grid, err := s.Grid(ds)
+	gridText, err := s.Grid(ds)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func (h *ReproduceHandler) Start(c *fiber.Ctx) error {
 		if cfg, perr := dataset.Preset(ds); perr == nil {
 			queue := h.Queue
 			h.Jobs.Generate(ds, ds, cfg, func(jctx context.Context) (string, error) {
-				e, err := queue.Create(jctx, grid)
+				e, err := queue.Create(jctx, gridText)
 				if err != nil {
 					return "", fmt.Errorf("dataset ready, but the experiment was not created: %w", err)
 				}
@@ -81,11 +82,11 @@ func (h *ReproduceHandler) Start(c *fiber.Ctx) error {
 			return redirect(c, "/datasets")
 		}
 	}
-	e, err := h.Queue.Create(c.UserContext(), grid)
+	e, err := h.Queue.Create(c.UserContext(), gridText)
 	if err == nil {
 		return redirect(c, fmt.Sprintf("/experiments/%d", e.ID))
 	}
-	if !errors.Is(err, experiments.ErrInvalid) {
+	if !errors.Is(err, grid.ErrInvalid) {
 		return err
 	}
 	v, verr := h.view(c.UserContext())
@@ -93,7 +94,7 @@ func (h *ReproduceHandler) Start(c *fiber.Ctx) error {
 		return verr
 	}
 	var msgs []string
-	for _, p := range experiments.ProblemsOf(err) {
+	for _, p := range grid.ProblemsOf(err) {
 		msgs = append(msgs, p.Message)
 	}
 	v.Problem, v.ProblemStudy = strings.Join(msgs, "; "), s.ID
@@ -113,7 +114,7 @@ func smallScale(s report.Study, meta dataset.Meta, dataDir string) (report.Study
 	cfg.Fanout = base["fanout"].([]int)
 	return s.SmallScale(meta.FeatureBytes(), func(entry string) int64 {
 		c := cfg
-		if e, err := experiments.ParseSystemEntry(entry); err == nil {
+		if e, err := grid.ParseSystemEntry(entry); err == nil {
 			c.System, c.Options = e.Variant, e.Options
 		}
 		return train.MinMemoryFor(c, meta)
@@ -154,7 +155,7 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 		if !card.HaveDataset {
 			if cfg, err := dataset.Preset(s.Dataset); err == nil {
 				fb := cfg.Nodes * int64(cfg.FeatureDim) * 4
-				card.Generate = fmt.Sprintf("%s (%s of features, ~%s)", s.Dataset, experiments.FormatBytes(fb), fmtDuration(max(1, float64(fb)/250e6*1.5)))
+				card.Generate = fmt.Sprintf("%s (%s of features, ~%s)", s.Dataset, units.Bytes(fb), fmtDuration(max(1, float64(fb)/250e6*1.5)))
 			}
 		}
 		for _, r := range s.Ratios {
@@ -164,7 +165,7 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 			if small, ok := smallScale(s, *first, h.DataDir); ok {
 				card.SmallDataset, card.SmallLimits, card.SmallRuns = first.Name, strings.Join(small.MemLimits, ", "), len(small.Systems)*len(small.MemLimits)
 				if b, err := small.Grid(first.Name); err == nil {
-					if g, err := experiments.ParseGrid(b); err == nil {
+					if g, err := grid.ParseGrid(b); err == nil {
 						refused := h.Queue.Refusals(g, nil)
 						card.SmallRefused = len(refused)
 						card.SmallEstimate = gridEstimate(g, *first, past, refused)

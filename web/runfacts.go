@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"outcore/engine/metrics"
-	"outcore/experiments"
+	"outcore/internal/units"
 	"outcore/report"
 	"outcore/store"
 )
@@ -99,7 +99,7 @@ func peakNote(r store.Run) string {
 		notes = append(notes, fmt.Sprintf("The peak RSS (%s, the process's high-water mark) is above the cgroup's peak (%s): RSS counts every page mapped into the run, "+
 			"file pages of the memory-mapped dataset included, while the cgroup counts only pages charged to it; pages already in the page cache when the run's group "+
 			"was made (read by an earlier run or process) stay charged to the group that read them.",
-			experiments.FormatBytes(*r.PeakRSSBytes), experiments.FormatBytes(*r.PeakCgroupBytes)))
+			units.Bytes(*r.PeakRSSBytes), units.Bytes(*r.PeakCgroupBytes)))
 	}
 	if cg := report.CgroupLimitOf(r); cg > r.MemLimitBytes && r.MemLimitBytes > 0 && r.PeakCgroupBytes != nil && *r.PeakCgroupBytes > r.MemLimitBytes {
 		notes = append(notes, fmt.Sprintf("The cgroup's peak is above the %s budget because its limit was %s: the model step is held outside the budget (see the deviations).",
@@ -133,7 +133,7 @@ func oomCause(r store.Run, logs []store.Event) string {
 		if cg := report.CgroupLimitOf(r); cg > lim {
 			lim = cg
 		}
-		parts = append(parts, fmt.Sprintf("the cgroup peaked at %s of its %s limit", experiments.FormatBytes(*r.PeakCgroupBytes), experiments.FormatBytes(lim)))
+		parts = append(parts, fmt.Sprintf("the cgroup peaked at %s of its %s limit", units.Bytes(*r.PeakCgroupBytes), units.Bytes(lim)))
 	}
 	for i := len(logs) - 1; i >= 0; i-- {
 		ev := logs[i]

@@ -11,7 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"outcore/engine/metrics"
-	"outcore/experiments"
+	"outcore/internal/units"
 	"outcore/report"
 	"outcore/store"
 	"outcore/web/views"
@@ -73,7 +73,7 @@ func runFacts(r store.Run, logs []store.Event) []views.KV {
 	var host metrics.HostFacts
 	if json.Unmarshal(r.Host, &host) == nil && host.Hostname != "" {
 		kv = append(kv,
-			views.KV{K: "host", V: fmt.Sprintf("%s · %d cores · %s RAM · kernel %s", host.Hostname, host.Cores, experiments.FormatBytes(host.MemBytes), host.Kernel)},
+			views.KV{K: "host", V: fmt.Sprintf("%s · %d cores · %s RAM · kernel %s", host.Hostname, host.Cores, units.Bytes(host.MemBytes), host.Kernel)},
 			views.KV{K: "disk", V: orDash(host.DiskModel)},
 			views.KV{K: "GPU", V: orDash(host.GPU)},
 			views.KV{K: "GEMM", V: orDash(host.GEMM)})
@@ -113,10 +113,10 @@ func runSummary(r store.Run) []views.KV {
 		{K: "best val acc", V: fmtPF(r.BestValAcc)}, {K: "test acc at best val", V: fmtPF(r.TestAcc)},
 		{K: "total time (s)", V: fmtPF(r.TotalS)}}
 	if r.PeakRSSBytes != nil {
-		kv = append(kv, views.KV{K: "peak RSS", V: experiments.FormatBytes(*r.PeakRSSBytes)})
+		kv = append(kv, views.KV{K: "peak RSS", V: units.Bytes(*r.PeakRSSBytes)})
 	}
 	if r.PeakCgroupBytes != nil {
-		kv = append(kv, views.KV{K: "peak cgroup (incl. page cache)", V: experiments.FormatBytes(*r.PeakCgroupBytes)})
+		kv = append(kv, views.KV{K: "peak cgroup (incl. page cache)", V: units.Bytes(*r.PeakCgroupBytes)})
 	}
 	kv = append(kv, memoryKV(r)...)
 	if r.ExitCode != nil {
@@ -317,7 +317,7 @@ func memoryKV(r store.Run) []views.KV {
 	if !ok {
 		return nil
 	}
-	b := experiments.FormatBytes
+	b := units.Bytes
 	budget := func(v int64) string {
 		if v <= 0 {
 			return "none"
@@ -346,13 +346,13 @@ func deviceTierList(t map[string]int64) string {
 	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, k := range names {
-		parts[i] = k + " " + experiments.FormatBytes(t[k])
+		parts[i] = k + " " + units.Bytes(t[k])
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // seedOf is the run's seed from its configuration ("–" when it has none):
-// each repeat of a grid has its own (experiments.RepeatSeed).
+// each repeat of a grid has its own (grid.RepeatSeed).
 func seedOf(cfg json.RawMessage) string {
 	var c struct {
 		Seed *int64 `json:"seed"`

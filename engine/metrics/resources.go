@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"outcore/internal/cgroup"
 	"outcore/internal/osutil"
 )
 
@@ -53,7 +52,7 @@ type snapshot struct {
 // start. It finds the memory cgroup once; without one, cgroup_bytes is 0.
 func NewResourceSampler(start time.Time) *ResourceSampler {
 	r := &ResourceSampler{start: start}
-	if f, err := cgroup.SelfUsageFile(); err == nil {
+	if f, err := osutil.SelfCgroupUsageFile(); err == nil {
 		r.cgroupFile = f
 	}
 	r.prev = takeSnapshot()

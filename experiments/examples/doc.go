@@ -2,7 +2,7 @@
 // micro-experiments, embedded in the binary. `outcore serve` writes each
 // into the data directory's examples/ folder when it is not there yet
 // (web.WriteExample), where the experiment list offers it with a Start
-// button. Every file is a grid (experiments.ParseGrid) over the dashboard's
+// button. Every file is a grid (grid.ParseGrid) over the dashboard's
 // default dataset ("default", preset small) — except variants-medium.json,
 // the grid of docs/benchmarks/variants.md on the `medium` preset (make it
 // with `outcore data gen --preset medium --name medium`); one file per setting a figure

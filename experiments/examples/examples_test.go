@@ -6,8 +6,8 @@ import (
 
 	"outcore/engine/dataset"
 	_ "outcore/engine/system/all"
-	"outcore/experiments"
 	"outcore/experiments/examples"
+	"outcore/experiments/grid"
 )
 
 // Every embedded file is a grid the queue accepts in shape, and every run
@@ -23,7 +23,7 @@ func TestExamplesAreValidGrids(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := experiments.ParseGrid(b)
+		g, err := grid.ParseGrid(b)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

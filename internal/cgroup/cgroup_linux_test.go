@@ -12,13 +12,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"outcore/internal/osutil"
 )
 
 const helperEnv = "OUTCORE_CGROUP_TEST_HELPER"
 
 // TestMain turns the test binary into a helper child when helperEnv is set:
 // "cgroup" prints the memory cgroup it runs in, "alloc N" touches N MiB,
-// "self" prints its own group's directory and limit as SelfUsageFile and
+// "self" prints its own group's directory and limit as osutil.SelfCgroupUsageFile and
 // SelfLimit see them, "sleep" sleeps.
 func TestMain(m *testing.M) {
 	switch mode := os.Getenv(helperEnv); {
@@ -41,7 +43,7 @@ func TestMain(m *testing.M) {
 		fmt.Println("allocated", len(keep))
 		os.Exit(0)
 	case mode == "self":
-		f, err := SelfUsageFile()
+		f, err := osutil.SelfCgroupUsageFile()
 		lim, ok := SelfLimit()
 		fmt.Println(filepath.Dir(f), lim, ok, err)
 		os.Exit(0)

@@ -3,7 +3,6 @@
 package cgroup
 
 import (
-	"errors"
 	"os/exec"
 	"syscall"
 	"time"
@@ -69,13 +68,6 @@ func (g *Group) OOMKills() (int64, error) { return 0, ErrUnavailable }
 
 // SetMemoryLimit is unavailable off Linux.
 func (g *Group) SetMemoryLimit(limit int64) error { return ErrUnavailable }
-
-// ErrNoSelfGroup reports that this process is not in a readable memory
-// cgroup.
-var ErrNoSelfGroup = errors.New("no readable memory cgroup")
-
-// SelfUsageFile is unavailable off Linux.
-func SelfUsageFile() (string, error) { return "", ErrNoSelfGroup }
 
 // SelfLimit is unavailable off Linux.
 func SelfLimit() (int64, bool) { return 0, false }

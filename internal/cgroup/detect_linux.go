@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"outcore/internal/osutil"
 )
 
 // Manager creates per-run groups under one parent group.
@@ -49,7 +51,7 @@ func Detect() (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	own, err := procCgroups(pc)
+	own, err := osutil.ParseProcCgroups(pc)
 	pc.Close()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)

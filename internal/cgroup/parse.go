@@ -64,30 +64,6 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// procCgroups parses /proc/self/cgroup: the v1 path per controller and the
-// v2 path (key "").
-func procCgroups(r io.Reader) (map[string]string, error) {
-	out := map[string]string{}
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if parts[1] == "" {
-			out[""] = parts[2]
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			out[c] = parts[2]
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read /proc/self/cgroup: %w", err)
-	}
-	return out, nil
-}
-
 // hasOpt reports whether a comma-separated option list contains opt.
 func hasOpt(opts, opt string) bool {
 	for _, o := range strings.Split(opts, ",") {

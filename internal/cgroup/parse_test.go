@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"outcore/internal/osutil"
 )
 
 func readFixture(t *testing.T, name string) *os.File {
@@ -57,14 +59,14 @@ func TestParseMountinfo(t *testing.T) {
 }
 
 func TestProcCgroupsAndGroupDir(t *testing.T) {
-	hy, err := procCgroups(readFixture(t, "cgroup-hybrid.txt"))
+	hy, err := osutil.ParseProcCgroups(readFixture(t, "cgroup-hybrid.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if hy["memory"] != "/process_api/cafe" || hy[""] != "/" || hy["cpuacct"] != "/" {
 		t.Fatalf("hybrid: %v", hy)
 	}
-	v2, _ := procCgroups(readFixture(t, "cgroup-v2.txt"))
+	v2, _ := osutil.ParseProcCgroups(readFixture(t, "cgroup-v2.txt"))
 	if v2[""] != "/user.slice/user-1000.slice/session-2.scope" {
 		t.Fatalf("v2: %v", v2)
 	}

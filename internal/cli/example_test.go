@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"outcore/experiments"
+	"outcore/experiments/grid"
 	"outcore/store"
 	"outcore/web"
 )
@@ -32,7 +33,7 @@ func TestExampleStartsAndTheREADMESaysWhat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := experiments.ParseGrid(b)
+	g, err := grid.ParseGrid(b)
 	if err != nil {
 		t.Fatal(err)
 	}

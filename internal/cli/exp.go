@@ -22,6 +22,8 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	"outcore/experiments"
+	"outcore/experiments/grid"
+	"outcore/internal/units"
 	"outcore/report"
 	"outcore/store"
 )
@@ -151,7 +153,7 @@ type createArgs struct {
 // createExperiment creates the experiment of a.grid and, with a.wait,
 // runs the queue until it has finished.
 func createExperiment(ctx context.Context, s Streams, a createArgs) error {
-	dataDir, file, grid, wait, conc, drop := a.dataDir, a.label, a.grid, a.wait, a.conc, a.drop
+	dataDir, file, gridText, wait, conc, drop := a.dataDir, a.label, a.grid, a.wait, a.conc, a.drop
 	executor, executors, slurmOpts := a.executor, a.executors, a.slurm
 	st, dir, err := openStore(ctx, dataDir)
 	if err != nil {
@@ -174,9 +176,9 @@ func createExperiment(ctx context.Context, s Streams, a createArgs) error {
 	if len(executors) == 1 { // one named: it is the runs'; several: the grid picks among them
 		co.Executor = executor
 	}
-	e, err := m.CreateWith(ctx, grid, co)
+	e, err := m.CreateWith(ctx, gridText, co)
 	if err != nil {
-		if errors.Is(err, experiments.ErrInvalid) {
+		if errors.Is(err, grid.ErrInvalid) {
 			return usagef("%s: %v", file, err)
 		}
 		return err
@@ -353,7 +355,7 @@ func (p *progressPrinter) event(ctx context.Context, ev store.Event) {
 		}
 		limit := "none"
 		if d.Limit > 0 {
-			limit = experiments.FormatBytes(d.Limit)
+			limit = units.Bytes(d.Limit)
 		}
 		p.clear()
 		fmt.Fprintf(p.out, "[%d/%d] run %d %s mem_limit=%s repeat=%d: %s\n", p.finished, p.total, ev.RunID, d.System, limit, d.Repeat, ev.Msg)
@@ -826,7 +828,7 @@ func limitText(b int64) string {
 	if b <= 0 {
 		return "none"
 	}
-	return experiments.FormatBytes(b)
+	return units.Bytes(b)
 }
 
 func fmtPtr(v *float64, f string) string {
@@ -840,7 +842,7 @@ func bytesPtr(v *int64) string {
 	if v == nil {
 		return "-"
 	}
-	return experiments.FormatBytes(*v)
+	return units.Bytes(*v)
 }
 
 func oneLine(s string, n int) string {

@@ -18,6 +18,7 @@ import (
 	"outcore/engine/train"
 	"outcore/experiments"
 	"outcore/experiments/examples"
+	"outcore/experiments/grid"
 	"outcore/report"
 	"outcore/store"
 	"outcore/web"
@@ -365,7 +366,7 @@ func exampleGrid(dir string) ([]byte, error) {
 			"system":     systems,
 			"mem_limit":  web.ExampleLimits(meta, floors),
 			"batch_size": []int{exampleBatch},
-			"fanout":     []string{experiments.FormatFanout(exampleFanout)},
+			"fanout":     []string{grid.FormatFanout(exampleFanout)},
 			"repeat":     exampleRepeats,
 		},
 	}

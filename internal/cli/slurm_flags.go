@@ -8,6 +8,7 @@ import (
 
 	"outcore/engine/train"
 	"outcore/experiments"
+	"outcore/experiments/grid"
 	"outcore/store"
 )
 
@@ -62,7 +63,7 @@ func (f *slurmFlags) options() (string, experiments.SlurmOptions, error) {
 	o := experiments.SlurmOptions{Partition: f.partition, CPUs: f.cpus, Time: f.time, MaxJobs: f.maxJobs,
 		NodeDataDir: f.nodeData, Outcore: f.outcore, Poll: f.poll}
 	if f.args != "" {
-		args, err := experiments.ParseSbatchArgs(f.args)
+		args, err := grid.ParseSbatchArgs(f.args)
 		if err != nil {
 			return "", o, usagef("--slurm-args: %v", err)
 		}

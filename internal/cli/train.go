@@ -17,7 +17,7 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	"outcore/engine/train"
-	"outcore/experiments"
+	"outcore/experiments/grid"
 	"outcore/gpu"
 	"outcore/internal/supervise"
 	"outcore/internal/version"
@@ -306,12 +306,12 @@ func (b *progressBar) finish(s metrics.SummaryRecord) {
 }
 
 // checkTrainRanges holds the command line to the bounds a grid is held to
-// (experiments.RangeProblems, MemLimitProblem): `--weight-decay 1e308` or
+// (grid.RangeProblems, MemLimitProblem): `--weight-decay 1e308` or
 // `--mem-limit 1e-30` (0 bytes once truncated, which trained unlimited)
 // are usage errors naming the setting and its range.
 func checkTrainRanges(cfg train.Config) error {
 	var msgs []string
-	for _, p := range experiments.RangeProblems(cfg, func(string) bool { return true }) {
+	for _, p := range grid.RangeProblems(cfg, func(string) bool { return true }) {
 		msgs = append(msgs, p.Message)
 	}
 	if cfg.MemLimit != "" {
@@ -321,7 +321,7 @@ func checkTrainRanges(cfg train.Config) error {
 				featureBytes = m.FeatureBytes()
 			}
 		}
-		if msg := experiments.MemLimitProblem(cfg.MemLimit, featureBytes); msg != "" && (featureBytes > 0 || !strings.HasSuffix(strings.TrimSpace(cfg.MemLimit), "%")) {
+		if msg := grid.MemLimitProblem(cfg.MemLimit, featureBytes); msg != "" && (featureBytes > 0 || !strings.HasSuffix(strings.TrimSpace(cfg.MemLimit), "%")) {
 			msgs = append(msgs, "mem_limit: "+msg)
 		}
 	}

@@ -4,6 +4,9 @@
 //   - the engine (outcore/engine/...) imports neither the experiment
 //     runner, the store, the dashboard nor the CLI — tests included;
 //   - a package named report never imports the dashboard (outcore/web);
+//   - report and web (non-test) depend on no supervisor, cgroup manager,
+//     Slurm executor or the runner itself: they read the grid language
+//     from experiments/grid (viewers.go);
 //   - unsafe, syscall and golang.org/x/sys/unix only in the packages
 //     that need them, everything else going through internal/osutil
 //     (rules.go);

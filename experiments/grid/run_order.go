@@ -1,9 +1,10 @@
-package experiments
+package grid
 
 import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 )
 
@@ -45,7 +46,7 @@ func RepeatSeed(base int64, rep int) int64 { return base + int64(rep) }
 func parseRunOrderKey(g *Grid, k string, v json.RawMessage) string {
 	switch k {
 	case "run_order":
-		if err := json.Unmarshal(v, &g.RunOrder); err != nil || !contains(RunOrders, g.RunOrder) {
+		if err := json.Unmarshal(v, &g.RunOrder); err != nil || !slices.Contains(RunOrders, g.RunOrder) {
 			return fmt.Sprintf("run_order: want one of %v", RunOrders)
 		}
 	case "run_order_seed":

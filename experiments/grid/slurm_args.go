@@ -1,4 +1,4 @@
-package experiments
+package grid
 
 // The sbatch options a grid ("slurm": {"args": ...}) or the server's
 // --slurm-args may add to a job (docs/ARCHITECTURE.md "Executors",
@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"outcore/internal/units"
 )
 
 // sbatchValue checks the value of one allowed option ("" for a flag).
@@ -133,7 +135,7 @@ func CheckSbatchArg(a string) error {
 		if why, known := sbatchRefused[name]; known {
 			return fmt.Errorf("sbatch option --%s is not allowed: %s", name, why)
 		}
-		return fmt.Errorf("sbatch option %q is not allowed (allowed: %s)", truncate(a, 40), sbatchAllowedNames())
+		return fmt.Errorf("sbatch option %q is not allowed (allowed: %s)", units.Clip(a, 40), sbatchAllowedNames())
 	}
 	if check == nil {
 		if hasValue {
@@ -145,7 +147,7 @@ func CheckSbatchArg(a string) error {
 		return fmt.Errorf("sbatch option --%s needs a value: write --%s=VALUE", name, name)
 	}
 	if err := check(value); err != nil {
-		return fmt.Errorf("sbatch option --%s=%q: %v", name, truncate(value, 40), err)
+		return fmt.Errorf("sbatch option --%s=%q: %v", name, units.Clip(value, 40), err)
 	}
 	return nil
 }
@@ -163,4 +165,70 @@ func ParseSbatchArgs(s string) ([]string, error) {
 		}
 	}
 	return args, nil
+}
+
+// SplitArgs splits extra sbatch arguments as a POSIX shell would split
+// words: blanks separate, single quotes keep everything, double quotes keep
+// everything but \" and \\, a backslash outside quotes escapes the next
+// character. No expansion of any kind happens. Each word must be an option
+// (start with '-'): the script is outcore's.
+func SplitArgs(s string) ([]string, error) {
+	var args []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				args = append(args, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			inWord = true
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated ' in %q", s)
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+		case c == '"':
+			inWord = true
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf("unterminated \" in %q", s)
+			}
+		case c == '\\':
+			inWord = true
+			if i+1 >= len(s) {
+				return nil, fmt.Errorf("%q ends with a backslash", s)
+			}
+			i++
+			cur.WriteByte(s[i])
+		default:
+			inWord = true
+			cur.WriteByte(c)
+		}
+	}
+	if inWord {
+		args = append(args, cur.String())
+	}
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			return nil, fmt.Errorf("%q is not an sbatch option (options start with '-'; outcore writes the job script)", a)
+		}
+	}
+	return args, nil
+}
+
+// ShellQuote quotes s for a POSIX shell (SplitArgs reads it back): 'it'\”s'.
+func ShellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -1,4 +1,4 @@
-package experiments
+package grid
 
 // Variant entries of the system axis. A grid's "system" axis lists variant
 // names; an entry may also carry options of that variant alone,

@@ -1,10 +1,11 @@
-package experiments
+package grid
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"outcore/engine/accel"
 	"outcore/engine/train"
+	"outcore/internal/units"
 )
 
 // Limits every grid is held to, whether it comes from the dashboard's
@@ -83,10 +85,12 @@ func invalid(field, format string, a ...any) error {
 	return &InvalidError{Problems: []Problem{{Field: field, Message: field + ": " + fmt.Sprintf(format, a...)}}}
 }
 
-// problems collects Problems.
-type problems []Problem
+// ProblemList collects the problems of a grid as they are found; Err
+// makes the error that lists them.
+type ProblemList []Problem
 
-func (ps *problems) add(field, format string, a ...any) *problems {
+// Add records a problem once (a second identical one is dropped).
+func (ps *ProblemList) Add(field, format string, a ...any) *ProblemList {
 	msg := fmt.Sprintf(format, a...)
 	for _, p := range *ps {
 		if p.Field == field && p.Message == msg {
@@ -97,8 +101,8 @@ func (ps *problems) add(field, format string, a ...any) *problems {
 	return ps
 }
 
-// err is nil without problems, else an *InvalidError.
-func (ps problems) err() error {
+// Err is nil without problems, else an *InvalidError.
+func (ps ProblemList) Err() error {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -128,25 +132,25 @@ var axisWords = map[string]words{
 // count, the shared run settings. (*Manager).Check adds the checks that
 // need the data directory and the variants.
 func (g *Grid) Problems() []Problem {
-	var ps problems
+	var ps ProblemList
 	name := g.Name
 	switch {
 	case !utf8.ValidString(name):
-		ps.add("name", "name: not valid UTF-8 text")
+		ps.Add("name", "name: not valid UTF-8 text")
 	case utf8.RuneCountInString(name) > MaxNameLen:
-		ps.add("name", "name: %d characters, at most %d", utf8.RuneCountInString(name), MaxNameLen)
+		ps.Add("name", "name: %d characters, at most %d", utf8.RuneCountInString(name), MaxNameLen)
 	case strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
-		ps.add("name", "name: only printable characters")
+		ps.Add("name", "name: only printable characters")
 	}
 	a := g.Axes
 	countValues := func(axis string, n int) {
 		if n > MaxAxisValues {
-			ps.add(axis, "%s: %d values, at most %d", axisWords[axis].plural, n, MaxAxisValues)
+			ps.Add(axis, "%s: %d values, at most %d", axisWords[axis].plural, n, MaxAxisValues)
 		}
 	}
 	twice := func(axis string, seen map[string]bool, v string) {
 		if seen[v] {
-			ps.add(axis, "%s: %s is listed twice", axisWords[axis].plural, v)
+			ps.Add(axis, "%s: %s is listed twice", axisWords[axis].plural, v)
 		}
 		seen[v] = true
 	}
@@ -154,7 +158,7 @@ func (g *Grid) Problems() []Problem {
 	countValues(AxisSystem, len(a.System))
 	for _, s := range a.System {
 		if s == "" {
-			ps.add(AxisSystem, "variants: an empty name")
+			ps.Add(AxisSystem, "variants: an empty name")
 			continue
 		}
 		twice(AxisSystem, seen, strconv.Quote(s))
@@ -162,8 +166,8 @@ func (g *Grid) Problems() []Problem {
 	seen = map[string]bool{}
 	countValues(AxisModel, len(a.Model))
 	for _, m := range a.Model {
-		if !contains(Models, m) {
-			ps.add(AxisModel, "models: %q is not a model (have %s)", m, strings.Join(Models, ", "))
+		if !slices.Contains(Models, m) {
+			ps.Add(AxisModel, "models: %q is not a model (have %s)", m, strings.Join(Models, ", "))
 			continue
 		}
 		twice(AxisModel, seen, strconv.Quote(m))
@@ -172,7 +176,7 @@ func (g *Grid) Problems() []Problem {
 	countValues(AxisFeatureDim, len(a.FeatureDim))
 	for _, d := range a.FeatureDim {
 		if d < 1 || d > MaxFeatureDim {
-			ps.add(AxisFeatureDim, "feature dimensions: %d is not a whole number from 1 to %d", d, MaxFeatureDim)
+			ps.Add(AxisFeatureDim, "feature dimensions: %d is not a whole number from 1 to %d", d, MaxFeatureDim)
 			continue
 		}
 		twice(AxisFeatureDim, seen, strconv.Itoa(d))
@@ -181,7 +185,7 @@ func (g *Grid) Problems() []Problem {
 	countValues(AxisBatchSize, len(a.BatchSize))
 	for _, b := range a.BatchSize {
 		if b < 1 || b > MaxBatch {
-			ps.add(AxisBatchSize, "batch sizes: %d is not a whole number from 1 to %d", b, MaxBatch)
+			ps.Add(AxisBatchSize, "batch sizes: %d is not a whole number from 1 to %d", b, MaxBatch)
 			continue
 		}
 		twice(AxisBatchSize, seen, strconv.Itoa(b))
@@ -190,7 +194,7 @@ func (g *Grid) Problems() []Problem {
 	countValues(AxisFanout, len(a.Fanout))
 	for _, f := range a.Fanout {
 		if msg := fanoutProblem(f); msg != "" {
-			ps.add(AxisFanout, "fanouts: %s", msg)
+			ps.Add(AxisFanout, "fanouts: %s", msg)
 			continue
 		}
 		twice(AxisFanout, seen, strconv.Quote(FormatFanout(f)))
@@ -200,12 +204,12 @@ func (g *Grid) Problems() []Problem {
 	for _, c := range a.Compute {
 		m, err := accel.ParseMode(c)
 		if err != nil {
-			ps.add(AxisCompute, "compute modes: %v", err)
+			ps.Add(AxisCompute, "compute modes: %v", err)
 			continue
 		}
 		if m.Kind == accel.ComputeModel {
 			if _, err := accel.LoadProfile(m.Profile); err != nil {
-				ps.add(AxisCompute, "compute modes: %q: %v", c, err)
+				ps.Add(AxisCompute, "compute modes: %q: %v", c, err)
 				continue
 			}
 		}
@@ -215,7 +219,7 @@ func (g *Grid) Problems() []Problem {
 	countValues(AxisMemLimit, len(a.MemLimit))
 	for _, l := range a.MemLimit {
 		if msg := limitSyntaxProblem(l); msg != "" {
-			ps.add(AxisMemLimit, "memory limits: %s", msg)
+			ps.Add(AxisMemLimit, "memory limits: %s", msg)
 			continue
 		}
 		key := strings.ToLower(strings.TrimSpace(l))
@@ -226,21 +230,21 @@ func (g *Grid) Problems() []Problem {
 	}
 	if g.Frontier != nil {
 		if len(a.MemLimit) > 0 {
-			ps.add(AxisMemLimit, "memory limits: a frontier search chooses its own limits (from each variant's floor to 100 %%); leave mem_limit out")
+			ps.Add(AxisMemLimit, "memory limits: a frontier search chooses its own limits (from each variant's floor to 100 %%); leave mem_limit out")
 		}
 		if a.Repeat > 1 {
-			ps.add(AxisRepeat, "repeats: a frontier search runs each probe once (repeat 1)")
+			ps.Add(AxisRepeat, "repeats: a frontier search runs each probe once (repeat 1)")
 		}
 	}
 	if a.Repeat < 1 || a.Repeat > MaxRepeats {
-		ps.add(AxisRepeat, "repeats: %d is not a whole number from 1 to %d", a.Repeat, MaxRepeats)
+		ps.Add(AxisRepeat, "repeats: %d is not a whole number from 1 to %d", a.Repeat, MaxRepeats)
 	}
 	ps = append(ps, baseProblems(g.Base)...)
 	if n := g.Count(); n > MaxRuns {
 		if n == int(^uint(0)>>1) {
-			ps.add("", "the grid makes more runs than can be counted; at most %d per experiment", MaxRuns)
+			ps.Add("", "the grid makes more runs than can be counted; at most %d per experiment", MaxRuns)
 		} else {
-			ps.add("", "the grid makes %d runs; at most %d per experiment", n, MaxRuns)
+			ps.Add("", "the grid makes %d runs; at most %d per experiment", n, MaxRuns)
 		}
 	}
 	return ps
@@ -286,7 +290,7 @@ func limitSyntaxProblem(s string) string {
 // be a field of the run configuration with a value of its type, within the
 // same bounds as the form's.
 func baseProblems(base map[string]json.RawMessage) []Problem {
-	var ps problems
+	var ps ProblemList
 	cfg := train.DefaultConfig()
 	for _, k := range sortedKeys(base) {
 		if k == "mem_limit_bytes" || k == "data_dir" {
@@ -295,9 +299,9 @@ func baseProblems(base map[string]json.RawMessage) []Problem {
 		b, _ := json.Marshal(map[string]json.RawMessage{k: base[k]})
 		if _, err := train.ParseConfig(b); err != nil {
 			if strings.Contains(err.Error(), "unknown field") {
-				ps.add(k, "%s: not a setting of a run (the settings are %s)", k, strings.Join(configKeys(), ", "))
+				ps.Add(k, "%s: not a setting of a run (the settings are %s)", k, strings.Join(configKeys(), ", "))
 			} else {
-				ps.add(k, "%s: %s is not a value of the right type (%s)", k, truncateRaw(base[k]), jsonTypeOf(k))
+				ps.Add(k, "%s: %s is not a value of the right type (%s)", k, truncateRaw(base[k]), jsonTypeOf(k))
 			}
 			continue
 		}
@@ -307,12 +311,12 @@ func baseProblems(base map[string]json.RawMessage) []Problem {
 	ps = append(ps, RangeProblems(cfg, given)...)
 	if _, given := base["eval_fanout"]; given && cfg.EvalFanout != nil {
 		if msg := fanoutProblem(cfg.EvalFanout); msg != "" {
-			ps.add("eval_fanout", "eval_fanout: %s", msg)
+			ps.Add("eval_fanout", "eval_fanout: %s", msg)
 		}
 	}
 	for k, v := range cfg.Options {
 		if len(k) > 100 || len(v) > 1000 {
-			ps.add("options", "options: %q is longer than an option name (100) or value (1000) may be", truncate(k, 40))
+			ps.Add("options", "options: %q is longer than an option name (100) or value (1000) may be", units.Clip(k, 40))
 		}
 	}
 	return ps
@@ -350,4 +354,4 @@ func jsonTypeOf(key string) string {
 	return "want a whole number within the bounds of its type"
 }
 
-func truncateRaw(b json.RawMessage) string { return truncate(string(b), 60) }
+func truncateRaw(b json.RawMessage) string { return units.Clip(string(b), 60) }

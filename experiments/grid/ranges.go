@@ -1,4 +1,4 @@
-package experiments
+package grid
 
 // The bounds of a run's general settings, held at creation by every grid
 // (form, JSON API, grid file) and by `outcore train` on the command line:
@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"outcore/engine/train"
+	"outcore/internal/units"
 )
 
 // Bounds of the floating-point settings.
@@ -70,11 +71,11 @@ var floatRanges = []floatRange{
 // bounds, one problem per setting out of range, naming the key and the
 // range.
 func RangeProblems(cfg train.Config, given func(key string) bool) []Problem {
-	var ps problems
+	var ps ProblemList
 	for _, r := range intRanges {
 		v, set := r.get(&cfg)
 		if set && given(r.key) && (v < r.lo || v > r.hi) {
-			ps.add(r.key, "%s: %d is not a whole number from %d to %d", r.key, v, r.lo, r.hi)
+			ps.Add(r.key, "%s: %d is not a whole number from %d to %d", r.key, v, r.lo, r.hi)
 		}
 	}
 	for _, r := range floatRanges {
@@ -85,12 +86,12 @@ func RangeProblems(cfg train.Config, given func(key string) bool) []Problem {
 		below := v < r.lo || r.loOpen && v == r.lo
 		above := v > r.hi || r.hiOpen && v == r.hi
 		if below || above || v != v {
-			ps.add(r.key, "%s: %g is not a number from %s to %s", r.key, v, bound(r.lo, r.loOpen), bound(r.hi, r.hiOpen))
+			ps.Add(r.key, "%s: %g is not a number from %s to %s", r.key, v, bound(r.lo, r.loOpen), bound(r.hi, r.hiOpen))
 		}
 	}
 	if given("mem_limit") && cfg.MemLimit != "" {
 		if msg := limitSyntaxProblem(cfg.MemLimit); msg != "" {
-			ps.add("mem_limit", "mem_limit: %s", msg)
+			ps.Add("mem_limit", "mem_limit: %s", msg)
 		}
 	}
 	return ps
@@ -120,7 +121,7 @@ func MemLimitProblem(s string, featureBytes int64) string {
 		return err.Error()
 	}
 	if v < MinMemLimit {
-		return fmt.Sprintf("%q is %s, below %s; no run starts in that", s, FormatBytes(v), FormatBytes(MinMemLimit))
+		return fmt.Sprintf("%q is %s, below %s; no run starts in that", s, units.Bytes(v), units.Bytes(MinMemLimit))
 	}
 	return ""
 }

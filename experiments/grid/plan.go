@@ -1,17 +1,18 @@
-package experiments
+package grid
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"outcore/engine/accel"
 	"outcore/engine/dataset"
 	"outcore/engine/train"
+	"outcore/internal/units"
 	"outcore/store"
 )
 
@@ -33,8 +34,8 @@ type RunSpec struct {
 // the base dataset regenerated at another feature dimension.
 func DerivedName(base string, dim int) string { return fmt.Sprintf("%s-d%d", base, dim) }
 
-// datasetInfo is what planning needs to know about a dataset.
-type datasetInfo struct {
+// DatasetInfo is what planning needs to know about a dataset.
+type DatasetInfo struct {
 	Name string
 	Meta dataset.Meta
 	// Exists is false for a derived dataset the runner will generate, or a
@@ -42,39 +43,40 @@ type datasetInfo struct {
 	Exists bool
 }
 
-// world is what the checks beyond a grid's own limits consult.
-type world struct {
-	dataDir string
-	minMem  MinMemoryFunc
-	// pending are datasets that will exist when the grid is created (a
+// World is what the checks beyond a grid's own limits consult.
+type World struct {
+	DataDir string
+	// MinMem is the floor of a run (VariantMinMemory); nil checks none.
+	MinMem MinMemoryFunc
+	// Pending are datasets that will exist when the grid is created (a
 	// dataset job is generating them), by name.
-	pending map[string]dataset.Meta
+	Pending map[string]dataset.Meta
 }
 
-// plan checks a grid against the data directory and the engine's
+// Plan checks a grid against the data directory and the engine's
 // registry and expands it into run specs. It lists every problem it finds;
 // the runs are expanded and their configurations checked only when the
 // grid has no other problem (limitsOK: g.Problems() found none).
 //
 // refused are the cells that cannot start under their memory limit
-// (w.minMem, train.MinMemoryFor: the one floor every caller uses), each
+// (w.MinMem, train.MinMemoryFor: the one floor every caller uses), each
 // with its reason; they are not in specs. They are problems too unless the
 // grid skips them (SkipInfeasible) and at least one cell can start.
-func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, problems, []store.RefusedCell) {
-	var ps problems
-	dsDir := dataset.DatasetsDir(w.dataDir)
-	datasets := map[string]datasetInfo{}
+func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, ProblemList, []store.RefusedCell) {
+	var ps ProblemList
+	dsDir := dataset.DatasetsDir(w.DataDir)
+	datasets := map[string]DatasetInfo{}
 	var base dataset.Meta
 	haveBase := false
 	switch err := dataset.ValidateName(g.Dataset); {
 	case g.Dataset == "":
 		// reported by ParseGrid or the form
 	case err != nil:
-		ps.add("dataset", "dataset: %v", err)
+		ps.Add("dataset", "dataset: %v", err)
 	default:
-		if m, ok := w.pending[g.Dataset]; ok {
+		if m, ok := w.Pending[g.Dataset]; ok {
 			base, haveBase = m, true
-			datasets[g.Dataset] = datasetInfo{Name: g.Dataset, Meta: m}
+			datasets[g.Dataset] = DatasetInfo{Name: g.Dataset, Meta: m}
 			break
 		}
 		m, err := dataset.ReadMeta(filepath.Join(dsDir, g.Dataset))
@@ -84,12 +86,12 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 			if _, err := dataset.Preset(g.Dataset); err == nil {
 				preset = g.Dataset // a preset's name: make that preset
 			}
-			ps.add("dataset", "dataset: %q not found in %s (make it with `outcore data gen --preset %s --name %s` or `outcore data import`)", g.Dataset, dsDir, preset, g.Dataset)
+			ps.Add("dataset", "dataset: %q not found in %s (make it with `outcore data gen --preset %s --name %s` or `outcore data import`)", g.Dataset, dsDir, preset, g.Dataset)
 		case err != nil:
-			ps.add("dataset", "dataset: %q: %v", g.Dataset, err)
+			ps.Add("dataset", "dataset: %q: %v", g.Dataset, err)
 		default:
 			base, haveBase = m, true
-			datasets[g.Dataset] = datasetInfo{Name: g.Dataset, Meta: m, Exists: true}
+			datasets[g.Dataset] = DatasetInfo{Name: g.Dataset, Meta: m, Exists: true}
 		}
 	}
 
@@ -102,18 +104,18 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 		e, err := ParseSystemEntry(s)
 		if err != nil {
 			variantsOK = false
-			ps.add(AxisSystem, "variants: %v", err)
+			ps.Add(AxisSystem, "variants: %v", err)
 			continue
 		}
-		if !contains(known, e.Variant) {
+		if !slices.Contains(known, e.Variant) {
 			variantsOK = false
-			ps.add(AxisSystem, "variants: %q is not a variant (known: %s)", e.Variant, strings.Join(known, ", "))
+			ps.Add(AxisSystem, "variants: %q is not a variant (known: %s)", e.Variant, strings.Join(known, ", "))
 			continue
 		}
 		v, _ := train.LookupVariant(e.Variant)
 		for _, k := range sortedKeys(e.Options) {
 			if _, declared := v.Option(k); !declared {
-				ps.add(AxisSystem, "variants: %s has no option %q (its options are %s)", e.Variant, k, strings.Join(v.OptionKeys(), ", "))
+				ps.Add(AxisSystem, "variants: %s has no option %q (its options are %s)", e.Variant, k, strings.Join(v.OptionKeys(), ", "))
 			}
 		}
 	}
@@ -138,7 +140,7 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 						if len(v.Options) > 0 {
 							its = "its options are " + strings.Join(v.OptionKeys(), ", ")
 						}
-						ps.add("options", "options: %s has no option %q (%s)", name, k, its)
+						ps.Add("options", "options: %s has no option %q (%s)", name, k, its)
 					}
 				}
 			}
@@ -152,23 +154,23 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 			name := DerivedName(g.Dataset, d)
 			if m, err := dataset.ReadMeta(filepath.Join(dsDir, name)); err == nil {
 				if m.FeatureDim != d {
-					ps.add(AxisFeatureDim, "feature dimensions: dataset %q exists but has feature dimension %d, not %d", name, m.FeatureDim, d)
+					ps.Add(AxisFeatureDim, "feature dimensions: dataset %q exists but has feature dimension %d, not %d", name, m.FeatureDim, d)
 					continue
 				}
-				datasets[name] = datasetInfo{Name: name, Meta: m, Exists: true}
+				datasets[name] = DatasetInfo{Name: name, Meta: m, Exists: true}
 				continue
 			} else if !errors.Is(err, dataset.ErrNotFound) {
-				ps.add(AxisFeatureDim, "feature dimensions: dataset %q: %v", name, err)
+				ps.Add(AxisFeatureDim, "feature dimensions: dataset %q: %v", name, err)
 				continue
 			}
 			if base.Source.Kind != "generator" || base.Source.Generator == nil {
-				ps.add(AxisFeatureDim, "feature dimensions: dataset %q was imported (%s), not generated, so it cannot be remade at dimension %d; provide %q yourself or drop the axis",
+				ps.Add(AxisFeatureDim, "feature dimensions: dataset %q was imported (%s), not generated, so it cannot be remade at dimension %d; provide %q yourself or drop the axis",
 					g.Dataset, base.Source.Kind, d, name)
 				continue
 			}
 			m := base
 			m.Name, m.FeatureDim = name, d
-			datasets[name] = datasetInfo{Name: name, Meta: m, Exists: false}
+			datasets[name] = DatasetInfo{Name: name, Meta: m, Exists: false}
 		}
 		// Memory limits resolved per dataset: at least MinMemLimit, and
 		// two values must not be the same limit.
@@ -179,16 +181,16 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 				if limitSyntaxProblem(l) != "" {
 					continue
 				}
-				v, err := parseLimit(l, info.Meta.FeatureBytes())
+				v, err := ParseLimit(l, info.Meta.FeatureBytes())
 				if err != nil {
-					ps.add(AxisMemLimit, "memory limits: %v", err)
+					ps.Add(AxisMemLimit, "memory limits: %v", err)
 					continue
 				}
 				if v > 0 && v < MinMemLimit {
-					ps.add(AxisMemLimit, "memory limits: %q is %s of %s, below %s; no run starts in that", l, FormatBytes(v), name, FormatBytes(MinMemLimit))
+					ps.Add(AxisMemLimit, "memory limits: %q is %s of %s, below %s; no run starts in that", l, units.Bytes(v), name, units.Bytes(MinMemLimit))
 				}
 				if prev, dup := seen[v]; dup && !strings.EqualFold(strings.TrimSpace(prev), strings.TrimSpace(l)) {
-					ps.add(AxisMemLimit, "memory limits: %q and %q are the same limit (%s) on %s", prev, l, limitText(v), name)
+					ps.Add(AxisMemLimit, "memory limits: %q and %q are the same limit (%s) on %s", prev, l, limitText(v), name)
 				}
 				seen[v] = l
 			}
@@ -198,9 +200,9 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 		return nil, datasets, ps, nil
 	}
 
-	absData, err := filepath.Abs(w.dataDir)
+	absData, err := filepath.Abs(w.DataDir)
 	if err != nil {
-		ps.add("", "data directory %s: %v", w.dataDir, err)
+		ps.Add("", "data directory %s: %v", w.DataDir, err)
 		return nil, datasets, ps, nil
 	}
 	var refused []store.RefusedCell
@@ -215,12 +217,12 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 		if c.FeatureDim == 0 {
 			sp.FeatureDim = info.Meta.FeatureDim
 		}
-		limit, _ := parseLimit(c.MemLimit, info.Meta.FeatureBytes())
+		limit, _ := ParseLimit(c.MemLimit, info.Meta.FeatureBytes())
 		sp.MemLimitBytes = limit
 
 		cfg, msg := runConfig(g, c, sp.Dataset, absData, limit)
 		if msg.Message != "" {
-			ps.add(msg.Field, "%s", msg.Message)
+			ps.Add(msg.Field, "%s", msg.Message)
 			continue
 		}
 		sp.Config = cfg
@@ -231,16 +233,16 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 		if c.System != "" && c.System != cfg.System {
 			sp.System = c.System // a variant with options of its own: its own series
 		}
-		if limit > 0 && w.minMem != nil {
-			if need := w.minMem(cfg, info.Meta); limit < need {
+		if limit > 0 && w.MinMem != nil {
+			if need := w.MinMem(cfg, info.Meta); limit < need {
 				refused = append(refused, store.RefusedCell{Seq: c.Seq, System: sp.System, Dataset: sp.Dataset, Model: sp.Model,
 					MemLimit: c.MemLimit, MemLimitBytes: limit, NeedBytes: need, FeatureDim: sp.FeatureDim, BatchSize: sp.BatchSize,
 					Fanout: FormatFanout(sp.Fanout), Repeat: c.Repeat,
 					Reason: fmt.Sprintf("%s is below the %s that %s needs to start on %s (%d nodes, %d-dim features)",
-						FormatBytes(limit), FormatBytes(need), cfg.System, sp.Dataset, info.Meta.Nodes, info.Meta.FeatureDim)})
+						units.Bytes(limit), units.Bytes(need), cfg.System, sp.Dataset, info.Meta.Nodes, info.Meta.FeatureDim)})
 				if !g.SkipInfeasible {
-					ps.add(AxisMemLimit, "memory limits: %q is %s, below the %s that %s needs to start on %s (%d nodes, %d-dim features)",
-						c.MemLimit, FormatBytes(limit), FormatBytes(need), cfg.System, sp.Dataset, info.Meta.Nodes, info.Meta.FeatureDim)
+					ps.Add(AxisMemLimit, "memory limits: %q is %s, below the %s that %s needs to start on %s (%d nodes, %d-dim features)",
+						c.MemLimit, units.Bytes(limit), units.Bytes(need), cfg.System, sp.Dataset, info.Meta.Nodes, info.Meta.FeatureDim)
 				}
 				continue
 			}
@@ -249,9 +251,9 @@ func plan(g *Grid, w world, limitsOK bool) ([]RunSpec, map[string]datasetInfo, p
 	}
 	switch {
 	case len(refused) > 0 && len(specs) == 0 && g.SkipInfeasible:
-		ps.add(AxisMemLimit, "memory limits: none of the %d runs can start (every limit is below its variant's floor); raise the limits", len(refused))
+		ps.Add(AxisMemLimit, "memory limits: none of the %d runs can start (every limit is below its variant's floor); raise the limits", len(refused))
 	case len(refused) > 0 && !g.SkipInfeasible && len(specs) > 0:
-		ps.add(AxisMemLimit, "memory limits: %d of the %d runs cannot start; skip them (grid key \"skip_infeasible\": true, the form's \"Skip the cells that cannot start\") to run the other %d and record these as refused",
+		ps.Add(AxisMemLimit, "memory limits: %d of the %d runs cannot start; skip them (grid key \"skip_infeasible\": true, the form's \"Skip the cells that cannot start\") to run the other %d and record these as refused",
 			len(refused), len(refused)+len(specs), len(specs))
 	}
 	if len(ps) > 0 {
@@ -265,7 +267,7 @@ func limitText(v int64) string {
 	if v == 0 {
 		return "none"
 	}
-	return FormatBytes(v)
+	return units.Bytes(v)
 }
 
 // runConfig builds and validates the engine configuration of one cell. A
@@ -386,10 +388,10 @@ func describeCell(c Cell) string {
 	return strings.Join(parts, " ")
 }
 
-// parseLimit parses a memory limit: "none" (or "") is 0 = no limit; sizes
+// ParseLimit parses a memory limit: "none" (or "") is 0 = no limit; sizes
 // use engine/train's units ("512MiB", "2GB", bytes) or a percentage of the
 // dataset's feature bytes ("25%"). Zero and negative limits are errors.
-func parseLimit(s string, featureBytes int64) (int64, error) {
+func ParseLimit(s string, featureBytes int64) (int64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" || strings.EqualFold(t, "none") {
 		return 0, nil
@@ -407,34 +409,6 @@ func parseLimit(s string, featureBytes int64) (int64, error) {
 	return v, nil
 }
 
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// FormatBytes writes a byte count with a binary unit ("256MiB", "1.5GiB").
-func FormatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%dB", n)
-	}
-	f := float64(n)
-	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
-		f /= unit
-		if f < unit || u == "TiB" {
-			if f == float64(int64(f)) {
-				return fmt.Sprintf("%d%s", int64(f), u)
-			}
-			return fmt.Sprintf("%.1f%s", f, u)
-		}
-	}
-	return fmt.Sprintf("%dB", n)
-}
-
 // FormatFanout writes a fanout as "10,10,10".
 func FormatFanout(f []int) string {
 	parts := make([]string, len(f))
@@ -442,10 +416,4 @@ func FormatFanout(f []int) string {
 		parts[i] = fmt.Sprint(v)
 	}
 	return strings.Join(parts, ",")
-}
-
-// fileExists reports whether p exists.
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

@@ -1,7 +1,7 @@
-package experiments
+package grid
 
 import (
-	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -46,27 +46,6 @@ func TestCheckSbatchArg(t *testing.T) {
 	}
 }
 
-func TestConfineNodeDataDir(t *testing.T) {
-	root := t.TempDir()
-	for _, c := range []struct{ p, err string }{
-		{filepath.Join(root, "node"), ""},
-		{filepath.Join(root, "a", "b"), ""},
-		{root, ""},
-		{"/etc/../root", `no ".." allowed`},
-		{root + "/x/../../y", `no ".." allowed`},
-		{"/root", "is outside the folder"},
-		{root + "x", "is outside the folder"},
-		{"relative/dir", "not an absolute path"},
-		{root + "/a\nb", "control character"},
-		{root + "/%j", "'%'"},
-	} {
-		got, err := ConfineNodeDataDir(root, c.p)
-		if c.err == "" && (err != nil || got != filepath.Clean(c.p)) || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
-			t.Errorf("ConfineNodeDataDir(%q) = %q, %v; want %q", c.p, got, err, c.err)
-		}
-	}
-}
-
 // sbatchUnsafe are the characters no accepted sbatch argument may hold:
 // a shell's metacharacters, quotes, path separators, blanks other than
 // the space of a comment, and control characters.
@@ -106,22 +85,56 @@ func FuzzSbatchArgs(f *testing.F) {
 	})
 }
 
-// FuzzConfineNodeDataDir: an accepted node data directory is absolute,
-// clean, holds no "..", no control character and lies inside the root.
-func FuzzConfineNodeDataDir(f *testing.F) {
-	root := f.TempDir()
-	for _, s := range []string{"/etc/../root", root + "/node", root + "/../x", "/root", root + "/a b/c", root + "//x/./y"} {
-		f.Add(s)
+func TestSplitArgs(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{"", nil, ""},
+		{"  --qos=low   --account a1 ", nil, `"a1" is not an sbatch option`},
+		{"--qos=low --account=a1", []string{"--qos=low", "--account=a1"}, ""},
+		{`--comment='two words' --constraint="a&b" --x=\ y`, []string{"--comment=two words", "--constraint=a&b", "--x= y"}, ""},
+		{`--comment="say \"hi\" \\ ok"`, []string{`--comment=say "hi" \ ok`}, ""},
+		{`--gres=gpu:1 -C 'x'`, nil, `"x" is not an sbatch option`},
+		{`--comment='open`, nil, "unterminated '"},
+		{`--comment="open`, nil, `unterminated "`},
+		{`--x=a\`, nil, "ends with a backslash"},
+		{`--x=$(rm -rf /)`, []string{"--x=$(rm", "-rf"}, `"/)" is not an sbatch option`},
+	} {
+		got, err := SplitArgs(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("SplitArgs(%q): err %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("SplitArgs(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
 	}
-	f.Fuzz(func(t *testing.T, p string) {
-		got, err := ConfineNodeDataDir(root, p)
+}
+
+// FuzzSplitArgs: every word SplitArgs returns is an option, and joining
+// single-quoted words splits back to the same words.
+func FuzzSplitArgs(f *testing.F) {
+	f.Add(`--comment='two words' --constraint="a&b"`)
+	f.Add(`--x=\ y`)
+	f.Fuzz(func(t *testing.T, s string) {
+		args, err := SplitArgs(s)
 		if err != nil {
 			return
 		}
-		rel, rerr := filepath.Rel(root, got)
-		if !filepath.IsAbs(got) || got != filepath.Clean(got) || rerr != nil || rel == ".." || strings.HasPrefix(rel, "../") ||
-			strings.Contains(p, "/../") || strings.HasSuffix(p, "/..") || strings.ContainsAny(got, "\x00\n\r%") {
-			t.Fatalf("ConfineNodeDataDir(%q) = %q", p, got)
+		var quoted []string
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") {
+				t.Fatalf("word %q of %q is not an option", a, s)
+			}
+			quoted = append(quoted, ShellQuote(a))
+		}
+		again, err := SplitArgs(strings.Join(quoted, " "))
+		if err != nil || !reflect.DeepEqual(again, args) && len(args) > 0 {
+			t.Fatalf("round trip of %q: %q, %v; want %q", s, again, err, args)
 		}
 	})
 }

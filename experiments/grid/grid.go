@@ -1,4 +1,4 @@
-package experiments
+package grid
 
 import (
 	"bytes"
@@ -98,21 +98,21 @@ type Axes struct {
 // (*Manager).Check and (*Manager).Create. The error is an *InvalidError
 // listing every problem found.
 func ParseGrid(b []byte) (*Grid, error) {
-	var ps problems
+	var ps ProblemList
 	var top map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&top); err != nil || top == nil {
 		if err == nil {
 			err = errors.New("null")
 		}
-		return nil, ps.add("", "the grid file is not a JSON object: %v", err).err()
+		return nil, ps.Add("", "the grid file is not a JSON object: %v", err).Err()
 	}
 	if dec.More() {
-		return nil, ps.add("", "the grid file has data after its JSON object").err()
+		return nil, ps.Add("", "the grid file has data after its JSON object").Err()
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, b); err != nil {
-		return nil, ps.add("", "the grid file: %v", err).err()
+		return nil, ps.Add("", "the grid file: %v", err).Err()
 	}
 	g := &Grid{Base: map[string]json.RawMessage{}, Raw: compact.Bytes(), Axes: Axes{Repeat: 1}, topLevel: map[string]string{}}
 	for _, k := range sortedKeys(top) {
@@ -120,7 +120,7 @@ func ParseGrid(b []byte) (*Grid, error) {
 		switch k {
 		case "name":
 			if err := json.Unmarshal(v, &g.Name); err != nil {
-				ps.add("name", "name: want a string")
+				ps.Add("name", "name: want a string")
 			}
 		case "axes":
 			parseAxes(v, &g.Axes, &ps)
@@ -132,11 +132,11 @@ func ParseGrid(b []byte) (*Grid, error) {
 			}
 		case "run_order", "run_order_seed":
 			if msg := parseRunOrderKey(g, k, v); msg != "" {
-				ps.add(k, "%s", msg)
+				ps.Add(k, "%s", msg)
 			}
 		case "skip_infeasible":
 			if err := json.Unmarshal(v, &g.SkipInfeasible); err != nil {
-				ps.add("skip_infeasible", "skip_infeasible: want true or false")
+				ps.Add("skip_infeasible", "skip_infeasible: want true or false")
 			}
 		default:
 			g.Base[k] = v
@@ -144,11 +144,11 @@ func ParseGrid(b []byte) (*Grid, error) {
 	}
 	if v, ok := g.Base["dataset"]; ok {
 		if err := json.Unmarshal(v, &g.Dataset); err != nil {
-			ps.add("dataset", "dataset: want a dataset name (a string)")
+			ps.Add("dataset", "dataset: want a dataset name (a string)")
 		}
 		delete(g.Base, "dataset")
 	} else {
-		ps.add("dataset", "dataset: missing (the name of a dataset in the data directory)")
+		ps.Add("dataset", "dataset: missing (the name of a dataset in the data directory)")
 	}
 	// Axes given once at the top level.
 	type single struct {
@@ -185,22 +185,22 @@ func ParseGrid(b []byte) (*Grid, error) {
 		}
 		delete(g.Base, s.key)
 		if s.isSet() {
-			ps.add(s.axis, "%s: given both at the top level (%q) and under axes; keep one", axisWords[s.axis].plural, s.key)
+			ps.Add(s.axis, "%s: given both at the top level (%q) and under axes; keep one", axisWords[s.axis].plural, s.key)
 			continue
 		}
 		if !s.set(v) {
-			ps.add(s.axis, "%s: %s", axisWords[s.axis].plural, axisWords[s.axis].want1)
+			ps.Add(s.axis, "%s: %s", axisWords[s.axis].plural, axisWords[s.axis].want1)
 			continue
 		}
 		g.topLevel[s.axis] = s.key
 	}
 	for _, k := range []string{"mem_limit_bytes", "data_dir"} {
 		if _, ok := g.Base[k]; ok {
-			ps.add(k, "%s: set by the runner; give mem_limit (axis or top level) and --data-dir instead", k)
+			ps.Add(k, "%s: set by the runner; give mem_limit (axis or top level) and --data-dir instead", k)
 		}
 	}
 	ps = append(ps, g.Problems()...)
-	return g, ps.err()
+	return g, ps.Err()
 }
 
 // NewGrid builds a grid from typed values, as the dashboard's form does:
@@ -345,10 +345,10 @@ func fanoutValue(v json.RawMessage) ([]int, bool) {
 	return list, true
 }
 
-func parseAxes(raw json.RawMessage, a *Axes, ps *problems) {
+func parseAxes(raw json.RawMessage, a *Axes, ps *ProblemList) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
-		ps.add("axes", "axes: want an object of axis name → list of values (axes are %s)", strings.Join(AxisNames, ", "))
+		ps.Add("axes", "axes: want an object of axis name → list of values (axes are %s)", strings.Join(AxisNames, ", "))
 		return
 	}
 	for _, k := range sortedKeys(m) {
@@ -359,7 +359,7 @@ func parseAxes(raw json.RawMessage, a *Axes, ps *problems) {
 		}
 		w, known := axisWords[axis]
 		if !known {
-			ps.add("axes", "axes: %q is not an axis (axes are %s)", k, strings.Join(AxisNames, ", "))
+			ps.Add("axes", "axes: %q is not an axis (axes are %s)", k, strings.Join(AxisNames, ", "))
 			continue
 		}
 		ok := true
@@ -376,7 +376,7 @@ func parseAxes(raw json.RawMessage, a *Axes, ps *problems) {
 				for _, it := range items {
 					s, good := limitString(it)
 					if !good {
-						ps.add(axis, "%s: %s is not a size such as \"512MiB\", a number of bytes, or \"none\"", w.plural, it)
+						ps.Add(axis, "%s: %s is not a size such as \"512MiB\", a number of bytes, or \"none\"", w.plural, it)
 						continue
 					}
 					a.MemLimit = append(a.MemLimit, s)
@@ -392,7 +392,7 @@ func parseAxes(raw json.RawMessage, a *Axes, ps *problems) {
 				for _, it := range items {
 					f, good := fanoutValue(it)
 					if !good {
-						ps.add(axis, "%s: %s is not a fanout such as [10, 5] or \"10,5\"", w.plural, it)
+						ps.Add(axis, "%s: %s is not a fanout such as [10, 5] or \"10,5\"", w.plural, it)
 						continue
 					}
 					a.Fanout = append(a.Fanout, f)
@@ -402,7 +402,7 @@ func parseAxes(raw json.RawMessage, a *Axes, ps *problems) {
 			ok = json.Unmarshal(v, &a.Repeat) == nil
 		}
 		if !ok {
-			ps.add(axis, "%s: %s", w.plural, w.want)
+			ps.Add(axis, "%s: %s", w.plural, w.want)
 		}
 	}
 }

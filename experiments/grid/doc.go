@@ -1,0 +1,13 @@
+// Package grid is the grid language of outcore's experiments
+// (docs/ARCHITECTURE.md, "Grids"): a grid file or the dashboard's form
+// becomes a Grid (ParseGrid, NewGrid), held to the limits every grid is
+// held to (Problems, in words), planned against a data directory into one
+// RunSpec per cell (Plan), each cell's configuration checked as the child
+// will read it, cells below their variant's floor refused
+// (VariantMinMemory). The executor keys of a grid ("executor", "slurm")
+// are checked here too, without the executors.
+//
+// It is a leaf under the runner (package experiments): the report and the
+// dashboard import it without the queue, the supervisor, cgroups or Slurm
+// (internal/lint, viewers.go).
+package grid
