@@ -154,7 +154,7 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	batches := env.NumBatches()
 	readerBuf := max(g.idxFile.ReaderBufferBytes(), g.feats.ReaderBufferBytes())
-	p := size(sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), batches: batches, opt: g.opt, readerBuf: readerBuf})
+	p := size(sizingInput{Sizing: kit.SizingOf(env, ws, g.opt), batches: batches, readerBuf: readerBuf})
 	g.plan = p
 	if p.superbatchCut {
 		env.Deviate("superbatch cut to %d iterations by the runtime-file budget", p.superbatch)

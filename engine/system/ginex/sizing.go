@@ -23,13 +23,12 @@ import (
 // 4 KiB start (load_neighbors_into_buffer).
 const artifactReadBlock = 4096
 
-// sizingInput is everything Ginex's plan depends on.
+// sizingInput is everything Ginex's plan depends on: the sizing of
+// kit.MinMemoryOf (host budget, 0 = unlimited; profiled workspace; shape;
+// options) and what a run knows besides.
 type sizingInput struct {
-	budget  int64 // host budget, 0 = unlimited
-	ws      kit.Workspace
-	shape   train.DatasetShape
+	kit.Sizing[options]
 	batches int // iterations per epoch
-	opt     options
 	// readerBuf is the I/O buffer of one storage Reader of indices.bin
 	// and of features.bin (storage.File.ReaderBufferBytes; off the Go
 	// heap): each sampler has its own Reader, the main loop one.
@@ -80,8 +79,8 @@ type plan struct {
 
 // size computes Ginex's plan.
 func size(in sizingInput) plan {
-	o, ws := in.opt, in.ws
-	nodes, rowBytes := in.shape.Nodes, in.shape.RowBytes()
+	o, ws := in.Opt, in.WS
+	nodes, rowBytes := in.Shape.Nodes, in.Shape.RowBytes()
 	p := plan{superbatch: min(o.superbatch, in.batches), readerBuf: in.readerBuf}
 	// Runtime files per iteration ≈ ids (8 B/node) + adj (≈ 3 blocks of
 	// int32 indices) + update; the storage budget caps the superbatch.
@@ -92,7 +91,7 @@ func size(in sizingInput) plan {
 	}
 	p.maxBatch = ws.MaxInputs + ws.MaxInputs/10
 	perBatch := ws.BatchBytes
-	p.reserve = kit.ReserveBytes(in.budget)
+	p.reserve = kit.ReserveBytes(in.Budget)
 	accesses := int64(p.superbatch) * int64(ws.MeanInputs)
 	p.xBytes = int64(p.maxBatch) * rowBytes // one batch input of the main loop, off the Go heap
 	// Peak of the sample stage: per sampler its id map, its batch, its hop
@@ -124,25 +123,25 @@ func size(in sizingInput) plan {
 	switch {
 	case o.xBuffers == 1:
 		p.xBuffers, p.oneBuffer = 1, oneBufferAsked
-	case o.xBuffers == 0 && in.budget > 0 && p.mainPeak > in.budget:
+	case o.xBuffers == 0 && in.Budget > 0 && p.mainPeak > in.Budget:
 		p.xBuffers, p.oneBuffer = 1, oneBufferBudget
 	}
 	if p.xBuffers == 1 {
 		p.mainPeak -= p.xBytes
 	}
-	p.overReserve = in.budget > 0 && p.mainPeak > in.budget
+	p.overReserve = in.Budget > 0 && p.mainPeak > in.Budget
 	p.minNeed = p.mainHeap + p.xBytes + in.readerBuf
 	if o.xBuffers == 2 {
 		p.minNeed += p.xBytes
 	}
-	p.feasible = in.budget <= 0 || (p.minNeed <= in.budget && !p.overReserve)
-	topoBytes := 8*nodes + 8*(in.shape.Edges+nodes)
+	p.feasible = in.Budget <= 0 || (p.minNeed <= in.Budget && !p.overReserve)
+	topoBytes := 8*nodes + 8*(in.Shape.Edges+nodes)
 	featBytes := nodes*rowBytes + 4*nodes
 	switch {
 	case o.ncBytes >= 0:
 		p.ncBytes = o.ncBytes
-	case in.budget > 0:
-		p.ncBytes = max(0, in.budget-p.samplePeak)
+	case in.Budget > 0:
+		p.ncBytes = max(0, in.Budget-p.samplePeak)
 	default:
 		p.ncBytes = topoBytes
 	}
@@ -150,13 +149,13 @@ func size(in sizingInput) plan {
 	switch {
 	case o.fcBytes >= 0:
 		p.fcBytes = o.fcBytes
-	case in.budget > 0:
-		p.fcBytes = max(0, in.budget-p.mainPeak)
+	case in.Budget > 0:
+		p.fcBytes = max(0, in.Budget-p.mainPeak)
 	default:
 		p.fcBytes = featBytes
 	}
 	p.fcBytes = min(p.fcBytes, featBytes)
-	p.fcEntries = cache.FeatureCacheEntries(p.fcBytes, nodes, in.shape.FeatureDim)
+	p.fcEntries = cache.FeatureCacheEntries(p.fcBytes, nodes, in.Shape.FeatureDim)
 	return p
 }
 
@@ -172,7 +171,7 @@ func numBatches(shape train.DatasetShape, cfg train.Config) int {
 
 // feasible is whether the budget holds Ginex's plan (kit.MinMemoryOf).
 func feasible(s kit.Sizing[options]) bool {
-	return size(sizingInput{budget: s.Budget, ws: s.WS, shape: s.Shape, batches: numBatches(s.Shape, s.Cfg), opt: s.Opt}).feasible
+	return size(sizingInput{Sizing: s, batches: numBatches(s.Shape, s.Cfg)}).feasible
 }
 
 var minMemory = kit.MinMemoryOf(parseOptions, feasible)

@@ -142,7 +142,7 @@ func TestSizing(t *testing.T) {
 			if c.Want.minNeed == 0 {
 				c.Want.minNeed = 74 * systest.MiB // the main loop's heap, one batch input, the Reader's buffer
 			}
-			got := size(sizingInput{budget: c.Budget, ws: fixtureWS, shape: fixtureShape, batches: 105, opt: fixtureOptions(t, c.Opts), readerBuf: fixtureReaderBuf})
+			got := size(sizingInput{Sizing: kit.Sizing[options]{Budget: c.Budget, WS: fixtureWS, Shape: fixtureShape, Opt: fixtureOptions(t, c.Opts)}, batches: 105, readerBuf: fixtureReaderBuf})
 			if got != c.Want {
 				t.Errorf("plan\n got %+v\nwant %+v", got, c.Want)
 			}
@@ -158,13 +158,13 @@ func TestSizing(t *testing.T) {
 func TestMinBudget(t *testing.T) {
 	opt := fixtureOptions(t, nil)
 	feasible := func(b int64) bool {
-		return size(sizingInput{budget: b, ws: fixtureWS, shape: fixtureShape, batches: 105, opt: opt, readerBuf: fixtureReaderBuf}).feasible
+		return size(sizingInput{Sizing: kit.Sizing[options]{Budget: b, WS: fixtureWS, Shape: fixtureShape, Opt: opt}, batches: 105, readerBuf: fixtureReaderBuf}).feasible
 	}
 	const mainPeak1 = 137101312 - 11*systest.MiB
 	if got := kit.MinBudget(feasible); got != mainPeak1 {
 		t.Fatalf("min budget %d, want %d", got, mainPeak1)
 	}
-	if p := size(sizingInput{budget: mainPeak1, ws: fixtureWS, shape: fixtureShape, batches: 105, opt: opt, readerBuf: fixtureReaderBuf}); p.overReserve {
+	if p := size(sizingInput{Sizing: kit.Sizing[options]{Budget: mainPeak1, WS: fixtureWS, Shape: fixtureShape, Opt: opt}, batches: 105, readerBuf: fixtureReaderBuf}); p.overReserve {
 		t.Fatal("the least feasible budget warns of an OOM kill")
 	}
 	systest.CheckMinBudget(t, feasible, mainPeak1, minMemory, fixtureShape)

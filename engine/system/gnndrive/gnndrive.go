@@ -124,8 +124,14 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	if err != nil {
 		return err
 	}
-	in := sizingInput{budget: env.MemBudget, ws: ws, shape: env.Shape(), opt: g.opt, queueDepth: env.Storage.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(env.Shape(), env.Config),
-		device: budget.Device(), deviceCap: true}
+	in := sizingInput{
+		Sizing:     kit.SizingOf(env, ws, g.opt),
+		queueDepth: env.Storage.QueueDepth,
+		cpus:       runtime.NumCPU(),
+		inPlace:    inPlace(env.Shape(), env.Config),
+		device:     budget.Device(),
+		deviceCap:  true,
+	}
 	p := size(in)
 	g.plan, g.maxBatch = p, p.maxBatch
 	if g.releaseEarly = releaseEarly(g.opt.release, p.aliasInput); g.releaseEarly {

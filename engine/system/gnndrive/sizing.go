@@ -29,12 +29,11 @@ import (
 // rows sharing a sector are loaded together).
 const artifactReadBlock = 512
 
-// sizingInput is everything GNNDrive's plan depends on.
+// sizingInput is everything GNNDrive's plan depends on: the sizing of
+// kit.MinMemoryOf (host budget, 0 = unlimited; profiled workspace; shape;
+// options) and what a run knows besides.
 type sizingInput struct {
-	budget     int64 // host budget, 0 = unlimited
-	ws         kit.Workspace
-	shape      train.DatasetShape
-	opt        options
+	kit.Sizing[options]
 	queueDepth int // I/O depth of an extractor's ring (0 = storage default)
 	cpus       int // cores, the most samplers of shortened queues
 	// inPlace: the model reads an aliased batch input without copying it
@@ -105,10 +104,10 @@ type plan struct {
 // something under the budget (fewer extractors, the indices' page cache,
 // shorter queues, or the run itself).
 func size(in sizingInput) plan {
-	alias := in.inPlace && in.opt.batchInput == "alias"
+	alias := in.inPlace && in.Opt.batchInput == "alias"
 	p := sizeWith(in, alias)
-	if in.inPlace && in.opt.batchInput == "auto" && in.budget > 0 && !p.onDevice &&
-		(p.extractors < in.opt.extractors || p.topoSqueezed || p.queuesShortened || !p.feasible) {
+	if in.inPlace && in.Opt.batchInput == "auto" && in.Budget > 0 && !p.onDevice &&
+		(p.extractors < in.Opt.extractors || p.topoSqueezed || p.queuesShortened || !p.feasible) {
 		p = sizeWith(in, true)
 	}
 	return p
@@ -116,8 +115,8 @@ func size(in sizingInput) plan {
 
 // sizeWith computes the plan with the batch input copied (x) or aliased.
 func sizeWith(in sizingInput, alias bool) plan {
-	o, ws := in.opt, in.ws
-	nodes, rowBytes := in.shape.Nodes, in.shape.RowBytes()
+	o, ws := in.Opt, in.WS
+	nodes, rowBytes := in.Shape.Nodes, in.Shape.RowBytes()
 	p := plan{samplers: o.samplers, extractors: o.extractors, extractQ: o.extractQ, trainQ: o.trainQ}
 	p.maxBatch = int(float64(ws.MaxInputs)*o.margin + 0.5)
 	p.maxBatch = int(min(int64(max(p.maxBatch, 1)), nodes))
@@ -143,8 +142,8 @@ func sizeWith(in sizingInput, alias bool) plan {
 			int64(samplers)*sample.IDMapBytes(nodes, ws.MaxInputs) + nodes*8 + int64(extractors)*submitAhead*256
 	}
 	p.heapNeed = heapOf(p.samplers, p.extractQ, p.trainQ, p.extractors)
-	p.topo = in.shape.IndicesBytes()
-	budget := in.budget
+	p.topo = in.Shape.IndicesBytes()
+	budget := in.Budget
 	reserve := kit.ReserveBytes(budget)
 	switch {
 	case budget > 0 && o.bufferAt == "device":
@@ -230,7 +229,7 @@ func sizeWith(in sizingInput, alias bool) plan {
 
 // feasible is whether the budget holds GNNDrive's plan (kit.MinMemoryOf).
 func feasible(s kit.Sizing[options]) bool {
-	return size(sizingInput{budget: s.Budget, ws: s.WS, shape: s.Shape, opt: s.Opt, queueDepth: s.Cfg.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(s.Shape, s.Cfg)}).feasible
+	return size(sizingInput{Sizing: s, queueDepth: s.Cfg.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(s.Shape, s.Cfg)}).feasible
 }
 
 var minMemory = kit.MinMemoryOf(parseOptions, feasible)
@@ -240,7 +239,7 @@ var minMemory = kit.MinMemoryOf(parseOptions, feasible)
 // minNeed leaves out the over-reserve case, which a budget above minNeed
 // can still fall into).
 func leastBudget(in sizingInput) int64 {
-	return kit.MinBudget(func(b int64) bool { in.budget = b; return size(in).feasible })
+	return kit.MinBudget(func(b int64) bool { in.Budget = b; return size(in).feasible })
 }
 
 // inPlace reports whether the run's model reads an aliased batch input in

@@ -197,7 +197,7 @@ func TestSizing(t *testing.T) {
 			if c.want.onDevice {
 				c.want.minNeed = 108 * systest.MiB
 			}
-			got := size(sizingInput{budget: c.budget, ws: fixtureWS, shape: fixtureShape, opt: fixtureOptions(t, c.opts), cpus: 2, inPlace: c.inPlace})
+			got := size(sizingInput{Sizing: kit.Sizing[options]{Budget: c.budget, WS: fixtureWS, Shape: fixtureShape, Opt: fixtureOptions(t, c.opts)}, cpus: 2, inPlace: c.inPlace})
 			if got != c.want {
 				t.Errorf("plan\n got %+v\nwant %+v", got, c.want)
 			}
@@ -214,7 +214,7 @@ func TestSizing(t *testing.T) {
 func TestMinBudget(t *testing.T) {
 	opt := fixtureOptions(t, nil)
 	plan := func(b int64) plan {
-		return size(sizingInput{budget: b, ws: fixtureWS, shape: fixtureShape, opt: opt, cpus: 2})
+		return size(sizingInput{Sizing: kit.Sizing[options]{Budget: b, WS: fixtureWS, Shape: fixtureShape, Opt: opt}, cpus: 2})
 	}
 	feasible := func(b int64) bool { return plan(b).feasible }
 	want := kit.MinBudget(feasible)
@@ -227,7 +227,7 @@ func TestMinBudget(t *testing.T) {
 	systest.CheckMinBudget(t, feasible, want, minMemory, fixtureShape)
 	// a model that reads aliases in place needs no batch-input copy
 	aliased := func(b int64) bool {
-		return size(sizingInput{budget: b, ws: fixtureWS, shape: fixtureShape, opt: opt, cpus: 2, inPlace: true}).feasible
+		return size(sizingInput{Sizing: kit.Sizing[options]{Budget: b, WS: fixtureWS, Shape: fixtureShape, Opt: opt}, cpus: 2, inPlace: true}).feasible
 	}
 	if got := kit.MinBudget(aliased); got >= want || got < 71*systest.MiB+22528*529 {
 		t.Fatalf("min budget aliased %d, want below the copy's %d and at least the heap and one M_b of slots", got, want)
@@ -239,10 +239,10 @@ func TestMinBudget(t *testing.T) {
 // the over-reserve ones too, whose minNeed the budget already exceeds.
 func TestRefusalNamesAMinimumAboveTheBudget(t *testing.T) {
 	opt := fixtureOptions(t, nil)
-	in := sizingInput{ws: fixtureWS, shape: fixtureShape, opt: opt, cpus: 2}
+	in := sizingInput{Sizing: kit.Sizing[options]{WS: fixtureWS, Shape: fixtureShape, Opt: opt}, cpus: 2}
 	overReserveSeen := false
 	for b := int64(16 * systest.MiB); b < 512*systest.MiB; b += systest.MiB / 2 {
-		in.budget = b
+		in.Budget = b
 		p := size(in)
 		if p.feasible {
 			continue

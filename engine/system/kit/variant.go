@@ -67,6 +67,13 @@ type Sizing[O any] struct {
 	Opt    O
 }
 
+// SizingOf is a run's sizing: env's host budget, dataset shape and
+// configuration, the profiled workspace ws and the parsed options opt (the
+// same signature MinMemoryOf sizes the estimate with).
+func SizingOf[O any](env *train.Env, ws Workspace, opt O) Sizing[O] {
+	return Sizing[O]{Budget: env.MemBudget, WS: ws, Shape: env.Shape(), Cfg: env.Config, Opt: opt}
+}
+
 // MinMemoryOf is train.Variant.MinMemory for a variant whose plan is
 // feasible(s): the smallest budget it finds feasible with the
 // lower-bound workspace of EstimateWorkspace (0 when the options do not

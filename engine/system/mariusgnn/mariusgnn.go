@@ -166,9 +166,12 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 
 	// Buffer capacity from the budget (sizing.go).
 	in := sizingInput{
-		budget: env.MemBudget, ws: ws, shape: train.ShapeOf(ds.Meta), opt: s.opt,
-		p: s.l.P, partSize: s.l.PartSize, trainParts: s.l.TrainParts,
-		buckets: bucketSizes(s.b), readerQueue: o.QueueDepth,
+		Sizing:      kit.Sizing[options]{Budget: env.MemBudget, WS: ws, Shape: train.ShapeOf(ds.Meta), Cfg: env.Config, Opt: s.opt},
+		p:           s.l.P,
+		partSize:    s.l.PartSize,
+		trainParts:  s.l.TrainParts,
+		buckets:     bucketSizes(s.b),
+		readerQueue: o.QueueDepth,
 	}
 	if env.MemBudget > 0 && s.opt.bufferCapacity == 0 {
 		// Measure DENSE batches on the largest buffer the budget could
@@ -216,7 +219,7 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	// The batch input: at most the resident nodes or the fanouts' bound;
 	// pages are touched only as far as a batch needs.
-	xRows := min(int64(s.pb.Slots())*s.l.PartSize, kit.MaxInputBound(in.shape, env.Config))
+	xRows := min(int64(s.pb.Slots())*s.l.PartSize, kit.MaxInputBound(in.Shape, env.Config))
 	if xd, err := s.xMem.Float32s(int(xRows) * s.dim); err == nil {
 		s.x.Data = xd[:0]
 	}

@@ -3,13 +3,11 @@ package mariusgnn
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"outcore/engine/system/systest"
-	"outcore/internal/osutil"
 )
 
 // testGraph is a random CSC graph with features written to files.
@@ -112,11 +110,7 @@ func TestPartitionedFilesHoldEveryRowAndEdge(t *testing.T) {
 	if err := WritePartitionedFeatures(context.Background(), l, g.featPath, fp, rowBytes, 7*rowBytes*3); err != nil {
 		t.Fatal(err)
 	}
-	pb, err := os.ReadFile(fp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts := osutil.View[float32](pb)
+	parts := systest.ReadTable[float32](t, fp)
 	for n := int64(0); n < g.nodes; n++ {
 		old := l.Old(n)
 		row, want := parts[n*rowBytes/4:][:g.dim], g.feats[old*int64(g.dim):][:g.dim]
@@ -132,11 +126,7 @@ func TestPartitionedFilesHoldEveryRowAndEdge(t *testing.T) {
 	if b.Edges() != int64(len(g.indices)) {
 		t.Fatalf("%d edges in buckets, graph has %d", b.Edges(), len(g.indices))
 	}
-	eb, err := os.ReadFile(ep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edges := osutil.View[int32](eb)
+	edges := systest.ReadTable[int32](t, ep)
 	want := map[[2]int64]bool{}
 	for v := int64(0); v < g.nodes; v++ {
 		for _, u := range g.indices[g.indptr[v]:g.indptr[v+1]] {

@@ -30,16 +30,15 @@ type batchMeasure struct {
 	bytes     int64 // its ids and blocks
 }
 
-// sizingInput is everything the plan depends on.
+// sizingInput is everything the plan depends on: the sizing of
+// kit.MinMemoryOf (host budget, 0 = unlimited; profiled workspace; shape;
+// options) and the layout's.
 type sizingInput struct {
-	budget int64 // host budget, 0 = unlimited
-	ws     kit.Workspace
-	// extraBase is held before the buffer but not in ws.BaseBytes (with
+	kit.Sizing[options]
+	// extraBase is held before the buffer but not in WS.BaseBytes (with
 	// an estimated workspace: the layout's maps, allocated before the
 	// profile in a run).
 	extraBase  int64
-	shape      train.DatasetShape
-	opt        options
 	p          int   // partitions of the layout
 	partSize   int64 // nodes per partition
 	trainParts int   // leading partitions holding the training nodes
@@ -98,15 +97,15 @@ func edgeBound(buckets []int64, p int) []int64 {
 
 // size computes the plan.
 func size(in sizingInput) plan {
-	o, ws := in.opt, in.ws
-	rowBytes := in.shape.RowBytes()
+	o, ws := in.Opt, in.WS
+	rowBytes := in.Shape.RowBytes()
 	pl := plan{minC: 1, bound: edgeBound(in.buckets, in.p)}
 	if o.ordering == OrderingSequential {
 		pl.minC = max(in.trainParts, 1)
 	}
 	pl.spare = o.prefetch && o.ordering == OrderingDispersed
-	if in.budget > 0 {
-		pl.reserve = kit.ReserveBytes(in.budget)
+	if in.Budget > 0 {
+		pl.reserve = kit.ReserveBytes(in.Budget)
 	}
 	batchBytes := ws.BatchBytes
 	pl.xRows = int64(ws.MaxInputs) + int64(ws.MaxInputs)/10
@@ -133,12 +132,12 @@ func size(in sizingInput) plan {
 	switch {
 	case o.bufferCapacity > 0:
 		pl.c = min(o.bufferCapacity, in.p)
-	case in.budget <= 0:
+	case in.Budget <= 0:
 		pl.c = in.p
 	default:
 		pl.c = pl.minC
 		for c := in.p; c >= pl.minC; c-- {
-			if pl.fixed+pl.reserve+buffer(c) <= in.budget {
+			if pl.fixed+pl.reserve+buffer(c) <= in.Budget {
 				pl.c, pl.fromBudget = c, true
 				break
 			}
@@ -150,10 +149,10 @@ func size(in sizingInput) plan {
 	}
 	pl.buffer = buffer(pl.c)
 	pl.need = pl.fixed + pl.reserve + pl.buffer
-	pl.overReserve = in.budget > 0 && pl.need > in.budget
+	pl.overReserve = in.Budget > 0 && pl.need > in.Budget
 	// A plan that warns of an OOM kill is not feasible: the floor every
 	// caller checks (train.CheckFeasible) is where the run does not warn.
-	pl.feasible = in.budget <= 0 || (pl.minNeed <= in.budget && !pl.overReserve)
+	pl.feasible = in.Budget <= 0 || (pl.minNeed <= in.Budget && !pl.overReserve)
 	return pl
 }
 
@@ -174,8 +173,12 @@ func layoutShape(shape train.DatasetShape, p int) (parts int, partSize int64, tr
 func feasible(s kit.Sizing[options]) bool {
 	p, ps, tp := layoutShape(s.Shape, s.Opt.partitions)
 	return size(sizingInput{
-		budget: s.Budget, ws: s.WS, extraBase: layoutMapBytes(s.Shape.Nodes),
-		shape: s.Shape, opt: s.Opt, p: p, partSize: ps, trainParts: tp, readerQueue: ioQueueDepth,
+		Sizing:      s,
+		extraBase:   layoutMapBytes(s.Shape.Nodes),
+		p:           p,
+		partSize:    ps,
+		trainParts:  tp,
+		readerQueue: ioQueueDepth,
 	}).feasible
 }
 
@@ -184,5 +187,5 @@ var minMemory = kit.MinMemoryOf(parseOptions, feasible)
 // infeasible is the refusal of a budget below minNeed.
 func (pl plan) infeasible(budget int64, in sizingInput) error {
 	return fmt.Errorf("memory budget %d MiB below the least this run needs, %d MiB (a buffer of %d of %d partitions of %d MiB and what the run holds besides: %d MiB, of which %d MiB per mini-batch)",
-		budget>>20, (pl.minNeed+(1<<20)-1)>>20, pl.minC, in.p, (in.partSize*in.shape.RowBytes())>>20, pl.fixed>>20, pl.perBatch>>20)
+		budget>>20, (pl.minNeed+(1<<20)-1)>>20, pl.minC, in.p, (in.partSize*in.Shape.RowBytes())>>20, pl.fixed>>20, pl.perBatch>>20)
 }

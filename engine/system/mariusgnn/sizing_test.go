@@ -27,10 +27,11 @@ const MiB = 1 << 20
 func baseInput(ordering string) sizingInput {
 	shape := train.DatasetShape{Nodes: 16 * 2048, FeatureDim: 128, Train: 5000}
 	return sizingInput{
-		ws:    kit.Workspace{BaseBytes: 100 * MiB, MaxInputs: 10000, BatchBytes: 1 * MiB, RowBytes: 512},
-		shape: shape,
-		opt:   options{ordering: ordering, partitions: 16, samplers: 1, profile: 1, prefetch: true},
-		p:     16, partSize: 2048, trainParts: 3, readerQueue: 1,
+		Sizing:      kit.Sizing[options]{WS: kit.Workspace{BaseBytes: 100 * MiB, MaxInputs: 10000, BatchBytes: 1 * MiB, RowBytes: 512}, Shape: shape, Opt: options{ordering: ordering, partitions: 16, samplers: 1, profile: 1, prefetch: true}},
+		p:           16,
+		partSize:    2048,
+		trainParts:  3,
+		readerQueue: 1,
 	}
 }
 
@@ -38,8 +39,8 @@ func baseInput(ordering string) sizingInput {
 // MiB (whose reserve is the 32 MiB floor): a budget of exactly that holds
 // c partitions.
 func needWith(in sizingInput, c int) int64 {
-	in.opt.bufferCapacity = c
-	in.budget = 200 * MiB
+	in.Opt.bufferCapacity = c
+	in.Budget = 200 * MiB
 	return size(in).need
 }
 
@@ -74,7 +75,7 @@ func TestSizePlans(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := c.in
-			in.budget = c.budget
+			in.Budget = c.budget
 			pl := size(in)
 			if pl.c != c.c || pl.slots != c.slots || pl.feasible != c.feasible {
 				t.Fatalf("plan c=%d slots=%d feasible=%v, want %d, %d, %v (need %d MiB)", pl.c, pl.slots, pl.feasible, c.c, c.slots, c.feasible, pl.need>>20)
@@ -97,35 +98,35 @@ func TestSizeFloors(t *testing.T) {
 	// do without is the buffer of 3; its floor adds the reserve (a plan
 	// that would warn of an OOM kill is not feasible).
 	in := seq
-	in.budget = 1 << 40
+	in.Budget = 1 << 40
 	least := size(in).minNeed
-	in.budget = least
+	in.Budget = least
 	pl := size(in)
 	if pl.feasible || pl.c != 3 || !pl.overReserve {
 		t.Fatalf("at the buffer of 3 without the reserve: %+v, want infeasible (over the reserve)", pl)
 	}
 	floor := pl.fixed + pl.reserve + pl.buffer
-	in.budget = floor
+	in.Budget = floor
 	if pl = size(in); !pl.feasible || pl.c != 3 || pl.overReserve {
 		t.Fatalf("at the floor with the reserve: %+v, want feasible with c=3", pl)
 	}
-	in.budget = floor - 1
+	in.Budget = floor - 1
 	pl = size(in)
 	if pl.feasible {
 		t.Fatal("a byte below the floor is feasible")
 	}
-	if err := pl.infeasible(in.budget, in); !strings.Contains(err.Error(), "3 of 16 partitions") {
+	if err := pl.infeasible(in.Budget, in); !strings.Contains(err.Error(), "3 of 16 partitions") {
 		t.Fatalf("refusal %q does not name the buffer", err)
 	}
 	in = dis
-	in.budget = 1 << 40
+	in.Budget = 1 << 40
 	if df := size(in).minNeed; df >= floor {
 		t.Fatalf("dispersed floor %d not below sequential %d (one partition against three)", df, floor)
 	}
 	// an explicit capacity wins, and says when it is over the budget
 	in = seq
-	in.opt.bufferCapacity = 12
-	in.budget = needWith(seq, 11)
+	in.Opt.bufferCapacity = 12
+	in.Budget = needWith(seq, 11)
 	if pl := size(in); pl.c != 12 || !pl.overReserve {
 		t.Fatalf("buffer_capacity=12: %+v", pl)
 	}
@@ -142,13 +143,19 @@ func TestMinMemory(t *testing.T) {
 	}
 	opt, _ := parseOptions(cfg)
 	p, ps, tp := layoutShape(shape, opt.partitions)
-	in := sizingInput{ws: kit.EstimateWorkspace(shape, cfg), extraBase: layoutMapBytes(shape.Nodes), shape: shape,
-		opt: opt, p: p, partSize: ps, trainParts: tp, readerQueue: ioQueueDepth}
-	in.budget = seq
+	in := sizingInput{
+		Sizing:      kit.Sizing[options]{WS: kit.EstimateWorkspace(shape, cfg), Shape: shape, Opt: opt},
+		extraBase:   layoutMapBytes(shape.Nodes),
+		p:           p,
+		partSize:    ps,
+		trainParts:  tp,
+		readerQueue: ioQueueDepth,
+	}
+	in.Budget = seq
 	if !size(in).feasible {
 		t.Fatal("MinMemory is not feasible")
 	}
-	in.budget = seq - 1
+	in.Budget = seq - 1
 	if size(in).feasible {
 		t.Fatal("a byte below MinMemory is feasible: not the least")
 	}

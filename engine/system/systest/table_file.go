@@ -19,3 +19,14 @@ func TableFile[T osutil.Number](t testing.TB, name string, data []T) string {
 	}
 	return path
 }
+
+// ReadTable reads the file at path, one a variant wrote, as a table of T
+// in the dataset files' byte order. A read error fails t.
+func ReadTable[T osutil.Number](t testing.TB, path string) []T {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return osutil.View[T](b)
+}
