@@ -38,21 +38,35 @@ func (e *Env) ScratchDir() (string, error) {
 // variant's other storage options (block size, queue depth, merging)
 // before the file is opened.
 func (e *Env) OpenFeaturesWith(prefer storage.Backend, tweak func(*storage.Options)) (*storage.File, error) {
+	return e.openWith(dataset.FeaturesFile, "features", "feature rows", e.Dataset.RowBytes(), metrics.FileFeatures, prefer, tweak)
+}
+
+// OpenIndicesWith opens indices.bin as OpenIndices does (8-byte rows),
+// with the backend the variant's paper uses as OpenFeaturesWith chooses
+// it.
+func (e *Env) OpenIndicesWith(prefer storage.Backend, tweak func(*storage.Options)) (*storage.File, error) {
+	return e.openWith(dataset.IndicesFile, "indices", "index entries", 8, metrics.FileTopology, prefer, tweak)
+}
+
+// openWith opens the dataset file name (what: its name in errors, rows:
+// its rows in deviations) with the run's storage options, prefer's backend
+// under --io auto and tweak's changes.
+func (e *Env) openWith(name, what, rows string, rowBytes int64, kind string, prefer storage.Backend, tweak func(*storage.Options)) (*storage.File, error) {
 	o := e.Storage
-	o.RowBytes = e.Dataset.RowBytes()
-	o.Kind = metrics.FileFeatures
+	o.RowBytes = rowBytes
+	o.Kind = kind
 	if o.Backend == storage.BackendAuto {
 		o.Backend = prefer
 	}
 	if o.Backend != prefer {
-		e.Deviate("feature rows are read through the %s backend instead of %s (--io)", o.Backend, prefer)
+		e.Deviate("%s are read through the %s backend instead of %s (--io)", rows, o.Backend, prefer)
 	}
 	if tweak != nil {
 		tweak(&o)
 	}
-	f, err := storage.OpenFile(e.Dataset.Path(dataset.FeaturesFile), o)
+	f, err := storage.OpenFile(e.Dataset.Path(name), o)
 	if err != nil {
-		return nil, fmt.Errorf("%s: open features: %w", e.Config.System, err)
+		return nil, fmt.Errorf("%s: open %s: %w", e.Config.System, what, err)
 	}
 	return f, nil
 }

@@ -60,7 +60,6 @@ import (
 	"time"
 
 	"outcore/engine/cache"
-	"outcore/engine/dataset"
 	"outcore/engine/graph"
 	"outcore/engine/metrics"
 	"outcore/engine/nn"
@@ -115,33 +114,20 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	if g.scratch, err = env.ScratchDir(); err != nil {
 		return err
 	}
-	// O_DIRECT preads for both the topology and the features (§4).
-	opts := env.Storage
-	if opts.Backend == storage.BackendAuto {
-		opts.Backend = storage.BackendPread
-	}
-	if opts.Backend != storage.BackendPread {
-		env.Deviate("reads go through the %s backend instead of pread+O_DIRECT (--io)", opts.Backend)
-	}
-	opts.Workers = g.opt.ioThreads
-	// The artifact's granularity (kit/read_block.go): every missing row
+	// O_DIRECT preads for both the topology and the features (§4), at
+	// the artifact's granularity (kit/read_block.go): every missing row
 	// is its own pread of the read_block-aligned blocks holding it, shared
 	// with no other row; index entries are read in read_block blocks.
-	opts.BlockSize = g.opt.readBlock
 	if g.opt.readBlock != artifactReadBlock {
 		env.Deviate("read_block=%d: rows and index entries are read in %d-byte blocks, not the artifact's 4 KiB", g.opt.readBlock, g.opt.readBlock)
 	}
-	idxOpts := opts
-	idxOpts.RowBytes = 8
-	if g.idxFile, err = storage.OpenFile(env.Dataset.Path(dataset.IndicesFile), idxOpts); err != nil {
-		return fmt.Errorf("ginex: open indices: %w", err)
+	preads := func(o *storage.Options) { o.Workers, o.BlockSize = g.opt.ioThreads, g.opt.readBlock }
+	if g.idxFile, err = env.OpenIndicesWith(storage.BackendPread, preads); err != nil {
+		return err
 	}
 	g.disk = sample.NewStorageIndices(g.idxFile)
-	fo := opts
-	fo.RowBytes = g.rowBytes
-	fo.SeparateReads = true
-	if g.feats, err = storage.OpenFile(env.Dataset.Path(dataset.FeaturesFile), fo); err != nil {
-		return fmt.Errorf("ginex: open features: %w", err)
+	if g.feats, err = env.OpenFeaturesWith(storage.BackendPread, func(o *storage.Options) { preads(o); o.SeparateReads = true }); err != nil {
+		return err
 	}
 	if g.featRead, err = g.feats.NewReader(); err != nil {
 		return fmt.Errorf("ginex: features reader: %w", err)
@@ -195,7 +181,7 @@ func (g *ginex) buildNeighborCache(env *train.Env) error {
 		env.Logf("ginex: no neighbour cache: the budget leaves it %d MiB, less than its address table (%d MiB); every neighbour list is read from disk", g.plan.ncBytes>>20, (8*g.nodes)>>20)
 		return nil
 	}
-	path := env.Dataset.Path(dataset.IndicesFile)
+	path := g.idxFile.Path()
 	defer osutil.DropFileCache(path)
 	outDeg := make([]int64, g.nodes)
 	if err := scanIndices(path, func(chunk []int64) {
