@@ -5,7 +5,8 @@ package train
 // reordering: for each batch of the epoch's standard order it samples the
 // multi-hop neighbourhood, reads the feature rows of the input nodes from
 // features.bin through engine/storage (O_DIRECT with the uring or pread
-// backend, page cache with mmap), and trains one step.
+// backend, page cache with mmap), and trains one step (Sequential,
+// sequential.go).
 
 import (
 	"context"
@@ -13,10 +14,6 @@ import (
 	"fmt"
 	"time"
 
-	"outcore/engine/graph"
-	"outcore/engine/metrics"
-	"outcore/engine/nn"
-	"outcore/engine/sample"
 	"outcore/engine/storage"
 )
 
@@ -39,14 +36,11 @@ func init() {
 }
 
 type reference struct {
+	*Sequential
 	cfg       Config
 	topoMode  string
 	closeTopo func() error
 	feats     *storage.File
-	s         *sample.Sampler
-	g         *Gatherer
-	x         nn.Tensor
-	mb        graph.MiniBatch
 }
 
 func (r *reference) Name() string { return ReferenceName }
@@ -79,39 +73,15 @@ func (r *reference) Prepare(ctx context.Context, env *Env) error {
 	r.closeTopo = closeTopo
 	env.PrepareStage("load_topology_s", time.Since(t0))
 	env.Logf("reference: indices (%d MiB) via %s", idxBytes>>20, mode)
-	if r.s, err = env.NewSampler(topo); err != nil {
-		return err
-	}
 	if r.feats, err = env.OpenFeatures(); err != nil {
 		return err
 	}
-	r.g, err = NewGatherer(r.feats, env.Dataset.Meta.FeatureDim)
+	r.Sequential, err = NewSequential(env, topo, r.feats)
 	return err
 }
 
-func (r *reference) RunEpoch(ctx context.Context, env *Env, epoch int, ep *metrics.EpochStats) error {
-	for i, seeds := range env.EpochBatches(epoch) {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := env.Sample(ep, r.s, &r.mb, epoch, i, seeds); err != nil {
-			return err
-		}
-		if err := env.Gather(ctx, ep, r.g, &r.mb, &r.x); err != nil {
-			return err
-		}
-		if _, err := env.TrainStep(ep, &r.mb, &r.x); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (r *reference) Close() error {
-	var errs []error
-	if r.g != nil {
-		errs = append(errs, r.g.Close())
-	}
+	errs := []error{r.Sequential.Close()}
 	if r.feats != nil {
 		errs = append(errs, r.feats.Close())
 	}

@@ -2,7 +2,8 @@
 // docs/ARCHITECTURE.md "Adding a system", built from nothing but that
 // section: options declared once through a kit.Binder, kit.Register,
 // kit.Base, kit.MinMemoryOf over a pure plan, files through train.Env,
-// and the plain sample → gather → train loop of the reference. It belongs
+// and the plain sample → gather → train loop of the reference
+// (train.Sequential, embedded for RunEpoch). It belongs
 // to no paper and to no command: engine/system/all's tests import it
 // (toy_test.go), so the shared suites run it beside the real variants and
 // check that the skeleton alone makes a variant that trains, reports and
@@ -13,10 +14,6 @@ import (
 	"context"
 	"time"
 
-	"outcore/engine/graph"
-	"outcore/engine/metrics"
-	"outcore/engine/nn"
-	"outcore/engine/sample"
 	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
@@ -62,14 +59,11 @@ var minMemory = kit.MinMemoryOf(parseOptions, feasible)
 
 type toy struct {
 	kit.Base
-	cfg       train.Config
-	opt       options
-	closeTopo func() error
-	feats     *storage.File
-	s         *sample.Sampler
-	g         *train.Gatherer
-	x         nn.Tensor
-	mb        graph.MiniBatch
+	*train.Sequential // the reference's loop: RunEpoch
+	cfg               train.Config
+	opt               options
+	closeTopo         func() error
+	feats             *storage.File
 }
 
 func newToy(cfg train.Config) (*toy, error) {
@@ -89,40 +83,19 @@ func (t *toy) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	t.closeTopo = closeTopo
 	env.PrepareStage("load_topology_s", time.Since(t0))
-	if t.s, err = env.NewSampler(topo); err != nil {
-		return err
-	}
 	if t.opt.readBlock != 4096 {
 		env.Deviate("read_block=%d", t.opt.readBlock)
 	}
 	if t.feats, err = env.OpenFeaturesWith(storage.BackendPread, func(o *storage.Options) { o.BlockSize = t.opt.readBlock }); err != nil {
 		return err
 	}
-	t.g, err = train.NewGatherer(t.feats, env.Dataset.Meta.FeatureDim)
+	t.Sequential, err = train.NewSequential(env, topo, t.feats)
 	return err
-}
-
-func (t *toy) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {
-	for i, seeds := range env.EpochBatches(epoch) {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := env.Sample(ep, t.s, &t.mb, epoch, i, seeds); err != nil {
-			return err
-		}
-		if err := env.Gather(ctx, ep, t.g, &t.mb, &t.x); err != nil {
-			return err
-		}
-		if _, err := env.TrainStep(ep, &t.mb, &t.x); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (t *toy) Close() error {
 	var c kit.Closer
-	c.Close(t.g, t.feats)
+	c.Close(t.Sequential, t.feats)
 	c.Func(t.closeTopo)
 	return c.Err(Name)
 }
