@@ -120,6 +120,7 @@ def main():
            "batch": args.batch, "fanouts": fanouts, "hidden": args.hidden, "setup_s": round(time.perf_counter() - t_start, 2),
            "sampler": "scripts/pyg_common.py sample_csc (CPU)", "features": "numpy memmap (page cache)",
            "indices": "numpy memmap (page cache)"}
+    print(f"setup done in {time.perf_counter() - t_start:.2f} s", file=sys.stderr, flush=True)
     cg = own_cgroup()
     if args.mem_budget_mib > 0:
         if not cg or not os.path.exists(os.path.join(cg, "memory.max")):
@@ -182,6 +183,10 @@ def main():
         rec["sample_s"].append(t1 - t0)
         rec["gather_s"].append(t2 - t1)
         rec["train_s"].append(t3 - t2)
+        # progress on stderr, so a run stopped from outside still tells
+        # how far it got
+        print(f"batch {b + 1}/{nb} at {time.perf_counter() - t_epoch:.2f} s: sample {t1 - t0:.3f} gather {t2 - t1:.3f} "
+              f"train {t3 - t2:.3f} rows {ids.size}", file=sys.stderr, flush=True)
     epoch_s = time.perf_counter() - t_epoch
     done = len(rec["train_s"])
     out.update({"batches": nb, "batches_done": done, "partial": partial, "epoch_s": round(epoch_s, 3),

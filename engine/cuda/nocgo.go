@@ -54,3 +54,7 @@ func Open2() error {
 	_, err := Open()
 	return err
 }
+
+// StagingBytes is the page-locked host memory a device's staging holds
+// (staging.go; none without cgo).
+const StagingBytes = 8 * 4 << 20

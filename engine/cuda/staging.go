@@ -5,18 +5,19 @@ package cuda
 // Pinned host staging for the trainer's input copy (docs/ARCHITECTURE.md
 // "engine/cuda"): a copy from pageable Go memory (cuMemcpyHtoD) runs at
 // the driver's bounce-buffer rate, a fraction of what the bus carries from
-// page-locked memory. PutF32Staged instead cuts the rows into chunks,
-// copies each into one of a few page-locked slots (cuMemHostAlloc) with
-// several goroutines, and queues the slot's host-to-device copy
-// (cuMemcpyHtoDAsync) on the slot's own stream, so the next chunk's host
-// copy overlaps the previous chunks' transfers. A slot is written again
-// only after its stream has finished (cuStreamSynchronize). The streams
-// are created with CU_STREAM_DEFAULT, so their copies wait for the
-// kernels already queued on the legacy default stream (the previous
-// step's reads of the destination) and the kernels queued after wait for
-// them.
+// page-locked memory. PutF32Staged instead cuts the rows into chunks and
+// hands them round-robin to stagingSlots workers; each owns one
+// page-locked slot (cuMemHostAlloc) and one stream, copies its chunk into
+// the slot and queues the slot's host-to-device copy (cuMemcpyHtoDAsync)
+// on its stream, so the host copies run in parallel and overlap the
+// transfers. A worker writes its slot again only after its stream has
+// finished (cuStreamSynchronize). The streams are created with
+// CU_STREAM_DEFAULT, so their copies wait for the kernels already queued
+// on the legacy default stream (the previous step's reads of the
+// destination) and the kernels queued after wait for them.
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -29,7 +30,7 @@ import (
 // heap, part of the model step the memory contract holds outside the host
 // budget (docs/DESIGN.md §3).
 const (
-	stagingSlots     = 4
+	stagingSlots     = 8
 	stagingSlotBytes = 4 << 20
 	// StagingBytes is the page-locked host memory a device's staging holds.
 	StagingBytes = stagingSlots * stagingSlotBytes
@@ -40,7 +41,6 @@ type staging struct {
 	slot    [stagingSlots]unsafe.Pointer
 	stream  [stagingSlots]unsafe.Pointer
 	pending [stagingSlots]bool
-	copiers int
 }
 
 var stagingMu sync.Mutex
@@ -52,7 +52,7 @@ func (d *Device) staging() (*staging, error) {
 	if d.stage != nil {
 		return d.stage, nil
 	}
-	s := &staging{copiers: max(1, min(runtime.GOMAXPROCS(0), 8))}
+	s := &staging{}
 	for i := range s.slot {
 		if err := d.drv.err("cuMemHostAlloc", cuHostAlloc(d.drv, &s.slot[i], stagingSlotBytes)); err != nil {
 			s.free(d)
@@ -92,23 +92,39 @@ func (d *Device) PutF32Staged(b Buf, h []float32) error {
 		return err
 	}
 	src := unsafe.Slice((*byte)(unsafe.Pointer(&h[0])), n)
-	k := 0
-	for off := int64(0); off < n; off += stagingSlotBytes {
+	chunks := int((n + stagingSlotBytes - 1) / stagingSlotBytes)
+	workers := min(stagingSlots, chunks, max(1, runtime.GOMAXPROCS(0)))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = d.stageChunks(s, w, workers, chunks, src, b.Ptr)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// stageChunks is worker w's part of PutF32Staged: chunks w, w+workers, ...
+// through slot w.
+func (d *Device) stageChunks(s *staging, w, workers, chunks int, src []byte, dst uint64) error {
+	n := int64(len(src))
+	for k := w; k < chunks; k += workers {
+		off := int64(k) * stagingSlotBytes
 		c := min(n-off, stagingSlotBytes)
-		i := k % stagingSlots
-		k++
-		if s.pending[i] {
-			if err := d.drv.err("cuStreamSynchronize", cuStreamSync(d.drv, s.stream[i])); err != nil {
+		if s.pending[w] {
+			if err := d.drv.err("cuStreamSynchronize", cuStreamSync(d.drv, s.stream[w])); err != nil {
 				return err
 			}
-			s.pending[i] = false
+			s.pending[w] = false
 		}
-		dst := unsafe.Slice((*byte)(s.slot[i]), c)
-		parallelCopy(dst, src[off:off+c], s.copiers)
-		if err := d.drv.err("cuMemcpyHtoDAsync", cuHtoDAsync(d.drv, b.Ptr+uint64(off), s.slot[i], c, s.stream[i])); err != nil {
+		copy(unsafe.Slice((*byte)(s.slot[w]), c), src[off:off+c])
+		if err := d.drv.err("cuMemcpyHtoDAsync", cuHtoDAsync(d.drv, dst+uint64(off), s.slot[w], c, s.stream[w])); err != nil {
 			return err
 		}
-		s.pending[i] = true
+		s.pending[w] = true
 	}
 	return nil
 }
@@ -128,27 +144,4 @@ func (d *Device) SyncStaging() error {
 		}
 	}
 	return nil
-}
-
-// parallelCopy copies src to dst (same length) with up to workers
-// goroutines over pieces of at least 256 KiB.
-func parallelCopy(dst, src []byte, workers int) {
-	const minPiece = 256 << 10
-	n := len(src)
-	w := min(workers, max(1, n/minPiece))
-	if w <= 1 {
-		copy(dst, src)
-		return
-	}
-	piece := (n + w - 1) / w
-	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += piece {
-		hi := min(n, lo+piece)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			copy(dst[lo:hi], src[lo:hi])
-		}()
-	}
-	wg.Wait()
 }

@@ -33,7 +33,11 @@ type Env struct {
 	// lifts while profiling and holds at MemBudget plus what it keeps
 	// outside the budget (memory_limit.go). Never nil in Run.
 	Limit MemoryLimit
-	Emit  *metrics.Emitter
+	// GPURuntimeBytes is the host memory the GPU runtime took when the
+	// trainer moved to the GPU (gpu_runtime.go), held outside the budget
+	// with the model step; 0 on the CPU.
+	GPURuntimeBytes int64
+	Emit            *metrics.Emitter
 	// Storage holds the I/O options of the run (backend, queue depth,
 	// logger, and Reads as the Account every File opened from them reports
 	// its device reads to); OpenFeatures and OpenIndices start from it.

@@ -158,14 +158,8 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 		return sum, err
 	}
 	defer env.Trainer.Close()
-	if note, err := env.Trainer.UseDevice(cfg.Device); err != nil {
+	if err := useDevice(env, cfg.Device); err != nil {
 		return sum, err
-	} else if note != "" {
-		env.Deviate("%s", note)
-	}
-	if g := env.Trainer.DeviceName(); g != "" {
-		env.Logf("trainer on the GPU: %s (engine/cuda)", g)
-		env.Deviate("the trainer ran on the GPU (%s, engine/cuda): where another deviation says training runs on the CPU, the training step ran on this GPU, its batch input copied host-to-device each step; the caches and buffers those deviations name stayed in host memory", g)
 	}
 	v, _ := LookupVariant(cfg.System)
 	sys, err := v.New(cfg)

@@ -41,12 +41,16 @@ func liftForProfiling(env *train.Env) (lifted bool, err error) {
 
 // HoldOutsideBudget sets the run's memory limit to its budget plus bytes
 // held outside it (the model step and, for a variant whose paper keeps
-// more in GPU memory, that too). Where the limit is not this process's to
+// more in GPU memory, that too; with the trainer on the GPU, the GPU
+// runtime's host memory, env.GPURuntimeBytes). Where the limit is not this process's to
 // change it does nothing.
 func HoldOutsideBudget(env *train.Env, bytes int64) error {
 	if !env.Limit.Enforced() || env.MemBudget <= 0 {
 		return nil
 	}
+	// with the trainer on the GPU, the runtime's host memory too
+	// (train's gpu_runtime.go)
+	bytes += env.GPURuntimeBytes
 	if err := env.Limit.Hold(bytes); err != nil {
 		return fmt.Errorf("hold %d MiB outside the %d MiB budget: %w", bytes>>20, env.MemBudget>>20, err)
 	}
