@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"outcore/engine/train"
 	"outcore/experiments/grid"
+	"outcore/internal/units"
 	"outcore/store"
 )
 
@@ -90,7 +90,7 @@ func (o SlurmOptions) merged(sg *grid.SlurmGrid, dataDir string) (SlurmOptions, 
 		o.NodeDataDir = sg.NodeDataDir
 	}
 	if sg.MemAllowance != "" {
-		v, err := train.ParseMemLimit(sg.MemAllowance, 0)
+		v, err := units.ParseMemLimit(sg.MemAllowance, 0)
 		if err != nil {
 			return o, err
 		}

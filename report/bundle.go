@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"outcore/engine/metrics"
+	"outcore/internal/units"
 	"outcore/store"
 )
 
@@ -283,8 +284,8 @@ func bundleReadme(w io.Writer, e store.Experiment, runs []store.Run, h HostRepor
 		b.WriteString("No run recorded its host.\n")
 	}
 	for _, hf := range h.Hosts {
-		fmt.Fprintf(&b, "- %s: %d cores, %.1f GiB memory, kernel %s, disk %s, GPU %s, GEMM %s, %s\n",
-			hf.Hostname, hf.Cores, float64(hf.MemBytes)/(1<<30), hf.Kernel, orNone(hf.DiskModel), orNone(hf.GPU), orNone(hf.GEMM), hf.GoVersion)
+		fmt.Fprintf(&b, "- %s: %d cores, %s memory, kernel %s, disk %s, GPU %s, GEMM %s, %s\n",
+			hf.Hostname, hf.Cores, units.ByteFormat{Unit: units.GiB, Space: true, Decimals: 1}.Format(hf.MemBytes), hf.Kernel, orNone(hf.DiskModel), orNone(hf.GPU), orNone(hf.GEMM), hf.GoVersion)
 	}
 	if h.CPU != "" {
 		fmt.Fprintf(&b, "- CPU: %s\n", h.CPU)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode"
 
-	"outcore/engine/train"
+	"outcore/internal/units"
 	"outcore/store"
 )
 
@@ -122,7 +122,7 @@ func ParseFilter(q string) (Filter, error) {
 				t.Num = 0
 				break
 			}
-			b, err := train.ParseMemLimit(tk.value, 0)
+			b, err := units.ParseMemLimit(tk.value, 0)
 			if err != nil || b <= 0 {
 				return Filter{}, fmt.Errorf("%w: %s: %q is not a size (e.g. 128MiB, 1GiB, none)", ErrFilter, k.name, tk.value)
 			}

@@ -10,7 +10,8 @@ FUZZTIME=${FUZZTIME:-3s}
 cache=$(go env GOCACHE)/fuzz
 # package: targets (the parsers of outside input)
 declare -A targets=(
-  [engine/train]="FuzzParseMemLimit FuzzParseConfig"  # --mem-limit and grid limits; run configs
+  [engine/train]="FuzzParseConfig"                    # run configs
+  [internal/units]="FuzzParseMemLimit"                # --mem-limit, grid limits, sizes of options
   # grid JSON (grid files, the JSON API, examples/); a grid's sbatch options
   # and node data directory; run record logs as ingested after a crash; what
   # squeue, scontrol and sacct print

@@ -37,11 +37,11 @@ func bodyGate(limit int) fiber.Handler {
 		}
 		if ce := strings.TrimSpace(string(h.Peek(fiber.HeaderContentEncoding))); ce != "" && !strings.EqualFold(ce, "identity") {
 			return fiber.NewError(fiber.StatusUnsupportedMediaType,
-				fmt.Sprintf("compressed request bodies are not accepted (Content-Encoding: %s): send the body uncompressed (at most %s)", units.Clip(ce, 40), sizeText(limit)))
+				fmt.Sprintf("compressed request bodies are not accepted (Content-Encoding: %s): send the body uncompressed (at most %s)", units.Clip(ce, 40), bodySize.Format(int64(limit))))
 		}
 		if n := h.ContentLength(); n > limit {
 			return fiber.NewError(fiber.StatusRequestEntityTooLarge,
-				fmt.Sprintf("request body of %d bytes is over this server's limit of %s", n, sizeText(limit)))
+				fmt.Sprintf("request body of %d bytes is over this server's limit of %s", n, bodySize.Format(int64(limit))))
 		}
 		return c.Next()
 	}
@@ -90,7 +90,7 @@ func readBody(limit int, budget *byteBudget) fiber.Handler {
 				if !budget.take(grow) {
 					c.Set(fiber.HeaderRetryAfter, "5")
 					return fiber.NewError(fiber.StatusServiceUnavailable,
-						fmt.Sprintf("the server holds %s of request bodies already, its limit: try again in a few seconds", sizeText(budget.max)))
+						fmt.Sprintf("the server holds %s of request bodies already, its limit: try again in a few seconds", bodySize.Format(int64(budget.max))))
 				}
 				held += grow
 				nb := make([]byte, len(buf), cap(buf)+grow)
@@ -108,7 +108,7 @@ func readBody(limit int, budget *byteBudget) fiber.Handler {
 		}
 		if len(buf) > limit {
 			return fiber.NewError(fiber.StatusRequestEntityTooLarge,
-				fmt.Sprintf("request body is over this server's limit of %s", sizeText(limit)))
+				fmt.Sprintf("request body is over this server's limit of %s", bodySize.Format(int64(limit))))
 		}
 		req.SetBodyRaw(buf)
 		c.Locals(bodyReadKey, true)
@@ -145,13 +145,5 @@ func (b *byteBudget) used() int {
 	return b.n
 }
 
-// sizeText writes a byte count for people (4 MiB, 512 KiB, 100 bytes).
-func sizeText(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
+// bodySize writes a body limit exactly, for people ("4 MiB", "100 bytes").
+var bodySize = units.ByteFormat{Exact: true, Space: true}

@@ -155,7 +155,7 @@ func budgetPreview(in FormInput, meta dataset.Meta, past pastRuns, refused []sto
 			limits, labels = append(limits, 0), append(labels, "no limit")
 			continue
 		}
-		b, err := train.ParseMemLimit(it, fb)
+		b, err := units.ParseMemLimit(it, fb)
 		if err != nil || b <= 0 {
 			return nil, "" // the form's own check says what is wrong
 		}
@@ -196,8 +196,8 @@ func budgetPreview(in FormInput, meta dataset.Meta, past pastRuns, refused []sto
 				m.Refused++
 			} else if sec, n := past.perEpoch(v, lim); n > 0 && epochs > 0 {
 				run := sec * float64(epochs)
-				c.Text = fmtDuration(run)
-				c.Title = fmt.Sprintf("about %s a run, from %d past run(s) of %s on %s", fmtDuration(run), n, v, meta.Name)
+				c.Text = units.Estimate(run)
+				c.Title = fmt.Sprintf("about %s a run, from %d past run(s) of %s on %s", units.Estimate(run), n, v, meta.Name)
 				total += run * float64(max(1, repeats)*others)
 				known++
 				based += n
@@ -211,25 +211,13 @@ func budgetPreview(in FormInput, meta dataset.Meta, past pastRuns, refused []sto
 	}
 	est := ""
 	if known > 0 {
-		est = fmt.Sprintf("Estimated: about %s for the cells with past runs (%d past runs of these variants on %s)", fmtDuration(total), based, meta.Name)
+		est = fmt.Sprintf("Estimated: about %s for the cells with past runs (%d past runs of these variants on %s)", units.Estimate(total), based, meta.Name)
 		if unknown > 0 {
 			est += fmt.Sprintf("; %d cell(s) without one not counted", unknown)
 		}
 		est += "."
 	}
 	return m, est
-}
-
-// fmtDuration writes seconds as "45s", "12m", "1h 20m".
-func fmtDuration(s float64) string {
-	d := time.Duration(s * float64(time.Second)).Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(math.Round(d.Minutes())))
-	}
-	return fmt.Sprintf("%dh %02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
 // timeLeft estimates how long an experiment's queued and running runs
@@ -317,9 +305,9 @@ func timeLeft(runs []store.Run, now time.Time) string {
 	if pending == 0 || pending == unknown {
 		return ""
 	}
-	s := fmt.Sprintf("about %s left (%d run(s) to go, from %d finished)", fmtDuration(left), pending, allN)
+	s := fmt.Sprintf("about %s left (%d run(s) to go, from %d finished)", units.Estimate(left), pending, allN)
 	if allN == 0 {
-		s = fmt.Sprintf("about %s left (%d run(s) to go, each as long as the running run's progress predicts)", fmtDuration(left), pending)
+		s = fmt.Sprintf("about %s left (%d run(s) to go, each as long as the running run's progress predicts)", units.Estimate(left), pending)
 	}
 	if unknown > 0 {
 		s += fmt.Sprintf("; %d without an estimate", unknown)

@@ -10,6 +10,7 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/train"
 	"outcore/experiments/grid"
+	"outcore/internal/units"
 	"outcore/store"
 )
 
@@ -54,7 +55,7 @@ func TestBudgetPreview(t *testing.T) {
 			t.Fatalf("default limits on %s: %q", md.Name, got)
 		}
 		for i, l := range lims {
-			b, err := train.ParseMemLimit(l, md.FeatureBytes())
+			b, err := units.ParseMemLimit(l, md.FeatureBytes())
 			if err != nil || b < need {
 				t.Errorf("default limit %q on %s: %d bytes, below the floor %d (%v)", l, md.Name, b, need, err)
 			}
@@ -169,12 +170,12 @@ func TestGridEstimate(t *testing.T) {
 		t.Fatalf("prior %.1f s an epoch of pyg+ on small, measured 17 s", per)
 	}
 	got := gridEstimate(g, meta, nil, []store.RefusedCell{{Seq: 2}})
-	want := fmtDuration(3 * (2*per + priorRunOverheadSec))
+	want := units.Estimate(3 * (2*per + priorRunOverheadSec))
 	if !strings.Contains(got, "roughly "+want) || !strings.Contains(got, "prior") {
 		t.Fatalf("estimate %q, want roughly %s", got, want)
 	}
 	past := pastRuns{"pyg+": {{limit: 0, secPerEpoch: 100}}, "ginex": {{limit: 0, secPerEpoch: 100}}}
-	if got := gridEstimate(g, meta, past, nil); !strings.Contains(got, "about "+fmtDuration(4*(200+priorRunOverheadSec))) || !strings.Contains(got, "from past runs") {
+	if got := gridEstimate(g, meta, past, nil); !strings.Contains(got, "about "+units.Estimate(4*(200+priorRunOverheadSec))) || !strings.Contains(got, "from past runs") {
 		t.Fatalf("estimate from past runs %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 	"outcore/experiments/grid"
+	"outcore/internal/units"
 	"outcore/store"
 )
 
@@ -74,7 +75,7 @@ func gridEstimate(g *grid.Grid, meta dataset.Meta, past pastRuns, refused []stor
 		if skip[c.Seq] {
 			continue
 		}
-		limit, _ := train.ParseMemLimit(c.MemLimit, fb)
+		limit, _ := units.ParseMemLimit(c.MemLimit, fb)
 		if c.MemLimit == "" || c.MemLimit == "none" {
 			limit = 0
 		}
@@ -95,9 +96,9 @@ func gridEstimate(g *grid.Grid, meta dataset.Meta, past pastRuns, refused []stor
 	case fromPast+fromPrior == 0:
 		return ""
 	case fromPrior == 0:
-		return fmt.Sprintf("about %s (from past runs of these variants on %s)", fmtDuration(total), meta.Name)
+		return fmt.Sprintf("about %s (from past runs of these variants on %s)", units.Estimate(total), meta.Name)
 	case fromPast == 0:
-		return fmt.Sprintf("roughly %s (no past run on %s yet: a prior from the data an epoch gathers; past runs refine it)", fmtDuration(total), meta.Name)
+		return fmt.Sprintf("roughly %s (no past run on %s yet: a prior from the data an epoch gathers; past runs refine it)", units.Estimate(total), meta.Name)
 	}
-	return fmt.Sprintf("about %s (%d run(s) from past runs on %s, %d from a rough prior)", fmtDuration(total), fromPast, meta.Name, fromPrior)
+	return fmt.Sprintf("about %s (%d run(s) from past runs on %s, %d from a rough prior)", units.Estimate(total), fromPast, meta.Name, fromPrior)
 }

@@ -458,7 +458,7 @@ func (h *ExperimentsHandler) annotateExample(ctx context.Context, ex views.Examp
 			fb := cfg.Nodes * int64(cfg.FeatureDim) * 4
 			// generation writes about 250 MB/s here (the small preset's
 			// 102 MB in 0.4 s), so a tenth of a second per 25 MB, at least 1 s
-			ex.Generate = fmt.Sprintf("%s (%s of features, ~%s)", g.Dataset, units.Bytes(fb), fmtDuration(max(1, float64(fb)/250e6*1.5)))
+			ex.Generate = fmt.Sprintf("%s (%s of features, ~%s)", g.Dataset, units.Bytes(fb), units.Estimate(max(1, float64(fb)/250e6*1.5)))
 			return ex
 		}
 		ex.Problem = fmt.Sprintf("dataset %q is missing and no preset has its name: make it with `outcore data gen` or `outcore data import`", g.Dataset)

@@ -155,7 +155,7 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 		if !card.HaveDataset {
 			if cfg, err := dataset.Preset(s.Dataset); err == nil {
 				fb := cfg.Nodes * int64(cfg.FeatureDim) * 4
-				card.Generate = fmt.Sprintf("%s (%s of features, ~%s)", s.Dataset, units.Bytes(fb), fmtDuration(max(1, float64(fb)/250e6*1.5)))
+				card.Generate = fmt.Sprintf("%s (%s of features, ~%s)", s.Dataset, units.Bytes(fb), units.Estimate(max(1, float64(fb)/250e6*1.5)))
 			}
 		}
 		for _, r := range s.Ratios {

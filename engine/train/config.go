@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"strconv"
 	"strings"
 
 	"outcore/engine/storage"
+	"outcore/internal/units"
 )
 
 // ErrConfig marks an invalid configuration; the message names the field.
@@ -307,8 +307,8 @@ func (c Config) Validate() error {
 	if c.QueueDepth < 0 || c.QueueDepth > 4096 {
 		return bad("queue_depth", "%d, want 0..4096", c.QueueDepth)
 	}
-	if c.MemLimitBytes < 0 || c.MemLimitBytes > MaxMemLimitBytes {
-		return bad("mem_limit_bytes", "%d, want 0 (no limit) up to %s", c.MemLimitBytes, MaxMemLimitText)
+	if c.MemLimitBytes < 0 || c.MemLimitBytes > units.MaxMemLimitBytes {
+		return bad("mem_limit_bytes", "%d, want 0 (no limit) up to %s", c.MemLimitBytes, units.MaxMemLimitText)
 	}
 	switch c.Device {
 	case "", DeviceCPU, DeviceCUDA, DeviceAuto:
@@ -321,7 +321,7 @@ func (c Config) Validate() error {
 		return bad("model_mem", "%q, want %q or %q", c.ModelMem, ModelMemDevice, ModelMemHost)
 	}
 	if c.MemLimit != "" {
-		if _, _, err := parseMemLimit(c.MemLimit); err != nil {
+		if err := units.CheckMemLimit(c.MemLimit); err != nil {
 			return bad("mem_limit", "%v", err)
 		}
 	}
@@ -353,82 +353,12 @@ func (c *Config) ResolveMemLimit(featureBytes int64) error {
 	if c.MemLimit == "" {
 		return nil
 	}
-	b, err := ParseMemLimit(c.MemLimit, featureBytes)
+	b, err := units.ParseMemLimit(c.MemLimit, featureBytes)
 	if err != nil {
 		return fmt.Errorf("%w: mem_limit: %v", ErrConfig, err)
 	}
 	c.MemLimitBytes = b
 	return nil
-}
-
-// MaxMemLimitBytes is the largest memory limit accepted: 1 PiB. A larger
-// number is a typo, and one beyond int64 would wrap to a negative limit,
-// which would mean no limit at all.
-const MaxMemLimitBytes int64 = 1 << 50
-
-// MaxMemLimitText names MaxMemLimitBytes in messages.
-const MaxMemLimitText = "1 PiB (1125899906842624 bytes)"
-
-// ParseMemLimit parses a memory limit: a byte count with an optional unit
-// (B, KB, MB, GB, TB powers of 1000; KiB, MiB, GiB, TiB powers of 1024; K, M,
-// G, T are taken as binary), or a percentage of featureBytes ("25%").
-// "0" and "" mean no limit. Limits above MaxMemLimitBytes are an error.
-func ParseMemLimit(s string, featureBytes int64) (int64, error) {
-	v, pct, err := parseMemLimit(s)
-	if err != nil {
-		return 0, err
-	}
-	if pct {
-		if featureBytes <= 0 {
-			return 0, fmt.Errorf("%q is a percentage but the feature size is unknown", s)
-		}
-		b := v / 100 * float64(featureBytes)
-		if b > float64(MaxMemLimitBytes) {
-			return 0, fmt.Errorf("%q of %d feature bytes is above the largest memory limit, %s", s, featureBytes, MaxMemLimitText)
-		}
-		return int64(b), nil
-	}
-	return int64(v), nil
-}
-
-// parseMemLimit returns the number (bytes, or percent when pct).
-func parseMemLimit(s string) (v float64, pct bool, err error) {
-	t := strings.TrimSpace(s)
-	if t == "" {
-		return 0, false, nil
-	}
-	if strings.HasSuffix(t, "%") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
-		if err != nil || !(v > 0 && v <= 10000) {
-			return 0, false, fmt.Errorf("bad percentage %q (want e.g. 25%%)", s)
-		}
-		return v, true, nil
-	}
-	i := len(t)
-	for i > 0 && (t[i-1] < '0' || t[i-1] > '9') && t[i-1] != '.' {
-		i--
-	}
-	num, unit := strings.TrimSpace(t[:i]), strings.ToLower(strings.TrimSpace(t[i:]))
-	mul := map[string]float64{
-		"": 1, "b": 1,
-		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
-		"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40,
-		"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
-	}[unit]
-	if mul == 0 {
-		return 0, false, fmt.Errorf("bad unit %q in %q (want B, KB, MB, GB, KiB, MiB, GiB, TiB or %%)", t[i:], s)
-	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil && errors.Is(err, strconv.ErrRange) && f > 0 {
-		return 0, false, fmt.Errorf("%q is above the largest memory limit, %s", s, MaxMemLimitText)
-	}
-	if err != nil || f < 0 || math.IsNaN(f) {
-		return 0, false, fmt.Errorf("bad size %q", s)
-	}
-	if b := f * mul; b > float64(MaxMemLimitBytes) {
-		return 0, false, fmt.Errorf("%q is above the largest memory limit, %s", s, MaxMemLimitText)
-	}
-	return f * mul, false, nil
 }
 
 // ParseIntList parses "10,10,10" (entries may be -1).
@@ -501,7 +431,7 @@ func (o Opts) Bytes(name string, base, def int64) (int64, error) {
 	if !ok {
 		return def, nil
 	}
-	v, err := ParseMemLimit(s, base)
+	v, err := units.ParseMemLimit(s, base)
 	if err != nil {
 		return def, fmt.Errorf("%w: options.%s: %v", ErrConfig, name, err)
 	}

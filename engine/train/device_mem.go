@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"outcore/engine/metrics"
+	"outcore/internal/units"
 )
 
 // DefaultDeviceMem is the device budget of a run that names none: 10 % of
@@ -31,14 +32,14 @@ const DeviceMemNone = "none"
 
 // validateDeviceMem checks device_mem's syntax (Validate).
 func (c *Config) validateDeviceMem() error {
-	if c.DeviceMemBytes < 0 || c.DeviceMemBytes > MaxMemLimitBytes {
-		return fmt.Errorf("%w: device_mem_bytes: %d, want 0 up to %s", ErrConfig, c.DeviceMemBytes, MaxMemLimitText)
+	if c.DeviceMemBytes < 0 || c.DeviceMemBytes > units.MaxMemLimitBytes {
+		return fmt.Errorf("%w: device_mem_bytes: %d, want 0 up to %s", ErrConfig, c.DeviceMemBytes, units.MaxMemLimitText)
 	}
 	s := strings.TrimSpace(c.DeviceMem)
 	if s == "" || s == DeviceMemNone {
 		return nil
 	}
-	if _, _, err := parseMemLimit(s); err != nil {
+	if err := units.CheckMemLimit(s); err != nil {
 		return fmt.Errorf("%w: device_mem: %v (want bytes, a percentage of the feature table, or %q)", ErrConfig, err, DeviceMemNone)
 	}
 	return nil
@@ -58,7 +59,7 @@ func (c *Config) ResolveDeviceMem(featureBytes int64) error {
 		c.DeviceMemBytes = 0
 		return nil
 	}
-	b, err := ParseMemLimit(s, featureBytes)
+	b, err := units.ParseMemLimit(s, featureBytes)
 	if err != nil {
 		return fmt.Errorf("%w: device_mem: %v", ErrConfig, err)
 	}
@@ -120,4 +121,6 @@ func tierList(t map[string]int64) string {
 }
 
 // mib formats bytes in MiB with one decimal.
-func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+func mib(b int64) string {
+	return units.ByteFormat{Unit: units.MiB, Space: true, Decimals: 1}.Format(b)
+}

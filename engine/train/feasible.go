@@ -17,6 +17,7 @@ import (
 	"fmt"
 
 	"outcore/engine/dataset"
+	"outcore/internal/units"
 )
 
 // RuntimeFloor is a lower bound of the memory an `outcore train` process
@@ -62,13 +63,13 @@ type InfeasibleError struct {
 
 func (e *InfeasibleError) Error() string {
 	return fmt.Sprintf("%s: mem_limit: %s (%d bytes) is below the %s (%d bytes) that %s needs to start on %s (%d nodes, %d-dim features)",
-		ErrConfig, fmtMiB(e.Limit), e.Limit, fmtMiB(e.Need), e.Need, e.System, e.Dataset, e.Nodes, e.FeatureDim)
+		ErrConfig, floorText.Format(e.Limit), e.Limit, floorText.Format(e.Need), e.Need, e.System, e.Dataset, e.Nodes, e.FeatureDim)
 }
 
 // Reason is the error without its "configuration error" prefix, for a
 // refused cell's reason.
 func (e *InfeasibleError) Reason() string {
-	return fmt.Sprintf("%s is below the %s that %s needs to start on %s", fmtMiB(e.Limit), fmtMiB(e.Need), e.System, e.Dataset)
+	return fmt.Sprintf("%s is below the %s that %s needs to start on %s", floorText.Format(e.Limit), floorText.Format(e.Need), e.System, e.Dataset)
 }
 
 func (e *InfeasibleError) Unwrap() error { return ErrConfig }
@@ -94,11 +95,5 @@ func AsInfeasible(err error) (*InfeasibleError, bool) {
 	return ie, ok
 }
 
-// fmtMiB writes bytes as "56.3MiB" (whole MiB without a fraction).
-func fmtMiB(b int64) string {
-	m := float64(b) / (1 << 20)
-	if m == float64(int64(m)) {
-		return fmt.Sprintf("%dMiB", int64(m))
-	}
-	return fmt.Sprintf("%.1fMiB", m)
-}
+// floorText writes a limit or a floor in MiB ("56.3MiB", "300MiB").
+var floorText = units.ByteFormat{Unit: units.MiB}

@@ -18,6 +18,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
+	"outcore/internal/units"
 )
 
 // Option types (Option.Type).
@@ -283,7 +284,7 @@ func (o Option) check(s string) error {
 			return fmt.Errorf("%q is not true/false", s)
 		}
 	case OptBytes:
-		if _, _, err = parseMemLimit(t); err != nil {
+		if err = units.CheckMemLimit(t); err != nil {
 			return err
 		}
 	case OptEnum:

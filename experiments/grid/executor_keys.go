@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strings"
 
-	"outcore/engine/train"
 	"outcore/internal/units"
 	"outcore/store"
 )
@@ -97,7 +96,7 @@ func (sg *SlurmGrid) Check() error {
 		}
 	}
 	if sg.MemAllowance != "" {
-		if v, err := train.ParseMemLimit(sg.MemAllowance, 0); err != nil || v < MinMemLimit || v > MaxSlurmMemAllowance {
+		if v, err := units.ParseMemLimit(sg.MemAllowance, 0); err != nil || v < MinMemLimit || v > MaxSlurmMemAllowance {
 			ps.Add("slurm.mem_allowance", "slurm.mem_allowance: %q: want a size from %s to %s such as \"512MiB\"", sg.MemAllowance,
 				units.Bytes(MinMemLimit), units.Bytes(MaxSlurmMemAllowance))
 		}

@@ -190,7 +190,7 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 					ps.Add(AxisMemLimit, "memory limits: %q is %s of %s, below %s; no run starts in that", l, units.Bytes(v), name, units.Bytes(MinMemLimit))
 				}
 				if prev, dup := seen[v]; dup && !strings.EqualFold(strings.TrimSpace(prev), strings.TrimSpace(l)) {
-					ps.Add(AxisMemLimit, "memory limits: %q and %q are the same limit (%s) on %s", prev, l, limitText(v), name)
+					ps.Add(AxisMemLimit, "memory limits: %q and %q are the same limit (%s) on %s", prev, l, units.Limit(v), name)
 				}
 				seen[v] = l
 			}
@@ -260,14 +260,6 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		return nil, datasets, ps, refused
 	}
 	return specs, datasets, nil, refused
-}
-
-// limitText writes a resolved limit ("none" for 0).
-func limitText(v int64) string {
-	if v == 0 {
-		return "none"
-	}
-	return units.Bytes(v)
 }
 
 // runConfig builds and validates the engine configuration of one cell. A
@@ -389,7 +381,7 @@ func describeCell(c Cell) string {
 }
 
 // ParseLimit parses a memory limit: "none" (or "") is 0 = no limit; sizes
-// use engine/train's units ("512MiB", "2GB", bytes) or a percentage of the
+// use internal/units' ParseMemLimit ("512MiB", "2GB", bytes) or a percentage of the
 // dataset's feature bytes ("25%"). Zero and negative limits are errors.
 func ParseLimit(s string, featureBytes int64) (int64, error) {
 	t := strings.TrimSpace(s)
@@ -399,7 +391,7 @@ func ParseLimit(s string, featureBytes int64) (int64, error) {
 	if strings.HasPrefix(t, "-") {
 		return 0, fmt.Errorf("%q is negative; a limit must be > 0 (or \"none\")", s)
 	}
-	v, err := train.ParseMemLimit(t, featureBytes)
+	v, err := units.ParseMemLimit(t, featureBytes)
 	if err != nil {
 		return 0, err
 	}

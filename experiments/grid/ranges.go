@@ -116,7 +116,7 @@ func MemLimitProblem(s string, featureBytes int64) string {
 	if t == "" || strings.EqualFold(t, "none") {
 		return ""
 	}
-	v, err := train.ParseMemLimit(t, featureBytes)
+	v, err := units.ParseMemLimit(t, featureBytes)
 	if err != nil {
 		return err.Error()
 	}

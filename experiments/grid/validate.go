@@ -276,7 +276,7 @@ func limitSyntaxProblem(s string) string {
 	if strings.HasPrefix(t, "-") {
 		return fmt.Sprintf("%q is negative; a limit must be > 0 (or \"none\")", s)
 	}
-	v, err := train.ParseMemLimit(t, 1<<30)
+	v, err := units.ParseMemLimit(t, 1<<30)
 	if err != nil {
 		return err.Error()
 	}

@@ -18,8 +18,8 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	"outcore/engine/storage"
-	"outcore/engine/train"
 	"outcore/internal/osutil"
+	"outcore/internal/units"
 	"outcore/internal/version"
 )
 
@@ -74,7 +74,7 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 	if err != nil {
 		return usagef("--sizes: %v", err)
 	}
-	size, err := train.ParseMemLimit(c.size, 0)
+	size, err := units.ParseMemLimit(c.size, 0)
 	if err != nil || size < 1<<20 {
 		return usagef("--size: %q, want a size of at least 1MiB", c.size)
 	}

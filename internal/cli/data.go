@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"outcore/engine/dataset"
+	"outcore/internal/units"
 )
 
 // dataCmd is `outcore data`.
@@ -181,7 +182,7 @@ func printMeta(w io.Writer, dir string, m dataset.Meta) {
 	} else {
 		fmt.Fprintf(tw, "undirected\tno: directed in-neighbour lists\n")
 	}
-	fmt.Fprintf(tw, "features\t%d × %d float32 = %s\n", m.Nodes, m.FeatureDim, human(m.FeatureBytes()))
+	fmt.Fprintf(tw, "features\t%d × %d float32 = %s\n", m.Nodes, m.FeatureDim, sizeText.Format(m.FeatureBytes()))
 	fmt.Fprintf(tw, "classes\t%d\n", m.Classes)
 	if len(m.ClassNames) > 0 {
 		fmt.Fprintf(tw, "class names\t%s\n", strings.Join(m.ClassNames, ", "))
@@ -195,7 +196,7 @@ func printMeta(w io.Writer, dir string, m dataset.Meta) {
 	for _, f := range dataset.DataFiles {
 		total += m.Files[f]
 	}
-	fmt.Fprintf(tw, "size on disk\t%s\n", human(total))
+	fmt.Fprintf(tw, "size on disk\t%s\n", sizeText.Format(total))
 	s := m.Source
 	fmt.Fprintf(tw, "source\t%s", s.Kind)
 	if s.Preset != "" {
@@ -220,18 +221,6 @@ func printMeta(w io.Writer, dir string, m dataset.Meta) {
 	}
 	fmt.Fprintf(tw, "created\t%s\n", m.Created.Format(time.RFC3339))
 	tw.Flush()
-}
-
-func human(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", b)
 }
 
 func dataVerifyCmd() *Command {
@@ -314,7 +303,7 @@ func dataListCmd() *Command {
 					src += ":" + m.Source.Preset
 				}
 				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", m.Name, m.Nodes, m.Edges, m.FeatureDim, m.Classes,
-					human(m.FeatureBytes()), src, m.Created.Format("2006-01-02 15:04"))
+					sizeText.Format(m.FeatureBytes()), src, m.Created.Format("2006-01-02 15:04"))
 			}
 			return tw.Flush()
 		},
@@ -408,3 +397,6 @@ func importCmd(format, args, short string, src *dataset.NPYSources) *Command {
 		},
 	}
 }
+
+// sizeText writes a dataset's sizes for people ("1 GiB", "240.5 MiB").
+var sizeText = units.ByteFormat{Space: true}

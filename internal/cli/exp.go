@@ -472,7 +472,7 @@ func expShowCmd() *Command {
 					status += " (retried)"
 				}
 				fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%v\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Seq, r.Attempt, r.System,
-					r.Dataset, r.Model, r.BatchSize, r.Fanout, limitText(r.MemLimitBytes), r.LimitEnforced, r.Repeat, status, r.EpochsDone,
+					r.Dataset, r.Model, r.BatchSize, r.Fanout, units.Limit(r.MemLimitBytes), r.LimitEnforced, r.Repeat, status, r.EpochsDone,
 					fmtPtr(r.MeanEpochS, "%.3f"), fmtPtr(r.BestValAcc, "%.4f"), fmtPtr(r.TestAcc, "%.4f"), bytesPtr(r.PeakCgroupBytes),
 					oneLine(r.Error, 60))
 			}
@@ -483,7 +483,7 @@ func expShowCmd() *Command {
 			tw = tabwriter.NewWriter(out, 0, 2, 2, ' ', 0)
 			fmt.Fprintln(tw, "SYSTEM\tLIMIT\tDIM\tBATCH\tMODEL\tFANOUT\tRUNS\tDONE\tOOM\tFAILED\tEPOCH_S_MEAN\tEPOCH_S_STD\tEPOCH_S_MIN\tEPOCH_S_MAX\tBEST_VAL\tTEST")
 			for _, cl := range cells {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", cl.System, limitText(cl.MemLimitBytes),
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", cl.System, units.Limit(cl.MemLimitBytes),
 					cl.FeatureDim, cl.BatchSize, cl.Model, cl.Fanout, cl.Runs, cl.Done, cl.OOM, cl.Failed,
 					fmtPtr(cl.MeanEpochS, "%.3f"), fmtPtr(cl.StdEpochS, "%.3f"), fmtPtr(cl.MinEpochS, "%.3f"), fmtPtr(cl.MaxEpochS, "%.3f"),
 					fmtPtr(cl.MeanBestValAcc, "%.4f"), fmtPtr(cl.MeanTestAcc, "%.4f"))
@@ -822,13 +822,6 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func limitText(b int64) string {
-	if b <= 0 {
-		return "none"
-	}
-	return units.Bytes(b)
 }
 
 func fmtPtr(v *float64, f string) string {

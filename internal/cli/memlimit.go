@@ -27,6 +27,7 @@ import (
 	"outcore/engine/train"
 	"outcore/internal/cgroup"
 	"outcore/internal/supervise"
+	"outcore/internal/units"
 )
 
 // ErrOutOfMemory is returned when the training process was killed by its
@@ -47,7 +48,7 @@ func resolveMemLimit(cfg train.Config) (int64, error) {
 		}
 		featureBytes = m.FeatureBytes()
 	}
-	return train.ParseMemLimit(cfg.MemLimit, featureBytes)
+	return units.ParseMemLimit(cfg.MemLimit, featureBytes)
 }
 
 // checkMinMemory refuses, before any process is placed in a memory group,

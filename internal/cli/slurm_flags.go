@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"outcore/engine/train"
 	"outcore/experiments"
 	"outcore/experiments/grid"
+	"outcore/internal/units"
 	"outcore/store"
 )
 
@@ -70,7 +70,7 @@ func (f *slurmFlags) options() (string, experiments.SlurmOptions, error) {
 		o.Args = args
 	}
 	if f.allowance != "" {
-		v, err := train.ParseMemLimit(f.allowance, 0)
+		v, err := units.ParseMemLimit(f.allowance, 0)
 		if err != nil || v <= 0 {
 			return "", o, usagef("--slurm-mem-allowance %q: want a size such as \"1GiB\"", f.allowance)
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"outcore/internal/units"
+
 	"github.com/a-h/templ"
 )
 
@@ -44,23 +46,7 @@ func duration(sinceMS, untilMS int64) string {
 	if untilMS != 0 {
 		end = time.UnixMilli(untilMS)
 	}
-	return FormatDuration(end.Sub(time.UnixMilli(sinceMS)))
-}
-
-// FormatDuration writes a duration the way the page's ticker does: "4s", "2m 05s", "1h 03m".
-func FormatDuration(d time.Duration) string {
-	s := int64(d.Round(time.Second) / time.Second)
-	if s < 0 {
-		s = 0
-	}
-	h, m, r := s/3600, (s%3600)/60, s%60
-	switch {
-	case h > 0:
-		return fmt.Sprintf("%dh %02dm", h, m)
-	case m > 0:
-		return fmt.Sprintf("%dm %02ds", m, r)
-	}
-	return fmt.Sprintf("%ds", r)
+	return units.Duration(end.Sub(time.UnixMilli(sinceMS)))
 }
 
 // countsLabel says how many runs finished and how.

@@ -10,6 +10,7 @@ import (
 	"outcore/engine/metrics"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/internal/units"
 )
 
 // Name is the registered name of the DiskGNN variant.
@@ -98,7 +99,7 @@ func (o *options) parseDiskBudget(s string) error {
 			return nil
 		}
 	default:
-		if b, err := train.ParseMemLimit(d, 0); err == nil && b > 0 {
+		if b, err := units.ParseMemLimit(d, 0); err == nil && b > 0 {
 			o.diskBytes = b
 			return nil
 		}
@@ -118,7 +119,7 @@ func (o *options) parseGPUCache(s string) error {
 		}
 		o.gpuAuto, o.gpuPct = false, pct
 	default:
-		b, err := train.ParseMemLimit(g, 0)
+		b, err := units.ParseMemLimit(g, 0)
 		if err != nil {
 			return fmt.Errorf("%q: want auto, bytes or a percentage of the feature table", g)
 		}

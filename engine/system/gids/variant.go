@@ -5,6 +5,7 @@ import (
 
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/internal/units"
 )
 
 func init() {
@@ -39,7 +40,7 @@ func (o *options) bind(b *kit.Binder) {
 	o.gpuCache = gpuCacheAuto
 	b.Func("gpu_cache", gpuCacheAuto, "software cache in device memory: auto = what the device budget (device_mem) leaves after the batch buffers and the window; bytes or % of the feature table (0: none; over the device budget is a recorded deviation)", func(s string) error {
 		if s != gpuCacheAuto {
-			if _, err := train.ParseMemLimit(s, 1<<30); err != nil {
+			if _, err := units.ParseMemLimit(s, 1<<30); err != nil {
 				return err
 			}
 		}

@@ -5,6 +5,7 @@ import (
 
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/internal/units"
 )
 
 func init() {
@@ -36,7 +37,7 @@ func (o *options) bind(b *kit.Binder) {
 	o.gpuCache = gpuCacheAuto
 	b.Func("gpu_cache", gpuCacheAuto, "GPU tier of the static cache: auto = what the device budget (device_mem) leaves after the batch buffers; bytes or % of the feature table (0: none; over the device budget is a recorded deviation)", func(s string) error {
 		if s != gpuCacheAuto {
-			if _, err := train.ParseMemLimit(s, 1<<30); err != nil {
+			if _, err := units.ParseMemLimit(s, 1<<30); err != nil {
 				return err
 			}
 		}

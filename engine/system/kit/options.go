@@ -26,6 +26,7 @@ import (
 
 	"outcore/engine/storage"
 	"outcore/engine/train"
+	"outcore/internal/units"
 )
 
 // MaxWorkers bounds every count of threads, goroutines or queue slots a
@@ -211,7 +212,7 @@ func (b *Binder) Bytes(dst *int64, key string, def int64, help string, rules ...
 	*dst = def
 	r := rulesOf(rules)
 	b.declare(key, train.OptBytes, strconv.FormatInt(def, 10), help, nil, r, func(s string) error {
-		v, err := train.ParseMemLimit(s, 0)
+		v, err := units.ParseMemLimit(s, 0)
 		if err != nil {
 			return err
 		}
@@ -229,7 +230,7 @@ func (b *Binder) Bytes(dst *int64, key string, def int64, help string, rules ...
 func (b *Binder) Size(dst *string, key, def, help string, rules ...Rule) {
 	*dst = def
 	b.declare(key, train.OptBytes, def, help, nil, rulesOf(rules), func(s string) error {
-		if _, err := train.ParseMemLimit(s, 1<<30); err != nil {
+		if _, err := units.ParseMemLimit(s, 1<<30); err != nil {
 			return err
 		}
 		*dst = s
@@ -240,7 +241,7 @@ func (b *Binder) Size(dst *string, key, def, help string, rules ...Rule) {
 // SizeBytes resolves a Size option's value against the feature table's
 // bytes (0 when it does not parse: the options' check refused it).
 func SizeBytes(spec string, featureBytes int64) int64 {
-	v, err := train.ParseMemLimit(spec, featureBytes)
+	v, err := units.ParseMemLimit(spec, featureBytes)
 	if err != nil {
 		return 0
 	}
