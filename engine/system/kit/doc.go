@@ -5,7 +5,10 @@
 //     with the options of one bind function), Base (name, devices and the
 //     deviations known from the configuration; those decided while
 //     preparing go through train.Env.Deviate), OnCPU, and MinMemoryOf, the
-//     least feasible budget of a variant's pure sizing over one Sizing;
+//     least feasible budget of a variant's pure sizing over one Sizing
+//     (SizingOf: a run's);
+//   - graph.go: the topology a variant samples and its training sampler,
+//     loaded as the prepare stage load_topology_s (LoadGraph);
 //   - options.go: the flag-style option Binder (Int, Workers, Float,
 //     Bool, Bytes, Size, Enum, Func, Check) with its rules (Range,
 //     AtLeast, Above, Below, PowerOfTwo, MultipleOf, Shown), from which a
@@ -34,11 +37,11 @@
 //     memory map (internal/osutil maps the file), which measures its
 //     threads' device reads, rows from the device and busy/wait
 //     (docs/DESIGN.md §5);
-//   - first_error.go: the first error of a pipeline's goroutines.
+//   - first_error.go: the first error of a pipeline's goroutines;
 //   - send.go: a pipeline stage's send that gives up when the run stops
-//     (Send).
+//     (Send);
 //   - top_k.go: the ids of the highest scores (TopK), what a static
-//     cache pins.
+//     cache pins;
 //   - closer.go: a System's Close (Closer: what Prepare opened, closed in
 //     order, nil skipped, errors joined under the variant's name).
 //
