@@ -9,7 +9,6 @@ package gids
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"outcore/engine/graph"
@@ -34,7 +33,7 @@ func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metr
 	ep.BatchStarted()
 	pool := kit.StartSamplers(ctx, g.graph.Sampler, epoch, batches, 0, g.opt.samplers, ahead, ahead, ep)
 	defer pool.Stop()
-	got := map[int]*graph.MiniBatch{}
+	next := pool.InOrder(ctx)
 	nextIn := 0
 	var fifo []windowed
 	windowOn := g.opt.window > 0 && g.cache != nil
@@ -42,22 +41,11 @@ func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metr
 	// with window buffering its accesses pin their lines (Fig. 6 ①–④).
 	pull := func() error {
 		t0 := time.Now()
-		for got[nextIn] == nil {
-			mb, ok := <-pool.Out
-			if !ok {
-				if err := pool.Err(); err != nil {
-					return err
-				}
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				return fmt.Errorf("gids: sampler stopped before batch %d", nextIn)
-			}
-			got[mb.Index] = mb
+		mb, err := next(nextIn)
+		if err != nil {
+			return err
 		}
 		ep.Add(metrics.StageStall, time.Since(t0))
-		mb := got[nextIn]
-		delete(got, nextIn)
 		nextIn++
 		w := windowed{mb: mb}
 		if windowOn {
@@ -165,7 +153,7 @@ func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metr
 		d := ps.end.Sub(ps.start)
 		aggTime += d
 		ioTime += ps.ioTime()
-		inFlight := math.Min(float64(ps.reads), concurrency)
+		inFlight := min(float64(ps.reads), concurrency)
 		inflightSum += inFlight * float64(ps.reads)
 		modelIOPSxReads += g.acc.Model().ExpectedIOPS(inFlight) * float64(ps.reads)
 		ep.AddSpan(metrics.StageExtract, ps.start, ps.end)

@@ -14,8 +14,12 @@ package helios
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
+
+	"outcore/engine/system/kit"
+	"outcore/internal/osutil"
 )
 
 // CountAccesses adds one access per entry of nodes (a mini-batch's input
@@ -125,3 +129,50 @@ func (t *Tiers) Lookup(v int64) (Tier, int) {
 
 // Rows returns the number of rows of the GPU and CPU tiers.
 func (t *Tiers) Rows() (gpu, cpu int) { return t.gpu, t.cpu }
+
+// loadTier reads the rows of nodes (in tier order) into memory from mem.
+func (h *helios) loadTier(ctx context.Context, mem *kit.OffHeap, nodes []int64) ([]float32, error) {
+	if len(nodes) == 0 {
+		return nil, nil
+	}
+	rows, err := mem.Float32s(len(nodes) * h.dim)
+	if err != nil {
+		return nil, fmt.Errorf("helios: cache tier: %w", err)
+	}
+	// read in file order, place in tier order
+	order := make([]int32, len(nodes))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		switch {
+		case nodes[a] < nodes[b]:
+			return -1
+		case nodes[a] > nodes[b]:
+			return 1
+		}
+		return 0
+	})
+	r, err := h.feats.NewReader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	const chunk = 4096
+	ids := make([]int64, 0, chunk)
+	buf := make([]float32, chunk*h.dim)
+	for lo := 0; lo < len(order); lo += chunk {
+		hi := min(lo+chunk, len(order))
+		ids = ids[:0]
+		for _, i := range order[lo:hi] {
+			ids = append(ids, nodes[i])
+		}
+		if err := r.ReadRows(ctx, ids, osutil.Bytes(buf[:len(ids)*h.dim])); err != nil {
+			return nil, fmt.Errorf("helios: fill the cache: %w", err)
+		}
+		for k, i := range order[lo:hi] {
+			copy(rows[int(i)*h.dim:(int(i)+1)*h.dim], buf[k*h.dim:(k+1)*h.dim])
+		}
+	}
+	return rows, nil
+}

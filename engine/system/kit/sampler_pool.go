@@ -10,6 +10,7 @@ package kit
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -116,6 +117,34 @@ func (p *SamplerPool) fail(err error) {
 func (p *SamplerPool) Release() {
 	if p.tokens != nil {
 		p.tokens <- struct{}{}
+	}
+}
+
+// InOrder returns the pool's batches in index order, as a DataLoader
+// hands them out: next(i) takes batch i (MiniBatch.Index i) from Out,
+// keeping the batches that arrive early. The caller releases each batch's
+// dispatch token (Release) when it is done with it. Out closing before
+// batch i is the first sampling error, else the end of ctx, else an error
+// naming the batch.
+func (p *SamplerPool) InOrder(ctx context.Context) func(i int) (*graph.MiniBatch, error) {
+	pending := map[int]*graph.MiniBatch{}
+	return func(i int) (*graph.MiniBatch, error) {
+		for pending[i] == nil {
+			mb, ok := <-p.Out
+			if !ok {
+				if err := p.Err(); err != nil {
+					return nil, err
+				}
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				return nil, fmt.Errorf("the sampling workers stopped before batch %d", i)
+			}
+			pending[mb.Index] = mb
+		}
+		mb := pending[i]
+		delete(pending, i)
+		return mb, nil
 	}
 }
 

@@ -83,3 +83,35 @@ func TestSamplerPoolBusyAndWait(t *testing.T) {
 		t.Fatalf("wait %.4f of %.4f: workers blocked on a full queue should mostly wait", r.SampleWaitS, total)
 	}
 }
+
+// TestInOrder: four workers finish batches in any order; next(i) hands
+// out batch i, with the seeds of batches[i], for every i, and a batch past
+// the last is an error once the pool has drained.
+func TestInOrder(t *testing.T) {
+	topo := ring(2000, 8)
+	s, err := sample.New(topo, []int{4, 4}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batches [][]int64
+	for b := 0; b < 30; b++ {
+		batches = append(batches, []int64{int64(b), int64(b + 100)})
+	}
+	ctx := context.Background()
+	pool := StartSamplers(ctx, s, 0, batches, 0, 4, 8, 8, metrics.NewEpochStats())
+	defer pool.Stop()
+	next := pool.InOrder(ctx)
+	for i := range batches {
+		mb, err := next(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mb.Index != i || mb.InputNodes[0] != batches[i][0] || mb.InputNodes[1] != batches[i][1] {
+			t.Fatalf("next(%d): batch %d with inputs %v", i, mb.Index, mb.InputNodes[:2])
+		}
+		pool.Release()
+	}
+	if _, err := next(len(batches)); err == nil {
+		t.Fatal("a batch past the last was handed out")
+	}
+}

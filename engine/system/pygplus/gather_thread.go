@@ -22,33 +22,6 @@ import (
 	"outcore/engine/train"
 )
 
-// inOrder returns a function that takes batch i from the pool's
-// completion-ordered queue, keeping the batches that arrive early (the
-// DataLoader hands batches out in order), and returns its dispatch token.
-func inOrder(pool *kit.SamplerPool) func(i int) (*graph.MiniBatch, error) {
-	pending := map[int]*graph.MiniBatch{}
-	return func(i int) (*graph.MiniBatch, error) {
-		mb := pending[i]
-		for mb == nil {
-			got, ok := <-pool.Out
-			if !ok {
-				if err := pool.Err(); err != nil {
-					return nil, err
-				}
-				return nil, fmt.Errorf("pyg+: sampling workers stopped before batch %d", i)
-			}
-			if got.Index == i {
-				mb = got
-			} else {
-				pending[got.Index] = got
-			}
-		}
-		delete(pending, i)
-		pool.Release()
-		return mb, nil
-	}
-}
-
 // gathered is a batch whose input the gather thread filled.
 type gathered struct {
 	mb  *graph.MiniBatch
@@ -68,7 +41,7 @@ func (p *pygPlus) trainOverlapped(ctx context.Context, stop context.CancelFunc, 
 	ready := make(chan gathered, 1) // the artifact's gather_q (maxsize 1)
 	go func() {
 		defer close(ready)
-		next := inOrder(pool)
+		next := pool.InOrder(ctx)
 		for i := 0; i < n; i++ {
 			var x *nn.Tensor
 			select {
@@ -78,6 +51,7 @@ func (p *pygPlus) trainOverlapped(ctx context.Context, stop context.CancelFunc, 
 			}
 			mb, err := next(i)
 			if err == nil {
+				pool.Release()
 				t0 := time.Now()
 				err = p.gather(env, ep, mb, x)
 				ep.Add(metrics.StageExtract, time.Since(t0))

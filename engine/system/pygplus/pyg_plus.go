@@ -140,7 +140,7 @@ func (p *pygPlus) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 	case p.opt.overlap:
 		err = p.trainOverlapped(ctx, cancel, env, ep, pool, len(batches))
 	default:
-		err = p.trainInline(env, ep, pool, len(batches))
+		err = p.trainInline(ctx, env, ep, pool, len(batches))
 	}
 	cancel()
 	if serr := pool.Stop(); err == nil {
@@ -151,8 +151,8 @@ func (p *pygPlus) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 
 // trainInline is the loop without the gather thread: wait for batch i,
 // gather it, train it.
-func (p *pygPlus) trainInline(env *train.Env, ep *metrics.EpochStats, pool *kit.SamplerPool, n int) error {
-	next := inOrder(pool)
+func (p *pygPlus) trainInline(ctx context.Context, env *train.Env, ep *metrics.EpochStats, pool *kit.SamplerPool, n int) error {
+	next := pool.InOrder(ctx)
 	x := &p.xs[0]
 	for i := 0; i < n; i++ {
 		t0 := time.Now()
@@ -160,6 +160,7 @@ func (p *pygPlus) trainInline(env *train.Env, ep *metrics.EpochStats, pool *kit.
 		if err != nil {
 			return err
 		}
+		pool.Release()
 		wait := time.Since(t0)
 		// Gather on the critical path: page faults on the mapping.
 		t1 := time.Now()
