@@ -18,6 +18,14 @@ import (
 // (<data>/datasets/<name>).
 func (e *Env) DataDir() string { return filepath.Dir(filepath.Dir(e.Dataset.Dir)) }
 
+// FeaturesPath and IndicesPath are the run's feature table and indices,
+// for a variant that reads them with its own I/O (a memory map, a
+// partitioning pass) rather than through OpenFeatures or OpenIndices.
+func (e *Env) FeaturesPath() string { return e.Dataset.Path(dataset.FeaturesFile) }
+
+// IndicesPath: see FeaturesPath.
+func (e *Env) IndicesPath() string { return e.Dataset.Path(dataset.IndicesFile) }
+
 // ScratchDir creates a directory of the run's own in the data directory,
 // <data>/<system>-run-<pid>-<random>, for the files a variant writes while
 // it runs (runtime files, partitions, packed chunks). The variant removes

@@ -51,7 +51,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"outcore/engine/dataset"
 	"outcore/engine/graph"
 	"outcore/engine/metrics"
 	"outcore/engine/nn"
@@ -213,7 +212,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	proto = nil
 	closeTopo()
 	closeTopo = nil
-	osutil.DropFileCache(ds.Path(dataset.IndicesFile))
+	osutil.DropFileCache(env.IndicesPath())
 	osutil.DropFileCache(filepath.Join(d.scratch, "samples.bin"))
 	env.PrepareStage("offline_sample_s", time.Since(t1))
 	env.Logf("diskgnn: offline sampling: %d samples (%d epochs × %d), %d input nodes in all (largest sample %d), %d MiB of graph samples; sampling %.1fs busy over %d workers",
@@ -403,7 +402,7 @@ func idQuota(budget int64) int64 {
 // buildLayout writes the disk levels and fills the memory caches.
 func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRows int64, inputs func(context.Context, int, []int64) ([]int64, error)) error {
 	ds := env.Dataset
-	feats, err := storage.OpenFile(ds.Path(dataset.FeaturesFile), d.storageOpts(env, false))
+	feats, err := storage.OpenFile(env.FeaturesPath(), d.storageOpts(env, false))
 	if err != nil {
 		return fmt.Errorf("diskgnn: open features: %w", err)
 	}
@@ -450,7 +449,7 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 		// Fig. 14's baseline: every chunk's rows read one by one
 		ro := d.storageOpts(env, true)
 		ro.RowBytes = rb
-		rfeats, err := storage.OpenFile(ds.Path(dataset.FeaturesFile), ro)
+		rfeats, err := storage.OpenFile(env.FeaturesPath(), ro)
 		if err != nil {
 			return fmt.Errorf("diskgnn: open features: %w", err)
 		}

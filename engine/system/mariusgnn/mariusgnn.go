@@ -43,7 +43,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"outcore/engine/dataset"
 	"outcore/engine/graph"
 	"outcore/engine/metrics"
 	"outcore/engine/nn"
@@ -119,13 +118,13 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	t0 = time.Now()
 	featPath := filepath.Join(s.scratch, "features.partitioned")
-	if err := WritePartitionedFeatures(ctx, s.l, ds.Path(dataset.FeaturesFile), featPath, s.rowBytes, writeBuf); err != nil {
+	if err := WritePartitionedFeatures(ctx, s.l, env.FeaturesPath(), featPath, s.rowBytes, writeBuf); err != nil {
 		return fmt.Errorf("mariusgnn: %w", err)
 	}
 	env.PrepareStage("partition_features_s", time.Since(t0))
 	t0 = time.Now()
 	edgePath := filepath.Join(s.scratch, "edge_buckets")
-	if s.b, err = WriteEdgeBuckets(ctx, s.l, ds.Indptr, ds.Path(dataset.IndicesFile), edgePath, writeBuf); err != nil {
+	if s.b, err = WriteEdgeBuckets(ctx, s.l, ds.Indptr, env.IndicesPath(), edgePath, writeBuf); err != nil {
 		return fmt.Errorf("mariusgnn: %w", err)
 	}
 	env.PrepareStage("edge_buckets_s", time.Since(t0))

@@ -43,7 +43,6 @@ import (
 	"context"
 	"time"
 
-	"outcore/engine/dataset"
 	"outcore/engine/graph"
 	"outcore/engine/metrics"
 	"outcore/engine/nn"
@@ -101,7 +100,7 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 	if p.sampler, err = env.NewSampler(topo); err != nil {
 		return err
 	}
-	if p.feats, err = osutil.MapFile(env.Dataset.Path(dataset.FeaturesFile)); err != nil {
+	if p.feats, err = osutil.MapFile(env.FeaturesPath()); err != nil {
 		return err
 	}
 	p.rowBytes = env.Dataset.RowBytes()
