@@ -2,7 +2,9 @@
 // Sampling and Aggregation Operations in GNN Frameworks with GPU Initiated
 // Direct Storage Accesses", PVLDB 17(6), 2024), one file per mechanism:
 //
-//   - gids.go: the dataloader's Prepare and epoch (§3.1–3.5);
+//   - gids.go: the dataloader's Prepare (§3.1, §3.3, §3.5);
+//   - epoch.go: the epoch: window buffering, merged passes, training in
+//     the reference order (§3.2, §3.4);
 //   - aggregation_pass.go: one feature-aggregation pass over merged
 //     iterations (§3.1, Fig. 1);
 //   - accumulator.go: the dynamic storage access accumulator (§3.2, Eq. 2–3);

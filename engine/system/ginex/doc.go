@@ -5,6 +5,10 @@
 //   - ginex.go: the superbatch inspector–executor pipeline (§3.1, Fig. 8):
 //     sample a superbatch, precompute the Belady changesets, then switch
 //     and run the main loop with the feature cache;
+//   - executor.go: the main loop: gather, cache update, training (§3.1,
+//     §3.3–3.4);
+//   - neighbor_cache.go: the static neighbour cache built offline (§3.2),
+//     index_scan.go: the sequential reads of indices.bin behind it;
 //   - cached_indices.go: sampling through the neighbour cache (§3.2, §4);
 //   - runfiles.go: the runtime files between the stages (§3.1,
 //     Fig. 8(b)–(e));

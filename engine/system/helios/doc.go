@@ -4,12 +4,13 @@
 //
 //   - helios.go: the variant's Prepare (pre-sampling, cache placement) and
 //     epoch;
+//   - presample.go: the pre-sampling epoch that ranks the nodes (§3.2);
 //   - submit_complete.go: the asynchronous disk I/O stack with decoupled
 //     submission and completion (§3.1);
 //   - static_cache.go: the heterogeneous GPU/CPU static cache placed by
-//     one epoch of pre-sampling (§3.2);
+//     one epoch of pre-sampling, and the read of its tiers' rows (§3.2);
 //   - pipeline.go: the deep GNN-aware pipeline across and within
-//     mini-batches (§3.3, Fig. 4).
+//     mini-batches (§3.3, Fig. 4), its operators in pipeline_stages.go;
 //   - sizing.go: the tiers' sizes from the budget, pure;
 //   - variant.go: registration, options and the constructor.
 //
