@@ -31,7 +31,8 @@
 //   - model_mem.go: the model step held outside the host budget, through
 //     the run's train.MemoryLimit;
 //   - sampler_pool.go: a pool of sampling workers feeding a queue
-//     (StartSamplers), each timed as a sample worker (busy and wait);
+//     (StartSamplers), each timed as a sample worker (busy and wait), and
+//     its batches in index order (InOrder);
 //   - offheap_linux.go: caches and buffers off the Go heap (OffHeap);
 //   - gather_mapped_linux.go: the multi-threaded gather of rows from a
 //     memory map (internal/osutil maps the file), which measures its
