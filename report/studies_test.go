@@ -1,45 +1,18 @@
 package report
 
 import (
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
-)
 
-// TestStudiesAreConsistent: every registered study's grid parses, its
-// points and ratios lie on its grid, and it says why ours differ.
-func TestStudiesAreConsistent(t *testing.T) {
-	if err := CheckStudies(); err != nil {
-		t.Fatal(err)
-	}
-	if len(Studies()) == 0 {
-		t.Fatal("no study registered")
-	}
-	for _, s := range Studies() {
-		got, ok := StudyOfExperiment(s.ExperimentName())
-		if !ok || got.ID != s.ID {
-			t.Errorf("%s: the experiment name %q does not lead back to the study", s.ID, s.ExperimentName())
-		}
-		b, err := s.Grid("small")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var g map[string]any
-		if err := json.Unmarshal(b, &g); err != nil || g["dataset"] != "small" || g["name"] != s.ExperimentName() {
-			t.Errorf("%s: grid %s", s.ID, b)
-		}
-	}
-	if _, ok := StudyOfExperiment("limits on tiny"); ok {
-		t.Error("an ordinary experiment name matched a study")
-	}
-}
+	"outcore/experiments/studies"
+)
 
 // TestStudyCompare matches runs to a study's points by system entry and
 // memory limit (as a share of the feature bytes) and sets our ratios
 // beside the paper's.
 func TestStudyCompare(t *testing.T) {
-	s, ok := LookupStudy("gnndrive-table2")
+	s, ok := studies.Lookup("gnndrive-table2")
 	if !ok {
 		t.Fatal("no gnndrive-table2")
 	}
@@ -60,7 +33,7 @@ func TestStudyCompare(t *testing.T) {
 		run("pyg+", at60, RunOOM, 0),
 		run("pyg+", feat/4, RunDone, 999), // another limit: not this point
 	}
-	tab := s.Compare(runs, feat)
+	tab := CompareStudy(s, runs, feat)
 	if len(tab.Rows) != 4 {
 		t.Fatalf("rows %+v", tab.Rows)
 	}
@@ -101,8 +74,8 @@ func TestStudyCompare(t *testing.T) {
 			t.Errorf("CSV lacks the line %q:\n%s", want, csvOut.String())
 		}
 	}
-	if got := limitShare(at60, feat); got != "60%" || normShare(" 60 %") != "60%" || limitShare(0, feat) != "none" {
-		t.Errorf("limit shares %q %q", got, normShare(" 60 %"))
+	if got := limitShare(at60, feat); got != "60%" || studies.NormShare(" 60 %") != "60%" || limitShare(0, feat) != "none" {
+		t.Errorf("limit shares %q %q", got, studies.NormShare(" 60 %"))
 	}
 }
 
@@ -111,7 +84,7 @@ func TestStudyCompare(t *testing.T) {
 // system's epoch plus its preparation over its epochs; runs without the
 // wall-clock stages or a prepare_s leave those ratios pending.
 func TestDiskGNNStudyComparesThePapersEpochs(t *testing.T) {
-	s, ok := LookupStudy("diskgnn-fig9")
+	s, ok := studies.Lookup("diskgnn-fig9")
 	if !ok {
 		t.Fatal("no diskgnn-fig9")
 	}
@@ -126,7 +99,7 @@ func TestDiskGNNStudyComparesThePapersEpochs(t *testing.T) {
 		{System: "diskgnn", MemLimit: at30, Status: RunDone, PrepareS: prep(30),
 			Digest: &Digest{Epochs: 2, WallMeasured: 2, Mean: map[string]float64{"epoch_s": 10, "wall_sample_s": 1}}},
 	}
-	tab := s.Compare(runs, feat)
+	tab := CompareStudy(s, runs, feat)
 	got := map[string]RatioRow{}
 	for _, r := range tab.Ratios {
 		got[r.Label] = r
@@ -149,7 +122,7 @@ func TestDiskGNNStudyComparesThePapersEpochs(t *testing.T) {
 	}
 	// without the wall-clock stages or a prepare_s: pending, not a number
 	runs[0].Digest.WallMeasured, runs[0].PrepareS = 0, nil
-	for _, r := range s.Compare(runs, feat).Ratios {
+	for _, r := range CompareStudy(s, runs, feat).Ratios {
 		if _, ok := want[r.Label]; ok && r.HaveOurs {
 			t.Errorf("%s computed without the stage or the preparation: %+v", r.Label, r)
 		}
@@ -157,6 +130,23 @@ func TestDiskGNNStudyComparesThePapersEpochs(t *testing.T) {
 	for label := range s.RatioMetrics {
 		if _, ok := got[label]; !ok {
 			t.Errorf("ratio metric for %q, which is no ratio of the study", label)
+		}
+	}
+}
+
+// TestStudyRatioOOM: a side whose runs all ran out of memory is OOM, not
+// pending.
+func TestStudyRatioOOM(t *testing.T) {
+	s, _ := studies.Lookup("ginex-overall")
+	fb := int64(100 << 20)
+	runs := []RunData{{System: "ginex", MemLimit: fb / 4, Status: RunOOM}, {System: "pyg+", MemLimit: fb / 4, Status: RunOOM}}
+	tb := CompareStudy(s, runs, fb)
+	if len(tb.Ratios) == 0 {
+		t.Fatal("no ratio")
+	}
+	for _, r := range tb.Ratios {
+		if !r.NumOOM || !r.DenOOM || r.HaveOurs {
+			t.Errorf("ratio %+v: want both sides OOM", r)
 		}
 	}
 }

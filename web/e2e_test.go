@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"outcore/experiments/studies"
+
 	"github.com/chromedp/chromedp"
 
 	"outcore/engine/dataset"
@@ -778,7 +780,7 @@ func TestReproduceBrowser(t *testing.T) {
 	t.Cleanup(func() { stop(); <-served })
 
 	page := browser(t, chrome)
-	for _, s := range report.Studies() {
+	for _, s := range studies.Papers() {
 		do(t, page, chromedp.Navigate(base+"/reproduce"), chromedp.WaitVisible(chromedp.ID("start-on-"+s.ID)))
 		choose(t, page, "dataset-"+s.ID, "tiny8")
 		do(t, page, chromedp.Click(chromedp.ID("start-on-"+s.ID)))
@@ -813,8 +815,8 @@ func TestReproduceBrowser(t *testing.T) {
 		saveShot("reproduce-"+s.ID+".png", shot)
 	}
 	xs, err := e.st.ListExperiments(context.Background())
-	if err != nil || len(xs) != len(report.Studies()) {
-		t.Fatalf("%d experiments for %d studies (%v)", len(xs), len(report.Studies()), err)
+	if err != nil || len(xs) != len(studies.Papers()) {
+		t.Fatalf("%d experiments for %d studies (%v)", len(xs), len(studies.Papers()), err)
 	}
 }
 

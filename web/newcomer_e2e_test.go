@@ -13,12 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"outcore/experiments/studies"
+
 	"github.com/chromedp/chromedp"
 
 	"outcore/engine/dataset"
 	"outcore/engine/train"
 	"outcore/internal/units"
-	"outcore/report"
 )
 
 // TestNewcomerPath walks what a new user does first, on a real `outcore
@@ -105,7 +106,7 @@ func TestNewcomerPath(t *testing.T) {
 	expIDs := []int64{exID}
 
 	// 2. Each study, from the Reproduce page's small-scale form.
-	for _, s := range report.Studies() {
+	for _, s := range studies.Papers() {
 		doIn(t, page, time.Minute, chromedp.Navigate(base+"/reproduce"), chromedp.WaitVisible(chromedp.ID("start-small-"+s.ID)))
 		do(t, page, chromedp.Click(chromedp.ID("start-small-"+s.ID)))
 		id := experimentOnPage(t, page)
@@ -119,7 +120,7 @@ func TestNewcomerPath(t *testing.T) {
 	waitJS(t, page, 30*time.Second, "the open study table to show a number of ours without a reload",
 		`Array.from(document.querySelectorAll('#study-rows tbody tr td:nth-child(4)')).some(td => td.textContent.trim().endsWith(' s'))`)
 	for i, id := range expIDs[1:] {
-		s := report.Studies()[i]
+		s := studies.Papers()[i]
 		rs := waitFinished(t, page, id, -1, 10*time.Minute)
 		done := 0
 		for _, r := range rs {

@@ -12,6 +12,7 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/train"
 	"outcore/experiments/grid"
+	"outcore/experiments/studies"
 	"outcore/internal/units"
 	"outcore/report"
 	"outcore/store"
@@ -19,7 +20,7 @@ import (
 )
 
 // ReproduceHandler serves the Reproduce page: the registered reproduction
-// studies (report.Studies), each created as an experiment in one click.
+// studies (studies.Papers), each created as an experiment in one click.
 type ReproduceHandler struct {
 	Store   Store
 	Queue   Queue
@@ -37,7 +38,7 @@ func (h *ReproduceHandler) List(c *fiber.Ctx) error {
 }
 
 // Start handles POST /reproduce/:id: form field scale "small" starts the
-// study's small-scale form on the dataset field (report.Study.SmallScale:
+// study's small-scale form on the dataset field (studies.Study.SmallScale:
 // its limits raised to what its variants start in there, a lighter
 // model), else the study as registered on the dataset field (default the
 // study's own); generate=1 first makes the study's missing dataset from
@@ -46,8 +47,8 @@ func (h *ReproduceHandler) List(c *fiber.Ctx) error {
 // back on the Reproduce page with the problems in words.
 func (h *ReproduceHandler) Start(c *fiber.Ctx) error {
 	id := strings.Clone(c.Params("id"))
-	s, ok := report.LookupStudy(id)
-	if !ok {
+	s, ok := studies.Lookup(id)
+	if !ok || !s.IsPaper() {
 		return fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("no reproduction study %q", id))
 	}
 	ds := strings.TrimSpace(strings.Clone(c.FormValue("dataset")))
@@ -106,8 +107,8 @@ func (h *ReproduceHandler) Start(c *fiber.Ctx) error {
 // the least share every variant of s starts in there (train.MinMemoryFor
 // with the small-scale model and the data directory, the check the queue
 // makes).
-func smallScale(s report.Study, meta dataset.Meta, dataDir string) (report.Study, bool) {
-	base := report.SmallScaleBase()
+func smallScale(s studies.Study, meta dataset.Meta, dataDir string) (studies.Study, bool) {
+	base := studies.SmallScaleBase()
 	cfg := train.DefaultConfig()
 	cfg.Dataset, cfg.DataDir = meta.Name, dataDir
 	cfg.Model, cfg.Layers, cfg.Batch, cfg.Hidden = base["model"].(string), base["layers"].(int), base["batch"].(int), base["hidden"].(int)
@@ -147,8 +148,8 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 	if first != nil {
 		past = loadPastRuns(ctx, h.Store, first.Name)
 	}
-	for _, s := range report.Studies() {
-		card := views.StudyCard{ID: s.ID, Paper: s.Paper, Figure: s.Figure, Title: s.Title,
+	for _, s := range studies.Papers() {
+		card := views.StudyCard{ID: s.ID, Paper: s.Paper.Name, Figure: s.Figure, Title: s.Title,
 			PaperSetting: s.PaperSetting, OurSetting: s.OurSetting, Dataset: s.Dataset,
 			Systems: s.Systems, MemLimits: strings.Join(s.MemLimits, ", "), Runs: len(s.Systems) * len(s.MemLimits), Differ: s.Differ,
 			HaveDataset: contains(v.Datasets, s.Dataset)}
@@ -174,7 +175,7 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 			}
 		}
 		for _, e := range exps {
-			if st, ok := report.StudyOfExperiment(e.Name); ok && st.ID == s.ID {
+			if st, ok := studies.ByExperiment(e.Name); ok && st.ID == s.ID {
 				card.Experiments = append(card.Experiments, views.StudyExperiment{ID: e.ID, Dataset: e.Dataset, State: e.Counts.State()})
 			}
 		}
@@ -208,12 +209,12 @@ func (h *ExperimentsHandler) StudyCSV(c *fiber.Ctx) error {
 // runs read with their epochs (digests cached), limits matched as shares
 // of the dataset's feature bytes. ok is false for any other experiment.
 func compareStudy(ctx context.Context, src report.Source, cache *report.DigestCache, dataDir string, e store.Experiment) (report.StudyTable, bool, error) {
-	s, ok := report.StudyOfExperiment(e.Name)
+	s, ok := studies.ByExperiment(e.Name)
 	if !ok {
 		return report.StudyTable{}, false, nil
 	}
 	// at the limits the experiment ran at (a small-scale one raised them)
-	s = s.Rescaled(report.StudyLimitsOfGrid(e.Grid))
+	s = s.Rescaled(studies.LimitsOfGrid(e.Grid))
 	cmp, err := report.LoadComparison(ctx, src, cache, e.ID)
 	if err != nil {
 		return report.StudyTable{}, false, err
@@ -222,7 +223,7 @@ func compareStudy(ctx context.Context, src report.Source, cache *report.DigestCa
 	if m, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(dataDir), e.Dataset)); err == nil {
 		feat = m.FeatureBytes()
 	}
-	return s.Compare(cmp.Runs(), feat), true, nil
+	return report.CompareStudy(s, cmp.Runs(), feat), true, nil
 }
 
 // studyTable is the paper-beside-ours table of an experiment made for a
@@ -235,7 +236,7 @@ func studyTable(ctx context.Context, src report.Source, cache *report.DigestCach
 		return nil, err
 	}
 	s := t.Study
-	v := &views.StudyTableView{Dataset: e.Dataset, CSV: fmt.Sprintf("/experiments/%d/study.csv", e.ID), ID: s.ID, Paper: s.Paper, Figure: s.Figure, Title: s.Title,
+	v := &views.StudyTableView{Dataset: e.Dataset, CSV: fmt.Sprintf("/experiments/%d/study.csv", e.ID), ID: s.ID, Paper: s.Paper.Name, Figure: s.Figure, Title: s.Title,
 		PaperSetting: s.PaperSetting, OurSetting: s.OurSetting, Metric: s.Metric, Differ: s.Differ}
 	secs := func(x float64, have bool) string {
 		if !have {

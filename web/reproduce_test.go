@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"outcore/experiments/studies"
+
 	"outcore/engine/dataset"
 	"outcore/engine/train"
 	"outcore/experiments"
-	"outcore/report"
 	"outcore/store"
 )
 
@@ -23,7 +24,7 @@ func TestReproducePage(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("GET /reproduce: %d", code)
 	}
-	for _, s := range report.Studies() {
+	for _, s := range studies.Papers() {
 		for _, want := range []string{`id="study-` + s.ID + `"`, `action="/reproduce/` + s.ID + `"`, s.Figure} {
 			if !strings.Contains(page, want) {
 				t.Errorf("the page lacks %q", want)
@@ -56,7 +57,7 @@ func TestReproduceStartAndCompare(t *testing.T) {
 	})
 	studyDataset(t, e.dir)
 	e.login()
-	s, _ := report.LookupStudy("gnndrive-table2")
+	s, _ := studies.Lookup("gnndrive-table2")
 	resp := e.post("/reproduce/"+s.ID, url.Values{"dataset": {"tiny8"}})
 	if resp.StatusCode != 303 {
 		t.Fatalf("start: %d %s", resp.StatusCode, body(t, resp))

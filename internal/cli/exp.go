@@ -23,6 +23,7 @@ import (
 	"outcore/engine/metrics"
 	"outcore/experiments"
 	"outcore/experiments/grid"
+	"outcore/experiments/studies"
 	"outcore/internal/units"
 	"outcore/report"
 	"outcore/store"
@@ -86,7 +87,7 @@ func expCreateCmd() *Command {
 	var conc int
 	fs := newFlagSet("exp create", &dataDir)
 	fs.StringVar(&file, "file", "", "grid file (- for stdin)")
-	fs.StringVar(&study, "study", "", "instead of --file: the grid of this reproduction study (docs/REPRODUCTION.md; ids: "+studyIDs()+")")
+	fs.StringVar(&study, "study", "", "instead of --file: the grid of this study of the registry (experiments/studies: the reproduction studies of docs/REPRODUCTION.md and the examples; ids: "+studies.IDs()+")")
 	fs.StringVar(&studyDataset, "study-dataset", "", "with --study: run it on this dataset instead of the study's own")
 	fs.StringVar(&studyCompute, "study-compute", "", "with --study: every run in this compute mode (cpu, none, model:PROFILE; DESIGN §10)")
 	fs.IntVar(&studyRepeats, "study-repeats", 0, "with --study: runs per cell (medians of 3 for docs/REPRODUCTION.md)")
@@ -118,9 +119,9 @@ mem_allowance) overrides the --slurm-* flags for its runs. See README
 			var grid []byte
 			switch {
 			case study != "":
-				st, ok := report.LookupStudy(study)
+				st, ok := studies.Lookup(study)
 				if !ok {
-					return usagef("--study %q: no such study (have %s)", study, studyIDs())
+					return usagef("--study %q: no such study (have %s)", study, studies.IDs())
 				}
 				grid, err = st.GridIn(studyDataset, studyCompute, studyRepeats)
 				file = "study " + study
@@ -847,13 +848,4 @@ func oneLine(s string, n int) string {
 		return "-"
 	}
 	return s
-}
-
-// studyIDs lists the reproduction studies' ids.
-func studyIDs() string {
-	var ids []string
-	for _, s := range report.Studies() {
-		ids = append(ids, s.ID)
-	}
-	return strings.Join(ids, ", ")
 }

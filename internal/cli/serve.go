@@ -17,8 +17,8 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/train"
 	"outcore/experiments"
-	"outcore/experiments/examples"
 	"outcore/experiments/grid"
+	"outcore/experiments/studies"
 	"outcore/report"
 	"outcore/store"
 	"outcore/web"
@@ -304,16 +304,14 @@ func firstStart(ctx context.Context, dir, preset string, progress io.Writer, log
 	return nil
 }
 
-// writePaperExamples puts the papers' micro-experiments
-// (experiments/examples) into the data directory's examples/ folder, each
-// unless a file of its name is there (a researcher's edits stay).
+// writePaperExamples puts the study registry's examples (the papers'
+// micro-experiments, experiments/studies) into the data directory's
+// examples/ folder as grid files, each unless a file of its name is there
+// (a researcher's edits stay).
 func writePaperExamples(dir string, logger *log.Logger) error {
-	for _, name := range examples.Names() {
-		b, err := examples.File(name)
-		if err != nil {
-			return err
-		}
-		wrote, err := web.WriteExample(dir, name, b)
+	for _, s := range studies.Examples() {
+		name := s.ID + ".json"
+		wrote, err := web.WriteExample(dir, name, s.GridFile())
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"outcore/engine/dataset"
-	"outcore/experiments/examples"
+	"outcore/experiments/studies"
 	"outcore/web"
 )
 
@@ -110,12 +110,13 @@ func TestWritePaperExamples(t *testing.T) {
 	if err := writePaperExamples(dir, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range examples.Names() {
+	for _, s := range studies.Examples() {
+		name := s.ID + ".json"
 		b, err := os.ReadFile(filepath.Join(web.ExamplesDir(dir), name))
 		if err != nil {
 			t.Fatalf("%s not written: %v", name, err)
 		}
-		want, _ := examples.File(name)
+		want := s.GridFile()
 		if name == "gids-fig11-window-8.json" {
 			want = edited
 		}

@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// TestExpCreateStudy: --study creates a reproduction study's grid; a
+// TestExpCreateStudy: --study creates a study's grid (a reproduction
+// study or an example of the registry); a
 // dataset too small for its limits, an unknown study and --file with
 // --study are usage errors naming what is wrong.
 func TestExpCreateStudy(t *testing.T) {
@@ -19,7 +20,7 @@ func TestExpCreateStudy(t *testing.T) {
 	}{
 		{[]string{"--study", "gnndrive-table2", "--study-dataset", "tiny"}, `"60%" is 614.4KiB of tiny, below 1MiB`},
 		{[]string{"--study", "gnndrive-table2"}, `"medium" not found`},
-		{[]string{"--study", "nosuch"}, `--study "nosuch": no such study (have gnndrive-table2`},
+		{[]string{"--study", "nosuch"}, `--study "nosuch": no such study (have diskgnn-fig9, gids-fig08-eq2-bandwidth`},
 		{[]string{"--study", "ginex-overall", "--file", "g.json"}, "give one of --file and --study"},
 		{[]string{"--file", "g.json", "--study-dataset", "tiny"}, "--study-dataset needs --study"},
 	} {
@@ -27,5 +28,10 @@ func TestExpCreateStudy(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 saying %q", c.args, code, firstLine(stderr), c.want)
 		}
+	}
+	// the registry's examples are studies too: one starts on the dataset given
+	code, stdout, stderr := runCLI("exp", "create", "--study", "gids-fig09-accumulator-on", "--study-dataset", "tiny", "--data-dir", dir)
+	if code != 0 || !strings.Contains(stdout+stderr, "3 runs") {
+		t.Errorf("an example by id: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

@@ -241,7 +241,7 @@ type ExperimentView struct {
 	RunsURL    string // the runs view's data (report.Parallel)
 	ExportBase string // "/experiments/7/export"
 	// Study is the paper-beside-ours table when the experiment was made
-	// for a reproduction study (report.StudyOfExperiment), else nil.
+	// for a reproduction study (studies.ByExperiment), else nil.
 	Study *StudyTableView
 }
 

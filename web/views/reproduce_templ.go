@@ -10,7 +10,7 @@ import (
 	templruntime "github.com/a-h/templ/runtime"
 )
 
-// ReproducePage lists the reproduction studies (report.Studies): each
+// ReproducePage lists the reproduction studies (studies.Papers): each
 // seed paper's headline figure, the grid that reproduces its shape here,
 // and one button that creates the experiment.
 func ReproducePage(p Page, v ReproduceView) templ.Component {

@@ -1,8 +1,10 @@
-package report
+package studies
 
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -92,8 +94,8 @@ func (s Study) Rescaled(limits []string) Study {
 	same := true
 	var moved []string
 	for i, l := range s.MemLimits {
-		to[normShare(l)] = limits[i]
-		if normShare(l) != normShare(limits[i]) {
+		to[NormShare(l)] = limits[i]
+		if NormShare(l) != NormShare(limits[i]) {
 			same = false
 			moved = append(moved, fmt.Sprintf("%s → %s", l, limits[i]))
 		}
@@ -105,12 +107,12 @@ func (s Study) Rescaled(limits []string) Study {
 	out.MemLimits = append([]string(nil), limits...)
 	out.Points = nil
 	for _, p := range s.Points {
-		p.MemLimit = to[normShare(p.MemLimit)]
+		p.MemLimit = to[NormShare(p.MemLimit)]
 		out.Points = append(out.Points, p)
 	}
 	out.Ratios = nil
 	for _, r := range s.Ratios {
-		r.MemLimit = to[normShare(r.MemLimit)]
+		r.MemLimit = to[NormShare(r.MemLimit)]
 		out.Ratios = append(out.Ratios, r)
 	}
 	note := fmt.Sprintf("small scale: the paper's limits raised to what every variant here starts in (%s of the features); the paper's numbers are at its own limits", strings.Join(moved, ", "))
@@ -119,8 +121,8 @@ func (s Study) Rescaled(limits []string) Study {
 	return out
 }
 
-// StudyLimitsOfGrid reads the mem_limit axis of an experiment's grid.
-func StudyLimitsOfGrid(grid []byte) []string {
+// LimitsOfGrid reads the mem_limit axis of an experiment's grid.
+func LimitsOfGrid(grid []byte) []string {
 	var g struct {
 		Axes struct {
 			MemLimit []string `json:"mem_limit"`
@@ -132,10 +134,20 @@ func StudyLimitsOfGrid(grid []byte) []string {
 	return g.Axes.MemLimit
 }
 
+// NormShare writes a study limit ("60%", " 60 %") as a whole percent
+// ("60%"), as report matches runs' limits to it; other words unchanged.
+func NormShare(s string) string {
+	t := strings.TrimSpace(s)
+	if v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64); err == nil && strings.HasSuffix(t, "%") {
+		return fmt.Sprintf("%d%%", int64(math.Round(v)))
+	}
+	return t
+}
+
 // shareOf is a "60%" limit's whole percent (0 when it is not a share).
 func shareOf(l string) int {
 	var p int
-	if _, err := fmt.Sscanf(normShare(l), "%d%%", &p); err != nil {
+	if _, err := fmt.Sscanf(NormShare(l), "%d%%", &p); err != nil {
 		return 0
 	}
 	return p

@@ -1,4 +1,4 @@
-package report
+package studies
 
 import (
 	"strings"
@@ -11,7 +11,7 @@ import (
 // every variant's floor (never lowered), the paper's points and ratios
 // move with it, and the settings say so; nothing holds → not ok.
 func TestStudySmallScale(t *testing.T) {
-	s, ok := LookupStudy("ginex-overall")
+	s, ok := Lookup("ginex-overall")
 	if !ok {
 		t.Fatal("no ginex-overall study")
 	}
@@ -34,11 +34,11 @@ func TestStudySmallScale(t *testing.T) {
 	if !strings.Contains(small.OurSetting, "25% → 75%") || !strings.Contains(small.ExperimentName(), "(small scale)") {
 		t.Errorf("setting %q name %q", small.OurSetting, small.ExperimentName())
 	}
-	if got, ok := StudyOfExperiment(small.ExperimentName()); !ok || got.ID != s.ID {
+	if got, ok := ByExperiment(small.ExperimentName()); !ok || got.ID != s.ID {
 		t.Errorf("the small-scale experiment is not recognised as the study's")
 	}
 	// the experiment's page maps its grid's limits back the same way
-	if back := s.Rescaled(StudyLimitsOfGrid([]byte(`{"axes":{"mem_limit":["75%"]}}`))); len(back.Ratios) == 0 || back.Ratios[0].MemLimit != "75%" || back.MemLimits[0] != "75%" {
+	if back := s.Rescaled(LimitsOfGrid([]byte(`{"axes":{"mem_limit":["75%"]}}`))); len(back.Ratios) == 0 || back.Ratios[0].MemLimit != "75%" || back.MemLimits[0] != "75%" {
 		t.Errorf("rescaled from the grid: %+v", back.Ratios)
 	}
 	if same := s.Rescaled(s.MemLimits); same.OurSetting != s.OurSetting {
@@ -54,7 +54,7 @@ func TestStudySmallScale(t *testing.T) {
 		t.Error("a dataset without features was scaled")
 	}
 	// every study's small-scale grid is a valid grid
-	for _, st := range Studies() {
+	for _, st := range Papers() {
 		for _, fb := range []int64{1 << 20, 100 << 20, 1 << 30} {
 			sc, ok := st.SmallScale(fb, func(string) int64 { return 80 << 20 })
 			if !ok {
@@ -71,7 +71,7 @@ func TestStudySmallScale(t *testing.T) {
 		}
 	}
 	// two limits raised to one share stay two, in order
-	fig9, _ := LookupStudy("gnndrive-fig9")
+	fig9, _ := Lookup("gnndrive-fig9")
 	for _, fb := range []int64{1 << 20, 100 << 20} {
 		sc, ok := fig9.SmallScale(fb, func(string) int64 { return 80 << 20 })
 		if !ok || len(sc.MemLimits) != 2 || shareOf(sc.MemLimits[0]) >= shareOf(sc.MemLimits[1]) {
@@ -81,23 +81,6 @@ func TestStudySmallScale(t *testing.T) {
 	for n, want := range map[int64]int64{7: 7, 99: 99, 100: 100, 101: 110, 5734: 5800, 6700: 6700} {
 		if got := roundUp2(n); got != want {
 			t.Errorf("roundUp2(%d) = %d, want %d", n, got, want)
-		}
-	}
-}
-
-// TestStudyRatioOOM: a side whose runs all ran out of memory is OOM, not
-// pending.
-func TestStudyRatioOOM(t *testing.T) {
-	s, _ := LookupStudy("ginex-overall")
-	fb := int64(100 << 20)
-	runs := []RunData{{System: "ginex", MemLimit: fb / 4, Status: RunOOM}, {System: "pyg+", MemLimit: fb / 4, Status: RunOOM}}
-	tb := s.Compare(runs, fb)
-	if len(tb.Ratios) == 0 {
-		t.Fatal("no ratio")
-	}
-	for _, r := range tb.Ratios {
-		if !r.NumOOM || !r.DenOOM || r.HaveOurs {
-			t.Errorf("ratio %+v: want both sides OOM", r)
 		}
 	}
 }
