@@ -15,7 +15,10 @@
 //     tier hits, time to accuracy, ...);
 //   - compare_accuracy.go: the accuracy chart and table (DiskGNN Table 3).
 //
-// A single run's charts are in runcharts.go.
+// A single run's charts are in runcharts.go. An experiment made for a
+// reproduction study is set beside the paper's numbers in studies.go
+// (CompareStudy); the studies themselves are the registry's study files
+// (experiments/studies).
 //
 // It reads the experiment store through Source (load.go) and writes to any
 // io.Writer; it knows nothing of HTTP. The dashboard (web/) serves its
