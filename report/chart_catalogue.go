@@ -102,8 +102,7 @@ func (c *Comparison) normalised(baseline string) Chart {
 	ch := Chart{ID: "normalised", Title: title, XLabel: "grid point",
 		YLabel: "epoch time / " + baseline + " epoch time", XType: "category", YType: "value", Kind: "bar",
 		Note: "Each variant's mean epoch time divided by the baseline's mean epoch time at the same grid point (1 = as fast as " + baseline + ", below 1 = faster); error bars ± the variant's standard deviation divided by the baseline mean; n = the variant's runs. No bar where the baseline or the variant has no measurement (OOM, failed). After DiskGNN Fig. 8."}
-	if len(c.runs) == 0 {
-		ch.Empty = "No runs yet."
+	if c.noRuns(&ch) {
 		return ch
 	}
 	cats, idx := c.cellCategories()
@@ -169,8 +168,7 @@ func (c *Comparison) hitVsMem() Chart {
 	ch := Chart{ID: "hit-vs-mem", Title: "Cache hit ratio vs memory limit", XLabel: "memory limit", YLabel: "hit ratio",
 		XType: "category", YType: "value", Kind: "line",
 		Note: "Feature lookups served from memory (the GPU and CPU tiers) over all lookups; rows of disk-resident tiers (DiskGNN's disk cache and packed chunks, MariusGNN's partition buffer) were read from the device in the epoch and are not hits. Steady epochs; mean over repeated runs, error bars ± one standard deviation; ✕ = OOM. Variants without a feature cache have no points. After Ginex Fig. 5 and GIDS Fig. 11."}
-	if len(c.runs) == 0 {
-		ch.Empty = "No runs yet."
+	if c.noRuns(&ch) {
 		return ch
 	}
 	c.overAxis(&ch, axisByKey("mem_limit"), hitRatio)
@@ -185,8 +183,7 @@ func (c *Comparison) tierHits() Chart {
 	ch := Chart{ID: "tier-hits", Title: "Hit ratio per cache tier", XLabel: "variant · grid point", YLabel: "hits / lookups at the tier",
 		XType: "category", YType: "value", Kind: "bar",
 		Note: "For each tier, the lookups that reached it and were served there (hits / lookups), steady epochs, mean over repeated runs ± one standard deviation. The device tier counts rows read from the block device for the batch; the disk-resident tiers (disk cache, packed chunks, partition buffer) serve rows read from the variant's own files in the epoch and are shown as their own tiers."}
-	if len(c.runs) == 0 {
-		ch.Empty = "No runs yet."
+	if c.noRuns(&ch) {
 		return ch
 	}
 	present := map[string]bool{}

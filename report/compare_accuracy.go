@@ -6,8 +6,7 @@ func (c *Comparison) accuracy() Chart {
 	ch := Chart{ID: "accuracy", Title: "Test accuracy at the best validation epoch", XLabel: "grid point", YLabel: "test accuracy",
 		XType: "category", YType: "value", Kind: "bar",
 		Note: "Each run's test accuracy at the epoch of its best validation accuracy; mean over repeated runs ± one standard deviation, n runs. MariusGNN samples only inside buffered partitions, so lower accuracy there is expected. After DiskGNN Table 3."}
-	if len(c.runs) == 0 {
-		ch.Empty = "No runs yet."
+	if c.noRuns(&ch) {
 		return ch
 	}
 	cats, idx := c.cellCategories()

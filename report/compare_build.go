@@ -12,8 +12,7 @@ func (c *Comparison) versus(axisKey, id, title, ref string) Chart {
 	ax := axisByKey(axisKey)
 	ch := Chart{ID: id, Title: title, XLabel: ax.label, YLabel: "epoch time (s)", XType: "category", YType: "value", Kind: "line",
 		Note: "Mean epoch time of the steady (non-warm-up) epochs of each run; points are the mean over repeated runs, error bars ± one sample standard deviation, n runs per point in the tooltip and CSV. ✕ marks a cell where every run ran out of memory (OOM), ! where runs failed. After " + ref + "."}
-	if len(c.runs) == 0 {
-		ch.Empty = "No runs yet."
+	if c.noRuns(&ch) {
 		return ch
 	}
 	if !c.Varies(axisKey) {
@@ -143,8 +142,7 @@ func (c *Comparison) seriesOver(x func(RunData) (float64, string), exclude strin
 func (c *Comparison) perCell(id, title, ylabel, ref string, f func(RunData) (float64, bool)) Chart {
 	ch := Chart{ID: id, Title: title, XLabel: "grid point", YLabel: ylabel, XType: "category", YType: "value", Kind: "bar",
 		Note: "Steady epochs of each run averaged, then the mean over repeated runs; error bars ± one sample standard deviation; n in the tooltip and CSV. After " + ref + "."}
-	if len(c.runs) == 0 {
-		ch.Empty = "No runs yet."
+	if c.noRuns(&ch) {
 		return ch
 	}
 	cats, idx := c.cellCategories()
@@ -182,8 +180,7 @@ func (c *Comparison) seriesByVariant(cats []string, idx func(RunData) int, f fun
 // stacked makes a stacked-bar chart, one bar per variant and grid point,
 // one layer per (name, f).
 func (c *Comparison) stacked(ch Chart, layers []string, f func(layer string) func(RunData) (float64, bool)) Chart {
-	if len(c.runs) == 0 {
-		ch.Empty = "No runs yet."
+	if c.noRuns(&ch) {
 		return ch
 	}
 	cats, cells := c.variantCellRuns()

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -317,11 +318,13 @@ func (c *Comparison) variantCellRuns() (cats []string, cells []*cell) {
 	return cats, cells
 }
 
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
+// noRuns marks ch "No runs yet." when the comparison has no run.
+func (c *Comparison) noRuns(ch *Chart) bool {
+	if len(c.runs) == 0 {
+		ch.Empty = "No runs yet."
+		return true
 	}
 	return false
 }
+
+func contains(xs []string, s string) bool { return slices.Contains(xs, s) }

@@ -213,8 +213,7 @@ func (c *Comparison) stageTime() Chart {
 	ch := Chart{ID: "stage-time", Title: "Time in each stage (summed over workers)", XLabel: "variant · grid point", YLabel: "seconds (summed over workers) per epoch",
 		XType: "category", YType: "value", Kind: "stack",
 		Note: "Seconds in each stage's calls per steady epoch, mean over repeated runs (error bars on each layer: ± one standard deviation; n in the tooltip and CSV). " + stageNote}
-	if len(c.runs) == 0 {
-		ch.Empty = "No runs yet."
+	if c.noRuns(&ch) {
 		return ch
 	}
 	cats, cells := c.variantCellRuns()

@@ -37,8 +37,7 @@ func (c *Comparison) stages() Chart {
 	ch := Chart{ID: "stages", Title: "Stage breakdown per epoch (wall clock)", XLabel: "variant · grid point", YLabel: "seconds per epoch",
 		XType: "category", YType: "value", Kind: "stack",
 		Note: "Steady epochs, mean over repeated runs (error bars on each layer: ± one standard deviation; n in the tooltip and CSV). " + wallNote + " After Ginex Fig. 14 and GIDS Fig. 5."}
-	if len(c.runs) == 0 {
-		ch.Empty = "No runs yet."
+	if c.noRuns(&ch) {
 		return ch
 	}
 	cats, cells := c.variantCellRuns()

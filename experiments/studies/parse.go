@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"outcore/experiments/grid"
@@ -91,16 +92,16 @@ func Parse(name string, b []byte, reasons map[string]string) (Study, error) {
 		}
 	}
 	for entry := range p.Labels {
-		if !contains(s.Systems, entry) {
+		if !slices.Contains(s.Systems, entry) {
 			return fail("paper.labels", "%q is none of the grid's systems", entry)
 		}
 	}
 	for i, pt := range p.Points {
 		field := fmt.Sprintf("paper.points[%d]", i)
-		if !contains(s.Systems, pt.System) {
+		if !slices.Contains(s.Systems, pt.System) {
 			return fail(field+".system", "%q is none of the grid's systems", pt.System)
 		}
-		if !contains(s.MemLimits, pt.MemLimit) {
+		if !slices.Contains(s.MemLimits, pt.MemLimit) {
 			return fail(field+".mem_limit", "%q is none of the grid's limits", pt.MemLimit)
 		}
 		if pt.Value <= 0 {
@@ -113,11 +114,11 @@ func Parse(name string, b []byte, reasons map[string]string) (Study, error) {
 		switch {
 		case r.Label == "" || labels[r.Label]:
 			return fail(field+".label", "empty or repeated (%q)", r.Label)
-		case !contains(s.Systems, r.Num):
+		case !slices.Contains(s.Systems, r.Num):
 			return fail(field+".num", "%q is none of the grid's systems", r.Num)
-		case !contains(s.Systems, r.Den):
+		case !slices.Contains(s.Systems, r.Den):
 			return fail(field+".den", "%q is none of the grid's systems", r.Den)
-		case !contains(s.MemLimits, r.MemLimit):
+		case !slices.Contains(s.MemLimits, r.MemLimit):
 			return fail(field+".mem_limit", "%q is none of the grid's limits", r.MemLimit)
 		case r.Paper == "":
 			return fail(field+".paper", "missing: the ratio as the paper states it")
@@ -186,13 +187,4 @@ func fieldError(err error) error {
 		return fmt.Errorf("%s: want %s, not a JSON %s", te.Field, te.Type, te.Value)
 	}
 	return err
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
