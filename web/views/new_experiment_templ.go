@@ -5,10 +5,8 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import (
-	"github.com/a-h/templ"
-	templruntime "github.com/a-h/templ/runtime"
-)
+import "github.com/a-h/templ"
+import templruntime "github.com/a-h/templ/runtime"
 
 // formFields lists the fields that can carry an inline error, in page order.
 var formFields = []string{"name", "dataset", "preset", "new_dataset", "variants", "mem_limits", "dims", "batches", "model", "fanouts", "epochs", "repeats"}

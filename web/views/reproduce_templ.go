@@ -5,10 +5,8 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import (
-	"github.com/a-h/templ"
-	templruntime "github.com/a-h/templ/runtime"
-)
+import "github.com/a-h/templ"
+import templruntime "github.com/a-h/templ/runtime"
 
 // ReproducePage lists the reproduction studies (studies.Papers): each
 // seed paper's headline figure, the grid that reproduces its shape here,
