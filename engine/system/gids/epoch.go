@@ -11,18 +11,11 @@ import (
 	"fmt"
 	"time"
 
-	"outcore/engine/graph"
 	"outcore/engine/metrics"
 	"outcore/engine/nn"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
-
-// windowed is one sampled mini-batch in the window buffer.
-type windowed struct {
-	mb    *graph.MiniBatch
-	lines []int64 // the cache lines its accesses touch (entered)
-}
 
 func (g *gids) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {
 	ctx, cancel := context.WithCancel(ctx)

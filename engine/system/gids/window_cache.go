@@ -25,6 +25,8 @@ package gids
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"outcore/engine/graph"
 )
 
 // Outcome is how the cache served one access.
@@ -300,4 +302,10 @@ func (c *WindowCache) drop(s int32) {
 	c.slotOf[l] = -1
 	c.lineOf[s] = -1
 	c.free = append(c.free, s)
+}
+
+// windowed is one sampled mini-batch in the window buffer.
+type windowed struct {
+	mb    *graph.MiniBatch
+	lines []int64 // the cache lines its accesses touch (entered)
 }
