@@ -26,11 +26,14 @@ package mariusgnn
 // neighbour array.
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
 	"outcore/engine/graph"
 	"outcore/engine/sample"
+	"outcore/engine/train"
 )
 
 // DenseStats counts what one or more DENSE samples saw.
@@ -186,4 +189,54 @@ func (s *DenseSampler) add(nbrs []int32, nodes []int64, u int64) ([]int32, []int
 		s.index[u] = k
 	}
 	return append(nbrs, k-1), nodes
+}
+
+// profileDense samples up to profile_batches DENSE mini-batches on the
+// first buffer state of a buffer of c partitions with the most training
+// nodes, reading its edge buckets but no feature rows, and returns the
+// most input nodes and the largest mini-batch's bytes.
+func (s *system) profileDense(ctx context.Context, env *train.Env, c int) (m batchMeasure, err error) {
+	pb, err := NewPartitionBuffer(s.l, s.b, s.feats, s.edges, s.rowBytes, c, false)
+	if err != nil {
+		return m, fmt.Errorf("mariusgnn: profile: %w", err)
+	}
+	var sg Subgraph
+	defer func() {
+		err = errors.Join(err, sg.Free(), pb.Close())
+	}()
+	r := rand.New(rand.NewPCG(uint64(env.Config.Seed), 0x70726f66))
+	plan, err := NewPlan(s.opt.ordering, s.trainNew, s.l.Part, s.l.TrainParts, s.l.P, c, r)
+	if err != nil {
+		return m, fmt.Errorf("mariusgnn: profile: %w", err)
+	}
+	k := 0
+	for i := range plan.Train {
+		if len(plan.Train[i]) > len(plan.Train[k]) {
+			k = i
+		}
+	}
+	if _, err := pb.LoadTopology(ctx, plan.States[k]); err != nil {
+		return m, fmt.Errorf("mariusgnn: profile: %w", err)
+	}
+	if err := sg.Build(pb); err != nil {
+		return m, err
+	}
+	ds, err := NewDenseSampler(env.Config.Fanout, env.Config.Seed)
+	if err != nil {
+		return m, err
+	}
+	seeds := plan.Train[k]
+	for i, v := range seeds {
+		seeds[i], _ = sg.Local(v)
+	}
+	batches := sample.Split(seeds, env.Config.Batch)
+	for i := 0; i < min(s.opt.profile, len(batches)); i++ {
+		var mb graph.MiniBatch
+		if _, err := ds.Sample(&sg, 0, i, batches[i], &mb); err != nil {
+			return m, fmt.Errorf("mariusgnn: profile: %w", err)
+		}
+		m.maxInputs = max(m.maxInputs, len(mb.InputNodes))
+		m.bytes = max(m.bytes, mb.Bytes())
+	}
+	return m, nil
 }

@@ -18,7 +18,8 @@
 //     (option ordering);
 //   - epoch.go: the epoch over the ordering's buffer states;
 //   - dense_sampler.go: DENSE sampling restricted to in-buffer edges, biased
-//     on purpose; the records count the edges it hides;
+//     on purpose; the records count the edges it hides; the DENSE batches
+//     measured for sizing (profileDense);
 //   - sizing.go: the buffer's capacity from the budget, pure;
 //   - variant.go: registration, options and the constructor.
 //

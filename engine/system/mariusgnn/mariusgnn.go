@@ -6,16 +6,12 @@ package mariusgnn
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
 	"time"
 
-	"outcore/engine/graph"
 	"outcore/engine/metrics"
 	"outcore/engine/nn"
-	"outcore/engine/sample"
 	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
@@ -197,56 +193,6 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 	env.Logf("mariusgnn: buffer of %d partitions (%d slots, %.1f%% of the features), about %d MiB needed of a %d MiB budget (base %d MiB, %d MiB per mini-batch); %d samplers; reads via %s (direct=%v)",
 		s.c, s.pb.Slots(), 100*float64(s.c)/float64(s.l.P), pl.need>>20, env.MemBudget>>20, ws.BaseBytes>>20, pl.perBatch>>20, s.opt.samplers, s.feats.Backend(), s.feats.Direct())
 	return nil
-}
-
-// profileDense samples up to profile_batches DENSE mini-batches on the
-// first buffer state of a buffer of c partitions with the most training
-// nodes, reading its edge buckets but no feature rows, and returns the
-// most input nodes and the largest mini-batch's bytes.
-func (s *system) profileDense(ctx context.Context, env *train.Env, c int) (m batchMeasure, err error) {
-	pb, err := NewPartitionBuffer(s.l, s.b, s.feats, s.edges, s.rowBytes, c, false)
-	if err != nil {
-		return m, fmt.Errorf("mariusgnn: profile: %w", err)
-	}
-	var sg Subgraph
-	defer func() {
-		err = errors.Join(err, sg.Free(), pb.Close())
-	}()
-	r := rand.New(rand.NewPCG(uint64(env.Config.Seed), 0x70726f66))
-	plan, err := NewPlan(s.opt.ordering, s.trainNew, s.l.Part, s.l.TrainParts, s.l.P, c, r)
-	if err != nil {
-		return m, fmt.Errorf("mariusgnn: profile: %w", err)
-	}
-	k := 0
-	for i := range plan.Train {
-		if len(plan.Train[i]) > len(plan.Train[k]) {
-			k = i
-		}
-	}
-	if _, err := pb.LoadTopology(ctx, plan.States[k]); err != nil {
-		return m, fmt.Errorf("mariusgnn: profile: %w", err)
-	}
-	if err := sg.Build(pb); err != nil {
-		return m, err
-	}
-	ds, err := NewDenseSampler(env.Config.Fanout, env.Config.Seed)
-	if err != nil {
-		return m, err
-	}
-	seeds := plan.Train[k]
-	for i, v := range seeds {
-		seeds[i], _ = sg.Local(v)
-	}
-	batches := sample.Split(seeds, env.Config.Batch)
-	for i := 0; i < min(s.opt.profile, len(batches)); i++ {
-		var mb graph.MiniBatch
-		if _, err := ds.Sample(&sg, 0, i, batches[i], &mb); err != nil {
-			return m, fmt.Errorf("mariusgnn: profile: %w", err)
-		}
-		m.maxInputs = max(m.maxInputs, len(mb.InputNodes))
-		m.bytes = max(m.bytes, mb.Bytes())
-	}
-	return m, nil
 }
 
 func bucketSizes(b Buckets) []int64 {
