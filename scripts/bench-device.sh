@@ -5,12 +5,16 @@
 # data directory for every later run's io_floor_s and io_efficiency.
 # Run it on a quiet machine (the profile records the load average before
 # and after; the script refuses to start above BENCH_DEVICE_MAX_LOAD).
-# Prints the fio checks and fails when one disagrees by more than 10 %
-# (BENCH_DEVICE_ENFORCE=0 turns that off): the docs/BENCHMARKS.md row.
+# The fio checks (512 B and 4 KiB random reads at the largest depth, the
+# sequential read) run ours and fio back to back BENCH_DEVICE_PAIRS times
+# with the same file, job shape and ring setup; the script prints each
+# check's medians and ratio and fails when one disagrees by more than
+# 10 % (BENCH_DEVICE_ENFORCE=0 turns that off): the docs/BENCHMARKS.md row.
 #
 # usage: scripts/bench-device.sh [DATA_DIR]
 # env:   BENCH_DEVICE_SIZE      file size (default 8GiB: beyond the disk's and the host's caches)
 #        BENCH_DEVICE_SECONDS   seconds per measurement (default 5)
+#        BENCH_DEVICE_PAIRS     back-to-back ours/fio pairs per fio check (default 3)
 #        BENCH_DEVICE_MAX_LOAD  highest 1-minute load average to start at (default 1.5)
 #        OUTCORE                outcore binary (default bin/outcore, built if missing)
 set -euo pipefail
@@ -19,6 +23,7 @@ data=${1:-${OUTCORE_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}/outcore}}
 size=${BENCH_DEVICE_SIZE:-8GiB}
 secs=${BENCH_DEVICE_SECONDS:-5}
 maxload=${BENCH_DEVICE_MAX_LOAD:-1.5}
+pairs=${BENCH_DEVICE_PAIRS:-3}
 outcore=${OUTCORE:-bin/outcore}
 command -v fio >/dev/null || { echo "bench-device: fio not installed (scripts/install-deps.sh installs it)" >&2; exit 1; }
 load=$(cut -d' ' -f1 /proc/loadavg)
@@ -27,8 +32,10 @@ if awk -v l="$load" -v m="$maxload" 'BEGIN{exit !(l > m)}'; then
   exit 1
 fi
 [[ -x $outcore ]] || make build >/dev/null
-out=$("$outcore" bench device --data-dir "$data" --size "$size" --seconds "$secs")
+out=$("$outcore" bench device --data-dir "$data" --size "$size" --seconds "$secs" --fio-pairs "$pairs")
 echo "$out"
+echo "--- outcore bench device vs fio (medians of $pairs back-to-back pairs, ${secs}s each; load average now $(cut -d' ' -f1 /proc/loadavg))"
+grep '^fio ' <<<"$out" | sed -E 's/^fio ([^:]*): ours ([0-9.]+), fio ([0-9.]+), ratio ([0-9.]+).*\((agrees|DISAGREES)[^)]*\)$/\1 | ours \2 | fio \3 | ratio \4 | \5/' 
 if [[ ${BENCH_DEVICE_ENFORCE:-1} == 1 ]] && grep -q "DISAGREES" <<<"$out"; then
   echo "bench-device: outcore and fio disagree by more than 10 %" >&2
   exit 1

@@ -81,9 +81,15 @@ type IOPSPoint struct {
 // fio's.
 type FioCheck struct {
 	What  string  `json:"what"` // "randread 4096 B depth 64", "read 1048576 B depth 8"
-	Ours  float64 `json:"ours"` // IOPS (random) or bytes/s (sequential)
+	Ours  float64 `json:"ours"` // IOPS (random) or bytes/s (sequential); the median of Pairs runs
 	Fio   float64 `json:"fio"`
-	Ratio float64 `json:"ratio"`
+	Ratio float64 `json:"ratio"` // the median of the pairs' ours / fio
+	// Pairs is how many times ours and fio ran back to back (ours, fio,
+	// ours, fio, ...), and PairRatios each pair's ours / fio: adjacent runs
+	// share the device's state of the moment (its bandwidth on this
+	// virtual disk swings by a third from one run to the next).
+	Pairs      int       `json:"pairs,omitempty"`
+	PairRatios []float64 `json:"pair_ratios,omitempty"`
 }
 
 // BestIOPS is the most IOPS measured for requests of class c (at any

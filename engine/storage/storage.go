@@ -107,6 +107,15 @@ type Options struct {
 	// only) so requests skip per-request page pinning. The arena then stays
 	// resident (it counts against a memory cgroup).
 	FixedBuffers bool
+	// SingleIssuer sets each Reader's ring up as fio does
+	// (IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN, uring only): completions
+	// are posted when the reader asks for them instead of through task work
+	// that, with the default ring, lets a whole queue finish before the
+	// reaper wakes (docs/benchmarks/storage.md, "completion convoys"). The
+	// caller must create the Reader and make every call on it from one OS
+	// thread (runtime.LockOSThread); another thread gets EEXIST. Kernels
+	// before 6.1 get the default ring.
+	SingleIssuer bool
 	// Logger receives OpenFile's one line about the backend it chose.
 	// Nil writes the line to stderr.
 	Logger func(line string)

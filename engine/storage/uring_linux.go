@@ -20,11 +20,17 @@ import (
 // and get a plain ring.
 const uringSetupFlags = giouring.SetupCoopTaskrun | giouring.SetupTaskrunFlag
 
+// uringSingleIssuerFlags are Options.SingleIssuer's ring (fio's setup):
+// completions wait in the ring's deferred list until the issuing thread
+// asks for events, and a wait for n completions wakes after n, not after
+// the task work of the whole queue has run.
+const uringSingleIssuerFlags = giouring.SetupCoopTaskrun | giouring.SetupTaskrunFlag | giouring.SetupSingleIssuer | giouring.SetupDeferTaskrun
+
 // probeUring reports why io_uring cannot be used here, or nil. Rings can
 // fail to set up in containers (ENOSYS from seccomp, EPERM from
 // kernel.io_uring_disabled). Tests replace it to exercise the fallback.
 var probeUring = sync.OnceValue(func() error {
-	ring, err := newRing(2)
+	ring, err := newRing(2, uringSetupFlags)
 	if err != nil {
 		return fmt.Errorf("ring setup: %w", err)
 	}
@@ -39,10 +45,15 @@ var probeUring = sync.OnceValue(func() error {
 	return nil
 })
 
-// newRing sets up a ring with entries submission slots.
-func newRing(entries uint32) (*giouring.Ring, error) {
+// newRing sets up a ring with entries submission slots and flags, else
+// (a kernel that rejects them) the default flags, else a plain ring.
+func newRing(entries uint32, flags uint32) (*giouring.Ring, error) {
 	ring := giouring.NewRing()
-	err := ring.QueueInit(entries, uringSetupFlags)
+	err := ring.QueueInit(entries, flags)
+	if errors.Is(err, syscall.EINVAL) && flags != uringSetupFlags {
+		ring = giouring.NewRing()
+		err = ring.QueueInit(entries, uringSetupFlags)
+	}
 	if errors.Is(err, syscall.EINVAL) {
 		ring = giouring.NewRing()
 		err = ring.QueueInit(entries, 0)
@@ -70,7 +81,11 @@ func newUringReader(f *File) (Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	ring, err := newRing(uint32(depth))
+	flags := uint32(uringSetupFlags)
+	if f.opts.SingleIssuer {
+		flags = uringSingleIssuerFlags
+	}
+	ring, err := newRing(uint32(depth), flags)
 	if err != nil {
 		freeArena(arena)
 		return nil, fmt.Errorf("io_uring setup (%d entries): %w", depth, err)

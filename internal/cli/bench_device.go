@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,7 @@ type benchDeviceConfig struct {
 	seqBytes int64
 	seqDepth int
 	fio      string
+	pairs    int
 }
 
 // benchDeviceCmd is `outcore bench device`: measure the storage holding
@@ -50,12 +52,14 @@ func benchDeviceCmd() *Command {
 	fs.Int64Var(&c.seqBytes, "seq-bytes", 1<<20, "request size of the sequential-bandwidth measurement")
 	fs.IntVar(&c.seqDepth, "seq-depth", 8, "requests in flight of the sequential-bandwidth measurement")
 	fs.StringVar(&c.fio, "fio", "auto", "repeat the largest-depth 512 B and 4 KiB reads and the sequential read with fio: auto (when installed) or off")
+	fs.IntVar(&c.pairs, "fio-pairs", 3, "times each fio check runs ours then fio back to back (the check keeps the medians)")
 	return &Command{
 		Name:  "device",
-		Args:  "[--size 1GiB] [--seconds 2] [--depths 1,16,64] [--sizes 512,4096,...] [--fio auto|off]",
+		Args:  "[--size 1GiB] [--seconds 2] [--depths 1,16,64] [--sizes 512,4096,...] [--fio auto|off] [--fio-pairs 3]",
 		Short: "measure this host's storage (IOPS by request size and depth, sequential bandwidth) for the I/O floor",
 		Long: "Reads a file on the data directory's file system with io_uring and O_DIRECT: random reads at each\n" +
-			"request size and depth, and sequential reads, and checks them against fio when it is installed.\n" +
+			"request size and depth, and sequential reads, and checks them against fio when it is installed\n" +
+			"(the same job shape and ring setup; ours and fio run back to back --fio-pairs times, medians kept).\n" +
 			"Writes <data dir>/" + metrics.DeviceProfileFile + ", which every later run on this host uses for its\n" +
 			"epochs' io_floor_s and io_efficiency (docs/DESIGN.md §11). Measure on a quiet machine.",
 		Flags: fs,
@@ -78,8 +82,8 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 	if err != nil || size < 1<<20 {
 		return usagef("--size: %q, want a size of at least 1MiB", c.size)
 	}
-	if !(c.seconds > 0) || c.seqBytes < 512 || c.seqDepth < 1 || (c.fio != "auto" && c.fio != "off") {
-		return usagef("--seconds must be positive, --seq-bytes at least 512, --seq-depth at least 1, --fio auto or off")
+	if !(c.seconds > 0) || c.seqBytes < 512 || c.seqDepth < 1 || (c.fio != "auto" && c.fio != "off") || c.pairs < 1 {
+		return usagef("--seconds must be positive, --seq-bytes at least 512, --seq-depth at least 1, --fio auto or off, --fio-pairs at least 1")
 	}
 	dataDir := dataset.ResolveDataDir(c.dataDir)
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
@@ -125,9 +129,16 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 		if _, err := exec.LookPath("fio"); err != nil {
 			fmt.Fprintln(out, "fio: not installed, no check (scripts/install-deps.sh installs it)")
 		} else {
-			checks, err := fioChecks(ctx, &p, file, depths[len(depths)-1], c.seconds)
+			ours := func(j fioJob) (float64, error) {
+				n, _, sec, err := deviceReads(ctx, file, j.bs, j.depth, dur, j.seq)
+				if j.seq {
+					return float64(n*j.bs) / sec, err
+				}
+				return float64(n) / sec, err
+			}
+			checks, err := fioChecks(ctx, &p, file, depths[len(depths)-1], c.pairs, c.seconds, ours)
 			if err != nil {
-				return err
+				return fmt.Errorf("bench device: fio check: %w", err)
 			}
 			p.Fio = checks
 			for _, ch := range checks {
@@ -135,7 +146,12 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 				if ch.Ratio < 0.9 || ch.Ratio > 1.1 {
 					agree = "DISAGREES by more than 10 %"
 				}
-				fmt.Fprintf(out, "fio %s: ours %.0f, fio %.0f, ratio %.3f (%s)\n", ch.What, ch.Ours, ch.Fio, ch.Ratio, agree)
+				rs := make([]string, len(ch.PairRatios))
+				for i, r := range ch.PairRatios {
+					rs[i] = strconv.FormatFloat(r, 'f', 3, 64)
+				}
+				fmt.Fprintf(out, "fio %s: ours %.0f, fio %.0f, ratio %.3f (median of %d back-to-back pairs: %s) (%s)\n",
+					ch.What, ch.Ours, ch.Fio, ch.Ratio, ch.Pairs, strings.Join(rs, " "), agree)
 			}
 		}
 	}
@@ -214,9 +230,19 @@ func ensureBenchFile(path string, size int64) error {
 // deviceReads keeps depth reads of reqBytes in flight on file through
 // io_uring with O_DIRECT for dur (random rows, or in file order when seq)
 // and returns how many finished, the file's stats and the seconds.
+//
+// It measures the device the way fio does: one OS thread owns a ring set
+// up as fio's (storage.Options.SingleIssuer), and every request is its own
+// device read (SeparateReads: no two requests ever become one), resubmitted
+// one per Submit as it is reaped (fio's iodepth_batch_submit=1). With the engine's
+// default ring a reaper woke only once the whole queue had finished, so
+// the device queue drained to empty before each refill (docs/benchmarks/
+// storage.md, "completion convoys").
 func deviceReads(ctx context.Context, file string, reqBytes int64, depth int, dur time.Duration, seq bool) (int64, storage.Stats, float64, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	f, err := storage.OpenFile(file, storage.Options{Backend: storage.BackendUring, RowBytes: reqBytes, QueueDepth: depth,
-		MaxMergeBytes: max(reqBytes, storage.DefaultMaxMergeBytes), Logger: func(string) {}})
+		MaxMergeBytes: max(reqBytes, storage.DefaultMaxMergeBytes), SeparateReads: true, SingleIssuer: true, Logger: func(string) {}})
 	if err != nil {
 		return 0, storage.Stats{}, 0, err
 	}
@@ -236,7 +262,7 @@ func deviceReads(ctx context.Context, file string, reqBytes int64, depth int, du
 		var i int64
 		next = func() int64 { i++; return (i - 1) % f.Rows() }
 	}
-	n, err := streamReads(ctx, f, r, next, depth, deadline)
+	n, err := streamReads(ctx, f, r, next, depth, 1, deadline)
 	sec := min(time.Since(start), dur).Seconds()
 	if cerr := r.Close(); err == nil {
 		err = cerr
@@ -245,8 +271,11 @@ func deviceReads(ctx context.Context, file string, reqBytes int64, depth int, du
 }
 
 // streamReads keeps depth row requests in flight until the deadline
-// (rows from next) and returns how many finished before it.
-func streamReads(ctx context.Context, f *storage.File, r storage.Reader, next func() int64, depth int, deadline time.Time) (int64, error) {
+// (rows from next) and returns how many finished before it. Each reaped
+// batch is resubmitted submitBatch requests per Submit (0: all in one),
+// so with 1 the first finished slot is back on the device before the
+// rest of the batch is handled, as fio's default iodepth_batch_submit=1.
+func streamReads(ctx context.Context, f *storage.File, r storage.Reader, next func() int64, depth, submitBatch int, deadline time.Time) (int64, error) {
 	rb := f.RowBytes()
 	buf := make([]byte, int64(depth)*rb)
 	reqs := make([]storage.Request, 0, depth)
@@ -274,8 +303,15 @@ func streamReads(ctx context.Context, f *storage.File, r storage.Reader, next fu
 			reqs = append(reqs, f.RowRequest(next(), buf[int64(c.Tag)*rb:], c.Tag))
 		}
 		n += int64(len(done))
-		if err := r.Submit(reqs); err != nil {
-			return n, err
+		for left := reqs; len(left) > 0; {
+			k := len(left)
+			if submitBatch > 0 {
+				k = min(k, submitBatch)
+			}
+			if err := r.Submit(left[:k]); err != nil {
+				return n, err
+			}
+			left = left[k:]
 		}
 	}
 	for r.Outstanding() > 0 {

@@ -22,7 +22,7 @@ func TestBenchDeviceThenIOFloor(t *testing.T) {
 		t.Fatalf("data gen: %s", stderr)
 	}
 	code, out, stderr := runCLI("bench", "device", "--data-dir", dir, "--size", "8MiB", "--seconds", "0.05",
-		"--depths", "1,4", "--sizes", "512,4096", "--seq-bytes", "65536", "--seq-depth", "2")
+		"--depths", "1,4", "--sizes", "512,4096", "--seq-bytes", "65536", "--seq-depth", "2", "--fio-pairs", "2")
 	if code != 0 {
 		if strings.Contains(stderr, "O_DIRECT") {
 			t.Skipf("the temp dir refuses O_DIRECT: %s", stderr)
@@ -41,8 +41,15 @@ func TestBenchDeviceThenIOFloor(t *testing.T) {
 	if len(p.Random) != 4 || p.Hostname == "" || p.Device == 0 || p.FileBytes != 8<<20 {
 		t.Errorf("profile %+v", p)
 	}
-	if _, err := exec.LookPath("fio"); err == nil && (len(p.Fio) != 3 || !(p.Fio[0].Fio > 0)) {
-		t.Errorf("fio installed but checks %+v", p.Fio)
+	if _, err := exec.LookPath("fio"); err == nil {
+		if len(p.Fio) != 3 || !(p.Fio[0].Fio > 0) {
+			t.Errorf("fio installed but checks %+v", p.Fio)
+		}
+		for _, ch := range p.Fio {
+			if ch.Pairs != 2 || len(ch.PairRatios) != 2 || ch.Ratio != median(ch.PairRatios) || !strings.Contains(out, "median of 2 back-to-back pairs") {
+				t.Errorf("check %+v: want 2 back-to-back pairs and their median ratio, output:\n%s", ch, out)
+			}
+		}
 	}
 	code, out, stderr = runCLI("train", "--data-dir", dir, "--dataset", "tiny", "--epochs", "2", "--batch", "256", "--allow-buffered")
 	if code != 0 {

@@ -6,45 +6,87 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 
 	"outcore/engine/metrics"
 )
 
-// fioChecks repeats three of p's measurements with fio (io_uring,
-// O_DIRECT, the same file): 512 B and 4 KiB random reads at depth, and
-// the sequential read. Each check pairs ours with fio's.
-func fioChecks(ctx context.Context, p *metrics.DeviceProfile, file string, depth int, seconds float64) ([]metrics.FioCheck, error) {
-	var out []metrics.FioCheck
+// fioJob is one measurement both tools repeat: random reads of bs bytes
+// at depth, or (seq) reads in file order.
+type fioJob struct {
+	bs    int64
+	depth int
+	seq   bool
+}
+
+// what names the job and its unit for the report.
+func (j fioJob) what() string {
+	if j.seq {
+		return fmt.Sprintf("read %d B depth %d (bytes/s)", j.bs, j.depth)
+	}
+	return fmt.Sprintf("randread %d B depth %d (IOPS)", j.bs, j.depth)
+}
+
+// fioChecks repeats three measurements with fio (io_uring, O_DIRECT, the
+// same file and job shape): 512 B and 4 KiB random reads at depth, and
+// the sequential read. Each is run pairs times as ours then fio back to
+// back, so both see the device in the same state; the check keeps the
+// medians and the median of the pairs' ratios. ours measures one job.
+func fioChecks(ctx context.Context, p *metrics.DeviceProfile, file string, depth, pairs int, seconds float64, ours func(fioJob) (float64, error)) ([]metrics.FioCheck, error) {
+	var jobs []fioJob
 	for _, bs := range []int64{512, 4096} {
-		ours := 0.0
 		for _, pt := range p.Random {
 			if pt.Bytes == bs && pt.Depth == depth {
-				ours = pt.IOPS
+				jobs = append(jobs, fioJob{bs: bs, depth: depth})
+				break
 			}
 		}
-		if ours == 0 {
-			continue // not measured at this size and depth
-		}
-		iops, _, err := runFio(ctx, file, "randread", bs, depth, seconds)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, metrics.FioCheck{What: fmt.Sprintf("randread %d B depth %d (IOPS)", bs, depth), Ours: ours, Fio: iops, Ratio: ours / iops})
 	}
-	_, bw, err := runFio(ctx, file, "read", p.SeqRequestBytes, p.SeqDepth, seconds)
-	if err != nil {
-		return nil, err
+	jobs = append(jobs, fioJob{bs: p.SeqRequestBytes, depth: p.SeqDepth, seq: true})
+	var out []metrics.FioCheck
+	for _, j := range jobs {
+		var os, fs, rs []float64
+		for range pairs {
+			o, err := ours(j)
+			if err != nil {
+				return nil, err
+			}
+			rw := "randread"
+			if j.seq {
+				rw = "read"
+			}
+			iops, bw, err := runFio(ctx, file, rw, j.bs, j.depth, seconds)
+			if err != nil {
+				return nil, err
+			}
+			f := iops
+			if j.seq {
+				f = bw
+			}
+			os, fs, rs = append(os, o), append(fs, f), append(rs, o/f)
+		}
+		out = append(out, metrics.FioCheck{What: j.what(), Ours: median(os), Fio: median(fs), Ratio: median(rs), Pairs: pairs, PairRatios: rs})
 	}
-	out = append(out, metrics.FioCheck{What: fmt.Sprintf("read %d B depth %d (bytes/s)", p.SeqRequestBytes, p.SeqDepth), Ours: p.SeqBytesPerS, Fio: bw, Ratio: p.SeqBytesPerS / bw})
 	return out, nil
+}
+
+// median of a non-empty list (the mean of the middle two for even lengths).
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // runFio runs one fio job on file and returns its read IOPS and bytes/s.
 func runFio(ctx context.Context, file, rw string, bs int64, depth int, seconds float64) (iops, bw float64, err error) {
 	args := []string{"--name=outcore", "--filename=" + file, "--readonly", "--rw=" + rw, "--bs=" + strconv.FormatInt(bs, 10),
 		"--iodepth=" + strconv.Itoa(depth), "--ioengine=io_uring", "--direct=1", "--time_based",
-		"--runtime=" + strconv.FormatFloat(max(seconds, 1), 'f', 0, 64), "--output-format=json"}
+		"--runtime=" + strconv.FormatInt(max(int64(seconds*1000), 1), 10) + "ms", "--output-format=json"}
 	b, err := exec.CommandContext(ctx, "fio", args...).Output()
 	if err != nil {
 		var ee *exec.ExitError

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -21,6 +22,19 @@ func TestParseFio(t *testing.T) {
 	} {
 		if _, _, err := parseFio([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+// TestMedian covers odd and even lengths and leaves its input unsorted.
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{{[]float64{3}, 3}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}, {[]float64{0.9, 1.1}, 1}} {
+		in := slices.Clone(c.in)
+		if got := median(in); got != c.want || !slices.Equal(in, c.in) {
+			t.Errorf("median(%v) = %v (input now %v), want %v", c.in, got, in, c.want)
 		}
 	}
 }
