@@ -24,6 +24,7 @@ type FrontierProbe struct {
 	Limit  int64
 	Epoch  bool    // an epoch finished under the limit
 	EpochS float64 // its mean epoch time (0 when none)
+	WallS  float64 // the run's wall time, start to end (0 when unknown)
 }
 
 // FrontierStep is what NextFrontierProbe decides.
@@ -35,13 +36,15 @@ type FrontierStep struct {
 }
 
 // NextFrontierProbe is the bisection policy (pure): floor is the variant's
-// computed floor, ceil 100 % of the feature bytes, probes the finished
-// runs of the cell. It probes ceil first, then the floor, then bisects
-// between the largest limit that failed below the least that finished,
-// in whole MiB, until the gap is within the tolerance (at least 1 MiB) or
-// the probes run out. A failure above the least success (the cell is not
-// monotone in its limit: noise, or a run that failed for another reason)
-// is named in Note and otherwise ignored.
+// computed floor, ceil the top probed so far (first 100 % of the feature
+// bytes), probes the finished runs of the cell. It probes ceil first;
+// while nothing finished, twice the top (at most grid.FrontierRaises
+// times); then the floor, then bisects between the largest limit that
+// failed below the least that finished, in whole MiB, until the gap is
+// within the tolerance (at least 1 MiB), the probes run out or their wall
+// time reaches MaxCellSeconds. A failure above the least success (the
+// cell is not monotone in its limit: noise, or a run that failed for
+// another reason) is named in Note and otherwise ignored.
 func NextFrontierProbe(floor, ceil int64, probes []FrontierProbe, spec grid.FrontierSpec) FrontierStep {
 	spec = spec.WithDefaults()
 	floor = max(floor, grid.FrontierMinStepBytes)
@@ -62,8 +65,21 @@ func NextFrontierProbe(floor, ceil int64, probes []FrontierProbe, spec grid.Fron
 	if !probed(ceil) {
 		return FrontierStep{Next: ceil}
 	}
+	wall := 0.0
+	for _, p := range probes {
+		wall += p.WallS
+	}
+	overBudget := spec.MaxCellSeconds > 0 && wall >= spec.MaxCellSeconds
+	budgetNote := fmt.Sprintf("stopped by the time budget: %d probes took %.0f s of %.0f s", len(probes), wall, spec.MaxCellSeconds)
 	if hi == 0 {
-		return FrontierStep{Done: true, Note: fmt.Sprintf("no epoch finished even at 100 %% (%s)", units.Bytes(ceil))}
+		if len(probes) <= grid.FrontierRaises && len(probes) < spec.MaxProbes && !overBudget {
+			return FrontierStep{Next: 2 * ceil, Note: fmt.Sprintf("no epoch finished at %s: raising the top", units.Bytes(ceil))}
+		}
+		why := fmt.Sprintf("no epoch finished even at %s (the top, after %d probes)", units.Bytes(ceil), len(probes))
+		if overBudget {
+			why = join(why, budgetNote)
+		}
+		return FrontierStep{Done: true, Note: why}
 	}
 	var note string
 	lo := int64(0) // largest failure below hi
@@ -82,12 +98,20 @@ func NextFrontierProbe(floor, ceil int64, probes []FrontierProbe, spec grid.Fron
 		}
 		return FrontierStep{Done: true, Frontier: hi, Note: join(note, why)}
 	}
-	if !probed(floor) {
-		return FrontierStep{Next: floor, Frontier: hi, Note: note}
-	}
 	gap := max(int64(math.Ceil(spec.Tolerance*float64(hi))), grid.FrontierMinStepBytes)
-	if hi-lo <= gap {
+	floorKnown := probed(floor) || lo >= floor // a failure at or above the floor says what the floor's probe would
+	if floorKnown && hi-lo <= gap {
 		return FrontierStep{Done: true, Frontier: hi, Note: note}
+	}
+	if overBudget {
+		between := "no failure below it probed"
+		if lo > 0 {
+			between = fmt.Sprintf("the largest failure below it %s", units.Bytes(lo))
+		}
+		return FrontierStep{Done: true, Frontier: hi, Note: join(note, budgetNote+"; "+between)}
+	}
+	if !floorKnown {
+		return FrontierStep{Next: floor, Frontier: hi, Note: note}
 	}
 	if len(probes) >= spec.MaxProbes {
 		return FrontierStep{Done: true, Frontier: hi, Note: join(note, fmt.Sprintf("stopped after %d probes, %s apart", len(probes), units.Bytes(hi-lo)))}

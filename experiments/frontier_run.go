@@ -154,6 +154,9 @@ func (m *Manager) frontierCells(ctx context.Context, expID int64) ([]cellState, 
 			if r.MeanEpochS != nil {
 				p.EpochS = *r.MeanEpochS
 			}
+			if !r.StartedAt.IsZero() && r.EndedAt.After(r.StartedAt) {
+				p.WallS = r.EndedAt.Sub(r.StartedAt).Seconds()
+			}
 			if store.Finished(r.Status) {
 				c.Probes = append(c.Probes, p)
 			}
@@ -201,7 +204,7 @@ func (m *Manager) FrontierCells(ctx context.Context, expID int64) ([]FrontierCel
 func FrontierText(c FrontierCell) string {
 	s := "none (no epoch finished)"
 	if c.Step.Frontier > 0 {
-		s = fmt.Sprintf("%s (floor %s, 100 %% = %s, %d probes)", units.Bytes(c.Step.Frontier), units.Bytes(c.Floor), units.Bytes(c.Ceil), len(c.Probes))
+		s = fmt.Sprintf("%s (floor %s, top probe %s, %d probes)", units.Bytes(c.Step.Frontier), units.Bytes(c.Floor), units.Bytes(c.Ceil), len(c.Probes))
 	}
 	if c.Step.Note != "" {
 		s += "; " + c.Step.Note

@@ -14,6 +14,7 @@ func TestNextFrontierProbe(t *testing.T) {
 	const MiB = 1 << 20
 	ok := func(l int64) FrontierProbe { return FrontierProbe{Limit: l * MiB, Epoch: true} }
 	bad := func(l int64) FrontierProbe { return FrontierProbe{Limit: l * MiB} }
+	timed := func(p FrontierProbe, s float64) FrontierProbe { p.WallS = s; return p }
 	spec := grid.FrontierSpec{Tolerance: 0.05, MaxProbes: 12}
 	for _, c := range []struct {
 		name        string
@@ -24,7 +25,9 @@ func TestNextFrontierProbe(t *testing.T) {
 		note        string
 	}{
 		{"first probe at 100 %", 10, 100, nil, 100, 0, ""},
-		{"fails at 100 %: no frontier", 10, 100, []FrontierProbe{bad(100)}, 0, 0, "no epoch finished even at 100 %"},
+		{"fails at 100 %: the top is raised", 10, 100, []FrontierProbe{bad(100)}, 200, 0, "no epoch finished at 100MiB: raising the top"},
+		{"the raised top finishes: bisect above the failure", 10, 200, []FrontierProbe{bad(100), ok(200)}, 150, 200, ""},
+		{"raised FrontierRaises times: no frontier", 10, 800, []FrontierProbe{bad(100), bad(200), bad(400), bad(800)}, 0, 0, "no epoch finished even at 800MiB"},
 		{"then the floor", 10, 100, []FrontierProbe{ok(100)}, 10, 100, ""},
 		{"finishes at its floor: done", 10, 100, []FrontierProbe{ok(100), ok(10)}, 0, 10, "finished at its computed floor"},
 		{"bisect between floor and 100 %", 10, 100, []FrontierProbe{ok(100), bad(10)}, 55, 100, ""},
@@ -35,12 +38,19 @@ func TestNextFrontierProbe(t *testing.T) {
 		{"probe budget", 10, 1000, []FrontierProbe{ok(1000), bad(10), ok(505), bad(257), ok(381), bad(319)}, 0, 381, "stopped after 6 probes"},
 		{"floor at 100 %", 100, 100, []FrontierProbe{ok(100)}, 0, 100, "finished at its computed floor"},
 		{"floor above the least success", 120, 100, []FrontierProbe{ok(100)}, 0, 100, "floor is at or above"},
+		{"time budget spent by the top probe: done", 10, 100, []FrontierProbe{timed(ok(100), 120)}, 0, 100, "stopped by the time budget: 1 probes took 120 s of 100 s; no failure below it probed"},
+		{"time budget left: go on", 10, 100, []FrontierProbe{timed(ok(100), 30), timed(bad(10), 30)}, 55, 100, ""},
+		{"time budget spent mid-bisection", 10, 100, []FrontierProbe{timed(ok(100), 30), timed(bad(10), 30), timed(ok(55), 50)}, 0, 55, "largest failure below it 10MiB"},
+		{"time budget with nothing finished: no raise", 10, 100, []FrontierProbe{timed(bad(100), 150)}, 0, 0, "stopped by the time budget"},
 		{"not monotone: a failure above is named", 10, 100, []FrontierProbe{ok(100), bad(10), ok(55), bad(70)}, 32, 55, "failed at 70MiB, above the frontier"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := spec
 			if c.name == "probe budget" {
 				s.MaxProbes = 6
+			}
+			if strings.HasPrefix(c.name, "time budget") {
+				s.MaxCellSeconds = 100
 			}
 			got := NextFrontierProbe(c.floor*MiB, c.ceil*MiB, c.probes, s)
 			if got.Next != c.next*MiB || got.Frontier != c.frontier*MiB || (c.next == 0) != got.Done || !strings.Contains(got.Note, c.note) {
@@ -65,6 +75,7 @@ func TestFrontierGrid(t *testing.T) {
 		{`{"dataset":"tiny","system":"fake","frontier":{"tolerance":2}}`, "frontier: tolerance 2"},
 		{`{"dataset":"tiny","system":"fake","frontier":{"probes":3}}`, `unknown field "probes"`},
 		{`{"dataset":"tiny","system":"fake","frontier":{"max_probes":1000}}`, "max_probes 1000"},
+		{`{"dataset":"tiny","system":"fake","frontier":{"max_cell_s":-5}}`, "max_cell_s -5"},
 	} {
 		if _, err := grid.ParseGrid([]byte(c.grid)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.grid, err, c.want)

@@ -65,8 +65,8 @@ done
 if [[ ${FRONTIER:-0} == 1 ]]; then
   for d in ${DATASETS:-medium}; do
     for m in $modes; do
-      echo "== frontier $d $m" | tee "$out/frontier-$d-${m//:/_}.log"
-      "$outcore" exp frontier --dataset "$d" --system gnndrive,ginex,diskgnn,pyg+ --compute "$m" --wait 2>&1 | tee -a "$out/frontier-$d-${m//:/_}.log"
+      # bounded search, figure and data (the load was checked at the start)
+      DATASET=$d COMPUTE=$m OUT="$out/frontier-$d-${m//:/_}" MAX_LOAD=1000 OUTCORE=$outcore scripts/frontier-figure.sh
     done
   done
 fi

@@ -7,6 +7,7 @@ package grid
 
 import (
 	"encoding/json"
+	"math"
 	"sort"
 	"strings"
 
@@ -23,8 +24,15 @@ type FrontierSpec struct {
 	MaxProbes int `json:"max_probes,omitempty"`
 	// MaxLimit is the top of the search, the first probe: a limit as the
 	// mem_limit axis takes it (default "100%" of the feature bytes),
-	// raised to the variant's floor when below it.
+	// raised to the variant's floor when below it. When no epoch finishes
+	// there, the top is doubled, at most FrontierRaises times.
 	MaxLimit string `json:"max_limit,omitempty"`
+	// MaxCellSeconds bounds the wall time of one cell's search (0: none):
+	// no probe starts after the cell's finished probes have taken this
+	// long, so a search of n cells one at a time ends within n times it
+	// plus one probe each. The frontier is then the least limit that
+	// finished so far, named as stopped by the budget.
+	MaxCellSeconds float64 `json:"max_cell_s,omitempty"`
 }
 
 // Defaults of FrontierSpec, and the smallest step of a bisection.
@@ -32,6 +40,7 @@ const (
 	DefaultFrontierTolerance = 0.05
 	DefaultFrontierProbes    = 12
 	FrontierMinStepBytes     = 1 << 20
+	FrontierRaises           = 3
 	maxFrontierProbes        = 40
 )
 
@@ -62,6 +71,9 @@ func parseFrontier(v json.RawMessage, ps *ProblemList) *FrontierSpec {
 		if msg := limitSyntaxProblem(s.MaxLimit); msg != "" {
 			ps.Add("frontier", "frontier: max_limit: %s", msg)
 		}
+	}
+	if !(s.MaxCellSeconds >= 0) || math.IsInf(s.MaxCellSeconds, 0) {
+		ps.Add("frontier", "frontier: max_cell_s %v, want seconds from 0 (no budget) up", s.MaxCellSeconds)
 	}
 	if s.MaxProbes < 0 || s.MaxProbes > maxFrontierProbes {
 		ps.Add("frontier", "frontier: max_probes %d, want 0 (default %d) to %d", s.MaxProbes, DefaultFrontierProbes, maxFrontierProbes)

@@ -13,7 +13,7 @@ import (
 // which it finishes an epoch, by bisection between its floor and 100 %.
 func expFrontierCmd() *Command {
 	var dataDir, dataset, systems, file, compute, maxLimit string
-	var tol float64
+	var tol, cellS float64
 	var probes, epochs, conc int
 	var wait, drop bool
 	fs := newFlagSet("exp frontier", &dataDir)
@@ -24,16 +24,19 @@ func expFrontierCmd() *Command {
 	fs.Float64Var(&tol, "tolerance", 0, "stop when the gap between the least limit that finished and the largest that did not is at most this share of it (default 0.05; never below 1 MiB)")
 	fs.IntVar(&probes, "max-probes", 0, "most runs per variant (default 12)")
 	fs.StringVar(&maxLimit, "max-limit", "", `top of the search, the first probe: a limit such as "100%" (the default) or "256MiB"; raised to a variant's floor`)
+	fs.Float64Var(&cellS, "max-cell-seconds", 0, "wall-time budget of one variant's search: no probe starts after its probes took this long (0: none); the frontier so far is kept, marked as stopped by the budget")
 	fs.IntVar(&epochs, "epochs", 1, "epochs per probe (a probe succeeds when one finishes)")
 	fs.BoolVar(&wait, "wait", false, "run the queue here until the search has finished, then print each variant's frontier")
 	fs.IntVar(&conc, "concurrency", 1, "with --wait: local runs at a time")
 	fs.BoolVar(&drop, "drop-caches", false, "with --wait: drop the page cache before each run (root only)")
 	return &Command{
-		Name: "frontier", Args: "--dataset D --system a,b [--tolerance 0.05] [--max-probes 12] [--wait]",
+		Name: "frontier", Args: "--dataset D --system a,b [--tolerance 0.05] [--max-probes 12] [--max-cell-seconds S] [--wait]",
 		Short: "find each variant's least memory limit that finishes an epoch (bisection, real runs under cgroups)",
 		Long: "Creates an experiment whose runs are probes: one per variant at 100 % of the feature bytes, then at\n" +
 			"the variant's computed floor, then bisecting between the largest limit that failed and the least\n" +
-			"that finished an epoch. Its epoch-vs-mem chart draws epoch time against limit down to the frontier.",
+			"that finished an epoch (the top is doubled, at most 3 times, while nothing finishes). Its epoch-vs-mem\n" +
+			"chart draws epoch time against limit down to the frontier:\n" +
+			"  outcore exp export ID --figure epoch-vs-mem --format svg --out frontier.svg",
 		Flags: fs,
 		Exec: func(ctx context.Context, s Streams, _ []string) error {
 			g := map[string]any{}
@@ -76,7 +79,7 @@ func expFrontierCmd() *Command {
 			if _, ok := g["name"]; !ok {
 				g["name"] = fmt.Sprintf("memory frontier of %s", strings.ReplaceAll(systems, ",", ", "))
 			}
-			g["frontier"] = map[string]any{"tolerance": tol, "max_probes": probes, "max_limit": maxLimit}
+			g["frontier"] = map[string]any{"tolerance": tol, "max_probes": probes, "max_limit": maxLimit, "max_cell_s": cellS}
 			grid, err := json.Marshal(g)
 			if err != nil {
 				return err

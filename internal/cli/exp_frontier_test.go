@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -65,5 +68,25 @@ func TestFrontierEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(out, "experiment 1 finished") {
 		t.Errorf("output:\n%s", out)
+	}
+	// The figure file of the search: the epoch-vs-mem chart, as the
+	// dashboard draws it.
+	svg := filepath.Join(dir, "frontier.svg")
+	if code, _, stderr := runCLI("exp", "export", "1", "--data-dir", dir, "--figure", "epoch-vs-mem", "--format", "svg", "--out", svg); code != 0 {
+		t.Fatalf("exp export: %s", stderr)
+	}
+	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("pyg+")) {
+		t.Errorf("figure %s: %v, %d bytes, want an SVG naming pyg+", svg, err, len(b))
+	}
+	// A time budget smaller than one probe: the search stops after the
+	// first, keeping its result and saying why.
+	code, out, stderr = runCLI("exp", "frontier", "--data-dir", dir, "--dataset", "tiny", "--system", "pyg+",
+		"--max-limit", "256MiB", "--max-cell-seconds", "0.001", "--wait")
+	if code != 0 {
+		t.Fatalf("exp frontier with a time budget: %d\n%s\n%s", code, out, stderr)
+	}
+	runs, err = st.Runs(context.Background(), store.RunFilter{ExperimentID: 2, Current: true})
+	if err != nil || len(runs) != 1 || !strings.Contains(out, "stopped by the time budget") {
+		t.Errorf("%d probes (%v) with a budget of 1 ms, want 1 and the budget named:\n%s", len(runs), err, out)
 	}
 }

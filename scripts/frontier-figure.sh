@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# frontier-figure: the memory-frontier figure (DESIGN §12; DiskGNN Fig. 9
+# and GNNDrive Fig. 9 in one) on a quiet machine: `outcore exp frontier`
+# of gnndrive, ginex, diskgnn and pyg+ on one dataset in one compute mode
+# (each probe a real run under its memory cgroup), then the experiment's
+# epoch-vs-mem chart as SVG and PDF, its data as CSV, and the runs.
+#
+# The search is bounded: each variant stops starting probes once its
+# finished probes took FRONTIER_CELL_S seconds (and after FRONTIER_PROBES
+# probes), so the whole search ends within 4 × FRONTIER_CELL_S plus one
+# probe per variant. The result names a variant stopped by the budget.
+#
+# usage: scripts/frontier-figure.sh
+# env:   DATASET          dataset (default medium; generated when missing)
+#        COMPUTE          compute mode (default model:h100-pyg)
+#        SYSTEMS          variants (default gnndrive,ginex,diskgnn,pyg+)
+#        FRONTIER_PROBES  most probes per variant (default 4)
+#        FRONTIER_TOL     tolerance of the bisection (default 0.15)
+#        FRONTIER_CELL_S  wall-time budget per variant in seconds (default 150)
+#        OUT              output folder (default frontier-<dataset>-<date>)
+#        MAX_LOAD         highest 1-minute load average to start at (default 1.5)
+#        OUTCORE          outcore binary (default bin/outcore, built if missing)
+#        OUTCORE_DATA     the data directory, as for outcore itself
+set -euo pipefail
+cd "$(dirname "$0")/.."
+outcore=${OUTCORE:-bin/outcore}
+ds=${DATASET:-medium}
+compute=${COMPUTE:-model:h100-pyg}
+systems=${SYSTEMS:-gnndrive,ginex,diskgnn,pyg+}
+out=${OUT:-frontier-$ds-$(date -u +%Y%m%dT%H%M%SZ)}
+maxload=${MAX_LOAD:-1.5}
+load=$(cut -d' ' -f1 /proc/loadavg)
+if awk -v l="$load" -v m="$maxload" 'BEGIN{exit !(l > m)}'; then
+  echo "frontier-figure: load average $load is above $maxload: not a quiet machine, no measurement" >&2
+  exit 1
+fi
+[[ -x $outcore ]] || make build >/dev/null
+mkdir -p "$out"
+if ! "$outcore" data list 2>/dev/null | grep -qw -- "$ds"; then
+  "$outcore" data gen --preset "$ds" --quiet
+fi
+log="$out/frontier.log"
+echo "== frontier $ds $compute $systems (load $load, $(date -u +%FT%TZ))" | tee "$log"
+start=$(date +%s)
+# Failed probes are what a frontier search is made of: exp frontier exits
+# non-zero when any probe failed, which is no reason to stop here.
+rc=0
+"$outcore" exp frontier --dataset "$ds" --system "$systems" --compute "$compute" \
+  --max-probes "${FRONTIER_PROBES:-4}" --tolerance "${FRONTIER_TOL:-0.15}" \
+  --max-cell-seconds "${FRONTIER_CELL_S:-150}" --wait 2>&1 | tee -a "$log" || rc=$?
+[[ $rc == 0 ]] || echo "== exp frontier exited $rc (failed probes are expected below the frontier)" | tee -a "$log"
+echo "== search took $(( $(date +%s) - start )) s (load $(cut -d' ' -f1 /proc/loadavg))" | tee -a "$log"
+id=$(sed -n 's/^experiment \([0-9]*\) created.*/\1/p' "$log" | head -1)
+[[ -n $id ]] || { echo "frontier-figure: no experiment id in $log" >&2; exit 1; }
+for f in svg pdf csv; do
+  "$outcore" exp export "$id" --figure epoch-vs-mem --format "$f" --out "$out/frontier-$ds.$f"
+done
+"$outcore" exp export "$id" --csv --what runs >"$out/frontier-$ds-runs.csv"
+echo "frontier-figure: experiment $id, figure and data in $out/"
