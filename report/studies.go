@@ -10,8 +10,9 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -115,7 +116,7 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64) StudyTabl
 			}
 			row.Ours, row.HaveOurs = ours(sys, k.lim)
 			var outs []string
-			for _, st := range sortedKeys(other[k]) {
+			for _, st := range slices.Sorted(maps.Keys(other[k])) {
 				outs = append(outs, fmt.Sprintf("%s ×%d", st, other[k][st]))
 			}
 			row.Outcomes = strings.Join(outs, ", ")
@@ -178,16 +179,6 @@ func limitShare(limit, featureBytes int64) string {
 		return strconv.FormatInt(limit, 10)
 	}
 	return fmt.Sprintf("%d%%", int64(math.Round(100*float64(limit)/float64(featureBytes))))
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // WriteStudyCSV writes a study table as tidy CSV: one row per system and
