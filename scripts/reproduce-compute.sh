@@ -18,6 +18,9 @@
 #                   derived one)
 #        REPEATS    runs per cell (default 3: medians of 3)
 #        FRONTIER   1 also runs the frontier search per dataset (default 0)
+#        SCALE      1 also draws the scale figures (outcore exp scale: epoch
+#                   time and bytes read against dataset size at 25 % and
+#                   50 %) from the variants-medium experiments of DATASETS
 #        OUT        output folder (default reproduce-compute-<date>)
 #        MAX_LOAD   highest 1-minute load average to start at (default 1.5)
 #        OUTCORE    outcore binary (default bin/outcore, built if missing)
@@ -46,14 +49,18 @@ run_one() { # study dataset mode
   [[ -n $2 ]] && args+=(--study-dataset "$2")
   local log="$out/$1${2:+-$2}-${3//:/_}.log"
   echo "== $1 ${2:-(its dataset)} $3 (load $(cut -d' ' -f1 /proc/loadavg))" | tee "$log"
-  "$outcore" "${args[@]}" 2>&1 | tee -a "$log"
+  # exp create exits non-zero when any run failed or was refused (gids
+  # and helios below their floors at 25 %): the rest are still results.
+  "$outcore" "${args[@]}" 2>&1 | tee -a "$log" || echo "== exp create exited $? (some runs did not finish)" | tee -a "$log"
   local id
   id=$(sed -n 's/^experiment \([0-9]*\) created.*/\1/p' "$log" | head -1)
   [[ -n $id ]] || return 1
+  scale_ids["$1 $3"]+="${scale_ids["$1 $3"]:+,}$id"
   "$outcore" exp export "$id" --csv --what runs >"${log%.log}-runs.csv"
   "$outcore" exp export "$id" --csv --what epochs >"${log%.log}-epochs.csv"
   "$outcore" exp export "$id" --bundle "${log%.log}.zip" >/dev/null
 }
+declare -A scale_ids # "study mode" -> experiment ids, one per dataset
 for s in "${studies[@]}"; do
   for d in ${DATASETS:-""}; do
     for m in $modes; do run_one "$s" "$d" "$m"; done
@@ -67,6 +74,20 @@ if [[ ${FRONTIER:-0} == 1 ]]; then
     for m in $modes; do
       # bounded search, figure and data (the load was checked at the start)
       DATASET=$d COMPUTE=$m OUT="$out/frontier-$d-${m//:/_}" MAX_LOAD=1000 OUTCORE=$outcore scripts/frontier-figure.sh
+    done
+  done
+fi
+if [[ ${SCALE:-0} == 1 ]]; then
+  for m in $modes; do
+    ids=${scale_ids["variants-medium $m"]:-}
+    [[ -n $ids ]] || { echo "reproduce-compute: SCALE=1 needs variants-medium run on DATASETS" >&2; continue; }
+    for share in 25% 50%; do
+      for fig in scale-epoch scale-read; do
+        for f in svg csv; do
+          "$outcore" exp scale "$ids" --share "$share" --figure "$fig" --format "$f" \
+            --out "$out/$fig-${share%\%}-${m//:/_}.$f" || true
+        done
+      done
     done
   done
 fi

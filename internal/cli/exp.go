@@ -51,7 +51,7 @@ Axes: system, mem_limit ("512MiB", "25%" of the features, "none"),
 feature_dim (runs on <dataset>-d<dim>, generated from the dataset's
 generator config when missing), batch_size, model, fanout, repeat. Other
 top-level keys are fields of the run configuration (see 'outcore train -h').`),
-		Subcommands: []*Command{expCreateCmd(), expFrontierCmd(), expListCmd(), expShowCmd(), expExportCmd(),
+		Subcommands: []*Command{expCreateCmd(), expFrontierCmd(), expScaleCmd(), expListCmd(), expShowCmd(), expExportCmd(),
 			expCancelCmd(), expRetryCmd(), expDeleteCmd()},
 	}
 }

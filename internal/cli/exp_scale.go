@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"outcore/engine/dataset"
+	"outcore/report"
+)
+
+// expScaleCmd is `outcore exp scale`: the scale figure (epoch time or
+// device reads against the dataset's size at one memory share) from the
+// stored runs of experiments on datasets of different sizes.
+func expScaleCmd() *Command {
+	var dataDir, shareS, figure, format, size, out string
+	fs := newFlagSet("exp scale", &dataDir)
+	fs.StringVar(&shareS, "share", "25%", `memory share: the limit as a share of each dataset's feature bytes ("25%", "0.5"; "none": runs without a limit)`)
+	fs.StringVar(&figure, "figure", "scale-epoch", "the figure: "+strings.Join(report.ScaleChartIDs, " (epoch time) or ")+" (MiB read from the device per epoch)")
+	fs.StringVar(&format, "format", report.FigureSVG, strings.Join(report.ExportFormats, ", ")+" (csv: the figure's data)")
+	fs.StringVar(&size, "size", report.SizeWide, "the figure's size, "+strings.Join(report.FigureSizes, " or "))
+	fs.StringVar(&out, "out", "", "write to FILE (- = stdout); default scale-FIGURE-SHARE.FORMAT in the current directory")
+	return &Command{
+		Name: "scale", Args: "ID,ID,... [--share 25%] [--figure scale-epoch|scale-read] [--format svg|pdf|csv] [--out FILE]",
+		MinArgs: 1, MaxArgs: 1,
+		Short: "the scale figure: epoch time or bytes read against dataset size at one memory share, from experiments' runs",
+		Long: "Draws each variant's mean epoch time (scale-epoch) or MiB read from the device per epoch (scale-read)\n" +
+			"against the feature bytes of each experiment's dataset, from the runs whose memory limit is --share of\n" +
+			"them (within 2 %). Give experiments on datasets of different sizes, e.g. the same study on medium and\n" +
+			"papers-like (scripts/reproduce-compute.sh with DATASETS). Nothing is run.",
+		Flags: fs,
+		Exec: func(ctx context.Context, s Streams, pos []string) error {
+			if len(pos) != 1 {
+				return usagef("give the experiments as one comma-separated list: outcore exp scale 3,4")
+			}
+			var ids []int64
+			for _, f := range strings.Split(pos[0], ",") {
+				id, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+				if err != nil || id < 1 {
+					return usagef("experiment %q: want a positive whole number", f)
+				}
+				ids = append(ids, id)
+			}
+			share, err := parseShare(shareS)
+			if err != nil {
+				return usagef("--share: %v", err)
+			}
+			if err := report.CheckFormat(format); err != nil {
+				return usagef("--format: %v", err)
+			}
+			if err := report.CheckSize(size); err != nil {
+				return usagef("--size: %v", err)
+			}
+			if err := report.CheckChart(figure, report.ScaleChartIDs); err != nil {
+				return usagef("--figure: %v", err)
+			}
+			return exportScale(ctx, s, dataDir, ids, share, figure, format, size, out)
+		},
+	}
+}
+
+// parseShare reads "25%", "0.25" or "none" (0: runs without a limit).
+func parseShare(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if s == "none" {
+		return 0, nil
+	}
+	div := 1.0
+	if t, ok := strings.CutSuffix(s, "%"); ok {
+		s, div = strings.TrimSpace(t), 100
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0) || v/div > 1000 {
+		return 0, fmt.Errorf("%q: want a share such as 25%% or 0.25, or none", s)
+	}
+	return v / div, nil
+}
+
+// exportScale loads each experiment's runs and its dataset's size and
+// writes the scale figure.
+func exportScale(ctx context.Context, s Streams, dataDir string, ids []int64, share float64, figure, format, size, out string) error {
+	st, dir, err := openStore(ctx, dataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var sets []report.ScaleSet
+	meta := report.FigureMeta{}
+	for _, id := range ids {
+		e, err := st.Experiment(ctx, id)
+		if err != nil {
+			return err
+		}
+		ds, err := dataset.OpenByName(dir, e.Dataset)
+		if err != nil {
+			return fmt.Errorf("experiment %d: its dataset: %w", id, err)
+		}
+		cmp, err := report.LoadComparison(ctx, st, nil, id)
+		if err != nil {
+			return err
+		}
+		if meta.Version == "" {
+			meta = cmp.Meta()
+		}
+		sets = append(sets, report.ScaleSet{Dataset: e.Dataset, FeatureBytes: ds.Meta.FeatureBytes(), Cmp: cmp})
+	}
+	meta.Experiment = 0 // several experiments
+	ch, err := report.ScaleChart(figure, sets, share)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := report.WriteChartWith(&buf, ch, format, report.FigureOptions{Size: size, Meta: meta}); err != nil {
+		return err
+	}
+	if out == "-" {
+		_, err := s.Out.Write(buf.Bytes())
+		return err
+	}
+	if out == "" {
+		out = fmt.Sprintf("%s-%g.%s", figure, share*100, format)
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Err, "wrote %s (%s, %d bytes)\n", out, ch.Title, buf.Len())
+	return nil
+}

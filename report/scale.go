@@ -1,0 +1,142 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"outcore/internal/units"
+)
+
+// The scale figure (docs/benchmarks/variants.md, "Scale"): how each
+// variant's epoch time and device reads grow with the graph at one memory
+// share — the limit as a share of the dataset's feature bytes — drawn from
+// the runs of experiments on datasets of different sizes (medium,
+// papers-like, a ≥ 10 GiB one). Nothing is re-run: the figure is read
+// from the stored runs like every other chart.
+
+// ScaleChartIDs are the scale figures: mean epoch time, and MiB read from
+// the device per epoch, against the dataset's feature bytes.
+var ScaleChartIDs = []string{"scale-epoch", "scale-read"}
+
+// ScaleSet is one experiment's runs and the size of its dataset.
+type ScaleSet struct {
+	Dataset      string
+	FeatureBytes int64
+	Cmp          *Comparison
+}
+
+// scaleShareTolerance is how far (relatively) a run's limit may sit from
+// share × feature bytes and still count as that share: limits given as
+// "25%" resolve to whole bytes, limits given in MiB round.
+const scaleShareTolerance = 0.02
+
+// ScaleChart builds scale figure id from sets: one line per variant (and
+// compute mode, where the runs differ in it), a point per dataset at
+// x = its feature bytes, from the runs whose memory limit is share of
+// them (share 0: the runs without a limit). Points are means over the
+// repeats, ± one standard deviation; OOM and failed cells are marked.
+func ScaleChart(id string, sets []ScaleSet, share float64) (Chart, error) {
+	var title, ylabel string
+	var f func(RunData) (float64, bool)
+	switch id {
+	case "scale-epoch":
+		title, ylabel, f = "Epoch time vs dataset size", "epoch time (s)", mean("epoch_s", 1)
+	case "scale-read":
+		title, ylabel, f = "Disk read per epoch vs dataset size", "MiB read from the device per epoch", mean("bytes_read", 1.0/(1<<20))
+	default:
+		return Chart{}, fmt.Errorf("scale figure %q: want one of %s", id, strings.Join(ScaleChartIDs, ", "))
+	}
+	if !(share >= 0) || math.IsInf(share, 0) {
+		return Chart{}, fmt.Errorf("memory share %v: want a share of the feature bytes above 0 (0: no limit)", share)
+	}
+	shareWord := "no memory limit"
+	if share > 0 {
+		shareWord = fmt.Sprintf("memory limit %g %% of the feature bytes", share*100)
+	}
+	ch := Chart{ID: id, Title: title + " (" + shareWord + ")", XLabel: "dataset feature bytes", YLabel: ylabel,
+		XType: "value", YType: "value", Kind: "line", XFormat: "bytes", XUnit: "bytes", Dodge: true,
+		Note: "Each variant at one memory share across datasets of different sizes: x is the dataset's feature bytes, y the mean over the repeated runs of the steady epochs' " +
+			map[string]string{"scale-epoch": "epoch time", "scale-read": "bytes read from the block device"}[id] +
+			", error bars ± one sample standard deviation, n in the tooltip and CSV; ✕ marks a dataset where every run ran out of memory, ! where runs failed. Read from the runs of the experiments named, those whose limit is within 2 % of the share."}
+	type key struct{ variant, compute string }
+	cells := map[key]map[int64]*cell{}
+	var keys []key
+	computes := map[string]bool{}
+	var sizes []float64
+	seenSize := map[int64]bool{}
+	for _, s := range sets {
+		if s.Cmp == nil || s.FeatureBytes <= 0 {
+			return Chart{}, fmt.Errorf("dataset %q: no runs or no feature bytes", s.Dataset)
+		}
+		for _, r := range s.Cmp.runs {
+			if !atShare(r.MemLimit, s.FeatureBytes, share) {
+				continue
+			}
+			k := key{r.System, computeWord(r.Compute)}
+			computes[k.compute] = true
+			m := cells[k]
+			if m == nil {
+				m = map[int64]*cell{}
+				cells[k] = m
+				keys = append(keys, k)
+			}
+			cl := m[s.FeatureBytes]
+			if cl == nil {
+				cl = &cell{x: float64(s.FeatureBytes), label: s.Dataset + " (" + units.Bytes(s.FeatureBytes) + ")"}
+				m[s.FeatureBytes] = cl
+			}
+			cl.runs = append(cl.runs, r)
+			if !seenSize[s.FeatureBytes] {
+				seenSize[s.FeatureBytes] = true
+				sizes = append(sizes, float64(s.FeatureBytes))
+			}
+		}
+	}
+	if len(keys) == 0 {
+		ch.Empty = fmt.Sprintf("No run of these experiments has a %s.", shareWord)
+		return ch, nil
+	}
+	sort.Float64s(sizes)
+	ch.XType, ch.XLogBase = axisScale(sizes)
+	sort.SliceStable(keys, func(i, j int) bool {
+		vi, vj := variantIndex(keys[i].variant, nil), variantIndex(keys[j].variant, nil)
+		if vi != vj {
+			return vi < vj
+		}
+		return keys[i].compute < keys[j].compute
+	})
+	perVariant := map[string]int{}
+	for _, k := range keys {
+		col, mk := style(variantIndex(k.variant, nil))
+		name := k.variant
+		if len(computes) > 1 {
+			name += " · " + k.compute
+		}
+		s := Series{Name: name, Color: col, Marker: mk, Dash: perVariant[k.variant] % 4}
+		perVariant[k.variant]++
+		for _, cl := range cells[k] {
+			p := aggregate(cl, f)
+			x := cl.x
+			p.XReal = &x
+			s.Points = append(s.Points, p)
+		}
+		sortPoints(s.Points)
+		ch.Series = append(ch.Series, s)
+	}
+	return ch, nil
+}
+
+// atShare reports whether limit is share of featureBytes (share 0: no
+// limit), within scaleShareTolerance.
+func atShare(limit, featureBytes int64, share float64) bool {
+	if share == 0 {
+		return limit <= 0
+	}
+	if limit <= 0 {
+		return false
+	}
+	want := share * float64(featureBytes)
+	return math.Abs(float64(limit)-want) <= scaleShareTolerance*want
+}
