@@ -1,48 +1,13 @@
 package experiments
 
 import (
-	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"outcore/experiments/grid"
-	"outcore/internal/units"
+	"outcore/experiments/slurm"
 	"outcore/store"
 )
-
-// SlurmOptions configure the slurm executor (docs/ARCHITECTURE.md
-// "Executors"). A grid's "slurm" object (SlurmGrid) overrides them for its
-// runs.
-type SlurmOptions struct {
-	// Partition is the partition jobs are submitted to ("" = the
-	// cluster's default).
-	Partition string
-	// Args are extra sbatch options, one word each ("--qos=low").
-	Args []string
-	// CPUs per job (--cpus-per-task); 0 = Slurm's default.
-	CPUs int
-	// Time is the jobs' time limit (--time); "" = the partition's.
-	Time string
-	// MaxJobs caps the runs in flight in Slurm at once; default 64.
-	MaxJobs int
-	// NodeDataDir, when set, is a data directory local to each node: jobs
-	// generate their dataset there (`outcore data gen --like`) instead of
-	// reading the shared data directory's copy. Either way the dataset's
-	// digest is checked on the node before training.
-	NodeDataDir string
-	// MemAllowance replaces the estimated model-step allowance of the
-	// memory request (JobMemoryBytes); 0 = estimate.
-	MemAllowance int64
-	// Outcore is the outcore binary the jobs run, at the same path on the
-	// nodes; default Options.Binary.
-	Outcore string
-	// Poll is how often squeue is asked and records files are read;
-	// default 2 s.
-	Poll time.Duration
-	// BinDir holds sbatch, squeue, scontrol, sacct, scancel; "" = $PATH.
-	BinDir string
-}
 
 // CreateOptions are the command line's choices for Manager.CreateWith.
 type CreateOptions struct {
@@ -50,81 +15,6 @@ type CreateOptions struct {
 	// else the queue's Options.Executor). A grid naming another executor
 	// is an error.
 	Executor string
-}
-
-// merged returns o with a grid's settings applied, checked again as at
-// creation (a run queued by an older outcore gets today's checks): the
-// sbatch allow-list, and a node data directory inside the queue's
-// (NodeDataRoot).
-func (o SlurmOptions) merged(sg *grid.SlurmGrid, dataDir string) (SlurmOptions, error) {
-	if sg == nil {
-		return o, nil
-	}
-	if err := sg.Check(); err != nil {
-		return o, err
-	}
-	if sg.NodeDataDir != "" {
-		dir, err := ConfineNodeDataDir(o.NodeDataRoot(dataDir), sg.NodeDataDir)
-		if err != nil {
-			return o, err
-		}
-		sg = &grid.SlurmGrid{Partition: sg.Partition, Args: sg.Args, CPUs: sg.CPUs, Time: sg.Time, NodeDataDir: dir, MemAllowance: sg.MemAllowance}
-	}
-	if sg.Partition != "" {
-		o.Partition = sg.Partition
-	}
-	if sg.Args != "" {
-		extra, err := grid.ParseSbatchArgs(sg.Args)
-		if err != nil {
-			return o, err
-		}
-		o.Args = append(append([]string(nil), o.Args...), extra...)
-	}
-	if sg.CPUs > 0 {
-		o.CPUs = sg.CPUs
-	}
-	if sg.Time != "" {
-		o.Time = sg.Time
-	}
-	if sg.NodeDataDir != "" {
-		o.NodeDataDir = sg.NodeDataDir
-	}
-	if sg.MemAllowance != "" {
-		v, err := units.ParseMemLimit(sg.MemAllowance, 0)
-		if err != nil {
-			return o, err
-		}
-		o.MemAllowance = v
-	}
-	return o, nil
-}
-
-// Check validates the queue's own Slurm options (flags).
-func (o SlurmOptions) Check() error {
-	if o.Partition != "" {
-		if err := grid.ValidPartition(o.Partition); err != nil {
-			return err
-		}
-	}
-	for _, a := range o.Args {
-		if err := grid.CheckSbatchArg(a); err != nil {
-			return err
-		}
-	}
-	if o.CPUs < 0 || o.CPUs > grid.MaxSlurmCPUs {
-		return fmt.Errorf("--slurm-cpus %d: want a whole number from 1 to %d", o.CPUs, grid.MaxSlurmCPUs)
-	}
-	if o.Time != "" {
-		if err := grid.ValidSlurmTime(o.Time); err != nil {
-			return err
-		}
-	}
-	if o.NodeDataDir != "" {
-		if err := grid.NodeDataDirSyntax(o.NodeDataDir); err != nil {
-			return fmt.Errorf("node data directory: %w", err)
-		}
-	}
-	return nil
 }
 
 // chooseExecutor picks the executor of a grid's runs — the command line's
@@ -152,7 +42,7 @@ func (m *Manager) chooseExecutor(g *grid.Grid, co CreateOptions) (string, grid.P
 			executor, strings.Join(m.opts.Executors, ", "), strings.Join(append(append([]string(nil), m.opts.Executors...), executor), ","))
 	}
 	if executor == store.ExecutorSlurm && g.Slurm != nil && g.Slurm.NodeDataDir != "" && grid.NodeDataDirSyntax(g.Slurm.NodeDataDir) == nil {
-		if _, err := ConfineNodeDataDir(m.opts.Slurm.NodeDataRoot(m.opts.DataDir), g.Slurm.NodeDataDir); err != nil {
+		if _, err := slurm.ConfineNodeDataDir(m.opts.Slurm.NodeDataRoot(m.opts.DataDir), g.Slurm.NodeDataDir); err != nil {
 			ps.Add("slurm.node_data_dir", "slurm.node_data_dir: %v", err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"outcore/experiments/grid"
+	"outcore/experiments/slurm"
 	"outcore/store"
 )
 
@@ -135,14 +136,14 @@ func TestSlurmGridSettingsConfined(t *testing.T) {
 	nodeRoot := filepath.Join(t.TempDir(), "node root")
 	o := h.m.opts.Slurm
 	o.NodeDataDir = nodeRoot
-	if _, err := o.merged(&grid.SlurmGrid{NodeDataDir: filepath.Join(nodeRoot, "a")}, h.dataDir); err != nil {
+	if _, err := o.Merged(&grid.SlurmGrid{NodeDataDir: filepath.Join(nodeRoot, "a")}, h.dataDir); err != nil {
 		t.Errorf("a folder inside the queue's node data directory: %v", err)
 	}
-	if _, err := o.merged(&grid.SlurmGrid{NodeDataDir: inside}, h.dataDir); err == nil || !errors.Is(err, ErrOutsideNodeDataRoot) {
+	if _, err := o.Merged(&grid.SlurmGrid{NodeDataDir: inside}, h.dataDir); err == nil || !errors.Is(err, slurm.ErrOutsideNodeDataRoot) {
 		t.Errorf("a folder outside the queue's node data directory: %v", err)
 	}
 	// A grid stored before these checks is checked again at submission.
-	if _, err := o.merged(&grid.SlurmGrid{Args: "--export=ALL"}, h.dataDir); err == nil {
+	if _, err := o.Merged(&grid.SlurmGrid{Args: "--export=ALL"}, h.dataDir); err == nil {
 		t.Error("merged accepted --export")
 	}
 }

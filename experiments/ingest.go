@@ -21,9 +21,6 @@ import (
 	"outcore/store"
 )
 
-// maxLine caps one stdout line of a child; longer lines are cut.
-const maxLine = 1 << 20
-
 // maxQueuedWrites bounds the writes an ingester keeps while the store
 // refuses them (a full disk): beyond it, writes holding only samples,
 // progress and log events are dropped (epochs, start and summary never

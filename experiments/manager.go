@@ -40,6 +40,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/experiments/grid"
+	"outcore/experiments/slurm"
 	"outcore/gpu"
 	"outcore/internal/supervise"
 	"outcore/store"
@@ -86,7 +87,7 @@ type Options struct {
 	// queue claims only runs of these (docs/SECURITY.md).
 	Executors []string
 	// Slurm configures the slurm executor (used by runs that name it).
-	Slurm SlurmOptions
+	Slurm slurm.Options
 	// DropCaches drops the page cache before each run when permitted
 	// (root); whether it happened is recorded per run.
 	DropCaches bool

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"outcore/experiments/slurm"
 	"outcore/store"
 )
 
@@ -98,8 +99,8 @@ func requireSlurm(t *testing.T) {
 
 // testSlurmOptions are the slurm executor's options in tests: the jobs'
 // dataset commands use bin, squeue is asked three times a second.
-func testSlurmOptions(bin string) SlurmOptions {
-	return SlurmOptions{Outcore: bin, Poll: 300 * time.Millisecond}
+func testSlurmOptions(bin string) slurm.Options {
+	return slurm.Options{Outcore: bin, Poll: 300 * time.Millisecond}
 }
 
 // slurmHarness is a harness whose fake children run as Slurm jobs.
@@ -236,7 +237,7 @@ func TestSlurmCancelAndKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := h.waitStatus(cancelled.ID, store.StatusCancelled)
-	info, err := slurmCLI{}.Show(ctx, r.JobID)
+	info, err := slurm.CLI{}.Show(ctx, r.JobID)
 	if err != nil || info.State != "CANCELLED" {
 		t.Fatalf("Slurm says job %s is %+v (%v), want CANCELLED", r.JobID, info, err)
 	}
@@ -349,8 +350,8 @@ func TestSlurmRequeue(t *testing.T) {
 			t.Fatalf("epochs %v are not 0..3", eps)
 		}
 	}
-	if r.RecordsFile != recordsFileName(r.JobID, 1) {
-		t.Errorf("records file %q, want the second execution's %q", r.RecordsFile, recordsFileName(r.JobID, 1))
+	if r.RecordsFile != slurm.RecordsFileName(r.JobID, 1) {
+		t.Errorf("records file %q, want the second execution's %q", r.RecordsFile, slurm.RecordsFileName(r.JobID, 1))
 	}
 	evs, err := h.st.RunEvents(context.Background(), r.ID, store.EventLog)
 	if err != nil {
@@ -552,7 +553,7 @@ func TestSlurmDataDirWithBlank(t *testing.T) {
 	if r.Status != store.StatusDone || r.EpochsDone != 2 {
 		t.Fatalf("run in %q: %s, %d epochs, %s\n%s", dir, r.Status, r.EpochsDone, r.Error, r.StderrTail)
 	}
-	if _, err := os.Stat(filepath.Join(h.m.runDir(r.ID), jobStderrFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(h.m.runDir(r.ID), slurm.JobStderrFile)); err != nil {
 		t.Errorf("the job's stderr is not in the run directory: %v", err)
 	}
 }

@@ -4,9 +4,9 @@ package experiments
 // one Slurm job submitted with sbatch; Slurm decides where and when it
 // runs, and many may be in flight. The job writes its records to a file of
 // the run's directory (shared storage), which this process ingests as it
-// grows (slurm_records.go); squeue (one call per poll for all runs) and,
+// grows (experiments/slurm/records.go); squeue (one call per poll for all runs) and,
 // once a job has ended, scontrol or sacct say how it ended, which
-// JobOutcome maps to the run's outcome (slurm_state.go). The dashboard's
+// JobOutcome maps to the run's outcome (experiments/slurm/state.go). The dashboard's
 // cancel becomes scancel. A queue process that stops leaves the jobs to
 // Slurm; the next one picks their runs up again at the committed offset of
 // their records (recoverSlurm).
@@ -31,14 +31,12 @@ import (
 	"outcore/engine/metrics"
 	"outcore/engine/train"
 	"outcore/experiments/grid"
+	"outcore/experiments/slurm"
 	"outcore/internal/units"
 	"outcore/store"
 )
 
-// Defaults of SlurmOptions.
 const (
-	DefaultSlurmMaxJobs = 64
-	DefaultSlurmPoll    = 2 * time.Second
 	// summaryGrace is how long a job Slurm reports COMPLETED may take for
 	// its summary record to appear in the records file (shared file
 	// systems publish writes late).
@@ -51,18 +49,18 @@ const (
 // slurmExecutor submits runs as Slurm jobs and follows them.
 type slurmExecutor struct {
 	m      *Manager
-	cli    slurmCLI
+	cli    slurm.CLI
 	user   string
 	prefix string // job names of this data directory: prefix + run id
 
 	pollMu  sync.Mutex // one squeue at a time; others use its answer
 	snapAt  time.Time
-	snap    map[string]JobInfo // by job id: this data directory's jobs
+	snap    map[string]slurm.JobInfo // by job id: this data directory's jobs
 	snapErr error
 
 	mu      sync.Mutex
-	ended   map[string]JobInfo // final states with details, by job id
-	unknown map[string]int     // polls in a row that found the job nowhere
+	ended   map[string]slurm.JobInfo // final states with details, by job id
+	unknown map[string]int           // polls in a row that found the job nowhere
 	grids   map[int64]*grid.SlurmGrid
 
 	digestMu sync.Mutex // datasets are hashed one at a time
@@ -78,19 +76,19 @@ func newSlurmExecutor(m *Manager) *slurmExecutor {
 		abs = m.opts.DataDir
 	}
 	h := sha256.Sum256([]byte(abs))
-	return &slurmExecutor{m: m, cli: slurmCLI{binDir: m.opts.Slurm.BinDir}, user: name,
+	return &slurmExecutor{m: m, cli: slurm.CLI{BinDir: m.opts.Slurm.BinDir}, user: name,
 		prefix: "oc" + hex.EncodeToString(h[:4]) + "-r",
-		ended:  map[string]JobInfo{}, unknown: map[string]int{}, grids: map[int64]*grid.SlurmGrid{}}
+		ended:  map[string]slurm.JobInfo{}, unknown: map[string]int{}, grids: map[int64]*grid.SlurmGrid{}}
 }
 
 // opts are the queue's Slurm options with defaults filled in.
-func (s *slurmExecutor) opts() SlurmOptions {
+func (s *slurmExecutor) opts() slurm.Options {
 	o := s.m.opts.Slurm
 	if o.MaxJobs <= 0 {
-		o.MaxJobs = DefaultSlurmMaxJobs
+		o.MaxJobs = slurm.DefaultMaxJobs
 	}
 	if o.Poll <= 0 {
-		o.Poll = DefaultSlurmPoll
+		o.Poll = slurm.DefaultPoll
 	}
 	if o.Outcore == "" {
 		o.Outcore = s.m.opts.Binary
@@ -105,25 +103,25 @@ func (s *slurmExecutor) jobName(runID int64) string { return fmt.Sprintf("%s%d",
 
 // runOptions are the Slurm options of a run: the queue's, overridden by
 // its experiment's grid.
-func (s *slurmExecutor) runOptions(ctx context.Context, r store.Run) (SlurmOptions, error) {
+func (s *slurmExecutor) runOptions(ctx context.Context, r store.Run) (slurm.Options, error) {
 	s.mu.Lock()
 	sg, ok := s.grids[r.ExperimentID]
 	s.mu.Unlock()
 	if !ok {
 		e, err := s.m.st.Experiment(ctx, r.ExperimentID)
 		if err != nil {
-			return SlurmOptions{}, err
+			return slurm.Options{}, err
 		}
 		g, err := grid.ParseGrid(e.Grid)
 		if err != nil {
-			return SlurmOptions{}, fmt.Errorf("experiment %d's grid: %w", e.ID, err)
+			return slurm.Options{}, fmt.Errorf("experiment %d's grid: %w", e.ID, err)
 		}
 		sg = g.Slurm
 		s.mu.Lock()
 		s.grids[r.ExperimentID] = sg
 		s.mu.Unlock()
 	}
-	return s.opts().merged(sg, s.m.opts.DataDir)
+	return s.opts().Merged(sg, s.m.opts.DataDir)
 }
 
 // execute submits the run (unless it has a job already: a run picked up
@@ -209,7 +207,7 @@ func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) 
 	if opt.NodeDataDir != "" {
 		b, err := os.ReadFile(filepath.Join(dsDir, dataset.MetaFile))
 		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, datasetMetaFile), b, 0o644)
+			err = os.WriteFile(filepath.Join(dir, slurm.DatasetMetaFile), b, 0o644)
 		}
 		if err != nil {
 			return r, failed(start, "copy the dataset's meta.json for the nodes: %v", err), false
@@ -217,10 +215,10 @@ func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) 
 	}
 	allowance := opt.MemAllowance
 	if allowance <= 0 {
-		allowance = StepAllowance(cfg, meta)
+		allowance = slurm.StepAllowance(cfg, meta)
 	}
-	mem := JobMemoryBytes(cfg, meta, r.MemLimitBytes, allowance)
-	spec := JobSpec{RunID: r.ID, ExperimentID: r.ExperimentID, JobName: s.jobName(r.ID), RunDir: dir,
+	mem := slurm.JobMemoryBytes(cfg, meta, r.MemLimitBytes, allowance)
+	spec := slurm.JobSpec{RunID: r.ID, ExperimentID: r.ExperimentID, JobName: s.jobName(r.ID), RunDir: dir,
 		MemMiB: (mem + 1<<20 - 1) >> 20, CPUs: opt.CPUs, Time: opt.Time, Partition: opt.Partition,
 		Outcore: opt.Outcore, Env: m.opts.Env, Dataset: r.Dataset, DataDir: dataDir,
 		NodeData: opt.NodeDataDir != "", Digest: digest}
@@ -228,11 +226,11 @@ func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) 
 		// A child other than `outcore train` (the tests' fake child).
 		spec.Command = append([]string{m.opts.Binary}, m.opts.Args...)
 	}
-	script, err := JobScript(spec)
+	script, err := slurm.JobScript(spec)
 	if err != nil {
 		return r, failed(start, "%v", err), false
 	}
-	scriptPath := filepath.Join(dir, jobScriptFile)
+	scriptPath := filepath.Join(dir, slurm.JobScriptFile)
 	if err := os.WriteFile(scriptPath, []byte(script), 0o755); err != nil {
 		return r, failed(start, "write job script: %v", err), false
 	}
@@ -250,12 +248,12 @@ func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) 
 	if opt.Partition != "" {
 		where = "partition " + opt.Partition
 	}
-	budget := "no budget: the dataset's files " + units.Bytes(mem-allowance-jobOverheadBytes)
+	budget := "no budget: the dataset's files " + units.Bytes(mem-allowance-slurm.JobOverheadBytes)
 	if r.MemLimitBytes > 0 {
 		budget = "budget " + units.Bytes(r.MemLimitBytes)
 	}
 	msg := fmt.Sprintf("submitted as Slurm job %s to %s, --mem=%dM (%s + model step %s + job %s)",
-		jobID, where, spec.MemMiB, budget, units.Bytes(allowance), units.Bytes(jobOverheadBytes))
+		jobID, where, spec.MemMiB, budget, units.Bytes(allowance), units.Bytes(slurm.JobOverheadBytes))
 	err = m.recordJob(ctx, r, &store.RunStart{LimitNote: "decided on the node when the job starts",
 		OutcoreVersion: Version(), GoVersion: runtime.Version()}, statusEvent(r, store.StatusRunning, msg))
 	if err != nil {
@@ -282,13 +280,13 @@ func withDataDir(config json.RawMessage, dir string) (json.RawMessage, error) {
 func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) runOutcome {
 	m := s.m
 	dir, _ := filepath.Abs(m.runDir(r.ID))
-	tail := &recordsTail{dir: dir, file: r.RecordsFile, off: r.RecordsOffset}
+	tail := &slurm.RecordsTail{Dir: dir, File: r.RecordsFile, Off: r.RecordsOffset}
 	var pos = r.RecordsOffset // end of the last line handed to the ingester
 	ing := newRecordsIngester(m, r,
-		func() (string, int64) { return tail.file, pos },
+		func() (string, int64) { return tail.File, pos },
 		func(rec metrics.StartRecord) (bool, string) { return limitFromNode(r, rec, dir) })
 	if r.RecordsFile != "" && r.RecordsOffset > 0 {
-		sum, raw, err := summaryUpTo(filepath.Join(dir, r.RecordsFile), r.RecordsOffset)
+		sum, raw, err := slurm.SummaryUpTo(filepath.Join(dir, r.RecordsFile), r.RecordsOffset)
 		if err != nil {
 			m.opts.Logf("run %d: %v", r.ID, err)
 		}
@@ -298,7 +296,7 @@ func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) r
 	tick := time.NewTicker(opt.Poll)
 	defer tick.Stop()
 	stopCh := ar.stopCh
-	last := JobInfo{State: r.JobState, Node: r.Node}
+	last := slurm.JobInfo{State: r.JobState, Node: r.Node}
 	cancelSent := false
 	for {
 		s.ingest(&r, ing, tail, &pos, false)
@@ -321,7 +319,7 @@ func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) r
 				last = info
 			}
 			sum, sumErr := ing.summaryOutcome()
-			if mp := JobOutcome(info, sum, sumErr, cancel); mp.Phase == PhaseEnded {
+			if mp := slurm.JobOutcome(info, sum, sumErr, cancel); mp.Phase == slurm.PhaseEnded {
 				return s.end(ctx, &r, ing, tail, &pos, info, cancel)
 			}
 		}
@@ -337,34 +335,34 @@ func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) r
 // ingest hands the records appended to the run's records file to the
 // ingester and commits them; a newer execution's file (the job was
 // requeued) replaces the current one once it is read to its end.
-func (s *slurmExecutor) ingest(r *store.Run, ing *ingester, tail *recordsTail, pos *int64, final bool) {
+func (s *slurmExecutor) ingest(r *store.Run, ing *ingester, tail *slurm.RecordsTail, pos *int64, final bool) {
 	m := s.m
-	handle := func(lines []recordLine) {
+	handle := func(lines []slurm.RecordLine) {
 		for _, l := range lines {
-			*pos = l.end
-			ing.feed(l.line)
+			*pos = l.End
+			ing.feed(l.Line)
 		}
 		ing.flush(nil)
 	}
 	for {
-		lines, err := tail.read(final)
+		lines, err := tail.Read(final)
 		if err != nil {
 			m.opts.Logf("run %d: read records: %v", r.ID, err)
 			return
 		}
 		handle(lines)
-		segs, err := recordsSegments(tail.dir, r.JobID)
+		segs, err := slurm.RecordsSegments(tail.Dir, r.JobID)
 		if err != nil {
 			m.opts.Logf("run %d: %v", r.ID, err)
 			return
 		}
 		cur := -1
-		if tail.file != "" {
-			cur = segmentRestart(tail.file)
+		if tail.File != "" {
+			cur = slurm.SegmentRestart(tail.File)
 		}
-		var next *recordsSegment
+		var next *slurm.RecordsSegment
 		for i := range segs {
-			if segs[i].restart > cur {
+			if segs[i].Restart > cur {
 				next = &segs[i]
 				break
 			}
@@ -372,26 +370,26 @@ func (s *slurmExecutor) ingest(r *store.Run, ing *ingester, tail *recordsTail, p
 		if next == nil {
 			return
 		}
-		prev := tail.file
+		prev := tail.File
 		if prev != "" {
 			// The earlier execution is over: its last line counts even
 			// without a newline.
-			lines, err := tail.read(true)
+			lines, err := tail.Read(true)
 			if err != nil {
 				m.opts.Logf("run %d: read records: %v", r.ID, err)
 			}
 			handle(lines)
 		}
-		tail.file, tail.off, tail.skipping = next.name, 0, false
+		tail.File, tail.Off, tail.Skipping = next.Name, 0, false
 		*pos = 0
 		ing.newExecution(prev != "", fmt.Sprintf("Slurm requeued job %s: execution %d trains from the start; the epochs and samples of the execution that did not finish are discarded",
-			r.JobID, next.restart))
+			r.JobID, next.Restart))
 	}
 }
 
 // recordState mirrors a job's Slurm state and node into the run (through
 // its ingester: behind the records read before, retried like them).
-func recordState(r *store.Run, ing *ingester, info JobInfo) {
+func recordState(r *store.Run, ing *ingester, info slurm.JobInfo) {
 	node := info.Node
 	if node == "" {
 		node = r.Node
@@ -408,10 +406,10 @@ func recordState(r *store.Run, ing *ingester, info JobInfo) {
 }
 
 // end reads the last records of an ended job and decides the outcome.
-func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, tail *recordsTail, pos *int64, info JobInfo, cancel bool) runOutcome {
+func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, tail *slurm.RecordsTail, pos *int64, info slurm.JobInfo, cancel bool) runOutcome {
 	var out runOutcome
 	s.ingest(r, ing, tail, pos, true)
-	if NormalizeJobState(info.State) == "COMPLETED" {
+	if slurm.NormalizeJobState(info.State) == "COMPLETED" {
 		// A job that completed wrote its summary; wait for the file
 		// system to show it.
 		deadline := time.Now().Add(summaryGrace)
@@ -427,15 +425,15 @@ func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, ta
 	if !ing.settle(ctx) {
 		return runOutcome{left: true}
 	}
-	dir := tail.dir
+	dir := tail.Dir
 	sumOutcome, sumErr := ing.summaryOutcome()
-	mp := JobOutcome(info, sumOutcome, sumErr, cancel)
-	stderrTail := readTail(filepath.Join(dir, jobStderrFile), TailBytes)
+	mp := slurm.JobOutcome(info, sumOutcome, sumErr, cancel)
+	stderrTail := readTail(filepath.Join(dir, slurm.JobStderrFile), TailBytes)
 	end := store.RunEnd{Status: mp.Outcome, Error: mp.Reason, StderrTail: stderrTail}
 	// The job's own last words explain a failure of the job itself (not
 	// one of its node or its time limit) that no summary explains.
 	ownFailure := false
-	switch NormalizeJobState(info.State) {
+	switch slurm.NormalizeJobState(info.State) {
 	case "FAILED", "CANCELLED", "SPECIAL_EXIT", "COMPLETED":
 		ownFailure = true
 	}
@@ -459,9 +457,9 @@ func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, ta
 	if end.TotalS == 0 && !r.StartedAt.IsZero() {
 		end.TotalS = time.Since(r.StartedAt).Seconds()
 	}
-	if st, sig, ok := ParseExitCode(info.ExitCode); ok {
+	if st, sig, ok := slurm.ParseExitCode(info.ExitCode); ok {
 		if sig != 0 {
-			end.Signal = signalNameNum(sig)
+			end.Signal = slurm.SignalNameNum(sig)
 		} else {
 			end.ExitCode = &st
 		}
@@ -475,7 +473,7 @@ func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, ta
 
 // snapshot returns this data directory's jobs as squeue lists them, asking
 // squeue at most once per half poll interval whatever the number of runs.
-func (s *slurmExecutor) snapshot(ctx context.Context) (map[string]JobInfo, error) {
+func (s *slurmExecutor) snapshot(ctx context.Context) (map[string]slurm.JobInfo, error) {
 	s.pollMu.Lock()
 	defer s.pollMu.Unlock()
 	if !s.snapAt.IsZero() && time.Since(s.snapAt) < s.opts().Poll/2 {
@@ -487,7 +485,7 @@ func (s *slurmExecutor) snapshot(ctx context.Context) (map[string]JobInfo, error
 		s.snap, s.snapErr = nil, err
 		return nil, err
 	}
-	snap := map[string]JobInfo{}
+	snap := map[string]slurm.JobInfo{}
 	for _, j := range jobs {
 		if strings.HasPrefix(j.Name, s.prefix) {
 			snap[j.ID] = j
@@ -499,7 +497,7 @@ func (s *slurmExecutor) snapshot(ctx context.Context) (map[string]JobInfo, error
 
 // isFinal reports whether a Slurm state is a final one.
 func isFinal(state string) bool {
-	return JobOutcome(JobInfo{State: state, Known: true}, "", "", false).Phase == PhaseEnded
+	return slurm.JobOutcome(slurm.JobInfo{State: state, Known: true}, "", "", false).Phase == slurm.PhaseEnded
 }
 
 // info returns what Slurm says about a job now. ok=false means Slurm
@@ -507,7 +505,7 @@ func isFinal(state string) bool {
 // from that. A final state comes with details from scontrol (exit code,
 // restarts) or sacct; a job that none of them knows for unknownPolls polls
 // in a row is reported with Known=false.
-func (s *slurmExecutor) info(ctx context.Context, id string) (JobInfo, bool) {
+func (s *slurmExecutor) info(ctx context.Context, id string) (slurm.JobInfo, bool) {
 	s.mu.Lock()
 	if j, ok := s.ended[id]; ok {
 		s.mu.Unlock()
@@ -517,7 +515,7 @@ func (s *slurmExecutor) info(ctx context.Context, id string) (JobInfo, bool) {
 	snap, err := s.snapshot(ctx)
 	if err != nil {
 		s.m.opts.Logf("slurm: %v", err)
-		return JobInfo{}, false
+		return slurm.JobInfo{}, false
 	}
 	j, listed := snap[id]
 	if listed && !isFinal(j.State) {
@@ -538,12 +536,12 @@ func (s *slurmExecutor) info(ctx context.Context, id string) (JobInfo, bool) {
 		s.mu.Unlock()
 		return d, true
 	}
-	if !errors.Is(err, errJobUnknown) {
+	if !errors.Is(err, slurm.ErrJobUnknown) {
 		s.m.opts.Logf("slurm: %v", err)
 		if listed {
 			return j, true
 		}
-		return JobInfo{}, false
+		return slurm.JobInfo{}, false
 	}
 	if a, err := s.cli.Acct(ctx, id); err == nil {
 		s.clearUnknown(id)
@@ -562,9 +560,9 @@ func (s *slurmExecutor) info(ctx context.Context, id string) (JobInfo, bool) {
 	n := s.unknown[id]
 	s.mu.Unlock()
 	if n < unknownPolls {
-		return JobInfo{}, false
+		return slurm.JobInfo{}, false
 	}
-	return JobInfo{ID: id, Known: false}, true
+	return slurm.JobInfo{ID: id, Known: false}, true
 }
 
 func (s *slurmExecutor) clearUnknown(id string) {
@@ -585,7 +583,7 @@ func limitFromNode(r store.Run, rec metrics.StartRecord, dir string) (bool, stri
 		return false, fmt.Sprintf("no limit set (Slurm job %s on %s)", r.JobID, node)
 	}
 	why := ""
-	for _, line := range strings.Split(readTail(filepath.Join(dir, jobStderrFile), TailBytes), "\n") {
+	for _, line := range strings.Split(readTail(filepath.Join(dir, slurm.JobStderrFile), TailBytes), "\n") {
 		if _, after, ok := strings.Cut(line, "--mem-limit not enforced: "); ok {
 			why = strings.TrimSpace(after)
 		}

@@ -16,7 +16,8 @@ declare -A targets=(
   # and node data directory; run record logs as ingested after a crash; what
   # squeue, scontrol and sacct print
   [experiments/grid]="FuzzParseGrid FuzzSplitArgs FuzzSbatchArgs"
-  [experiments]="FuzzConfineNodeDataDir FuzzRecordLogIngest FuzzParseSqueue FuzzParseScontrolJob FuzzParseSacct"
+  [experiments]="FuzzRecordLogIngest"
+  [experiments/slurm]="FuzzConfineNodeDataDir FuzzParseSqueue FuzzParseScontrolJob FuzzParseSacct"
   [engine/system/diskgnn]="FuzzParseOptions FuzzDecodeChunkHeader FuzzDecodeSample"  # its options; its chunk and offline-sample files as read back
   [engine/dataset]="FuzzNPYHeader FuzzLINQSLines FuzzOGBLines FuzzMeta FuzzBinaryChecks"
   [web]="FuzzParseAuth FuzzDecodeForm"               # serve --auth-file; the new-experiment form (HTTP body to grid)
@@ -27,7 +28,7 @@ declare -A targets=(
 )
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
-for pkg in engine/train experiments engine/system/diskgnn engine/dataset web report store engine/accel engine/metrics; do
+for pkg in "${!targets[@]}"; do
   bin="$tmp/$(echo "$pkg" | tr / _).test"
   go test -c -o "$bin" "./$pkg"
   for name in ${targets[$pkg]}; do

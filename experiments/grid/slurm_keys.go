@@ -3,7 +3,7 @@ package grid
 // The pure checks of a grid's Slurm settings (SlurmGrid) and of the
 // queue's Slurm flags: time limits and partitions in sbatch's forms, and a
 // node data directory's syntax (the executor confines it to a folder,
-// experiments/node_data_dir.go).
+// experiments/slurm/node_data_dir.go).
 
 import (
 	"fmt"

@@ -24,6 +24,7 @@ import (
 	"outcore/experiments"
 	"outcore/experiments/grid"
 	"outcore/experiments/studies"
+	"outcore/experiments/slurm"
 	"outcore/internal/units"
 	"outcore/report"
 	"outcore/store"
@@ -148,7 +149,7 @@ type createArgs struct {
 	conc           int
 	executor       string
 	executors      []string
-	slurm          experiments.SlurmOptions
+	slurm          slurm.Options
 }
 
 // createExperiment creates the experiment of a.grid and, with a.wait,

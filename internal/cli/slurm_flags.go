@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"outcore/experiments"
 	"outcore/experiments/grid"
+	"outcore/experiments/slurm"
 	"outcore/internal/units"
 	"outcore/store"
 )
@@ -28,11 +28,11 @@ func addSlurmFlags(fs *flag.FlagSet, executorDoc string) *slurmFlags {
 	fs.StringVar(&f.args, "slurm-args", "", `slurm: extra sbatch options, shell-quoted, each as --name=value ("--qos=low --account=a1"); only the options of the allow-list (docs/SECURITY.md)`)
 	fs.IntVar(&f.cpus, "slurm-cpus", 0, "slurm: CPUs per job (--cpus-per-task; default: Slurm's)")
 	fs.StringVar(&f.time, "slurm-time", "", "slurm: time limit per job (--time: minutes, HH:MM:SS, D-HH, ...)")
-	fs.IntVar(&f.maxJobs, "slurm-max-jobs", experiments.DefaultSlurmMaxJobs, "slurm: runs in flight in Slurm at once")
+	fs.IntVar(&f.maxJobs, "slurm-max-jobs", slurm.DefaultMaxJobs, "slurm: runs in flight in Slurm at once")
 	fs.StringVar(&f.nodeData, "slurm-node-data-dir", "", "slurm: a data directory local to each node; jobs generate their dataset there (default: read the shared data directory)")
 	fs.StringVar(&f.allowance, "slurm-mem-allowance", "", `slurm: model-step allowance added to each run's budget in its memory request (default: estimated from the run's shapes), e.g. "1GiB"`)
 	fs.StringVar(&f.outcore, "slurm-outcore", "", "slurm: the outcore binary on the nodes (default: this one, at the same path)")
-	fs.DurationVar(&f.poll, "slurm-poll", experiments.DefaultSlurmPoll, "slurm: how often squeue is asked and records files are read")
+	fs.DurationVar(&f.poll, "slurm-poll", slurm.DefaultPoll, "slurm: how often squeue is asked and records files are read")
 	return f
 }
 
@@ -59,8 +59,8 @@ func (f *slurmFlags) executors() (string, []string, error) {
 }
 
 // options returns the executor and the Slurm options the flags ask for.
-func (f *slurmFlags) options() (string, experiments.SlurmOptions, error) {
-	o := experiments.SlurmOptions{Partition: f.partition, CPUs: f.cpus, Time: f.time, MaxJobs: f.maxJobs,
+func (f *slurmFlags) options() (string, slurm.Options, error) {
+	o := slurm.Options{Partition: f.partition, CPUs: f.cpus, Time: f.time, MaxJobs: f.maxJobs,
 		NodeDataDir: f.nodeData, Outcore: f.outcore, Poll: f.poll}
 	if f.args != "" {
 		args, err := grid.ParseSbatchArgs(f.args)

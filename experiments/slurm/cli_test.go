@@ -1,4 +1,4 @@
-package experiments
+package slurm
 
 import (
 	"os"
@@ -23,13 +23,13 @@ func TestParseSbatch(t *testing.T) {
 // TestParseSqueue reads squeue output captured from scripts/slurm-local.sh's
 // cluster, and names holding the separator.
 func TestParseSqueue(t *testing.T) {
-	b, err := os.ReadFile("testdata/slurm/squeue.txt")
+	b, err := os.ReadFile("testdata/squeue.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	jobs := ParseSqueue(string(b))
 	if len(jobs) != 5 {
-		t.Fatalf("%d jobs from testdata/slurm/squeue.txt, want 5: %+v", len(jobs), jobs)
+		t.Fatalf("%d jobs from testdata/squeue.txt, want 5: %+v", len(jobs), jobs)
 	}
 	want := JobInfo{ID: "3", Name: "j.sh", State: "CANCELLED", Node: "", Reason: "Resources", Restarts: -1, Known: true}
 	if jobs[1] != want {
@@ -54,7 +54,7 @@ func TestParseScontrolJob(t *testing.T) {
 		{"scontrol-cancelled.txt", JobInfo{ID: "4", Name: "j.sh", State: "CANCELLED", Node: "vm", Reason: "None", ExitCode: "0:15", Restarts: 0, Known: true}},
 		{"scontrol-requeued-completed.txt", JobInfo{ID: "5", Name: "j.sh", State: "COMPLETED", Node: "vm", Reason: "None", ExitCode: "0:0", Restarts: 1, Known: true}},
 	} {
-		b, err := os.ReadFile("testdata/slurm/" + c.file)
+		b, err := os.ReadFile("testdata/" + c.file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestParseSacct(t *testing.T) {
 }
 
 func FuzzParseSqueue(f *testing.F) {
-	if b, err := os.ReadFile("testdata/slurm/squeue.txt"); err == nil {
+	if b, err := os.ReadFile("testdata/squeue.txt"); err == nil {
 		f.Add(string(b))
 	}
 	f.Add("17|a|b|RUNNING|node[1-2]|None\n")
@@ -100,7 +100,7 @@ func FuzzParseSqueue(f *testing.F) {
 
 func FuzzParseScontrolJob(f *testing.F) {
 	for _, name := range []string{"scontrol-completed.txt", "scontrol-cancelled.txt"} {
-		if b, err := os.ReadFile("testdata/slurm/" + name); err == nil {
+		if b, err := os.ReadFile("testdata/" + name); err == nil {
 			f.Add(string(b))
 		}
 	}

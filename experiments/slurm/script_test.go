@@ -1,4 +1,4 @@
-package experiments
+package slurm
 
 import (
 	"flag"
@@ -11,10 +11,10 @@ import (
 	"outcore/experiments/grid"
 )
 
-var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/slurm/*.sh from JobScript")
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/*.sh from JobScript")
 
 // TestJobScriptGolden compares generated batch scripts with the golden
-// files in testdata/slurm/ (go test -run TestJobScriptGolden -update-golden
+// files in testdata/ (go test -run TestJobScriptGolden -update-golden
 // rewrites them) and checks that bash parses each.
 func TestJobScriptGolden(t *testing.T) {
 	digest := strings.Repeat("ab", 32)
@@ -37,7 +37,7 @@ func TestJobScriptGolden(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.file, err)
 		}
-		path := filepath.Join("testdata", "slurm", c.file)
+		path := filepath.Join("testdata", c.file)
 		if *updateGolden {
 			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 				t.Fatal(err)
@@ -187,7 +187,7 @@ echo '{"type":"epoch","epoch":0}'
 		t.Fatalf("outcore was called %d times, want data gen and data digest:\n%s", len(calls), b)
 	}
 	gen := strings.Split(strings.TrimSpace(calls[0]), "\n")
-	wantGen := []string{"data", "gen", "--like", filepath.Join(runDir, datasetMetaFile), "--name", "tiny", "--data-dir", nodeDir, "--quiet"}
+	wantGen := []string{"data", "gen", "--like", filepath.Join(runDir, DatasetMetaFile), "--name", "tiny", "--data-dir", nodeDir, "--quiet"}
 	if strings.Join(gen, "|") != strings.Join(wantGen, "|") {
 		t.Errorf("data gen got %q, want %q", gen, wantGen)
 	}

@@ -1,4 +1,4 @@
-package experiments
+package slurm
 
 // A grid's slurm.node_data_dir is confined like a dataset import
 // (docs/SECURITY.md): the job, which may run as root on the node, creates
@@ -25,7 +25,7 @@ var ErrOutsideNodeDataRoot = errors.New("outside the folder node data directorie
 
 // NodeDataRoot is the folder a grid's node data directory must lie in: the
 // queue's NodeDataDir, else the data directory.
-func (o SlurmOptions) NodeDataRoot(dataDir string) string {
+func (o Options) NodeDataRoot(dataDir string) string {
 	if o.NodeDataDir != "" {
 		return o.NodeDataDir
 	}

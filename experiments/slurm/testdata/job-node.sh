@@ -7,7 +7,7 @@
 #SBATCH --nodes=1
 #SBATCH --ntasks=1
 #SBATCH --mem=640M
-# outcore run 8 of experiment 2 (experiments/slurm_script.go). Records go to one
+# outcore run 8 of experiment 2 (experiments/slurm/script.go). Records go to one
 # file per execution of the job in the run directory; the server ingests them as they grow.
 set -u
 run_dir='/shared/outcore/runs/8'

@@ -1,4 +1,4 @@
-package experiments
+package slurm
 
 import (
 	"testing"
@@ -34,25 +34,25 @@ func TestJobMemoryBytes(t *testing.T) {
 		want     func(int64) bool
 	}{
 		{"budget + estimate + overhead", cfg("sage", 1000, 64, 10, 5), 32 << 20, 0,
-			func(v int64) bool { return v == 32<<20+base+dev+jobOverheadBytes }},
+			func(v int64) bool { return v == 32<<20+base+dev+JobOverheadBytes }},
 		{"given allowance", cfg("sage", 1000, 64, 10, 5), 32 << 20, 256 << 20,
-			func(v int64) bool { return v == 32<<20+256<<20+dev+jobOverheadBytes }},
+			func(v int64) bool { return v == 32<<20+256<<20+dev+JobOverheadBytes }},
 		{"no budget: the dataset's files", cfg("sage", 1000, 64, 10, 5), 0, 0,
-			func(v int64) bool { return v == 59_200_000+base+dev+jobOverheadBytes }},
+			func(v int64) bool { return v == 59_200_000+base+dev+JobOverheadBytes }},
 		{"wider fanout asks for more", cfg("sage", 1000, 64, 25, 10), 32 << 20, 0,
-			func(v int64) bool { return v > 32<<20+base+dev+jobOverheadBytes }},
+			func(v int64) bool { return v > 32<<20+base+dev+JobOverheadBytes }},
 		{"all neighbours: capped at the node count", cfg("sage", 1000, 64, -1, -1), 32 << 20, 0,
 			func(v int64) bool {
-				return v == 32<<20+StepAllowance(cfg("sage", 1000, 64, 1000, 1000), meta)+dev+jobOverheadBytes
+				return v == 32<<20+StepAllowance(cfg("sage", 1000, 64, 1000, 1000), meta)+dev+JobOverheadBytes
 			}},
 		{"gat counts attention", cfg("gat", 1000, 64, 10, 5), 32 << 20, 0,
-			func(v int64) bool { return v > 32<<20+base+dev+jobOverheadBytes }},
+			func(v int64) bool { return v > 32<<20+base+dev+JobOverheadBytes }},
 		{"full batch", cfg("sage", 0, 64, 10, 5), 32 << 20, 0,
-			func(v int64) bool { return v > 32<<20+base+dev+jobOverheadBytes }},
+			func(v int64) bool { return v > 32<<20+base+dev+JobOverheadBytes }},
 		{"no device budget", train.Config{Model: "sage", Batch: 1000, Hidden: 64, Heads: 4, Fanout: []int{10, 5}, DeviceMem: "none"}, 32 << 20, 0,
-			func(v int64) bool { return v == 32<<20+base+jobOverheadBytes }},
+			func(v int64) bool { return v == 32<<20+base+JobOverheadBytes }},
 		{"a device budget of 1 GiB", train.Config{Model: "sage", Batch: 1000, Hidden: 64, Heads: 4, Fanout: []int{10, 5}, DeviceMem: "1GiB"}, 32 << 20, 0,
-			func(v int64) bool { return v == 32<<20+base+1<<30+jobOverheadBytes }},
+			func(v int64) bool { return v == 32<<20+base+1<<30+JobOverheadBytes }},
 	} {
 		if got := JobMemoryBytes(c.cfg, meta, c.budget, c.override); !c.want(got) {
 			t.Errorf("%s: %d bytes", c.name, got)

@@ -1,4 +1,4 @@
-package experiments
+package slurm
 
 // The memory a run's Slurm job requests (docs/ARCHITECTURE.md
 // "Executors"): the run's budget, plus the model step that outcore holds
@@ -15,9 +15,9 @@ import (
 )
 
 const (
-	// jobOverheadBytes: the batch shell, the `outcore train` watcher that
+	// JobOverheadBytes: the batch shell, the `outcore train` watcher that
 	// places the training process in its cgroup, the dataset commands.
-	jobOverheadBytes = 128 << 20
+	JobOverheadBytes = 128 << 20
 	// matrixLibBytes: the matrix library's per-thread buffers (OpenBLAS
 	// keeps them for the process's life; engine/system/budget.go counts
 	// them in the step).
@@ -97,5 +97,5 @@ func JobMemoryBytes(cfg train.Config, meta dataset.Meta, budget, allowance int64
 			budget += size
 		}
 	}
-	return budget + allowance + device + jobOverheadBytes
+	return budget + allowance + device + JobOverheadBytes
 }

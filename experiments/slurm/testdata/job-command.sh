@@ -8,7 +8,7 @@
 #SBATCH --ntasks=1
 #SBATCH --mem=100M
 #SBATCH --time=1-12
-# outcore run 9 of experiment 3 (experiments/slurm_script.go). Records go to one
+# outcore run 9 of experiment 3 (experiments/slurm/script.go). Records go to one
 # file per execution of the job in the run directory; the server ingests them as they grow.
 set -u
 run_dir='/tmp/d/runs/9'

@@ -10,7 +10,7 @@
 #SBATCH --cpus-per-task=2
 #SBATCH --time=02:00:00
 #SBATCH --partition=gpu
-# outcore run 7 of experiment 2 (experiments/slurm_script.go). Records go to one
+# outcore run 7 of experiment 2 (experiments/slurm/script.go). Records go to one
 # file per execution of the job in the run directory; the server ingests them as they grow.
 set -u
 run_dir='/shared/outcore/runs/7'

@@ -1,4 +1,4 @@
-package experiments
+package slurm
 
 // Slurm's own client tools, run as commands: sbatch submits, squeue lists
 // (one call per poll for every job of this data directory), scontrol and
@@ -21,24 +21,24 @@ import (
 	"outcore/internal/units"
 )
 
-// errJobUnknown: Slurm's tool does not know the job (purged or never existed).
-var errJobUnknown = errors.New("job unknown to Slurm")
+// ErrJobUnknown: Slurm's tool does not know the job (purged or never existed).
+var ErrJobUnknown = errors.New("job unknown to Slurm")
 
-// slurmCLI runs Slurm's client commands.
-type slurmCLI struct {
-	binDir  string // directory of the commands; "" = $PATH
+// CLI runs Slurm's client commands.
+type CLI struct {
+	BinDir  string // directory of the commands; "" = $PATH
 	timeout time.Duration
 }
 
-func (c slurmCLI) path(name string) string {
-	if c.binDir != "" {
-		return filepath.Join(c.binDir, name)
+func (c CLI) path(name string) string {
+	if c.BinDir != "" {
+		return filepath.Join(c.BinDir, name)
 	}
 	return name
 }
 
 // run runs one command and returns its stdout; the error carries stderr.
-func (c slurmCLI) run(ctx context.Context, name string, args ...string) (string, error) {
+func (c CLI) run(ctx context.Context, name string, args ...string) (string, error) {
 	t := c.timeout
 	if t <= 0 {
 		t = 30 * time.Second
@@ -63,7 +63,7 @@ func (c slurmCLI) run(ctx context.Context, name string, args ...string) (string,
 }
 
 // Submit submits a batch script and returns the job id.
-func (c slurmCLI) Submit(ctx context.Context, script string, extra []string) (string, error) {
+func (c CLI) Submit(ctx context.Context, script string, extra []string) (string, error) {
 	args := append([]string{"--parsable"}, extra...)
 	out, err := c.run(ctx, "sbatch", append(args, script)...)
 	if err != nil {
@@ -77,7 +77,7 @@ const squeueFormat = "%i|%j|%T|%N|%r"
 
 // Queue lists the jobs of user that the controller knows, finished ones
 // included (they stay for MinJobAge).
-func (c slurmCLI) Queue(ctx context.Context, user string) ([]JobInfo, error) {
+func (c CLI) Queue(ctx context.Context, user string) ([]JobInfo, error) {
 	args := []string{"--noheader", "--states=all", "--format=" + squeueFormat}
 	if user != "" {
 		args = append(args, "--user="+user)
@@ -90,12 +90,12 @@ func (c slurmCLI) Queue(ctx context.Context, user string) ([]JobInfo, error) {
 }
 
 // Show describes one job with scontrol (exit code and restarts included).
-// The error wraps errJobUnknown when the controller does not know it.
-func (c slurmCLI) Show(ctx context.Context, id string) (JobInfo, error) {
+// The error wraps ErrJobUnknown when the controller does not know it.
+func (c CLI) Show(ctx context.Context, id string) (JobInfo, error) {
 	out, err := c.run(ctx, "scontrol", "--oneliner", "show", "job", id)
 	if err != nil {
 		if strings.Contains(err.Error(), "Invalid job id") {
-			return JobInfo{}, fmt.Errorf("%w: %v", errJobUnknown, err)
+			return JobInfo{}, fmt.Errorf("%w: %v", ErrJobUnknown, err)
 		}
 		return JobInfo{}, err
 	}
@@ -107,8 +107,8 @@ func (c slurmCLI) Show(ctx context.Context, id string) (JobInfo, error) {
 }
 
 // Acct describes one job from Slurm's accounting (sacct). The error wraps
-// errJobUnknown when accounting has no record of it.
-func (c slurmCLI) Acct(ctx context.Context, id string) (JobInfo, error) {
+// ErrJobUnknown when accounting has no record of it.
+func (c CLI) Acct(ctx context.Context, id string) (JobInfo, error) {
 	out, err := c.run(ctx, "sacct", "--jobs="+id, "--allocations", "--noheader", "--parsable2",
 		"--format=JobID,JobName,State,ExitCode,NodeList")
 	if err != nil {
@@ -119,12 +119,12 @@ func (c slurmCLI) Acct(ctx context.Context, id string) (JobInfo, error) {
 			return j, nil
 		}
 	}
-	return JobInfo{}, fmt.Errorf("%w: sacct has no record of job %s", errJobUnknown, id)
+	return JobInfo{}, fmt.Errorf("%w: sacct has no record of job %s", ErrJobUnknown, id)
 }
 
 // Cancel cancels a job (scancel: SIGTERM, SIGKILL after the cluster's
 // KillWait).
-func (c slurmCLI) Cancel(ctx context.Context, id string) error {
+func (c CLI) Cancel(ctx context.Context, id string) error {
 	_, err := c.run(ctx, "scancel", id)
 	return err
 }

@@ -1,4 +1,4 @@
-package experiments
+package slurm
 
 // Records of a Slurm run arrive through files of the run's directory on
 // storage the server and the nodes share (docs/ARCHITECTURE.md
@@ -27,31 +27,34 @@ import (
 // recordsReadMax bounds what one read takes from a records file.
 const recordsReadMax = 8 << 20
 
-// recordsTail reads a records file from an offset.
-type recordsTail struct {
-	dir  string
-	file string // name in dir; "" until the job's first execution wrote one
-	off  int64
+// maxLine caps one record line; longer lines are cut.
+const maxLine = 1 << 20
+
+// RecordsTail reads a records file from an offset.
+type RecordsTail struct {
+	Dir  string
+	File string // name in Dir; "" until the job's first execution wrote one
+	Off  int64
 	// skipping: the offset is inside a line longer than maxLine, which is
 	// dropped up to its end.
-	skipping bool
+	Skipping bool
 }
 
-// recordLine is one complete line and the offset just after it.
-type recordLine struct {
-	line []byte
-	end  int64
+// RecordLine is one complete line and the offset just after it.
+type RecordLine struct {
+	Line []byte
+	End  int64
 }
 
-// read returns the complete lines appended since the last read; with
+// Read returns the complete lines appended since the last read; with
 // final, a last line without its newline too (the job has ended). The
 // offset advances past what it returns. A line longer than maxLine is cut
 // to its first maxLine bytes, as a child's stdout line is.
-func (t *recordsTail) read(final bool) ([]recordLine, error) {
-	if t.file == "" {
+func (t *RecordsTail) Read(final bool) ([]RecordLine, error) {
+	if t.File == "" {
 		return nil, nil
 	}
-	f, err := os.Open(filepath.Join(t.dir, t.file))
+	f, err := os.Open(filepath.Join(t.Dir, t.File))
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, nil
@@ -59,10 +62,10 @@ func (t *recordsTail) read(final bool) ([]recordLine, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var out []recordLine
+	var out []RecordLine
 	buf := make([]byte, recordsReadMax)
 	for {
-		n, err := f.ReadAt(buf, t.off)
+		n, err := f.ReadAt(buf, t.Off)
 		if err != nil && err != io.EOF {
 			return out, err
 		}
@@ -75,49 +78,49 @@ func (t *recordsTail) read(final bool) ([]recordLine, error) {
 			}
 			line := chunk[pos : pos+i]
 			pos += i + 1
-			if t.skipping { // the tail of a cut line
-				t.skipping = false
+			if t.Skipping { // the tail of a cut line
+				t.Skipping = false
 				continue
 			}
 			if len(line) > maxLine {
 				line = line[:maxLine]
 			}
-			out = append(out, recordLine{line: append([]byte(nil), line...), end: t.off + int64(pos)})
+			out = append(out, RecordLine{Line: append([]byte(nil), line...), End: t.Off + int64(pos)})
 		}
 		rest := chunk[pos:]
 		switch {
-		case t.skipping:
+		case t.Skipping:
 			pos += len(rest) // still inside a cut line
 		case len(rest) > maxLine:
-			out = append(out, recordLine{line: append([]byte(nil), rest[:maxLine]...), end: t.off + int64(n)})
-			pos, t.skipping = n, true
+			out = append(out, RecordLine{Line: append([]byte(nil), rest[:maxLine]...), End: t.Off + int64(n)})
+			pos, t.Skipping = n, true
 		}
-		t.off += int64(pos)
+		t.Off += int64(pos)
 		if n < len(buf) { // end of file
-			if final && pos < n && !t.skipping {
-				out = append(out, recordLine{line: append([]byte(nil), chunk[pos:]...), end: t.off + int64(n-pos)})
-				t.off += int64(n - pos)
+			if final && pos < n && !t.Skipping {
+				out = append(out, RecordLine{Line: append([]byte(nil), chunk[pos:]...), End: t.Off + int64(n-pos)})
+				t.Off += int64(n - pos)
 			}
 			return out, nil
 		}
 	}
 }
 
-// recordsSegment is one records file of a job.
-type recordsSegment struct {
-	name    string
-	restart int
+// RecordsSegment is one records file of a job.
+type RecordsSegment struct {
+	Name    string
+	Restart int
 }
 
-// recordsSegments lists the records files of a job in dir, oldest
+// RecordsSegments lists the records files of a job in dir, oldest
 // execution first.
-func recordsSegments(dir, jobID string) ([]recordsSegment, error) {
+func RecordsSegments(dir, jobID string) ([]RecordsSegment, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	prefix := "records-" + jobID + "-"
-	var segs []recordsSegment
+	var segs []RecordsSegment
 	for _, e := range ents {
 		name := e.Name()
 		if !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, ".jsonl") {
@@ -127,15 +130,15 @@ func recordsSegments(dir, jobID string) ([]recordsSegment, error) {
 		if err != nil || n < 0 {
 			continue
 		}
-		segs = append(segs, recordsSegment{name: name, restart: n})
+		segs = append(segs, RecordsSegment{Name: name, Restart: n})
 	}
-	sort.Slice(segs, func(i, j int) bool { return segs[i].restart < segs[j].restart })
+	sort.Slice(segs, func(i, j int) bool { return segs[i].Restart < segs[j].Restart })
 	return segs, nil
 }
 
-// segmentRestart is the execution number of a records file name, -1 when
+// SegmentRestart is the execution number of a records file name, -1 when
 // the name is not one.
-func segmentRestart(name string) int {
+func SegmentRestart(name string) int {
 	i := strings.LastIndexByte(name, '-')
 	if i < 0 || !strings.HasSuffix(name, ".jsonl") {
 		return -1
@@ -147,10 +150,10 @@ func segmentRestart(name string) int {
 	return n
 }
 
-// summaryUpTo returns the last summary record in the first upTo bytes of
+// SummaryUpTo returns the last summary record in the first upTo bytes of
 // a records file: a restarted server needs the summary it had already
 // committed past.
-func summaryUpTo(path string, upTo int64) (*metrics.SummaryRecord, json.RawMessage, error) {
+func SummaryUpTo(path string, upTo int64) (*metrics.SummaryRecord, json.RawMessage, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if os.IsNotExist(err) {

@@ -1,4 +1,4 @@
-package experiments
+package slurm
 
 // The life cycle of a Slurm run, mapped both ways (docs/ARCHITECTURE.md
 // "Executors"): Slurm's job states (squeue %T, scontrol JobState, sacct
@@ -208,7 +208,7 @@ func exitText(code string) string {
 	case !ok || (st == 0 && sig == 0):
 		return ""
 	case sig != 0:
-		return fmt.Sprintf(", Slurm exit code %d:%d: signal %d (%s)", st, sig, sig, signalNameNum(sig))
+		return fmt.Sprintf(", Slurm exit code %d:%d: signal %d (%s)", st, sig, sig, SignalNameNum(sig))
 	}
 	return fmt.Sprintf(", Slurm exit code %d:%d: exit status %d", st, sig, st)
 }
@@ -227,8 +227,8 @@ func orNone(node string) string {
 	return " " + node
 }
 
-// signalNameNum names a signal number as Linux numbers it.
-func signalNameNum(n int) string {
+// SignalNameNum names a signal number as Linux numbers it.
+func SignalNameNum(n int) string {
 	names := map[int]string{1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
 		9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM"}
 	if s, ok := names[n]; ok {

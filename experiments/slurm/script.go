@@ -1,4 +1,4 @@
-package experiments
+package slurm
 
 // The batch script of a Slurm run (docs/ARCHITECTURE.md "Executors"): one
 // job per run, its memory request the run's budget plus the model-step
@@ -55,14 +55,14 @@ type JobSpec struct {
 
 // Names of the files of a run's directory that the job writes.
 const (
-	jobScriptFile   = "job.sh"
-	jobStderrFile   = "stderr.log"
-	datasetMetaFile = "dataset-meta.json" // the dataset's meta.json, for --like on a node
+	JobScriptFile   = "job.sh"
+	JobStderrFile   = "stderr.log"
+	DatasetMetaFile = "dataset-meta.json" // the dataset's meta.json, for --like on a node
 )
 
-// recordsFileName is the records file of one execution of a job
+// RecordsFileName is the records file of one execution of a job
 // (SLURM_RESTART_COUNT counts requeues).
-func recordsFileName(jobID string, restart int) string {
+func RecordsFileName(jobID string, restart int) string {
 	return fmt.Sprintf("records-%s-%d.jsonl", jobID, restart)
 }
 
@@ -119,7 +119,7 @@ func JobScript(sp JobSpec) (string, error) {
 	// double quotes keep a path with blanks in one word.
 	w("#SBATCH --chdir=\"%s\"\n", sp.RunDir)
 	w("#SBATCH --output=\"%s/slurm-%%j.out\"\n", sp.RunDir)
-	w("#SBATCH --error=\"%s/%s\"\n", sp.RunDir, jobStderrFile)
+	w("#SBATCH --error=\"%s/%s\"\n", sp.RunDir, JobStderrFile)
 	w("#SBATCH --open-mode=append\n")
 	w("#SBATCH --nodes=1\n")
 	w("#SBATCH --ntasks=1\n")
@@ -133,7 +133,7 @@ func JobScript(sp JobSpec) (string, error) {
 	if sp.Partition != "" {
 		w("#SBATCH --partition=%s\n", sp.Partition)
 	}
-	w("# outcore run %d of experiment %d (experiments/slurm_script.go). Records go to one\n", sp.RunID, sp.ExperimentID)
+	w("# outcore run %d of experiment %d (experiments/slurm/script.go). Records go to one\n", sp.RunID, sp.ExperimentID)
 	w("# file per execution of the job in the run directory; the server ingests them as they grow.\n")
 	w("set -u\n")
 	w("run_dir=%s\n", grid.ShellQuote(sp.RunDir))
@@ -154,7 +154,7 @@ func JobScript(sp JobSpec) (string, error) {
 		w("# Per-node data directory: generate the dataset here when missing (one job at a time).\n")
 		w("if [ ! -f \"$data_dir/datasets/\"%s/meta.json ]; then\n", ds)
 		w("  mkdir -p \"$data_dir\" || exit 10\n")
-		w("  gen=(\"$outcore\" data gen --like \"$run_dir/%s\" --name %s --data-dir \"$data_dir\" --quiet)\n", datasetMetaFile, ds)
+		w("  gen=(\"$outcore\" data gen --like \"$run_dir/%s\" --name %s --data-dir \"$data_dir\" --quiet)\n", DatasetMetaFile, ds)
 		w("  if command -v flock >/dev/null 2>&1; then\n")
 		w("    flock \"$data_dir/.gen-\"%s.lock sh -c 'm=$1; shift; [ -f \"$m\" ] || exec \"$@\"' _ \"$data_dir/datasets/\"%s/meta.json \"${gen[@]}\" >&2 || exit 10\n", ds, ds)
 		w("  else\n")
