@@ -123,7 +123,7 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) runO
 	// the training goes on (the record log holds the lines); a line the
 	// record log refuses stops the run (it then fails with the reason).
 	ing := newChildIngester(m, r, ctx, func(reason string) { ar.fail(reason) })
-	tail := newTail(TailBytes)
+	tail := supervise.NewTail(supervise.TailBytes)
 	spec := supervise.Spec{
 		Path: m.opts.Binary, Args: append(append([]string(nil), m.opts.Args...), cfgPath),
 		Dir: dir, Env: m.opts.Env,
@@ -206,7 +206,7 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) runO
 // outcome decides how a run ended from the supervisor's result (exit,
 // the one OOM rule of internal/supervise), the stop reason and the child's
 // summary.
-func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing *ingester, tail *tailBuffer, start time.Time) runOutcome {
+func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing *ingester, tail *supervise.Tail, start time.Time) runOutcome {
 	var out runOutcome
 	end := store.RunEnd{StderrTail: tail.String(), TotalS: time.Since(start).Seconds()}
 	got := ing.result()
@@ -272,8 +272,8 @@ func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing
 		switch {
 		case summary != nil && summary.Error != "":
 			end.Error = summary.Error
-		case waitErr != nil && tail.lastLine() != "":
-			end.Error = fmt.Sprintf("%v: %s", waitErr, tail.lastLine())
+		case waitErr != nil && tail.LastLine() != "":
+			end.Error = fmt.Sprintf("%v: %s", waitErr, tail.LastLine())
 		case waitErr != nil:
 			end.Error = waitErr.Error()
 		default:

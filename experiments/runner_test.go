@@ -174,7 +174,7 @@ func TestFailedKeepsStderrTail(t *testing.T) {
 	if !strings.Contains(r.Error, "boom: disk on fire") || !strings.HasSuffix(strings.TrimSpace(r.StderrTail), "boom: disk on fire") {
 		t.Fatalf("error %q tail ends %q", r.Error, r.StderrTail[max(0, len(r.StderrTail)-80):])
 	}
-	if len(r.StderrTail) > TailBytes || len(r.StderrTail) < TailBytes-2000 || !strings.HasPrefix(r.StderrTail, "noise line") {
+	if len(r.StderrTail) > supervise.TailBytes || len(r.StderrTail) < supervise.TailBytes-2000 || !strings.HasPrefix(r.StderrTail, "noise line") {
 		t.Fatalf("tail of %d bytes starting %q", len(r.StderrTail), r.StderrTail[:20])
 	}
 	if r.EpochsDone != 1 {

@@ -32,6 +32,7 @@ import (
 	"outcore/engine/train"
 	"outcore/experiments/grid"
 	"outcore/experiments/slurm"
+	"outcore/internal/supervise"
 	"outcore/internal/units"
 	"outcore/store"
 )
@@ -428,7 +429,7 @@ func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, ta
 	dir := tail.Dir
 	sumOutcome, sumErr := ing.summaryOutcome()
 	mp := slurm.JobOutcome(info, sumOutcome, sumErr, cancel)
-	stderrTail := readTail(filepath.Join(dir, slurm.JobStderrFile), TailBytes)
+	stderrTail := readTail(filepath.Join(dir, slurm.JobStderrFile), supervise.TailBytes)
 	end := store.RunEnd{Status: mp.Outcome, Error: mp.Reason, StderrTail: stderrTail}
 	// The job's own last words explain a failure of the job itself (not
 	// one of its node or its time limit) that no summary explains.
@@ -583,7 +584,7 @@ func limitFromNode(r store.Run, rec metrics.StartRecord, dir string) (bool, stri
 		return false, fmt.Sprintf("no limit set (Slurm job %s on %s)", r.JobID, node)
 	}
 	why := ""
-	for _, line := range strings.Split(readTail(filepath.Join(dir, slurm.JobStderrFile), TailBytes), "\n") {
+	for _, line := range strings.Split(readTail(filepath.Join(dir, slurm.JobStderrFile), supervise.TailBytes), "\n") {
 		if _, after, ok := strings.Cut(line, "--mem-limit not enforced: "); ok {
 			why = strings.TrimSpace(after)
 		}
@@ -614,10 +615,10 @@ func readTail(path string, n int64) string {
 	off := max(0, st.Size()-n)
 	b := make([]byte, st.Size()-off)
 	k, _ := f.ReadAt(b, off)
-	t := newTail(int(n))
+	t := supervise.NewTail(int(n))
 	t.Write(b[:k])
 	if off > 0 {
-		t.cut = true
+		t.MarkCut()
 	}
 	return t.String()
 }

@@ -1,4 +1,4 @@
-package experiments
+package supervise
 
 import (
 	"bytes"
@@ -7,15 +7,16 @@ import (
 	"unicode/utf8"
 )
 
-// TailBytes is how much of a child's stderr a run keeps in the database.
+// TailBytes is how much of a child's stderr a run keeps in the database
+// (a local child's, or a Slurm job's stderr file).
 const TailBytes = 64 << 10
 
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
+// Tail keeps the last max bytes written to it: a child's stderr.
+type Tail struct {
 	mu  sync.Mutex
 	max int
 	buf []byte
-	cut bool // bytes were dropped from the front
+	cut bool // bytes were dropped from the front (MarkCut)
 	// line is the start of the line being written (up to 512 bytes) and
 	// fatal the last line that began with a crash marker, seen even when
 	// the goroutine traces after it push it out of the tail.
@@ -28,9 +29,10 @@ func isFailureLine(l string) bool {
 	return strings.HasPrefix(l, "fatal error: ") || strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "runtime: out of memory")
 }
 
-func newTail(max int) *tailBuffer { return &tailBuffer{max: max} }
+// NewTail returns a Tail of at most max bytes.
+func NewTail(max int) *Tail { return &Tail{max: max} }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
+func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for rest := p; len(rest) > 0; {
@@ -61,7 +63,7 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 
 // String returns the tail, starting at a line boundary when bytes were
 // dropped, as valid UTF-8.
-func (t *tailBuffer) String() string {
+func (t *Tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	b := t.buf
@@ -73,10 +75,10 @@ func (t *tailBuffer) String() string {
 	return string(bytes.ToValidUTF8(b, []byte(string(utf8.RuneError))))
 }
 
-// lastLine returns the line that says why the child failed: the last
+// LastLine returns the line that says why the child failed: the last
 // `fatal error:` or `panic:` line of a Go runtime crash (its goroutine
 // traces come after it), else the last non-empty line.
-func (t *tailBuffer) lastLine() string {
+func (t *Tail) LastLine() string {
 	s := t.String()
 	t.mu.Lock()
 	fatal := t.fatal
@@ -84,15 +86,15 @@ func (t *tailBuffer) lastLine() string {
 		fatal = l
 	}
 	t.mu.Unlock()
-	if l := failureLine(s); isFailureLine(l) || fatal == "" {
+	if l := FailureLine(s); isFailureLine(l) || fatal == "" {
 		return l
 	}
 	return fatal
 }
 
-// failureLine picks the line of a child's stderr that says why it failed
-// (see lastLine).
-func failureLine(s string) string {
+// FailureLine picks the line of a child's stderr that says why it failed
+// (see LastLine).
+func FailureLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n\r "), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimRight(lines[i], "\r ")
@@ -107,4 +109,12 @@ func failureLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// MarkCut says bytes before the first written were dropped, as when a
+// file's last bytes are read: String then starts at a line boundary.
+func (t *Tail) MarkCut() {
+	t.mu.Lock()
+	t.cut = true
+	t.mu.Unlock()
 }
