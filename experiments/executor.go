@@ -4,9 +4,10 @@ package experiments
 // run and hands it to the executor the run names. local starts an
 // `outcore train` child of this process in its own memory cgroup
 // (runner_linux.go), one at a time by default; slurm submits one Slurm job
-// per run and lets Slurm place them, many in flight (slurm_exec.go). Both
-// feed the same ingester, so the store, the dashboard and the exports do
-// not know which ran a run except by its executor, job_id and node columns.
+// per run and lets Slurm place them, many in flight (experiments/slurm,
+// through slurm_host.go). Both feed the same ingester, so the store, the
+// dashboard and the exports do not know which ran a run except by its
+// executor, job_id and node columns.
 // An executor does not record how a run ended: it returns a runOutcome,
 // which the Manager records once, the same way for both (record), retried
 // until it commits.

@@ -50,7 +50,7 @@ func TestSlurmStoreRefusalRetried(t *testing.T) {
 	refuse.Store(true)
 	ctx := context.Background()
 	for dl := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if info, err := (slurm.CLI{}).Show(ctx, r.JobID); err == nil && isFinal(info.State) {
+		if info, err := (slurm.CLI{}).Show(ctx, r.JobID); err == nil && slurm.IsFinal(info.State) {
 			if info.State != "COMPLETED" {
 				t.Fatalf("Slurm job %s ended %s", r.JobID, info.State)
 			}

@@ -1,15 +1,15 @@
-package experiments
+package slurm
 
 // The slurm executor (docs/ARCHITECTURE.md "Executors"): each run becomes
 // one Slurm job submitted with sbatch; Slurm decides where and when it
 // runs, and many may be in flight. The job writes its records to a file of
 // the run's directory (shared storage), which this process ingests as it
-// grows (experiments/slurm/records.go); squeue (one call per poll for all runs) and,
+// grows (records.go); squeue (one call per poll for all runs) and,
 // once a job has ended, scontrol or sacct say how it ended, which
-// JobOutcome maps to the run's outcome (experiments/slurm/state.go). The dashboard's
+// JobOutcome maps to the run's outcome (state.go). The dashboard's
 // cancel becomes scancel. A queue process that stops leaves the jobs to
 // Slurm; the next one picks their runs up again at the committed offset of
-// their records (recoverSlurm).
+// their records (FindJob; experiments' recoverSlurm).
 
 import (
 	"context"
@@ -31,7 +31,6 @@ import (
 	"outcore/engine/metrics"
 	"outcore/engine/train"
 	"outcore/experiments/grid"
-	"outcore/experiments/slurm"
 	"outcore/internal/supervise"
 	"outcore/internal/units"
 	"outcore/store"
@@ -47,104 +46,110 @@ const (
 	unknownPolls = 3
 )
 
-// slurmExecutor submits runs as Slurm jobs and follows them.
-type slurmExecutor struct {
-	m      *Manager
-	cli    slurm.CLI
+// Executor submits runs as Slurm jobs and follows them. It knows the
+// queue only through Host, the run it drives through Run and its records'
+// ingester through Ingester; it returns each run's Outcome for the queue
+// to record.
+type Executor struct {
+	host   Host
+	cfg    Config
+	cli    CLI
 	user   string
 	prefix string // job names of this data directory: prefix + run id
 
 	pollMu  sync.Mutex // one squeue at a time; others use its answer
 	snapAt  time.Time
-	snap    map[string]slurm.JobInfo // by job id: this data directory's jobs
+	snap    map[string]JobInfo // by job id: this data directory's jobs
 	snapErr error
 
 	mu      sync.Mutex
-	ended   map[string]slurm.JobInfo // final states with details, by job id
-	unknown map[string]int           // polls in a row that found the job nowhere
+	ended   map[string]JobInfo // final states with details, by job id
+	unknown map[string]int     // polls in a row that found the job nowhere
 	grids   map[int64]*grid.SlurmGrid
 
 	digestMu sync.Mutex // datasets are hashed one at a time
 }
 
-func newSlurmExecutor(m *Manager) *slurmExecutor {
+// NewExecutor returns the executor of a queue over host.
+func NewExecutor(host Host, cfg Config) *Executor {
 	name := os.Getenv("USER")
 	if u, err := user.Current(); err == nil {
 		name = u.Username
 	}
-	abs, err := filepath.Abs(m.opts.DataDir)
+	abs, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
-		abs = m.opts.DataDir
+		abs = cfg.DataDir
 	}
 	h := sha256.Sum256([]byte(abs))
-	return &slurmExecutor{m: m, cli: slurm.CLI{BinDir: m.opts.Slurm.BinDir}, user: name,
+	return &Executor{host: host, cfg: cfg, cli: CLI{BinDir: cfg.Options.BinDir}, user: name,
 		prefix: "oc" + hex.EncodeToString(h[:4]) + "-r",
-		ended:  map[string]slurm.JobInfo{}, unknown: map[string]int{}, grids: map[int64]*grid.SlurmGrid{}}
+		ended:  map[string]JobInfo{}, unknown: map[string]int{}, grids: map[int64]*grid.SlurmGrid{}}
 }
 
 // opts are the queue's Slurm options with defaults filled in.
-func (s *slurmExecutor) opts() slurm.Options {
-	o := s.m.opts.Slurm
+func (s *Executor) opts() Options {
+	o := s.cfg.Options
 	if o.MaxJobs <= 0 {
-		o.MaxJobs = slurm.DefaultMaxJobs
+		o.MaxJobs = DefaultMaxJobs
 	}
 	if o.Poll <= 0 {
-		o.Poll = slurm.DefaultPoll
+		o.Poll = DefaultPoll
 	}
 	if o.Outcore == "" {
-		o.Outcore = s.m.opts.Binary
+		o.Outcore = s.cfg.Binary
 	}
 	return o
 }
 
-func (s *slurmExecutor) capacity() int { return s.opts().MaxJobs }
+// Capacity is how many runs the executor may have in Slurm at once.
+func (s *Executor) Capacity() int { return s.opts().MaxJobs }
 
 // jobName is the Slurm job name of a run.
-func (s *slurmExecutor) jobName(runID int64) string { return fmt.Sprintf("%s%d", s.prefix, runID) }
+func (s *Executor) jobName(runID int64) string { return fmt.Sprintf("%s%d", s.prefix, runID) }
 
 // runOptions are the Slurm options of a run: the queue's, overridden by
 // its experiment's grid.
-func (s *slurmExecutor) runOptions(ctx context.Context, r store.Run) (slurm.Options, error) {
+func (s *Executor) runOptions(ctx context.Context, r store.Run) (Options, error) {
 	s.mu.Lock()
 	sg, ok := s.grids[r.ExperimentID]
 	s.mu.Unlock()
 	if !ok {
-		e, err := s.m.st.Experiment(ctx, r.ExperimentID)
+		e, err := s.host.Experiment(ctx, r.ExperimentID)
 		if err != nil {
-			return slurm.Options{}, err
+			return Options{}, err
 		}
 		g, err := grid.ParseGrid(e.Grid)
 		if err != nil {
-			return slurm.Options{}, fmt.Errorf("experiment %d's grid: %w", e.ID, err)
+			return Options{}, fmt.Errorf("experiment %d's grid: %w", e.ID, err)
 		}
 		sg = g.Slurm
 		s.mu.Lock()
 		s.grids[r.ExperimentID] = sg
 		s.mu.Unlock()
 	}
-	return s.opts().Merged(sg, s.m.opts.DataDir)
+	return s.opts().Merged(sg, s.cfg.DataDir)
 }
 
-// execute submits the run (unless it has a job already: a run picked up
+// Execute submits the run (unless it has a job already: a run picked up
 // again) and follows its job to the end; it returns the run's outcome
 // (left when the queue process stops first: the job goes on).
-func (s *slurmExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) runOutcome {
+func (s *Executor) Execute(ctx context.Context, r store.Run, ar Run) Outcome {
 	if r.JobID == "" {
 		var end store.RunEnd
 		var ok bool
 		if r, end, ok = s.submit(ctx, r, ar); !ok {
-			return ended(end)
+			return Outcome{End: end}
 		}
 	}
 	out := s.watch(ctx, r, ar)
-	if !out.left {
+	if !out.Left {
 		s.forget(r.JobID)
 	}
 	return out
 }
 
 // forget drops what the executor keeps of an ended job.
-func (s *slurmExecutor) forget(jobID string) {
+func (s *Executor) forget(jobID string) {
 	s.mu.Lock()
 	delete(s.ended, jobID)
 	delete(s.unknown, jobID)
@@ -153,23 +158,23 @@ func (s *slurmExecutor) forget(jobID string) {
 
 // submit prepares the run's directory and submits its job. ok=false
 // means it was not submitted and end says why.
-func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) (store.Run, store.RunEnd, bool) {
-	m := s.m
+func (s *Executor) submit(ctx context.Context, r store.Run, ar Run) (store.Run, store.RunEnd, bool) {
+	h := s.host
 	start := time.Now()
-	if end, ok := stoppedEnd(ar, start); ok {
+	if end, ok := ar.StoppedEnd(start); ok {
 		return r, end, false
 	}
 	opt, err := s.runOptions(ctx, r)
 	if err != nil {
 		return r, failed(start, "slurm options: %v", err), false
 	}
-	if err := m.ensureDataset(ctx, r); err != nil {
-		if end, ok := stoppedEnd(ar, start); ok {
+	if err := h.EnsureDataset(ctx, r); err != nil {
+		if end, ok := ar.StoppedEnd(start); ok {
 			return r, end, false
 		}
 		return r, failed(start, "prepare dataset %s: %v", r.Dataset, err), false
 	}
-	dsDir := filepath.Join(dataset.DatasetsDir(m.opts.DataDir), r.Dataset)
+	dsDir := filepath.Join(dataset.DatasetsDir(s.cfg.DataDir), r.Dataset)
 	meta, err := dataset.ReadMeta(dsDir)
 	if err != nil {
 		return r, failed(start, "dataset %s: %v", r.Dataset, err), false
@@ -184,7 +189,7 @@ func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) 
 	if err := json.Unmarshal(r.Config, &cfg); err != nil {
 		return r, failed(start, "run config: %v", err), false
 	}
-	dataDir, err := filepath.Abs(m.opts.DataDir)
+	dataDir, err := filepath.Abs(s.cfg.DataDir)
 	if err != nil {
 		return r, failed(start, "data directory: %v", err), false
 	}
@@ -195,7 +200,7 @@ func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) 
 			return r, failed(start, "run config: %v", err), false
 		}
 	}
-	dir, err := m.freshRunDir(r)
+	dir, err := h.FreshRunDir(r)
 	if err == nil {
 		dir, err = filepath.Abs(dir)
 	}
@@ -208,7 +213,7 @@ func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) 
 	if opt.NodeDataDir != "" {
 		b, err := os.ReadFile(filepath.Join(dsDir, dataset.MetaFile))
 		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, slurm.DatasetMetaFile), b, 0o644)
+			err = os.WriteFile(filepath.Join(dir, DatasetMetaFile), b, 0o644)
 		}
 		if err != nil {
 			return r, failed(start, "copy the dataset's meta.json for the nodes: %v", err), false
@@ -216,26 +221,26 @@ func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) 
 	}
 	allowance := opt.MemAllowance
 	if allowance <= 0 {
-		allowance = slurm.StepAllowance(cfg, meta)
+		allowance = StepAllowance(cfg, meta)
 	}
-	mem := slurm.JobMemoryBytes(cfg, meta, r.MemLimitBytes, allowance)
-	spec := slurm.JobSpec{RunID: r.ID, ExperimentID: r.ExperimentID, JobName: s.jobName(r.ID), RunDir: dir,
+	mem := JobMemoryBytes(cfg, meta, r.MemLimitBytes, allowance)
+	spec := JobSpec{RunID: r.ID, ExperimentID: r.ExperimentID, JobName: s.jobName(r.ID), RunDir: dir,
 		MemMiB: (mem + 1<<20 - 1) >> 20, CPUs: opt.CPUs, Time: opt.Time, Partition: opt.Partition,
-		Outcore: opt.Outcore, Env: m.opts.Env, Dataset: r.Dataset, DataDir: dataDir,
+		Outcore: opt.Outcore, Env: s.cfg.Env, Dataset: r.Dataset, DataDir: dataDir,
 		NodeData: opt.NodeDataDir != "", Digest: digest}
-	if !reflect.DeepEqual(m.opts.Args, []string{"train", "--config"}) {
+	if !reflect.DeepEqual(s.cfg.Args, []string{"train", "--config"}) {
 		// A child other than `outcore train` (the tests' fake child).
-		spec.Command = append([]string{m.opts.Binary}, m.opts.Args...)
+		spec.Command = append([]string{s.cfg.Binary}, s.cfg.Args...)
 	}
-	script, err := slurm.JobScript(spec)
+	script, err := JobScript(spec)
 	if err != nil {
 		return r, failed(start, "%v", err), false
 	}
-	scriptPath := filepath.Join(dir, slurm.JobScriptFile)
+	scriptPath := filepath.Join(dir, JobScriptFile)
 	if err := os.WriteFile(scriptPath, []byte(script), 0o755); err != nil {
 		return r, failed(start, "write job script: %v", err), false
 	}
-	if end, ok := stoppedEnd(ar, start); ok {
+	if end, ok := ar.StoppedEnd(start); ok {
 		return r, end, false
 	}
 	// Not cut short by a stopping server: a job sbatch created must be
@@ -249,16 +254,16 @@ func (s *slurmExecutor) submit(ctx context.Context, r store.Run, ar *activeRun) 
 	if opt.Partition != "" {
 		where = "partition " + opt.Partition
 	}
-	budget := "no budget: the dataset's files " + units.Bytes(mem-allowance-slurm.JobOverheadBytes)
+	budget := "no budget: the dataset's files " + units.Bytes(mem-allowance-JobOverheadBytes)
 	if r.MemLimitBytes > 0 {
 		budget = "budget " + units.Bytes(r.MemLimitBytes)
 	}
 	msg := fmt.Sprintf("submitted as Slurm job %s to %s, --mem=%dM (%s + model step %s + job %s)",
-		jobID, where, spec.MemMiB, budget, units.Bytes(allowance), units.Bytes(slurm.JobOverheadBytes))
-	err = m.recordJob(ctx, r, &store.RunStart{LimitNote: "decided on the node when the job starts",
-		OutcoreVersion: Version(), GoVersion: runtime.Version()}, statusEvent(r, store.StatusRunning, msg))
+		jobID, where, spec.MemMiB, budget, units.Bytes(allowance), units.Bytes(JobOverheadBytes))
+	err = h.RecordSubmitted(ctx, r, store.RunStart{LimitNote: "decided on the node when the job starts",
+		OutcoreVersion: s.cfg.Version, GoVersion: runtime.Version()}, msg)
 	if err != nil {
-		m.opts.Logf("run %d: record Slurm job %s: %v", r.ID, jobID, err)
+		h.Logf("run %d: record Slurm job %s: %v", r.ID, jobID, err)
 	}
 	return r, store.RunEnd{}, true
 }
@@ -278,49 +283,49 @@ func withDataDir(config json.RawMessage, dir string) (json.RawMessage, error) {
 // grow, mirrors its Slurm state and node into the run, cancels it with
 // scancel when asked, and returns the outcome once the job has ended.
 // When ctx ends first it returns, leaving the run running (left).
-func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) runOutcome {
-	m := s.m
-	dir, _ := filepath.Abs(m.runDir(r.ID))
-	tail := &slurm.RecordsTail{Dir: dir, File: r.RecordsFile, Off: r.RecordsOffset}
+func (s *Executor) watch(ctx context.Context, r store.Run, ar Run) Outcome {
+	h := s.host
+	dir, _ := filepath.Abs(h.RunDir(r.ID))
+	tail := &RecordsTail{Dir: dir, File: r.RecordsFile, Off: r.RecordsOffset}
 	var pos = r.RecordsOffset // end of the last line handed to the ingester
-	ing := newRecordsIngester(m, r,
+	ing := h.RecordsIngester(r,
 		func() (string, int64) { return tail.File, pos },
 		func(rec metrics.StartRecord) (bool, string) { return limitFromNode(r, rec, dir) })
 	if r.RecordsFile != "" && r.RecordsOffset > 0 {
-		sum, raw, err := slurm.SummaryUpTo(filepath.Join(dir, r.RecordsFile), r.RecordsOffset)
+		sum, raw, err := SummaryUpTo(filepath.Join(dir, r.RecordsFile), r.RecordsOffset)
 		if err != nil {
-			m.opts.Logf("run %d: %v", r.ID, err)
+			h.Logf("run %d: %v", r.ID, err)
 		}
-		ing.resumeSummary(sum, raw)
+		ing.ResumeSummary(sum, raw)
 	}
 	opt := s.opts()
 	tick := time.NewTicker(opt.Poll)
 	defer tick.Stop()
-	stopCh := ar.stopCh
-	last := slurm.JobInfo{State: r.JobState, Node: r.Node}
+	stopCh := ar.Stopping()
+	last := JobInfo{State: r.JobState, Node: r.Node}
 	cancelSent := false
 	for {
 		s.ingest(&r, ing, tail, &pos, false)
-		if ctx.Err() != nil || ar.stopReason() == stopShutdown {
-			return runOutcome{left: true} // the job goes on; the next queue process picks it up
+		if ctx.Err() != nil || ar.StopReason() == StopShutdown {
+			return Outcome{Left: true} // the job goes on; the next queue process picks it up
 		}
-		cancel := ar.stopReason() == stopCancel
+		cancel := ar.StopReason() == StopCancel
 		if cancel && !cancelSent {
 			if err := s.cli.Cancel(ctx, r.JobID); err != nil {
-				ing.note("warn", fmt.Sprintf("scancel %s: %v (tried again at the next poll)", r.JobID, err))
+				ing.Note("warn", fmt.Sprintf("scancel %s: %v (tried again at the next poll)", r.JobID, err))
 			} else {
 				cancelSent = true
-				ing.note("info", fmt.Sprintf("scancel %s", r.JobID))
+				ing.Note("info", fmt.Sprintf("scancel %s", r.JobID))
 			}
-			ing.flush(nil)
+			ing.Flush()
 		}
 		if info, ok := s.info(ctx, r.JobID); ok {
 			if info.Known && (info.State != last.State || (info.Node != "" && info.Node != last.Node)) {
 				recordState(&r, ing, info)
 				last = info
 			}
-			sum, sumErr := ing.summaryOutcome()
-			if mp := slurm.JobOutcome(info, sum, sumErr, cancel); mp.Phase == slurm.PhaseEnded {
+			sum, sumErr := ing.SummaryOutcome()
+			if mp := JobOutcome(info, sum, sumErr, cancel); mp.Phase == PhaseEnded {
 				return s.end(ctx, &r, ing, tail, &pos, info, cancel)
 			}
 		}
@@ -336,32 +341,32 @@ func (s *slurmExecutor) watch(ctx context.Context, r store.Run, ar *activeRun) r
 // ingest hands the records appended to the run's records file to the
 // ingester and commits them; a newer execution's file (the job was
 // requeued) replaces the current one once it is read to its end.
-func (s *slurmExecutor) ingest(r *store.Run, ing *ingester, tail *slurm.RecordsTail, pos *int64, final bool) {
-	m := s.m
-	handle := func(lines []slurm.RecordLine) {
+func (s *Executor) ingest(r *store.Run, ing Ingester, tail *RecordsTail, pos *int64, final bool) {
+	h := s.host
+	handle := func(lines []RecordLine) {
 		for _, l := range lines {
 			*pos = l.End
-			ing.feed(l.Line)
+			ing.Feed(l.Line)
 		}
-		ing.flush(nil)
+		ing.Flush()
 	}
 	for {
 		lines, err := tail.Read(final)
 		if err != nil {
-			m.opts.Logf("run %d: read records: %v", r.ID, err)
+			h.Logf("run %d: read records: %v", r.ID, err)
 			return
 		}
 		handle(lines)
-		segs, err := slurm.RecordsSegments(tail.Dir, r.JobID)
+		segs, err := RecordsSegments(tail.Dir, r.JobID)
 		if err != nil {
-			m.opts.Logf("run %d: %v", r.ID, err)
+			h.Logf("run %d: %v", r.ID, err)
 			return
 		}
 		cur := -1
 		if tail.File != "" {
-			cur = slurm.SegmentRestart(tail.File)
+			cur = SegmentRestart(tail.File)
 		}
-		var next *slurm.RecordsSegment
+		var next *RecordsSegment
 		for i := range segs {
 			if segs[i].Restart > cur {
 				next = &segs[i]
@@ -377,20 +382,20 @@ func (s *slurmExecutor) ingest(r *store.Run, ing *ingester, tail *slurm.RecordsT
 			// without a newline.
 			lines, err := tail.Read(true)
 			if err != nil {
-				m.opts.Logf("run %d: read records: %v", r.ID, err)
+				h.Logf("run %d: read records: %v", r.ID, err)
 			}
 			handle(lines)
 		}
 		tail.File, tail.Off, tail.Skipping = next.Name, 0, false
 		*pos = 0
-		ing.newExecution(prev != "", fmt.Sprintf("Slurm requeued job %s: execution %d trains from the start; the epochs and samples of the execution that did not finish are discarded",
+		ing.NewExecution(prev != "", fmt.Sprintf("Slurm requeued job %s: execution %d trains from the start; the epochs and samples of the execution that did not finish are discarded",
 			r.JobID, next.Restart))
 	}
 }
 
 // recordState mirrors a job's Slurm state and node into the run (through
 // its ingester: behind the records read before, retried like them).
-func recordState(r *store.Run, ing *ingester, info slurm.JobInfo) {
+func recordState(r *store.Run, ing Ingester, info JobInfo) {
 	node := info.Node
 	if node == "" {
 		node = r.Node
@@ -403,18 +408,18 @@ func recordState(r *store.Run, ing *ingester, info slurm.JobInfo) {
 		msg += " (" + info.Reason + ")"
 	}
 	r.JobState, r.Node = info.State, node
-	ing.jobState(r.JobID, node, info.State, msg)
+	ing.JobState(r.JobID, node, info.State, msg)
 }
 
 // end reads the last records of an ended job and decides the outcome.
-func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, tail *slurm.RecordsTail, pos *int64, info slurm.JobInfo, cancel bool) runOutcome {
-	var out runOutcome
+func (s *Executor) end(ctx context.Context, r *store.Run, ing Ingester, tail *RecordsTail, pos *int64, info JobInfo, cancel bool) Outcome {
+	var out Outcome
 	s.ingest(r, ing, tail, pos, true)
-	if slurm.NormalizeJobState(info.State) == "COMPLETED" {
+	if NormalizeJobState(info.State) == "COMPLETED" {
 		// A job that completed wrote its summary; wait for the file
 		// system to show it.
 		deadline := time.Now().Add(summaryGrace)
-		for sum, _ := ing.summaryOutcome(); sum == "" && time.Now().Before(deadline) && ctx.Err() == nil; sum, _ = ing.summaryOutcome() {
+		for sum, _ := ing.SummaryOutcome(); sum == "" && time.Now().Before(deadline) && ctx.Err() == nil; sum, _ = ing.SummaryOutcome() {
 			time.Sleep(s.opts().Poll / 4)
 			s.ingest(r, ing, tail, pos, true)
 		}
@@ -423,18 +428,18 @@ func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, ta
 	// refuses writes is retried); a queue process that stops first leaves
 	// the run running, for the next one to read on from the committed
 	// offset.
-	if !ing.settle(ctx) {
-		return runOutcome{left: true}
+	if !ing.Settle(ctx) {
+		return Outcome{Left: true}
 	}
 	dir := tail.Dir
-	sumOutcome, sumErr := ing.summaryOutcome()
-	mp := slurm.JobOutcome(info, sumOutcome, sumErr, cancel)
-	stderrTail := readTail(filepath.Join(dir, slurm.JobStderrFile), supervise.TailBytes)
+	sumOutcome, sumErr := ing.SummaryOutcome()
+	mp := JobOutcome(info, sumOutcome, sumErr, cancel)
+	stderrTail := readTail(filepath.Join(dir, JobStderrFile), supervise.TailBytes)
 	end := store.RunEnd{Status: mp.Outcome, Error: mp.Reason, StderrTail: stderrTail}
 	// The job's own last words explain a failure of the job itself (not
 	// one of its node or its time limit) that no summary explains.
 	ownFailure := false
-	switch slurm.NormalizeJobState(info.State) {
+	switch NormalizeJobState(info.State) {
 	case "FAILED", "CANCELLED", "SPECIAL_EXIT", "COMPLETED":
 		ownFailure = true
 	}
@@ -443,38 +448,38 @@ func (s *slurmExecutor) end(ctx context.Context, r *store.Run, ing *ingester, ta
 			end.Error += ": " + line
 		}
 	}
-	got := ing.result()
-	summary, raw := got.summary, got.summaryRaw
-	end.PeakRSSBytes, end.PeakCgroupBytes = got.peakRSS, got.peakCG
-	storeErr := got.lastErr
+	got := ing.Result()
+	summary, raw := got.Summary, got.SummaryRaw
+	end.PeakRSSBytes, end.PeakCgroupBytes = got.PeakRSS, got.PeakCgroup
+	storeErr := got.LastErr
 	if summary != nil {
 		end.Summary = raw
 		end.TotalS = summary.TotalS
 		end.PeakRSSBytes = max(end.PeakRSSBytes, summary.PeakRSSBytes)
 		end.PeakCgroupBytes = max(end.PeakCgroupBytes, summary.PeakCgroupBytes)
 	} else if end.Status == store.StatusDone {
-		out.note("warn", fmt.Sprintf("Slurm job %s completed without a summary record", r.JobID))
+		out.Note("warn", fmt.Sprintf("Slurm job %s completed without a summary record", r.JobID))
 	}
 	if end.TotalS == 0 && !r.StartedAt.IsZero() {
 		end.TotalS = time.Since(r.StartedAt).Seconds()
 	}
-	if st, sig, ok := slurm.ParseExitCode(info.ExitCode); ok {
+	if st, sig, ok := ParseExitCode(info.ExitCode); ok {
 		if sig != 0 {
-			end.Signal = slurm.SignalNameNum(sig)
+			end.Signal = SignalNameNum(sig)
 		} else {
 			end.ExitCode = &st
 		}
 	}
 	if storeErr != "" {
-		out.note("error", "some records could not be stored: "+storeErr)
+		out.Note("error", "some records could not be stored: "+storeErr)
 	}
-	out.end = end
+	out.End = end
 	return out
 }
 
 // snapshot returns this data directory's jobs as squeue lists them, asking
 // squeue at most once per half poll interval whatever the number of runs.
-func (s *slurmExecutor) snapshot(ctx context.Context) (map[string]slurm.JobInfo, error) {
+func (s *Executor) snapshot(ctx context.Context) (map[string]JobInfo, error) {
 	s.pollMu.Lock()
 	defer s.pollMu.Unlock()
 	if !s.snapAt.IsZero() && time.Since(s.snapAt) < s.opts().Poll/2 {
@@ -486,7 +491,7 @@ func (s *slurmExecutor) snapshot(ctx context.Context) (map[string]slurm.JobInfo,
 		s.snap, s.snapErr = nil, err
 		return nil, err
 	}
-	snap := map[string]slurm.JobInfo{}
+	snap := map[string]JobInfo{}
 	for _, j := range jobs {
 		if strings.HasPrefix(j.Name, s.prefix) {
 			snap[j.ID] = j
@@ -496,9 +501,9 @@ func (s *slurmExecutor) snapshot(ctx context.Context) (map[string]slurm.JobInfo,
 	return snap, nil
 }
 
-// isFinal reports whether a Slurm state is a final one.
-func isFinal(state string) bool {
-	return slurm.JobOutcome(slurm.JobInfo{State: state, Known: true}, "", "", false).Phase == slurm.PhaseEnded
+// IsFinal reports whether a Slurm state is a final one.
+func IsFinal(state string) bool {
+	return JobOutcome(JobInfo{State: state, Known: true}, "", "", false).Phase == PhaseEnded
 }
 
 // info returns what Slurm says about a job now. ok=false means Slurm
@@ -506,7 +511,7 @@ func isFinal(state string) bool {
 // from that. A final state comes with details from scontrol (exit code,
 // restarts) or sacct; a job that none of them knows for unknownPolls polls
 // in a row is reported with Known=false.
-func (s *slurmExecutor) info(ctx context.Context, id string) (slurm.JobInfo, bool) {
+func (s *Executor) info(ctx context.Context, id string) (JobInfo, bool) {
 	s.mu.Lock()
 	if j, ok := s.ended[id]; ok {
 		s.mu.Unlock()
@@ -515,18 +520,18 @@ func (s *slurmExecutor) info(ctx context.Context, id string) (slurm.JobInfo, boo
 	s.mu.Unlock()
 	snap, err := s.snapshot(ctx)
 	if err != nil {
-		s.m.opts.Logf("slurm: %v", err)
-		return slurm.JobInfo{}, false
+		s.host.Logf("slurm: %v", err)
+		return JobInfo{}, false
 	}
 	j, listed := snap[id]
-	if listed && !isFinal(j.State) {
+	if listed && !IsFinal(j.State) {
 		s.clearUnknown(id)
 		return j, true
 	}
 	d, err := s.cli.Show(ctx, id)
 	if err == nil {
 		s.clearUnknown(id)
-		if !isFinal(d.State) {
+		if !IsFinal(d.State) {
 			return d, true
 		}
 		if d.Node == "" && listed {
@@ -537,16 +542,16 @@ func (s *slurmExecutor) info(ctx context.Context, id string) (slurm.JobInfo, boo
 		s.mu.Unlock()
 		return d, true
 	}
-	if !errors.Is(err, slurm.ErrJobUnknown) {
-		s.m.opts.Logf("slurm: %v", err)
+	if !errors.Is(err, ErrJobUnknown) {
+		s.host.Logf("slurm: %v", err)
 		if listed {
 			return j, true
 		}
-		return slurm.JobInfo{}, false
+		return JobInfo{}, false
 	}
 	if a, err := s.cli.Acct(ctx, id); err == nil {
 		s.clearUnknown(id)
-		if isFinal(a.State) {
+		if IsFinal(a.State) {
 			s.mu.Lock()
 			s.ended[id] = a
 			s.mu.Unlock()
@@ -561,12 +566,12 @@ func (s *slurmExecutor) info(ctx context.Context, id string) (slurm.JobInfo, boo
 	n := s.unknown[id]
 	s.mu.Unlock()
 	if n < unknownPolls {
-		return slurm.JobInfo{}, false
+		return JobInfo{}, false
 	}
-	return slurm.JobInfo{ID: id, Known: false}, true
+	return JobInfo{ID: id, Known: false}, true
 }
 
-func (s *slurmExecutor) clearUnknown(id string) {
+func (s *Executor) clearUnknown(id string) {
 	s.mu.Lock()
 	delete(s.unknown, id)
 	s.mu.Unlock()
@@ -584,7 +589,7 @@ func limitFromNode(r store.Run, rec metrics.StartRecord, dir string) (bool, stri
 		return false, fmt.Sprintf("no limit set (Slurm job %s on %s)", r.JobID, node)
 	}
 	why := ""
-	for _, line := range strings.Split(readTail(filepath.Join(dir, slurm.JobStderrFile), supervise.TailBytes), "\n") {
+	for _, line := range strings.Split(readTail(filepath.Join(dir, JobStderrFile), supervise.TailBytes), "\n") {
 		if _, after, ok := strings.Cut(line, "--mem-limit not enforced: "); ok {
 			why = strings.TrimSpace(after)
 		}
@@ -630,56 +635,4 @@ func lastLine(s string) string {
 		s = s[i+1:]
 	}
 	return strings.TrimSpace(s)
-}
-
-// recoverSlurm picks up the Slurm runs a stopped queue process left
-// running: their jobs go on in Slurm, their records are read on from the
-// committed offset. A run that has no job id yet is looked up by its job
-// name (the process may have stopped between sbatch and recording the
-// id); one that Slurm does not know was never submitted and ends
-// interrupted.
-func (m *Manager) recoverSlurm(ctx context.Context, wg *sync.WaitGroup) error {
-	runs, err := m.st.Runs(ctx, store.RunFilter{Statuses: []string{store.StatusRunning}})
-	if err != nil {
-		return fmt.Errorf("find Slurm runs to pick up: %w", err)
-	}
-	s := m.execs[store.ExecutorSlurm].(*slurmExecutor)
-	for _, r := range runs {
-		if r.Executor != store.ExecutorSlurm {
-			continue
-		}
-		if r.JobID == "" {
-			snap, err := s.snapshot(ctx)
-			if err != nil {
-				m.record(ctx, r, ended(store.RunEnd{Status: store.StatusInterrupted,
-					Error: fmt.Sprintf("the server stopped while submitting the run to Slurm, and squeue cannot tell whether it was: %v", err)}))
-				continue
-			}
-			for _, j := range snap {
-				if j.Name == s.jobName(r.ID) {
-					r.JobID, r.JobState, r.Node = j.ID, j.State, j.Node
-				}
-			}
-			if r.JobID == "" {
-				m.record(ctx, r, ended(store.RunEnd{Status: store.StatusInterrupted,
-					Error: "the server stopped before the run was submitted to Slurm; retry it to run it again"}))
-				continue
-			}
-		}
-		err := m.recordJob(ctx, r, nil, &store.Event{ExperimentID: r.ExperimentID, RunID: r.ID, Kind: store.EventLog,
-			Msg: fmt.Sprintf("picked up again after a restart: Slurm job %s, records read on from byte %d of %s",
-				r.JobID, r.RecordsOffset, orDash(r.RecordsFile))})
-		if err != nil {
-			return err
-		}
-		m.startActive(ctx, r, wg)
-	}
-	return nil
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -1,0 +1,146 @@
+package slurm
+
+// The seam between the executor and the queue that runs it
+// (docs/ARCHITECTURE.md "Executors"): the queue (package experiments'
+// Manager) is the Host, each run it hands over comes with a Run that says
+// whether it is asked to stop, the run's records go to the queue's
+// Ingester, and the executor returns an Outcome that the queue records
+// once, with retry. The executor reaches no field of the queue.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"outcore/engine/metrics"
+	"outcore/store"
+)
+
+// Config is what the executor is given once: the queue's data directory,
+// the child it runs (an outcore binary and its arguments: `train
+// --config`, or the tests' fake child), the environment of the jobs, the
+// queue's Slurm options and the version recorded with each run.
+type Config struct {
+	DataDir string
+	Binary  string
+	Args    []string
+	Env     []string
+	Options Options
+	Version string
+}
+
+// Host is what the executor asks of the queue that runs it.
+type Host interface {
+	// Experiment returns an experiment (its grid's Slurm settings).
+	Experiment(ctx context.Context, id int64) (store.Experiment, error)
+	// EnsureDataset makes the run's dataset when it is a derived one that
+	// does not exist yet.
+	EnsureDataset(ctx context.Context, r store.Run) error
+	// FreshRunDir creates the run's directory, empty; RunDir names it.
+	FreshRunDir(r store.Run) (string, error)
+	RunDir(id int64) string
+	// RecordSubmitted records a run's job (r.JobID, its state), its start
+	// facts and its status event saying msg, retried until it commits.
+	RecordSubmitted(ctx context.Context, r store.Run, started store.RunStart, msg string) error
+	// RecordsIngester returns the ingester of a Slurm run's records:
+	// position names the records file and the offset after the last line
+	// handed over (committed with what it stored), limit decides from the
+	// start record whether the memory limit was enforced, and why.
+	RecordsIngester(r store.Run, position func() (string, int64), limit func(metrics.StartRecord) (bool, string)) Ingester
+	Logf(format string, a ...any)
+}
+
+// Ingester stores a run's records as the executor hands them over, in
+// file order, each committed with its file offset.
+type Ingester interface {
+	Feed(line []byte)
+	// Flush commits what was fed (retried behind earlier writes).
+	Flush()
+	// Note adds an event to the run.
+	Note(level, msg string)
+	// JobState mirrors the job's state and node into the run, with an
+	// event saying msg.
+	JobState(jobID, node, state, msg string)
+	// NewExecution starts another execution's records file (offset 0);
+	// requeued: the one before did not finish, its epochs are discarded.
+	NewExecution(requeued bool, msg string)
+	// ResumeSummary sets the summary record committed before the
+	// ingester took over (a run picked up again past it).
+	ResumeSummary(sum *metrics.SummaryRecord, raw json.RawMessage)
+	// SummaryOutcome is the outcome and error of the summary record seen
+	// ("" without one).
+	SummaryOutcome() (outcome, errMsg string)
+	// Settle waits until every record fed is stored; false when stop
+	// ends first.
+	Settle(stop context.Context) bool
+	Result() IngestResult
+}
+
+// IngestResult is what an ingester saw of a run that its outcome is made
+// of.
+type IngestResult struct {
+	Summary    *metrics.SummaryRecord // nil without a summary record
+	SummaryRaw json.RawMessage
+	PeakRSS    int64
+	PeakCgroup int64
+	LastErr    string // the store's last refusal ("" without one)
+}
+
+// StopReason says why the queue asks a run to stop.
+type StopReason int
+
+// Stop reasons.
+const (
+	StopNone     StopReason = iota
+	StopCancel              // a user cancelled the run: scancel, outcome cancelled
+	StopShutdown            // the queue process is stopping: the job goes on
+)
+
+// Run is a run as the queue drives it.
+type Run interface {
+	// Stopping is closed when the run is asked to stop.
+	Stopping() <-chan struct{}
+	StopReason() StopReason
+	// StoppedEnd is the outcome of a run stopped before its job was
+	// submitted (ok false when it is not stopped).
+	StoppedEnd(start time.Time) (end store.RunEnd, ok bool)
+}
+
+// Outcome is how a run ended: End holds the status, the reason in words,
+// the exit code or signal, the peaks, the summary record and the stderr
+// tail; Notes are events recorded with it, before its status event. Left:
+// the run did not end here (its job goes on after the queue process
+// stopped), nothing is recorded.
+type Outcome struct {
+	End   store.RunEnd
+	Notes []Note
+	Left  bool
+}
+
+// Note is an event of a run recorded with its outcome.
+type Note struct{ Level, Msg string }
+
+// Note adds an event recorded with the outcome.
+func (o *Outcome) Note(level, msg string) { o.Notes = append(o.Notes, Note{level, msg}) }
+
+// failed is the outcome of a run that could not be submitted.
+func failed(start time.Time, format string, a ...any) store.RunEnd {
+	return store.RunEnd{Status: store.StatusFailed, Error: fmt.Sprintf(format, a...), TotalS: time.Since(start).Seconds()}
+}
+
+// FindJob looks a run's job up by its name in squeue (a queue process
+// that stopped between sbatch and recording the job id): found false when
+// Slurm does not list it.
+func (s *Executor) FindJob(ctx context.Context, runID int64) (job JobInfo, found bool, err error) {
+	snap, err := s.snapshot(ctx)
+	if err != nil {
+		return JobInfo{}, false, err
+	}
+	for _, j := range snap {
+		if j.Name == s.jobName(runID) {
+			job, found = j, true
+		}
+	}
+	return job, found, nil
+}
