@@ -493,6 +493,11 @@ func (g *ingester) fillSample(s *metrics.SampleRecord, arrivedCG int64) {
 			s.GPUUtil, s.GPUMemBytes = &u, &mem
 		}
 	}
+	if s.GPUPCIeRxMBps == nil && g.gpu != nil {
+		if tx, rx, ok := g.gpu.SamplePCIe(); ok {
+			s.GPUPCIeTxMBps, s.GPUPCIeRxMBps = &tx, &rx
+		}
+	}
 	g.mu.Lock()
 	g.peakRSS = max(g.peakRSS, s.RSSBytes)
 	g.peakCG = max(g.peakCG, s.CgroupBytes)

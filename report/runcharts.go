@@ -258,8 +258,18 @@ func CgroupLimitOf(run store.Run) int64 {
 }
 
 func runDisk(run store.Run, samples []store.Sample) Chart {
-	return timeline(run, "run-disk", "Disk read", "MB/s", "Per-second samples of the block device read rate while the run ran.",
+	return timeline(run, "run-disk", "Disk read and GPU PCIe", "MB/s", "Per-second samples of the block device read rate while the run ran, and, where a GPU is present, its PCIe throughput (NVML): host to GPU and GPU to host.",
 		samples, []sampleMetric{
 			{"disk read MB/s", func(s metrics.SampleRecord) (float64, bool) { return s.DiskReadMBps, true }},
+			{"PCIe host→GPU MB/s", func(s metrics.SampleRecord) (float64, bool) { return deref(s.GPUPCIeRxMBps) }},
+			{"PCIe GPU→host MB/s", func(s metrics.SampleRecord) (float64, bool) { return deref(s.GPUPCIeTxMBps) }},
 		})
+}
+
+// deref is a sample's optional reading (false when absent).
+func deref(v *float64) (float64, bool) {
+	if v == nil {
+		return 0, false
+	}
+	return *v, true
 }

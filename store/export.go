@@ -390,7 +390,8 @@ func (s *Store) exportSamples(ctx context.Context, cw *csv.Writer, experimentID 
 	}
 	header := append(append([]string{}, cellCols...),
 		"t", "cpu_pct", "iowait_pct", "rss_bytes", "cgroup_bytes", "disk_read_mbps", "gpu_util_pct", "gpu_mem_bytes",
-		"host_load1", "host_others_cpu_pct", "host_steal_pct", "psi_cpu_pct", "psi_io_pct", "psi_memory_pct")
+		"host_load1", "host_others_cpu_pct", "host_steal_pct", "psi_cpu_pct", "psi_io_pct", "psi_memory_pct",
+		"gpu_pcie_tx_mbps", "gpu_pcie_rx_mbps")
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -401,7 +402,8 @@ func (s *Store) exportSamples(ctx context.Context, cw *csv.Writer, experimentID 
 		}
 		rows, err := s.r.QueryContext(ctx, `
 			SELECT t, cpu_pct, iowait_pct, rss_bytes, cgroup_bytes, disk_read_mbps, gpu_util_pct, gpu_mem_bytes,
-				host_load1, host_others_cpu_pct, host_steal_pct, psi_cpu_pct, psi_io_pct, psi_memory_pct
+				host_load1, host_others_cpu_pct, host_steal_pct, psi_cpu_pct, psi_io_pct, psi_memory_pct,
+				gpu_pcie_tx_mbps, gpu_pcie_rx_mbps
 			FROM samples WHERE run_id = ? ORDER BY t`, rc.id)
 		if err != nil {
 			return err
@@ -412,7 +414,8 @@ func (s *Store) exportSamples(ctx context.Context, cw *csv.Writer, experimentID 
 			var gu sql.NullFloat64
 			var gm sql.NullInt64
 			var hc hostCols
-			if err := rows.Scan(append([]any{&t, &cpu, &iow, &rss, &cg, &disk, &gu, &gm}, hc.dest()...)...); err != nil {
+			var tx, rx sql.NullFloat64
+			if err := rows.Scan(append(append([]any{&t, &cpu, &iow, &rss, &cg, &disk, &gu, &gm}, hc.dest()...), &tx, &rx)...); err != nil {
 				rows.Close()
 				return err
 			}
@@ -422,6 +425,7 @@ func (s *Store) exportSamples(ctx context.Context, cw *csv.Writer, experimentID 
 			for _, h := range hc {
 				rec = append(rec, fmtNF(h)) // empty: not recorded, or no /proc/pressure
 			}
+			rec = append(rec, fmtNF(tx), fmtNF(rx)) // empty: no GPU or not recorded
 			if err := cw.Write(rec); err != nil {
 				rows.Close()
 				return err

@@ -16,19 +16,20 @@ type Sample struct {
 }
 
 // sampleInsertRows is how many samples one INSERT statement carries:
-// multi-row VALUES cut the per-row cost of the driver (15 parameters a row,
-// 1500 a statement, under SQLite's limit of 32766).
+// multi-row VALUES cut the per-row cost of the driver (17 parameters a row,
+// 1700 a statement, under SQLite's limit of 32766).
 const sampleInsertRows = 100
 
 func sampleInsertSQL(n int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT OR REPLACE INTO samples(run_id, t, cpu_pct, iowait_pct, rss_bytes, cgroup_bytes, disk_read_mbps,
-		gpu_util_pct, gpu_mem_bytes, host_load1, host_others_cpu_pct, host_steal_pct, psi_cpu_pct, psi_io_pct, psi_memory_pct) VALUES `)
+		gpu_util_pct, gpu_mem_bytes, host_load1, host_others_cpu_pct, host_steal_pct, psi_cpu_pct, psi_io_pct, psi_memory_pct,
+		gpu_pcie_tx_mbps, gpu_pcie_rx_mbps) VALUES `)
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	}
 	return b.String()
 }
@@ -45,7 +46,7 @@ func (t *Tx) InsertSamples(runID int64, samples []metrics.SampleRecord) error {
 			full.Close()
 		}
 	}()
-	args := make([]any, 0, 15*sampleInsertRows)
+	args := make([]any, 0, 17*sampleInsertRows)
 	for start := 0; start < len(samples); start += sampleInsertRows {
 		chunk := samples[start:min(start+sampleInsertRows, len(samples))]
 		args = args[:0]
@@ -61,6 +62,7 @@ func (t *Tx) InsertSamples(runID int64, samples []metrics.SampleRecord) error {
 			}
 			args = append(args, runID, s.T, s.CPUPercent, s.IOWaitPercent, s.RSSBytes, s.CgroupBytes, s.DiskReadMBps, gu, gm)
 			args = append(args, hostArgs(s.Host)...)
+			args = append(args, nullFloat(s.GPUPCIeTxMBps), nullFloat(s.GPUPCIeRxMBps))
 		}
 		var err error
 		if len(chunk) == sampleInsertRows {
@@ -117,16 +119,18 @@ func (h *hostCols) pressure() *metrics.HostPressure {
 }
 
 const sampleCols = `run_id, t, cpu_pct, iowait_pct, rss_bytes, cgroup_bytes, disk_read_mbps, gpu_util_pct, gpu_mem_bytes,
-	host_load1, host_others_cpu_pct, host_steal_pct, psi_cpu_pct, psi_io_pct, psi_memory_pct`
+	host_load1, host_others_cpu_pct, host_steal_pct, psi_cpu_pct, psi_io_pct, psi_memory_pct, gpu_pcie_tx_mbps, gpu_pcie_rx_mbps`
 
 func scanSample(sc interface{ Scan(...any) error }) (Sample, error) {
 	var s Sample
 	var gu sql.NullFloat64
 	var gm sql.NullInt64
 	var hc hostCols
-	err := sc.Scan(append([]any{&s.RunID, &s.T, &s.CPUPercent, &s.IOWaitPercent, &s.RSSBytes, &s.CgroupBytes, &s.DiskReadMBps, &gu, &gm}, hc.dest()...)...)
+	var tx, rx sql.NullFloat64
+	err := sc.Scan(append(append([]any{&s.RunID, &s.T, &s.CPUPercent, &s.IOWaitPercent, &s.RSSBytes, &s.CgroupBytes, &s.DiskReadMBps, &gu, &gm}, hc.dest()...), &tx, &rx)...)
 	s.Type = metrics.TypeSample
 	s.Host = hc.pressure()
+	s.GPUPCIeTxMBps, s.GPUPCIeRxMBps = floatPtr(tx), floatPtr(rx)
 	if gu.Valid {
 		s.GPUUtil = &gu.Float64
 	}
@@ -197,7 +201,8 @@ func (s *Store) SampleSeries(ctx context.Context, runID int64, fromT, toT float6
 	rows, err := s.r.QueryContext(ctx, `
 		SELECT CAST((t - ?1) / ?2 AS INTEGER) AS b, avg(t), avg(cpu_pct), avg(iowait_pct), avg(rss_bytes), avg(cgroup_bytes),
 			avg(disk_read_mbps), avg(gpu_util_pct), avg(gpu_mem_bytes),
-			avg(host_load1), avg(host_others_cpu_pct), avg(host_steal_pct), avg(psi_cpu_pct), avg(psi_io_pct), avg(psi_memory_pct)
+			avg(host_load1), avg(host_others_cpu_pct), avg(host_steal_pct), avg(psi_cpu_pct), avg(psi_io_pct), avg(psi_memory_pct),
+			avg(gpu_pcie_tx_mbps), avg(gpu_pcie_rx_mbps)
 		FROM samples WHERE run_id = ?3 AND t >= ?1 AND t < ?4
 		GROUP BY b ORDER BY b`, lo, width, runID, hi)
 	if err != nil {
@@ -210,12 +215,14 @@ func (s *Store) SampleSeries(ctx context.Context, runID int64, fromT, toT float6
 		var rss, cg float64
 		var gu, gm sql.NullFloat64
 		var hc hostCols
+		var tx, rx sql.NullFloat64
 		smp := Sample{RunID: runID}
 		smp.Type = metrics.TypeSample
-		if err := rows.Scan(append([]any{&b, &smp.T, &smp.CPUPercent, &smp.IOWaitPercent, &rss, &cg, &smp.DiskReadMBps, &gu, &gm}, hc.dest()...)...); err != nil {
+		if err := rows.Scan(append(append([]any{&b, &smp.T, &smp.CPUPercent, &smp.IOWaitPercent, &rss, &cg, &smp.DiskReadMBps, &gu, &gm}, hc.dest()...), &tx, &rx)...); err != nil {
 			return nil, fmt.Errorf("sample series of run %d: %w", runID, err)
 		}
 		smp.Host = hc.pressure()
+		smp.GPUPCIeTxMBps, smp.GPUPCIeRxMBps = floatPtr(tx), floatPtr(rx)
 		smp.RSSBytes, smp.CgroupBytes = int64(rss), int64(cg)
 		if gu.Valid {
 			v := gu.Float64
@@ -231,4 +238,21 @@ func (s *Store) SampleSeries(ctx context.Context, runID int64, fromT, toT float6
 		return nil, fmt.Errorf("sample series of run %d: %w", runID, err)
 	}
 	return out, nil
+}
+
+// nullFloat is a nullable REAL column's value.
+func nullFloat(v *float64) sql.NullFloat64 {
+	if v == nil {
+		return sql.NullFloat64{}
+	}
+	return sql.NullFloat64{Float64: *v, Valid: true}
+}
+
+// floatPtr is a nullable REAL column read back (nil for NULL).
+func floatPtr(v sql.NullFloat64) *float64 {
+	if !v.Valid {
+		return nil
+	}
+	f := v.Float64
+	return &f
 }

@@ -410,8 +410,8 @@ func TestSampleSeries(t *testing.T) {
 	for i := 0; i < 1000; i++ {
 		rec := metrics.SampleRecord{T: float64(i), CPUPercent: float64(i % 10), RSSBytes: int64(i)}
 		if i >= 500 {
-			g := 10.0
-			rec.GPUUtil = &g
+			g, tx, rx := 10.0, 2.0, float64(i)
+			rec.GPUUtil, rec.GPUPCIeTxMBps, rec.GPUPCIeRxMBps = &g, &tx, &rx
 		}
 		recs = append(recs, rec)
 	}
@@ -421,10 +421,12 @@ func TestSampleSeries(t *testing.T) {
 		t.Fatalf("%d points, %v", len(series), err)
 	}
 	// bucket 0 holds t = 0..9: mean t 4.5, mean cpu 4.5
-	if series[0].T != 4.5 || series[0].CPUPercent != 4.5 || series[0].RSSBytes != 4 || series[0].GPUUtil != nil {
+	if series[0].T != 4.5 || series[0].CPUPercent != 4.5 || series[0].RSSBytes != 4 || series[0].GPUUtil != nil || series[0].GPUPCIeRxMBps != nil {
 		t.Fatalf("first bucket %+v", series[0])
 	}
-	if series[99].GPUUtil == nil || *series[99].GPUUtil != 10 {
+	// bucket 99 holds t = 990..999: PCIe rx = t, mean 994.5
+	if series[99].GPUUtil == nil || *series[99].GPUUtil != 10 || series[99].GPUPCIeRxMBps == nil || *series[99].GPUPCIeRxMBps != 994.5 ||
+		series[99].GPUPCIeTxMBps == nil || *series[99].GPUPCIeTxMBps != 2 {
 		t.Fatalf("last bucket %+v", series[99])
 	}
 	win, _ := s.SampleSeries(ctx, runs[0].ID, 100, 200, 10)
@@ -446,6 +448,9 @@ func TestSampleSeries(t *testing.T) {
 	all, _ := s.Samples(ctx, runs[0].ID, 0, 0, 0)
 	if len(all) != 1000 || all[149].CPUPercent != 77 || all[150].CPUPercent != 0 {
 		t.Fatalf("after re-send: %d samples, cpu[149]=%v cpu[150]=%v", len(all), all[149].CPUPercent, all[150].CPUPercent)
+	}
+	if all[700].GPUPCIeRxMBps == nil || *all[700].GPUPCIeRxMBps != 700 || all[700].GPUPCIeTxMBps == nil || *all[700].GPUPCIeTxMBps != 2 || all[100].GPUPCIeRxMBps != nil {
+		t.Fatalf("PCIe read back: %+v / %+v", all[700], all[100])
 	}
 	none, err := s.SampleSeries(ctx, 999, 0, 0, 10)
 	if err != nil || len(none) != 0 {
