@@ -26,11 +26,8 @@ maxload=${BENCH_DEVICE_MAX_LOAD:-1.5}
 pairs=${BENCH_DEVICE_PAIRS:-3}
 outcore=${OUTCORE:-bin/outcore}
 command -v fio >/dev/null || { echo "bench-device: fio not installed (scripts/install-deps.sh installs it)" >&2; exit 1; }
-load=$(cut -d' ' -f1 /proc/loadavg)
-if awk -v l="$load" -v m="$maxload" 'BEGIN{exit !(l > m)}'; then
-  echo "bench-device: load average $load is above $maxload: not a quiet machine, no measurement" >&2
-  exit 1
-fi
+. scripts/quiet-gate.sh
+require_quiet bench-device "$maxload"
 [[ -x $outcore ]] || make build >/dev/null
 out=$("$outcore" bench device --data-dir "$data" --size "$size" --seconds "$secs" --fio-pairs "$pairs")
 echo "$out"

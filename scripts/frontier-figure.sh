@@ -29,11 +29,9 @@ compute=${COMPUTE:-model:h100-pyg}
 systems=${SYSTEMS:-gnndrive,ginex,diskgnn,pyg+}
 out=${OUT:-frontier-$ds-$(date -u +%Y%m%dT%H%M%SZ)}
 maxload=${MAX_LOAD:-1.5}
+. scripts/quiet-gate.sh
+require_quiet frontier-figure "$maxload"
 load=$(cut -d' ' -f1 /proc/loadavg)
-if awk -v l="$load" -v m="$maxload" 'BEGIN{exit !(l > m)}'; then
-  echo "frontier-figure: load average $load is above $maxload: not a quiet machine, no measurement" >&2
-  exit 1
-fi
 [[ -x $outcore ]] || make build >/dev/null
 mkdir -p "$out"
 if ! "$outcore" data list 2>/dev/null | grep -qw -- "$ds"; then

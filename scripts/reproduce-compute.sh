@@ -32,11 +32,8 @@ modes=${MODES:-"cpu model:h100-pyg"}
 repeats=${REPEATS:-3}
 out=${OUT:-reproduce-compute-$(date -u +%Y%m%dT%H%M%SZ)}
 maxload=${MAX_LOAD:-1.5}
-load=$(cut -d' ' -f1 /proc/loadavg)
-if awk -v l="$load" -v m="$maxload" 'BEGIN{exit !(l > m)}'; then
-  echo "reproduce-compute: load average $load is above $maxload: not a quiet machine, no measurement" >&2
-  exit 1
-fi
+. scripts/quiet-gate.sh
+require_quiet reproduce-compute "$maxload"
 [[ -x $outcore ]] || make build >/dev/null
 mkdir -p "$out"
 studies=("$@")

@@ -697,6 +697,12 @@ func exportFigure(ctx context.Context, s Streams, dataDir string, id, run int64,
 		ch, _ = cmp.Chart(name, baseline)
 		meta = cmp.Meta()
 	}
+	return writeChart(s, ch, format, size, meta, out, file)
+}
+
+// writeChart draws ch as format (or writes its data as CSV) to out ("-":
+// stdout; "": file, in the current directory) and says what it wrote.
+func writeChart(s Streams, ch report.Chart, format, size string, meta report.FigureMeta, out, file string) error {
 	var buf bytes.Buffer
 	if err := report.WriteChartWith(&buf, ch, format, report.FigureOptions{Size: size, Meta: meta}); err != nil {
 		return err

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -112,20 +110,5 @@ func exportScale(ctx context.Context, s Streams, dataDir string, ids []int64, sh
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if err := report.WriteChartWith(&buf, ch, format, report.FigureOptions{Size: size, Meta: meta}); err != nil {
-		return err
-	}
-	if out == "-" {
-		_, err := s.Out.Write(buf.Bytes())
-		return err
-	}
-	if out == "" {
-		out = fmt.Sprintf("%s-%g.%s", figure, share*100, format)
-	}
-	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(s.Err, "wrote %s (%s, %d bytes)\n", out, ch.Title, buf.Len())
-	return nil
+	return writeChart(s, ch, format, size, meta, out, fmt.Sprintf("%s-%g.%s", figure, share*100, format))
 }
