@@ -70,6 +70,32 @@ type cell struct {
 	runs  []RunData
 }
 
+// cellGroups collects runs into cells by series key and x, keeping the
+// keys in the order first seen.
+type cellGroups[K, X comparable] struct {
+	keys  []K
+	cells map[K]map[X]*cell
+}
+
+// add puts r in the cell of key k at x, made by mk when new.
+func (g *cellGroups[K, X]) add(k K, x X, mk func() *cell, r RunData) {
+	if g.cells == nil {
+		g.cells = map[K]map[X]*cell{}
+	}
+	m := g.cells[k]
+	if m == nil {
+		m = map[X]*cell{}
+		g.cells[k] = m
+		g.keys = append(g.keys, k)
+	}
+	cl := m[x]
+	if cl == nil {
+		cl = mk()
+		m[x] = cl
+	}
+	cl.runs = append(cl.runs, r)
+}
+
 // aggregate turns a cell's runs into a Point of f (one value per measured
 // run). Runs that gave no value are counted by how they ended: out of
 // memory, failed, cancelled by a person, interrupted by a server stop

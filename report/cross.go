@@ -80,25 +80,13 @@ type CellChange struct {
 // experiments of a cross comparison that both measured it.
 func (c *Comparison) Changes() []CellChange {
 	type key struct{ variant, cell string }
-	byExp := map[key]map[int]*cell{}
-	var keys []key
+	var g cellGroups[key, int]
 	for _, r := range c.runs {
-		k := key{r.System, c.cellLabel(r, "experiment")}
-		m := byExp[k]
-		if m == nil {
-			m = map[int]*cell{}
-			byExp[k] = m
-			keys = append(keys, k)
-		}
-		cl := m[r.ExpOrder]
-		if cl == nil {
-			cl = &cell{x: float64(r.ExpOrder), label: r.ExpLabel}
-			m[r.ExpOrder] = cl
-		}
-		cl.runs = append(cl.runs, r)
+		g.add(key{r.System, c.cellLabel(r, "experiment")}, r.ExpOrder, func() *cell { return &cell{x: float64(r.ExpOrder), label: r.ExpLabel} }, r)
 	}
+	byExp := g.cells
 	var out []CellChange
-	for _, k := range keys {
+	for _, k := range g.keys {
 		var orders []int
 		for o := range byExp[k] {
 			orders = append(orders, o)

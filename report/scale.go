@@ -61,8 +61,7 @@ func ScaleChart(id string, sets []ScaleSet, share float64) (Chart, error) {
 			map[string]string{"scale-epoch": "epoch time", "scale-read": "bytes read from the block device"}[id] +
 			", error bars ± one sample standard deviation, n in the tooltip and CSV; ✕ marks a dataset where every run ran out of memory, ! where runs failed. Read from the runs of the experiments named, those whose limit is within 2 % of the share."}
 	type key struct{ variant, compute string }
-	cells := map[key]map[int64]*cell{}
-	var keys []key
+	var g cellGroups[key, int64]
 	computes := map[string]bool{}
 	var sizes []float64
 	seenSize := map[int64]bool{}
@@ -76,24 +75,16 @@ func ScaleChart(id string, sets []ScaleSet, share float64) (Chart, error) {
 			}
 			k := key{r.System, computeWord(r.Compute)}
 			computes[k.compute] = true
-			m := cells[k]
-			if m == nil {
-				m = map[int64]*cell{}
-				cells[k] = m
-				keys = append(keys, k)
-			}
-			cl := m[s.FeatureBytes]
-			if cl == nil {
-				cl = &cell{x: float64(s.FeatureBytes), label: s.Dataset + " (" + units.Bytes(s.FeatureBytes) + ")"}
-				m[s.FeatureBytes] = cl
-			}
-			cl.runs = append(cl.runs, r)
+			g.add(k, s.FeatureBytes, func() *cell {
+				return &cell{x: float64(s.FeatureBytes), label: s.Dataset + " (" + units.Bytes(s.FeatureBytes) + ")"}
+			}, r)
 			if !seenSize[s.FeatureBytes] {
 				seenSize[s.FeatureBytes] = true
 				sizes = append(sizes, float64(s.FeatureBytes))
 			}
 		}
 	}
+	keys := g.keys
 	if len(keys) == 0 {
 		ch.Empty = fmt.Sprintf("No run of these experiments has a %s.", shareWord)
 		return ch, nil
@@ -116,7 +107,7 @@ func ScaleChart(id string, sets []ScaleSet, share float64) (Chart, error) {
 		}
 		s := Series{Name: name, Color: col, Marker: mk, Dash: perVariant[k.variant] % 4}
 		perVariant[k.variant]++
-		for _, cl := range cells[k] {
+		for _, cl := range g.cells[k] {
 			p := aggregate(cl, f)
 			x := cl.x
 			p.XReal = &x
