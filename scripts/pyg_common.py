@@ -1,12 +1,32 @@
 """Shared parts of outcore's PyTorch Geometric scripts (scripts/pyg_*.py).
 
-A neighbour sampler that needs neither pyg-lib nor torch-sparse (PyG's
+GraphSAGE on outcore's blocks (BlockSAGE), and a neighbour sampler that
+needs neither pyg-lib nor torch-sparse (PyG's
 NeighborLoader needs one of them), used only when neither is installed; the
 scripts say which sampler ran.
 """
 import time
 
 import torch
+import torch.nn.functional as F
+from torch_geometric.nn import SAGEConv
+
+
+class BlockSAGE(torch.nn.Module):
+    """GraphSAGE over outcore's block layout: one SAGEConv per bipartite block
+    (destinations first among the sources), ReLU and dropout 0.5 between
+    layers; blocks are (edge_index, sources, destinations)."""
+
+    def __init__(self, dims):
+        super().__init__()
+        self.convs = torch.nn.ModuleList(SAGEConv(dims[i], dims[i + 1]) for i in range(len(dims) - 1))
+
+    def forward(self, x, blocks):
+        for l, (ei, ns, nd) in enumerate(blocks):
+            x = self.convs[l]((x, x[:nd]), ei, size=(ns, nd))
+            if l < len(self.convs) - 1:
+                x = F.dropout(F.relu(x), 0.5, self.training)
+        return x
 
 
 def have_pyg_sampler():

@@ -30,23 +30,14 @@ import time
 
 import torch
 import torch.nn.functional as F
-from torch_geometric.nn import SAGEConv
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from pyg_common import have_pyg_sampler, random_csc, sample_csc  # noqa: E402
+from pyg_common import BlockSAGE, have_pyg_sampler, random_csc, sample_csc  # noqa: E402
 
 
-class SAGE(torch.nn.Module):
-    def __init__(self, dims):
-        super().__init__()
-        self.convs = torch.nn.ModuleList(SAGEConv(dims[i], dims[i + 1]) for i in range(len(dims) - 1))
-
+class SAGE(BlockSAGE):
     def forward_blocks(self, x, blocks):
-        for l, (ei, ns, nd) in enumerate(blocks):
-            x = self.convs[l]((x, x[:nd]), ei, size=(ns, nd))
-            if l < len(self.convs) - 1:
-                x = F.dropout(F.relu(x), 0.5, self.training)
-        return x
+        return self.forward(x, blocks)
 
     def forward_subgraph(self, x, edge_index, batch_size):
         for l, conv in enumerate(self.convs):

@@ -24,20 +24,11 @@ import time
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch_geometric.nn import SAGEConv
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from pyg_common import BlockSAGE as SAGE  # noqa: E402
 
 
-class SAGE(torch.nn.Module):
-    def __init__(self, dims):
-        super().__init__()
-        self.convs = torch.nn.ModuleList(SAGEConv(dims[i], dims[i + 1]) for i in range(len(dims) - 1))
-
-    def forward(self, x, blocks):
-        for l, (ei, ns, nd) in enumerate(blocks):
-            x = self.convs[l]((x, x[:nd]), ei, size=(ns, nd))
-            if l < len(self.convs) - 1:
-                x = F.dropout(F.relu(x), 0.5, self.training)
-        return x
 
 
 def load(d):
