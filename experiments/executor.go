@@ -8,7 +8,7 @@ package experiments
 // through slurm_host.go). Both feed the same ingester, so the store, the
 // dashboard and the exports do not know which ran a run except by its
 // executor, job_id and node columns.
-// An executor does not record how a run ended: it returns a runOutcome,
+// An executor does not record how a run ended: it returns a outcome.Outcome,
 // which the Manager records once, the same way for both (record), retried
 // until it commits.
 
@@ -16,6 +16,7 @@ import (
 	"context"
 	"slices"
 
+	"outcore/experiments/outcome"
 	"outcore/store"
 )
 
@@ -26,30 +27,10 @@ type executor interface {
 	// execute drives a claimed run (status running) to its outcome and
 	// returns it, for the Manager to record. When ctx ends first, a local
 	// run ends interrupted; a Slurm run is left running in Slurm and in
-	// the store (runOutcome.left), for the next queue process to pick up
+	// the store (outcome.Outcome.left), for the next queue process to pick up
 	// again (recoverSlurm).
-	execute(ctx context.Context, r store.Run, ar *activeRun) runOutcome
+	execute(ctx context.Context, r store.Run, ar *activeRun) outcome.Outcome
 }
-
-// runOutcome is how an executor says a run ended: end holds the status,
-// the reason in words, the exit code or signal, the peaks, the summary
-// record and the stderr tail; notes are events recorded with it, before
-// its status event. left: the run did not end here (its Slurm job goes
-// on), nothing is recorded.
-type runOutcome struct {
-	end   store.RunEnd
-	notes []runNote
-	left  bool
-}
-
-// runNote is an event of a run recorded with its outcome.
-type runNote struct{ level, msg string }
-
-// note adds an event recorded with the outcome.
-func (o *runOutcome) note(level, msg string) { o.notes = append(o.notes, runNote{level, msg}) }
-
-// ended is the outcome of a run that ended with end.
-func ended(end store.RunEnd) runOutcome { return runOutcome{end: end} }
 
 // record stores a run's outcome, its notes and its status event in one
 // transaction, retried until it commits (a store refusing writes: a full
@@ -57,11 +38,11 @@ func ended(end store.RunEnd) runOutcome { return runOutcome{end: end} }
 // run left running is recovered at the next start); then the run counts as
 // finished (Manager.finished). A run already ended (cancelled meanwhile
 // from the dashboard) keeps its outcome.
-func (m *Manager) record(stop context.Context, r store.Run, out runOutcome) {
-	if out.left {
+func (m *Manager) record(stop context.Context, r store.Run, out outcome.Outcome) {
+	if out.Left {
 		return
 	}
-	end := out.end
+	end := out.End
 	wctx := context.WithoutCancel(stop)
 	err := m.updateRetry(stop, wctx, func(tx *store.Tx) error {
 		ok, err := tx.FinishRun(r.ID, end)
@@ -71,9 +52,9 @@ func (m *Manager) record(stop context.Context, r store.Run, out runOutcome) {
 		if err := tx.PruneTransient(r.ID); err != nil {
 			return err
 		}
-		for _, n := range out.notes {
+		for _, n := range out.Notes {
 			if err := tx.AppendEvent(&store.Event{ExperimentID: r.ExperimentID, RunID: r.ID, Kind: store.EventLog,
-				Level: n.level, Msg: n.msg}); err != nil {
+				Level: n.Level, Msg: n.Msg}); err != nil {
 				return err
 			}
 		}
@@ -117,7 +98,7 @@ type localExecutor struct{ m *Manager }
 
 func (l localExecutor) capacity() int { return l.m.opts.Concurrency }
 
-func (l localExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) runOutcome {
+func (l localExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) outcome.Outcome {
 	return l.m.execute(ctx, r, ar)
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"outcore/experiments/outcome"
 	"outcore/internal/cgroup"
 	"outcore/store"
 )
@@ -301,7 +302,7 @@ func (m *Manager) executeSafe(ctx context.Context, r store.Run, ar *activeRun, e
 				m.opts.Logf("run %d: panic recording the failure: %v\n%s", r.ID, p, debug.Stack())
 			}
 		}()
-		m.record(ctx, r, ended(store.RunEnd{Status: store.StatusFailed, Error: fmt.Sprintf("internal error in the runner: %v", p)}))
+		m.record(ctx, r, outcome.Ended(store.RunEnd{Status: store.StatusFailed, Error: fmt.Sprintf("internal error in the runner: %v", p)}))
 	}()
 	if m.executeHook != nil {
 		m.executeHook(r)

@@ -15,6 +15,7 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/train"
 	"outcore/experiments/grid"
+	"outcore/experiments/outcome"
 	"outcore/internal/osutil"
 	"outcore/internal/supervise"
 	"outcore/internal/units"
@@ -22,7 +23,7 @@ import (
 )
 
 // execute runs one claimed run to its outcome (recorded by Manager.record).
-func (m *Manager) execute(ctx context.Context, r store.Run, ar *activeRun) runOutcome {
+func (m *Manager) execute(ctx context.Context, r store.Run, ar *activeRun) outcome.Outcome {
 	runDone := make(chan struct{})
 	defer close(runDone)
 	go func() {
@@ -59,10 +60,6 @@ func (m *Manager) logEvent(r store.Run, level, msg string) {
 	}
 }
 
-func failed(start time.Time, format string, a ...any) store.RunEnd {
-	return store.RunEnd{Status: store.StatusFailed, Error: fmt.Sprintf(format, a...), TotalS: time.Since(start).Seconds()}
-}
-
 // stoppedEnd is the outcome of a run stopped before its child started.
 func stoppedEnd(ar *activeRun, start time.Time) (store.RunEnd, bool) {
 	switch ar.stopReason() {
@@ -75,22 +72,22 @@ func stoppedEnd(ar *activeRun, start time.Time) (store.RunEnd, bool) {
 }
 
 // runChild prepares and runs the child of one run and says how it ended.
-func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) runOutcome {
+func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) outcome.Outcome {
 	start := time.Now()
 	if err := m.ensureDataset(ctx, r); err != nil {
 		if end, ok := stoppedEnd(ar, start); ok {
-			return ended(end)
+			return outcome.Ended(end)
 		}
-		return ended(failed(start, "prepare dataset %s: %v", r.Dataset, err))
+		return outcome.Ended(outcome.Failed(start, "prepare dataset %s: %v", r.Dataset, err))
 	}
 	if end, ok := stoppedEnd(ar, start); ok {
-		return ended(end)
+		return outcome.Ended(end)
 	}
 	// The floor the grid was checked against at creation, again now that
 	// the dataset exists (a derived dataset was just made): the same
 	// check the child makes first (train.CheckFeasible).
 	if err := checkFeasible(r, m.opts.DataDir); err != nil {
-		return ended(failed(start, "refused before it started: %v", err))
+		return outcome.Ended(outcome.Failed(start, "refused before it started: %v", err))
 	}
 
 	dropped := false
@@ -105,15 +102,15 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) runO
 
 	dir, err := m.freshRunDir(r)
 	if err != nil {
-		return ended(failed(start, "create run directory: %v", err))
+		return outcome.Ended(outcome.Failed(start, "create run directory: %v", err))
 	}
 	cfgPath := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(cfgPath, append(append([]byte(nil), r.Config...), '\n'), 0o644); err != nil {
-		return ended(failed(start, "write run config: %v", err))
+		return outcome.Ended(outcome.Failed(start, "write run config: %v", err))
 	}
 	errFile, err := os.Create(filepath.Join(dir, "stderr.log"))
 	if err != nil {
-		return ended(failed(start, "create stderr log: %v", err))
+		return outcome.Ended(outcome.Failed(start, "create stderr log: %v", err))
 	}
 	defer errFile.Close()
 
@@ -147,7 +144,7 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) runO
 	host := hostFacts(m.opts.DataDir, m.opts.GPU.Name())
 	child, err := m.sup.Start(spec)
 	if err != nil {
-		return ended(failed(start, "start %s: %v", m.opts.Binary, err))
+		return outcome.Ended(outcome.Failed(start, "start %s: %v", m.opts.Binary, err))
 	}
 	ing.watchGroup(child.Group()) // samples from now on carry the group's usage on arrival
 	if spec.Evict != "" {
@@ -206,8 +203,8 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) runO
 // outcome decides how a run ended from the supervisor's result (exit,
 // the one OOM rule of internal/supervise), the stop reason and the child's
 // summary.
-func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing *ingester, tail *supervise.Tail, start time.Time) runOutcome {
-	var out runOutcome
+func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing *ingester, tail *supervise.Tail, start time.Time) outcome.Outcome {
+	var out outcome.Outcome
 	end := store.RunEnd{StderrTail: tail.String(), TotalS: time.Since(start).Seconds()}
 	got := ing.result()
 	summary, summaryRaw := got.summary, got.summaryRaw
@@ -265,7 +262,7 @@ func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing
 	case exitedOK && (summaryOutcome == "" || summaryOutcome == store.StatusDone):
 		end.Status = store.StatusDone
 		if summary == nil {
-			out.note("warn", "the child exited 0 without a summary record")
+			out.Note("warn", "the child exited 0 without a summary record")
 		}
 	default:
 		end.Status = store.StatusFailed
@@ -281,9 +278,9 @@ func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing
 		}
 	}
 	if unstored > 0 {
-		out.note("error", fmt.Sprintf("%d record write(s) could not be stored (%s); the next start ingests them from the record log", unstored, storeErr))
+		out.Note("error", fmt.Sprintf("%d record write(s) could not be stored (%s); the next start ingests them from the record log", unstored, storeErr))
 	}
-	out.end = end
+	out.End = end
 	return out
 }
 

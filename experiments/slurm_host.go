@@ -2,7 +2,7 @@ package experiments
 
 // The queue's side of the slurm executor's seam (experiments/slurm,
 // host.go): the Manager is its Host, an activeRun its Run, the ingester of
-// a Slurm run its Ingester, and its Outcome becomes the runOutcome that
+// a Slurm run its Ingester, and its Outcome becomes the outcome.Outcome that
 // Manager.record records once, with retry, as a local run's.
 
 import (
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"outcore/engine/metrics"
+	"outcore/experiments/outcome"
 	"outcore/experiments/slurm"
 	"outcore/store"
 )
@@ -27,13 +28,8 @@ func newSlurmExecutor(m *Manager) slurmExecutor {
 
 func (e slurmExecutor) capacity() int { return e.Capacity() }
 
-func (e slurmExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) runOutcome {
-	out := e.Execute(ctx, r, slurmRun{ar})
-	ro := runOutcome{end: out.End, left: out.Left}
-	for _, n := range out.Notes {
-		ro.note(n.Level, n.Msg)
-	}
-	return ro
+func (e slurmExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) outcome.Outcome {
+	return e.Execute(ctx, r, slurmRun{ar})
 }
 
 // slurmHost is the Manager as the slurm executor's Host.
@@ -120,7 +116,7 @@ func (m *Manager) recoverSlurm(ctx context.Context, wg *sync.WaitGroup) error {
 		if r.JobID == "" {
 			j, found, err := s.FindJob(ctx, r.ID)
 			if err != nil {
-				m.record(ctx, r, ended(store.RunEnd{Status: store.StatusInterrupted,
+				m.record(ctx, r, outcome.Ended(store.RunEnd{Status: store.StatusInterrupted,
 					Error: fmt.Sprintf("the server stopped while submitting the run to Slurm, and squeue cannot tell whether it was: %v", err)}))
 				continue
 			}
@@ -128,7 +124,7 @@ func (m *Manager) recoverSlurm(ctx context.Context, wg *sync.WaitGroup) error {
 				r.JobID, r.JobState, r.Node = j.ID, j.State, j.Node
 			}
 			if r.JobID == "" {
-				m.record(ctx, r, ended(store.RunEnd{Status: store.StatusInterrupted,
+				m.record(ctx, r, outcome.Ended(store.RunEnd{Status: store.StatusInterrupted,
 					Error: "the server stopped before the run was submitted to Slurm; retry it to run it again"}))
 				continue
 			}

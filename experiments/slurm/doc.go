@@ -8,5 +8,5 @@
 // records files its executions write on shared storage, and the folder a
 // node data directory may be in. It knows the queue only through Host:
 // the queue (package experiments, slurm_host.go) hands it runs and records
-// the Outcome it returns.
+// the outcome.Outcome it returns.
 package slurm

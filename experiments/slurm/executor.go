@@ -31,6 +31,7 @@ import (
 	"outcore/engine/metrics"
 	"outcore/engine/train"
 	"outcore/experiments/grid"
+	"outcore/experiments/outcome"
 	"outcore/internal/supervise"
 	"outcore/internal/units"
 	"outcore/store"
@@ -48,8 +49,8 @@ const (
 
 // Executor submits runs as Slurm jobs and follows them. It knows the
 // queue only through Host, the run it drives through Run and its records'
-// ingester through Ingester; it returns each run's Outcome for the queue
-// to record.
+// ingester through Ingester; it returns each run's outcome.Outcome for
+// the queue to record.
 type Executor struct {
 	host   Host
 	cfg    Config
@@ -133,12 +134,12 @@ func (s *Executor) runOptions(ctx context.Context, r store.Run) (Options, error)
 // Execute submits the run (unless it has a job already: a run picked up
 // again) and follows its job to the end; it returns the run's outcome
 // (left when the queue process stops first: the job goes on).
-func (s *Executor) Execute(ctx context.Context, r store.Run, ar Run) Outcome {
+func (s *Executor) Execute(ctx context.Context, r store.Run, ar Run) outcome.Outcome {
 	if r.JobID == "" {
 		var end store.RunEnd
 		var ok bool
 		if r, end, ok = s.submit(ctx, r, ar); !ok {
-			return Outcome{End: end}
+			return outcome.Ended(end)
 		}
 	}
 	out := s.watch(ctx, r, ar)
@@ -166,38 +167,38 @@ func (s *Executor) submit(ctx context.Context, r store.Run, ar Run) (store.Run, 
 	}
 	opt, err := s.runOptions(ctx, r)
 	if err != nil {
-		return r, failed(start, "slurm options: %v", err), false
+		return r, outcome.Failed(start, "slurm options: %v", err), false
 	}
 	if err := h.EnsureDataset(ctx, r); err != nil {
 		if end, ok := ar.StoppedEnd(start); ok {
 			return r, end, false
 		}
-		return r, failed(start, "prepare dataset %s: %v", r.Dataset, err), false
+		return r, outcome.Failed(start, "prepare dataset %s: %v", r.Dataset, err), false
 	}
 	dsDir := filepath.Join(dataset.DatasetsDir(s.cfg.DataDir), r.Dataset)
 	meta, err := dataset.ReadMeta(dsDir)
 	if err != nil {
-		return r, failed(start, "dataset %s: %v", r.Dataset, err), false
+		return r, outcome.Failed(start, "dataset %s: %v", r.Dataset, err), false
 	}
 	s.digestMu.Lock()
 	digest, err := dataset.Digest(dsDir, true)
 	s.digestMu.Unlock()
 	if err != nil {
-		return r, failed(start, "digest of dataset %s: %v", r.Dataset, err), false
+		return r, outcome.Failed(start, "digest of dataset %s: %v", r.Dataset, err), false
 	}
 	var cfg train.Config
 	if err := json.Unmarshal(r.Config, &cfg); err != nil {
-		return r, failed(start, "run config: %v", err), false
+		return r, outcome.Failed(start, "run config: %v", err), false
 	}
 	dataDir, err := filepath.Abs(s.cfg.DataDir)
 	if err != nil {
-		return r, failed(start, "data directory: %v", err), false
+		return r, outcome.Failed(start, "data directory: %v", err), false
 	}
 	config := r.Config
 	if opt.NodeDataDir != "" {
 		dataDir = opt.NodeDataDir
 		if config, err = withDataDir(r.Config, dataDir); err != nil {
-			return r, failed(start, "run config: %v", err), false
+			return r, outcome.Failed(start, "run config: %v", err), false
 		}
 	}
 	dir, err := h.FreshRunDir(r)
@@ -205,10 +206,10 @@ func (s *Executor) submit(ctx context.Context, r store.Run, ar Run) (store.Run, 
 		dir, err = filepath.Abs(dir)
 	}
 	if err != nil {
-		return r, failed(start, "create run directory: %v", err), false
+		return r, outcome.Failed(start, "create run directory: %v", err), false
 	}
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), append(append([]byte(nil), config...), '\n'), 0o644); err != nil {
-		return r, failed(start, "write run config: %v", err), false
+		return r, outcome.Failed(start, "write run config: %v", err), false
 	}
 	if opt.NodeDataDir != "" {
 		b, err := os.ReadFile(filepath.Join(dsDir, dataset.MetaFile))
@@ -216,7 +217,7 @@ func (s *Executor) submit(ctx context.Context, r store.Run, ar Run) (store.Run, 
 			err = os.WriteFile(filepath.Join(dir, DatasetMetaFile), b, 0o644)
 		}
 		if err != nil {
-			return r, failed(start, "copy the dataset's meta.json for the nodes: %v", err), false
+			return r, outcome.Failed(start, "copy the dataset's meta.json for the nodes: %v", err), false
 		}
 	}
 	allowance := opt.MemAllowance
@@ -234,11 +235,11 @@ func (s *Executor) submit(ctx context.Context, r store.Run, ar Run) (store.Run, 
 	}
 	script, err := JobScript(spec)
 	if err != nil {
-		return r, failed(start, "%v", err), false
+		return r, outcome.Failed(start, "%v", err), false
 	}
 	scriptPath := filepath.Join(dir, JobScriptFile)
 	if err := os.WriteFile(scriptPath, []byte(script), 0o755); err != nil {
-		return r, failed(start, "write job script: %v", err), false
+		return r, outcome.Failed(start, "write job script: %v", err), false
 	}
 	if end, ok := ar.StoppedEnd(start); ok {
 		return r, end, false
@@ -247,7 +248,7 @@ func (s *Executor) submit(ctx context.Context, r store.Run, ar Run) (store.Run, 
 	// recorded, or it would run unwatched.
 	jobID, err := s.cli.Submit(context.WithoutCancel(ctx), scriptPath, opt.Args)
 	if err != nil {
-		return r, failed(start, "submit to Slurm: %v", err), false
+		return r, outcome.Failed(start, "submit to Slurm: %v", err), false
 	}
 	r.JobID, r.JobState = jobID, "PENDING"
 	where := "the default partition"
@@ -283,7 +284,7 @@ func withDataDir(config json.RawMessage, dir string) (json.RawMessage, error) {
 // grow, mirrors its Slurm state and node into the run, cancels it with
 // scancel when asked, and returns the outcome once the job has ended.
 // When ctx ends first it returns, leaving the run running (left).
-func (s *Executor) watch(ctx context.Context, r store.Run, ar Run) Outcome {
+func (s *Executor) watch(ctx context.Context, r store.Run, ar Run) outcome.Outcome {
 	h := s.host
 	dir, _ := filepath.Abs(h.RunDir(r.ID))
 	tail := &RecordsTail{Dir: dir, File: r.RecordsFile, Off: r.RecordsOffset}
@@ -307,7 +308,7 @@ func (s *Executor) watch(ctx context.Context, r store.Run, ar Run) Outcome {
 	for {
 		s.ingest(&r, ing, tail, &pos, false)
 		if ctx.Err() != nil || ar.StopReason() == StopShutdown {
-			return Outcome{Left: true} // the job goes on; the next queue process picks it up
+			return outcome.Outcome{Left: true} // the job goes on; the next queue process picks it up
 		}
 		cancel := ar.StopReason() == StopCancel
 		if cancel && !cancelSent {
@@ -412,8 +413,8 @@ func recordState(r *store.Run, ing Ingester, info JobInfo) {
 }
 
 // end reads the last records of an ended job and decides the outcome.
-func (s *Executor) end(ctx context.Context, r *store.Run, ing Ingester, tail *RecordsTail, pos *int64, info JobInfo, cancel bool) Outcome {
-	var out Outcome
+func (s *Executor) end(ctx context.Context, r *store.Run, ing Ingester, tail *RecordsTail, pos *int64, info JobInfo, cancel bool) outcome.Outcome {
+	var out outcome.Outcome
 	s.ingest(r, ing, tail, pos, true)
 	if NormalizeJobState(info.State) == "COMPLETED" {
 		// A job that completed wrote its summary; wait for the file
@@ -429,7 +430,7 @@ func (s *Executor) end(ctx context.Context, r *store.Run, ing Ingester, tail *Re
 	// the run running, for the next one to read on from the committed
 	// offset.
 	if !ing.Settle(ctx) {
-		return Outcome{Left: true}
+		return outcome.Outcome{Left: true}
 	}
 	dir := tail.Dir
 	sumOutcome, sumErr := ing.SummaryOutcome()

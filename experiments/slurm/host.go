@@ -4,13 +4,12 @@ package slurm
 // (docs/ARCHITECTURE.md "Executors"): the queue (package experiments'
 // Manager) is the Host, each run it hands over comes with a Run that says
 // whether it is asked to stop, the run's records go to the queue's
-// Ingester, and the executor returns an Outcome that the queue records
-// once, with retry. The executor reaches no field of the queue.
+// Ingester, and the executor returns an outcome.Outcome that the queue
+// records once, with retry. The executor reaches no field of the queue.
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"outcore/engine/metrics"
@@ -105,28 +104,6 @@ type Run interface {
 	// StoppedEnd is the outcome of a run stopped before its job was
 	// submitted (ok false when it is not stopped).
 	StoppedEnd(start time.Time) (end store.RunEnd, ok bool)
-}
-
-// Outcome is how a run ended: End holds the status, the reason in words,
-// the exit code or signal, the peaks, the summary record and the stderr
-// tail; Notes are events recorded with it, before its status event. Left:
-// the run did not end here (its job goes on after the queue process
-// stopped), nothing is recorded.
-type Outcome struct {
-	End   store.RunEnd
-	Notes []Note
-	Left  bool
-}
-
-// Note is an event of a run recorded with its outcome.
-type Note struct{ Level, Msg string }
-
-// Note adds an event recorded with the outcome.
-func (o *Outcome) Note(level, msg string) { o.Notes = append(o.Notes, Note{level, msg}) }
-
-// failed is the outcome of a run that could not be submitted.
-func failed(start time.Time, format string, a ...any) store.RunEnd {
-	return store.RunEnd{Status: store.StatusFailed, Error: fmt.Sprintf(format, a...), TotalS: time.Since(start).Seconds()}
 }
 
 // FindJob looks a run's job up by its name in squeue (a queue process

@@ -1,0 +1,39 @@
+// Package outcome is the vocabulary of the executor seam
+// (docs/ARCHITECTURE.md "Executors"): how an executor — the local one in
+// package experiments or the slurm one in experiments/slurm — says a run
+// ended, for the queue to record once, with retry. A leaf: both sides
+// import it, neither the other's internals.
+package outcome
+
+import (
+	"fmt"
+	"time"
+
+	"outcore/store"
+)
+
+// Outcome is how an executor says a run ended: End holds the status, the
+// reason in words, the exit code or signal, the peaks, the summary record
+// and the stderr tail; Notes are events recorded with it, before its
+// status event. Left: the run did not end here (its Slurm job goes on
+// after the queue process stopped), nothing is recorded.
+type Outcome struct {
+	End   store.RunEnd
+	Notes []Note
+	Left  bool
+}
+
+// Note is an event of a run recorded with its outcome.
+type Note struct{ Level, Msg string }
+
+// Note adds an event recorded with the outcome.
+func (o *Outcome) Note(level, msg string) { o.Notes = append(o.Notes, Note{level, msg}) }
+
+// Ended is the outcome of a run that ended with end.
+func Ended(end store.RunEnd) Outcome { return Outcome{End: end} }
+
+// Failed is the end of a run that failed before its training started
+// (since start), the reason in words.
+func Failed(start time.Time, format string, a ...any) store.RunEnd {
+	return store.RunEnd{Status: store.StatusFailed, Error: fmt.Sprintf(format, a...), TotalS: time.Since(start).Seconds()}
+}
