@@ -13,7 +13,7 @@ ADDR   ?= 127.0.0.1:8080
 # Packages whose code is concurrent run again under the race detector.
 RACE_PKGS ?= ./engine/... ./experiments/... ./internal/cgroup ./internal/supervise ./store/... ./web/...
 
-.PHONY: all build run test test-race fuzz-short bench bench-variants generate check-generated deps lint vet vulncheck clean
+.PHONY: all build run test test-long test-race fuzz-short bench bench-variants generate check-generated deps lint vet vulncheck clean
 
 all: build
 
@@ -34,6 +34,13 @@ test: deps check-generated lint
 	go test -count=1 ./...
 	go test -count=1 -race -short $(RACE_PKGS)
 	scripts/fuzz-short.sh
+
+## test-long: the tests too heavy for `test` (OUTCORE_LONG_TESTS=1): the memory
+## contract on `medium` at 25 % and 50 % for every variant, each run in a real
+## memory cgroup (internal/cli TestEveryVariantWithinItsAllowanceOnMedium;
+## generates `medium` once into $$OUTCORE_TEST_DATA or the user cache directory)
+test-long:
+	OUTCORE_LONG_TESTS=1 go test -count=1 -timeout 75m -run 'OnMedium$$' -v ./internal/cli
 
 ## fuzz-short: every fuzz target of outside input for FUZZTIME (default 3s) each (scripts/fuzz-short.sh)
 fuzz-short:

@@ -33,7 +33,8 @@ for f in "${files[@]}"; do
 		($st.config.options // {} | to_entries | sort_by(.key) | map("\(.key)=\(.value)") | join(",")) as $o |
 		($tag | capture("^(?<e>.*)_(?<l>[0-9]+)pct_r[0-9]+$") // {e: $tag, l: "?"}) as $t |
 		{limit: ($st.config.mem_limit // ($t.l + "%")),
-		 entry: (if $st then $st.system + (if $o == "" then "" else ":" + $o end) else $t.e end),
+		 entry: (if $st then $st.system + (if $o == "" then "" else ":" + $o end)
+		         + (if ($st.config.compute // "cpu") == "cpu" or ($st.config.compute // "") == "" then "" else " (compute " + $st.config.compute + ")" end) else $t.e end),
 		 outcome: ($s.outcome // (if $st then "none" else "refused" end)),
 		 error: (($s.error // (if $st then "" else $errline end)) | split("\n") | first),
 		 cold: ($eps | first),

@@ -21,6 +21,10 @@
 #             the dataset was evicted, caches and buffers empty) is reported
 #             apart from the mean of the following (warm) ones
 #   REPS      repetitions of every (limit, system)     (default 1)
+#   COMPUTE   what consumes each batch (--compute): cpu (default; the CPU
+#             trainer), none, or model:PROFILE (e.g. model:h100-pyg: the
+#             batch held for the accelerator's modelled step, DESIGN §10)
+#   DATASET   dataset (default medium; generated from its preset when absent)
 #   TIMEOUT   seconds before a run is stopped          (default 3600)
 # Needs: go, jq, root (cgroups, /proc/sys/vm/drop_caches).
 set -u
@@ -33,15 +37,17 @@ SYSTEMS=${SYSTEMS:-"gnndrive ginex pyg+ gnndrive:feature_buffer=device ginex:rea
 EPOCHS=${EPOCHS:-3}
 REPS=${REPS:-1}
 TIMEOUT=${TIMEOUT:-3600}
+COMPUTE=${COMPUTE:-cpu}
+DATASET=${DATASET:-medium}
 BIN=bin/outcore
 
 command -v jq >/dev/null || { echo "bench-variants: needs jq" >&2; exit 1; }
 mkdir -p "$OUT" bin
 CGO_ENABLED=1 GOFLAGS=-buildvcs=false go build -o "$BIN" . || exit 1
 
-if [ ! -f "$DATA/datasets/medium/meta.json" ]; then
-	echo "bench-variants: generating medium in $DATA"
-	"$BIN" data gen --preset medium --data-dir "$DATA" || exit 1
+if [ ! -f "$DATA/datasets/$DATASET/meta.json" ]; then
+	echo "bench-variants: generating $DATASET in $DATA"
+	"$BIN" data gen --preset "$DATASET" --data-dir "$DATA" || exit 1
 fi
 
 drop_caches() {
@@ -55,6 +61,7 @@ drop_caches() {
 	echo "# bench-variants $(date -u +%FT%TZ) on $(hostname): $(nproc) cores, $(awk '/MemTotal/{printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
 	echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# commit $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo '+dirty')"
+	echo "# dataset $DATASET, compute $COMPUTE, limits $LIMITS, epochs $EPOCHS, reps $REPS"
 } | tee "$OUT/README"
 
 for rep in $(seq 1 "$REPS"); do
@@ -71,9 +78,9 @@ for rep in $(seq 1 "$REPS"); do
 			drop_caches
 			echo "== $tag (load $(cut -d' ' -f1 /proc/loadavg))"
 			timeout --signal=INT --kill-after=60 "$TIMEOUT" \
-				"$BIN" train --data-dir "$DATA" --dataset medium --system "$sys" \
+				"$BIN" train --data-dir "$DATA" --dataset "$DATASET" --system "$sys" \
 				--model sage --layers 3 --fanout 10,10,10 --batch 1000 --hidden 256 \
-				--epochs "$EPOCHS" --eval-every 1000 --mem-limit "$limit" "${optargs[@]}" \
+				--epochs "$EPOCHS" --eval-every 1000 --mem-limit "$limit" --compute "$COMPUTE" "${optargs[@]}" \
 				>"$OUT/$tag.jsonl" 2>"$OUT/$tag.err"
 			echo "   exit $? $(jq -r 'select(.type=="summary") | "\(.outcome) mean_epoch_s=\(.mean_epoch_s) val=\(.best_val_acc)"' "$OUT/$tag.jsonl")"
 		done

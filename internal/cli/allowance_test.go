@@ -15,8 +15,9 @@ import (
 // measured peaks stay within what it was allowed — the cgroup's peak within
 // host budget + device tiers + model step, the device tiers within the
 // device budget, or the overrun recorded as a deviation. On systest's small
-// graph; scripts/check-allowance.sh runs the same check on `medium` at 25 %
-// and 50 % (too heavy for the test suite).
+// graph; TestEveryVariantWithinItsAllowanceOnMedium (make test-long) runs
+// the same check on `medium` at 25 % and 50 %, as does
+// scripts/check-allowance.sh from the command line.
 func TestEveryVariantWithinItsAllowance(t *testing.T) {
 	needCgroups(t)
 	const host, device = 128 << 20, 4 << 20
