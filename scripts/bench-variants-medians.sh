@@ -53,7 +53,7 @@ done | jq -rs '
 	def mrows: if . == null then null else . / 1e6 end;
 	"| limit | variant | done / runs | cold epoch s, median (min–max) | warm epoch s, median [runs] | prepare s | sample s | extract s | train s | stall s | rows from SSD (M) | feature GiB read | topology GiB read | amplification | peak cgroup MiB | val acc |",
 	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-	(group_by([lim, .entry]) | sort_by(.[0] | lim)[] |
+	(group_by([lim, .limit, .entry]) | sort_by(.[0] | lim)[] |
 		. as $g |
 		map(select(.cold != null)) as $ok |
 		($g | map(select(.outcome == "done")) | length) as $done |

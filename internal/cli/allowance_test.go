@@ -3,6 +3,7 @@ package cli
 import (
 	"testing"
 
+	"outcore/engine/metrics"
 	"outcore/engine/train"
 
 	_ "outcore/engine/system/all" // every variant registered
@@ -31,28 +32,40 @@ func TestEveryVariantWithinItsAllowance(t *testing.T) {
 			if !start.LimitEnforced {
 				t.Skip("the limit is not enforced here")
 			}
-			m := sum.Memory
-			if sum.Outcome != "done" || m == nil {
-				t.Fatalf("outcome %s, memory account %+v", sum.Outcome, m)
-			}
-			if m.HostBudgetBytes != host || m.DeviceBudgetBytes != device || m.AllowanceBytes() != host+device+m.ModelStepBytes {
-				t.Fatalf("memory account %+v: not the grid point's budgets", m)
-			}
-			var tiers int64
-			for _, b := range m.DeviceTiers {
-				tiers += b
-			}
-			if tiers != m.DeviceTierBytes {
-				t.Fatalf("device tiers %v sum to %d, account says %d", m.DeviceTiers, tiers, m.DeviceTierBytes)
-			}
-			if m.DeviceTierBytes > device && !hasDeviation(sum.Deviations, "exceed the") {
-				t.Fatalf("device tiers %d over the %d device budget without a deviation: %q", m.DeviceTierBytes, device, sum.Deviations)
-			}
-			// the kernel may overshoot the limit by a few pages
-			if limit := host + m.DeviceTierBytes + m.ModelStepBytes; sum.PeakCgroupBytes <= 0 || sum.PeakCgroupBytes > limit+(1<<20) {
-				t.Fatalf("cgroup peak %d over host %d + device tiers %d + model step %d", sum.PeakCgroupBytes, host, m.DeviceTierBytes, m.ModelStepBytes)
-			}
-			t.Logf("%s: cgroup peak %d B of host %d + device tiers %d (budget %d) + step %d B", v.Name, sum.PeakCgroupBytes, host, m.DeviceTierBytes, device, m.ModelStepBytes)
+			checkWithinAllowance(t, sum, host, device)
 		})
 	}
+}
+
+// checkWithinAllowance fails t unless a finished run's summary shows the
+// memory contract kept at the grid point (host, device budgets): the
+// account names those budgets, the allowance is host + device + model
+// step, the device tiers add up and stay within the device budget or the
+// run records the overrun as a deviation, and the cgroup's peak stays
+// within host budget + device tiers + model step (the kernel may overshoot
+// a limit by a few pages: 1 MiB).
+func checkWithinAllowance(t *testing.T, sum metrics.SummaryRecord, host, device int64) {
+	t.Helper()
+	m := sum.Memory
+	if sum.Outcome != metrics.OutcomeDone || m == nil {
+		t.Fatalf("outcome %s, memory account %+v", sum.Outcome, m)
+	}
+	if m.HostBudgetBytes != host || m.DeviceBudgetBytes != device || m.AllowanceBytes() != host+device+m.ModelStepBytes {
+		t.Fatalf("memory account %+v: not the grid point's budgets (host %d, device %d) + model step", m, host, device)
+	}
+	var tiers int64
+	for _, b := range m.DeviceTiers {
+		tiers += b
+	}
+	if tiers != m.DeviceTierBytes {
+		t.Fatalf("device tiers %v sum to %d, account says %d", m.DeviceTiers, tiers, m.DeviceTierBytes)
+	}
+	if m.DeviceTierBytes > device && !hasDeviation(sum.Deviations, "exceed the") {
+		t.Fatalf("device tiers %d over the %d device budget without a deviation: %q", m.DeviceTierBytes, device, sum.Deviations)
+	}
+	if limit := host + m.DeviceTierBytes + m.ModelStepBytes; sum.PeakCgroupBytes <= 0 || sum.PeakCgroupBytes > limit+(1<<20) {
+		t.Fatalf("cgroup peak %d over host %d + device tiers %d + model step %d", sum.PeakCgroupBytes, host, m.DeviceTierBytes, m.ModelStepBytes)
+	}
+	t.Logf("cgroup peak %d MiB of host %d MiB + device tiers %d MiB (budget %d MiB) + step %d MiB; deviations %q",
+		sum.PeakCgroupBytes>>20, host>>20, m.DeviceTierBytes>>20, device>>20, m.ModelStepBytes>>20, sum.Deviations)
 }
