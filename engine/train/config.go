@@ -73,6 +73,12 @@ type Config struct {
 	// same every epoch; a log record says so). 0 = DefaultEvalMaxNodes,
 	// -1 = no cap.
 	EvalMaxNodes int `json:"eval_max_nodes,omitempty"`
+	// TrainMaxNodes caps the training split: a larger one is replaced by a
+	// fixed random subset of this size, so an epoch has at most
+	// TrainMaxNodes / Batch full batches (bounded runs for checks such as
+	// the memory contract's on `medium`; the run records it as a
+	// deviation). 0 = the whole split.
+	TrainMaxNodes int `json:"train_max_nodes,omitempty"`
 
 	// WarmupEpochs are the first epochs flagged warmup in their records and
 	// left out of the summary's mean epoch time. Default 1 when Epochs > 1.
@@ -294,6 +300,9 @@ func (c Config) Validate() error {
 	}
 	if c.EvalEvery < 0 {
 		return bad("eval_every", "%d, want >= 0", c.EvalEvery)
+	}
+	if c.TrainMaxNodes < 0 {
+		return bad("train_max_nodes", "%d, want 0 (the whole training split) or a positive count", c.TrainMaxNodes)
 	}
 	if c.EvalMaxNodes < -1 {
 		return bad("eval_max_nodes", "%d, want -1 (no cap), 0 (default %d) or a positive count", c.EvalMaxNodes, DefaultEvalMaxNodes)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -135,6 +136,11 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	}
 	if env.Test, err = ds.TestIDs(); err != nil {
 		return sum, fmt.Errorf("read test split: %w", err)
+	}
+	if n := len(env.Train); cfg.TrainMaxNodes > 0 && n > cfg.TrainMaxNodes {
+		env.Train = sample.Shuffle(env.Train, cfg.Seed^evalSeedSalt, 0)[:cfg.TrainMaxNodes]
+		slices.Sort(env.Train)
+		env.Deviate("training on a fixed random subset of %d of the %d training nodes (train_max_nodes): an epoch of %d batches", cfg.TrainMaxNodes, n, env.NumBatches())
 	}
 	for _, sp := range []struct {
 		name string

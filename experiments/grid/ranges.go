@@ -51,6 +51,7 @@ var intRanges = []intRange{
 	{"eval_batch", func(c *train.Config) (int, bool) { return always(c.EvalBatch) }, 0, MaxBatch},
 	{"eval_every", func(c *train.Config) (int, bool) { return always(c.EvalEvery) }, 0, MaxEpochs},
 	{"eval_max_nodes", func(c *train.Config) (int, bool) { return always(c.EvalMaxNodes) }, -1, MaxEvalNodes},
+	{"train_max_nodes", func(c *train.Config) (int, bool) { return always(c.TrainMaxNodes) }, 0, MaxEvalNodes},
 	{"queue_depth", func(c *train.Config) (int, bool) { return always(c.QueueDepth) }, 0, MaxQueueDepth},
 	{"warmup_epochs", func(c *train.Config) (int, bool) {
 		if c.WarmupEpochs == nil {

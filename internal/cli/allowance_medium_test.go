@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,11 +49,17 @@ func mediumDataDir(t *testing.T) string {
 	return dir
 }
 
+// mediumCheckBatches bounds each run of the medium check: an epoch of this
+// many full batches (a fixed random subset of the training split,
+// --train-max-nodes, recorded as a deviation) instead of medium's 105.
+const mediumCheckBatches = 20
+
 // TestEveryVariantWithinItsAllowanceOnMedium is the memory contract on
 // `medium` (DESIGN §2 "One memory contract", issue 27's check; the
 // configuration of scripts/check-allowance.sh): at 25 % and at 50 % of the
-// feature bytes every registered variant trains one epoch of the benchmark
-// model shape (3-layer GraphSAGE, fanout 10,10,10, batch 1000) in its own
+// feature bytes every registered variant trains one bounded epoch
+// (mediumCheckBatches full batches) of the benchmark model shape (3-layer
+// GraphSAGE, fanout 10,10,10, batch 1000) in its own
 // memory cgroup with the same host budget and the same device budget
 // (device_mem's default, 10 %), with --compute none so that the CPU
 // trainer's time does not dominate (each batch's input is still assembled
@@ -77,7 +84,7 @@ func TestEveryVariantWithinItsAllowanceOnMedium(t *testing.T) {
 			t.Run(v.Name+"_"+limit, func(t *testing.T) {
 				args := []string{"--dataset", "medium", "--data-dir", dir, "--system", v.Name,
 					"--model", "sage", "--layers", "3", "--fanout", "10,10,10", "--batch", "1000", "--hidden", "256",
-					"--epochs", "1", "--eval-every", "1000", "--compute", "none",
+					"--epochs", "1", "--eval-every", "1000", "--compute", "none", "--train-max-nodes", strconv.Itoa(mediumCheckBatches * 1000),
 					"--mem-limit", limit, "--device-mem", "10%"}
 				cfg, placed, err := parseTrainArgs(args)
 				if err != nil {

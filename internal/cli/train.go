@@ -113,6 +113,7 @@ func trainFlags(c *train.Config, configPath *string) *flag.FlagSet {
 	fs.Var((*intList)(&c.EvalFanout), "eval-fanout", "fanouts of sampled evaluation (default: --fanout)")
 	fs.IntVar(&c.EvalBatch, "eval-batch", c.EvalBatch, "nodes per evaluation batch (default max(batch, 1000))")
 	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "evaluate every n-th epoch (and the last)")
+	fs.IntVar(&c.TrainMaxNodes, "train-max-nodes", c.TrainMaxNodes, "train on at most this many training nodes per epoch, a fixed random subset (0 = all; recorded as a deviation)")
 	fs.IntVar(&c.EvalMaxNodes, "eval-max-nodes", c.EvalMaxNodes, "evaluate at most this many val/test nodes per split, a fixed random subset (0 = 10000, -1 = all)")
 	fs.Var(optionalInt{&c.WarmupEpochs}, "warmup", "warm-up epochs flagged in the records (default 1 when epochs > 1)")
 	fs.StringVar(&c.IO, "io", c.IO, "storage backend: uring, pread, mmap or auto")
