@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The memory contract checked on `medium` (docs/DESIGN.md §2 "One memory
-# contract"), the heavy counterpart of internal/cli's
-# TestEveryVariantWithinItsAllowance: every variant trains one epoch of the
+# contract"), the command-line form of internal/cli's
+# TestEveryVariantWithinItsAllowanceOnMedium (make test-long, which bounds
+# each run to 20 batches): every variant trains one whole epoch of the
 # benchmark configuration (3-layer GraphSAGE, fanout 10,10,10, batch 1000)
 # on `medium` at each host limit with the same device budget, each run in
 # its own memory cgroup, and the check holds for every run:
