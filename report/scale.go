@@ -1,9 +1,11 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"outcore/internal/units"
@@ -130,4 +132,50 @@ func atShare(limit, featureBytes int64, share float64) bool {
 	}
 	want := share * float64(featureBytes)
 	return math.Abs(float64(limit)-want) <= scaleShareTolerance*want
+}
+
+// ParseShare reads a memory share as the scale figure takes it: "25%",
+// "0.25", or "none" (0: the runs without a limit).
+func ParseShare(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if s == "none" {
+		return 0, nil
+	}
+	in, div := s, 1.0
+	if t, ok := strings.CutSuffix(s, "%"); ok {
+		s, div = strings.TrimSpace(t), 100
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) || v/div > 1000 {
+		return 0, fmt.Errorf("memory share %q: want a share of the feature bytes such as 25%% or 0.25, or none", in)
+	}
+	return v / div, nil
+}
+
+// LoadScaleSets loads each experiment's runs (with the digest cache, nil
+// for none) and its dataset's feature bytes (featureBytes, by dataset
+// name) for ScaleChart; meta is the first experiment's provenance.
+func LoadScaleSets(ctx context.Context, src Source, cache *DigestCache, ids []int64, featureBytes func(dataset string) (int64, error)) ([]ScaleSet, FigureMeta, error) {
+	var sets []ScaleSet
+	var meta FigureMeta
+	for i, id := range ids {
+		e, err := src.Experiment(ctx, id)
+		if err != nil {
+			return nil, meta, err
+		}
+		fb, err := featureBytes(e.Dataset)
+		if err != nil {
+			return nil, meta, fmt.Errorf("experiment %d: dataset %s: %w", id, e.Dataset, err)
+		}
+		cmp, err := LoadComparison(ctx, src, cache, id)
+		if err != nil {
+			return nil, meta, err
+		}
+		if i == 0 {
+			meta = cmp.Meta()
+			meta.Experiment = 0 // several experiments
+		}
+		sets = append(sets, ScaleSet{Dataset: e.Dataset, FeatureBytes: fb, Cmp: cmp})
+	}
+	return sets, meta, nil
 }

@@ -22,6 +22,7 @@ import (
 type CompareHandler struct {
 	Store   Store
 	Digests *report.DigestCache
+	DataDir string // the datasets' sizes for the scale figure
 }
 
 // compareArgs reads ?exp= (repeated or comma-separated) and ?runs=.
@@ -74,6 +75,9 @@ func (h *CompareHandler) Show(c *fiber.Ctx) error {
 			return gerr
 		}
 		v.Experiments = append(v.Experiments, views.CompareExp{ID: e.ID, Name: experimentTitle(e), Dataset: e.Dataset, Runs: e.Counts.Total})
+	}
+	if err == nil {
+		v.Scale = scaleLinks(v.Experiments, compareQuery(ids, ""))
 	}
 	switch {
 	case err != nil:

@@ -17,7 +17,7 @@ func (s *Server) routes() {
 		Digests: report.NewDigestCache(20000), Charts: s.charts, Log: s.cfg.Log,
 		Bundles: s.bundles}
 	runs := &RunsHandler{Store: s.cfg.Store, Queue: s.cfg.Queue}
-	cmpH := &CompareHandler{Store: s.cfg.Store, Digests: exp.Digests}
+	cmpH := &CompareHandler{Store: s.cfg.Store, Digests: exp.Digests, DataDir: s.cfg.DataDir}
 	data := &DatasetsHandler{DataDir: s.cfg.DataDir, ImportRoot: s.cfg.ImportRoot, Jobs: s.jobs, Store: s.cfg.Store}
 	events := &EventsHandler{Hub: s.hub, Heartbeat: s.cfg.Heartbeat, Log: s.cfg.Log}
 	repro := &ReproduceHandler{Store: s.cfg.Store, Queue: s.cfg.Queue, DataDir: s.cfg.DataDir, Jobs: s.jobs}
@@ -64,6 +64,7 @@ func (s *Server) routes() {
 	a.Get("/compare", cmpH.Show)
 	a.Get("/compare/charts.json", cmpH.ChartsJSON)
 	a.Get("/compare/charts/:file", cmpH.ChartFile)
+	a.Get("/compare/scale/:file", cmpH.ScaleFile)
 
 	a.Get("/runs", runs.List)
 	a.Get("/runs/:id", runs.Show)

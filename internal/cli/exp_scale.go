@@ -42,7 +42,7 @@ func expScaleCmd() *Command {
 				}
 				ids = append(ids, id)
 			}
-			share, err := parseShare(shareS)
+			share, err := report.ParseShare(shareS)
 			if err != nil {
 				return usagef("--share: %v", err)
 			}
@@ -60,23 +60,6 @@ func expScaleCmd() *Command {
 	}
 }
 
-// parseShare reads "25%", "0.25" or "none" (0: runs without a limit).
-func parseShare(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	if s == "none" {
-		return 0, nil
-	}
-	div := 1.0
-	if t, ok := strings.CutSuffix(s, "%"); ok {
-		s, div = strings.TrimSpace(t), 100
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(v > 0) || v/div > 1000 {
-		return 0, fmt.Errorf("%q: want a share such as 25%% or 0.25, or none", s)
-	}
-	return v / div, nil
-}
-
 // exportScale loads each experiment's runs and its dataset's size and
 // writes the scale figure.
 func exportScale(ctx context.Context, s Streams, dataDir string, ids []int64, share float64, figure, format, size, out string) error {
@@ -85,27 +68,16 @@ func exportScale(ctx context.Context, s Streams, dataDir string, ids []int64, sh
 		return err
 	}
 	defer st.Close()
-	var sets []report.ScaleSet
-	meta := report.FigureMeta{}
-	for _, id := range ids {
-		e, err := st.Experiment(ctx, id)
+	sets, meta, err := report.LoadScaleSets(ctx, st, nil, ids, func(name string) (int64, error) {
+		ds, err := dataset.OpenByName(dir, name)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		ds, err := dataset.OpenByName(dir, e.Dataset)
-		if err != nil {
-			return fmt.Errorf("experiment %d: its dataset: %w", id, err)
-		}
-		cmp, err := report.LoadComparison(ctx, st, nil, id)
-		if err != nil {
-			return err
-		}
-		if meta.Version == "" {
-			meta = cmp.Meta()
-		}
-		sets = append(sets, report.ScaleSet{Dataset: e.Dataset, FeatureBytes: ds.Meta.FeatureBytes(), Cmp: cmp})
+		return ds.Meta.FeatureBytes(), nil
+	})
+	if err != nil {
+		return err
 	}
-	meta.Experiment = 0 // several experiments
 	ch, err := report.ScaleChart(figure, sets, share)
 	if err != nil {
 		return err

@@ -256,6 +256,22 @@ type CompareView struct {
 	ChartsURL   string
 	Changes     []ChangeRow
 	Variants    []string
+	// Scale links the scale figures (epoch time and device reads against
+	// the dataset's size at a memory share) when the experiments ran on
+	// two or more datasets.
+	Scale []ScaleLink
+}
+
+// ScaleLink is the scale figures at one memory share.
+type ScaleLink struct {
+	Share   string // "25%", "none"
+	Figures []ScaleFigure
+}
+
+// ScaleFigure is one scale figure's files.
+type ScaleFigure struct {
+	Name     string // "epoch", "read"
+	SVG, CSV string
 }
 
 // CompareExp is one experiment of a comparison.
