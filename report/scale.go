@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"outcore/engine/dataset"
 	"outcore/internal/units"
 )
 
@@ -153,9 +154,9 @@ func ParseShare(s string) (float64, error) {
 }
 
 // LoadScaleSets loads each experiment's runs (with the digest cache, nil
-// for none) and its dataset's feature bytes (featureBytes, by dataset
-// name) for ScaleChart; meta is the first experiment's provenance.
-func LoadScaleSets(ctx context.Context, src Source, cache *DigestCache, ids []int64, featureBytes func(dataset string) (int64, error)) ([]ScaleSet, FigureMeta, error) {
+// for none) and the feature bytes of its dataset in dataDir for
+// ScaleChart; meta is the first experiment's provenance.
+func LoadScaleSets(ctx context.Context, src Source, cache *DigestCache, ids []int64, dataDir string) ([]ScaleSet, FigureMeta, error) {
 	var sets []ScaleSet
 	var meta FigureMeta
 	for i, id := range ids {
@@ -163,10 +164,11 @@ func LoadScaleSets(ctx context.Context, src Source, cache *DigestCache, ids []in
 		if err != nil {
 			return nil, meta, err
 		}
-		fb, err := featureBytes(e.Dataset)
+		ds, err := dataset.OpenByName(dataDir, e.Dataset)
 		if err != nil {
 			return nil, meta, fmt.Errorf("experiment %d: dataset %s: %w", id, e.Dataset, err)
 		}
+		fb := ds.Meta.FeatureBytes()
 		cmp, err := LoadComparison(ctx, src, cache, id)
 		if err != nil {
 			return nil, meta, err

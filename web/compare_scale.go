@@ -7,7 +7,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"outcore/engine/dataset"
 	"outcore/report"
 	"outcore/web/views"
 )
@@ -61,13 +60,7 @@ func (h *CompareHandler) ScaleFile(c *fiber.Ctx) error {
 	if err != nil {
 		return fiber.NewError(fiber.StatusBadRequest, "share: "+err.Error())
 	}
-	sets, meta, err := report.LoadScaleSets(c.UserContext(), h.Store, h.Digests, ids, func(name string) (int64, error) {
-		ds, err := dataset.OpenByName(h.DataDir, name)
-		if err != nil {
-			return 0, err
-		}
-		return ds.Meta.FeatureBytes(), nil
-	})
+	sets, meta, err := report.LoadScaleSets(c.UserContext(), h.Store, h.Digests, ids, h.DataDir)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"outcore/engine/dataset"
 	"outcore/report"
 )
 
@@ -68,13 +67,7 @@ func exportScale(ctx context.Context, s Streams, dataDir string, ids []int64, sh
 		return err
 	}
 	defer st.Close()
-	sets, meta, err := report.LoadScaleSets(ctx, st, nil, ids, func(name string) (int64, error) {
-		ds, err := dataset.OpenByName(dir, name)
-		if err != nil {
-			return 0, err
-		}
-		return ds.Meta.FeatureBytes(), nil
-	})
+	sets, meta, err := report.LoadScaleSets(ctx, st, nil, ids, dir)
 	if err != nil {
 		return err
 	}
