@@ -4,6 +4,10 @@
 //   - "uring": io_uring + O_DIRECT (github.com/pawelgaczynski/giouring). Each
 //     Reader owns one ring, so each goroutine that issues I/O has its own
 //     ring. Up to Options.QueueDepth reads are in flight per Reader.
+//     Options.SingleIssuer sets the ring up as fio does (SINGLE_ISSUER |
+//     DEFER_TASKRUN) for a caller that owns the Reader from one locked OS
+//     thread (`outcore bench device`); the default ring reaps whole queues
+//     at a time (docs/benchmarks/storage.md, "completion convoys").
 //   - "pread": pread(2) + O_DIRECT served by a pool of Options.Workers
 //     goroutines shared by all Readers of a File.
 //   - "mmap": the file is memory-mapped with readahead off
