@@ -5,7 +5,9 @@
 # (each probe a real run under its memory cgroup), then the experiment's
 # epoch-vs-mem chart as SVG and PDF, its data as CSV, and the runs.
 #
-# The search is bounded: each variant stops starting probes once its
+# The search is bounded: each probe trains on FRONTIER_TRAIN_NODES
+# training nodes (a fixed random subset: 20 batches of 1000, recorded as a
+# deviation in every run), each variant stops starting probes once its
 # finished probes took FRONTIER_CELL_S seconds (and after FRONTIER_PROBES
 # probes), so the whole search ends within 4 × FRONTIER_CELL_S plus one
 # probe per variant. The result names a variant stopped by the budget.
@@ -14,9 +16,10 @@
 # env:   DATASET          dataset (default medium; generated when missing)
 #        COMPUTE          compute mode (default model:h100-pyg)
 #        SYSTEMS          variants (default gnndrive,ginex,diskgnn,pyg+)
-#        FRONTIER_PROBES  most probes per variant (default 4)
-#        FRONTIER_TOL     tolerance of the bisection (default 0.15)
-#        FRONTIER_CELL_S  wall-time budget per variant in seconds (default 150)
+#        FRONTIER_PROBES  most probes per variant (default 6)
+#        FRONTIER_TOL     tolerance of the bisection (default 0.1)
+#        FRONTIER_CELL_S  wall-time budget per variant in seconds (default 180)
+#        FRONTIER_TRAIN_NODES  training nodes per probe (default 20000; 0 = the whole split)
 #        OUT              output folder (default frontier-<dataset>-<date>)
 #        MAX_LOAD         highest 1-minute load average to start at (default 1.5)
 #        OUTCORE          outcore binary (default bin/outcore, built if missing)
@@ -44,8 +47,9 @@ start=$(date +%s)
 # non-zero when any probe failed, which is no reason to stop here.
 rc=0
 "$outcore" exp frontier --dataset "$ds" --system "$systems" --compute "$compute" \
-  --max-probes "${FRONTIER_PROBES:-4}" --tolerance "${FRONTIER_TOL:-0.15}" \
-  --max-cell-seconds "${FRONTIER_CELL_S:-150}" --wait 2>&1 | tee -a "$log" || rc=$?
+  --max-probes "${FRONTIER_PROBES:-6}" --tolerance "${FRONTIER_TOL:-0.1}" \
+  --max-cell-seconds "${FRONTIER_CELL_S:-180}" --train-max-nodes "${FRONTIER_TRAIN_NODES:-20000}" \
+  --wait 2>&1 | tee -a "$log" || rc=$?
 [[ $rc == 0 ]] || echo "== exp frontier exited $rc (failed probes are expected below the frontier)" | tee -a "$log"
 echo "== search took $(( $(date +%s) - start )) s (load $(cut -d' ' -f1 /proc/loadavg))" | tee -a "$log"
 id=$(sed -n 's/^experiment \([0-9]*\) created.*/\1/p' "$log" | head -1)

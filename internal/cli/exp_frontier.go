@@ -14,7 +14,7 @@ import (
 func expFrontierCmd() *Command {
 	var dataDir, dataset, systems, file, compute, maxLimit string
 	var tol, cellS float64
-	var probes, epochs, conc int
+	var probes, epochs, conc, trainNodes int
 	var wait, drop bool
 	fs := newFlagSet("exp frontier", &dataDir)
 	fs.StringVar(&dataset, "dataset", "", "dataset (required unless --file names one)")
@@ -25,6 +25,7 @@ func expFrontierCmd() *Command {
 	fs.IntVar(&probes, "max-probes", 0, "most runs per variant (default 12)")
 	fs.StringVar(&maxLimit, "max-limit", "", `top of the search, the first probe: a limit such as "100%" (the default) or "256MiB"; raised to a variant's floor`)
 	fs.Float64Var(&cellS, "max-cell-seconds", 0, "wall-time budget of one variant's search: no probe starts after its probes took this long (0: none); the frontier so far is kept, marked as stopped by the budget")
+	fs.IntVar(&trainNodes, "train-max-nodes", 0, "train each probe on at most this many training nodes, a fixed random subset (0 = all; bounded probes, recorded as a deviation)")
 	fs.IntVar(&epochs, "epochs", 1, "epochs per probe (a probe succeeds when one finishes)")
 	fs.BoolVar(&wait, "wait", false, "run the queue here until the search has finished, then print each variant's frontier")
 	fs.IntVar(&conc, "concurrency", 1, "with --wait: local runs at a time")
@@ -75,6 +76,9 @@ func expFrontierCmd() *Command {
 			}
 			if compute != "" {
 				g["compute"] = compute
+			}
+			if trainNodes != 0 {
+				g["train_max_nodes"] = trainNodes
 			}
 			if _, ok := g["name"]; !ok {
 				g["name"] = fmt.Sprintf("memory frontier of %s", strings.ReplaceAll(systems, ",", ", "))

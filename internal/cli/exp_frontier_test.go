@@ -81,12 +81,15 @@ func TestFrontierEndToEnd(t *testing.T) {
 	// A time budget smaller than one probe: the search stops after the
 	// first, keeping its result and saying why.
 	code, out, stderr = runCLI("exp", "frontier", "--data-dir", dir, "--dataset", "tiny", "--system", "pyg+",
-		"--max-limit", "256MiB", "--max-cell-seconds", "0.001", "--wait")
+		"--max-limit", "256MiB", "--max-cell-seconds", "0.001", "--train-max-nodes", "2000", "--wait")
 	if code != 0 {
 		t.Fatalf("exp frontier with a time budget: %d\n%s\n%s", code, out, stderr)
 	}
 	runs, err = st.Runs(context.Background(), store.RunFilter{ExperimentID: 2, Current: true})
 	if err != nil || len(runs) != 1 || !strings.Contains(out, "stopped by the time budget") {
-		t.Errorf("%d probes (%v) with a budget of 1 ms, want 1 and the budget named:\n%s", len(runs), err, out)
+		t.Fatalf("%d probes (%v) with a budget of 1 ms, want 1 and the budget named:\n%s", len(runs), err, out)
+	}
+	if !strings.Contains(string(runs[0].Config), `"train_max_nodes":2000`) {
+		t.Errorf("probe config without the training subset: %s", runs[0].Config)
 	}
 }
