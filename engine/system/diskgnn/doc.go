@@ -41,3 +41,11 @@
 //
 // Code comments cite docs/ARCHITECTURE.md for the engine's contracts.
 package diskgnn
+
+// Name is the registered name of the DiskGNN variant; paper and summary
+// are its lines in the registry (outcore systems, the dashboard).
+const (
+	Name    = "diskgnn"
+	paper   = "DiskGNN: Bridging I/O Efficiency and Model Accuracy for Out-of-Core GNN Training (arXiv:2405.05231)"
+	summary = "offline sampling, four-level feature store (device/host caches, segmented disk cache, packed chunks), batched packing, four-stage pipeline"
+)

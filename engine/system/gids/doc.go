@@ -21,3 +21,11 @@
 // as a budget outside the host cgroup, GPU-initiated NVMe reads done by
 // goroutines over io_uring rings) are named in every run's deviations.
 package gids
+
+// Name is the registered name of the GIDS variant; paper and summary
+// are its lines in the registry (outcore systems, the dashboard).
+const (
+	Name    = "gids"
+	paper   = "Accelerating Sampling and Aggregation Operations in GNN Frameworks with GPU Initiated Direct Storage Accesses (GIDS, PVLDB'24)"
+	summary = "storage access accumulator, constant CPU buffer by reverse PageRank, software cache with window buffering (GPU parts stood in for on the CPU)"
+)

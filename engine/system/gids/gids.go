@@ -47,9 +47,6 @@ import (
 	"outcore/internal/osutil"
 )
 
-// Name is the registered name of the GIDS variant.
-const Name = "gids"
-
 type gids struct {
 	kit.Base
 	cfg train.Config

@@ -9,12 +9,8 @@ import (
 )
 
 func init() {
-	kit.Register(train.Variant{Name: Name, Order: 60, MinMemory: MinMemory, New: kit.Factory(newGIDS),
-		Paper:   "Accelerating Sampling and Aggregation Operations in GNN Frameworks with GPU Initiated Direct Storage Accesses (GIDS, PVLDB'24)",
-		Summary: "storage access accumulator, constant CPU buffer by reverse PageRank, software cache with window buffering (GPU parts stood in for on the CPU)",
-		// the DGL dataloader's order: every batch as the reference trains it
-		InOrder: map[string]string{},
-	}, (*options).bind)
+	// the DGL dataloader's order: every batch as the reference trains it
+	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 60, MinMemory: MinMemory, InOrder: kit.InOrderAlways()}, newGIDS, (*options).bind)
 }
 
 // options are the variant's options, parsed (cpuBuffer and gpuCache are

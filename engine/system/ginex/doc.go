@@ -24,3 +24,11 @@
 // engine/cache's. Ginex trains on a GPU; the departures are named in every
 // run's deviations.
 package ginex
+
+// Name is the registered name of the Ginex variant; paper and summary
+// are its lines in the registry (outcore systems, the dashboard).
+const (
+	Name    = "ginex"
+	paper   = "Ginex: SSD-enabled Billion-scale GNN Training on a Single Machine via Provably Optimal In-memory Caching (VLDB'22)"
+	summary = "superbatch inspector–executor, Belady feature cache, neighbour cache"
+)

@@ -65,12 +65,8 @@ import (
 	"outcore/internal/osutil"
 )
 
-// Name is the registered name of the Ginex variant.
-const Name = "ginex"
-
 type ginex struct {
 	kit.Base
-	cfg  train.Config
 	opt  options // as asked
 	plan plan    // as sized for the budget (sizing.go)
 	mem  *kit.Budget

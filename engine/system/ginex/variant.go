@@ -8,18 +8,16 @@ import (
 )
 
 func init() {
-	kit.Register(train.Variant{Name: Name, Order: 20, MinMemory: minMemory, New: kit.Factory(newGinex),
-		Paper:   "Ginex: SSD-enabled Billion-scale GNN Training on a Single Machine via Provably Optimal In-memory Caching (VLDB'22)",
-		Summary: "superbatch inspector–executor, Belady feature cache, neighbour cache",
-		InOrder: map[string]string{},
-		// The inspector (inspect) samples the superbatch, loads the
-		// neighbour cache and precomputes changesets (ginex.go, §3.1).
-		NestedStages: map[string]string{"sample_s": "inspect_s", "changeset_s": "inspect_s", "neighbor_cache_load_s": "inspect_s"},
-		// The superbatch's sampling pass and reading its stored samples
-		// back are sampling; the switch and the cache updates load features.
-		WallStages: map[string]string{"inspect_s": "sample_s", "runfile_io_s": "sample_s", "switch_s": "extract_s", "cache_update_s": "extract_s"},
-	}, (*options).bind)
+	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 20, MinMemory: minMemory, InOrder: kit.InOrderAlways(), NestedStages: nestedStages, WallStages: wallStages}, newGinex, (*options).bind)
 }
+
+// The inspector (inspect) samples the superbatch, loads the
+// neighbour cache and precomputes changesets (ginex.go, §3.1).
+var nestedStages = map[string]string{"sample_s": "inspect_s", "changeset_s": "inspect_s", "neighbor_cache_load_s": "inspect_s"}
+
+// The superbatch's sampling pass and reading its stored samples
+// back are sampling; the switch and the cache updates load features.
+var wallStages = map[string]string{"inspect_s": "sample_s", "runfile_io_s": "sample_s", "switch_s": "extract_s", "cache_update_s": "extract_s"}
 
 // options are Ginex's settings, with the artifact's defaults (ncBytes
 // and fcBytes -1 and xBuffers 0: from the budget; policy is policy.go's).
@@ -47,7 +45,7 @@ func (o *options) bind(b *kit.Binder) {
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
 var newGinex = kit.New(parseOptions, func(cfg train.Config, opt options) *ginex {
-	return &ginex{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "changeset", "extract", "train"), append([]string{
+	return &ginex{opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "changeset", "extract", "train"), append([]string{
 		"training runs on the CPU (the paper trains on a GPU); the gather of the next iteration overlaps the current iteration's CPU training",
 		"the changeset precomputation runs on the CPU with a heap over the cache state (O(|ids| log C) per iteration) instead of the paper's GPU top-k over all candidates; the cache states are the same Belady states",
 		"nodes that are not accessed again in the superbatch are not inserted into the feature cache (they would be evicted unused; misses are unchanged)",

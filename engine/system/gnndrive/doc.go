@@ -20,3 +20,11 @@
 // The feature buffer itself (mapping table, standby and wait lists) is
 // engine/cache's FeatureBuffer.
 package gnndrive
+
+// Name is the registered name of the GNNDrive variant; paper and summary
+// are its lines in the registry (outcore systems, the dashboard).
+const (
+	Name    = "gnndrive"
+	paper   = "GNNDrive: Reducing Memory Contention and I/O Congestion for Disk-based GNN Training (ICPP'24)"
+	summary = "asynchronous io_uring extractors into a shared feature buffer, out-of-order training"
+)

@@ -58,12 +58,8 @@ import (
 	"outcore/engine/train"
 )
 
-// Name is the registered name of the GNNDrive variant.
-const Name = "gnndrive"
-
 type gnnDrive struct {
 	kit.Base
-	cfg  train.Config
 	opt  options // as asked
 	plan plan    // as sized for the budget (sizing.go)
 

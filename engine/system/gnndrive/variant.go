@@ -6,13 +6,11 @@ import (
 )
 
 func init() {
-	kit.Register(train.Variant{Name: Name, Order: 40, MinMemory: minMemory, New: kit.Factory(newGNNDrive),
-		Paper:   "GNNDrive: Reducing Memory Contention and I/O Congestion for Disk-based GNN Training (ICPP'24)",
-		Summary: "asynchronous io_uring extractors into a shared feature buffer, out-of-order training",
-		// one sampler and one extractor deliver the batches in order
-		InOrder: map[string]string{"samplers": "1", "extractors": "1"},
-	}, (*options).bind)
+	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 40, MinMemory: minMemory, InOrder: inOrder}, newGNNDrive, (*options).bind)
 }
+
+// one sampler and one extractor deliver the batches in order
+var inOrder = map[string]string{"samplers": "1", "extractors": "1"}
 
 // options are GNNDrive's settings, with the paper's defaults.
 type options struct {
@@ -49,7 +47,7 @@ var newGNNDrive = kit.New(parseOptions, func(cfg train.Config, opt options) *gnn
 	if opt.bufferAt == "device" {
 		first = "GPU-based GNNDrive's memory layout (§4.2) emulated on the CPU: the feature buffer and the indexed batch input are accounted as device memory outside the host budget, but live in host memory and training runs on the CPU (no host-to-device transfer is timed)"
 	}
-	return &gnnDrive{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"), append(kit.SampleOnlyDeviations(opt.sampleOnly),
+	return &gnnDrive{opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"), append(kit.SampleOnlyDeviations(opt.sampleOnly),
 		first,
 		"samplers, extractors, trainer and releaser are goroutines of one process (the paper uses Python threads)",
 		"M_b is the largest input-node count of profiled mini-batches times batch_margin, not batch × Π fanouts (which exceeds the whole graph at this scale); admission control in the feature buffer keeps a larger batch deadlock-free",

@@ -19,3 +19,11 @@
 // host cgroup, GPU-initiated NVMe commands issued by goroutines over
 // io_uring rings) are named in every run's deviations.
 package helios
+
+// Name is the registered name of the Helios variant; paper and summary
+// are its lines in the registry (outcore systems, the dashboard).
+const (
+	Name    = "helios"
+	paper   = "Helios: An Efficient Out-of-core GNN Training System on Terabyte-scale Graphs with In-memory Performance"
+	summary = "decoupled asynchronous I/O submission and completion, GPU/CPU static cache from pre-sampling, deep per-hop pipeline (GPU parts stood in for on the CPU)"
+)

@@ -41,12 +41,8 @@ import (
 	"outcore/engine/train"
 )
 
-// Name is the registered name of the Helios variant.
-const Name = "helios"
-
 type helios struct {
 	kit.Base
-	cfg train.Config
 	opt options
 
 	graph    *kit.Graph // §3.2: the whole topology in the CPU cache

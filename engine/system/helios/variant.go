@@ -9,12 +9,8 @@ import (
 )
 
 func init() {
-	kit.Register(train.Variant{Name: Name, Order: 70, MinMemory: MinMemory, New: kit.Factory(newHelios),
-		Paper:   "Helios: An Efficient Out-of-core GNN Training System on Terabyte-scale Graphs with In-memory Performance",
-		Summary: "decoupled asynchronous I/O submission and completion, GPU/CPU static cache from pre-sampling, deep per-hop pipeline (GPU parts stood in for on the CPU)",
-		// batches train in the reference order
-		InOrder: map[string]string{},
-	}, (*options).bind)
+	// batches train in the reference order
+	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 70, MinMemory: MinMemory, InOrder: kit.InOrderAlways()}, newHelios, (*options).bind)
 }
 
 // options are the variant's options, parsed (gpuCache is gpuCacheAuto or
@@ -58,7 +54,7 @@ var newHelios = kit.New(parseOptions, func(cfg train.Config, o options) *helios 
 	if o.pipeline {
 		pipe = fmt.Sprintf("the deep pipeline's operators are goroutines (%d preparers, %d batches in flight) sharing the CPU cores, not GPU kernels on streams with allotted SMs under MPS", o.preparers, o.depth)
 	}
-	return &helios{cfg: cfg, opt: o, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"),
+	return &helios{opt: o, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"),
 		"no GPU: the GPU cache tier and the batch buffers in flight are GPU memory in Helios; here they are host memory held outside the host budget (the memory cgroup's limit is raised by their size), and training runs on the CPU",
 		fmt.Sprintf("the GPU-initiated asynchronous I/O stack is stood in for by goroutines: the batch preparers submit one O_DIRECT read per uncached feature row (no merging, as Helios issues one NVMe command per vertex) over %d io_uring rings, and one completion goroutine per ring reaps them (the completion kernel); rings are io_uring queues, not NVMe SQ/CQ pairs", o.rings),
 		"cache lookups run on the preparing goroutine (GPU warps reaching the CPU tier over UVA in Helios); sampling runs on CPU goroutines",

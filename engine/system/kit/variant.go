@@ -13,14 +13,23 @@ import (
 	"outcore/engine/train"
 )
 
-// Register registers v with the options bind declares: v.Options and
-// v.CheckOptions come from bind, so each default and range is declared
-// once.
-func Register[O any](v train.Variant, bind Bind[O]) {
+// Register registers the variant v describes (its Name, Paper, Summary,
+// Order, MinMemory, InOrder or OwnSampling and stages, each package's own
+// text), built by build, with the options bind declares: v.New,
+// v.Options and v.CheckOptions come from build and bind, so each default
+// and range is declared once and a variant's registration is one call:
+//
+//	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 60, MinMemory: minMemory, InOrder: kit.InOrderAlways()}, newX, (*options).bind)
+func Register[O any, S train.System](v train.Variant, build func(train.Config) (S, error), bind Bind[O]) {
+	v.New = func(cfg train.Config) (train.System, error) { return build(cfg) }
 	v.Options = bind.Options()
 	v.CheckOptions = bind.Check
 	train.RegisterVariant(v)
 }
+
+// InOrderAlways is train.Variant.InOrder for a variant that trains the
+// reference's batch order under any options (no option needs a value).
+func InOrderAlways() map[string]string { return map[string]string{} }
 
 // Base is what a System reports of itself before it runs: its registered
 // name, the device of each stage and its deviations from its paper known
@@ -105,9 +114,4 @@ func New[O, S any](parse func(train.Config) (O, error), build func(train.Config,
 		}
 		return build(cfg, opt), nil
 	}
-}
-
-// Factory is a variant's constructor as train.Variant.New.
-func Factory[S train.System](f func(train.Config) (S, error)) train.Factory {
-	return func(cfg train.Config) (train.System, error) { return f(cfg) }
 }

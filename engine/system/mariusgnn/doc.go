@@ -39,3 +39,11 @@
 // sampled nodes that come from partitions on disk) and isolated_nodes.
 // Tiers: every feature row comes from the buffer ("cpu").
 package mariusgnn
+
+// Name is the registered name of the MariusGNN variant; paper and summary
+// are its lines in the registry (outcore systems, the dashboard).
+const (
+	Name    = "mariusgnn"
+	paper   = "MariusGNN: Resource-Efficient Out-of-Core Training of Graph Neural Networks (EuroSys'23), as measured by GNNDrive (ICPP'24) §3, §5.4 and DiskGNN (arXiv 2405.05231) §7"
+	summary = "node partitions and edge buckets on disk, a buffer of c partitions, per-epoch ordering and preload, DENSE sampling of in-buffer edges only (biased)"
+)

@@ -17,9 +17,6 @@ import (
 	"outcore/engine/train"
 )
 
-// Name is the registered name of the MariusGNN variant.
-const Name = "mariusgnn"
-
 // DefaultPartitions is p when option partitions is not given.
 const DefaultPartitions = 64
 
@@ -33,7 +30,6 @@ const (
 
 type system struct {
 	kit.Base
-	cfg train.Config
 	opt options
 
 	mem          *kit.Budget

@@ -9,15 +9,12 @@ import (
 )
 
 func init() {
-	kit.Register(train.Variant{Name: Name, Order: 30, MinMemory: minMemory, New: kit.Factory(newSystem),
-		Paper:       "MariusGNN: Resource-Efficient Out-of-Core Training of Graph Neural Networks (EuroSys'23), as measured by GNNDrive (ICPP'24) §3, §5.4 and DiskGNN (arXiv 2405.05231) §7",
-		Summary:     "node partitions and edge buckets on disk, a buffer of c partitions, per-epoch ordering and preload, DENSE sampling of in-buffer edges only (biased)",
-		OwnSampling: true,
-		// Loading a buffer state (the epoch's first: prep, later: swap)
-		// reads partitions from disk (DESIGN §5).
-		WallStages: map[string]string{"prep_s": "extract_s", "swap_s": "extract_s"},
-	}, (*options).bind)
+	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 30, MinMemory: minMemory, OwnSampling: true, WallStages: wallStages}, newSystem, (*options).bind)
 }
+
+// Loading a buffer state (the epoch's first: prep, later: swap)
+// reads partitions from disk (DESIGN §5).
+var wallStages = map[string]string{"prep_s": "extract_s", "swap_s": "extract_s"}
 
 // options are MariusGNN's settings (bufferCapacity 0: from the budget).
 type options struct {
@@ -46,7 +43,7 @@ func (o *options) bind(b *kit.Binder) {
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
 var newSystem = kit.New(parseOptions, func(cfg train.Config, opt options) *system {
-	return &system{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("prep", "sample", "extract", "train"),
+	return &system{opt: opt, Base: kit.NewBase(Name, kit.OnCPU("prep", "sample", "extract", "train"),
 		"training runs on the CPU (MariusGNN trains on a GPU); the samplers work ahead of the trainer on goroutines instead of the artifact's batch-loader threads and staleness-bounded pipeline",
 		"neighbours are sampled along incoming edges only (the artifact's papers100M configurations sample incoming and outgoing neighbours), the receptive field every outcore variant uses",
 		"nodes are assigned to partitions at random as the artifact's preprocessor does, but keep their original relative order inside a partition (the partitions, which decide what the buffer holds, are the same kind of random draw)",

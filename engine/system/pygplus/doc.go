@@ -11,3 +11,11 @@
 //     the page cache is the rest), pure;
 //   - variant.go: registration, options and the constructor.
 package pygplus
+
+// Name is the registered name of the PyG+ variant; paper and summary
+// are its lines in the registry (outcore systems, the dashboard).
+const (
+	Name    = "pyg+"
+	paper   = "PyG+, the baseline of Ginex (VLDB'22) §5.1 and GNNDrive (ICPP'24) §5"
+	summary = "memory-mapped topology and features, page-cache faults on the critical path"
+)

@@ -52,12 +52,8 @@ import (
 	"outcore/internal/osutil"
 )
 
-// Name is the registered name of the PyG+ variant.
-const Name = "pyg+"
-
 type pygPlus struct {
 	kit.Base
-	cfg  train.Config
 	opt  options
 	plan plan
 

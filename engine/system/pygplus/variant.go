@@ -9,15 +9,12 @@ import (
 )
 
 func init() {
-	kit.Register(train.Variant{Name: Name, Order: 10, MinMemory: minMemory, New: kit.Factory(newPyGPlus),
-		Paper:   "PyG+, the baseline of Ginex (VLDB'22) §5.1 and GNNDrive (ICPP'24) §5",
-		Summary: "memory-mapped topology and features, page-cache faults on the critical path",
-		InOrder: map[string]string{},
-		// The trainer's wait for a batch (stall) includes the synchronous
-		// gather from the mapping (extract), pyg_plus.go.
-		NestedStages: map[string]string{"extract_s": "stall_s"},
-	}, (*options).bind)
+	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 10, MinMemory: minMemory, InOrder: kit.InOrderAlways(), NestedStages: nestedStages}, newPyGPlus, (*options).bind)
 }
+
+// The trainer's wait for a batch (stall) includes the synchronous
+// gather from the mapping (extract), pyg_plus.go.
+var nestedStages = map[string]string{"extract_s": "stall_s"}
 
 // options are PyG+'s settings.
 type options struct {
@@ -39,7 +36,7 @@ func (o *options) bind(b *kit.Binder) {
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
 var newPyGPlus = kit.New(parseOptions, func(cfg train.Config, opt options) *pygPlus {
-	return &pygPlus{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"), append(kit.SampleOnlyDeviations(opt.sampleOnly),
+	return &pygPlus{opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"), append(kit.SampleOnlyDeviations(opt.sampleOnly),
 		overlapDeviation(opt.overlap),
 		fmt.Sprintf("sampling workers are goroutines sharing one process (%d), not DataLoader sub-processes", opt.workers),
 		"gather copies rows with cgo threads from the mapping (one page fault per missing 4 KiB page), as numpy memmap indexing does",

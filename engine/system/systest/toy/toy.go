@@ -19,15 +19,16 @@ import (
 	"outcore/engine/train"
 )
 
-// Name is the registered name of the toy variant.
-const Name = "toy"
+// Name is the registered name of the toy variant; paper and summary
+// are its lines in the registry (outcore systems, the dashboard).
+const (
+	Name    = "toy"
+	paper   = `none: the worked example of docs/ARCHITECTURE.md "Adding a system" (a test variant)`
+	summary = "the reference's sequential loop, built on the variant skeleton"
+)
 
 func init() {
-	kit.Register(train.Variant{Name: Name, Order: 1000, MinMemory: minMemory, New: kit.Factory(newToy),
-		Paper:   `none: the worked example of docs/ARCHITECTURE.md "Adding a system" (a test variant)`,
-		Summary: "the reference's sequential loop, built on the variant skeleton",
-		InOrder: map[string]string{},
-	}, (*options).bind)
+	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 1000, MinMemory: minMemory, InOrder: kit.InOrderAlways()}, newToy, (*options).bind)
 }
 
 // options are the toy's settings.
@@ -60,7 +61,6 @@ var minMemory = kit.MinMemoryOf(parseOptions, feasible)
 type toy struct {
 	kit.Base
 	*train.Sequential // the reference's loop: RunEpoch
-	cfg               train.Config
 	opt               options
 	closeTopo         func() error
 	feats             *storage.File
@@ -71,7 +71,7 @@ func newToy(cfg train.Config) (*toy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &toy{cfg: cfg, opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"),
+	return &toy{opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"),
 		"a test variant: it implements no paper")}, nil
 }
 
