@@ -76,22 +76,17 @@ type gids struct {
 }
 
 func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
-	shape := train.ShapeOf(env.Dataset.Meta)
-	g.dim, g.rowBytes = shape.FeatureDim, shape.RowBytes()
 	var err error
 	if g.graph, err = kit.LoadGraph(env, "memory"); err != nil { // §3.5: pinned in host memory
 		return err
 	}
-
-	g.budget = kit.NewBudget(env)
-	ws, err := g.budget.ProfileStage(ctx, time.Now(), g.graph.Topology, g.opt.profile)
+	p, err := kit.ProfilePinned(ctx, env, g.graph.Topology, g.opt.profile)
 	if err != nil {
 		return err
 	}
-	// the plan counts the pinned indices itself; the profile's base holds
-	// them (they were loaded before it)
-	planWS := ws
-	planWS.BaseBytes = max(0, ws.BaseBytes-shape.IndicesBytes())
+	g.budget = p.Budget
+	shape, ws := p.Shape, p.WS
+	g.dim, g.rowBytes = shape.FeatureDim, shape.RowBytes()
 	g.maxBatch = int(min(int64(float64(ws.MaxInputs)*g.opt.margin)+1, shape.Nodes))
 
 	// the storage path: lines read whole, one request per line
@@ -140,7 +135,7 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 	if g.opt.accumulator {
 		g.kAlloc = g.opt.maxMerge
 	}
-	g.layout = Plan(env.MemBudget, planWS, shape, g.opt)
+	g.layout = Plan(env.MemBudget, p.PlanWS, shape, g.opt)
 	if !g.layout.Feasible {
 		env.Warnf("gids: the %d MiB budget cannot hold the pinned topology (%d MiB) next to the process (%d MiB in all) and the reserve: expect an OOM kill", env.MemBudget>>20, g.layout.TopologyBytes>>20, g.layout.HostBytes>>20)
 	}

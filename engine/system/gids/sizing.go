@@ -101,7 +101,7 @@ func (l Layout) CacheMetaBytes() int64 {
 // gpuCacheAuto is gpu_cache's default: the device budget less the other
 // device memory (DeviceCacheLines); kit.SizeBytes reads it as 0, and
 // Prepare sizes the cache.
-const gpuCacheAuto = "auto"
+const gpuCacheAuto = kit.Auto
 
 // DeviceCacheLines is the software cache an automatic gpu_cache gets: the
 // lines that, with their metadata (CacheMetaBytes), fit in the device

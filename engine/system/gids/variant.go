@@ -5,7 +5,6 @@ import (
 
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
-	"outcore/internal/units"
 )
 
 func init() {
@@ -33,16 +32,7 @@ func (o *options) bind(b *kit.Binder) {
 	b.Size(&o.cpuBuffer, "cpu_buffer", "10%", "constant CPU buffer (§3.3), bytes or % of the feature table; cut by the host budget")
 	b.Enum(&o.cpuSelect, "cpu_buffer_select", "pagerank", []string{"pagerank", "first"}, "nodes pinned in the CPU buffer: highest weighted reverse PageRank, or the first node ids (no ranking, Fig. 10's baseline)")
 	b.Int(&o.pagerankIters, "pagerank_iters", 20, "power iterations of the reverse PageRank (artifact K)", kit.Range(1, 10000))
-	o.gpuCache = gpuCacheAuto
-	b.Func("gpu_cache", gpuCacheAuto, "software cache in device memory: auto = what the device budget (device_mem) leaves after the batch buffers and the window; bytes or % of the feature table (0: none; over the device budget is a recorded deviation)", func(s string) error {
-		if s != gpuCacheAuto {
-			if _, err := units.ParseMemLimit(s, 1<<30); err != nil {
-				return err
-			}
-		}
-		o.gpuCache = s
-		return nil
-	})
+	b.SizeOrAuto(&o.gpuCache, "gpu_cache", "software cache in device memory: auto = what the device budget (device_mem) leaves after the batch buffers and the window; bytes or % of the feature table (0: none; over the device budget is a recorded deviation)")
 	b.Int(&line, "line", 0, "cache line and read size in bytes, a multiple of 512; 0: one feature row rounded up to 512 (the artifact's page size)", kit.Range(0, 1<<20), kit.MultipleOf(512))
 	b.Workers(&o.rings, "rings", 4, "I/O goroutines, each with its own io_uring ring (stand-in for the GPU threads issuing BaM reads)")
 	b.Float(&o.iops, "iops", 0, "IOP_peak per SSD for Eq. 2; 0 measures it at start", kit.Range(0, 1e12))

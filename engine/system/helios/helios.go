@@ -64,8 +64,6 @@ type helios struct {
 }
 
 func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
-	shape := train.ShapeOf(env.Dataset.Meta)
-	h.dim, h.rowBytes = shape.FeatureDim, shape.RowBytes()
 	var err error
 	if h.graph, err = kit.LoadGraph(env, "memory"); err != nil { // §3.2: the whole topology in the CPU cache
 		return err
@@ -75,16 +73,14 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 		h.samplers = append(h.samplers, h.graph.Sampler.Clone())
 	}
 
-	budget := kit.NewBudget(env)
-	ws, err := budget.ProfileStage(ctx, time.Now(), h.graph.Topology, h.opt.profile)
+	p, err := kit.ProfilePinned(ctx, env, h.graph.Topology, h.opt.profile)
 	if err != nil {
 		return err
 	}
-	// the plan counts the indices itself; the profile's base holds them
-	planWS := ws
-	planWS.BaseBytes = max(0, ws.BaseBytes-shape.IndicesBytes())
+	budget, shape, ws := p.Budget, p.Shape, p.WS
+	h.dim, h.rowBytes = shape.FeatureDim, shape.RowBytes()
 	h.opt.device = budget.Device() // gpu_cache auto: the device budget (DESIGN §2 "One memory contract")
-	h.layout = Plan(env.MemBudget, planWS, shape, h.opt)
+	h.layout = Plan(env.MemBudget, p.PlanWS, shape, h.opt)
 	h.maxBatch = int(h.layout.MaxBatch)
 
 	// §3.2: one epoch of pre-sampling ranks the nodes by accesses

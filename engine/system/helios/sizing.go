@@ -83,7 +83,7 @@ var MinMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
 // budget leaves after the batch buffers and the sampled mini-batches in
 // flight ("Helios fills all the GPU memory the model leaves", DESIGN §2
 // "One memory contract").
-const gpuCacheAuto = "auto"
+const gpuCacheAuto = kit.Auto
 
 // DeviceOther is the device memory besides the GPU tier: depth batch
 // buffers of maxBatch rows and the sampled mini-batches in flight.

@@ -5,7 +5,6 @@ import (
 
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
-	"outcore/internal/units"
 )
 
 func init() {
@@ -30,16 +29,7 @@ func (o *options) bind(b *kit.Binder) {
 	b.Workers(&o.preparers, "preparers", 2, "goroutines sampling batches hop by hop and submitting their reads")
 	b.Workers(&o.depth, "depth", 3, "batches in flight (prepared or preparing, not yet trained); each holds a batch buffer in device memory")
 	b.Workers(&o.rings, "rings", 4, "io_uring rings of the I/O stack, each with its own completion goroutine (§3.1)")
-	o.gpuCache = gpuCacheAuto
-	b.Func("gpu_cache", gpuCacheAuto, "GPU tier of the static cache: auto = what the device budget (device_mem) leaves after the batch buffers; bytes or % of the feature table (0: none; over the device budget is a recorded deviation)", func(s string) error {
-		if s != gpuCacheAuto {
-			if _, err := units.ParseMemLimit(s, 1<<30); err != nil {
-				return err
-			}
-		}
-		o.gpuCache = s
-		return nil
-	})
+	b.SizeOrAuto(&o.gpuCache, "gpu_cache", "GPU tier of the static cache: auto = what the device budget (device_mem) leaves after the batch buffers; bytes or % of the feature table (0: none; over the device budget is a recorded deviation)")
 	b.Size(&o.cpuCache, "cpu_cache", "", "CPU tier, bytes or % of the feature table; default: the host budget left after the topology (10% without a budget)", kit.Shown("the rest of the budget"))
 	b.Float(&o.margin, "batch_margin", 1.25, "batch buffers hold the largest profiled input-node count × batch_margin rows; a larger batch spills to a heap buffer", kit.Above(0), kit.Below(1<<10))
 	b.ProfileBatches(&o.profile, "to size the batch buffers and the model step")

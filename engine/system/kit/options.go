@@ -238,6 +238,25 @@ func (b *Binder) Size(dst *string, key, def, help string, rules ...Rule) {
 	})
 }
 
+// Auto is the value of a SizeOrAuto option left to the variant's plan.
+const Auto = "auto"
+
+// SizeOrAuto binds a text option that is Auto (its default: the
+// variant's plan sizes it, as a device cache that takes what the device
+// budget leaves) or a size as Size takes it, kept as given.
+func (b *Binder) SizeOrAuto(dst *string, key, help string, rules ...Rule) {
+	*dst = Auto
+	b.Func(key, Auto, help, func(s string) error {
+		if s != Auto {
+			if _, err := units.ParseMemLimit(s, 1<<30); err != nil {
+				return err
+			}
+		}
+		*dst = s
+		return nil
+	}, rules...)
+}
+
 // SizeBytes resolves a Size option's value against the feature table's
 // bytes (0 when it does not parse: the options' check refused it).
 func SizeBytes(spec string, featureBytes int64) int64 {

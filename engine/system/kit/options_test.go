@@ -177,3 +177,32 @@ func TestNew(t *testing.T) {
 		t.Fatal("SampleOnlyDeviations")
 	}
 }
+
+// TestSizeOrAuto: auto by default, a size kept as given, anything else
+// refused naming the option; declared as text with auto as its default.
+func TestSizeOrAuto(t *testing.T) {
+	type opt struct{ cache string }
+	bind := Bind[opt](func(o *opt, b *Binder) { b.SizeOrAuto(&o.cache, "cache", "device cache") })
+	if got := bind.Options(); len(got) != 1 || got[0].Type != train.OptString || got[0].Default != Auto {
+		t.Fatalf("declared %+v, want one text option defaulting to %q", got, Auto)
+	}
+	for _, tc := range []struct {
+		given, want string
+		fails       bool
+	}{{"", Auto, false}, {"auto", Auto, false}, {"256MiB", "256MiB", false}, {"25%", "25%", false}, {"lots", "", true}} {
+		cfg := train.Config{Options: map[string]string{}}
+		if tc.given != "" {
+			cfg.Options["cache"] = tc.given
+		}
+		o, err := bind.Parse(cfg)
+		if tc.fails {
+			if err == nil || !strings.Contains(err.Error(), "cache") {
+				t.Errorf("%q: error %v, want one naming cache", tc.given, err)
+			}
+			continue
+		}
+		if err != nil || o.cache != tc.want {
+			t.Errorf("%q: got %q, %v; want %q", tc.given, o.cache, err, tc.want)
+		}
+	}
+}
