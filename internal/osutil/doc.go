@@ -6,8 +6,9 @@
 //     anonymous maps outside the Go heap (AnonMap), returning their pages
 //     (Release) and page-cache residency (Mincore);
 //   - page-cache eviction: posix_fadvise DONTNEED of a file, a range or a
-//     whole directory (DropCache, DropRange, DropFileCache, EvictDir), and
-//     the machine-wide drop_caches (DropAllCaches, root only);
+//     whole directory (DropCache, DropRange, DropFileCache, EvictDir), one
+//     scan of a file that drops what it has read (SeqReader), and the
+//     machine-wide drop_caches (DropAllCaches, root only);
 //   - /proc readers: this process's disk reads (/proc/self/io), RSS, peak
 //     RSS and anonymous RSS (/proc/self/status), CPU time, the machine's
 //     iowait and memory size;

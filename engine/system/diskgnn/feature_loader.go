@@ -18,7 +18,6 @@ package diskgnn
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -97,36 +96,10 @@ func (fl *featureLoader) load(ctx context.Context, g int, p *partial) error {
 	}
 	t1 := time.Now()
 	p.rows = fl.layout.DiskRowsOf(g, p.h.DiskLoc, rb, p.rows)
-	parts := min(len(fl.disk), len(p.rows))
-	per := (len(p.rows) + parts - 1) / parts
-	var wg sync.WaitGroup
-	errs := make([]error, parts)
-	for k := 0; k < parts; k++ {
-		lo, hi := k*per, min((k+1)*per, len(p.rows))
-		if lo >= hi {
-			break
-		}
-		read := func(k, lo, hi int) {
-			errs[k] = fl.disk[k].ReadRows(ctx, p.rows[lo:hi], diskBytes[int64(lo)*rb:int64(hi)*rb])
-		}
-		if k == parts-1 {
-			read(k, lo, hi) // on the loader's own (already timed) thread
-			continue
-		}
-		wg.Add(1)
-		go func(k, lo, hi int) {
-			defer wg.Done()
-			w := fl.ep.StartWorkerSince(metrics.WorkExtract, t1) // an io_uring thread of the loader
-			read(k, lo, hi)
-			w.Stop()
-		}(k, lo, hi)
-	}
-	wg.Wait()
+	err = fl.readDiskRows(ctx, t1, p.rows, diskBytes)
 	fl.ep.Add("disk_cache_read_s", time.Since(t1))
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("diskgnn: chunk %d disk-cache rows: %w", g, err)
-		}
+	if err != nil {
+		return fmt.Errorf("diskgnn: chunk %d disk-cache rows: %w", g, err)
 	}
 	fl.diskRows.Add(int64(c.Disk))
 	fl.segmentsRead.Add(1)

@@ -29,7 +29,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -189,13 +188,13 @@ func (b Buckets) StateEdges(state []int) int64 {
 // rowBytes each) into dst in partitioned order, with one sequential scan of
 // src and at most bufBytes of write buffers.
 func WritePartitionedFeatures(ctx context.Context, l *Layout, src, dst string, rowBytes, bufBytes int64) error {
-	in, err := openSeq(src)
+	in, err := osutil.OpenSeq(src)
 	if err != nil {
 		return err
 	}
-	defer in.close()
-	if in.size != l.Nodes*rowBytes {
-		return fmt.Errorf("partition features: %s holds %d bytes, want %d nodes × %d", src, in.size, l.Nodes, rowBytes)
+	defer in.Close()
+	if in.Size() != l.Nodes*rowBytes {
+		return fmt.Errorf("partition features: %s holds %d bytes, want %d nodes × %d", src, in.Size(), l.Nodes, rowBytes)
 	}
 	out, err := newScatterWriter(dst, l.Nodes*rowBytes)
 	if err != nil {
@@ -228,7 +227,7 @@ func WritePartitionedFeatures(ctx context.Context, l *Layout, src, dst string, r
 			return err
 		}
 		n := min(chunkRows, l.Nodes-v)
-		if err := in.read(chunk[:n*rowBytes]); err != nil {
+		if err := in.ReadFull(chunk[:n*rowBytes]); err != nil {
 			return fmt.Errorf("partition features: %w", err)
 		}
 		for k := int64(0); k < n; k++ {
@@ -269,13 +268,13 @@ func WriteEdgeBuckets(ctx context.Context, l *Layout, indptr []int64, indicesPat
 	// scan calls fn(dst partitioned id, src original ids...) for every node
 	// with in-edges, in original id order.
 	scan := func(fn func(v int64, srcs []int64) error) error {
-		in, err := openSeq(indicesPath)
+		in, err := osutil.OpenSeq(indicesPath)
 		if err != nil {
 			return err
 		}
-		defer in.close()
-		if in.size != edges*8 {
-			return fmt.Errorf("edge buckets: %s holds %d bytes, indptr says %d edges", indicesPath, in.size, edges)
+		defer in.Close()
+		if in.Size() != edges*8 {
+			return fmt.Errorf("edge buckets: %s holds %d bytes, indptr says %d edges", indicesPath, in.Size(), edges)
 		}
 		buf := make([]int64, 512<<10)
 		var have, at int64 // entries of buf filled / consumed; file position of buf[0]
@@ -292,7 +291,7 @@ func WriteEdgeBuckets(ctx context.Context, l *Layout, indptr []int64, indicesPat
 					}
 					base += have
 					have = min(int64(len(buf)), edges-base)
-					if err := in.read(osutil.Bytes(buf[:have])); err != nil {
+					if err := in.ReadFull(osutil.Bytes(buf[:have])); err != nil {
 						return fmt.Errorf("edge buckets: %w", err)
 					}
 				}
@@ -374,42 +373,6 @@ func WriteEdgeBuckets(ctx context.Context, l *Layout, indptr []int64, indicesPat
 		}
 	}
 	return b, out.finish()
-}
-
-// seqReader reads a file front to back and drops what it read from the
-// page cache, so a scan of a large file is not charged to the run's memory.
-type seqReader struct {
-	f    *os.File
-	off  int64
-	size int64
-}
-
-func openSeq(path string) (*seqReader, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	_ = osutil.AdviseSequential(f)
-	return &seqReader{f: f, size: st.Size()}, nil
-}
-
-func (r *seqReader) read(b []byte) error {
-	if _, err := io.ReadFull(r.f, b); err != nil {
-		return fmt.Errorf("read %s at %d: %w", r.f.Name(), r.off, err)
-	}
-	_ = osutil.DropRange(r.f, r.off, int64(len(b)))
-	r.off += int64(len(b))
-	return nil
-}
-
-func (r *seqReader) close() {
-	_ = osutil.DropCache(r.f)
-	r.f.Close()
 }
 
 // scatterWriter writes a file of known size at arbitrary offsets and keeps
