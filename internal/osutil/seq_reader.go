@@ -10,28 +10,25 @@ import (
 // the page cache, so that one scan of a large file is not charged to the
 // memory of the process (its cgroup) that scans it.
 type SeqReader struct {
-	f    *os.File
-	off  int64
-	size int64
+	f   *os.File
+	off int64
 }
 
-// OpenSeq opens path for one sequential scan (readahead advised).
-func OpenSeq(path string) (*SeqReader, error) {
+// OpenSeq opens path for one sequential scan (readahead advised) and
+// returns its size, which the scan is to cover.
+func OpenSeq(path string) (*SeqReader, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, 0, err
 	}
 	_ = AdviseSequential(f)
-	return &SeqReader{f: f, size: st.Size()}, nil
+	return &SeqReader{f: f}, st.Size(), nil
 }
-
-// Size is the file's size when it was opened.
-func (r *SeqReader) Size() int64 { return r.size }
 
 // ReadFull fills b with the next len(b) bytes, then drops them from the
 // page cache; an error names the file and the offset.

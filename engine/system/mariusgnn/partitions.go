@@ -188,13 +188,13 @@ func (b Buckets) StateEdges(state []int) int64 {
 // rowBytes each) into dst in partitioned order, with one sequential scan of
 // src and at most bufBytes of write buffers.
 func WritePartitionedFeatures(ctx context.Context, l *Layout, src, dst string, rowBytes, bufBytes int64) error {
-	in, err := osutil.OpenSeq(src)
+	in, size, err := osutil.OpenSeq(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	if in.Size() != l.Nodes*rowBytes {
-		return fmt.Errorf("partition features: %s holds %d bytes, want %d nodes × %d", src, in.Size(), l.Nodes, rowBytes)
+	if size != l.Nodes*rowBytes {
+		return fmt.Errorf("partition features: %s holds %d bytes, want %d nodes × %d", src, size, l.Nodes, rowBytes)
 	}
 	out, err := newScatterWriter(dst, l.Nodes*rowBytes)
 	if err != nil {
@@ -268,13 +268,13 @@ func WriteEdgeBuckets(ctx context.Context, l *Layout, indptr []int64, indicesPat
 	// scan calls fn(dst partitioned id, src original ids...) for every node
 	// with in-edges, in original id order.
 	scan := func(fn func(v int64, srcs []int64) error) error {
-		in, err := osutil.OpenSeq(indicesPath)
+		in, size, err := osutil.OpenSeq(indicesPath)
 		if err != nil {
 			return err
 		}
 		defer in.Close()
-		if in.Size() != edges*8 {
-			return fmt.Errorf("edge buckets: %s holds %d bytes, indptr says %d edges", indicesPath, in.Size(), edges)
+		if size != edges*8 {
+			return fmt.Errorf("edge buckets: %s holds %d bytes, indptr says %d edges", indicesPath, size, edges)
 		}
 		buf := make([]int64, 512<<10)
 		var have, at int64 // entries of buf filled / consumed; file position of buf[0]
