@@ -44,7 +44,7 @@ func (o *options) bind(b *kit.Binder) {
 
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
-var newGinex = kit.New(parseOptions, func(cfg train.Config, opt options) *ginex {
+var newGinex = kit.New(parseOptions, func(_ train.Config, opt options) *ginex {
 	return &ginex{opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "changeset", "extract", "train"), append([]string{
 		"training runs on the CPU (the paper trains on a GPU); the gather of the next iteration overlaps the current iteration's CPU training",
 		"the changeset precomputation runs on the CPU with a heap over the cache state (O(|ids| log C) per iteration) instead of the paper's GPU top-k over all candidates; the cache states are the same Belady states",

@@ -42,7 +42,7 @@ func (o *options) bind(b *kit.Binder) {
 
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
-var newGNNDrive = kit.New(parseOptions, func(cfg train.Config, opt options) *gnnDrive {
+var newGNNDrive = kit.New(parseOptions, func(_ train.Config, opt options) *gnnDrive {
 	first := "CPU-based GNNDrive (§4.4): the feature buffer is in host memory and training runs on the CPU; the paper's headline numbers are GPU-based"
 	if opt.bufferAt == "device" {
 		first = "GPU-based GNNDrive's memory layout (§4.2) emulated on the CPU: the feature buffer and the indexed batch input are accounted as device memory outside the host budget, but live in host memory and training runs on the CPU (no host-to-device transfer is timed)"

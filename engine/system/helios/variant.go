@@ -39,7 +39,7 @@ func (o *options) bind(b *kit.Binder) {
 
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
-var newHelios = kit.New(parseOptions, func(cfg train.Config, o options) *helios {
+var newHelios = kit.New(parseOptions, func(_ train.Config, o options) *helios {
 	pipe := "pipeline=false: Helios-NoPipe, every operator of a batch in turn (sample, look up and submit, complete, train)"
 	if o.pipeline {
 		pipe = fmt.Sprintf("the deep pipeline's operators are goroutines (%d preparers, %d batches in flight) sharing the CPU cores, not GPU kernels on streams with allotted SMs under MPS", o.preparers, o.depth)

@@ -42,7 +42,7 @@ func (o *options) bind(b *kit.Binder) {
 
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
-var newSystem = kit.New(parseOptions, func(cfg train.Config, opt options) *system {
+var newSystem = kit.New(parseOptions, func(_ train.Config, opt options) *system {
 	return &system{opt: opt, Base: kit.NewBase(Name, kit.OnCPU("prep", "sample", "extract", "train"),
 		"training runs on the CPU (MariusGNN trains on a GPU); the samplers work ahead of the trainer on goroutines instead of the artifact's batch-loader threads and staleness-bounded pipeline",
 		"neighbours are sampled along incoming edges only (the artifact's papers100M configurations sample incoming and outgoing neighbours), the receptive field every outcore variant uses",

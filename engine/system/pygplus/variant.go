@@ -35,7 +35,7 @@ func (o *options) bind(b *kit.Binder) {
 
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
-var newPyGPlus = kit.New(parseOptions, func(cfg train.Config, opt options) *pygPlus {
+var newPyGPlus = kit.New(parseOptions, func(_ train.Config, opt options) *pygPlus {
 	return &pygPlus{opt: opt, Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "train"), append(kit.SampleOnlyDeviations(opt.sampleOnly),
 		overlapDeviation(opt.overlap),
 		fmt.Sprintf("sampling workers are goroutines sharing one process (%d), not DataLoader sub-processes", opt.workers),
