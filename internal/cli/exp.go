@@ -218,7 +218,7 @@ func waitExperiment(ctx context.Context, m *experiments.Manager, e store.Experim
 	events, unsub := m.SubscribeFrom(lastID)
 	defer unsub()
 	out := s.Out
-	p := &progressPrinter{out: out, err: s.Err, st: st, total: e.Counts.Total, tty: isTerminal(s.Err)}
+	p := &progressPrinter{out: out, err: s.Err, st: st, exp: e.ID, total: e.Counts.Total, tty: isTerminal(s.Err)}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -325,10 +325,27 @@ type progressPrinter struct {
 	out      io.Writer
 	err      io.Writer // the status line on a terminal
 	st       *store.Store
+	exp      int64 // the experiment, whose run count grows while a frontier search adds probes
 	total    int
 	tty      bool
 	finished int
 	line     bool
+}
+
+// epochQuality is an epoch line's loss and validation accuracy, "n/a"
+// where none exists: no model is trained under --compute none or model:
+// (DESIGN §10), and an epoch that eval_every skips has no accuracy.
+func epochQuality(rec metrics.EpochRecord) string {
+	loss, acc := "n/a (no model trained: compute "+rec.Compute+")", "n/a"
+	if rec.Compute == "" || rec.Compute == "cpu" {
+		loss = fmt.Sprintf("%.4f", rec.TrainLoss)
+		if rec.Evaluated {
+			acc = fmt.Sprintf("%.4f", rec.ValAcc)
+		} else {
+			acc = "n/a (not evaluated)"
+		}
+	}
+	return "loss " + loss + ", val_acc " + acc
 }
 
 func (p *progressPrinter) clear() {
@@ -355,6 +372,11 @@ func (p *progressPrinter) event(ctx context.Context, ev store.Event) {
 		if store.Finished(d.Status) {
 			p.finished++
 		}
+		if p.finished > p.total && p.st != nil {
+			if e, err := p.st.Experiment(ctx, p.exp); err == nil {
+				p.total = max(p.total, e.Counts.Total)
+			}
+		}
 		limit := "none"
 		if d.Limit > 0 {
 			limit = units.Bytes(d.Limit)
@@ -369,7 +391,7 @@ func (p *progressPrinter) event(ctx context.Context, ev store.Event) {
 		if rec.Warmup {
 			warm = " (warm-up)"
 		}
-		fmt.Fprintf(p.out, "        run %d epoch %d: %.3f s%s, loss %.4f, val_acc %.4f\n", ev.RunID, rec.Epoch, rec.EpochS, warm, rec.TrainLoss, rec.ValAcc)
+		fmt.Fprintf(p.out, "        run %d epoch %d: %.3f s%s, %s\n", ev.RunID, rec.Epoch, rec.EpochS, warm, epochQuality(rec))
 	case store.EventLog:
 		if ev.Level == "warn" || ev.Level == "error" {
 			p.clear()
