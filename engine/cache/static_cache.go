@@ -5,31 +5,29 @@ package cache
 // Belady cache against (Ginex §2.3, Fig. 5 and Fig. 15 "Ginex-PG").
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
 
-// TopByScore returns the k node ids with the highest score, highest first;
-// ties are broken by the smaller id.
-func TopByScore(score []float64, k int) []int64 {
-	if k > len(score) {
-		k = len(score)
-	}
-	if k <= 0 {
-		return nil
-	}
+// TopByScore returns the k node ids (indices into score) with the highest
+// score, highest first; ties go to the smaller id and k is clamped to
+// [0, len(score)]. It picks what a static cache pins: PaGraph's nodes by
+// out-degree (Ginex's baseline), GIDS's CPU buffer by reverse PageRank.
+func TopByScore[T cmp.Ordered](score []T, k int) []int64 {
+	k = min(max(k, 0), len(score))
 	order := make([]int64, len(score))
 	for i := range order {
 		order[i] = int64(i)
 	}
-	slices.SortStableFunc(order, func(a, b int64) int {
+	slices.SortFunc(order, func(a, b int64) int {
 		switch {
 		case score[a] > score[b]:
 			return -1
 		case score[a] < score[b]:
 			return 1
 		}
-		return 0
+		return cmp.Compare(a, b)
 	})
 	return order[:k:k]
 }

@@ -40,6 +40,7 @@ import (
 	"slices"
 	"time"
 
+	"outcore/engine/cache"
 	"outcore/engine/sample"
 	"outcore/engine/storage"
 	"outcore/engine/system/kit"
@@ -234,7 +235,7 @@ func (g *gids) loadCPUBuffer(ctx context.Context, env *train.Env) error {
 		if err != nil {
 			return err
 		}
-		hot = kit.TopK(score, int(k))
+		hot = cache.TopByScore(score, int(k))
 		env.PrepareStage("pagerank_s", time.Since(t0))
 		env.Deviate("the weighted reverse PageRank (%d iterations, weights min(1, %d/deg)) is computed at start over the pinned topology (the artifact computes it offline)", g.opt.pagerankIters, fanout)
 	case "first":

@@ -22,7 +22,6 @@ import (
 	"slices"
 
 	"outcore/engine/cache"
-	"outcore/engine/system/kit"
 )
 
 const (
@@ -33,7 +32,7 @@ const (
 // topOutDegree is the PaGraph static cache: the n nodes of highest
 // out-degree (the lists they appear in), ties to the lower id, in id order.
 func topOutDegree(outDeg []int64, n int) []int64 {
-	top := kit.TopK(outDeg, n)
+	top := cache.TopByScore(outDeg, n)
 	slices.Sort(top)
 	return top
 }

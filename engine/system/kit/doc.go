@@ -41,8 +41,6 @@
 //   - first_error.go: the first error of a pipeline's goroutines;
 //   - send.go: a pipeline stage's send that gives up when the run stops
 //     (Send);
-//   - top_k.go: the ids of the highest scores (TopK), what a static
-//     cache pins;
 //   - closer.go: a System's Close (Closer: what Prepare opened, closed in
 //     order, nil skipped, errors joined under the variant's name).
 //

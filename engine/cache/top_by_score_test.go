@@ -1,11 +1,11 @@
-package kit
+package cache
 
 import (
 	"slices"
 	"testing"
 )
 
-func TestTopK(t *testing.T) {
+func TestTopByScore(t *testing.T) {
 	for _, c := range []struct {
 		score []float64
 		k     int
@@ -18,12 +18,12 @@ func TestTopK(t *testing.T) {
 		{[]float64{4, 2}, -1, []int64{}},
 		{nil, 3, []int64{}},
 	} {
-		got := TopK(c.score, c.k)
+		got := TopByScore(c.score, c.k)
 		if !slices.Equal(got, c.want) || cap(got) != len(got) {
-			t.Errorf("TopK(%v, %d) = %v (cap %d), want %v", c.score, c.k, got, cap(got), c.want)
+			t.Errorf("TopByScore(%v, %d) = %v (cap %d), want %v", c.score, c.k, got, cap(got), c.want)
 		}
 	}
-	if got := TopK([]int64{7, 9, 7}, 2); !slices.Equal(got, []int64{1, 0}) {
+	if got := TopByScore([]int64{7, 9, 7}, 2); !slices.Equal(got, []int64{1, 0}) {
 		t.Errorf("int scores: %v", got)
 	}
 }
