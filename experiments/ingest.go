@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"outcore/engine/metrics"
+	"outcore/experiments/outcome"
 	"outcore/gpu"
 	"outcore/internal/cgroup"
 	"outcore/internal/units"
@@ -133,22 +134,19 @@ func newRecordsIngester(m *Manager, r store.Run, position func() (string, int64)
 }
 
 // ingestResult is what an ingester saw of a run that its outcome is made
-// of.
+// of, with the local runner's count of writes still queued when finish
+// gave up.
 type ingestResult struct {
-	summary    *metrics.SummaryRecord // nil without a summary record
-	summaryRaw json.RawMessage
-	peakRSS    int64
-	peakCG     int64
-	lastErr    string // the store's last refusal ("" without one)
-	unstored   int    // writes still queued when finish gave up
+	outcome.Ingest
+	unstored int
 }
 
 // result returns what the ingester saw so far.
 func (g *ingester) result() ingestResult {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return ingestResult{summary: g.summary, summaryRaw: g.summaryRaw, peakRSS: g.peakRSS, peakCG: g.peakCG,
-		lastErr: g.lastErr, unstored: g.unstored}
+	return ingestResult{Ingest: outcome.Ingest{Summary: g.summary, SummaryRaw: g.summaryRaw, PeakRSS: g.peakRSS,
+		PeakCgroup: g.peakCG, LastErr: g.lastErr}, unstored: g.unstored}
 }
 
 // summaryOutcome returns the outcome and error of the summary record seen

@@ -207,10 +207,10 @@ func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing
 	var out outcome.Outcome
 	end := store.RunEnd{StderrTail: tail.String(), TotalS: time.Since(start).Seconds()}
 	got := ing.result()
-	summary, summaryRaw := got.summary, got.summaryRaw
-	end.PeakRSSBytes, end.PeakCgroupBytes = got.peakRSS, got.peakCG
+	summary, summaryRaw := got.Summary, got.SummaryRaw
+	end.PeakRSSBytes, end.PeakCgroupBytes = got.PeakRSS, got.PeakCgroup
 	unstored := got.unstored
-	storeErr := got.lastErr
+	storeErr := got.LastErr
 	if summary != nil {
 		end.Summary = summaryRaw
 		if summary.TotalS > 0 {

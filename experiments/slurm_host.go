@@ -74,11 +74,7 @@ func (i recordsIngester) ResumeSummary(sum *metrics.SummaryRecord, raw json.RawM
 	i.g.resumeSummary(sum, raw)
 }
 
-func (i recordsIngester) Result() slurm.IngestResult {
-	got := i.g.result()
-	return slurm.IngestResult{Summary: got.summary, SummaryRaw: got.summaryRaw, PeakRSS: got.peakRSS,
-		PeakCgroup: got.peakCG, LastErr: got.lastErr}
-}
+func (i recordsIngester) Result() outcome.Ingest { return i.g.result().Ingest }
 
 // slurmRun is an active run as the slurm executor sees it.
 type slurmRun struct{ ar *activeRun }

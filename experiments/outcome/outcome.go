@@ -6,9 +6,11 @@
 package outcome
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
+	"outcore/engine/metrics"
 	"outcore/store"
 )
 
@@ -36,4 +38,14 @@ func Ended(end store.RunEnd) Outcome { return Outcome{End: end} }
 // (since start), the reason in words.
 func Failed(start time.Time, format string, a ...any) store.RunEnd {
 	return store.RunEnd{Status: store.StatusFailed, Error: fmt.Sprintf(format, a...), TotalS: time.Since(start).Seconds()}
+}
+
+// Ingest is what a run's ingester saw that its outcome is made of, for
+// either executor.
+type Ingest struct {
+	Summary    *metrics.SummaryRecord // nil without a summary record
+	SummaryRaw json.RawMessage
+	PeakRSS    int64
+	PeakCgroup int64
+	LastErr    string // the store's last refusal ("" without one)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"outcore/engine/metrics"
+	"outcore/experiments/outcome"
 	"outcore/store"
 )
 
@@ -73,17 +74,7 @@ type Ingester interface {
 	// Settle waits until every record fed is stored; false when stop
 	// ends first.
 	Settle(stop context.Context) bool
-	Result() IngestResult
-}
-
-// IngestResult is what an ingester saw of a run that its outcome is made
-// of.
-type IngestResult struct {
-	Summary    *metrics.SummaryRecord // nil without a summary record
-	SummaryRaw json.RawMessage
-	PeakRSS    int64
-	PeakCgroup int64
-	LastErr    string // the store's last refusal ("" without one)
+	Result() outcome.Ingest
 }
 
 // StopReason says why the queue asks a run to stop.
