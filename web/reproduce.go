@@ -106,7 +106,7 @@ func (h *ReproduceHandler) Start(c *fiber.Ctx) error {
 // smallScale is s at small scale on meta's dataset: its limits raised to
 // the least share every variant of s starts in there (train.MinMemoryFor
 // with the small-scale model and the data directory, the check the queue
-// makes).
+// makes, plus a quarter of headroom).
 func smallScale(s studies.Study, meta dataset.Meta, dataDir string) (studies.Study, bool) {
 	base := studies.SmallScaleBase()
 	cfg := train.DefaultConfig()
@@ -118,7 +118,12 @@ func smallScale(s studies.Study, meta dataset.Meta, dataDir string) (studies.Stu
 		if e, err := grid.ParseSystemEntry(entry); err == nil {
 			c.System, c.Options = e.Variant, e.Options
 		}
-		return train.MinMemoryFor(c, meta)
+		// A floor is a lower bound (as for ExampleLimits): a variant's
+		// profiled plan may need a little more than the estimate, and a
+		// limit just at it can be refused at start, so each floor gets a
+		// quarter of headroom before the study's limits are raised to it.
+		f := train.MinMemoryFor(c, meta)
+		return f + f/4
 	})
 }
 
