@@ -22,6 +22,9 @@ type RunData struct {
 	Model    string
 	Fanout   string
 	Compute  string // "cpu" ("" for runs built without it), "none", "model:PROFILE"
+	// TrainMaxNodes is the run's bound on training nodes per epoch
+	// (train.Config.TrainMaxNodes; 0 = the whole training split).
+	TrainMaxNodes int
 	Repeat   int
 	Status   string  // queued, running, done, failed, oom, cancelled, interrupted
 	Digest   *Digest // the run's epochs summarised; nil when it has none (or they were not read)

@@ -34,6 +34,7 @@ func RunDataOf(r store.Run, epochs []store.Epoch) RunData {
 		d.Memory = &m
 	}
 	d.PrepareS = prepareOf(r.Summary)
+	d.TrainMaxNodes = trainMaxNodesOf(r.Config)
 	if len(epochs) > 0 {
 		recs := make([]metrics.EpochRecord, len(epochs))
 		for i, e := range epochs {
@@ -42,6 +43,18 @@ func RunDataOf(r store.Run, epochs []store.Epoch) RunData {
 		d.Digest = DigestEpochs(recs)
 	}
 	return d
+}
+
+// trainMaxNodesOf reads the bound on training nodes per epoch from a
+// run's stored configuration (0 when it has none or it does not parse).
+func trainMaxNodesOf(config json.RawMessage) int {
+	var c struct {
+		TrainMaxNodes int `json:"train_max_nodes"`
+	}
+	if len(config) == 0 || json.Unmarshal(config, &c) != nil || c.TrainMaxNodes < 0 {
+		return 0
+	}
+	return c.TrainMaxNodes
 }
 
 // MetaOf is the provenance of figures drawn from runs: the experiment (or

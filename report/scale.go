@@ -68,6 +68,7 @@ func ScaleChart(id string, sets []ScaleSet, share float64) (Chart, error) {
 	computes := map[string]bool{}
 	var sizes []float64
 	seenSize := map[int64]bool{}
+	bounds := map[int]bool{} // the runs' bounds on training nodes per epoch (0: none)
 	for _, s := range sets {
 		if s.Cmp == nil || s.FeatureBytes <= 0 {
 			return Chart{}, fmt.Errorf("dataset %q: no runs or no feature bytes", s.Dataset)
@@ -78,6 +79,7 @@ func ScaleChart(id string, sets []ScaleSet, share float64) (Chart, error) {
 			}
 			k := key{r.System, computeWord(r.Compute)}
 			computes[k.compute] = true
+			bounds[r.TrainMaxNodes] = true
 			g.add(k, s.FeatureBytes, func() *cell {
 				return &cell{x: float64(s.FeatureBytes), label: s.Dataset + " (" + units.Bytes(s.FeatureBytes) + ")"}
 			}, r)
@@ -91,6 +93,10 @@ func ScaleChart(id string, sets []ScaleSet, share float64) (Chart, error) {
 	if len(keys) == 0 {
 		ch.Empty = fmt.Sprintf("No run of these experiments has a %s.", shareWord)
 		return ch, nil
+	}
+	if note := boundNote(bounds); note != "" {
+		ch.Title += note
+		ch.Note += " These runs' epochs were bounded (train_max_nodes, a deviation each run records): the same number of training nodes on every dataset, so y is the cost of the same work as the graph grows, not of a whole epoch, whose training split grows with the graph."
 	}
 	sort.Float64s(sizes)
 	ch.XType, ch.XLogBase = axisScale(sizes)
@@ -120,6 +126,31 @@ func ScaleChart(id string, sets []ScaleSet, share float64) (Chart, error) {
 		ch.Series = append(ch.Series, s)
 	}
 	return ch, nil
+}
+
+// boundNote is the title's words for the runs' bounds on training nodes
+// per epoch ("" when no run was bounded): one count, or the counts seen
+// when the runs differ (a whole epoch among them counts as "all").
+func boundNote(bounds map[int]bool) string {
+	if len(bounds) == 0 || (len(bounds) == 1 && bounds[0]) {
+		return ""
+	}
+	var ns []int
+	for n := range bounds {
+		ns = append(ns, n)
+	}
+	sort.Ints(ns)
+	words := make([]string, len(ns))
+	for i, n := range ns {
+		words[i] = "all"
+		if n > 0 {
+			words[i] = strconv.Itoa(n)
+		}
+	}
+	if len(words) == 1 {
+		return ", epochs bounded to " + words[0] + " training nodes"
+	}
+	return ", epochs bounded to " + strings.Join(words, " / ") + " training nodes (the runs differ)"
 }
 
 // atShare reports whether limit is share of featureBytes (share 0: no

@@ -95,3 +95,38 @@ func TestScaleChart(t *testing.T) {
 		}
 	}
 }
+
+// A scale figure of bounded runs says so in its title and note; one of
+// whole epochs says nothing of bounds.
+func TestScaleChartNamesBoundedEpochs(t *testing.T) {
+	sets := []ScaleSet{scaleSet("medium", 1<<30, ""), scaleSet("papers-like", 4<<30, "")}
+	ch, err := ScaleChart("scale-epoch", sets, 0.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(ch.Title, "bounded") || strings.Contains(ch.Note, "bounded") {
+		t.Errorf("whole epochs called bounded: %q / %q", ch.Title, ch.Note)
+	}
+	for _, s := range sets {
+		for i := range s.Cmp.runs {
+			s.Cmp.runs[i].TrainMaxNodes = 20000
+		}
+	}
+	ch, _ = ScaleChart("scale-epoch", sets, 0.25)
+	if !strings.Contains(ch.Title, "epochs bounded to 20000 training nodes") || !strings.Contains(ch.Note, "not of a whole epoch") {
+		t.Errorf("bounded runs not named: %q / %q", ch.Title, ch.Note)
+	}
+	sets[1].Cmp.runs[0].TrainMaxNodes = 0
+	ch, _ = ScaleChart("scale-epoch", sets, 0.25)
+	if !strings.Contains(ch.Title, "all / 20000 training nodes (the runs differ)") {
+		t.Errorf("mixed bounds: %q", ch.Title)
+	}
+}
+
+func TestTrainMaxNodesOf(t *testing.T) {
+	for in, want := range map[string]int{`{"train_max_nodes":20000}`: 20000, `{}`: 0, ``: 0, `{"train_max_nodes":-3}`: 0, `[`: 0} {
+		if got := trainMaxNodesOf([]byte(in)); got != want {
+			t.Errorf("%q: %d, want %d", in, got, want)
+		}
+	}
+}
