@@ -25,9 +25,9 @@ type RunData struct {
 	// TrainMaxNodes is the run's bound on training nodes per epoch
 	// (train.Config.TrainMaxNodes; 0 = the whole training split).
 	TrainMaxNodes int
-	Repeat   int
-	Status   string  // queued, running, done, failed, oom, cancelled, interrupted
-	Digest   *Digest // the run's epochs summarised; nil when it has none (or they were not read)
+	Repeat        int
+	Status        string  // queued, running, done, failed, oom, cancelled, interrupted
+	Digest        *Digest // the run's epochs summarised; nil when it has none (or they were not read)
 	// Memory is the run's memory by part (MemoryOf); nil without an account.
 	Memory *MemoryRow
 	// PrepareS is the run's offline preparation (the summary's prepare_s);
