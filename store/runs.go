@@ -96,14 +96,20 @@ const runCols = `id, experiment_id, seq, attempt, retry_of, superseded, queue_po
 	executor, job_id, node, job_state, records_file, records_offset, compute`
 
 // runColsBrief is runCols with the large text columns read as empty
-// (RunFilter.Brief): the configuration, devices, deviations, standard
+// (RunFilter.Brief): the configuration (but its train_max_nodes), devices, deviations, standard
 // error tail and progress; of the summary only its memory account (the
 // comparison's memory chart, DESIGN §2 "One memory contract") and its
 // preparation time (the reproduction studies' "+ preprocess" sums).
 var runColsBrief = strings.NewReplacer(
-	"config_json,", "'{}',", "devices_json,", "'{}',", "deviations_json,", "'[]',",
+	"config_json,", briefConfig+",", "devices_json,", "'{}',", "deviations_json,", "'[]',",
 	"stderr_tail,", "'',", "summary_json,", briefSummary+",", "progress_json,", "NULL,",
 ).Replace(runCols)
+
+// briefConfig is the configuration as a brief read has it: only its
+// bound on training nodes per epoch ({"train_max_nodes": N}, null when
+// unset), which the scale figure names (report.ScaleChart).
+const briefConfig = `CASE WHEN json_valid(config_json)
+	THEN json_object('train_max_nodes', json_extract(config_json, '$.train_max_nodes')) ELSE '{}' END`
 
 // briefSummary is the summary as a brief read has it: its memory account
 // and its prepare_s ({"memory": ..., "prepare_s": ...}, absent fields

@@ -604,3 +604,46 @@ func TestBriefSummaryKeepsTheMemoryAccount(t *testing.T) {
 		t.Fatalf("brief summary without an account: %s (%v)", got[1].Summary, err)
 	}
 }
+
+// A brief read keeps of a run's configuration only its train_max_nodes
+// (the scale figure names bounded epochs); the rest reads as absent.
+func TestBriefConfigKeepsTheEpochBound(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	e := store.Experiment{Name: "e", Dataset: "tiny", Grid: json.RawMessage(`{"dataset":"tiny"}`)}
+	configs := []string{`{"system":"ginex","train_max_nodes":20000}`, `{"system":"pyg+"}`}
+	err := s.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertExperiment(&e); err != nil {
+			return err
+		}
+		for i, c := range configs {
+			r := store.Run{ExperimentID: e.ID, Seq: i, System: "ginex", Dataset: "tiny", Model: "sage", Config: json.RawMessage(c)}
+			if err := tx.InsertRun(&r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Runs(ctx, store.RunFilter{ExperimentID: e.ID, Brief: true})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("%d runs, %v", len(got), err)
+	}
+	var c [2]struct {
+		TrainMaxNodes *int   `json:"train_max_nodes"`
+		System        string `json:"system"`
+	}
+	for i := range got {
+		if err := json.Unmarshal(got[i].Config, &c[i]); err != nil {
+			t.Fatalf("brief config %s: %v", got[i].Config, err)
+		}
+	}
+	if c[0].TrainMaxNodes == nil || *c[0].TrainMaxNodes != 20000 || c[0].System != "" {
+		t.Errorf("brief config of a bounded run: %s", got[0].Config)
+	}
+	if c[1].TrainMaxNodes != nil || c[1].System != "" {
+		t.Errorf("brief config of a whole-epoch run: %s", got[1].Config)
+	}
+}
