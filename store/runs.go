@@ -96,8 +96,8 @@ const runCols = `id, experiment_id, seq, attempt, retry_of, superseded, queue_po
 	executor, job_id, node, job_state, records_file, records_offset, compute`
 
 // runColsBrief is runCols with the large text columns read as empty
-// (RunFilter.Brief): the configuration (but its train_max_nodes), devices, deviations, standard
-// error tail and progress; of the summary only its memory account (the
+// (RunFilter.Brief): devices, deviations, standard error tail and
+// progress; of the configuration only its train_max_nodes, of the summary only its memory account (the
 // comparison's memory chart, DESIGN §2 "One memory contract") and its
 // preparation time (the reproduction studies' "+ preprocess" sums).
 var runColsBrief = strings.NewReplacer(

@@ -400,6 +400,12 @@ func pendingOf(in FormInput, meta dataset.Meta) map[string]dataset.Meta {
 	return nil
 }
 
+// withHeadroom is floor raised by a quarter: a floor (train.MinMemoryFor)
+// is a lower bound, and a variant's profiled plan may need a little more,
+// so a limit just at it can be refused at start or run out of memory. The
+// example's and the small-scale studies' limits start from it.
+func withHeadroom(floor int64) int64 { return floor + floor/4 }
+
 // ExampleLimits are the memory limits of the example experiment on a
 // dataset, given the floors of its variants (train.MinMemoryFor): the
 // three smallest shares of the features (limitShares) at or above the
@@ -418,7 +424,7 @@ func ExampleLimits(meta dataset.Meta, floors []int64) []string {
 	for _, f := range floors {
 		lo, hi = min(lo, f), max(hi, f)
 	}
-	lo += lo / 4
+	lo = withHeadroom(lo)
 	fb := meta.FeatureBytes()
 	var out []string
 	top := int64(0)

@@ -118,12 +118,7 @@ func smallScale(s studies.Study, meta dataset.Meta, dataDir string) (studies.Stu
 		if e, err := grid.ParseSystemEntry(entry); err == nil {
 			c.System, c.Options = e.Variant, e.Options
 		}
-		// A floor is a lower bound (as for ExampleLimits): a variant's
-		// profiled plan may need a little more than the estimate, and a
-		// limit just at it can be refused at start, so each floor gets a
-		// quarter of headroom before the study's limits are raised to it.
-		f := train.MinMemoryFor(c, meta)
-		return f + f/4
+		return withHeadroom(train.MinMemoryFor(c, meta))
 	})
 }
 
