@@ -24,15 +24,15 @@ const epochInsertSQL = `
 		eval_s, wall_s, stages_json, tiers_json, received_at,
 		metrics_version, feature_bytes_read, topology_bytes_read, rows_from_device, rows_shared_in_flight,
 		sample_busy_s, sample_wait_s, extract_busy_s, extract_wait_s,
-		wall_sample_s, wall_load_s, wall_train_s, wall_stall_s, host_pressure_json, io_floor_s, io_efficiency)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		wall_sample_s, wall_load_s, wall_train_s, wall_stall_s, host_pressure_json, io_floor_s, io_efficiency, counters_json)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // epochVersion is the metrics version a record is stored under: records
 // without the field follow the original contract, version 1.
 func epochVersion(e *metrics.EpochRecord) int { return max(e.MetricsVersion, 1) }
 
 func epochArgs(runID int64, e *metrics.EpochRecord, received int64) ([]any, error) {
-	stages, tiers := []byte("{}"), []byte("{}")
+	stages, tiers, counters := []byte("{}"), []byte("{}"), []byte("{}")
 	var err error
 	if len(e.Stages) > 0 {
 		if stages, err = json.Marshal(e.Stages); err != nil {
@@ -42,6 +42,11 @@ func epochArgs(runID int64, e *metrics.EpochRecord, received int64) ([]any, erro
 	if len(e.Tiers) > 0 {
 		if tiers, err = json.Marshal(e.Tiers); err != nil {
 			return nil, fmt.Errorf("epoch %d tiers: %w", e.Epoch, err)
+		}
+	}
+	if len(e.Counters) > 0 {
+		if counters, err = json.Marshal(e.Counters); err != nil {
+			return nil, fmt.Errorf("epoch %d counters: %w", e.Epoch, err)
 		}
 	}
 	var pressure sql.NullString
@@ -57,7 +62,7 @@ func epochArgs(runID int64, e *metrics.EpochRecord, received int64) ([]any, erro
 		e.EvalS, e.WallS, string(stages), string(tiers), received,
 		epochVersion(e), e.FeatureBytesRead, e.TopologyBytesRead, e.RowsFromDevice, e.RowsSharedInFlight,
 		e.SampleBusyS, e.SampleWaitS, e.ExtractBusyS, e.ExtractWaitS,
-		e.WallSampleS, e.WallLoadS, e.WallTrainS, e.WallStallS, pressure, e.IOFloorS, e.IOEfficiency}, nil
+		e.WallSampleS, e.WallLoadS, e.WallTrainS, e.WallStallS, pressure, e.IOFloorS, e.IOEfficiency, string(counters)}, nil
 }
 
 // InsertEpoch stores one epoch of a run (replacing an earlier record of the
@@ -82,13 +87,13 @@ const epochCols = `run_id, epoch, warmup, epoch_s, sample_s, extract_s, train_s,
 	eval_s, wall_s, stages_json, tiers_json, received_at,
 	metrics_version, feature_bytes_read, topology_bytes_read, rows_from_device, rows_shared_in_flight,
 	sample_busy_s, sample_wait_s, extract_busy_s, extract_wait_s,
-	wall_sample_s, wall_load_s, wall_train_s, wall_stall_s, host_pressure_json, io_floor_s, io_efficiency`
+	wall_sample_s, wall_load_s, wall_train_s, wall_stall_s, host_pressure_json, io_floor_s, io_efficiency, counters_json`
 
 // scanEpoch reads a row of epochCols. Rows stored before metrics version 2
 // come back with MetricsVersion 1 and the fields added since at 0.
 func scanEpoch(sc interface{ Scan(...any) error }) (Epoch, error) {
 	var e Epoch
-	var stages, tiers string
+	var stages, tiers, counters string
 	var received sql.NullInt64
 	var pressure sql.NullString
 	var floor, eff sql.NullFloat64
@@ -97,7 +102,7 @@ func scanEpoch(sc interface{ Scan(...any) error }) (Epoch, error) {
 		&e.EvalS, &e.WallS, &stages, &tiers, &received,
 		&e.MetricsVersion, &e.FeatureBytesRead, &e.TopologyBytesRead, &e.RowsFromDevice, &e.RowsSharedInFlight,
 		&e.SampleBusyS, &e.SampleWaitS, &e.ExtractBusyS, &e.ExtractWaitS,
-		&e.WallSampleS, &e.WallLoadS, &e.WallTrainS, &e.WallStallS, &pressure, &floor, &eff)
+		&e.WallSampleS, &e.WallLoadS, &e.WallTrainS, &e.WallStallS, &pressure, &floor, &eff, &counters)
 	if err != nil {
 		return e, err
 	}
@@ -112,6 +117,11 @@ func scanEpoch(sc interface{ Scan(...any) error }) (Epoch, error) {
 	if tiers != "" && tiers != "{}" {
 		if e.Tiers, err = decodeTiers(tiers); err != nil {
 			return e, fmt.Errorf("epoch %d tiers: %w", e.EpochRecord.Epoch, err)
+		}
+	}
+	if counters != "" && counters != "{}" {
+		if err := json.Unmarshal([]byte(counters), &e.Counters); err != nil {
+			return e, fmt.Errorf("epoch %d counters: %w", e.EpochRecord.Epoch, err)
 		}
 	}
 	if pressure.Valid && pressure.String != "" {

@@ -204,7 +204,7 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 	header := append(append([]string{}, cellCols...),
 		"experiment_id", "seq", "superseded", "retry_of", "limit_enforced", "limit_note", "cache_dropped", "io_backend",
 		"outcore_version", "go_version", "exit_code", "signal", "error", "epochs_done", "mean_epoch_s", "best_val_acc",
-		"test_acc", "total_s", "peak_rss_bytes", "peak_cgroup_bytes", "queued_at", "started_at", "ended_at",
+		"test_acc", "total_s", "prepare_s", "peak_rss_bytes", "peak_cgroup_bytes", "queued_at", "started_at", "ended_at",
 		"executor", "job_id", "node", "host_json", "config_json")
 	if err := cw.Write(header); err != nil {
 		return err
@@ -213,7 +213,8 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 		SELECT id, system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, compute, repeat, attempt, status,
 			experiment_id, seq, superseded, retry_of, limit_enforced, limit_note, cache_dropped, io_backend,
 			outcore_version, go_version, exit_code, signal, error, epochs_done, mean_epoch_s, best_val_acc,
-			test_acc, total_s, peak_rss_bytes, peak_cgroup_bytes, queued_at, started_at, ended_at,
+			test_acc, total_s, CASE WHEN json_valid(summary_json) THEN json_extract(summary_json, '$.prepare_s') END,
+			peak_rss_bytes, peak_cgroup_bytes, queued_at, started_at, ended_at,
 			executor, job_id, node, host_json, config_json
 		FROM runs WHERE experiment_id = ? ORDER BY id`, experimentID)
 	if err != nil {
@@ -227,11 +228,11 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 		var system, dataset, model, fanout, compute, status, note, backend, ov, gv, sig, errMsg, host, config string
 		var executor, jobID, node string
 		var retryOf, exit, peakRSS, peakCG, queued, started, ended sql.NullInt64
-		var mean, best, test, total sql.NullFloat64
+		var mean, best, test, total, prepare sql.NullFloat64
 		if err := rows.Scan(&id, &system, &dataset, &model, &limit, &dim, &batch, &fanout, &compute, &rep, &attempt, &status,
 			&expID, &seq, &superseded, &retryOf, &enforced, &note, &dropped, &backend,
 			&ov, &gv, &exit, &sig, &errMsg, &epochs, &mean, &best,
-			&test, &total, &peakRSS, &peakCG, &queued, &started, &ended, &executor, &jobID, &node, &host, &config); err != nil {
+			&test, &total, &prepare, &peakRSS, &peakCG, &queued, &started, &ended, &executor, &jobID, &node, &host, &config); err != nil {
 			return err
 		}
 		bestCell, testCell := fmtNF(best), fmtNF(test)
@@ -243,7 +244,7 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 			CSVSafe(fanout), CSVSafe(compute), strconv.Itoa(rep), strconv.Itoa(attempt), status,
 			fmtI(expID), strconv.Itoa(seq), strconv.Itoa(b2i(superseded)), fmtNI(retryOf), strconv.Itoa(b2i(enforced)),
 			CSVSafe(note), strconv.Itoa(b2i(dropped)), CSVSafe(backend), CSVSafe(ov), CSVSafe(gv), fmtNI(exit),
-			CSVSafe(sig), CSVSafe(errMsg), strconv.Itoa(epochs), fmtNF(mean), bestCell, testCell, fmtNF(total),
+			CSVSafe(sig), CSVSafe(errMsg), strconv.Itoa(epochs), fmtNF(mean), bestCell, testCell, fmtNF(total), fmtNF(prepare),
 			fmtNI(peakRSS), fmtNI(peakCG), fmtTime(queued), fmtTime(started), fmtTime(ended),
 			CSVSafe(executor), CSVSafe(jobID), CSVSafe(node), CSVSafe(host), CSVSafe(config),
 		}
@@ -289,6 +290,10 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 	if err != nil {
 		return err
 	}
+	counterKeys, err := s.jsonKeys(ctx, experimentID, "counters_json")
+	if err != nil {
+		return err
+	}
 	// Records before metrics version 2 did not measure the I/O split,
 	// rows and busy/wait: their cells are empty, not 0, and their
 	// read_amplification (then bytes_read / bytes_needed) is in
@@ -306,6 +311,9 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 	}
 	for _, k := range tierKeys {
 		header = append(header, "tier_"+k+"_lookups", "tier_"+k+"_hits")
+	}
+	for _, k := range counterKeys {
+		header = append(header, "counter_"+k)
 	}
 	if err := cw.Write(header); err != nil {
 		return err
@@ -368,6 +376,15 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 					rec = append(rec, fmtI(v.Lookups), fmtI(v.Hits))
 				} else {
 					rec = append(rec, "", "")
+				}
+			}
+			// the variant's own counters (GIDS's storage_MBps, ...); empty
+			// where a run's variant does not count it
+			for _, k := range counterKeys {
+				if v, ok := e.Counters[k]; ok {
+					rec = append(rec, fmtI(v))
+				} else {
+					rec = append(rec, "")
 				}
 			}
 			if err := cw.Write(rec); err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,7 +60,8 @@ func finish(t *testing.T, s *store.Store, id int64, status string, epochS ...flo
 		for i, es := range epochS {
 			if err := tx.InsertEpoch(id, &metrics.EpochRecord{Epoch: i, Warmup: i == 0 && len(epochS) > 1, EpochS: es,
 				ValAcc: float64(i) / 10, TestAcc: float64(i) / 20,
-				Stages: map[string]float64{"inspect_s": 0.5}, Tiers: map[string]metrics.TierCount{"cpu": {Lookups: 10, Hits: 4}}}); err != nil {
+				Stages: map[string]float64{"inspect_s": 0.5}, Tiers: map[string]metrics.TierCount{"cpu": {Lookups: 10, Hits: 4}},
+				Counters: map[string]int64{"storage_MBps": int64(40 + i)}}); err != nil {
 				return err
 			}
 		}
@@ -340,7 +342,7 @@ func TestExportCSV(t *testing.T) {
 		cols []string
 	}{
 		{store.ExportRuns, 2, []string{"run_id", "system", "mem_limit_bytes", "status", "mean_epoch_s"}},
-		{store.ExportEpochs, 2, []string{"run_id", "epoch", "epoch_s", "stage_inspect_s", "tier_cpu_hits"}},
+		{store.ExportEpochs, 2, []string{"run_id", "epoch", "epoch_s", "stage_inspect_s", "tier_cpu_hits", "counter_storage_MBps"}},
 		{store.ExportSamples, 2, []string{"run_id", "t", "cpu_pct", "gpu_util_pct"}},
 	} {
 		var buf bytes.Buffer
@@ -372,10 +374,14 @@ func TestExportCSV(t *testing.T) {
 				t.Errorf("samples rows %v", recs[1:])
 			}
 		case store.ExportEpochs:
-			if recs[2][col["stage_inspect_s"]] != "0.5" || recs[2][col["tier_cpu_hits"]] != "4" {
+			if recs[2][col["stage_inspect_s"]] != "0.5" || recs[2][col["tier_cpu_hits"]] != "4" || recs[2][col["counter_storage_MBps"]] != "41" {
 				t.Errorf("epoch row %v", recs[2])
 			}
 		}
+	}
+	// the counters come back from the store as they went in
+	if eps, err := s.Epochs(ctx, runs[0].ID); err != nil || len(eps) != 2 || eps[1].Counters["storage_MBps"] != 41 {
+		t.Fatalf("epochs %+v %v", eps, err)
 	}
 	var buf bytes.Buffer
 	if err := s.ExportCSV(ctx, &buf, e.ID, "bogus"); err == nil || !strings.Contains(err.Error(), "bogus") {
@@ -383,6 +389,41 @@ func TestExportCSV(t *testing.T) {
 	}
 	if err := s.ExportCSV(ctx, &buf, 999, store.ExportRuns); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("missing experiment: %v", err)
+	}
+}
+
+// TestExportRunsPrepare: the runs table carries the summary's prepare_s
+// (the offline phases before the first epoch, apart from mean_epoch_s),
+// empty for a run whose summary has none.
+func TestExportRunsPrepare(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	e, runs := seed(t, s, "diskgnn", "pyg+")
+	finish(t, s, runs[1].ID, store.StatusDone, 3)
+	if err := s.Update(ctx, func(tx *store.Tx) error {
+		if ok, err := tx.ClaimRun(runs[0].ID); err != nil || !ok {
+			return errors.Join(err, errors.New("claim failed"))
+		}
+		_, err := tx.FinishRun(runs[0].ID, store.RunEnd{Status: store.StatusDone, Summary: []byte(`{"prepare_s": 17.25, "memory": {}}`)})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := s.ExportCSV(ctx, &buf, e.ID, store.ExportRuns); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, sys := slices.Index(recs[0], "prepare_s"), slices.Index(recs[0], "system")
+	if col < 0 || sys < 0 || len(recs) != 3 {
+		t.Fatalf("no prepare_s or system column, or %d lines: %v", len(recs), recs[0])
+	}
+	got := map[string]string{recs[1][sys]: recs[1][col], recs[2][sys]: recs[2][col]}
+	if got["diskgnn"] != "17.25" || got["pyg+"] != "" {
+		t.Fatalf("prepare_s by system %v", got)
 	}
 }
 

@@ -380,16 +380,28 @@ func (c *Child) wait() *Result {
 	return r
 }
 
+// oomError says which limit killed the child: the group's limit when it
+// ended, which a run raises above its budget by what it holds outside it
+// (the model step, device tiers; DESIGN §2), not the budget it started with.
+func oomError(r *Result) string {
+	msg := fmt.Sprintf("killed by the memory limit of %d bytes (cgroup %s)", r.Limit, r.Group)
+	if r.Limit > 0 && r.LimitAtEnd > r.Limit {
+		msg = fmt.Sprintf("killed by the memory limit of %d bytes in force (the %d-byte budget raised by what the run holds outside it; cgroup %s)",
+			r.LimitAtEnd, r.Limit, r.Group)
+	}
+	if r.OOMKills > 0 {
+		msg += fmt.Sprintf("; the kernel's OOM killer killed %d process(es)", r.OOMKills)
+	}
+	return msg
+}
+
 // missingSummary is the summary of a child that wrote none.
 func (c *Child) missingSummary(r *Result) metrics.SummaryRecord {
 	sum := metrics.SummaryRecord{Type: metrics.TypeSummary, Outcome: metrics.OutcomeFailed, BestEpoch: -1, PeakCgroupBytes: r.PeakBytes}
 	switch {
 	case r.OOM:
 		sum.Outcome = metrics.OutcomeOOM
-		sum.Error = fmt.Sprintf("killed by the memory limit of %d bytes (cgroup %s)", r.Limit, r.Group)
-		if r.OOMKills > 0 {
-			sum.Error += fmt.Sprintf("; the kernel's OOM killer killed %d process(es)", r.OOMKills)
-		}
+		sum.Error = oomError(r)
 	case c.interrupted.Load():
 		sum.Outcome = metrics.OutcomeInterrupted
 		sum.Error = fmt.Sprintf("training process ended by an interrupt: %v", r.Err)

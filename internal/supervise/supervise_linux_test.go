@@ -353,3 +353,18 @@ func TestScratchRemovedWhateverTheOutcome(t *testing.T) {
 		t.Errorf("left in the scratch folder: %v", left)
 	}
 }
+
+// TestOOMErrorNamesTheLimitInForce: a run whose group was raised above its
+// budget (the model step, device tiers held outside it) was killed at the
+// raised limit; the error says so instead of naming the budget alone.
+func TestOOMErrorNamesTheLimitInForce(t *testing.T) {
+	raised := oomError(&Result{Limit: 375809638, LimitAtEnd: 896532480, Group: "/g", OOMKills: 1})
+	if !strings.Contains(raised, "896532480 bytes in force") || !strings.Contains(raised, "375809638-byte budget") ||
+		!strings.Contains(raised, "killed 1 process(es)") {
+		t.Errorf("raised limit: %q", raised)
+	}
+	plain := oomError(&Result{Limit: 1 << 20, LimitAtEnd: 1 << 20, Group: "/g"})
+	if plain != "killed by the memory limit of 1048576 bytes (cgroup /g)" {
+		t.Errorf("budget only: %q", plain)
+	}
+}

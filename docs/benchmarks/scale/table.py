@@ -14,6 +14,8 @@ for arg in sys.argv[1:]:
     prep = {}
     status = collections.defaultdict(list)
     for r in csv.DictReader(open(rn)):
+        if r.get("superseded") == "1":  # a retried attempt: its cell counts once
+            continue
         share = round(int(r["mem_limit_bytes"] or 0) / fb * 100)
         status[(r["system"], share)].append(r["status"])
         if r.get("prepare_s") and r["status"] == "done":
