@@ -248,11 +248,11 @@ func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing
 	case res.OOM:
 		end.Status = store.StatusOOM
 		end.Error = fmt.Sprintf("out of memory at the limit of %s", units.Bytes(r.MemLimitBytes))
-		if res.LimitAtEnd > r.MemLimitBytes && r.MemLimitBytes > 0 {
+		if raised := res.RaisedLimit(); raised > 0 {
 			// the group's own limit: the budget and what the run held
 			// outside it (the model step, see the deviations)
 			end.Error = fmt.Sprintf("out of memory at its cgroup limit of %s (the %s budget + %s held outside it)",
-				units.Bytes(res.LimitAtEnd), units.Bytes(r.MemLimitBytes), units.Bytes(res.LimitAtEnd-r.MemLimitBytes))
+				units.Bytes(raised), units.Bytes(r.MemLimitBytes), units.Bytes(raised-r.MemLimitBytes))
 		}
 		if res.OOMKills > 0 {
 			end.Error += fmt.Sprintf(" (the kernel's OOM killer killed %d process(es) of the run's cgroup)", res.OOMKills)

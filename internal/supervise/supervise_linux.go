@@ -380,14 +380,23 @@ func (c *Child) wait() *Result {
 	return r
 }
 
-// oomError says which limit killed the child: the group's limit when it
-// ended, which a run raises above its budget by what it holds outside it
-// (the model step, device tiers; DESIGN §2), not the budget it started with.
+// RaisedLimit is the group's limit when the child ended if the run raised
+// it above the budget it started with (by what it holds outside the budget:
+// the model step, device tiers; DESIGN §2), else 0. An OOM under a raised
+// limit happened at that limit, not at the budget.
+func (r *Result) RaisedLimit() int64 {
+	if r.Limit > 0 && r.LimitAtEnd > r.Limit {
+		return r.LimitAtEnd
+	}
+	return 0
+}
+
+// oomError says which limit killed the child (RaisedLimit, else the budget).
 func oomError(r *Result) string {
 	msg := fmt.Sprintf("killed by the memory limit of %d bytes (cgroup %s)", r.Limit, r.Group)
-	if r.Limit > 0 && r.LimitAtEnd > r.Limit {
+	if raised := r.RaisedLimit(); raised > 0 {
 		msg = fmt.Sprintf("killed by the memory limit of %d bytes in force (the %d-byte budget raised by what the run holds outside it; cgroup %s)",
-			r.LimitAtEnd, r.Limit, r.Group)
+			raised, r.Limit, r.Group)
 	}
 	if r.OOMKills > 0 {
 		msg += fmt.Sprintf("; the kernel's OOM killer killed %d process(es)", r.OOMKills)
