@@ -1,8 +1,6 @@
 module outcore
 
-go 1.26.8
-
-toolchain go1.26.10
+go 1.26.10
 
 require (
 	github.com/NVIDIA/go-nvml v0.13.0-1
