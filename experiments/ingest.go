@@ -535,6 +535,12 @@ func (g *ingester) applyStart(rec metrics.StartRecord, line []byte) {
 	if c.GEMM != "" {
 		h.GEMM = c.GEMM
 	}
+	if c.Storage != "" {
+		// The child's names the file system of the dataset it read, the
+		// runner's that of the data directory: the I/O floor's profile is
+		// the dataset's.
+		h.Storage = c.Storage
+	}
 	host, _ := json.Marshal(h)
 	g.deviations = append([]string(nil), rec.Deviations...)
 	pw := g.takePending([]*store.Event{g.event(store.EventLog, "info",

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"outcore/engine/devprofile"
+
 	"outcore/engine/metrics"
 	"outcore/engine/train"
 	"outcore/internal/osutil"
@@ -50,6 +52,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envFakeTrain) != "" {
 		os.Exit(fakeTrain(os.Args))
 	}
+	// The runner measures the storage before a fresh data directory's first
+	// run (a few seconds): not in the tests of other things, which set the
+	// measurement off unless they test it (devprofile.ProbeEnv).
+	os.Setenv(devprofile.ProbeEnv, "off")
 	for _, name := range fakeSystems {
 		train.RegisterVariant(train.Variant{Name: name, Options: fakeOptions,
 			New: func(train.Config) (train.System, error) { return nil, fmt.Errorf("fake system") }})

@@ -144,6 +144,8 @@ type Manager struct {
 	dsMu  sync.Mutex
 	dsGen map[string]*sync.Mutex // per derived dataset being generated
 
+	probe storageProbe // the measurement of this host's storage (io_floor.go)
+
 	// claimMu is held from claiming a run until it is in active, so that
 	// a run marked running in the store but absent from active is known
 	// to be left over (see finishGhost).

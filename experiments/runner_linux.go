@@ -89,6 +89,12 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) outc
 	if err := checkFeasible(r, m.opts.DataDir); err != nil {
 		return outcome.Ended(outcome.Failed(start, "refused before it started: %v", err))
 	}
+	// The storage the run reads, measured once on this host before its
+	// first run (io_floor.go): the run's epochs get their I/O floor.
+	m.ensureStorage(ctx, r)
+	if end, ok := stoppedEnd(ar, start); ok {
+		return outcome.Ended(end)
+	}
 
 	dropped := false
 	if m.opts.DropCaches {

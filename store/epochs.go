@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"outcore/engine/metrics"
@@ -24,8 +25,9 @@ const epochInsertSQL = `
 		eval_s, wall_s, stages_json, tiers_json, received_at,
 		metrics_version, feature_bytes_read, topology_bytes_read, rows_from_device, rows_shared_in_flight,
 		sample_busy_s, sample_wait_s, extract_busy_s, extract_wait_s,
-		wall_sample_s, wall_load_s, wall_train_s, wall_stall_s, host_pressure_json, io_floor_s, io_efficiency, counters_json)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		wall_sample_s, wall_load_s, wall_train_s, wall_stall_s, host_pressure_json, io_floor_s, io_efficiency, counters_json,
+		io_requests_json, io_bytes)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // epochVersion is the metrics version a record is stored under: records
 // without the field follow the original contract, version 1.
@@ -57,12 +59,21 @@ func epochArgs(runID int64, e *metrics.EpochRecord, received int64) ([]any, erro
 		}
 		pressure = sql.NullString{String: string(b), Valid: true}
 	}
+	requests := ""
+	if e.IORequests != nil {
+		b, err := json.Marshal(e.IORequests)
+		if err != nil {
+			return nil, fmt.Errorf("epoch %d io_requests: %w", e.Epoch, err)
+		}
+		requests = string(b)
+	}
 	return []any{runID, e.Epoch, b2i(e.Warmup), e.EpochS, e.SampleS, e.ExtractS, e.TrainS, e.StallS,
 		e.Batches, e.BytesNeeded, e.BytesRead, e.ReadAmplification, e.TrainLoss, e.TrainAcc, e.ValAcc, e.TestAcc,
 		e.EvalS, e.WallS, string(stages), string(tiers), received,
 		epochVersion(e), e.FeatureBytesRead, e.TopologyBytesRead, e.RowsFromDevice, e.RowsSharedInFlight,
 		e.SampleBusyS, e.SampleWaitS, e.ExtractBusyS, e.ExtractWaitS,
-		e.WallSampleS, e.WallLoadS, e.WallTrainS, e.WallStallS, pressure, e.IOFloorS, e.IOEfficiency, string(counters)}, nil
+		e.WallSampleS, e.WallLoadS, e.WallTrainS, e.WallStallS, pressure, e.IOFloorS, e.IOEfficiency, string(counters),
+		requests, e.IOBytes}, nil
 }
 
 // InsertEpoch stores one epoch of a run (replacing an earlier record of the
@@ -87,13 +98,14 @@ const epochCols = `run_id, epoch, warmup, epoch_s, sample_s, extract_s, train_s,
 	eval_s, wall_s, stages_json, tiers_json, received_at,
 	metrics_version, feature_bytes_read, topology_bytes_read, rows_from_device, rows_shared_in_flight,
 	sample_busy_s, sample_wait_s, extract_busy_s, extract_wait_s,
-	wall_sample_s, wall_load_s, wall_train_s, wall_stall_s, host_pressure_json, io_floor_s, io_efficiency, counters_json`
+	wall_sample_s, wall_load_s, wall_train_s, wall_stall_s, host_pressure_json, io_floor_s, io_efficiency, counters_json,
+	io_requests_json, io_bytes`
 
 // scanEpoch reads a row of epochCols. Rows stored before metrics version 2
 // come back with MetricsVersion 1 and the fields added since at 0.
 func scanEpoch(sc interface{ Scan(...any) error }) (Epoch, error) {
 	var e Epoch
-	var stages, tiers, counters string
+	var stages, tiers, counters, requests string
 	var received sql.NullInt64
 	var pressure sql.NullString
 	var floor, eff sql.NullFloat64
@@ -102,7 +114,8 @@ func scanEpoch(sc interface{ Scan(...any) error }) (Epoch, error) {
 		&e.EvalS, &e.WallS, &stages, &tiers, &received,
 		&e.MetricsVersion, &e.FeatureBytesRead, &e.TopologyBytesRead, &e.RowsFromDevice, &e.RowsSharedInFlight,
 		&e.SampleBusyS, &e.SampleWaitS, &e.ExtractBusyS, &e.ExtractWaitS,
-		&e.WallSampleS, &e.WallLoadS, &e.WallTrainS, &e.WallStallS, &pressure, &floor, &eff, &counters)
+		&e.WallSampleS, &e.WallLoadS, &e.WallTrainS, &e.WallStallS, &pressure, &floor, &eff, &counters,
+		&requests, &e.IOBytes)
 	if err != nil {
 		return e, err
 	}
@@ -122,6 +135,11 @@ func scanEpoch(sc interface{ Scan(...any) error }) (Epoch, error) {
 	if counters != "" && counters != "{}" {
 		if err := json.Unmarshal([]byte(counters), &e.Counters); err != nil {
 			return e, fmt.Errorf("epoch %d counters: %w", e.EpochRecord.Epoch, err)
+		}
+	}
+	if requests != "" {
+		if err := json.Unmarshal([]byte(requests), &e.IORequests); err != nil {
+			return e, fmt.Errorf("epoch %d io_requests: %w", e.EpochRecord.Epoch, err)
 		}
 	}
 	if pressure.Valid && pressure.String != "" {
@@ -179,4 +197,71 @@ func (s *Store) ExperimentEpochs(ctx context.Context, experimentID int64) (map[i
 		return nil, fmt.Errorf("epochs of experiment %d: %w", experimentID, err)
 	}
 	return out, nil
+}
+
+// FloorlessEpoch is a stored epoch without an I/O floor that kept its
+// device reads: its floor can be filled in once a device profile of the
+// storage its run read exists (engine/devprofile).
+type FloorlessEpoch struct {
+	ExperimentID int64
+	Host         metrics.HostFacts // the run's host facts: Hostname and Storage pick the profile
+	Epoch
+}
+
+// FloorlessEpochs returns the epochs that have no io_floor_s but kept
+// their device reads (io_requests), with their runs' host facts.
+func (s *Store) FloorlessEpochs(ctx context.Context) ([]FloorlessEpoch, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT r.host_json, r.experiment_id, `+prefixed("e.", epochCols)+` FROM epochs e JOIN runs r ON r.id = e.run_id
+		WHERE e.io_floor_s IS NULL AND e.io_requests_json != '' ORDER BY e.run_id, e.epoch`)
+	if err != nil {
+		return nil, fmt.Errorf("epochs without an I/O floor: %w", err)
+	}
+	defer rows.Close()
+	var out []FloorlessEpoch
+	for rows.Next() {
+		var host sql.NullString
+		var f FloorlessEpoch
+		var err error
+		f.Epoch, err = scanEpoch(prefixScanner{rows, []any{&host, &f.ExperimentID}})
+		if err != nil {
+			return nil, fmt.Errorf("epochs without an I/O floor: %w", err)
+		}
+		if host.Valid && host.String != "" {
+			_ = json.Unmarshal([]byte(host.String), &f.Host) // unreadable host facts: no profile matches
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// prefixed puts p before each of the comma-separated columns.
+func prefixed(p, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		parts[i] = p + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// prefixScanner scans the leading columns into first, the rest into what
+// the wrapped scan asks for.
+type prefixScanner struct {
+	rows  *sql.Rows
+	first []any
+}
+
+func (p prefixScanner) Scan(dst ...any) error {
+	return p.rows.Scan(append(append([]any(nil), p.first...), dst...)...)
+}
+
+// SetIOFloor fills in an epoch's io_floor_s and io_efficiency (nil: n/a)
+// where it has none; it reports whether it changed the epoch.
+func (t *Tx) SetIOFloor(runID int64, epoch int, floor float64, eff *float64) (bool, error) {
+	res, err := t.tx.ExecContext(t.ctx, `UPDATE epochs SET io_floor_s = ?, io_efficiency = ? WHERE run_id = ? AND epoch = ? AND io_floor_s IS NULL`,
+		floor, eff, runID, epoch)
+	if err != nil {
+		return false, fmt.Errorf("set the I/O floor of epoch %d of run %d: %w", epoch, runID, err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
 }

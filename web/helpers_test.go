@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"outcore/engine/devprofile"
+
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	_ "outcore/engine/system/all" // registers the variants the form offers
@@ -30,6 +32,10 @@ import (
 var tinyDir string
 
 func TestMain(m *testing.M) {
+	// The tests' servers and runs do not measure the storage (a few
+	// seconds per fresh data directory) but where a test turns it back on
+	// (devprofile.ProbeEnv).
+	os.Setenv(devprofile.ProbeEnv, "off")
 	dir, err := os.MkdirTemp("", "web-test-tiny-")
 	if err != nil {
 		log.Fatal(err)

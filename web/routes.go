@@ -40,6 +40,7 @@ func (s *Server) routes() {
 	a.Get("/static/*", staticFiles())
 	a.Use(originGuard(proxies))
 	a.Use(csrf.Middleware())
+	a.Use(func(c *fiber.Ctx) error { c.Locals(storageKey, s.cfg.Storage); return c.Next() })
 
 	a.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/experiments", fiber.StatusSeeOther) })
 
@@ -75,6 +76,8 @@ func (s *Server) routes() {
 
 	a.Get("/reproduce", repro.List)
 	a.Post("/reproduce/:id", repro.Start)
+
+	a.Get("/storage", s.storageFragment) // the storage measurement's banner, polled while it runs
 
 	a.Get("/datasets", data.List)
 	a.Get("/datasets/jobs", data.JobsFragment)

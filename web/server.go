@@ -57,6 +57,10 @@ type Config struct {
 	// cancelling it (default 10 s); a job blocked in the kernel (a stalled
 	// network mount, a FIFO) is then abandoned, not waited for.
 	JobGrace time.Duration
+	// Storage, when set, says where the measurement of this host's storage
+	// for the I/O floor stands (the queue's background probe): every page
+	// shows it while it runs, and the run pages name the profile.
+	Storage func() views.StorageState
 }
 
 // Server is the dashboard: the fiber app, the live feed and the dataset jobs.
@@ -356,8 +360,15 @@ func httpStatusText(code int) string {
 
 // pageMeta fills the parts of every page.
 func pageMeta(c *fiber.Ctx, title, nav string) views.Page {
-	return views.Page{Title: title, Nav: nav, CSRF: Token(c)}
+	p := views.Page{Title: title, Nav: nav, CSRF: Token(c)}
+	if f, ok := c.Locals(storageKey).(func() views.StorageState); ok && f != nil {
+		p.Storage = f()
+	}
+	return p
 }
+
+// storageKey holds Config.Storage in each request's locals (pageMeta).
+const storageKey = "outcore.storage"
 
 // renderPage writes a full HTML page.
 func renderPage(c *fiber.Ctx, comp interface {
@@ -381,4 +392,13 @@ func loadOrCreateKey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	return []byte(tok), nil
+}
+
+// storageFragment answers the storage banner's poll (views.StorageBanner).
+func (s *Server) storageFragment(c *fiber.Ctx) error {
+	st := views.StorageState{}
+	if s.cfg.Storage != nil {
+		st = s.cfg.Storage()
+	}
+	return renderPage(c, views.StorageBanner(st))
 }

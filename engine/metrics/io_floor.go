@@ -44,8 +44,18 @@ const DeviceProfileFile = "device-profile.json"
 // DeviceProfile is what `outcore bench device` measured of the storage
 // holding a data directory.
 type DeviceProfile struct {
-	Hostname   string `json:"hostname"`
-	Device     uint64 `json:"device"` // st_dev of the data directory: the file system measured
+	Hostname string `json:"hostname"`
+	Device   uint64 `json:"device"` // st_dev of the file system measured
+	// Storage names the file system measured (osutil.FileSystemID: st_dev
+	// and the file system's id); runs whose dataset is on it use the
+	// profile (engine/devprofile). Empty in profiles written before
+	// profiles were kept per file system.
+	Storage string `json:"storage,omitempty"`
+	FSType  string `json:"fs_type,omitempty"` // "ext4", ...
+	// Mode is how it was measured: "short" (before a host's first run,
+	// a few seconds) or "full" (outcore bench device); empty before modes
+	// existed (full).
+	Mode       string `json:"mode,omitempty"`
 	DiskModel  string `json:"disk_model,omitempty"`
 	File       string `json:"file"` // the file read (O_DIRECT through io_uring)
 	FileBytes  int64  `json:"file_bytes"`
@@ -143,8 +153,8 @@ func (p *DeviceProfile) Check() error {
 		return errors.New("device profile: no random-read measurement")
 	}
 	for _, pt := range p.Random {
-		if pt.Bytes <= 0 || pt.Depth <= 0 || !(pt.IOPS > 0) || math.IsInf(pt.IOPS, 0) {
-			return fmt.Errorf("device profile: measurement %+v, want positive size, depth and IOPS", pt)
+		if pt.Bytes < 512 || pt.Bytes%512 != 0 || pt.Depth <= 0 || !(pt.IOPS > 0) || math.IsInf(pt.IOPS, 0) {
+			return fmt.Errorf("device profile: measurement %+v, want a size of whole 512 B blocks, a positive depth and IOPS", pt)
 		}
 	}
 	return nil
@@ -168,4 +178,27 @@ func LoadDeviceProfile(dataDir string) (*DeviceProfile, error) {
 		return nil, fmt.Errorf("%s: %w", DeviceProfilePath(dataDir), err)
 	}
 	return &p, nil
+}
+
+// FillIOFloor sets rec's io_floor_s and io_efficiency from the device
+// reads it keeps (io_requests, io_bytes) at p's capability; it reports
+// whether it set them (not without a profile, or for a record that kept no
+// reads).
+func FillIOFloor(rec *EpochRecord, p *DeviceProfile) bool {
+	if p == nil || rec.IORequests == nil {
+		return false
+	}
+	var req [NumRequestClasses]int64
+	copy(req[:], rec.IORequests)
+	floor, ok := p.IOFloor(req, rec.IOBytes)
+	if !ok {
+		return false
+	}
+	rec.IOFloorS = &floor
+	rec.IOEfficiency = nil
+	if rec.EpochS > 0 {
+		eff := floor / rec.EpochS
+		rec.IOEfficiency = &eff
+	}
+	return true
 }

@@ -36,6 +36,10 @@ type HostFacts struct {
 	GoVersion string `json:"go_version"`
 	Version   string `json:"outcore_version"`
 	GEMM      string `json:"gemm"` // which matrix-multiply path ran: "openblas" or "gonum"
+	// Storage names the file system holding the dataset (the child's) or
+	// the data directory (the runner's): osutil.FileSystemID. With
+	// Hostname it picks the device profile of the run's I/O floor.
+	Storage string `json:"storage,omitempty"`
 }
 
 // StartRecord opens a run's stream.
@@ -223,6 +227,14 @@ type EpochRecord struct {
 	// measured (`outcore bench device`).
 	IOFloorS     *float64 `json:"io_floor_s,omitempty"`
 	IOEfficiency *float64 `json:"io_efficiency,omitempty"`
+	// IORequests are the epoch's device requests by size class (one count
+	// per metrics.RequestClassBytes) and IOBytes their bytes (the run's
+	// read account): what IOFloorS is computed from, kept so that the
+	// floor of an epoch recorded before its host's storage was measured is
+	// filled in once a profile of it exists (engine/devprofile). Absent in
+	// records written before they were kept.
+	IORequests []int64 `json:"io_requests,omitempty"`
+	IOBytes    int64   `json:"io_bytes,omitempty"`
 
 	// Compute is the run's compute mode (DESIGN §10): "cpu", "none" or
 	// "model:PROFILE"; absent in records written before it existed (cpu).

@@ -1,49 +1,49 @@
 package train
 
-// The I/O floor of each epoch (DESIGN §11): when `outcore bench device`
-// measured the storage of the data directory on this host, each epoch
-// record gets io_floor_s (its device reads replayed at that capability)
-// and io_efficiency = io_floor_s / epoch_s.
+// The I/O floor of each epoch (DESIGN §11): each epoch record gets
+// io_floor_s (its device reads replayed at the measured capability of the
+// storage holding the dataset, on this host) and io_efficiency =
+// io_floor_s / epoch_s. The profile is measured before the run by whoever
+// starts it (outcore train, the dashboard's runner: devprofile.Ensure);
+// the run only reads it. Without one, each epoch keeps its device reads
+// (io_requests, io_bytes) and the floor is filled in once a profile exists.
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 
+	"outcore/engine/devprofile"
 	"outcore/engine/metrics"
-	"outcore/internal/osutil"
 )
 
-// deviceProfileFor returns the device profile of dataDir when it describes
-// the storage the dataset in dsDir is on, on this host; otherwise nil and
-// why not (for the run's log).
+// deviceProfileFor returns the device profile of the storage holding dsDir
+// on this host, from dataDir's device profiles; otherwise nil and why not.
+// The second value is one line for the run's log either way.
 func deviceProfileFor(dataDir, dsDir string) (*metrics.DeviceProfile, string) {
-	p, err := metrics.LoadDeviceProfile(dataDir)
+	k, err := devprofile.KeyOf(dsDir)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, "no I/O floor: this data directory's storage was not measured (outcore bench device)"
-		}
 		return nil, fmt.Sprintf("no I/O floor: %v", err)
 	}
-	host, _ := os.Hostname()
-	if p.Hostname != host {
-		return nil, fmt.Sprintf("no I/O floor: the storage was measured on host %q, this is %q (run outcore bench device here)", p.Hostname, host)
+	p, path, err := devprofile.Load(dataDir, k)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Sprintf("%s %s was not measured when this run started; its epochs keep their device reads, and their floor is filled in once a profile of it exists (%s)", NoFloorYet, k, path)
+	case err != nil:
+		return nil, fmt.Sprintf("no I/O floor: %v", err)
 	}
-	if dev, err := osutil.DeviceID(dsDir); err != nil || dev != p.Device {
-		return nil, fmt.Sprintf("no I/O floor: the dataset is on another file system (device %d) than the one measured (%d)", dev, p.Device)
-	}
-	return p, fmt.Sprintf("I/O floor against the storage measured at %s (%s; sequential %.0f MB/s)", p.MeasuredAt, p.File, p.SeqBytesPerS/1e6)
+	return p, "I/O floor against " + devprofile.Describe(p, path)
 }
 
-// fillIOFloor sets rec's io_floor_s and io_efficiency from the epoch's
-// device reads (nothing without a profile).
+// NoFloorYet opens the log line of a run that started before its storage
+// was measured (the run page reads it).
+const NoFloorYet = "no I/O floor yet:"
+
+// fillIOFloor keeps the epoch's device reads in rec and sets its
+// io_floor_s and io_efficiency from them (nothing without a profile).
 func fillIOFloor(rec *metrics.EpochRecord, p *metrics.DeviceProfile, reads metrics.ReadTotals) {
-	floor, ok := p.IOFloor(reads.Requests, reads.Bytes())
-	if !ok {
-		return
-	}
-	rec.IOFloorS = &floor
-	if rec.EpochS > 0 {
-		eff := floor / rec.EpochS
-		rec.IOEfficiency = &eff
-	}
+	rec.IORequests = append([]int64(nil), reads.Requests[:]...)
+	rec.IOBytes = reads.Bytes()
+	rec.IOFloorS, rec.IOEfficiency = nil, nil
+	metrics.FillIOFloor(rec, p)
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"outcore/engine/devprofile"
+
 	"outcore/engine/storage"
 )
 
@@ -156,7 +158,7 @@ func benchIO(ctx context.Context, c benchIOConfig, stdout, stderr io.Writer) err
 // and returns how many finished before it.
 func benchStream(ctx context.Context, f *storage.File, r storage.Reader, rng *rand.Rand, depth int, deadline time.Time) (int64, error) {
 	nrows := f.Rows()
-	return streamReads(ctx, f, r, func() int64 { return rng.Int64N(nrows) }, depth, 0, deadline)
+	return devprofile.StreamReads(ctx, f, r, func() int64 { return rng.Int64N(nrows) }, depth, 0, deadline)
 }
 
 // benchBatch reads batches of random rows with ReadRows until the deadline.

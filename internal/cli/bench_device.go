@@ -1,27 +1,25 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"outcore/engine/devprofile"
+	"outcore/experiments"
+	"outcore/report"
+	"outcore/store"
+
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
-	"outcore/engine/storage"
-	"outcore/internal/osutil"
 	"outcore/internal/units"
-	"outcore/internal/version"
 )
 
 // benchDeviceConfig is the parsed `bench device` command line.
@@ -79,11 +77,22 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 		return usagef("--sizes: %v", err)
 	}
 	size, err := units.ParseMemLimit(c.size, 0)
-	if err != nil || size < 1<<20 {
-		return usagef("--size: %q, want a size of at least 1MiB", c.size)
+	if err != nil {
+		return usagef("--size: %q, want a size such as 1GiB", c.size)
 	}
-	if !(c.seconds > 0) || c.seqBytes < 512 || c.seqDepth < 1 || (c.fio != "auto" && c.fio != "off") || c.pairs < 1 {
-		return usagef("--seconds must be positive, --seq-bytes at least 512, --seq-depth at least 1, --fio auto or off, --fio-pairs at least 1")
+	plan := devprofile.Plan{Mode: devprofile.ModeFull, FileBytes: size, Seconds: c.seconds, Depths: depths,
+		SeqBytes: c.seqBytes, SeqDepth: c.seqDepth}
+	for _, s := range sizes {
+		plan.Sizes = append(plan.Sizes, int64(s))
+	}
+	if err := plan.Check(); err != nil {
+		return usagef("%v", err)
+	}
+	if c.fio != "auto" && c.fio != "off" {
+		return usagef("--fio %q, want auto or off", c.fio)
+	}
+	if c.pairs < 1 || c.pairs > maxFioPairs {
+		return usagef("--fio-pairs %d, want 1 to %d", c.pairs, maxFioPairs)
 	}
 	dataDir := dataset.ResolveDataDir(c.dataDir)
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
@@ -93,50 +102,29 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 	if file == "" {
 		file = filepath.Join(dataDir, "bench-device.bin")
 	}
-	if err := ensureBenchFile(file, size); err != nil {
-		return err
-	}
-	fi, err := os.Stat(file)
+	p, err := devprofile.MeasureFile(ctx, plan, file, func(pr devprofile.Progress) {
+		fmt.Fprintf(out, "# %d/%d %s\n", pr.Step, pr.Steps, pr.What)
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("bench device: %w", err)
 	}
-	dev, _ := osutil.DeviceID(dataDir)
-	host := osutil.CollectHost(dataDir)
-	p := metrics.DeviceProfile{Hostname: host.Hostname, Device: dev, DiskModel: host.DiskModel, File: file, FileBytes: fi.Size(),
-		MeasuredAt: time.Now().UTC().Format(time.RFC3339), Version: version.String(), Cores: host.Cores,
-		SeqRequestBytes: c.seqBytes, SeqDepth: c.seqDepth}
-	p.LoadAvg[0] = loadAvg1()
+	for _, pt := range p.Random {
+		fmt.Fprintf(out, "randread bytes=%d depth=%d iops=%.0f mbps=%.1f p50_us=%.1f p99_us=%.1f\n", pt.Bytes, pt.Depth, pt.IOPS, pt.IOPS*float64(pt.Bytes)/1e6, pt.P50us, pt.P99us)
+	}
+	fmt.Fprintf(out, "read bytes=%d depth=%d mbps=%.1f\n", p.SeqRequestBytes, p.SeqDepth, p.SeqBytesPerS/1e6)
 	dur := time.Duration(c.seconds * float64(time.Second))
-	for _, sz := range sizes {
-		for _, d := range depths {
-			n, st, sec, err := deviceReads(ctx, file, int64(sz), d, dur, false)
-			if err != nil {
-				return fmt.Errorf("bench device: %d B at depth %d: %w", sz, d, err)
-			}
-			pt := metrics.IOPSPoint{Bytes: int64(sz), Depth: d, IOPS: float64(n) / sec,
-				P50us: float64(st.Latency.Percentile(0.5)) / 1e3, P99us: float64(st.Latency.Percentile(0.99)) / 1e3}
-			p.Random = append(p.Random, pt)
-			fmt.Fprintf(out, "randread bytes=%d depth=%d iops=%.0f mbps=%.1f p50_us=%.1f p99_us=%.1f\n", sz, d, pt.IOPS, pt.IOPS*float64(sz)/1e6, pt.P50us, pt.P99us)
-		}
-	}
-	n, _, sec, err := deviceReads(ctx, file, c.seqBytes, c.seqDepth, dur, true)
-	if err != nil {
-		return fmt.Errorf("bench device: sequential: %w", err)
-	}
-	p.SeqBytesPerS = float64(n*c.seqBytes) / sec
-	fmt.Fprintf(out, "read bytes=%d depth=%d mbps=%.1f\n", c.seqBytes, c.seqDepth, p.SeqBytesPerS/1e6)
 	if c.fio == "auto" {
 		if _, err := exec.LookPath("fio"); err != nil {
 			fmt.Fprintln(out, "fio: not installed, no check (scripts/install-deps.sh installs it)")
 		} else {
 			ours := func(j fioJob) (float64, error) {
-				n, _, sec, err := deviceReads(ctx, file, j.bs, j.depth, dur, j.seq)
+				n, _, sec, err := devprofile.Reads(ctx, file, j.bs, j.depth, dur, j.seq)
 				if j.seq {
 					return float64(n*j.bs) / sec, err
 				}
 				return float64(n) / sec, err
 			}
-			checks, err := fioChecks(ctx, &p, file, depths[len(depths)-1], c.pairs, c.seconds, ours)
+			checks, err := fioChecks(ctx, p, file, depths[len(depths)-1], c.pairs, c.seconds, ours)
 			if err != nil {
 				return fmt.Errorf("bench device: fio check: %w", err)
 			}
@@ -155,25 +143,23 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 			}
 		}
 	}
-	p.LoadAvg[1] = loadAvg1()
-	if err := p.Check(); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(p, "", "  ")
+	p.LoadAvg[1] = devprofile.LoadAvg1()
+	path, err := devprofile.Save(dataDir, p)
 	if err != nil {
 		return err
 	}
-	path := metrics.DeviceProfilePath(dataDir)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
 	fmt.Fprintf(out, "profile %s (load average %.2f → %.2f on %d cores)\n", path, p.LoadAvg[0], p.LoadAvg[1], p.Cores)
+	fmt.Fprintf(out, "runs on host %s whose dataset is on this file system (%s, %s) use it for their I/O floor\n", p.Hostname, p.FSType, p.Storage)
+	if n, runs, err := backfillStore(ctx, dataDir); err != nil {
+		fmt.Fprintf(out, "the store's earlier runs: %v\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(out, "filled in the I/O floor of %d epochs of %d runs recorded before this profile\n", n, runs)
+	}
 	return nil
 }
+
+// maxFioPairs bounds --fio-pairs (each pair runs both tools once).
+const maxFioPairs = 20
 
 // positiveInts parses "1,16,64".
 func positiveInts(s string) ([]int, error) {
@@ -194,144 +180,24 @@ func positiveInts(s string) ([]int, error) {
 	return out, nil
 }
 
-// ensureBenchFile writes size random bytes to path unless a file of that
-// size is there, makes it durable and drops it from the page cache.
-func ensureBenchFile(path string, size int64) error {
-	if fi, err := os.Stat(path); err == nil && fi.Size() == size {
-		return nil
+// backfillStore fills in the I/O floor of the epochs the data directory's
+// store recorded before a profile of their storage existed
+// (experiments.FillIOFloors) and refreshes those runs' digests; it returns
+// the epochs and runs filled in. Without a store there is nothing to do.
+func backfillStore(ctx context.Context, dataDir string) (int, int, error) {
+	if _, err := os.Stat(store.Path(dataDir)); err != nil {
+		return 0, 0, nil
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	st, err := store.Open(ctx, store.Path(dataDir))
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	rng := rand.NewChaCha8([32]byte{'o', 'u', 't', 'c', 'o', 'r', 'e'})
-	buf := make([]byte, 1<<20)
-	for left := size; left > 0; left -= int64(len(buf)) {
-		_, _ = rng.Read(buf)
-		if _, err := w.Write(buf[:min(left, int64(len(buf)))]); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: %w", path, err)
+	defer st.Close()
+	n, runs, err := experiments.FillIOFloors(ctx, st, dataDir)
+	for _, id := range runs {
+		if derr := report.StoreRunDigest(ctx, st, id); derr != nil && err == nil {
+			err = derr
 		}
 	}
-	err = w.Flush()
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = osutil.DropCache(f)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// deviceReads keeps depth reads of reqBytes in flight on file through
-// io_uring with O_DIRECT for dur (random rows, or in file order when seq)
-// and returns how many finished, the file's stats and the seconds.
-//
-// It measures the device the way fio does: one OS thread owns a ring set
-// up as fio's (storage.Options.SingleIssuer), and every request is its own
-// device read (SeparateReads: no two requests ever become one), resubmitted
-// one per Submit as it is reaped (fio's iodepth_batch_submit=1). With the engine's
-// default ring a reaper woke only once the whole queue had finished, so
-// the device queue drained to empty before each refill (docs/benchmarks/
-// storage.md, "completion convoys").
-func deviceReads(ctx context.Context, file string, reqBytes int64, depth int, dur time.Duration, seq bool) (int64, storage.Stats, float64, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	f, err := storage.OpenFile(file, storage.Options{Backend: storage.BackendUring, RowBytes: reqBytes, QueueDepth: depth,
-		MaxMergeBytes: max(reqBytes, storage.DefaultMaxMergeBytes), SeparateReads: true, SingleIssuer: true, Logger: func(string) {}})
-	if err != nil {
-		return 0, storage.Stats{}, 0, err
-	}
-	defer f.Close()
-	if f.Rows() == 0 {
-		return 0, storage.Stats{}, 0, fmt.Errorf("%s holds no whole request of %d bytes", file, reqBytes)
-	}
-	r, err := f.NewReader()
-	if err != nil {
-		return 0, storage.Stats{}, 0, err
-	}
-	start := time.Now()
-	deadline := start.Add(dur)
-	rng := rand.New(rand.NewPCG(1, uint64(reqBytes)))
-	next := func() int64 { return rng.Int64N(f.Rows()) }
-	if seq {
-		var i int64
-		next = func() int64 { i++; return (i - 1) % f.Rows() }
-	}
-	n, err := streamReads(ctx, f, r, next, depth, 1, deadline)
-	sec := min(time.Since(start), dur).Seconds()
-	if cerr := r.Close(); err == nil {
-		err = cerr
-	}
-	return n, f.Stats(), sec, err
-}
-
-// streamReads keeps depth row requests in flight until the deadline
-// (rows from next) and returns how many finished before it. Each reaped
-// batch is resubmitted submitBatch requests per Submit (0: all in one),
-// so with 1 the first finished slot is back on the device before the
-// rest of the batch is handled, as fio's default iodepth_batch_submit=1.
-func streamReads(ctx context.Context, f *storage.File, r storage.Reader, next func() int64, depth, submitBatch int, deadline time.Time) (int64, error) {
-	rb := f.RowBytes()
-	buf := make([]byte, int64(depth)*rb)
-	reqs := make([]storage.Request, 0, depth)
-	for slot := range depth {
-		reqs = append(reqs, f.RowRequest(next(), buf[int64(slot)*rb:], uint64(slot)))
-	}
-	if err := r.Submit(reqs); err != nil {
-		return 0, err
-	}
-	var done []storage.Completion
-	var n int64
-	var err error
-	for {
-		if done, err = r.Reap(ctx, done[:0], 1); err != nil {
-			return n, err
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		reqs = reqs[:0]
-		for _, c := range done {
-			if c.Err != nil {
-				return n, c.Err
-			}
-			reqs = append(reqs, f.RowRequest(next(), buf[int64(c.Tag)*rb:], c.Tag))
-		}
-		n += int64(len(done))
-		for left := reqs; len(left) > 0; {
-			k := len(left)
-			if submitBatch > 0 {
-				k = min(k, submitBatch)
-			}
-			if err := r.Submit(left[:k]); err != nil {
-				return n, err
-			}
-			left = left[k:]
-		}
-	}
-	for r.Outstanding() > 0 {
-		if done, err = r.Reap(ctx, done[:0], r.Outstanding()); err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
-
-// loadAvg1 is the 1-minute load average (0 when unreadable).
-func loadAvg1() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(f[0], 64)
-	return v
+	return n, len(runs), err
 }

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"math"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"outcore/engine/dataset"
+	"outcore/engine/devprofile"
 
 	"outcore/engine/metrics"
 )
@@ -29,16 +33,21 @@ func TestBenchDeviceThenIOFloor(t *testing.T) {
 		}
 		t.Fatalf("bench device: %s", stderr)
 	}
-	for _, w := range []string{"randread bytes=512 depth=1 iops=", "randread bytes=4096 depth=4", "read bytes=65536 depth=2 mbps=", metrics.DeviceProfileFile} {
+	k, err := devprofile.KeyOf(filepath.Join(dataset.DatasetsDir(dir), "tiny"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, path, err := devprofile.Load(dir, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"randread bytes=512 depth=1 iops=", "randread bytes=4096 depth=4", "read bytes=65536 depth=2 mbps=",
+		"profile " + path, "whose dataset is on this file system (" + p.FSType + ", " + k.Storage + ") use it"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
 	}
-	p, err := metrics.LoadDeviceProfile(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.Random) != 4 || p.Hostname == "" || p.Device == 0 || p.FileBytes != 8<<20 {
+	if len(p.Random) != 4 || p.Hostname == "" || p.Device == 0 || p.FileBytes != 8<<20 || p.Mode != devprofile.ModeFull || p.Storage != k.Storage {
 		t.Errorf("profile %+v", p)
 	}
 	if _, err := exec.LookPath("fio"); err == nil {
@@ -71,7 +80,7 @@ func TestBenchDeviceThenIOFloor(t *testing.T) {
 			t.Errorf("io_efficiency %v, io_floor_s / epoch_s = %v", *e.IOEfficiency, *e.IOFloorS/e.EpochS)
 		}
 	}
-	if epochs != 2 || !strings.Contains(out, "I/O floor against the storage measured at") {
+	if epochs != 2 || !strings.Contains(out, "I/O floor against the storage profile "+path+" (full mode") {
 		t.Errorf("%d epochs; log without the floor's source:\n%s", epochs, out)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"outcore/engine/devprofile"
+
 	"outcore/engine/metrics"
 	"outcore/engine/system/systest"
 	"outcore/engine/train"
@@ -29,6 +31,10 @@ func TestMain(m *testing.M) {
 	if len(os.Args) >= 2 && os.Args[1] == "train" {
 		os.Exit(trainChild())
 	}
+	// Most tests start runs on fresh data directories: none measures the
+	// storage (a few seconds each) but the tests of that measurement,
+	// which turn it back on (devprofile.ProbeEnv).
+	os.Setenv(devprofile.ProbeEnv, "off")
 	systest.Main(m)
 }
 

@@ -22,6 +22,7 @@ import (
 	"outcore/report"
 	"outcore/store"
 	"outcore/web"
+	"outcore/web/views"
 )
 
 // Default dataset and example made on first start.
@@ -180,8 +181,15 @@ func serve(ctx context.Context, s Streams, dir, addr string, guard serveGuard, o
 		logger.Printf("X-Forwarded-* headers count from the trusted proxies %s only", strings.Join(ps, ", "))
 	}
 	logger.Printf("at most %d connections (%d per client; open-file limit %d)", lim.MaxConns, lim.MaxConnsPerClient, fdLimit)
+	// This host's storage, measured once in the background when it has no
+	// profile (DESIGN §11): runs wait for it, pages show its progress.
+	mgr.ProbeStorage(ctx)
+	storage := func() views.StorageState {
+		st := mgr.StorageStatus()
+		return views.StorageState{State: st.State, Step: st.Step, Steps: st.Steps, What: st.What, Note: st.Note, Filled: st.Filled}
+	}
 	srv, err := web.New(ctx, web.Config{Store: st, Queue: mgr, DataDir: dir, Log: logger, Hosts: hosts, Auth: guard.auth,
-		TrustedProxies: guard.proxies, Limits: lim})
+		TrustedProxies: guard.proxies, Limits: lim, Storage: storage})
 	if err != nil {
 		return err
 	}

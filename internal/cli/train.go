@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"outcore/engine/dataset"
+	"outcore/engine/devprofile"
 	"outcore/engine/metrics"
 	"outcore/engine/train"
 	"outcore/experiments/grid"
@@ -62,6 +63,14 @@ systems: ` + strings.Join(train.Names(), ", "),
 		}
 		if err := checkMinMemory(cfg); err != nil {
 			return fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		// The storage the dataset is on, measured once on this host before
+		// its first run (DESIGN §11), outside the run's cgroup and clock: a
+		// run placed by a supervisor finds it measured already.
+		if placed == "" {
+			if err := ensureStorage(ctx, cfg, s.Err); err != nil {
+				return err
+			}
 		}
 		// --mem-limit: re-run this command inside its own memory cgroup and
 		// supervise it (memlimit.go); a limit back means: train here.
@@ -328,6 +337,37 @@ func checkTrainRanges(cfg train.Config) error {
 	}
 	if len(msgs) > 0 {
 		return usagef("%s", strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// ensureStorage measures the storage holding the run's dataset when this
+// host has no profile of it (devprofile.Ensure, the short mode), saying so
+// on w. A dataset that is not there is left for the run to report.
+func ensureStorage(ctx context.Context, cfg train.Config, w io.Writer) error {
+	dataDir := dataset.ResolveDataDir(cfg.DataDir)
+	dir, err := dataset.DirByName(dataDir, cfg.Dataset)
+	if err != nil {
+		return nil
+	}
+	announced := false
+	o, err := devprofile.Ensure(ctx, dataDir, dir, func(p devprofile.Progress) {
+		if !announced && p.Steps > 0 {
+			fmt.Fprintf(w, "measuring this host's storage once, for the I/O floor of every run on it (short mode, about %.0f s; outcore bench device takes the full measurement)\n",
+				float64(p.Steps-1)*devprofile.ShortPlan().Seconds+1)
+			announced = true
+		}
+		if p.Steps > 0 {
+			fmt.Fprintf(w, "  %d/%d %s\n", p.Step, p.Steps, p.What)
+		} else {
+			fmt.Fprintf(w, "%s\n", p.What)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if o.Measured || o.Profile == nil {
+		fmt.Fprintln(w, o.Note)
 	}
 	return nil
 }

@@ -59,3 +59,49 @@ func DeviceID(path string) (uint64, error) {
 	}
 	return uint64(st.Dev), nil
 }
+
+// FileSystemID names the file system holding path, for the device profile
+// of the I/O floor: its st_dev and the file system's id (statfs f_fsid,
+// which ext4 and xfs derive from their UUID), as "dev<major>.<minor>-fs<id>"
+// in hex. Two paths with the same name are on the same file system; a
+// data directory moved to other storage, or a file system made anew on the
+// same device, gets another name. Safe in a file name.
+func FileSystemID(path string) (string, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return "", fmt.Errorf("stat %s: %w", path, err)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(path, &fs); err != nil {
+		return "", fmt.Errorf("statfs %s: %w", path, err)
+	}
+	dev := uint64(st.Dev)
+	return fmt.Sprintf("dev%x.%x-fs%08x%08x", unix.Major(dev), unix.Minor(dev), uint32(fs.Fsid.Val[0]), uint32(fs.Fsid.Val[1])), nil
+}
+
+// FileSystemType names the type of the file system holding path ("ext4",
+// "xfs", "tmpfs", ...; "0xMAGIC" for one not known here, "" when statfs
+// fails).
+func FileSystemType(path string) string {
+	var fs unix.Statfs_t
+	if unix.Statfs(path, &fs) != nil {
+		return ""
+	}
+	switch fs.Type {
+	case unix.EXT4_SUPER_MAGIC:
+		return "ext4" // ext2 and ext3 share the magic
+	case unix.XFS_SUPER_MAGIC:
+		return "xfs"
+	case unix.BTRFS_SUPER_MAGIC:
+		return "btrfs"
+	case unix.TMPFS_MAGIC:
+		return "tmpfs"
+	case unix.OVERLAYFS_SUPER_MAGIC:
+		return "overlay"
+	case unix.NFS_SUPER_MAGIC:
+		return "nfs"
+	case unix.F2FS_SUPER_MAGIC:
+		return "f2fs"
+	}
+	return fmt.Sprintf("0x%x", fs.Type)
+}

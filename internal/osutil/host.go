@@ -10,4 +10,5 @@ type Host struct {
 	MemBytes  int64
 	DiskModel string // of the disk holding the directory asked about
 	GoVersion string
+	Storage   string // FileSystemID of the directory asked about
 }

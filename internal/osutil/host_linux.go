@@ -22,6 +22,7 @@ func CollectHost(dir string) Host {
 	h.MemBytes, _ = MemTotalBytes()
 	if dir != "" {
 		h.DiskModel = DiskModel(dir)
+		h.Storage, _ = FileSystemID(dir)
 	}
 	return h
 }

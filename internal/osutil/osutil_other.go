@@ -134,3 +134,9 @@ func Unlock(f *os.File) error { return nil }
 
 // DeviceID is unsupported here.
 func DeviceID(path string) (uint64, error) { return 0, ErrUnsupported }
+
+// FileSystemID is unsupported here.
+func FileSystemID(path string) (string, error) { return "", ErrUnsupported }
+
+// FileSystemType is unknown here.
+func FileSystemType(path string) string { return "" }

@@ -11,6 +11,19 @@ type Page struct {
 	// Stream is the page's live event stream URL ("" = no stream), with
 	// the resume point already in it.
 	Stream string
+	// Storage is where the measurement of this host's storage for the I/O
+	// floor stands (shown while it runs).
+	Storage StorageState
+}
+
+// StorageState is the measurement of this host's storage for the I/O
+// floor (DESIGN §11), as the dashboard shows it.
+type StorageState struct {
+	State       string // "", "measuring", "ready", "off", "failed"
+	Step, Steps int
+	What        string // the step in progress
+	Note        string // when done: which profile runs use, or why none
+	Filled      int    // earlier runs' epochs whose floor was filled in
 }
 
 // Counts are an experiment's runs by status. Cancelled (by a person) and

@@ -1,0 +1,7 @@
+-- Each epoch's device requests by size class (metrics.RequestClassBytes,
+-- a JSON array) and their bytes: what its I/O floor is computed from
+-- (DESIGN §11), kept so that the floor of an epoch recorded before its
+-- host's storage was measured is filled in once a profile of that storage
+-- exists. '' and 0: none kept (epochs stored before).
+ALTER TABLE epochs ADD COLUMN io_requests_json TEXT NOT NULL DEFAULT '';
+ALTER TABLE epochs ADD COLUMN io_bytes INTEGER NOT NULL DEFAULT 0;
