@@ -196,8 +196,11 @@ func FillIOFloors(ctx context.Context, st *store.Store, dataDir string) (int, []
 			if n == 0 {
 				return nil
 			}
+			if err := tx.MarkIOFloorsFilled(run[0].RunID); err != nil {
+				return err
+			}
 			return tx.AppendEvent(&store.Event{ExperimentID: run[0].ExperimentID, RunID: run[0].RunID, Kind: store.EventLog, Level: "info",
-				Msg: fmt.Sprintf("%s %d epochs recorded before the storage was measured, from %s", FloorFilledIn, n, devprofile.Describe(f.p, f.path))})
+				Msg: fmt.Sprintf("%s %d epochs recorded before the storage was measured, from %s", devprofile.FloorFilledIn, n, devprofile.Describe(f.p, f.path))})
 		})
 		if err != nil {
 			return filled, runs, err
@@ -209,7 +212,3 @@ func FillIOFloors(ctx context.Context, st *store.Store, dataDir string) (int, []
 	}
 	return filled, runs, nil
 }
-
-// FloorFilledIn opens the event FillIOFloors logs in a run (the run page
-// reads it).
-const FloorFilledIn = "I/O floor filled in for"

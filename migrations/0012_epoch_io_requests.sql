@@ -5,3 +5,8 @@
 -- exists. '' and 0: none kept (epochs stored before).
 ALTER TABLE epochs ADD COLUMN io_requests_json TEXT NOT NULL DEFAULT '';
 ALTER TABLE epochs ADD COLUMN io_bytes INTEGER NOT NULL DEFAULT 0;
+-- How many times some of a run's epochs had their floor filled in after
+-- they were stored: a digest of the run made before is stale (the
+-- dashboard's digest cache compares it, and the fill clears the stored
+-- digest).
+ALTER TABLE runs ADD COLUMN io_floor_fills INTEGER NOT NULL DEFAULT 0;

@@ -210,6 +210,7 @@ type DigestCache struct {
 
 type cachedDigest struct {
 	epochs int // the run's epoch count when digested: a mismatch means stale
+	fills  int // the run's io_floor_fills when digested: so does a mismatch here
 	d      *Digest
 }
 
@@ -226,7 +227,7 @@ func (c *DigestCache) get(r store.Run) (*Digest, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cd, ok := c.m[r.ID]
-	if !ok || cd.epochs != r.EpochsDone {
+	if !ok || cd.epochs != r.EpochsDone || cd.fills != r.IOFloorFills {
 		return nil, false
 	}
 	return cd.d, true
@@ -248,5 +249,5 @@ func (c *DigestCache) put(r store.Run, d *Digest) {
 			delete(c.m, k)
 		}
 	}
-	c.m[r.ID] = cachedDigest{epochs: r.EpochsDone, d: d}
+	c.m[r.ID] = cachedDigest{epochs: r.EpochsDone, fills: r.IOFloorFills, d: d}
 }

@@ -224,6 +224,7 @@ func fingerprint(experimentID int64, runs []store.Run) string {
 	for _, r := range runs {
 		put(r.ID)
 		put(int64(r.EpochsDone))
+		put(int64(r.IOFloorFills)) // floors filled in afterwards change the charts
 		h.Write([]byte(r.Status))
 	}
 	return strconv.FormatUint(h.Sum64(), 36)

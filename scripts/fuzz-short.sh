@@ -24,7 +24,7 @@ declare -A targets=(
   [report]="FuzzParseFilter FuzzDecodeDigest"         # the filter bar (q=, runs=); digests stored with runs
   [store]="FuzzJSONMaps"                              # stages_json and tiers_json as read back
   [engine/accel]="FuzzParseProfile FuzzParseMode"     # accelerator profiles; --compute and the grid's compute axis
-  [engine/metrics]="FuzzHostPressureParsers"          # /proc/stat, /proc/pressure/*, /proc/loadavg
+  [engine/metrics]="FuzzHostPressureParsers FuzzDeviceProfile"  # /proc/stat, /proc/pressure/*, /proc/loadavg; device profiles as read back
 )
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0

@@ -265,3 +265,14 @@ func (t *Tx) SetIOFloor(runID int64, epoch int, floor float64, eff *float64) (bo
 	n, _ := res.RowsAffected()
 	return n > 0, nil
 }
+
+// MarkIOFloorsFilled records that some of the run's epochs had their I/O
+// floor filled in (SetIOFloor) after its digest may have been made: the
+// stored digest is dropped and the run's io_floor_fills counted up, which
+// tells the dashboard's digest cache its copy is stale.
+func (t *Tx) MarkIOFloorsFilled(runID int64) error {
+	if _, err := t.tx.ExecContext(t.ctx, `UPDATE runs SET io_floor_fills = io_floor_fills + 1, digest = NULL, digest_epochs = 0 WHERE id = ?`, runID); err != nil {
+		return fmt.Errorf("run %d: %w", runID, err)
+	}
+	return nil
+}

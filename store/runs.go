@@ -40,6 +40,10 @@ type Run struct {
 	// "model:PROFILE". Outside cpu its losses and accuracies are n/a.
 	Compute string
 	Config  json.RawMessage
+	// IOFloorFills counts the times the I/O floor of some of the run's
+	// epochs was filled in after they were stored (FillIOFloors): a digest
+	// made before is stale (report.DigestCache compares it).
+	IOFloorFills int
 
 	// How it ran.
 	LimitEnforced  bool
@@ -93,7 +97,7 @@ const runCols = `id, experiment_id, seq, attempt, retry_of, superseded, queue_po
 	exit_code, signal, error, stderr_tail, epochs_done, mean_epoch_s, best_val_acc, test_acc, total_s,
 	peak_rss_bytes, peak_cgroup_bytes, summary_json, progress_json,
 	queued_at, started_at, ended_at,
-	executor, job_id, node, job_state, records_file, records_offset, compute`
+	executor, job_id, node, job_state, records_file, records_offset, compute, io_floor_fills`
 
 // runColsBrief is runCols with the large text columns read as empty
 // (RunFilter.Brief): devices, deviations, standard error tail and
@@ -130,7 +134,7 @@ func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 		&exitCode, &r.Signal, &r.Error, &r.StderrTail, &r.EpochsDone, &mean, &best, &test, &total,
 		&peakRSS, &peakCG, &summary, &progress,
 		&queued, &started, &ended,
-		&r.Executor, &r.JobID, &r.Node, &r.JobState, &r.RecordsFile, &r.RecordsOffset, &r.Compute)
+		&r.Executor, &r.JobID, &r.Node, &r.JobState, &r.RecordsFile, &r.RecordsOffset, &r.Compute, &r.IOFloorFills)
 	if err != nil {
 		return r, err
 	}

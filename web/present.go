@@ -287,10 +287,10 @@ func epochRow(r store.Run, e metrics.EpochRecord) views.EpochRow {
 		ReadMiB: fmtF(float64(e.BytesRead) / (1 << 20)), Amplification: "–", FeatMiB: "–", TopoMiB: "–",
 		Loss: fmtF(e.TrainLoss), TrainAcc: fmtF(e.TrainAcc), ValAcc: "–", TestAcc: "–",
 		WallS: fmtF(e.WallS), IOFloor: fmtPF(e.IOFloorS), IOEff: fmtPF(e.IOEfficiency),
-		IOTitle: "device reads replayed at this host's measured storage capability (outcore bench device, DESIGN §11)",
+		IOTitle: "device reads replayed at the measured capability of the storage the run read, on its host (DESIGN §11; the run's I/O floor fact names the profile)",
 	}
 	if e.IOFloorS == nil {
-		row.IOTitle = "not measured: this host's storage has no outcore bench device profile"
+		row.IOTitle = "none yet: the run's storage had not been measured (its I/O floor fact says why); an epoch that kept its reads gets its floor once a profile exists"
 	}
 	// the wall-clock stages, which add up to the epoch (DESIGN §5); epochs
 	// recorded before them show their summed stage seconds, and say so

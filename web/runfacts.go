@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"outcore/engine/devprofile"
 	"outcore/engine/metrics"
 	"outcore/internal/units"
 	"outcore/report"
@@ -151,4 +152,41 @@ func oomCause(r store.Run, logs []store.Event) string {
 	}
 	s := strings.Join(parts, "; ") + "."
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// ioFloorFact says what the run's I/O floor (io_floor_s, DESIGN §11) was
+// measured against, from the run's log: the storage profile the child
+// named, a floor filled in after the run (experiments.FillIOFloors), or
+// why there is none.
+func ioFloorFact(r store.Run, logs []store.Event) string {
+	var against, missing, filled, waited string
+	for _, ev := range logs {
+		switch m := ev.Msg; {
+		case strings.HasPrefix(m, "I/O floor against "):
+			against = strings.TrimPrefix(m, "I/O floor against ")
+		case strings.HasPrefix(m, devprofile.NoFloorYet):
+			missing = "not yet: this host's storage was not measured when the run started; the floor is filled in from the reads its epochs kept once it is"
+		case strings.HasPrefix(m, "no I/O floor"):
+			missing = "none: " + strings.TrimPrefix(strings.TrimPrefix(m, "no I/O floor: "), "no I/O floor yet: ")
+		case strings.HasPrefix(m, devprofile.FloorFilledIn):
+			filled = "filled in after the run (it started before this host's storage was measured): " + strings.TrimPrefix(m, devprofile.FloorFilledIn+" ")
+		case strings.HasPrefix(m, "measured this host's storage"):
+			waited = " (measured before this run started)"
+		case strings.HasPrefix(m, "waited "):
+			if i := strings.Index(m, " s for the measurement"); i > 0 {
+				waited = " (the run waited " + strings.TrimPrefix(m[:i], "waited ") + " s for its measurement)"
+			}
+		}
+	}
+	switch {
+	case filled != "":
+		return filled
+	case against != "":
+		return "against " + against + waited
+	case missing != "":
+		return missing
+	case r.Status == store.StatusQueued:
+		return "–"
+	}
+	return "none recorded"
 }

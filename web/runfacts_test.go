@@ -40,6 +40,18 @@ func TestRunFactsAgreeWithTheLog(t *testing.T) {
 			"info|storage: /d/features.bin: backend pread (requested), O_DIRECT, block 4096 B, 8 workers"), ioBackendFact,
 			"evaluation: uring (auto: io_uring available) on features.bin; training: pread (requested) on features.bin"},
 		{"no storage lines", done, nil, ioBackendFact, "uring"},
+		{"floor against a profile", done, logsOf("info|I/O floor against the storage profile /d/device-profiles/h--x.json (short mode, measured at T; sequential 900 MB/s)"),
+			ioFloorFact, "against the storage profile /d/device-profiles/h--x.json (short mode, measured at T; sequential 900 MB/s)"},
+		{"floor after waiting", done, logsOf("info|waited 4.2 s for the measurement of this host's storage: x",
+			"info|I/O floor against the storage profile P (short mode)"), ioFloorFact, "against the storage profile P (short mode) (the run waited 4.2 s for its measurement)"},
+		{"started before the profile", done, logsOf("info|no I/O floor yet: storage S on host H was not measured when this run started; ..."), ioFloorFact,
+			"not yet: this host's storage was not measured when the run started; the floor is filled in from the reads its epochs kept once it is"},
+		{"filled in afterwards", done, logsOf("info|no I/O floor yet: storage S on host H was not measured when this run started; ...",
+			"info|I/O floor filled in for 3 epochs recorded before the storage was measured, from the storage profile P"), ioFloorFact,
+			"filled in after the run (it started before this host's storage was measured): 3 epochs recorded before the storage was measured, from the storage profile P"},
+		{"no floor", done, logsOf("warn|no I/O floor: measuring storage S on host H failed: O_DIRECT refused"), ioFloorFact,
+			"none: measuring storage S on host H failed: O_DIRECT refused"},
+		{"old run", done, nil, ioFloorFact, "none recorded"},
 	} {
 		if got := c.fact(c.run, c.logs); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)

@@ -62,6 +62,7 @@ func runFacts(r store.Run, logs []store.Event) []views.KV {
 		{K: "repeat", V: strconv.Itoa(r.Repeat)}, {K: "seed", V: seedOf(r.Config)}, {K: "attempt", V: strconv.Itoa(r.Attempt)},
 		{K: "I/O backend", V: ioBackendFact(r, logs)},
 		{K: "dataset out of the page cache before the run", V: pageCacheFact(r, logs)},
+		{K: "I/O floor", V: ioFloorFact(r, logs)},
 		{K: "queued", V: fmtTime(r.QueuedAt)}, {K: "started", V: fmtTime(r.StartedAt)}, {K: "ended", V: fmtTime(r.EndedAt)},
 	}
 	if r.Executor == store.ExecutorSlurm {

@@ -43,6 +43,14 @@ const ProbeEnv = "OUTCORE_STORAGE_PROBE"
 // ProbeOff reports whether ProbeEnv turns the measurement off.
 func ProbeOff() bool { return strings.EqualFold(os.Getenv(ProbeEnv), "off") }
 
+// The log lines the run page reads (web's ioFloorFact): a run that started
+// before its storage was measured, and the event of a floor filled in
+// afterwards (experiments.FillIOFloors).
+const (
+	NoFloorYet    = "no I/O floor yet:"
+	FloorFilledIn = "I/O floor filled in for"
+)
+
 // Dir is the device-profile folder of a data directory.
 func Dir(dataDir string) string { return filepath.Join(dataDir, DirName) }
 
@@ -197,6 +205,11 @@ type Outcome struct {
 // ends; a measurement that fails gives an Outcome without a profile whose
 // Note says why.
 func Ensure(ctx context.Context, dataDir, dsDir string, progress func(Progress)) (Outcome, error) {
+	return ensure(ctx, dataDir, dsDir, ShortPlan(), progress)
+}
+
+// ensure is Ensure measuring by plan.
+func ensure(ctx context.Context, dataDir, dsDir string, plan Plan, progress func(Progress)) (Outcome, error) {
 	k, err := KeyOf(dsDir)
 	if err != nil {
 		return Outcome{Note: fmt.Sprintf("no I/O floor: %v", err)}, nil
@@ -205,13 +218,12 @@ func Ensure(ctx context.Context, dataDir, dsDir string, progress func(Progress))
 		return o, nil
 	}
 	if ProbeOff() {
-		return Outcome{Path: Path(dataDir, k), Note: fmt.Sprintf("no I/O floor yet: %s was not measured and %s=off (outcore bench device measures it; the floor is filled in then)", k, ProbeEnv)}, nil
+		return Outcome{Path: Path(dataDir, k), Note: fmt.Sprintf("%s %s was not measured and %s=off (outcore bench device measures it; the floor is filled in then)", NoFloorYet, k, ProbeEnv)}, nil
 	}
 	if err := os.MkdirAll(Dir(dataDir), 0o755); err != nil {
 		return Outcome{Note: fmt.Sprintf("no I/O floor: %v", err)}, nil
 	}
-	lockPath := filepath.Join(Dir(dataDir), "."+strings.TrimSuffix(k.File(), ".json")+".lock")
-	lf, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o644)
+	lf, err := os.OpenFile(lockPath(dataDir, k), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return Outcome{Note: fmt.Sprintf("no I/O floor: %v", err)}, nil
 	}
@@ -245,7 +257,7 @@ func Ensure(ctx context.Context, dataDir, dsDir string, progress func(Progress))
 		o.Waited = wait
 		return o, nil
 	}
-	p, err := Measure(ctx, ShortPlan(), probeDir(dataDir, dsDir), progress)
+	p, err := Measure(ctx, plan, probeDir(dataDir, dsDir), progress)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Outcome{}, ctx.Err()
@@ -256,7 +268,12 @@ func Ensure(ctx context.Context, dataDir, dsDir string, progress func(Progress))
 	if err != nil {
 		return Outcome{Path: Path(dataDir, k), Waited: wait, Note: fmt.Sprintf("no I/O floor: %v", err)}, nil
 	}
-	return Outcome{Profile: p, Path: path, Measured: true, Waited: wait, Note: "measured this host's storage (short mode, once): " + Describe(p, path)}, nil
+	return Outcome{Profile: p, Path: path, Measured: true, Waited: wait, Note: fmt.Sprintf("measured this host's storage (%s mode, once): %s", p.Mode, Describe(p, path))}, nil
+}
+
+// lockPath is the lock file of the key's measurement.
+func lockPath(dataDir string, k Key) string {
+	return filepath.Join(Dir(dataDir), "."+strings.TrimSuffix(k.File(), ".json")+".lock")
 }
 
 // loaded is Ensure's outcome when the key's profile is there.

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -82,4 +83,31 @@ func TestReadAccountRequests(t *testing.T) {
 	if d.Requests != [NumRequestClasses]int64{1, 2} || t0.Requests[2] != 1 {
 		t.Errorf("requests %v, then %v", t0.Requests, d.Requests)
 	}
+}
+
+// FuzzDeviceProfile: a device profile file as read back (its JSON, then
+// Check) never makes the floor panic, and a profile Check accepts gives a
+// finite, non-negative floor for any reads.
+func FuzzDeviceProfile(f *testing.F) {
+	f.Add([]byte(`{"seq_bytes_per_s": 5e8, "random": [{"bytes": 4096, "depth": 8, "iops": 5e4}]}`), int64(100), int64(4096*100))
+	f.Add([]byte(`{"seq_bytes_per_s": 1e300, "random": [{"bytes": 512, "depth": 1, "iops": 1e-300}]}`), int64(1<<62), int64(-1))
+	f.Add([]byte(`{"seq_bytes_per_s": 1, "random": [{"bytes": 1, "depth": 1, "iops": 1}]}`), int64(1), int64(1))
+	f.Fuzz(func(t *testing.T, b []byte, n, bytes int64) {
+		var p DeviceProfile
+		if json.Unmarshal(b, &p) != nil || p.Check() != nil {
+			return
+		}
+		var req [NumRequestClasses]int64
+		for i := range req {
+			req[i] = max(n, 0) >> i
+		}
+		floor, ok := p.IOFloor(req, bytes)
+		if !ok || floor < 0 || math.IsNaN(floor) {
+			t.Fatalf("profile %s: floor %v %v", b, floor, ok)
+		}
+		rec := EpochRecord{EpochS: 1, IORequests: req[:], IOBytes: bytes}
+		if !FillIOFloor(&rec, &p) || *rec.IOFloorS != floor || *rec.IOEfficiency != floor {
+			t.Fatalf("FillIOFloor disagrees with IOFloor: %v", rec.IOFloorS)
+		}
+	})
 }

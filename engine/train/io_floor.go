@@ -28,16 +28,12 @@ func deviceProfileFor(dataDir, dsDir string) (*metrics.DeviceProfile, string) {
 	p, path, err := devprofile.Load(dataDir, k)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Sprintf("%s %s was not measured when this run started; its epochs keep their device reads, and their floor is filled in once a profile of it exists (%s)", NoFloorYet, k, path)
+		return nil, fmt.Sprintf("%s %s was not measured when this run started; its epochs keep their device reads, and their floor is filled in once a profile of it exists (%s)", devprofile.NoFloorYet, k, path)
 	case err != nil:
 		return nil, fmt.Sprintf("no I/O floor: %v", err)
 	}
 	return p, "I/O floor against " + devprofile.Describe(p, path)
 }
-
-// NoFloorYet opens the log line of a run that started before its storage
-// was measured (the run page reads it).
-const NoFloorYet = "no I/O floor yet:"
 
 // fillIOFloor keeps the epoch's device reads in rec and sets its
 // io_floor_s and io_efficiency from them (nothing without a profile).

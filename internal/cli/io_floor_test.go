@@ -2,13 +2,19 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"math"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"outcore/engine/dataset"
 	"outcore/engine/devprofile"
@@ -202,4 +208,264 @@ func mountLoopExt4(t *testing.T, size int64) string {
 		}
 	})
 	return mnt
+}
+
+// TestFirstDashboardRunHasIOFloor: a dashboard started on a fresh data
+// directory measures the storage in the background (the pages show its
+// progress, then what it measured), and the first run started from it
+// ends with io_floor_s and io_efficiency in its epoch records (the API),
+// the epochs CSV and the run page, which names the profile.
+func TestFirstDashboardRunHasIOFloor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the storage and runs a child")
+	}
+	t.Setenv(devprofile.ProbeEnv, "")
+	dir := t.TempDir()
+	if code, _, stderr := runCLI("data", "gen", "--preset", "tiny", "--quiet", "--data-dir", dir); code != 0 {
+		t.Fatalf("data gen: %s", stderr)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, discard, []string{"serve", "--addr", addr, "--data-dir", dir}) }()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not stop")
+		}
+	}()
+	base := "http://" + addr
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// The banner follows the measurement to its end.
+	var banner string
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		code, body := get("/storage")
+		if code == 200 && !strings.Contains(body, "Measuring this host's storage") {
+			banner = body
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the storage measurement did not end: %d %s", code, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	k, err := devprofile.KeyOf(dataset.DatasetsDir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, path, err := devprofile.Load(dir, k)
+	if err != nil {
+		t.Fatalf("the dashboard measured no profile (banner %s): %v", banner, err)
+	}
+	if !strings.Contains(banner, "measured this host&#39;s storage (short mode, once)") || !strings.Contains(banner, path) {
+		t.Errorf("the banner does not say what was measured: %s", banner)
+	}
+
+	// The first run, from the dashboard's API.
+	cresp, err := http.Get(base + "/api/csrf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		Token string `json:"token"`
+	}
+	json.NewDecoder(cresp.Body).Decode(&tok)
+	cresp.Body.Close()
+	req, _ := http.NewRequest("POST", base+"/api/experiments", strings.NewReader(
+		`{"name":"floor","dataset":"tiny","epochs":1,"compute":"none","batch_size":256,"axes":{"system":["pyg+"],"mem_limit":["none"]}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-CSRF-Token", tok.Token)
+	for _, c := range cresp.Cookies() {
+		req.AddCookie(c)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("create: %d %s", resp.StatusCode, body)
+	}
+	var exp struct {
+		ID int64 `json:"id"`
+	}
+	json.Unmarshal(body, &exp)
+	var run struct {
+		Runs []struct {
+			ID     int64  `json:"id"`
+			Status string `json:"status"`
+		} `json:"runs"`
+	}
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		_, b := get(fmt.Sprintf("/api/experiments/%d/runs", exp.ID))
+		json.Unmarshal([]byte(b), &run)
+		if len(run.Runs) == 1 && run.Runs[0].Status != "queued" && run.Runs[0].Status != "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not end: %s", b)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	id := run.Runs[0].ID
+	if run.Runs[0].Status != "done" {
+		_, b := get(fmt.Sprintf("/api/runs/%d", id))
+		t.Fatalf("run %d: %s", id, b)
+	}
+	_, b := get(fmt.Sprintf("/api/runs/%d/epochs", id))
+	var eps struct {
+		Epochs []metrics.EpochRecord `json:"epochs"`
+	}
+	if err := json.Unmarshal([]byte(b), &eps); err != nil {
+		t.Fatalf("epochs: %v %s", err, b)
+	}
+	checkFloors(t, eps.Epochs, p)
+	_, csv := get(fmt.Sprintf("/experiments/%d/export/epochs.csv", exp.ID))
+	lines := strings.Split(strings.TrimSpace(csv), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("epochs.csv: %q", csv)
+	}
+	col := -1
+	for i, h := range strings.Split(lines[0], ",") {
+		if h == "io_floor_s" {
+			col = i
+		}
+	}
+	if f := strings.Split(lines[1], ","); col < 0 || col >= len(f) || f[col] == "" {
+		t.Errorf("epochs.csv has no io_floor_s value (column %d): %s", col, csv)
+	}
+	_, page := get(fmt.Sprintf("/runs/%d", id))
+	if !strings.Contains(page, "against the storage profile "+path) {
+		t.Errorf("the run page does not name the floor's profile %s", path)
+	}
+	if !strings.Contains(page, "device reads replayed at the measured capability") || strings.Contains(page, "none yet: the run") {
+		t.Errorf("the run page's epoch row has no I/O floor")
+	}
+}
+
+// TestRunBeforeTheProfileGetsItsFloorFilledIn: a run recorded while the
+// storage was not measured says so (its log, its run page) and keeps its
+// epochs' device reads; the dashboard started later measures the storage
+// and fills in that run's floor from them (the API, the page, the digest).
+func TestRunBeforeTheProfileGetsItsFloorFilledIn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the storage and runs a child")
+	}
+	dir := t.TempDir()
+	if code, _, stderr := runCLI("data", "gen", "--preset", "tiny", "--quiet", "--data-dir", dir); code != 0 {
+		t.Fatalf("data gen: %s", stderr)
+	}
+	grid := filepath.Join(t.TempDir(), "grid.json")
+	os.WriteFile(grid, []byte(`{"name":"before","dataset":"tiny","epochs":2,"compute":"none","batch_size":256,"axes":{"system":["pyg+"],"mem_limit":["none"]}}`), 0o644)
+	// The storage probe is off here (TestMain): the run starts unmeasured.
+	if code, _, stderr := runCLI("exp", "create", "--file", grid, "--wait", "--data-dir", dir); code != 0 {
+		t.Fatalf("exp create: %s", stderr)
+	}
+	if all, _ := devprofile.List(dir); len(all) != 0 {
+		t.Fatalf("a profile was measured with the probe off: %v", all)
+	}
+
+	t.Setenv(devprofile.ProbeEnv, "")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, discard, []string{"serve", "--addr", addr, "--data-dir", dir}) }()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not stop")
+		}
+	}()
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// Charts read while the storage is measured: the run has no floor yet
+	// (and its digest is cached without one).
+	for deadline := time.Now().Add(time.Minute); ; {
+		code, body := get("/experiments/1/charts.json")
+		if code == 200 {
+			if !strings.Contains(body, "No epoch has an I/O floor") {
+				t.Fatalf("the charts show a floor before the storage was measured: %s", body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("charts.json: %d %s", code, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var banner string
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		code, body := get("/storage")
+		if code == 200 && strings.Contains(body, "epochs recorded before it was filled in") {
+			banner = body
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no floor filled in after the measurement: %d %s", code, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(banner, "the I/O floor of 2 epochs recorded before it was filled in") {
+		t.Errorf("banner %s", banner)
+	}
+	p, _, err := devprofile.Load(dir, mustKey(t, filepath.Join(dataset.DatasetsDir(dir), "tiny")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, b := get("/api/runs/1/epochs")
+	var eps struct {
+		Epochs []metrics.EpochRecord `json:"epochs"`
+	}
+	if err := json.Unmarshal([]byte(b), &eps); err != nil || len(eps.Epochs) != 2 {
+		t.Fatalf("epochs: %v %s", err, b)
+	}
+	checkFloors(t, eps.Epochs, p)
+	_, page := get("/runs/1")
+	if !strings.Contains(page, "filled in after the run (it started before this host&#39;s storage was measured)") {
+		t.Errorf("the run page does not say its floor was filled in afterwards")
+	}
+	// The digests made before the fill are stale: the charts now have it.
+	if _, body := get("/experiments/1/charts.json"); strings.Contains(body, "No epoch has an I/O floor") || !strings.Contains(body, "io-efficiency") {
+		t.Errorf("the experiment's charts still lack the filled-in floor: %.400s", body)
+	}
+}
+
+func mustKey(t *testing.T, path string) devprofile.Key {
+	t.Helper()
+	k, err := devprofile.KeyOf(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
