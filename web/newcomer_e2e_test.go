@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"outcore/engine/dataset"
+	"outcore/engine/devprofile"
 	"outcore/engine/train"
 	"outcore/internal/units"
 )
@@ -44,6 +46,8 @@ func TestNewcomerPath(t *testing.T) {
 	var out strings.Builder
 	cmd := exec.Command(bin, "serve", "--data-dir", dir, "--addr", addr, "--default-preset", "tiny", "--concurrency", "2")
 	cmd.Stdout, cmd.Stderr = &out, &out
+	// As a newcomer's: the storage is measured on the first start.
+	cmd.Env = append(os.Environ(), devprofile.ProbeEnv+"=")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +79,18 @@ func TestNewcomerPath(t *testing.T) {
 	}
 	page := browser(t, chrome)
 
+	// 0. The first start measures this host's storage in the background:
+	// the pages say so until it ends, then say what it measured.
+	doIn(t, page, time.Minute, chromedp.Navigate(base+"/experiments"), chromedp.WaitVisible(`[id="start-example-memory-limits.json"]`))
+	if banner := js[string](t, page, `(document.getElementById('storage-probe') || {}).textContent || ''`); strings.Contains(banner, "Measuring this host's storage") {
+		shot, _ := chromedp.Run(page, chromedp.FullScreenshot(100))
+		saveShot("storage-probe.png", shot)
+		waitJS(t, page, time.Minute, "the storage banner to say what was measured",
+			`(document.getElementById('storage-probe') || {}).textContent.includes("measured this host's storage (short mode, once)")`)
+	} else if !strings.Contains(out.String(), "storage: measured this host's storage (short mode, once)") {
+		t.Errorf("the first start neither showed the storage measurement nor logged it: banner %q", banner)
+	}
+
 	// 1. The example, from the experiment list of a fresh install.
 	doIn(t, page, time.Minute, chromedp.Navigate(base+"/experiments"), chromedp.WaitVisible(`[id="start-example-memory-limits.json"]`))
 	do(t, page, chromedp.Click(`[id="start-example-memory-limits.json"]`))
@@ -91,6 +107,32 @@ func TestNewcomerPath(t *testing.T) {
 	for _, r := range rs {
 		if r.Status != "done" {
 			t.Errorf("example run %d (%s at %d bytes) ended %s: %s", r.ID, r.System, r.MemLimitBytes, r.Status, r.Error)
+		}
+	}
+	// Every run's epochs have their I/O floor, and the run page names its
+	// profile.
+	if len(rs) > 0 {
+		doIn(t, page, time.Minute, chromedp.Navigate(fmt.Sprintf("%s/runs/%d", base, rs[0].ID)), chromedp.WaitVisible(chromedp.ID("epochs")))
+		if facts := js[string](t, page, `document.body.textContent`); !strings.Contains(facts, "against the storage profile") {
+			t.Errorf("run %d's page does not name the profile of its I/O floor", rs[0].ID)
+		}
+		for _, r := range rs {
+			resp, err := http.Get(fmt.Sprintf("%s/api/runs/%d/epochs", base, r.ID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var eps struct {
+				Epochs []struct {
+					IOFloorS *float64 `json:"io_floor_s"`
+				} `json:"epochs"`
+			}
+			json.NewDecoder(resp.Body).Decode(&eps)
+			resp.Body.Close()
+			for i, e := range eps.Epochs {
+				if e.IOFloorS == nil {
+					t.Errorf("example run %d epoch %d has no io_floor_s", r.ID, i)
+				}
+			}
 		}
 	}
 	doIn(t, page, time.Minute, chromedp.Navigate(fmt.Sprintf("%s/experiments/%d", base, exID)), chromedp.WaitVisible(chromedp.ID("queue")))

@@ -66,6 +66,11 @@ func computeDeviation(m accel.Mode, p *accel.Profile) string {
 	return ""
 }
 
+// TrainsModel reports whether the run trains a model on its trainer (the
+// compute mode cpu). In none and model: modes no model step runs: nothing
+// is profiled, reserved or held outside the budget for one.
+func (e *Env) TrainsModel() bool { return e.compute.Trains() }
+
 // StepShape is the accelerator's view of one training step of mb.
 func (e *Env) StepShape(mb *graph.MiniBatch) accel.StepShape {
 	c := e.Config

@@ -29,8 +29,12 @@ const (
 // Π(1+fanout), capped at the node count), with profiling's margins
 // (workspace +1/8, then +1/8), the parameters with their gradients and
 // Adam state, and the matrix library's buffers. An estimate, not a
-// measurement: it errs high for sparse neighbourhoods.
+// measurement: it errs high for sparse neighbourhoods. 0 in the compute
+// modes that train no model (none, model:).
 func StepAllowance(cfg train.Config, meta dataset.Meta) int64 {
+	if m, _, err := cfg.ComputeMode(); err == nil && !m.Trains() {
+		return 0 // none and model: modes run no model step (DESIGN §10)
+	}
 	layers := len(cfg.Fanout)
 	if layers == 0 || meta.Nodes == 0 {
 		return matrixLibBytes

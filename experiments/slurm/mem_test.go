@@ -25,6 +25,13 @@ func TestJobMemoryBytes(t *testing.T) {
 	if want := arena + params*16 + matrixLibBytes; base != want {
 		t.Fatalf("StepAllowance = %d, want %d", base, want)
 	}
+	for _, compute := range []string{"none", "model:h100-pyg"} {
+		c := cfg("sage", 1000, 64, 10, 5)
+		c.Compute = compute
+		if a := StepAllowance(c, meta); a != 0 {
+			t.Errorf("compute %s runs no model step, StepAllowance = %d", compute, a)
+		}
+	}
 	dev := meta.FeatureBytes() / 10 // the default device budget, 10 % of the features
 	for _, c := range []struct {
 		name     string

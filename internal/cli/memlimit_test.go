@@ -177,6 +177,31 @@ func TestModelMemHost(t *testing.T) {
 	}
 }
 
+// TestNoModelStepWithoutTraining: in the compute modes none and model: no
+// model step runs, so none is held outside the budget: no deviation names
+// one, the memory account holds none, and the limit enforced is the budget
+// (issue: 28 MiB for a CPU model step were added to the cgroup limit under
+// model:h100-pyg). The Slurm request adds no step allowance either.
+func TestNoModelStepWithoutTraining(t *testing.T) {
+	needCgroups(t)
+	for _, compute := range []string{"none", "model:h100-pyg"} {
+		out, err := trainUnderLimit(t, append(baseArgs(t, "pyg+"), "--mem-limit", "300MiB", "--compute", compute)...)
+		if err != nil {
+			t.Fatalf("%s: %v", compute, err)
+		}
+		_, sum, _ := records(t, out)
+		if sum.Outcome != metrics.OutcomeDone || hasDeviation(sum.Deviations, "model step") {
+			t.Errorf("%s: outcome %s, deviations %q", compute, sum.Outcome, sum.Deviations)
+		}
+		if sum.Memory == nil || sum.Memory.ModelStepBytes != 0 || sum.Memory.AllowanceBytes() != 300<<20+sum.Memory.DeviceBudgetBytes {
+			t.Errorf("%s: memory account %+v holds a model step", compute, sum.Memory)
+		}
+		if sum.PeakCgroupBytes > 301<<20+sum.Memory.DeviceTierBytes {
+			t.Errorf("%s: the cgroup peaked at %d, above the budget", compute, sum.PeakCgroupBytes)
+		}
+	}
+}
+
 // TestGNNDriveDeviceBuffer: with feature_buffer=device under a limit, the
 // buffer is held outside the budget (the deviation names it and the cgroup
 // limit) and the run trains.

@@ -157,7 +157,10 @@ func ProfileWorkspace(ctx context.Context, env *train.Env, topo sample.Topology,
 		w.MeanInputs = sum / n
 	}
 	reserveFloats, reserveInts := 0, 0
-	if largest != nil {
+	// In the compute modes none and model: no model step runs (DESIGN §10):
+	// none is measured, reserved, charged or held outside the budget, and
+	// the limit enforced is the budget.
+	if largest != nil && env.TrainsModel() {
 		lifted, err := liftForProfiling(env)
 		if err != nil {
 			return w, err
