@@ -202,14 +202,14 @@ func TestDNSRebindingGets421(t *testing.T) {
 		t.Errorf("%d experiments after the rebinding attempts, want 1", n)
 	}
 
-	// Behind a trusted proxy on 127.0.0.1 the forwarded host is the one judged.
-	p, err := ParseProxies([]string{"127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lp := serveAttacked(t, func(c *Config) { c.TrustedProxies = p })
-	if resp, _ := lp.do(t, "GET", "/api/csrf", map[string]string{"Host": "internal:1", "X-Forwarded-Host": "localhost"}, ""); resp.StatusCode != 200 {
+	// Behind a trusted proxy on 127.0.0.1 the forwarded host is judged
+	// too, and the raw Host still is (TestTrustedLoopbackProxyKeepsRebindingOut).
+	lp := serveAttacked(t, trustLoopbackProxy(t))
+	if resp, _ := lp.do(t, "GET", "/api/csrf", map[string]string{"Host": "localhost", "X-Forwarded-Host": "localhost"}, ""); resp.StatusCode != 200 {
 		t.Errorf("trusted proxy forwarding localhost: %d", resp.StatusCode)
+	}
+	if resp, _ := lp.do(t, "GET", "/api/csrf", map[string]string{"Host": "internal:1", "X-Forwarded-Host": "localhost"}, ""); resp.StatusCode != 421 {
+		t.Errorf("trusted proxy sending Host internal:1: %d", resp.StatusCode)
 	}
 	if resp, _ := lp.do(t, "GET", "/api/csrf", map[string]string{"Host": "localhost", "X-Forwarded-Host": "attacker.example"}, ""); resp.StatusCode != 421 {
 		t.Errorf("trusted proxy forwarding attacker.example: %d", resp.StatusCode)
