@@ -102,3 +102,116 @@ func TestHostPortIsChecked(t *testing.T) {
 		t.Errorf("Host localhost:99999: %d %s", resp.StatusCode, body)
 	}
 }
+
+// withToken makes the server require testToken.
+func withToken(t *testing.T) func(*Config) {
+	a, err := ParseAuth([]byte("token " + testToken + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(c *Config) { c.Auth = a }
+}
+
+const testToken = "right-token-0123456789abcdef"
+
+// loginCookie is the login cookie of an answer ("" when none was set).
+func loginCookie(resp *http.Response) string {
+	for _, c := range resp.Cookies() {
+		if c.Name == LoginCookie {
+			return c.Name + "=" + c.Value
+		}
+	}
+	return ""
+}
+
+// TestLoginBackoffBehindTrustedProxy: behind a trusted proxy the client
+// is X-Forwarded-For's, which whoever connects from the proxy's address
+// (every local process, for a loopback proxy) chooses. Wrong tokens
+// under ever new forwarded addresses meet the server-wide cap (429); a
+// browser that has logged in before (its login cookie) is not locked out,
+// neither by that cap nor by wrong tokens sent under its address.
+func TestLoginBackoffBehindTrustedProxy(t *testing.T) {
+	both := func(c *Config) { withToken(t)(c); trustLoopbackProxy(t)(c) }
+	right := "Bearer " + testToken
+
+	ls := serveAttacked(t, both)
+	resp, _ := ls.do(t, "GET", "/api/csrf", map[string]string{"Authorization": right, "X-Forwarded-For": "192.0.2.1"}, "")
+	cookie := loginCookie(resp)
+	if resp.StatusCode != 200 || cookie == "" {
+		t.Fatalf("login: %d, cookie %q", resp.StatusCode, cookie)
+	}
+	counts := map[int]int{}
+	for i := 0; i < 300; i++ {
+		xff := fmt.Sprintf("198.51.%d.%d", i/250, i%250+1)
+		resp, _ := ls.do(t, "GET", "/api/csrf", map[string]string{"Authorization": fmt.Sprintf("Bearer guess-%05d-xxxxxxxxxxxx", i), "X-Forwarded-For": xff}, "")
+		counts[resp.StatusCode]++
+	}
+	if counts[429] == 0 || counts[401] > maxLoginFailureBurst+5 {
+		t.Errorf("300 wrong tokens under 300 forwarded addresses: %v, want at most %d answered 401 and the rest 429", counts, maxLoginFailureBurst+5)
+	}
+	resp, body := ls.do(t, "GET", "/api/csrf", map[string]string{"Authorization": right, "X-Forwarded-For": "192.0.2.99"}, "")
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "this server") {
+		t.Errorf("right token without a login cookie while the server-wide cap holds: %d %s", resp.StatusCode, body)
+	}
+	wantSecurityHeaders(t, "429", resp)
+	if resp, body := ls.do(t, "GET", "/api/csrf", map[string]string{"Authorization": right, "X-Forwarded-For": "192.0.2.1", "Cookie": cookie}, ""); resp.StatusCode != 200 {
+		t.Errorf("right token with the login cookie while the server-wide cap holds: %d %s", resp.StatusCode, body)
+	}
+
+	// A spoofed X-Forwarded-For locks the address, not the browser that
+	// logged in from it.
+	ls = serveAttacked(t, both)
+	victim := "203.0.113.7"
+	resp, _ = ls.do(t, "GET", "/api/csrf", map[string]string{"Authorization": right, "X-Forwarded-For": victim}, "")
+	cookie = loginCookie(resp)
+	var got []int
+	for i := 0; i < 8; i++ {
+		resp, _ := ls.do(t, "GET", "/api/csrf", map[string]string{"Authorization": "Bearer wrong-token-0123456789", "X-Forwarded-For": victim}, "")
+		got = append(got, resp.StatusCode)
+	}
+	if want := []int{401, 401, 401, 401, 401, 429, 429, 429}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("8 wrong tokens under the victim's address: %v, want %v (back-off after %d)", got, want, FreeLoginFailures)
+	}
+	if resp, body := ls.do(t, "GET", "/api/csrf", map[string]string{"Authorization": right, "X-Forwarded-For": victim, "Cookie": cookie}, ""); resp.StatusCode != 200 {
+		t.Errorf("the victim with its login cookie after the spoofed failures: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := ls.do(t, "GET", "/api/csrf", map[string]string{"Authorization": right, "X-Forwarded-For": victim}, ""); resp.StatusCode != 429 {
+		t.Errorf("the victim's address without a login cookie: %d, want 429 (it is backing off)", resp.StatusCode)
+	}
+	// A forged or foreign cookie is no login cookie.
+	forged := LoginCookie + "=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.AAAA"
+	if resp, _ := ls.do(t, "GET", "/api/csrf", map[string]string{"Authorization": right, "X-Forwarded-For": victim, "Cookie": forged}, ""); resp.StatusCode != 429 {
+		t.Errorf("a forged login cookie: %d, want 429", resp.StatusCode)
+	}
+}
+
+// TestServerWideLoginCap: the server-wide allowance of failed logins
+// (a clock the test sets): maxLoginFailureBurst failures from as many
+// addresses pass, the next attempt without a login cookie waits for the
+// refill, one with a cookie does not; one refill later one more may fail.
+func TestServerWideLoginCap(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	l := newLoginLimiter(nil)
+	l.now = func() time.Time { return now }
+	for i := 0; i < maxLoginFailureBurst; i++ {
+		who := fmt.Sprintf("198.51.100.%d", i)
+		if d, _ := l.wait(who, false); d != 0 {
+			t.Fatalf("attempt %d held back %v", i, d)
+		}
+		l.fail(who)
+	}
+	if d, all := l.wait("192.0.2.1", false); d != loginFailureRefill || !all {
+		t.Errorf("after the burst: wait %v (server-wide %v), want %v", d, all, loginFailureRefill)
+	}
+	if d, _ := l.wait("login cookie abc", true); d != 0 {
+		t.Errorf("a login cookie after the burst: wait %v", d)
+	}
+	now = now.Add(loginFailureRefill)
+	if d, _ := l.wait("192.0.2.1", false); d != 0 {
+		t.Errorf("one refill later: wait %v", d)
+	}
+	l.fail("192.0.2.1")
+	if d, all := l.wait("192.0.2.2", false); d == 0 || !all {
+		t.Errorf("after the refill's failure: wait %v", d)
+	}
+}

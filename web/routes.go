@@ -32,7 +32,7 @@ func (s *Server) routes() {
 	a.Use(bodyGate(s.cfg.Limits.MaxBody))
 	a.Use(hostGuard(s.cfg.Hosts, proxies))
 	if s.cfg.Auth != nil {
-		a.Use(s.cfg.Auth.Middleware(proxies.Client, s.cfg.Log))
+		a.Use(s.cfg.Auth.Middleware(proxies.Client, s.cfg.CSRFKey, s.cfg.Log))
 	}
 	s.bodies = &byteBudget{max: s.cfg.Limits.MaxBodiesInFlight}
 	a.Use(readBody(s.cfg.Limits.MaxBody, s.bodies))
