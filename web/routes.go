@@ -32,10 +32,12 @@ func (s *Server) routes() {
 	a.Use(bodyGate(s.cfg.Limits.MaxBody))
 	a.Use(hostGuard(s.cfg.Hosts, proxies))
 	if s.cfg.Auth != nil {
-		a.Use(s.cfg.Auth.Middleware(proxies.Client, s.cfg.CSRFKey, s.cfg.Log))
+		a.Use(s.cfg.Auth.Middleware(proxies.Client, s.cfg.CSRFKey, s.cfg.Log), markAuthenticated)
 	}
 	s.bodies = &byteBudget{max: s.cfg.Limits.MaxBodiesInFlight}
 	a.Use(readBody(s.cfg.Limits.MaxBody, s.bodies))
+	// Until here the connection may be shed for a new one (listener.go).
+	a.Use(markServed)
 	a.Use(s.refuseWhileDraining)
 	a.Get("/static/*", staticFiles())
 	a.Use(originGuard(proxies))
