@@ -75,6 +75,8 @@ type Server struct {
 	bodies *byteBudget
 	// bundles limits the bundle.zip downloads written at once.
 	bundles *heavySlots
+	// renders limits the pages, charts and figures rendered at once.
+	renders *heavySlots
 	// ln is the guarded listener Serve serves on (nil before).
 	ln atomic.Pointer[GuardedListener]
 }
