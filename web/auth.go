@@ -171,7 +171,15 @@ func (a *Auth) Middleware(client func(*fiber.Ctx) string, key []byte, logger *lo
 			nonce, _, _ := strings.Cut(v, ".")
 			who, known = "login cookie "+nonce[:12], true
 		}
-		if d, all := a.limiter.wait(who, known); d > 0 {
+		cred := c.Get(fiber.HeaderAuthorization)
+		outcome := noCredential
+		switch {
+		case a.Allows(cred):
+			outcome = rightCredential
+		case strings.TrimSpace(cred) != "":
+			outcome = wrongCredential
+		}
+		if d, all := a.limiter.attempt(who, known, outcome); d > 0 {
 			secs := int((d + time.Second - 1) / time.Second)
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
 			if all {
@@ -181,17 +189,12 @@ func (a *Auth) Middleware(client func(*fiber.Ctx) string, key []byte, logger *lo
 			return fiber.NewError(fiber.StatusTooManyRequests,
 				fmt.Sprintf("too many failed logins from your address: try again in %d s", secs))
 		}
-		cred := c.Get(fiber.HeaderAuthorization)
-		if a.Allows(cred) {
-			a.limiter.succeed(who)
+		if outcome == rightCredential {
 			if !known {
 				c.Cookie(&fiber.Cookie{Name: LoginCookie, Value: cookies.mint(), Path: "/",
 					HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, MaxAge: int(loginCookieAge / time.Second)})
 			}
 			return c.Next()
-		}
-		if strings.TrimSpace(cred) != "" {
-			a.limiter.fail(who)
 		}
 		if len(a.users) > 0 {
 			c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="outcore", charset="UTF-8"`)

@@ -83,36 +83,52 @@ func (l *loginLimiter) refill(now time.Time) {
 	l.allowanceAt = now
 }
 
-// wait is how long the client must still wait before an attempt (0: may
-// try), and whether the server-wide cap is what holds it back. A client
-// with a login cookie (known) is not held by the server-wide cap.
-func (l *loginLimiter) wait(client string, known bool) (time.Duration, bool) {
+// Outcomes of a login attempt.
+const (
+	noCredential = iota
+	rightCredential
+	wrongCredential
+)
+
+// attempt decides a login attempt whose credential has been checked
+// (outcome) and records it, in one step, so that attempts sent at once
+// cannot all pass before their failures count: it returns how long the
+// client must still wait (0: the attempt counts; else it is refused, the
+// right credential too) and whether the server-wide cap is what holds it
+// back. A client with a login cookie (known) is not held by the
+// server-wide cap.
+func (l *loginLimiter) attempt(client string, known bool, outcome int) (time.Duration, bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	now := l.now()
 	if lc := l.clients[client]; lc != nil {
 		if d := lc.until.Sub(now); d > 0 {
+			l.mu.Unlock()
 			l.blocked.Add(1)
 			return d, false
 		}
 	}
-	if known {
-		return 0, false
-	}
 	l.refill(now)
-	if l.allowance < 1 {
+	if !known && l.allowance < 1 {
+		l.mu.Unlock()
 		l.blocked.Add(1)
 		return time.Duration((1 - l.allowance) * float64(loginFailureRefill)), true
+	}
+	switch outcome {
+	case rightCredential:
+		delete(l.clients, client)
+		l.mu.Unlock()
+	case wrongCredential:
+		l.fail(client, now) // unlocks
+	default:
+		l.mu.Unlock()
 	}
 	return 0, false
 }
 
-// fail records a wrong credential from client and returns the wait it now owes.
-func (l *loginLimiter) fail(client string) time.Duration {
+// fail records a wrong credential from client (l.mu held; fail unlocks
+// it, then logs).
+func (l *loginLimiter) fail(client string, now time.Time) {
 	l.failed.Add(1)
-	l.mu.Lock()
-	now := l.now()
-	l.refill(now)
 	l.allowance = max(l.allowance-1, 0)
 	capped := l.allowance < 1 && now.Sub(l.lastCapLog) >= time.Minute
 	if capped {
@@ -146,14 +162,6 @@ func (l *loginLimiter) fail(client string) time.Duration {
 		}
 		l.log.Print(msg + ")")
 	}
-	return d
-}
-
-// succeed forgets the client's failures.
-func (l *loginLimiter) succeed(client string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.clients, client)
 }
 
 // prune drops forgotten clients, and the oldest half when all are recent.

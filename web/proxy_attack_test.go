@@ -188,30 +188,33 @@ func TestLoginBackoffBehindTrustedProxy(t *testing.T) {
 // TestServerWideLoginCap: the server-wide allowance of failed logins
 // (a clock the test sets): maxLoginFailureBurst failures from as many
 // addresses pass, the next attempt without a login cookie waits for the
-// refill, one with a cookie does not; one refill later one more may fail.
+// refill, the right credential too, one with a cookie does not; one
+// refill later one more may fail.
 func TestServerWideLoginCap(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	l := newLoginLimiter(nil)
 	l.now = func() time.Time { return now }
 	for i := 0; i < maxLoginFailureBurst; i++ {
-		who := fmt.Sprintf("198.51.100.%d", i)
-		if d, _ := l.wait(who, false); d != 0 {
+		if d, _ := l.attempt(fmt.Sprintf("198.51.100.%d", i), false, wrongCredential); d != 0 {
 			t.Fatalf("attempt %d held back %v", i, d)
 		}
-		l.fail(who)
 	}
-	if d, all := l.wait("192.0.2.1", false); d != loginFailureRefill || !all {
-		t.Errorf("after the burst: wait %v (server-wide %v), want %v", d, all, loginFailureRefill)
+	for _, outcome := range []int{wrongCredential, rightCredential} {
+		if d, all := l.attempt("192.0.2.1", false, outcome); d != loginFailureRefill || !all {
+			t.Errorf("after the burst (outcome %d): wait %v (server-wide %v), want %v", outcome, d, all, loginFailureRefill)
+		}
 	}
-	if d, _ := l.wait("login cookie abc", true); d != 0 {
+	if d, _ := l.attempt("login cookie abc", true, wrongCredential); d != 0 {
 		t.Errorf("a login cookie after the burst: wait %v", d)
 	}
 	now = now.Add(loginFailureRefill)
-	if d, _ := l.wait("192.0.2.1", false); d != 0 {
+	if d, _ := l.attempt("192.0.2.1", false, wrongCredential); d != 0 {
 		t.Errorf("one refill later: wait %v", d)
 	}
-	l.fail("192.0.2.1")
-	if d, all := l.wait("192.0.2.2", false); d == 0 || !all {
+	if d, all := l.attempt("192.0.2.2", false, rightCredential); d == 0 || !all {
 		t.Errorf("after the refill's failure: wait %v", d)
+	}
+	if wrong, blocked := l.failed.Load(), l.blocked.Load(); wrong != maxLoginFailureBurst+2 || blocked != 3 {
+		t.Errorf("counted %d wrong, %d blocked", wrong, blocked)
 	}
 }

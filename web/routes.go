@@ -134,9 +134,16 @@ func toPage(to string) fiber.Handler {
 // securityHeaders keeps pages from being framed or sniffed and limits
 // where scripts come from (everything is served by this server).
 func securityHeaders(c *fiber.Ctx) error {
+	setSecurityHeaders(c)
+	return c.Next()
+}
+
+// setSecurityHeaders sets the headers of securityHeaders (the error
+// handler sets them too: the HTTP server's own refusals, 431 and 413,
+// reach it without the middleware).
+func setSecurityHeaders(c *fiber.Ctx) {
 	c.Set("X-Content-Type-Options", "nosniff")
 	c.Set("X-Frame-Options", "DENY")
 	c.Set("Referrer-Policy", "same-origin")
 	c.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'")
-	return c.Next()
 }

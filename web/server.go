@@ -154,8 +154,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	})
 	srv := s.app.Server()
 	srv.HeaderReceived = s.writeTimeouts
-	// "Expect: 100-continue" is answered only for a body within the limit.
-	srv.ContinueHandler = func(h *fasthttp.RequestHeader) bool { return h.ContentLength() <= lim.MaxBody }
+	// "Expect: 100-continue" is not judged here: fasthttp would answer
+	// 417 itself, without the security headers. A body declared over the
+	// limit is refused with 413 before it is read (BodyLimit, bodyGate).
 	srv.Logger = &fasthttpLogger{l: cfg.Log}
 	// A connection that has answered waits idle for its next request: it
 	// may then be shed for a new connection (listener.go).
@@ -350,6 +351,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if code >= 500 {
 		s.cfg.Log.Printf("%s %s: %v", c.Method(), c.Path(), err)
 	}
+	setSecurityHeaders(c)
 	c.Status(code)
 	if isAPI(c) {
 		return c.JSON(fiber.Map{"error": msg, "status": code})
