@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"outcore/engine/metrics"
 	"outcore/internal/units"
@@ -265,9 +267,9 @@ func bundleReadme(w io.Writer, e store.Experiment, runs []store.Run, h HostRepor
 	if name == "" {
 		name = fmt.Sprintf("experiment %d", e.ID)
 	}
-	fmt.Fprintf(&b, "# %s — outcore paper bundle\n\n", name)
+	fmt.Fprintf(&b, "# %s — outcore paper bundle\n\n", readmeSafe(name))
 	fmt.Fprintf(&b, "Experiment %d on dataset `%s`, %d runs (every attempt), exported %s by outcore %s.\n\n",
-		e.ID, e.Dataset, len(runs), opts.Now.UTC().Format(time.RFC3339), orNone(opts.Version))
+		e.ID, readmeSafe(e.Dataset), len(runs), opts.Now.UTC().Format(time.RFC3339), orNone(opts.Version))
 	b.WriteString("## Files\n\n")
 	b.WriteString("- `runs.csv`, `epochs.csv`, `samples.csv`: tidy tables, one row per run, epoch or one-second sample, each row with its run's grid cell (system, mem_limit_bytes, feature_dim, batch_size, model, fanout, repeat, attempt, status). Superseded attempts are included: keep the rows whose run is not superseded (runs.csv) to count each cell once.\n")
 	b.WriteString("- `charts/<chart>.csv`: the data of each figure, one row per point: `x` in real units (`x_unit`; empty for a category without units such as \"variant · grid point\"), the grid point, `y_mean`, `y_sd` (sample standard deviation over repeated runs), `y_min`, `y_max`, `n`, `status` (ok, partial, oom, failed, cancelled, interrupted, pending) and the run ids behind it. In `stages.csv`, the rows with `role` stack add up to the bar; `parent` names the stage a nested stage is part of (forward and backward inside train), and the `marker` row is the epoch time.\n")
@@ -285,10 +287,11 @@ func bundleReadme(w io.Writer, e store.Experiment, runs []store.Run, h HostRepor
 	}
 	for _, hf := range h.Hosts {
 		fmt.Fprintf(&b, "- %s: %d cores, %s memory, kernel %s, disk %s, GPU %s, GEMM %s, %s\n",
-			hf.Hostname, hf.Cores, units.ByteFormat{Unit: units.GiB, Space: true, Decimals: 1}.Format(hf.MemBytes), hf.Kernel, orNone(hf.DiskModel), orNone(hf.GPU), orNone(hf.GEMM), hf.GoVersion)
+			readmeSafe(hf.Hostname), hf.Cores, units.ByteFormat{Unit: units.GiB, Space: true, Decimals: 1}.Format(hf.MemBytes), readmeSafe(hf.Kernel),
+			readmeSafe(orNone(hf.DiskModel)), readmeSafe(orNone(hf.GPU)), readmeSafe(orNone(hf.GEMM)), readmeSafe(hf.GoVersion))
 	}
 	if h.CPU != "" {
-		fmt.Fprintf(&b, "- CPU: %s\n", h.CPU)
+		fmt.Fprintf(&b, "- CPU: %s\n", readmeSafe(h.CPU))
 	}
 	if len(h.CgroupVersions) > 0 {
 		fmt.Fprintf(&b, "- memory limits enforced with %s\n", strings.Join(h.CgroupVersions, ", "))
@@ -308,6 +311,27 @@ func bundleReadme(w io.Writer, e store.Experiment, runs []store.Run, h HostRepor
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// readmeSafe is text the runs or a person stored (an experiment's name,
+// host facts) made safe for the bundle's README, which people read with
+// cat: control characters (escape sequences), invisible formatting
+// characters (bidi overrides) and invalid UTF-8 are written as \u{…} or
+// \x.. escapes, as `outcore exp list` prints them. Older databases hold
+// names from before they were checked.
+func readmeSafe(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029':
+			fmt.Fprintf(&b, "\\u{%x}", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // chartStyle is a bundle's charts/<id>.json: what replot.py needs besides

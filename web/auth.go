@@ -3,6 +3,7 @@ package web
 import (
 	"bufio"
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -139,29 +140,61 @@ func (a *Auth) Allows(header string) bool {
 	return false
 }
 
+// LoginCookie names the cookie a browser gets when it authenticates: a
+// random nonce signed by the server, which tells the login back-off
+// (backoff.go) "this browser has logged in here before". It grants
+// nothing (every request still needs its credential) and cannot be
+// forged; its holder is counted apart from its address, so wrong
+// credentials sent under its address (a spoofed X-Forwarded-For) and the
+// server-wide cap do not lock it out.
+const LoginCookie = "outcore_login"
+
+// loginCookieAge is how long a browser keeps its login cookie.
+const loginCookieAge = 30 * 24 * time.Hour
+
 // Middleware answers 401 to a request without a valid credential, asking
 // a browser for basic auth. A request with a wrong credential counts as a
-// failed login of its client (client names it: the address, see
-// Proxies.Client); after FreeLoginFailures of them in a row the client's
-// attempts are refused with 429 for LoginBackoff (backoff.go). Failures
-// are logged to logger (nil: not logged) and counted (FailedLogins).
-func (a *Auth) Middleware(client func(*fiber.Ctx) string, logger *log.Logger) fiber.Handler {
+// failed login of its client: the login cookie's browser (signed with
+// key), else the address client names (Proxies.Client); after
+// FreeLoginFailures of them in a row the client's attempts are refused
+// with 429 for LoginBackoff, and attempts without a login cookie are
+// refused while the server-wide cap holds (backoff.go). Failures are
+// logged to logger (nil: not logged) and counted (FailedLogins).
+func (a *Auth) Middleware(client func(*fiber.Ctx) string, key []byte, logger *log.Logger) fiber.Handler {
 	a.limiter = newLoginLimiter(logger)
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("outcore login cookie"))
+	cookies := NewCSRF(m.Sum(nil))
 	return func(c *fiber.Ctx) error {
-		who := client(c)
-		if d := a.limiter.wait(who); d > 0 {
+		who, known := client(c), false
+		if v := c.Cookies(LoginCookie); cookies.valid(v) {
+			nonce, _, _ := strings.Cut(v, ".")
+			who, known = "login cookie "+nonce[:12], true
+		}
+		cred := c.Get(fiber.HeaderAuthorization)
+		outcome := noCredential
+		switch {
+		case a.Allows(cred):
+			outcome = rightCredential
+		case strings.TrimSpace(cred) != "":
+			outcome = wrongCredential
+		}
+		if d, all := a.limiter.attempt(who, known, outcome); d > 0 {
 			secs := int((d + time.Second - 1) / time.Second)
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
+			if all {
+				return fiber.NewError(fiber.StatusTooManyRequests, fmt.Sprintf(
+					"too many failed logins on this server from many addresses: try again in %d s (a browser that has logged in here before is let through)", secs))
+			}
 			return fiber.NewError(fiber.StatusTooManyRequests,
 				fmt.Sprintf("too many failed logins from your address: try again in %d s", secs))
 		}
-		cred := c.Get(fiber.HeaderAuthorization)
-		if a.Allows(cred) {
-			a.limiter.succeed(who)
+		if outcome == rightCredential {
+			if !known {
+				c.Cookie(&fiber.Cookie{Name: LoginCookie, Value: cookies.mint(), Path: "/",
+					HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, MaxAge: int(loginCookieAge / time.Second)})
+			}
 			return c.Next()
-		}
-		if strings.TrimSpace(cred) != "" {
-			a.limiter.fail(who)
 		}
 		if len(a.users) > 0 {
 			c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="outcore", charset="UTF-8"`)

@@ -9,9 +9,15 @@ import (
 )
 
 // Failed logins slow their sender down: after FreeLoginFailures wrong
-// credentials in a row a client address must wait LoginBackoff(n) before
-// its next attempt, which is refused (429, Retry-After) until then, with
-// the right credentials too. Every failure is counted (`outcore serve`
+// credentials in a row a client must wait LoginBackoff(n) before its next
+// attempt, which is refused (429, Retry-After) until then, with the right
+// credentials too. A client is a browser that has logged in before (its
+// login cookie, auth.go), else an address (Proxies.Client: behind a
+// trusted proxy X-Forwarded-For's, which whoever connects from the
+// proxy's address chooses). So that ever new addresses gain nothing, the
+// server also caps failed logins in all: maxLoginFailureBurst, then one
+// per loginFailureRefill; while the cap holds, attempts without a login
+// cookie are refused (429). Every failure is counted (`outcore serve`
 // reports the count when it stops) and logged, at most once a second per
 // client.
 const (
@@ -22,6 +28,10 @@ const (
 	loginForget = 15 * time.Minute
 	// maxLoginClients bounds the table of clients (the oldest are dropped).
 	maxLoginClients = 10000
+	// maxLoginFailureBurst failed logins may come at once from all
+	// clients together; then one more each loginFailureRefill.
+	maxLoginFailureBurst = 100
+	loginFailureRefill   = time.Second
 )
 
 // LoginBackoff is the wait after n failed logins in a row: none for the
@@ -37,14 +47,20 @@ func LoginBackoff(n int) time.Duration {
 	return min(time.Second<<k, maxLoginBackoff)
 }
 
-// loginLimiter keeps the failure counts of client addresses.
+// loginLimiter keeps the failure counts of clients, and the server-wide
+// allowance of failures.
 type loginLimiter struct {
 	mu      sync.Mutex
 	clients map[string]*loginClient
-	failed  atomic.Int64 // wrong credentials
-	blocked atomic.Int64 // attempts refused while backing off
-	log     *log.Logger
-	now     func() time.Time
+	// allowance is how many failures may still come before the
+	// server-wide cap holds, as of allowanceAt.
+	allowance   float64
+	allowanceAt time.Time
+	failed      atomic.Int64 // wrong credentials
+	blocked     atomic.Int64 // attempts refused while backing off
+	log         *log.Logger
+	now         func() time.Time
+	lastCapLog  time.Time
 }
 
 type loginClient struct {
@@ -55,29 +71,69 @@ type loginClient struct {
 }
 
 func newLoginLimiter(logger *log.Logger) *loginLimiter {
-	return &loginLimiter{clients: map[string]*loginClient{}, log: logger, now: time.Now}
+	return &loginLimiter{clients: map[string]*loginClient{}, log: logger, now: time.Now, allowance: maxLoginFailureBurst}
 }
 
-// wait is how long the client must still wait before an attempt (0: may try).
-func (l *loginLimiter) wait(client string) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	lc := l.clients[client]
-	if lc == nil {
-		return 0
+// refill brings the server-wide allowance up to now (l.mu held).
+func (l *loginLimiter) refill(now time.Time) {
+	if !l.allowanceAt.IsZero() {
+		l.allowance += float64(now.Sub(l.allowanceAt)) / float64(loginFailureRefill)
 	}
-	if d := lc.until.Sub(l.now()); d > 0 {
-		l.blocked.Add(1)
-		return d
-	}
-	return 0
+	l.allowance = min(l.allowance, maxLoginFailureBurst)
+	l.allowanceAt = now
 }
 
-// fail records a wrong credential from client and returns the wait it now owes.
-func (l *loginLimiter) fail(client string) time.Duration {
-	l.failed.Add(1)
+// Outcomes of a login attempt.
+const (
+	noCredential = iota
+	rightCredential
+	wrongCredential
+)
+
+// attempt decides a login attempt whose credential has been checked
+// (outcome) and records it, in one step, so that attempts sent at once
+// cannot all pass before their failures count: it returns how long the
+// client must still wait (0: the attempt counts; else it is refused, the
+// right credential too) and whether the server-wide cap is what holds it
+// back. A client with a login cookie (known) is not held by the
+// server-wide cap.
+func (l *loginLimiter) attempt(client string, known bool, outcome int) (time.Duration, bool) {
 	l.mu.Lock()
 	now := l.now()
+	if lc := l.clients[client]; lc != nil {
+		if d := lc.until.Sub(now); d > 0 {
+			l.mu.Unlock()
+			l.blocked.Add(1)
+			return d, false
+		}
+	}
+	l.refill(now)
+	if !known && l.allowance < 1 {
+		l.mu.Unlock()
+		l.blocked.Add(1)
+		return time.Duration((1 - l.allowance) * float64(loginFailureRefill)), true
+	}
+	switch outcome {
+	case rightCredential:
+		delete(l.clients, client)
+		l.mu.Unlock()
+	case wrongCredential:
+		l.fail(client, now) // unlocks
+	default:
+		l.mu.Unlock()
+	}
+	return 0, false
+}
+
+// fail records a wrong credential from client (l.mu held; fail unlocks
+// it, then logs).
+func (l *loginLimiter) fail(client string, now time.Time) {
+	l.failed.Add(1)
+	l.allowance = max(l.allowance-1, 0)
+	capped := l.allowance < 1 && now.Sub(l.lastCapLog) >= time.Minute
+	if capped {
+		l.lastCapLog = now
+	}
 	lc := l.clients[client]
 	if lc == nil || now.Sub(lc.last) > loginForget {
 		if lc == nil && len(l.clients) >= maxLoginClients {
@@ -96,6 +152,9 @@ func (l *loginLimiter) fail(client string) time.Duration {
 		lc.logged = now
 	}
 	l.mu.Unlock()
+	if capped && l.log != nil {
+		l.log.Printf("%d failed logins in all within moments: attempts without a login cookie are refused until the rate falls to one a %v", maxLoginFailureBurst, loginFailureRefill)
+	}
 	if !quiet && l.log != nil {
 		msg := fmt.Sprintf("failed login from %s (%d in a row", client, n)
 		if d > 0 {
@@ -103,14 +162,6 @@ func (l *loginLimiter) fail(client string) time.Duration {
 		}
 		l.log.Print(msg + ")")
 	}
-	return d
-}
-
-// succeed forgets the client's failures.
-func (l *loginLimiter) succeed(client string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.clients, client)
 }
 
 // prune drops forgotten clients, and the oldest half when all are recent.

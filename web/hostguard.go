@@ -4,27 +4,60 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 )
 
 // hostGuard refuses (421) a request whose Host names a host not in the
-// list: a page of another site that a DNS rebinding points at the server
-// cannot read or change the dashboard. The Host is the raw header;
-// X-Forwarded-Host counts only from a trusted proxy (Proxies.Host).
+// list, or a port that is no TCP port: a page of another site that a DNS
+// rebinding points at the server cannot read or change the dashboard. The
+// raw Host header is always judged, from a trusted proxy too: on loopback
+// every local process (the victim's browser included) connects from the
+// proxy's address, so a forwarded header must never widen who is served.
+// From a trusted proxy X-Forwarded-Host, when sent, must name an allowed
+// host as well (it is the host Origin checks compare with).
 func hostGuard(hosts []string, p *Proxies) fiber.Handler {
 	ok := map[string]bool{}
 	for _, h := range hosts {
 		ok[strings.ToLower(h)] = true
 	}
+	check := func(what, hostport string) error {
+		if !ok[hostName(hostport)] {
+			return fiber.NewError(fiber.StatusMisdirectedRequest, fmt.Sprintf("%s %q is not served here", what, hostport))
+		}
+		if msg := portProblem(hostport); msg != "" {
+			return fiber.NewError(fiber.StatusMisdirectedRequest, fmt.Sprintf("%s %q: %s", what, hostport, msg))
+		}
+		return nil
+	}
 	return func(c *fiber.Ctx) error {
-		raw := p.Host(c)
-		if !ok[hostName(raw)] {
-			return fiber.NewError(fiber.StatusMisdirectedRequest, fmt.Sprintf("host %q is not served here", raw))
+		if err := check("host", string(c.Request().Header.Host())); err != nil {
+			return err
+		}
+		if fh := p.forwardedHost(c); fh != "" {
+			if err := check("forwarded host", fh); err != nil {
+				return err
+			}
 		}
 		return c.Next()
 	}
+}
+
+// portProblem says what is wrong with the port of a host[:port] ("" when
+// it has none or a TCP port, 1 to 65535).
+func portProblem(hostport string) string {
+	i := strings.LastIndexByte(hostport, ':')
+	if i < 0 || strings.HasSuffix(hostport, "]") || strings.Count(hostport, ":") > 1 && !strings.HasPrefix(hostport, "[") {
+		return ""
+	}
+	port := hostport[i+1:]
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 || port[0] == '0' || port[0] == '+' {
+		return fmt.Sprintf("port %q is not a TCP port (1 to 65535)", port)
+	}
+	return ""
 }
 
 // hostName is the lower-case name of a host[:port] without port or

@@ -39,6 +39,11 @@ type Limits struct {
 	// MaxBundles caps bundle.zip downloads being written at once
 	// (default 2); more get 503.
 	MaxBundles int
+	// MaxRenders caps the pages, charts, figures and large API answers
+	// rendered or being written at once (default 4); more get 503. A
+	// 10,000-run experiment's page is 7.65 MB and takes some 70 MB to
+	// render.
+	MaxRenders int
 	// MaxJobs caps dataset jobs waiting or running (default 8); more are
 	// refused (503).
 	MaxJobs int
@@ -70,6 +75,7 @@ func (l Limits) WithDefaults() Limits {
 	def(&l.MaxConns, 2048)
 	def(&l.MaxConnsPerClient, 128)
 	def(&l.MaxBundles, 2)
+	def(&l.MaxRenders, 4)
 	def(&l.MaxJobs, 8)
 	return l
 }

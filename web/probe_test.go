@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -25,7 +26,8 @@ import (
 // (scripts/probe-server.sh): it starts `outcore serve --auth-file` in a
 // 1 GiB memory cgroup with 1024 file descriptors, runs the attacks that
 // killed or stopped it before (slow bodies, a gzip bomb, descriptor
-// exhaustion, a bundle flood, a password-guessing flood) and after each
+// exhaustion, idle connections held from 18 loopback addresses, a bundle
+// flood, a page flood, a password-guessing flood) and after each
 // checks that the process is alive and answers. It takes about a minute
 // and needs writable memory cgroups (root), so it runs only with
 // OUTCORE_PROBE=1; the per-attack regression tests (attack_test.go,
@@ -144,6 +146,29 @@ func TestProbeServer(t *testing.T) {
 	time.Sleep(time.Second)
 	p.report("fd exhaustion", fmt.Sprintf("%d idle connections opened (of 19,000 tried); answered %s while they were open", n, codeText(during)))
 
+	// 3b. Connection hold: 18 loopback addresses (127.0.0.2-19) hold 50
+	// idle connections each, 900 for a total cap of 768, and reopen each
+	// as the server closes it (at most 5 times, for at most 20 s); an
+	// authenticated client asks meanwhile.
+	stop := make(chan struct{})
+	var holders sync.WaitGroup
+	var opened atomic.Int64
+	for a := 2; a < 20; a++ {
+		holdIdle(&holders, stop, net.IPv4(127, 0, 0, byte(a)).String(), p.addr, 50, 5, &opened)
+	}
+	time.Sleep(3 * time.Second)
+	answered := map[int]int{}
+	for i := 0; i < 5; i++ {
+		answered[p.status("/api/csrf")]++
+	}
+	heldOpen := opened.Load()
+	close(stop)
+	waitDone(&holders, 20*time.Second)
+	p.report("conn hold", fmt.Sprintf("900 idle connections from 18 loopback addresses, reopened as closed (%d opened in all): 5 requests meanwhile answered %v", heldOpen, answered))
+	if answered[200] != 5 {
+		t.Errorf("while idle connections held the server: %v", answered)
+	}
+
 	// 4. Bundle flood: 14 concurrent bundle.zip of a 10,000-run experiment.
 	grid := `{"name":"flood","dataset":"tiny","epochs":1,"axes":{"system":["pyg+"],"batch_size":[64,128,256,512,1024],` +
 		`"fanout":["2","3","4","5","6","7","8","9","10","11","12","13","14","15","16","17","18","19","20","21"],"repeat":100}}`
@@ -168,6 +193,25 @@ func TestProbeServer(t *testing.T) {
 	}
 	wg.Wait()
 	p.report("bundle flood", fmt.Sprintf("14 concurrent bundle.zip of 10,000 runs: %d written, %d refused with 503", counts[200], counts[503]))
+
+	// 4b. Page flood: 14 concurrent GET of the 10,000-run experiment's
+	// page (7.65 MB each).
+	counts = map[int]int{}
+	for i := 0; i < 14; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code := p.status("/experiments/" + id)
+			mu.Lock()
+			counts[code]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	p.report("page flood", fmt.Sprintf("14 concurrent pages of 10,000 runs: %d written, %d refused with 503", counts[200], counts[503]))
+	if counts[200] == 0 {
+		t.Error("no page of the flood was written")
+	}
 
 	// 5. Password guessing: 2,000 wrong tokens.
 	counts = map[int]int{}
@@ -316,6 +360,18 @@ func (p *prober) dialMany(n int, first func(net.Conn)) []net.Conn {
 		out = append(out, c)
 	}
 	return out
+}
+
+// waitDone waits for wg at most d; it reports whether wg was done.
+func waitDone(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
 }
 
 func closeAll(cs []net.Conn) {

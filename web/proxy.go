@@ -80,14 +80,23 @@ func (p *Proxies) viaProxy(c *fiber.Ctx) bool { return p.Trusts(remoteIP(c)) }
 
 // Host is the host (with port, as sent) the request names: the raw Host
 // header, or X-Forwarded-Host's first entry when a trusted proxy sent it.
+// hostGuard has checked both against the allowed hosts.
 func (p *Proxies) Host(c *fiber.Ctx) string {
-	if p.viaProxy(c) {
-		if fh := string(c.Request().Header.Peek(fiber.HeaderXForwardedHost)); fh != "" {
-			first, _, _ := strings.Cut(fh, ",")
-			return strings.TrimSpace(first)
-		}
+	if fh := p.forwardedHost(c); fh != "" {
+		return fh
 	}
 	return string(c.Request().Header.Host())
+}
+
+// forwardedHost is X-Forwarded-Host's first entry from a trusted proxy
+// ("" from anyone else, or when not sent).
+func (p *Proxies) forwardedHost(c *fiber.Ctx) string {
+	if !p.viaProxy(c) {
+		return ""
+	}
+	fh := string(c.Request().Header.Peek(fiber.HeaderXForwardedHost))
+	first, _, _ := strings.Cut(fh, ",")
+	return strings.TrimSpace(first)
 }
 
 // Client is the address a request comes from: the connection's, or, from a

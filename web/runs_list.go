@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -22,6 +23,11 @@ func (h *RunsHandler) List(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	v := views.RunsListView{Filter: strings.Clone(c.Query("q")), Keys: report.FilterKeys()}
 	f, err := report.ParseFilter(v.Filter)
+	if bad := unknownParams(c, "q"); bad != "" {
+		v.Problem = fmt.Sprintf("unknown parameter %q: /runs takes q (a filter) alone", bad)
+		c.Status(fiber.StatusBadRequest)
+		return renderPage(c, views.RunsListPage(pageMeta(c, "Runs", "runs"), v))
+	}
 	if err != nil {
 		if !errors.Is(err, report.ErrFilter) {
 			return err
@@ -48,4 +54,16 @@ func (h *RunsHandler) List(c *fiber.Ctx) error {
 		v.Rows = append(v.Rows, views.RunsListRow{RunRow: runRow(r), Experiment: names[r.ExperimentID], Dataset: r.Dataset})
 	}
 	return renderPage(c, views.RunsListPage(pageMeta(c, "Runs", "runs"), v))
+}
+
+// unknownParams is the first query parameter not among known ("" when
+// there is none).
+func unknownParams(c *fiber.Ctx, known ...string) string {
+	bad := ""
+	c.Context().QueryArgs().VisitAll(func(k, _ []byte) {
+		if bad == "" && !contains(known, string(k)) {
+			bad = string(k)
+		}
+	})
+	return bad
 }

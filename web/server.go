@@ -79,6 +79,8 @@ type Server struct {
 	bodies *byteBudget
 	// bundles limits the bundle.zip downloads written at once.
 	bundles *heavySlots
+	// renders limits the pages, charts and figures rendered at once.
+	renders *heavySlots
 	// ln is the guarded listener Serve serves on (nil before).
 	ln atomic.Pointer[GuardedListener]
 }
@@ -156,9 +158,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	})
 	srv := s.app.Server()
 	srv.HeaderReceived = s.writeTimeouts
-	// "Expect: 100-continue" is answered only for a body within the limit.
-	srv.ContinueHandler = func(h *fasthttp.RequestHeader) bool { return h.ContentLength() <= lim.MaxBody }
+	// "Expect: 100-continue" is not judged here: fasthttp would answer
+	// 417 itself, without the security headers. A body declared over the
+	// limit is refused with 413 before it is read (BodyLimit, bodyGate).
 	srv.Logger = &fasthttpLogger{l: cfg.Log}
+	// A connection that has answered waits idle for its next request: it
+	// may then be shed for a new connection (listener.go).
+	srv.ConnState = func(c net.Conn, st fasthttp.ConnState) {
+		if gc, ok := c.(*guardedConn); ok && st == fasthttp.StateIdle {
+			gc.Idle()
+		}
+	}
 	s.routes()
 	return s, nil
 }
@@ -167,11 +177,35 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // (event streams, bundles) get Limits.StreamWriteTimeout, others
 // Limits.WriteTimeout.
 func (s *Server) writeTimeouts(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-	p := string(h.RequestURI())
-	if p == "/events" || strings.HasPrefix(p, "/events?") || strings.Contains(p, "/bundle.zip") || strings.Contains(p, "/export/") {
+	if isLongAnswer(string(h.RequestURI())) {
 		return fasthttp.RequestConfig{WriteTimeout: s.cfg.Limits.StreamWriteTimeout}
 	}
 	return fasthttp.RequestConfig{WriteTimeout: s.cfg.Limits.WriteTimeout}
+}
+
+// isLongAnswer reports whether a request URI asks for a long answer: an
+// event stream, a bundle or an export.
+func isLongAnswer(uri string) bool {
+	return uri == "/events" || strings.HasPrefix(uri, "/events?") || strings.Contains(uri, "/bundle.zip") || strings.Contains(uri, "/export/")
+}
+
+// markServed tells the connection (listener.go) that it serves a request
+// now, whose body has been read: it is not shed until it has answered
+// (an event stream or a download only after idle connections).
+func markServed(c *fiber.Ctx) error {
+	if gc, ok := c.Context().Conn().(*guardedConn); ok {
+		gc.Served(isLongAnswer(string(c.Request().RequestURI())))
+	}
+	return c.Next()
+}
+
+// markAuthenticated tells the connection its client has shown a
+// credential: it is shed after those of clients that have not.
+func markAuthenticated(c *fiber.Ctx) error {
+	if gc, ok := c.Context().Conn().(*guardedConn); ok {
+		gc.Authenticated()
+	}
+	return c.Next()
 }
 
 // fasthttpLogger sends the HTTP server's own messages (malformed requests,
@@ -321,6 +355,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if code >= 500 {
 		s.cfg.Log.Printf("%s %s: %v", c.Method(), c.Path(), err)
 	}
+	setSecurityHeaders(c)
 	c.Status(code)
 	if isAPI(c) {
 		return c.JSON(fiber.Map{"error": msg, "status": code})

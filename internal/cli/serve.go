@@ -213,8 +213,8 @@ func serve(ctx context.Context, s Streams, dir, addr string, guard serveGuard, o
 		wrong, blocked := guard.auth.FailedLogins()
 		logger.Printf("refused %d failed logins (wrong credentials) and %d attempts made while backing off", wrong, blocked)
 	}
-	if n, e := ln.Refused(), ln.AcceptErrors(); n > 0 || e > 0 {
-		logger.Printf("refused %d connections over the caps; survived %d accept errors", n, e)
+	if n, shed, e := ln.Refused(), ln.Shed(), ln.AcceptErrors(); n > 0 || shed > 0 || e > 0 {
+		logger.Printf("refused %d connections over the caps, closed %d idle ones for new ones; survived %d accept errors", n, shed, e)
 	}
 	return err
 }
