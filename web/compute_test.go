@@ -31,7 +31,7 @@ func TestRowsOfARunWithoutTraining(t *testing.T) {
 	cpu := store.Run{ID: 2, Compute: "cpu"}
 	e = metrics.EpochRecord{EpochS: 5, TrainLoss: 0.75, Evaluated: true, ValAcc: 0.5}
 	row = epochRow(cpu, e)
-	if row.Loss == "n/a" || row.ValAcc == "n/a" || row.IOFloor != "–" || !strings.Contains(row.IOTitle, "not measured") {
+	if row.Loss == "n/a" || row.ValAcc == "n/a" || row.IOFloor != "–" || !strings.Contains(row.IOTitle, "had not been measured") {
 		t.Errorf("cpu epoch row %+v", row)
 	}
 }
