@@ -24,8 +24,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"outcore/engine/metrics"
 	"outcore/internal/osutil"
 )
@@ -115,16 +113,10 @@ func Load(dataDir string, k Key) (*metrics.DeviceProfile, string, error) {
 		return nil, path, err
 	}
 	legacy := metrics.DeviceProfilePath(dataDir)
-	if lp, lerr := readProfile(legacy); lerr == nil && lp.Hostname == k.Host && strings.HasPrefix(k.Storage, legacyDevice(lp.Device)) {
+	if lp, lerr := readProfile(legacy); lerr == nil && lp.Hostname == k.Host && osutil.DevicePart(lp.Device) != "" && strings.HasPrefix(k.Storage, osutil.DevicePart(lp.Device)) {
 		return lp, legacy, nil
 	}
 	return nil, path, err
-}
-
-// legacyDevice is the "dev<major>.<minor>-" prefix FileSystemID gives the
-// st_dev a profile of the old single-file layout recorded.
-func legacyDevice(dev uint64) string {
-	return fmt.Sprintf("dev%x.%x-", unix.Major(dev), unix.Minor(dev))
 }
 
 func readProfile(path string) (*metrics.DeviceProfile, error) {

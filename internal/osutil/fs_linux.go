@@ -75,8 +75,13 @@ func FileSystemID(path string) (string, error) {
 	if err := unix.Statfs(path, &fs); err != nil {
 		return "", fmt.Errorf("statfs %s: %w", path, err)
 	}
-	dev := uint64(st.Dev)
-	return fmt.Sprintf("dev%x.%x-fs%08x%08x", unix.Major(dev), unix.Minor(dev), uint32(fs.Fsid.Val[0]), uint32(fs.Fsid.Val[1])), nil
+	return DevicePart(uint64(st.Dev)) + fmt.Sprintf("fs%08x%08x", uint32(fs.Fsid.Val[0]), uint32(fs.Fsid.Val[1])), nil
+}
+
+// DevicePart is the part of a FileSystemID that names the device st_dev
+// (with its trailing "-"): how a record that kept only st_dev is matched.
+func DevicePart(dev uint64) string {
+	return fmt.Sprintf("dev%x.%x-", unix.Major(dev), unix.Minor(dev))
 }
 
 // FileSystemType names the type of the file system holding path ("ext4",

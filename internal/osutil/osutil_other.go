@@ -140,3 +140,6 @@ func FileSystemID(path string) (string, error) { return "", ErrUnsupported }
 
 // FileSystemType is unknown here.
 func FileSystemType(path string) string { return "" }
+
+// DevicePart is unknown here.
+func DevicePart(dev uint64) string { return "" }
