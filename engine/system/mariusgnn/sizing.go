@@ -184,8 +184,16 @@ func feasible(s kit.Sizing[options]) bool {
 
 var minMemory = kit.MinMemoryOf(parseOptions, feasible)
 
-// infeasible is the refusal of a budget below minNeed.
+// infeasible is the refusal of a budget the plan does not fit: below
+// minNeed, or (overReserve) below minNeed with the reserve kept for
+// fluctuations. It names the number that was over the budget.
 func (pl plan) infeasible(budget int64, in sizingInput) error {
-	return fmt.Errorf("memory budget %d MiB below the least this run needs, %d MiB (a buffer of %d of %d partitions of %d MiB and what the run holds besides: %d MiB, of which %d MiB per mini-batch)",
-		budget>>20, (pl.minNeed+(1<<20)-1)>>20, pl.minC, in.p, (in.partSize*in.Shape.RowBytes())>>20, pl.fixed>>20, pl.perBatch>>20)
+	mib := func(b int64) int64 { return (b + (1 << 20) - 1) >> 20 }
+	what := fmt.Sprintf("a buffer of %d of %d partitions of %d MiB and what the run holds besides: %d MiB, of which %d MiB per mini-batch",
+		pl.minC, in.p, (in.partSize*in.Shape.RowBytes())>>20, pl.fixed>>20, pl.perBatch>>20)
+	if pl.minNeed <= budget {
+		return fmt.Errorf("memory budget %d MiB below the %d MiB this run needs with the reserve for fluctuations (%d MiB: %d MiB without it, for %s)",
+			budget>>20, mib(pl.need), mib(pl.reserve), mib(pl.minNeed), what)
+	}
+	return fmt.Errorf("memory budget %d MiB below the least this run needs, %d MiB (%s)", budget>>20, mib(pl.minNeed), what)
 }

@@ -1,6 +1,7 @@
 package mariusgnn
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -115,8 +116,14 @@ func TestSizeFloors(t *testing.T) {
 	if pl.feasible {
 		t.Fatal("a byte below the floor is feasible")
 	}
-	if err := pl.infeasible(in.Budget, in); !strings.Contains(err.Error(), "3 of 16 partitions") {
-		t.Fatalf("refusal %q does not name the buffer", err)
+	if err := pl.infeasible(in.Budget, in); !strings.Contains(err.Error(), "3 of 16 partitions") ||
+		!strings.Contains(err.Error(), fmt.Sprintf("below the %d MiB this run needs with the reserve", (floor+(1<<20)-1)>>20)) {
+		t.Fatalf("refusal %q does not name the buffer and the need with the reserve that is over the budget", err)
+	}
+	// Below what the run cannot do without, that is the number named.
+	in.Budget = least - 1
+	if err := size(in).infeasible(in.Budget, in); !strings.Contains(err.Error(), fmt.Sprintf("below the least this run needs, %d MiB", (least+(1<<20)-1)>>20)) {
+		t.Fatalf("refusal %q", err)
 	}
 	in = dis
 	in.Budget = 1 << 40
