@@ -85,7 +85,7 @@ var fakeOptions = func() []train.Option {
 	for _, k := range []string{"epoch_ms", "alloc_mib", "report_ms", "stderr_kib"} {
 		o = append(o, train.Option{Key: k, Type: train.OptInt, Default: "0", Help: "see fakeTrain"})
 	}
-	for _, k := range []string{"fail", "hang", "ignore_term", "report", "oom", "late_sample", "deviate"} {
+	for _, k := range []string{"fail", "hang", "ignore_term", "report", "oom", "late_sample", "deviate", "bad_lines"} {
 		o = append(o, train.Option{Key: k, Type: train.OptString, Default: "", Help: "see fakeTrain"})
 	}
 	return o
@@ -105,7 +105,9 @@ var fakeOptions = func() []train.Option {
 //	oom: "1" ends after the first epoch as `outcore train --mem-limit`
 //	does when its cgroup's OOM killer struck: an oom summary, exit 1;
 //	late_sample: "1" emits a second sample after each epoch's record, so
-//	that it waits for a flush (not the next epoch's write).
+//	that it waits for a flush (not the next epoch's write);
+//	bad_lines: "1" writes, after epoch 0's record, lines that are not the
+//	run's (badLines) before the next epoch.
 func fakeTrain(args []string) int {
 	i := slices.Index(args, "--")
 	// A Slurm job starts it as `outcore train --config FILE` is started
@@ -177,6 +179,11 @@ func fakeTrain(args []string) int {
 			Stages: map[string]float64{"inspect_s": 0.01}, Tiers: map[string]metrics.TierCount{"device": {Lookups: 10, Hits: 10}}})
 		if opt.String("late_sample", "") == "1" {
 			em.Emit(metrics.SampleRecord{Type: metrics.TypeSample, T: float64(ep) + 0.5, CPUPercent: 50, RSSBytes: rss})
+		}
+		if ep == 0 && opt.String("bad_lines", "") == "1" {
+			for _, l := range badLines {
+				fmt.Println(l)
+			}
 		}
 		if p := opt.String("report", ""); p != "" {
 			time.Sleep(time.Duration(reportMS) * time.Millisecond)
