@@ -66,6 +66,12 @@ type ingester struct {
 	// arrival is the group receive reads a sample's usage from (set by
 	// start; nil before it and without a cgroup).
 	arrival atomic.Pointer[cgroup.Group]
+	// lastLine is when the child's last line arrived (unix nanoseconds;
+	// the start before the first), sampled whether a sample record came:
+	// the loop's stall watch reads them (stall.go).
+	lastLine atomic.Int64
+	sampled  atomic.Bool
+	stall    stallWatch
 
 	// pending, handed to a write by flush
 	samples  []metrics.SampleRecord
@@ -272,8 +278,12 @@ type childLine struct {
 // supervisor removes the group only after its last call returned).
 func (g *ingester) receive(line []byte) {
 	var cg int64
-	if grp := g.arrival.Load(); grp != nil && isSample(line) {
-		cg, _ = grp.Usage()
+	g.lastLine.Store(time.Now().UnixNano())
+	if isSample(line) {
+		g.sampled.Store(true)
+		if grp := g.arrival.Load(); grp != nil {
+			cg, _ = grp.Usage()
+		}
 	}
 	g.in <- childLine{b: line, cgroupBytes: cg}
 }
@@ -285,6 +295,7 @@ func (g *ingester) receive(line []byte) {
 func (g *ingester) start(grp *cgroup.Group, host metrics.HostFacts) {
 	g.grp, g.host = grp, host
 	g.arrival.Store(grp)
+	g.lastLine.CompareAndSwap(0, time.Now().UnixNano())
 	g.log.open() // a failure is retried with the first line
 	go g.loop()
 }
@@ -305,17 +316,19 @@ func (g *ingester) loop() {
 				g.finish()
 				return
 			}
+			g.resumeFromStall(time.Now())
 			if !isProgress(l.b) { // transient, and the most frequent
 				if err := g.log.append(l.b); err != nil {
 					g.fail(err)
 				}
 			}
 			g.handleSafe(l.b, l.cgroupBytes)
-		case <-tick.C:
+		case now := <-tick.C:
 			if err := g.log.retry(); err != nil {
 				g.fail(err)
 			}
 			g.flush(nil)
+			g.checkStall(now)
 		}
 	}
 }
@@ -431,6 +444,7 @@ func (g *ingester) handle(line []byte, arrivedCG int64) {
 			level = "info"
 		}
 		g.events = append(g.events, g.event(store.EventLog, level, l.Msg, append(json.RawMessage(nil), line...)))
+		g.noteENOSPC(l.Msg)
 		if d, ok := strings.CutPrefix(l.Msg, metrics.DeviationLogPrefix); ok && !slices.Contains(g.deviations, d) {
 			g.deviations = append(g.deviations, d)
 			pw := g.takePending(nil)
