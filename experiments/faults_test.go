@@ -55,7 +55,7 @@ func checkNoEpochLost(t *testing.T, h *harness, r store.Run, want int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := readRecordLog(h.m.recordLogPath(r.ID))
+	recs, err := readRecordLog(h.m.recordLogPath(r.ID), r)
 	if err != nil {
 		t.Fatalf("record log: %v", err)
 	}
@@ -150,7 +150,7 @@ func TestRecordLogFaultsLoseNoEpoch(t *testing.T) {
 				t.Fatalf("run %s: %q", r.Status, r.Error)
 			}
 			checkNoEpochLost(t, h, r, 3)
-			recs, _ := readRecordLog(h.m.recordLogPath(r.ID))
+			recs, _ := readRecordLog(h.m.recordLogPath(r.ID), r)
 			eps, _ := h.st.Epochs(context.Background(), r.ID)
 			if len(recs.epochs) != len(eps) {
 				t.Fatalf("record log holds %d epochs, the store %d", len(recs.epochs), len(eps))
@@ -450,7 +450,7 @@ func TestDroppedWritesIngestedFromLog(t *testing.T) {
 		t.Fatalf("run ended %s (%s)", r.Status, r.Error)
 	}
 	checkNoEpochLost(t, h, r, 5)
-	recs, err := readRecordLog(h.m.recordLogPath(runs[0].ID))
+	recs, err := readRecordLog(h.m.recordLogPath(runs[0].ID), r)
 	if err != nil {
 		t.Fatal(err)
 	}

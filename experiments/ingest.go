@@ -66,6 +66,12 @@ type ingester struct {
 	// arrival is the group receive reads a sample's usage from (set by
 	// start; nil before it and without a cgroup).
 	arrival atomic.Pointer[cgroup.Group]
+	// lastLine is when the child's last line arrived (unix nanoseconds;
+	// the start before the first), sampled whether a sample record came:
+	// the loop's stall watch reads them (stall.go).
+	lastLine atomic.Int64
+	sampled  atomic.Bool
+	stall    stallWatch
 
 	// pending, handed to a write by flush
 	samples  []metrics.SampleRecord
@@ -82,6 +88,13 @@ type ingester struct {
 	// the start record whether the run's memory limit holds, and why.
 	position func() (file string, off int64)
 	limit    func(rec metrics.StartRecord) (enforced bool, note string)
+
+	// check refuses the lines that are not this run's records
+	// (recordcheck.go); lineNo counts the lines handled (a local child's
+	// stdout lines), refusedLines those refused.
+	check        *recordCheck
+	lineNo       int
+	refusedLines int
 
 	// deviations are the run's deviations so far: the start record's, then
 	// each one the child logs while it prepares ("deviation: ...",
@@ -108,7 +121,7 @@ type queuedWrite struct {
 }
 
 func newIngester(m *Manager, r store.Run) *ingester {
-	return &ingester{m: m, run: r, gpu: m.opts.GPU, stop: context.Background(),
+	return &ingester{m: m, run: r, gpu: m.opts.GPU, stop: context.Background(), check: newRecordCheck(r),
 		log: &recordLog{path: m.recordLogPath(r.ID), fault: m.logFault},
 		in:  make(chan childLine, 256), done: make(chan struct{})}
 }
@@ -130,6 +143,13 @@ func newRecordsIngester(m *Manager, r store.Run, position func() (string, int64)
 	limit func(metrics.StartRecord) (bool, string)) *ingester {
 	g := newIngester(m, r)
 	g.gpu, g.position, g.limit = nil, position, limit
+	// A run picked up again is read on from its committed offset: its
+	// records' order goes on from what the store holds.
+	if epoch, t, err := m.st.LastRecordKeys(context.Background(), r.ID); err == nil {
+		g.check.resume(epoch, t)
+	} else {
+		m.opts.Logf("run %d: %v", r.ID, err)
+	}
 	return g
 }
 
@@ -179,6 +199,7 @@ func (g *ingester) newExecution(requeued bool, msg string) {
 		g.mu.Lock()
 		g.summary, g.summaryRaw, g.peakRSS, g.peakCG = nil, nil, 0, 0
 		g.mu.Unlock()
+		g.check.restart() // its epochs and samples start again
 	}
 	pw := g.takePending(nil)
 	g.write(true, func(tx *store.Tx) error {
@@ -228,6 +249,7 @@ func (g *ingester) watchGroup(grp *cgroup.Group) { g.arrival.Store(grp) }
 // leaves when it ends (caughtUp).
 func (g *ingester) settle(stop context.Context) bool {
 	g.stop = stop
+	g.countRefused()
 	for range 2 {
 		g.flush(nil)
 		g.finish()
@@ -256,8 +278,12 @@ type childLine struct {
 // supervisor removes the group only after its last call returned).
 func (g *ingester) receive(line []byte) {
 	var cg int64
-	if grp := g.arrival.Load(); grp != nil && isSample(line) {
-		cg, _ = grp.Usage()
+	g.lastLine.Store(time.Now().UnixNano())
+	if isSample(line) {
+		g.sampled.Store(true)
+		if grp := g.arrival.Load(); grp != nil {
+			cg, _ = grp.Usage()
+		}
 	}
 	g.in <- childLine{b: line, cgroupBytes: cg}
 }
@@ -269,6 +295,7 @@ func (g *ingester) receive(line []byte) {
 func (g *ingester) start(grp *cgroup.Group, host metrics.HostFacts) {
 	g.grp, g.host = grp, host
 	g.arrival.Store(grp)
+	g.lastLine.CompareAndSwap(0, time.Now().UnixNano())
 	g.log.open() // a failure is retried with the first line
 	go g.loop()
 }
@@ -284,21 +311,24 @@ func (g *ingester) loop() {
 		select {
 		case l, ok := <-g.in:
 			if !ok {
+				g.countRefused()
 				g.flush(nil)
 				g.finish()
 				return
 			}
+			g.resumeFromStall(time.Now())
 			if !isProgress(l.b) { // transient, and the most frequent
 				if err := g.log.append(l.b); err != nil {
 					g.fail(err)
 				}
 			}
 			g.handleSafe(l.b, l.cgroupBytes)
-		case <-tick.C:
+		case now := <-tick.C:
 			if err := g.log.retry(); err != nil {
 				g.fail(err)
 			}
 			g.flush(nil)
+			g.checkStall(now)
 		}
 	}
 }
@@ -368,55 +398,38 @@ func (g *ingester) event(kind, level, msg string, data json.RawMessage) *store.E
 	return &store.Event{ExperimentID: g.run.ExperimentID, RunID: g.run.ID, Kind: kind, Level: level, Msg: msg, Data: data}
 }
 
-// handle parses one stdout line; arrivedCG is the cgroup's usage when the
-// line arrived (childLine), 0 when not known.
+// handle checks one line against the run (recordcheck.go) and stores
+// what it holds; a line that is not the run's is refused and logged
+// (refuse), stray output that is no record is kept as a log event.
+// arrivedCG is the cgroup's usage when the line arrived (childLine), 0
+// when not known.
 func (g *ingester) handle(line []byte, arrivedCG int64) {
+	g.lineNo++
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return
 	}
-	var head struct {
-		Type string `json:"type"`
-	}
-	if line[0] != '{' || json.Unmarshal(line, &head) != nil || head.Type == "" {
+	rec, err := g.check.check(line)
+	if errors.Is(err, errNotRecord) {
 		g.events = append(g.events, g.event(store.EventLog, "info", "stdout: "+string(line), nil))
 		return
 	}
-	bad := func(err error) {
-		g.events = append(g.events, g.event(store.EventLog, "warn",
-			fmt.Sprintf("unreadable %s record: %v: %s", head.Type, err, units.Clip(string(line), 200)), nil))
+	if err != nil {
+		g.refuse(err, line)
+		return
 	}
-	switch head.Type {
+	switch rec.Type {
 	case metrics.TypeStart:
-		var rec metrics.StartRecord
-		if err := json.Unmarshal(line, &rec); err != nil {
-			bad(err)
-			return
-		}
-		g.applyStart(rec, line)
+		g.applyStart(*rec.Start, line)
 	case metrics.TypeEpoch:
-		var rec metrics.EpochRecord
-		if err := json.Unmarshal(line, &rec); err != nil {
-			bad(err)
-			return
-		}
-		g.commitEpoch(&rec, line)
+		g.commitEpoch(rec.Epoch, line)
 	case metrics.TypeSample:
-		var rec metrics.SampleRecord
-		if err := json.Unmarshal(line, &rec); err != nil {
-			bad(err)
-			return
-		}
-		g.fillSample(&rec, arrivedCG)
-		data, _ := json.Marshal(rec)
-		g.samples = append(g.samples, rec)
+		s := rec.Sample
+		g.fillSample(s, arrivedCG)
+		data, _ := json.Marshal(s)
+		g.samples = append(g.samples, *s)
 		g.events = append(g.events, g.event(store.EventSample, "info", "", data))
 	case metrics.TypeProgress:
-		var rec metrics.ProgressRecord
-		if err := json.Unmarshal(line, &rec); err != nil {
-			bad(err)
-			return
-		}
 		// Progress is coalesced: only the newest one per flush is kept.
 		g.progress = append(json.RawMessage(nil), line...)
 		if g.progEv == nil {
@@ -425,17 +438,14 @@ func (g *ingester) handle(line []byte, arrivedCG int64) {
 		}
 		g.progEv.Data = g.progress
 	case metrics.TypeLog:
-		var rec metrics.LogRecord
-		if err := json.Unmarshal(line, &rec); err != nil {
-			bad(err)
-			return
-		}
-		level := rec.Level
+		l := rec.Log
+		level := l.Level
 		if level == "" {
 			level = "info"
 		}
-		g.events = append(g.events, g.event(store.EventLog, level, rec.Msg, append(json.RawMessage(nil), line...)))
-		if d, ok := strings.CutPrefix(rec.Msg, metrics.DeviationLogPrefix); ok && !slices.Contains(g.deviations, d) {
+		g.events = append(g.events, g.event(store.EventLog, level, l.Msg, append(json.RawMessage(nil), line...)))
+		g.noteENOSPC(l.Msg)
+		if d, ok := strings.CutPrefix(l.Msg, metrics.DeviationLogPrefix); ok && !slices.Contains(g.deviations, d) {
 			g.deviations = append(g.deviations, d)
 			pw := g.takePending(nil)
 			deviations := append([]string(nil), g.deviations...)
@@ -447,21 +457,17 @@ func (g *ingester) handle(line []byte, arrivedCG int64) {
 			})
 		}
 	case metrics.TypeSummary:
-		var rec metrics.SummaryRecord
-		if err := json.Unmarshal(line, &rec); err != nil {
-			bad(err)
-			return
-		}
+		sum := rec.Summary
 		g.mu.Lock()
-		g.summary = &rec
+		g.summary = sum
 		g.summaryRaw = append(json.RawMessage(nil), line...)
 		g.mu.Unlock()
 		g.events = append(g.events, g.event(store.EventLog, "info",
-			fmt.Sprintf("summary: %s after %d epochs", rec.Outcome, rec.Epochs), g.summaryRaw))
-		if len(rec.Deviations) > 0 {
+			fmt.Sprintf("summary: %s after %d epochs", sum.Outcome, sum.Epochs), g.summaryRaw))
+		if len(sum.Deviations) > 0 {
 			// The summary's list is complete (it adds what Prepare decided).
 			pw := g.takePending(nil)
-			deviations := rec.Deviations
+			deviations := sum.Deviations
 			g.write(true, func(tx *store.Tx) error {
 				if err := pw.write(tx); err != nil {
 					return err
@@ -469,8 +475,39 @@ func (g *ingester) handle(line []byte, arrivedCG int64) {
 				return tx.SetDeviations(g.run.ID, deviations)
 			})
 		}
-	default:
-		g.events = append(g.events, g.event(store.EventLog, "info", "record of unknown type "+head.Type, append(json.RawMessage(nil), line...)))
+	}
+}
+
+// where names the line being handled: a local child's stdout line by
+// its number, a Slurm run's by its records file and the byte it ends at.
+func (g *ingester) where() string {
+	if g.position != nil {
+		file, off := g.position()
+		return fmt.Sprintf("%s, the line ending at byte %d,", file, off)
+	}
+	return fmt.Sprintf("stdout line %d", g.lineNo)
+}
+
+// refuse logs a line that is not the run's (with where it was and why)
+// instead of storing it: the first maxRefusalEvents as events of the
+// run, the rest counted (countRefused).
+func (g *ingester) refuse(err error, line []byte) {
+	g.refusedLines++
+	if g.refusedLines > maxRefusalEvents {
+		return
+	}
+	msg := refusalMsg(g.where(), err, line)
+	g.m.opts.Logf("run %d: %s", g.run.ID, msg)
+	g.events = append(g.events, g.event(store.EventLog, "warn", msg, nil))
+}
+
+// countRefused adds an event counting the refused lines that were not
+// logged one by one.
+func (g *ingester) countRefused() {
+	if n := g.refusedLines - maxRefusalEvents; n > 0 {
+		g.refusedLines = maxRefusalEvents
+		g.events = append(g.events, g.event(store.EventLog, "warn",
+			fmt.Sprintf("%d more lines were refused, not stored, as not this run's records (the first %d are logged one by one)", n, maxRefusalEvents), nil))
 	}
 }
 
@@ -700,7 +737,7 @@ func (g *ingester) drain() bool {
 // the refusal is recorded in the run's events.
 func (g *ingester) caughtUp() {
 	if g.dropped && g.log.pending() == 0 {
-		if err := g.m.ingestRecordLog(g.ctx(), g.run); err != nil {
+		if err := g.m.ingestRecordLog(g.ctx(), g.run, false); err != nil {
 			g.m.opts.Logf("run %d: ingest the record log after the store refused writes: %v", g.run.ID, err)
 		} else {
 			g.dropped = false

@@ -88,10 +88,10 @@ func TestMain(m *testing.M) {
 // systems.
 var fakeOptions = func() []train.Option {
 	var o []train.Option
-	for _, k := range []string{"epoch_ms", "alloc_mib", "report_ms", "stderr_kib"} {
+	for _, k := range []string{"epoch_ms", "alloc_mib", "report_ms", "stderr_kib", "sample_ms"} {
 		o = append(o, train.Option{Key: k, Type: train.OptInt, Default: "0", Help: "see fakeTrain"})
 	}
-	for _, k := range []string{"fail", "hang", "ignore_term", "report", "oom", "late_sample", "deviate"} {
+	for _, k := range []string{"fail", "hang", "ignore_term", "report", "oom", "late_sample", "deviate", "bad_lines", "enospc"} {
 		o = append(o, train.Option{Key: k, Type: train.OptString, Default: "", Help: "see fakeTrain"})
 	}
 	return o
@@ -111,7 +111,14 @@ var fakeOptions = func() []train.Option {
 //	oom: "1" ends after the first epoch as `outcore train --mem-limit`
 //	does when its cgroup's OOM killer struck: an oom summary, exit 1;
 //	late_sample: "1" emits a second sample after each epoch's record, so
-//	that it waits for a flush (not the next epoch's write).
+//	that it waits for a flush (not the next epoch's write);
+//	bad_lines: "1" writes, after epoch 0's record, lines that are not the
+//	run's (badLines) before the next epoch;
+//	sample_ms: a sample every sample_ms from a goroutine of its own, as
+//	the engine's resource sampler writes one a second (instead of one
+//	sample per epoch), hang included;
+//	enospc: "1" writes "no space left on device" on stderr after the
+//	first epoch, stops its samples and waits, silent, until killed.
 func fakeTrain(args []string) int {
 	i := slices.Index(args, "--")
 	// A Slurm job starts it as `outcore train --config FILE` is started
@@ -149,6 +156,8 @@ func fakeTrain(args []string) int {
 	}
 	em := metrics.NewEmitter(os.Stdout)
 	rss, _ := osutil.RSSBytes()
+	sampleMS, _ := opt.Int("sample_ms", 0)
+	stopSamples := make(chan struct{})
 	em.Emit(metrics.StartRecord{Type: metrics.TypeStart, System: cfg.System, Dataset: cfg.Dataset, Config: b,
 		Host: metrics.HostFacts{GEMM: "fake", Cores: 1}, IOBackend: "pread", MemLimitBytes: cfg.MemLimitBytes,
 		Devices: map[string]string{"sample": "cpu", "train": "cpu"}, Deviations: []string{"fake child"}})
@@ -156,6 +165,21 @@ func fakeTrain(args []string) int {
 	em.Emit(metrics.LogRecord{Type: metrics.TypeLog, Level: "info", Msg: "--" + supervise.CgroupFlag + " " + placed, T: em.T()})
 	if d := opt.String("deviate", ""); d != "" {
 		em.Emit(metrics.LogRecord{Type: metrics.TypeLog, Level: "warn", Msg: metrics.DeviationLogPrefix + d, T: em.T()})
+	}
+	if sampleMS > 0 {
+		go func() {
+			tick := time.NewTicker(time.Duration(sampleMS) * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stopSamples:
+					return
+				case <-tick.C:
+				}
+				r, _ := osutil.RSSBytes()
+				em.Emit(metrics.SampleRecord{Type: metrics.TypeSample, T: em.T(), CPUPercent: 50, RSSBytes: r})
+			}
+		}()
 	}
 	var keep [][]byte
 	for ep := 0; ep < cfg.Epochs; ep++ {
@@ -176,13 +200,20 @@ func fakeTrain(args []string) int {
 		if r, err := osutil.RSSBytes(); err == nil {
 			rss = max(rss, r)
 		}
-		em.Emit(metrics.SampleRecord{Type: metrics.TypeSample, T: float64(ep), CPUPercent: 50, RSSBytes: rss})
+		if sampleMS == 0 {
+			em.Emit(metrics.SampleRecord{Type: metrics.TypeSample, T: float64(ep), CPUPercent: 50, RSSBytes: rss})
+		}
 		em.Emit(metrics.LogRecord{Type: metrics.TypeLog, Level: "info", Msg: fmt.Sprintf("epoch %d done", ep), T: em.T()})
 		em.Emit(metrics.EpochRecord{Type: metrics.TypeEpoch, Epoch: ep, Warmup: ep == 0 && cfg.Epochs > 1,
 			EpochS: float64(epochMS) / 1000 * float64(ep+1), Batches: 3, ValAcc: 0.5 + float64(ep)/100, TestAcc: 0.4,
 			Stages: map[string]float64{"inspect_s": 0.01}, Tiers: map[string]metrics.TierCount{"device": {Lookups: 10, Hits: 10}}})
 		if opt.String("late_sample", "") == "1" {
 			em.Emit(metrics.SampleRecord{Type: metrics.TypeSample, T: float64(ep) + 0.5, CPUPercent: 50, RSSBytes: rss})
+		}
+		if ep == 0 && opt.String("bad_lines", "") == "1" {
+			for _, l := range badLines {
+				fmt.Println(l)
+			}
 		}
 		if p := opt.String("report", ""); p != "" {
 			time.Sleep(time.Duration(reportMS) * time.Millisecond)
@@ -199,6 +230,11 @@ func fakeTrain(args []string) int {
 			if msg := opt.String("fail", ""); msg != "" {
 				fmt.Fprintln(os.Stderr, msg)
 				return 3
+			}
+			if opt.String("enospc", "") == "1" {
+				close(stopSamples)
+				fmt.Fprintln(os.Stderr, "write scratch/chunk-0.bin: no space left on device")
+				time.Sleep(time.Hour)
 			}
 			if opt.String("hang", "") == "1" {
 				time.Sleep(time.Hour)

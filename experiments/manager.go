@@ -106,6 +106,11 @@ type Options struct {
 	// KillGrace is how long a cancelled child has between SIGTERM and
 	// SIGKILL; default 10 s.
 	KillGrace time.Duration
+	// StallAfter is how long a local run's child may write no record while
+	// its process lives before the run is shown stalled (DESIGN §2 "A
+	// run's lifecycle"); default StallSamples sample intervals
+	// (metrics.SampleInterval: the engine writes a resource sample each).
+	StallAfter time.Duration
 	// NoCgroups runs children without memory cgroups (limit_enforced =
 	// false, with the reason recorded), as on a machine without them.
 	NoCgroups bool

@@ -322,7 +322,7 @@ func (m *Manager) recoverInterrupted(ctx context.Context) error {
 			continue // a Slurm run goes on; recoverSlurm picks it up
 		}
 		// What the child reported and the dead server did not store.
-		if err := m.ingestRecordLog(ctx, r); err != nil {
+		if err := m.ingestRecordLog(ctx, r, true); err != nil {
 			m.opts.Logf("run %d: ingest its record log: %v", r.ID, err)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -102,49 +101,60 @@ func (l *recordLog) close() {
 	}
 }
 
-// loggedRecords are the records of a record log that the store keeps.
+// loggedRecords are the records of a record log that the store keeps,
+// and the lines refused (not the run's records, recordcheck.go).
 type loggedRecords struct {
 	epochs     []metrics.EpochRecord
 	samples    []metrics.SampleRecord
 	deviations []string
-	lines      int
+	lines      int // whole lines
+	refused    []refusedLine
 }
 
-// readRecordLog reads a record log; lines that are not records (a line cut
-// by a crash, stray output) are skipped.
-func readRecordLog(path string) (loggedRecords, error) {
+// refusedLine is a line of a record log that is not a record of its run.
+type refusedLine struct {
+	n    int // its line number, from 1
+	err  error
+	text []byte
+}
+
+// errCutLine refuses the last line of a log when it has no newline: the
+// writer stopped in the middle of it (a crash).
+var errCutLine = errors.New("the line is cut: it has no newline at its end (the writer stopped while writing it)")
+
+// readRecordLog reads run r's record log, checking every line against
+// the run (recordCheck: its id, its epochs' range and order, each
+// record's schema) from the first: what is not the run's records (stray
+// output, a corrupt line, another run's record, an epoch out of range or
+// order, a last line cut by a crash) is refused, with its line number and
+// why.
+func readRecordLog(path string, r store.Run) (loggedRecords, error) {
 	var out loggedRecords
 	f, err := os.Open(path)
 	if err != nil {
 		return out, err
 	}
 	defer f.Close()
+	check := newRecordCheck(r)
 	br := bufio.NewReaderSize(f, 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && !bytes.HasSuffix(line, []byte("\n")) {
+			out.refused = append(out.refused, refusedLine{n: out.lines + 1, err: errCutLine, text: line})
+		}
 		if len(line) > 0 && bytes.HasSuffix(line, []byte("\n")) {
 			out.lines++
-			var head struct {
-				Type string `json:"type"`
-			}
-			if json.Unmarshal(line, &head) == nil {
-				switch head.Type {
-				case metrics.TypeEpoch:
-					var r metrics.EpochRecord
-					if json.Unmarshal(line, &r) == nil {
-						out.epochs = append(out.epochs, r)
-					}
-				case metrics.TypeSample:
-					var r metrics.SampleRecord
-					if json.Unmarshal(line, &r) == nil {
-						out.samples = append(out.samples, r)
-					}
-				case metrics.TypeSummary:
-					var r metrics.SummaryRecord
-					if json.Unmarshal(line, &r) == nil && len(r.Deviations) > 0 {
-						out.deviations = r.Deviations
-					}
-				}
+			rec, cerr := check.check(line)
+			switch {
+			case len(bytes.TrimSpace(line)) == 0:
+			case cerr != nil:
+				out.refused = append(out.refused, refusedLine{n: out.lines, err: cerr, text: line})
+			case rec.Epoch != nil:
+				out.epochs = append(out.epochs, *rec.Epoch)
+			case rec.Sample != nil:
+				out.samples = append(out.samples, *rec.Sample)
+			case rec.Summary != nil && len(rec.Summary.Deviations) > 0:
+				out.deviations = rec.Summary.Deviations
 			}
 		}
 		if errors.Is(err, io.EOF) {
@@ -158,10 +168,14 @@ func readRecordLog(path string) (loggedRecords, error) {
 
 // ingestRecordLog stores what run r's record log holds and the store does
 // not: epochs and samples (both idempotent by key) and the summary's
-// deviations. The queue process calls it for runs a dead server left
-// running, before marking them interrupted.
-func (m *Manager) ingestRecordLog(ctx context.Context, r store.Run) error {
-	recs, err := readRecordLog(m.recordLogPath(r.ID))
+// deviations, of the lines that are the run's records (readRecordLog).
+// The queue process calls it for runs a dead server left running, before
+// marking them interrupted, with logRefusals: each line refused is logged
+// (an event of the run and the server's log) with its line number and
+// why. The ingester of a live run calls it without: it logged them as
+// they came.
+func (m *Manager) ingestRecordLog(ctx context.Context, r store.Run, logRefusals bool) error {
+	recs, err := readRecordLog(m.recordLogPath(r.ID), r)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -182,10 +196,30 @@ func (m *Manager) ingestRecordLog(ctx context.Context, r store.Run) error {
 			missing = append(missing, e)
 		}
 	}
-	if len(missing) == 0 && len(recs.samples) == 0 && recs.deviations == nil {
+	var refusals []*store.Event
+	if logRefusals {
+		for i, l := range recs.refused {
+			if i == maxRefusalEvents {
+				msg := fmt.Sprintf("%d more lines of %s were refused, not stored, as not this run's records (the first %d are logged one by one)",
+					len(recs.refused)-i, RecordLogFile, maxRefusalEvents)
+				m.opts.Logf("run %d: %s", r.ID, msg)
+				refusals = append(refusals, &store.Event{ExperimentID: r.ExperimentID, RunID: r.ID, Kind: store.EventLog, Level: "warn", Msg: msg})
+				break
+			}
+			msg := refusalMsg(fmt.Sprintf("%s line %d", RecordLogFile, l.n), l.err, l.text)
+			m.opts.Logf("run %d: %s", r.ID, msg)
+			refusals = append(refusals, &store.Event{ExperimentID: r.ExperimentID, RunID: r.ID, Kind: store.EventLog, Level: "warn", Msg: msg})
+		}
+	}
+	if len(missing) == 0 && len(recs.samples) == 0 && recs.deviations == nil && len(refusals) == 0 {
 		return nil
 	}
 	return m.update(ctx, func(tx *store.Tx) error {
+		for _, ev := range refusals {
+			if err := tx.AppendEvent(ev); err != nil {
+				return err
+			}
+		}
 		for i := range missing {
 			if err := tx.InsertEpoch(r.ID, &missing[i]); err != nil {
 				return err

@@ -7,14 +7,16 @@ import (
 	"path/filepath"
 	"testing"
 
+	"outcore/experiments/grid"
 	"outcore/store"
 )
 
 // FuzzRecordLogIngest: whatever a run's record log holds (a child's
 // stdout, cut by a crash, or a file left in the run directory), reading
 // it never fails on content and ingesting it into a real store either
-// stores every epoch it holds or says why, without a panic; no line that
-// is not a whole line is counted.
+// stores every epoch of the run it holds or says why, without a panic; no
+// line that is not a whole line is counted, and every line is either one
+// of the run's records or refused.
 func FuzzRecordLogIngest(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"epoch","epoch":0,"epoch_s":1.5,"train_loss":0.7}` + "\n" + `{"type":"sample","t":1,"rss_bytes":100}` + "\n",
@@ -58,14 +60,19 @@ func FuzzRecordLogIngest(f *testing.F) {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		recs, err := readRecordLog(path)
+		recs, err := readRecordLog(path, run)
 		if err != nil {
 			t.Fatalf("readRecordLog: %v", err)
 		}
 		if whole := bytes.Count(b, []byte("\n")); recs.lines != whole {
 			t.Fatalf("%d lines counted, the log has %d whole lines", recs.lines, whole)
 		}
-		if err := m.ingestRecordLog(ctx, run); err != nil {
+		for _, e := range recs.epochs {
+			if e.Epoch < 0 || e.Epoch >= grid.MaxEpochs {
+				t.Fatalf("epoch %d accepted from the log", e.Epoch)
+			}
+		}
+		if err := m.ingestRecordLog(ctx, run, true); err != nil {
 			t.Fatalf("ingest: %v", err)
 		}
 		eps, err := st.Epochs(ctx, run.ID)

@@ -87,11 +87,11 @@ func TestRecreatedDatabaseKeepsRunsApart(t *testing.T) {
 	if r.Status != store.StatusDone || r.EpochsDone != 2 {
 		t.Fatalf("new run: %s, %d epochs", r.Status, r.EpochsDone)
 	}
-	recs, err := readRecordLog(m.recordLogPath(r.ID))
+	recs, err := readRecordLog(m.recordLogPath(r.ID), r)
 	if err != nil || len(recs.epochs) != 2 {
 		t.Fatalf("new run's record log: %d epochs (%v), want 2", len(recs.epochs), err)
 	}
-	if recs, _ := readRecordLog(oldLog); len(recs.epochs) != 5 {
+	if recs, _ := readRecordLog(oldLog, store.Run{}); len(recs.epochs) != 5 {
 		t.Fatalf("the old run's record log now holds %d epochs, want its 5", len(recs.epochs))
 	}
 }
@@ -124,7 +124,7 @@ func TestLegacyRunDirectoryMovedAside(t *testing.T) {
 	if r.Status != store.StatusDone || r.EpochsDone != 2 {
 		t.Fatalf("run: %s, %d epochs", r.Status, r.EpochsDone)
 	}
-	recs, _ := readRecordLog(h.m.recordLogPath(r.ID))
+	recs, _ := readRecordLog(h.m.recordLogPath(r.ID), r)
 	if len(recs.epochs) != 2 {
 		t.Fatalf("record log holds %d epochs, want the run's 2", len(recs.epochs))
 	}

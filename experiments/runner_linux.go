@@ -179,6 +179,9 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) outc
 		ev := statusEvent(r, store.StatusRunning, fmt.Sprintf("running as pid %d (%s)", pid, note))
 		return tx.AppendEvent(ev)
 	})
+	// A child whose records stop while its process lives is shown stalled,
+	// with the cause the host tells (stall.go).
+	ing.watchStall(m.opts.StallAfter, func() stallFacts { return m.childStallFacts(pid, dir, tail) })
 	ing.start(child.Group(), host)
 
 	// Stopping: SIGTERM to the process group and the cgroup, SIGKILL after

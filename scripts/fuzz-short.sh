@@ -13,10 +13,11 @@ declare -A targets=(
   [engine/train]="FuzzParseConfig"                    # run configs
   [internal/units]="FuzzParseMemLimit"                # --mem-limit, grid limits, sizes of options
   # grid JSON (grid files, the JSON API, examples/); a grid's sbatch options
-  # and node data directory; run record logs as ingested after a crash; what
+  # and node data directory; run record logs as ingested after a crash and a
+  # run's record lines as checked against it (recordcheck.go); what
   # squeue, scontrol and sacct print
   [experiments/grid]="FuzzParseGrid FuzzSplitArgs FuzzSbatchArgs"
-  [experiments]="FuzzRecordLogIngest"
+  [experiments]="FuzzRecordLogIngest FuzzRecordLines"
   [experiments/slurm]="FuzzConfineNodeDataDir FuzzParseSqueue FuzzParseScontrolJob FuzzParseSacct"
   [engine/system/diskgnn]="FuzzParseOptions FuzzDecodeChunkHeader FuzzDecodeSample"  # its options; its chunk and offline-sample files as read back
   [engine/dataset]="FuzzNPYHeader FuzzLINQSLines FuzzOGBLines FuzzMeta FuzzBinaryChecks"

@@ -173,6 +173,18 @@ func (s *Store) Epochs(ctx context.Context, runID int64) ([]Epoch, error) {
 	return out, nil
 }
 
+// LastRecordKeys returns the last epoch and the last sample time stored
+// for a run (-1 for none): where a run's records read on from a committed
+// offset go on (their order is checked, experiments/recordcheck.go).
+func (s *Store) LastRecordKeys(ctx context.Context, runID int64) (epoch int, t float64, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT coalesce((SELECT max(epoch) FROM epochs WHERE run_id = ?1), -1),
+		coalesce((SELECT max(t) FROM samples WHERE run_id = ?1), -1)`, runID).Scan(&epoch, &t)
+	if err != nil {
+		return 0, 0, fmt.Errorf("last records of run %d: %w", runID, err)
+	}
+	return epoch, t, nil
+}
+
 // ExperimentEpochs returns the epochs of an experiment's current runs
 // (superseded attempts left out), by run id, each run's in order: one
 // query for the whole experiment (the comparison views read every run's

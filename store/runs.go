@@ -85,6 +85,11 @@ type Run struct {
 	Summary         json.RawMessage // the child's summary record, if it wrote one
 	Progress        json.RawMessage // the last progress record
 
+	// Stall says, for a running run whose child writes no records while
+	// its process lives, why as far as the runner could tell ("" for a
+	// run that is not stalled).
+	Stall string
+
 	QueuedAt  time.Time
 	StartedAt time.Time
 	EndedAt   time.Time
@@ -97,7 +102,22 @@ const runCols = `id, experiment_id, seq, attempt, retry_of, superseded, queue_po
 	exit_code, signal, error, stderr_tail, epochs_done, mean_epoch_s, best_val_acc, test_acc, total_s,
 	peak_rss_bytes, peak_cgroup_bytes, summary_json, progress_json,
 	queued_at, started_at, ended_at,
-	executor, job_id, node, job_state, records_file, records_offset, compute, io_floor_fills`
+	executor, job_id, node, job_state, records_file, records_offset, compute, io_floor_fills, ` + runStall
+
+// runStall is a running run's Stall: the "stall" of its newest status
+// event when that event is among its newest 64 events, else empty. A stalled
+// run writes no records, so its stall event stays among its newest events
+// (only the runner's own notes come after it) until the first record
+// after the stall, which the runner precedes by a status event saying it
+// runs again (experiments/stall.go); a run that is not stalled has its
+// samples and progress, one a second or more, on top. The bound keeps
+// the lookup to a few rows of the run_events_run index for a run with a
+// long history of samples.
+const runStall = `CASE WHEN status = 'running' THEN coalesce((
+	SELECT json_extract(e.data_json, '$.stall') FROM run_events e
+	WHERE e.run_id = runs.id AND e.kind = 'status' AND e.id >= coalesce(
+		(SELECT id FROM run_events WHERE run_id = runs.id ORDER BY id DESC LIMIT 1 OFFSET 63), 0)
+	ORDER BY e.id DESC LIMIT 1), '') ELSE '' END`
 
 // runColsBrief is runCols with the large text columns read as empty
 // (RunFilter.Brief): devices, deviations, standard error tail and
@@ -134,7 +154,7 @@ func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 		&exitCode, &r.Signal, &r.Error, &r.StderrTail, &r.EpochsDone, &mean, &best, &test, &total,
 		&peakRSS, &peakCG, &summary, &progress,
 		&queued, &started, &ended,
-		&r.Executor, &r.JobID, &r.Node, &r.JobState, &r.RecordsFile, &r.RecordsOffset, &r.Compute, &r.IOFloorFills)
+		&r.Executor, &r.JobID, &r.Node, &r.JobState, &r.RecordsFile, &r.RecordsOffset, &r.Compute, &r.IOFloorFills, &r.Stall)
 	if err != nil {
 		return r, err
 	}
@@ -176,6 +196,15 @@ func jsonOr(b json.RawMessage, def string) string {
 		return def
 	}
 	return string(b)
+}
+
+// State is the status a run is shown with: its status, but stalled
+// (StatusStalled) for a running run with a Stall.
+func (r *Run) State() string {
+	if r.Status == StatusRunning && r.Stall != "" {
+		return StatusStalled
+	}
+	return r.Status
 }
 
 // ComputeCPU is the compute mode of a run that trains on the CPU (the

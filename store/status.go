@@ -14,6 +14,11 @@ const (
 	StatusInterrupted = metrics.OutcomeInterrupted
 )
 
+// StatusStalled is how a running run whose child stopped writing records
+// while its process lives is shown (Run.State): the store keeps it
+// running, with the cause in Run.Stall.
+const StatusStalled = "stalled"
+
 // Statuses lists every run status in display order.
 var Statuses = []string{StatusQueued, StatusRunning, StatusDone, StatusFailed, StatusOOM, StatusCancelled, StatusInterrupted}
 

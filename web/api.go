@@ -69,7 +69,8 @@ type APIRun struct {
 	Attempt         int             `json:"attempt"`
 	RetryOf         int64           `json:"retry_of,omitempty"`
 	Superseded      bool            `json:"superseded"`
-	Status          string          `json:"status"`
+	Status          string          `json:"status"` // "stalled": running, but its child writes no records (Stall says why)
+	Stall           string          `json:"stall,omitempty"`
 	System          string          `json:"system"`
 	Dataset         string          `json:"dataset"`
 	Model           string          `json:"model"`
@@ -145,7 +146,7 @@ func apiExperiment(e store.Experiment, withGrid bool) APIExperiment {
 
 func apiRun(r store.Run, full bool) APIRun {
 	x := APIRun{ID: r.ID, ExperimentID: r.ExperimentID, Seq: r.Seq, Attempt: r.Attempt, RetryOf: r.RetryOf, Superseded: r.Superseded,
-		Status: r.Status, System: r.System, Dataset: r.Dataset, Model: r.Model, MemLimitBytes: r.MemLimitBytes,
+		Status: r.State(), Stall: r.Stall, System: r.System, Dataset: r.Dataset, Model: r.Model, MemLimitBytes: r.MemLimitBytes,
 		FeatureDim: r.FeatureDim, BatchSize: r.BatchSize, Fanout: r.Fanout, Compute: r.Compute, Repeat: r.Repeat,
 		LimitEnforced: r.LimitEnforced, LimitNote: r.LimitNote, CacheDropped: r.CacheDropped, IOBackend: r.IOBackend,
 		OutcoreVersion: r.OutcoreVersion, ExitCode: r.ExitCode, Signal: r.Signal, Error: r.Error, EpochsDone: r.EpochsDone,

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -191,7 +192,7 @@ func runProgress(r store.Run) views.Progress {
 	if r.Status != store.StatusQueued && r.Status != store.StatusDone {
 		total = parseRunConfig(r.Config).Epochs // only where the bar needs it: parsing costs
 	}
-	p := views.Progress{Status: r.Status}
+	p := views.Progress{Status: r.State()}
 	switch r.Status {
 	case store.StatusQueued:
 		p.Label = "queued"
@@ -213,6 +214,9 @@ func runProgress(r store.Run) views.Progress {
 			p.Label = "starting"
 		}
 		p.Status = ""
+		if r.Stall != "" { // no records while its process lives
+			p.Label, p.Status = "stalled · "+p.Label, store.StatusStalled
+		}
 	case store.StatusDone:
 		p.Percent = 100
 		p.Label = fmt.Sprintf("done · %d epochs", r.EpochsDone)
@@ -241,11 +245,11 @@ func runRow(r store.Run) views.RunRow {
 	return views.RunRow{
 		ID: r.ID, ExperimentID: r.ExperimentID, Seq: r.Seq, Attempt: r.Attempt,
 		System: r.System, MemLimit: report.MemLabel(r.MemLimitBytes), Dim: dim, Batch: batch,
-		Model: r.Model, Fanout: r.Fanout, Repeat: r.Repeat, Status: r.Status,
+		Model: r.Model, Fanout: r.Fanout, Repeat: r.Repeat, Status: r.State(),
 		Progress:  runProgress(r),
 		EpochTime: fmtPF(r.MeanEpochS), BestVal: bestValText(r),
 		StartedMS: msOf(r.StartedAt), EndedMS: msOf(r.EndedAt),
-		Error:     r.Error,
+		Error:     cmp.Or(r.Error, r.Stall),
 		CanCancel: r.Status == store.StatusQueued || r.Status == store.StatusRunning,
 		CanRetry:  store.Finished(r.Status) && !r.Superseded,
 	}

@@ -132,7 +132,7 @@ func runSummary(r store.Run) []views.KV {
 // runView builds a run page from the run, its epochs and its log events.
 func runView(r store.Run, epochs []store.Epoch, logs []store.Event) views.RunView {
 	v := views.RunView{
-		ID: r.ID, ExperimentID: r.ExperimentID, Title: runTitle(r), Status: r.Status, Progress: runProgress(r),
+		ID: r.ID, ExperimentID: r.ExperimentID, Title: runTitle(r), Status: r.State(), Stall: r.Stall, Progress: runProgress(r),
 		Facts: runFacts(r, logs), Summary: runSummary(r), StderrTail: r.StderrTail, Error: r.Error,
 		Cause: oomCause(r, logs), PeakNote: peakNote(r),
 		StartedMS:  msOf(r.StartedAt),

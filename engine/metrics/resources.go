@@ -22,6 +22,12 @@ type GPUPCIeSampler interface {
 	SamplePCIe() (txMBps, rxMBps float64, ok bool)
 }
 
+// SampleInterval is how often a run writes a resource sample record
+// (outcore train's default; RunOptions.SampleInterval). A run's records
+// arrive at least this often while its process runs, which is what the
+// runner's stall rule counts on (DESIGN §2 "A run's lifecycle").
+const SampleInterval = time.Second
+
 // ResourceSampler takes per-second resource samples of this process: CPU %
 // (of one core), system iowait %, RSS, memory-cgroup usage (page cache
 // included), disk read MB/s from /proc/self/io, the host's pressure over

@@ -31,7 +31,8 @@ type RunOptions struct {
 	GPUName string
 	// Version is outcore's version string for the start record.
 	Version string
-	// SampleInterval is the resource-sampling period (default 1 s).
+	// SampleInterval is the resource-sampling period (default
+	// metrics.SampleInterval, 1 s).
 	SampleInterval time.Duration
 	// MemoryLimit, when set, gives the run's movable memory limit for its
 	// resolved budget (memory_limit.go); nil: FixedLimit(budget).
@@ -223,7 +224,7 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 		defer swg.Done()
 		iv := r.opt.SampleInterval
 		if iv <= 0 {
-			iv = time.Second
+			iv = metrics.SampleInterval
 		}
 		rs.Run(sctx, iv, func(s metrics.SampleRecord) { _ = r.emit.Emit(s) })
 	}()

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -491,14 +492,14 @@ func expShowCmd() *Command {
 			tw := tabwriter.NewWriter(out, 0, 2, 2, ' ', 0)
 			fmt.Fprintln(tw, "RUN\tSEQ\tATT\tSYSTEM\tDATASET\tMODEL\tBATCH\tFANOUT\tLIMIT\tENFORCED\tREP\tSTATUS\tEPOCHS\tMEAN_EPOCH_S\tBEST_VAL\tTEST\tPEAK_CGROUP\tERROR")
 			for _, r := range runs {
-				status := r.Status
+				status := r.State() // "stalled": running, its child silent (the error column says why)
 				if r.Superseded {
 					status += " (retried)"
 				}
 				fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%v\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Seq, r.Attempt, r.System,
 					r.Dataset, r.Model, r.BatchSize, r.Fanout, units.Limit(r.MemLimitBytes), r.LimitEnforced, r.Repeat, status, r.EpochsDone,
 					fmtPtr(r.MeanEpochS, "%.3f"), fmtPtr(r.BestValAcc, "%.4f"), fmtPtr(r.TestAcc, "%.4f"), bytesPtr(r.PeakCgroupBytes),
-					oneLine(r.Error, 60))
+					oneLine(cmp.Or(r.Error, r.Stall), 60))
 			}
 			if err := tw.Flush(); err != nil {
 				return err

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -116,4 +118,46 @@ func ParseSystemCPU(b []byte) (total, iowait int64, err error) {
 // cgroup counters do).
 func ParseInt64(b []byte) (int64, error) {
 	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}
+
+// ParseTaskState returns the state letter of a /proc/PID/stat or
+// /proc/PID/task/TID/stat line ("R" running, "S" sleeping, "D"
+// uninterruptible, usually I/O, "T" stopped by a signal, "t" stopped by a
+// tracer, "Z" zombie, ...): the field after the command name, which is
+// in parentheses and may hold spaces and parentheses itself.
+func ParseTaskState(stat []byte) (byte, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) || stat[i+1] != ' ' {
+		return 0, fmt.Errorf("stat line without a state: %q", trimForError(stat))
+	}
+	return stat[i+2], nil
+}
+
+// TaskStates returns the state letter of each thread of the process whose
+// /proc directory is procDir ("/proc/PID"), read from task/*/stat, and
+// the state of the process itself (its stat). A thread that ended while
+// they were read is left out; a process that is gone is an error
+// (fs.ErrNotExist).
+func TaskStates(procDir string) (process byte, threads []byte, err error) {
+	b, err := os.ReadFile(filepath.Join(procDir, "stat"))
+	if err != nil {
+		return 0, nil, err
+	}
+	if process, err = ParseTaskState(b); err != nil {
+		return 0, nil, err
+	}
+	ents, err := os.ReadDir(filepath.Join(procDir, "task"))
+	if err != nil {
+		return process, nil, err
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(procDir, "task", e.Name(), "stat"))
+		if err != nil {
+			continue // the thread ended
+		}
+		if s, err := ParseTaskState(b); err == nil {
+			threads = append(threads, s)
+		}
+	}
+	return process, threads, nil
 }

@@ -1,6 +1,8 @@
 package osutil
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -132,5 +134,63 @@ func TestLiveProc(t *testing.T) {
 	}
 	if c1, _ := CPUSeconds(); c1 <= c0 {
 		t.Fatalf("cpu seconds did not grow: %v -> %v (x=%v)", c0, c1, x)
+	}
+}
+
+func TestParseTaskState(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want byte
+	}{
+		{"1234 (outcore) S 1 1234 1234 0 -1 4194560", 'S'},
+		{"1234 (my (odd) name) T 1 1234", 'T'},
+		{"77 (a) b) D 1", 'D'},
+		{"9 (z) Z", 'Z'},
+	} {
+		got, err := ParseTaskState([]byte(c.line))
+		if err != nil || got != c.want {
+			t.Errorf("%q: %c %v, want %c", c.line, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"", "1234 (outcore)", "1234 outcore S", "1 (x)S"} {
+		if _, err := ParseTaskState([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestTaskStates reads the states of a process's threads: this process's
+// own (the thread reading runs: R), and a /proc directory written as the
+// kernel writes it, of a process one of whose threads waits in
+// uninterruptible I/O.
+func TestTaskStates(t *testing.T) {
+	p, threads, err := TaskStates("/proc/self")
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	if !strings.ContainsRune("RS", rune(p)) || !strings.ContainsRune(string(threads), 'R') {
+		t.Fatalf("this process: %c, threads %q", p, threads)
+	}
+	dir := t.TempDir()
+	write := func(rel, text string) {
+		t.Helper()
+		path := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("stat", "42 (outcore) S 1 42 42 0 -1\n")
+	write("task/42/stat", "42 (outcore) S 1 42 42 0 -1\n")
+	write("task/43/stat", "43 (outcore) D 1 42 42 0 -1\n")
+	os.MkdirAll(filepath.Join(dir, "task", "44"), 0o755) // a thread that ended
+	p, threads, err = TaskStates(dir)
+	if err != nil || p != 'S' || string(threads) != "SD" {
+		t.Fatalf("got %c %q %v, want S and threads SD", p, threads, err)
+	}
+	if _, _, err := TaskStates(filepath.Join(dir, "gone")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a process that is gone: %v", err)
 	}
 }

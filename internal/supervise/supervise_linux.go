@@ -278,11 +278,15 @@ func (c *Child) Signal(sig syscall.Signal) {
 	}
 }
 
-// Stop asks the child to end (SIGTERM) and kills it (SIGKILL, the whole
-// group) when it has not exited after grace. It returns when the child
+// Stop asks the child to end (SIGTERM, and SIGCONT for a stopped child)
+// and kills it (SIGKILL, the whole group) when it has not exited after
+// grace. It returns when the child
 // has exited or was killed.
 func (c *Child) Stop(grace time.Duration) {
 	c.Signal(syscall.SIGTERM)
+	// A stopped child (SIGSTOP: a stalled run) handles SIGTERM only once
+	// it runs again.
+	c.Signal(syscall.SIGCONT)
 	select {
 	case <-c.done:
 		return

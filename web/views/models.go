@@ -201,7 +201,7 @@ type RunRow struct {
 	EpochTime          string // mean steady epoch time or "–"
 	BestVal            string
 	StartedMS, EndedMS int64
-	Error              string
+	Error              string // how it ended, or why it is stalled (the status cell's title)
 	CanCancel          bool
 	CanRetry           bool
 }
@@ -327,7 +327,8 @@ type RunView struct {
 	ID           int64
 	ExperimentID int64
 	Title        string // "gnndrive · 512 MiB · repeat 1"
-	Status       string
+	Status       string // as shown: "stalled" for a running run with a Stall
+	Stall        string // why a running run writes no records ("" when it does)
 	Progress     Progress
 	Facts        []KV // config and how it ran
 	Config       string
