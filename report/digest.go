@@ -41,6 +41,11 @@ type Digest struct {
 	// BusyEpochs is the epochs measured on a busy host
 	// (metrics.BusyReasons of their host_pressure, DESIGN §5).
 	BusyEpochs int
+	// Warm is how many of the Steady epochs are warm: not the run's first
+	// epoch, which starts cold (its dataset evicted from the page cache,
+	// its caches empty). A run's means are warm when Warm == Steady, cold
+	// when Warm == 0 (a single-epoch run: its one epoch counts as steady).
+	Warm int
 	// FeatureBytes and DeviceRowBytes sum feature_bytes_read and
 	// rows_from_device × row size over those epochs that read rows from
 	// the device: their ratio is the run's read amplification.
@@ -107,6 +112,9 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 			continue
 		}
 		d.Steady++
+		if e.Epoch > 0 {
+			d.Warm++
+		}
 		d.Mean["epoch_s"] += e.EpochS
 		d.Mean["sample_s"] += e.SampleS
 		d.Mean["extract_s"] += e.ExtractS
@@ -251,3 +259,25 @@ func (c *DigestCache) put(r store.Run, d *Digest) {
 	}
 	c.m[r.ID] = cachedDigest{epochs: r.EpochsDone, fills: r.IOFloorFills, d: d}
 }
+
+// Epoch kinds of a run's means (Digest.EpochKind).
+const (
+	EpochsWarm  = "warm"
+	EpochsCold  = "cold"
+	EpochsMixed = "cold and warm"
+)
+
+// EpochKind says which epochs the means are over: EpochsWarm (none is the
+// run's first), EpochsCold (only its first) or EpochsMixed.
+func (d *Digest) EpochKind() string {
+	switch {
+	case d == nil || d.Warm == 0:
+		return EpochsCold
+	case d.Warm == d.Steady:
+		return EpochsWarm
+	}
+	return EpochsMixed
+}
+
+// Quiet reports whether no epoch of the run was measured on a busy host.
+func (d *Digest) Quiet() bool { return d != nil && d.BusyEpochs == 0 }

@@ -20,7 +20,7 @@ import (
 
 // digestFormat versions the stored digest: a stored digest of another
 // format is made again from the epochs.
-const digestFormat = 5
+const digestFormat = 6
 
 var errDigest = errors.New("stored digest: malformed")
 
@@ -35,6 +35,7 @@ func encodeDigest(d *Digest) ([]byte, error) {
 	uv(d.Measured)
 	uv(d.WallMeasured)
 	uv(d.BusyEpochs)
+	uv(d.Warm)
 	for _, x := range []float64{d.CacheHits, d.Lookups, d.BytesRead, d.BytesNeeded, d.BestVal, d.TestAtBest, d.FeatureBytes, d.DeviceRowBytes} {
 		f(x)
 	}
@@ -135,7 +136,7 @@ func decodeDigest(b []byte) (*Digest, bool) {
 	}
 	r := &digestReader{b: b[2:]}
 	d := &Digest{Mean: map[string]float64{}, Tiers: map[string]metrics.TierCount{}}
-	d.Epochs, d.Steady, d.Measured, d.WallMeasured, d.BusyEpochs = r.uv(), r.uv(), r.uv(), r.uv(), r.uv()
+	d.Epochs, d.Steady, d.Measured, d.WallMeasured, d.BusyEpochs, d.Warm = r.uv(), r.uv(), r.uv(), r.uv(), r.uv(), r.uv()
 	for _, p := range []*float64{&d.CacheHits, &d.Lookups, &d.BytesRead, &d.BytesNeeded, &d.BestVal, &d.TestAtBest, &d.FeatureBytes, &d.DeviceRowBytes} {
 		*p = r.f()
 	}

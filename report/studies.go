@@ -28,13 +28,54 @@ type StudyRow struct {
 	Runs, Done              int
 	// Outcomes of the runs that did not finish as done, e.g. "oom ×1".
 	Outcomes string
+	// Side is the evidence of Ours: how many of the done runs are quiet
+	// and warm, cold, busy.
+	Side Side
+}
+
+// MinEvidence is the least number of quiet, warm runs per side a ratio's
+// verdict is given on (below it the verdict is "not enough evidence").
+const MinEvidence = 3
+
+// Side is the evidence of one side of a ratio: its done runs that have
+// the metric (N), of them those whose means are over warm epochs only
+// and measured on a quiet host (QuietWarm), those whose means include
+// the run's cold first epoch (Cold), and those measured on a busy host
+// (Busy).
+type Side struct {
+	N, QuietWarm, Cold, Busy int
+}
+
+// Words says the side's evidence: "n=3 (3 quiet warm)", "n=1 (cold, busy)".
+func (s Side) Words() string {
+	var q []string
+	if s.QuietWarm > 0 {
+		q = append(q, fmt.Sprintf("%d quiet warm", s.QuietWarm))
+	}
+	if s.Cold > 0 {
+		q = append(q, fmt.Sprintf("%d cold", s.Cold))
+	}
+	if s.Busy > 0 {
+		q = append(q, fmt.Sprintf("%d busy", s.Busy))
+	}
+	if len(q) == 0 {
+		return fmt.Sprintf("n=%d", s.N)
+	}
+	return fmt.Sprintf("n=%d (%s)", s.N, strings.Join(q, ", "))
 }
 
 // RatioRow is one of the paper's ratios beside ours.
 type RatioRow struct {
 	studies.PaperRatio
+	// Ours is the ratio of the sides' means: over their quiet warm runs
+	// when each side has MinEvidence of them (Evidence), else over every
+	// done run.
 	Ours     float64
 	HaveOurs bool
+	// NumSide and DenSide are the evidence of each side; Evidence is
+	// whether both have MinEvidence quiet warm runs (the verdict stands).
+	NumSide, DenSide Side
+	Evidence         bool
 	// NumOOM and DenOOM: that side's runs all ended out of memory (its
 	// ratio cannot be had: the side is OOM, not pending).
 	NumOOM, DenOOM bool
@@ -84,26 +125,44 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64) StudyTabl
 		}
 		return sum[k] / float64(done[k]), true
 	}
-	// a ratio's own metric: the mean over the same runs' values of it
-	oursBy := func(metric, sys, lim string) (float64, bool) {
-		if metric == "" || metric == s.Metric {
-			return ours(sys, lim)
+	// a ratio's own metric: the mean over the side's runs' values of it
+	// (only the quiet warm ones when quietWarm), and the side's evidence
+	side := func(metric, sys, lim string, quietWarm bool) (float64, bool, Side) {
+		if metric == "" {
+			metric = s.Metric
 		}
 		var total float64
+		var sd Side
 		n := 0
 		for _, r := range runs {
 			if r.System != sys || limitShare(r.MemLimit, featureBytes) != lim || r.Status != RunDone {
 				continue
 			}
-			if v, ok := MetricValue(r, metric); ok {
-				total += v
-				n++
+			v, ok := MetricValue(r, metric)
+			if !ok {
+				continue
 			}
+			sd.N++
+			qw := r.Digest.EpochKind() == EpochsWarm && r.Digest.Quiet()
+			if qw {
+				sd.QuietWarm++
+			}
+			if r.Digest.EpochKind() != EpochsWarm {
+				sd.Cold++
+			}
+			if !r.Digest.Quiet() {
+				sd.Busy++
+			}
+			if quietWarm && !qw {
+				continue
+			}
+			total += v
+			n++
 		}
 		if n == 0 {
-			return 0, false
+			return 0, false, sd
 		}
-		return total / float64(n), true
+		return total / float64(n), true, sd
 	}
 	for _, lim := range s.MemLimits {
 		for _, sys := range s.Systems {
@@ -115,6 +174,7 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64) StudyTabl
 				}
 			}
 			row.Ours, row.HaveOurs = ours(sys, k.lim)
+			_, _, row.Side = side(s.Metric, sys, k.lim, false)
 			var outs []string
 			for _, st := range slices.Sorted(maps.Keys(other[k])) {
 				outs = append(outs, fmt.Sprintf("%s ×%d", st, other[k][st]))
@@ -126,8 +186,14 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64) StudyTabl
 	for _, pr := range s.Ratios {
 		rr := RatioRow{PaperRatio: pr}
 		m := s.RatioMetrics[pr.Label]
-		n, okn := oursBy(m.Num, pr.Num, studies.NormShare(pr.MemLimit))
-		d, okd := oursBy(m.Den, pr.Den, studies.NormShare(pr.MemLimit))
+		lim := studies.NormShare(pr.MemLimit)
+		n, okn, ns := side(m.Num, pr.Num, lim, false)
+		d, okd, ds := side(m.Den, pr.Den, lim, false)
+		rr.NumSide, rr.DenSide = ns, ds
+		if rr.Evidence = ns.QuietWarm >= MinEvidence && ds.QuietWarm >= MinEvidence; rr.Evidence {
+			n, okn, _ = side(m.Num, pr.Num, lim, true)
+			d, okd, _ = side(m.Den, pr.Den, lim, true)
+		}
 		allOOM := func(sys string) bool {
 			k := key{sys, studies.NormShare(pr.MemLimit)}
 			return all[k] > 0 && other[k][RunOOM] == all[k]
@@ -192,10 +258,12 @@ func WriteStudyCSV(w io.Writer, t StudyTable) error {
 		}
 		return strconv.FormatFloat(v, 'g', 6, 64)
 	}
-	_ = cw.Write([]string{"study", "kind", "label", "system", "mem_limit", "metric", "paper", "ours", "runs", "done", "other_outcomes"})
+	_ = cw.Write([]string{"study", "kind", "label", "system", "mem_limit", "metric", "paper", "ours", "runs", "done", "other_outcomes",
+		"quiet_warm", "cold", "busy", "num_evidence", "den_evidence", "enough_evidence"})
 	for _, r := range t.Rows {
 		_ = cw.Write([]string{t.Study.ID, "point", r.Label, r.System, r.MemLimit, t.Study.Metric,
-			num(r.Paper, r.Paper > 0), num(r.Ours, r.HaveOurs), strconv.Itoa(r.Runs), strconv.Itoa(r.Done), r.Outcomes})
+			num(r.Paper, r.Paper > 0), num(r.Ours, r.HaveOurs), strconv.Itoa(r.Runs), strconv.Itoa(r.Done), r.Outcomes,
+			strconv.Itoa(r.Side.QuietWarm), strconv.Itoa(r.Side.Cold), strconv.Itoa(r.Side.Busy), "", "", ""})
 	}
 	for _, r := range t.Ratios {
 		metric := t.Study.Metric
@@ -208,8 +276,12 @@ func WriteStudyCSV(w io.Writer, t StudyTable) error {
 			}
 			metric = side(m.Num) + " / " + side(m.Den)
 		}
+		enough := "no"
+		if r.Evidence {
+			enough = "yes"
+		}
 		_ = cw.Write([]string{t.Study.ID, "ratio", r.Label, r.Num + " / " + r.Den, r.MemLimit, metric,
-			r.Paper, num(r.Ours, r.HaveOurs), "", "", ""})
+			r.Paper, num(r.Ours, r.HaveOurs), "", "", "", "", "", "", r.NumSide.Words(), r.DenSide.Words(), enough})
 	}
 	cw.Flush()
 	return cw.Error()

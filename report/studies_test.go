@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"outcore/engine/metrics"
 	"outcore/experiments/studies"
 )
 
@@ -65,10 +66,10 @@ func TestStudyCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"study,kind,label,system,mem_limit,metric,paper,ours,runs,done,other_outcomes",
-		"gnndrive-table2,point,GNNDrive-GPU,gnndrive:feature_buffer=device,60%,epoch_s,241.12,100,2,2,",
-		"gnndrive-table2,point,PyG+,pyg+,60%,epoch_s,4115.73,,1,0,oom ×1",
-		"gnndrive-table2,ratio,Ginex / GNNDrive-GPU,ginex / gnndrive:feature_buffer=device,60%,epoch_s,2.64×,2.5,,,",
+		"study,kind,label,system,mem_limit,metric,paper,ours,runs,done,other_outcomes,quiet_warm,cold,busy,num_evidence,den_evidence,enough_evidence",
+		"gnndrive-table2,point,GNNDrive-GPU,gnndrive:feature_buffer=device,60%,epoch_s,241.12,100,2,2,,0,2,0,,,",
+		"gnndrive-table2,point,PyG+,pyg+,60%,epoch_s,4115.73,,1,0,oom ×1,0,0,0,,,",
+		"gnndrive-table2,ratio,Ginex / GNNDrive-GPU,ginex / gnndrive:feature_buffer=device,60%,epoch_s,2.64×,2.5,,,,,,,n=1 (1 cold),n=2 (2 cold),no",
 	} {
 		if !strings.Contains(csvOut.String(), want+"\n") {
 			t.Errorf("CSV lacks the line %q:\n%s", want, csvOut.String())
@@ -76,6 +77,61 @@ func TestStudyCompare(t *testing.T) {
 	}
 	if got := limitShare(at60, feat); got != "60%" || studies.NormShare(" 60 %") != "60%" || limitShare(0, feat) != "none" {
 		t.Errorf("limit shares %q %q", got, studies.NormShare(" 60 %"))
+	}
+}
+
+// TestStudyVerdictNeedsQuietWarmRuns: a ratio's verdict stands only on at
+// least MinEvidence quiet, warm runs per side; below that it says so, with
+// each side's n and epoch kinds; with enough, the ratio is over the quiet
+// warm runs only (a cold or busy run does not move it).
+func TestStudyVerdictNeedsQuietWarmRuns(t *testing.T) {
+	s, ok := studies.Lookup("gnndrive-table2")
+	if !ok {
+		t.Fatal("no gnndrive-table2")
+	}
+	const feat = 1 << 30
+	at60 := int64(math.Round(0.6 * feat))
+	run := func(sys string, epochS float64, warm, busy bool) RunData {
+		d := &Digest{Epochs: 1, Steady: 1, Mean: map[string]float64{"epoch_s": epochS}}
+		if warm {
+			d.Epochs, d.Steady, d.Warm = 2, 1, 1
+		}
+		if busy {
+			d.BusyEpochs = 1
+		}
+		return RunData{System: sys, MemLimit: at60, Status: RunDone, Digest: d}
+	}
+	ratio := func(runs []RunData) RatioRow {
+		for _, r := range CompareStudy(s, runs, feat).Ratios {
+			if r.Label == "Ginex / GNNDrive-GPU" {
+				return r
+			}
+		}
+		t.Fatal("no Ginex / GNNDrive-GPU ratio")
+		return RatioRow{}
+	}
+	gpu := "gnndrive:feature_buffer=device"
+	// One cold run per side: a ratio, but not enough evidence.
+	r := ratio([]RunData{run("ginex", 250, false, false), run(gpu, 100, false, false)})
+	if !r.HaveOurs || r.Evidence || r.NumSide != (Side{N: 1, Cold: 1}) || r.NumSide.Words() != "n=1 (1 cold)" {
+		t.Errorf("one cold run a side: %+v", r)
+	}
+	// Three quiet warm runs a side, and a cold and a busy one besides:
+	// the verdict stands, over the quiet warm runs.
+	runs := []RunData{run("ginex", 999, false, false), run(gpu, 1, true, true)}
+	for range MinEvidence {
+		runs = append(runs, run("ginex", 250, true, false), run(gpu, 100, true, false))
+	}
+	r = ratio(runs)
+	if !r.Evidence || r.Ours != 2.5 || r.NumSide != (Side{N: 4, QuietWarm: 3, Cold: 1}) || r.DenSide != (Side{N: 4, QuietWarm: 3, Busy: 1}) {
+		t.Errorf("three quiet warm runs a side: %+v", r)
+	}
+	// Two quiet warm runs on one side: not enough.
+	if r = ratio(runs[:len(runs)-1]); r.Evidence {
+		t.Errorf("two quiet warm Ginex runs: %+v", r)
+	}
+	if d := DigestEpochs(nil); d.EpochKind() != EpochsCold {
+		t.Error("no digest is not warm")
 	}
 }
 
@@ -147,6 +203,27 @@ func TestStudyRatioOOM(t *testing.T) {
 	for _, r := range tb.Ratios {
 		if !r.NumOOM || !r.DenOOM || r.HaveOurs {
 			t.Errorf("ratio %+v: want both sides OOM", r)
+		}
+	}
+}
+
+// TestDigestEpochKind: a digest's means are cold when they are over the
+// run's first epoch alone, warm when over later epochs only, else mixed.
+func TestDigestEpochKind(t *testing.T) {
+	ep := func(i int, warmup bool) metrics.EpochRecord {
+		return metrics.EpochRecord{Epoch: i, Warmup: warmup, EpochS: float64(10 - i)}
+	}
+	for _, c := range []struct {
+		eps  []metrics.EpochRecord
+		want string
+	}{
+		{[]metrics.EpochRecord{ep(0, false)}, EpochsCold},
+		{[]metrics.EpochRecord{ep(0, true)}, EpochsCold},
+		{[]metrics.EpochRecord{ep(0, true), ep(1, false), ep(2, false)}, EpochsWarm},
+		{[]metrics.EpochRecord{ep(0, false), ep(1, false)}, EpochsMixed},
+	} {
+		if got := DigestEpochs(c.eps).EpochKind(); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.eps, got, c.want)
 		}
 	}
 }

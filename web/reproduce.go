@@ -176,7 +176,8 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 		}
 		for _, e := range exps {
 			if st, ok := studies.ByExperiment(e.Name); ok && st.ID == s.ID {
-				card.Experiments = append(card.Experiments, views.StudyExperiment{ID: e.ID, Dataset: e.Dataset, State: e.Counts.State()})
+				card.Experiments = append(card.Experiments, views.StudyExperiment{ID: e.ID, Dataset: e.Dataset, State: e.Counts.State(),
+					Limits: strings.Join(studies.LimitsOfGrid(e.Grid), ", ")})
 			}
 		}
 		v.Studies = append(v.Studies, card)
@@ -236,8 +237,9 @@ func studyTable(ctx context.Context, src report.Source, cache *report.DigestCach
 		return nil, err
 	}
 	s := t.Study
-	v := &views.StudyTableView{Dataset: e.Dataset, CSV: fmt.Sprintf("/experiments/%d/study.csv", e.ID), ID: s.ID, Paper: s.Paper.Name, Figure: s.Figure, Title: s.Title,
-		PaperSetting: s.PaperSetting, OurSetting: s.OurSetting, Metric: s.Metric, Differ: s.Differ}
+	v := &views.StudyTableView{Dataset: e.Dataset, Limits: strings.Join(studies.LimitsOfGrid(e.Grid), ", "), CSV: fmt.Sprintf("/experiments/%d/study.csv", e.ID),
+		ID: s.ID, Paper: s.Paper.Name, Figure: s.Figure, Title: s.Title,
+		PaperSetting: s.PaperSetting, OurSetting: s.OurSetting, Metric: s.Metric, Differ: s.Differ, MinEvidence: report.MinEvidence}
 	secs := func(x float64, have bool) string {
 		if !have {
 			return "–"
@@ -252,6 +254,9 @@ func studyTable(ctx context.Context, src report.Source, cache *report.DigestCach
 		if r.Outcomes != "" {
 			runs += "; " + r.Outcomes
 		}
+		if r.Done > 0 {
+			runs += "; " + r.Side.Words()
+		}
 		v.Rows = append(v.Rows, views.StudyRowView{Label: r.Label, System: r.System, MemLimit: r.MemLimit,
 			Paper: secs(r.Paper, r.Paper > 0), Ours: secs(r.Ours, r.HaveOurs), Runs: runs})
 	}
@@ -265,11 +270,17 @@ func studyTable(ctx context.Context, src report.Source, cache *report.DigestCach
 		case r.DenOOM:
 			rv.Ours, rv.Verdict = "OOM", s.Label(r.Den)+" ran out of memory at this limit"
 		}
+		rv.Evidence = fmt.Sprintf("%s: %s · %s: %s", s.Label(r.Num), r.NumSide.Words(), s.Label(r.Den), r.DenSide.Words())
 		if r.HaveOurs {
 			rv.Ours = fmt.Sprintf("%.2f×", r.Ours)
-			rv.Verdict = "outside the paper's range"
+			side := "outside the paper's range"
 			if r.Within {
-				rv.Verdict = "within the paper's range"
+				side = "within the paper's range"
+			}
+			if r.Evidence {
+				rv.Verdict = side + fmt.Sprintf(" (over the quiet warm runs: %d and %d)", r.NumSide.QuietWarm, r.DenSide.QuietWarm)
+			} else {
+				rv.Verdict = fmt.Sprintf("not enough evidence: a verdict needs %d quiet runs with warm epochs a side (it reads %s so far)", report.MinEvidence, side)
 			}
 		}
 		v.Ratios = append(v.Ratios, rv)

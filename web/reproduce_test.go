@@ -99,6 +99,14 @@ func TestReproduceStartAndCompare(t *testing.T) {
 			t.Errorf("experiment page after the runs lacks %q", want)
 		}
 	}
+	// One single-epoch run a side: its epoch is cold, and one run is no
+	// evidence: the verdict says so, with each side's n and epoch kind.
+	for _, want := range []string{"not enough evidence: a verdict needs 3 quiet runs with warm epochs a side",
+		"Ginex: n=1 (1 cold) · GNNDrive-GPU: n=1 (1 cold)", `Ran here on dataset <b id="study-dataset">tiny8</b> at <b id="study-limits">60%</b>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("experiment page lacks %q", want)
+		}
+	}
 	// the same table as CSV; another experiment has none
 	code, csvText := e.get(fmt.Sprintf("/experiments/%d/study.csv", id))
 	if code != 200 || !strings.Contains(csvText, "gnndrive-table2,ratio,Ginex / GNNDrive-GPU,ginex / gnndrive:feature_buffer=device,60%,epoch_s,2.64×,2.64,,,") {
@@ -109,8 +117,8 @@ func TestReproduceStartAndCompare(t *testing.T) {
 		t.Errorf("study.csv of an ordinary experiment: %d", code)
 	}
 	// the Reproduce page links the study's experiment
-	if _, page := e.get("/reproduce"); !strings.Contains(page, fmt.Sprintf(`href="/experiments/%d"`, id)) {
-		t.Error("the Reproduce page does not link the study's experiment")
+	if _, page := e.get("/reproduce"); !strings.Contains(page, fmt.Sprintf(`href="/experiments/%d"`, id)) || !strings.Contains(page, "(ran on tiny8 at 60%, ") {
+		t.Error("the Reproduce page does not link the study's experiment with the dataset and limits it ran")
 	}
 }
 

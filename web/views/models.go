@@ -451,6 +451,7 @@ type StudyCard struct {
 type StudyExperiment struct {
 	ID      int64
 	Dataset string
+	Limits  string // the memory limits it ran at ("50%, 75%")
 	State   string
 }
 
@@ -458,6 +459,8 @@ type StudyExperiment struct {
 // page.
 type StudyTableView struct {
 	Dataset                  string // the dataset the experiment ran on
+	Limits                   string // the limits it ran at ("50%, 75%")
+	MinEvidence              int    // quiet warm runs a side a verdict needs
 	CSV                      string // the table as CSV
 	ID, Paper, Figure, Title string
 	PaperSetting, OurSetting string
@@ -477,7 +480,9 @@ type StudyRowView struct {
 // StudyRatioView is a ratio of the paper beside ours.
 type StudyRatioView struct {
 	Label, Paper, Ours string
-	Verdict            string // "within the paper's range", "outside", "pending"
+	Verdict            string // "within the paper's range", "outside", "pending", "not enough evidence"
+	// Evidence is each side's n and epoch kinds: "Ginex: n=1 (1 cold) · GNNDrive: n=3 (3 quiet warm)".
+	Evidence string
 }
 
 // RefusedRow is a grid cell that was not run: it cannot start.
