@@ -66,44 +66,88 @@ func LoadCrossComparison(ctx context.Context, src Source, cache *DigestCache, id
 }
 
 // CellChange is one variant's grid point measured in two experiments:
-// the mean epoch time in each and whether it got slower beyond its spread.
+// the mean epoch time in each, over runs of the same epoch kind (warm
+// against warm, cold against cold), and whether it got slower beyond its
+// spread. Where the two experiments measured the point only in different
+// kinds, Unlike says so and nothing is compared.
 type CellChange struct {
 	Variant, Cell string // the grid point without the experiment
-	From, To      Point  // mean steady epoch time in the earlier and later experiment
-	FromExp       string // "#3"
-	ToExp         string
-	Ratio         float64 // To / From
-	Slower        bool    // slower beyond the spread (SlowerBeyondSpread)
+	// Epochs is the kind of epochs both sides' means are over
+	// (Digest.EpochKind: warm, cold, or cold and warm).
+	Epochs   string
+	From, To Point  // mean epoch time in the earlier and later experiment
+	FromExp  string // "#3"
+	ToExp    string
+	Ratio    float64 // To / From
+	Slower   bool    // slower beyond the spread (SlowerBeyondSpread)
+	// Unlike is set when the experiments measured the point only in
+	// different epoch kinds: "#3 cold, #5 warm" (From, To and Ratio unset).
+	Unlike string
 }
 
 // Changes compares each variant's grid point between consecutive
-// experiments of a cross comparison that both measured it.
+// experiments of a cross comparison that both measured it, runs of one
+// epoch kind against runs of the same kind only (a cold first epoch is no
+// measure of a warm one).
 func (c *Comparison) Changes() []CellChange {
 	type key struct{ variant, cell string }
-	var g cellGroups[key, int]
-	for _, r := range c.runs {
-		g.add(key{r.System, c.cellLabel(r, "experiment")}, r.ExpOrder, func() *cell { return &cell{x: float64(r.ExpOrder), label: r.ExpLabel} }, r)
+	type at struct {
+		order int
+		kind  string
 	}
-	byExp := g.cells
+	var g cellGroups[key, at]
+	orders := map[key]map[int]string{} // the experiments' labels, by order
+	for _, r := range c.runs {
+		k := key{r.System, c.cellLabel(r, "experiment")}
+		kind := EpochsCold
+		if r.Digest != nil {
+			kind = r.Digest.EpochKind()
+		}
+		g.add(k, at{r.ExpOrder, kind}, func() *cell { return &cell{x: float64(r.ExpOrder), label: r.ExpLabel} }, r)
+		if orders[k] == nil {
+			orders[k] = map[int]string{}
+		}
+		orders[k][r.ExpOrder] = r.ExpLabel
+	}
+	kinds := []string{EpochsWarm, EpochsCold, EpochsMixed}
 	var out []CellChange
 	for _, k := range g.keys {
-		var orders []int
-		for o := range byExp[k] {
-			orders = append(orders, o)
+		var os []int
+		for o := range orders[k] {
+			os = append(os, o)
 		}
-		sort.Ints(orders)
-		for i := 1; i < len(orders); i++ {
-			a := aggregate(byExp[k][orders[i-1]], mean("epoch_s", 1))
-			b := aggregate(byExp[k][orders[i]], mean("epoch_s", 1))
-			if a.Y == nil || b.Y == nil || *a.Y <= 0 {
-				continue
+		sort.Ints(os)
+		cell := k.cell
+		if cell == "" {
+			cell = "all runs"
+		}
+		for i := 1; i < len(os); i++ {
+			var measuredIn [2][]string
+			compared := false
+			for _, kind := range kinds {
+				ca, cb := g.cells[k][at{os[i-1], kind}], g.cells[k][at{os[i], kind}]
+				var a, b Point
+				if ca != nil {
+					if a = aggregate(ca, mean("epoch_s", 1)); a.Y != nil {
+						measuredIn[0] = append(measuredIn[0], kind)
+					}
+				}
+				if cb != nil {
+					if b = aggregate(cb, mean("epoch_s", 1)); b.Y != nil {
+						measuredIn[1] = append(measuredIn[1], kind)
+					}
+				}
+				if a.Y == nil || b.Y == nil || *a.Y <= 0 {
+					continue
+				}
+				compared = true
+				out = append(out, CellChange{Variant: k.variant, Cell: cell, Epochs: kind, From: a, To: b, FromExp: a.Label, ToExp: b.Label,
+					Ratio: *b.Y / *a.Y, Slower: SlowerBeyondSpread(a, b)})
 			}
-			cell := k.cell
-			if cell == "" {
-				cell = "all runs"
+			if !compared && len(measuredIn[0]) > 0 && len(measuredIn[1]) > 0 {
+				out = append(out, CellChange{Variant: k.variant, Cell: cell, FromExp: orders[k][os[i-1]], ToExp: orders[k][os[i]],
+					Unlike: fmt.Sprintf("%s %s, %s %s", orders[k][os[i-1]], strings.Join(measuredIn[0], " and "), orders[k][os[i]], strings.Join(measuredIn[1], " and "))})
 			}
-			out = append(out, CellChange{Variant: k.variant, Cell: cell, From: a, To: b, FromExp: a.Label, ToExp: b.Label,
-				Ratio: *b.Y / *a.Y, Slower: SlowerBeyondSpread(a, b)})
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"outcore/store"
@@ -79,5 +80,35 @@ func TestSlowerBeyondSpread(t *testing.T) {
 	}
 	if _, err := ParseIDs([]string{"3x"}); err == nil {
 		t.Error("bad id accepted")
+	}
+}
+
+// TestChangesCompareLikeWithLike: an experiment's cold single epochs are
+// not set against another's warm epochs (that was called a +22 %
+// regression); the pair is reported as unlike instead, and warm runs are
+// compared with warm runs.
+func TestChangesCompareLikeWithLike(t *testing.T) {
+	run := func(id int64, exp int, epochS float64, warm bool) RunData {
+		d := &Digest{Epochs: 1, Steady: 1, Mean: map[string]float64{"epoch_s": epochS}}
+		if warm {
+			d.Epochs, d.Warm = 3, 1
+		}
+		return RunData{ID: id, System: "gnndrive", MemLimit: 256 << 20, Status: RunDone, Digest: d, EpochsDone: d.Epochs,
+			Experiment: int64(exp), ExpLabel: fmt.Sprintf("#%d", exp), ExpOrder: exp}
+	}
+	cmp := NewComparison([]RunData{
+		run(1, 1, 10, false), run(2, 1, 10, false), // #1: cold
+		run(3, 2, 12.2, true), run(4, 2, 12.2, true), // #2: warm, 22 % "slower"
+		run(5, 3, 20, true), run(6, 3, 20, true), // #3: warm, slower than #2
+	})
+	chs := cmp.Changes()
+	if len(chs) != 2 {
+		t.Fatalf("changes %+v", chs)
+	}
+	if c := chs[0]; c.FromExp != "#1" || c.ToExp != "#2" || c.Slower || c.Unlike != "#1 cold, #2 warm" || c.From.Y != nil {
+		t.Errorf("cold against warm: %+v", c)
+	}
+	if c := chs[1]; c.FromExp != "#2" || c.ToExp != "#3" || !c.Slower || c.Epochs != EpochsWarm || c.From.N != 2 || c.Unlike != "" {
+		t.Errorf("warm against warm: %+v", c)
 	}
 }

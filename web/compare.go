@@ -118,8 +118,13 @@ func (h *CompareHandler) Show(c *fiber.Ctx) error {
 		v.Charts = append(v.Charts, slot)
 	}
 	for _, ch := range cmp.Changes() {
+		if ch.Unlike != "" {
+			v.Changes = append(v.Changes, views.ChangeRow{Variant: ch.Variant, Cell: ch.Cell, FromExp: ch.FromExp, ToExp: ch.ToExp,
+				From: "–", To: "–", Change: "not compared", Epochs: ch.Unlike, Unlike: true, Color: cmp.Color(ch.Variant)})
+			continue
+		}
 		v.Changes = append(v.Changes, views.ChangeRow{Variant: ch.Variant, Cell: ch.Cell, From: fmtMeanSD(ch.From) + " s (n=" + strconv.Itoa(ch.From.N) + ")",
-			To: fmtMeanSD(ch.To) + " s (n=" + strconv.Itoa(ch.To.N) + ")", FromExp: ch.FromExp, ToExp: ch.ToExp,
+			To: fmtMeanSD(ch.To) + " s (n=" + strconv.Itoa(ch.To.N) + ")", FromExp: ch.FromExp, ToExp: ch.ToExp, Epochs: ch.Epochs,
 			Change: fmt.Sprintf("%+.1f%%", 100*(ch.Ratio-1)), Slower: ch.Slower, Color: cmp.Color(ch.Variant)})
 	}
 	v.Variants = cmp.Variants()

@@ -147,3 +147,35 @@ func TestFormRunOrder(t *testing.T) {
 		t.Errorf("unknown run order: %d", resp.StatusCode)
 	}
 }
+
+// TestCompareLikeWithLike: one experiment's single cold epochs are not set
+// against another's later epochs and called a regression: the row says
+// what each measured and compares nothing; runs of one kind are compared.
+func TestCompareLikeWithLike(t *testing.T) {
+	e := newEnv(t)
+	e.login()
+	ctx := context.Background()
+	mk := func(name string, epochs int, secs float64) int64 {
+		r := storetest.Run{System: "pyg+", MemLimit: 64 << 20, Epochs: epochs, EpochS: secs, Outcome: store.StatusDone, Host: "a"}
+		x, _, err := storetest.Experiment(ctx, e.st, name, []storetest.Run{r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x.ID
+	}
+	cold := mk("cold", 1, 10)
+	later := mk("later", 3, 12.2)
+	again := mk("again", 3, 12.2)
+	code, page := e.get(fmt.Sprintf("/compare?exp=%d&exp=%d&exp=%d", cold, later, again))
+	if code != 200 {
+		t.Fatalf("compare: %d", code)
+	}
+	if strings.Contains(page, "+22.0%") || strings.Contains(page, ">slower<") {
+		t.Errorf("a cold epoch was set against warm ones and called slower")
+	}
+	for _, want := range []string{"data-unlike", fmt.Sprintf("#%d cold, #%d warm", cold, later), "not compared", "+0.0%", "(n=1)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("compare page lacks %q", want)
+		}
+	}
+}

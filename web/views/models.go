@@ -300,7 +300,11 @@ type ChangeRow struct {
 	Variant, Cell, Color string
 	FromExp, ToExp       string
 	From, To, Change     string
-	Slower               bool // slower beyond the spread
+	// Epochs is the epoch kind both sides are over ("warm", "cold"), or,
+	// when Unlike, the kinds each measured ("#3 cold, #5 warm").
+	Epochs string
+	Unlike bool // measured only in different epoch kinds: not compared
+	Slower bool // slower beyond the spread
 }
 
 // ChartSlot is where one chart goes on a page.
