@@ -37,10 +37,11 @@ test: deps check-generated lint
 
 ## test-long: the tests too heavy for `test` (OUTCORE_LONG_TESTS=1): the memory
 ## contract on `medium` at 25 % and 50 % for every variant, each run in a real
-## memory cgroup (internal/cli TestEveryVariantWithinItsAllowanceOnMedium;
+## memory cgroup, and every variant at its floor on `small` (internal/cli
+## TestEveryVariantWithinItsAllowanceOnMedium, TestEveryVariantRunsAtItsFloor;
 ## generates `medium` once into $$OUTCORE_TEST_DATA or the user cache directory)
 test-long:
-	OUTCORE_LONG_TESTS=1 go test -count=1 -timeout 75m -run 'OnMedium$$' -v ./internal/cli
+	OUTCORE_LONG_TESTS=1 go test -count=1 -timeout 75m -run 'OnMedium$$|RunsAtItsFloor$$' -v ./internal/cli
 
 ## fuzz-short: every fuzz target of outside input for FUZZTIME (default 3s) each (scripts/fuzz-short.sh)
 fuzz-short:

@@ -20,11 +20,17 @@ import (
 	"outcore/internal/units"
 )
 
-// RuntimeFloor is a lower bound of the memory an `outcore train` process
-// needs before it loads any data: the Go runtime, the pages of the binary
-// it touches, and the first heap arenas. Measured on the tiny dataset:
-// every variant is OOM-killed at 12 MiB, and pyg+ completes at 16 MiB.
-const RuntimeFloor = 12 << 20
+// RuntimeFloor is the memory an `outcore train` process holds before it
+// loads any data of its own: the Go runtime, the pages of the binary it
+// touches, the first heap arenas, the trainer's model and the evaluator's
+// reader, as they stand when its start record is written. Measured with
+// pyg+ on tiny (the smallest run; its floor was this plus 2.8 MiB of
+// indptr, labels and its own needs) in its memory cgroup: OOM-killed before
+// its start record in 1 of 3 starts at 17 MiB and 1 of 8 at 18 MiB, in
+// none of 16 at 19 MiB (2026-11-29; at 12 MiB, the value before, every
+// variant was killed). 17 MiB puts that run's floor at 19.8 MiB: a floor
+// the form shows holds at start (TestEveryVariantRunsAtItsFloor).
+const RuntimeFloor = 17 << 20
 
 // ConservativeMinMemory is the floor of any variant: the runtime floor plus
 // what every variant keeps in memory for the whole run — the CSC indptr
@@ -47,7 +53,7 @@ func MinMemoryFor(cfg Config, meta dataset.Meta) int64 {
 	}
 	shape := ShapeOf(meta)
 	if probed, err := ProbeShape(cfg); err == nil && probed.Nodes == meta.Nodes && probed.FeatureDim == meta.FeatureDim {
-		shape.FirstBatchInputs = probed.FirstBatchInputs
+		shape.FirstBatchInputs, shape.FirstBatchBytes, shape.FirstBatchHopEntries = probed.FirstBatchInputs, probed.FirstBatchBytes, probed.FirstBatchHopEntries
 	}
 	return max(need, v.MinMemory(shape, cfg))
 }

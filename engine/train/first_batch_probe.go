@@ -31,12 +31,17 @@ type probeKey struct {
 
 var (
 	probeMu    sync.Mutex
-	probeCache = map[probeKey]int64{}
+	probeCache = map[probeKey]firstBatch{}
 )
 
+// firstBatch is what the probe measured of the first mini-batch.
+type firstBatch struct {
+	inputs, bytes, hopEntries int64
+}
+
 // ProbeShape returns the shape of cfg's dataset (meta.json) with
-// FirstBatchInputs filled in by sampling epoch 0's first training batch
-// with cfg's fanouts and seed. Results are cached per dataset and sampling
+// FirstBatchInputs, FirstBatchBytes and FirstBatchHopEntries filled in by
+// sampling epoch 0's first training batch with cfg's fanouts and seed. Results are cached per dataset and sampling
 // setting for the life of the process.
 func ProbeShape(cfg Config) (DatasetShape, error) {
 	dir := filepath.Join(dataset.DatasetsDir(dataset.ResolveDataDir(cfg.DataDir)), cfg.Dataset)
@@ -47,51 +52,56 @@ func ProbeShape(cfg Config) (DatasetShape, error) {
 	shape := ShapeOf(m)
 	key := probeKey{dir: dir, batch: cfg.Batch, seed: cfg.Seed, fanout: fmt.Sprint(cfg.Fanout)}
 	probeMu.Lock()
-	n, ok := probeCache[key]
+	fb, ok := probeCache[key]
 	probeMu.Unlock()
 	if !ok {
-		if n, err = probeFirstBatch(dir, cfg); err != nil {
+		if fb, err = probeFirstBatch(dir, cfg); err != nil {
 			return shape, fmt.Errorf("probe the first mini-batch of %s: %w", cfg.Dataset, err)
 		}
 		probeMu.Lock()
-		probeCache[key] = n
+		probeCache[key] = fb
 		probeMu.Unlock()
 	}
-	shape.FirstBatchInputs = n
+	shape.FirstBatchInputs, shape.FirstBatchBytes, shape.FirstBatchHopEntries = fb.inputs, fb.bytes, fb.hopEntries
 	return shape, nil
 }
 
 // probeFirstBatch samples epoch 0's first batch and returns its input-node
-// count.
-func probeFirstBatch(dir string, cfg Config) (int64, error) {
+// count, its bytes (ids and blocks, graph.MiniBatch.Bytes) and its largest
+// hop's neighbour entries.
+func probeFirstBatch(dir string, cfg Config) (firstBatch, error) {
 	ds, err := dataset.OpenQuick(dir)
 	if err != nil {
-		return 0, err
+		return firstBatch{}, err
 	}
 	ids, err := ds.TrainIDs()
 	if err != nil {
-		return 0, err
+		return firstBatch{}, err
 	}
 	batches := sample.EpochBatches(ids, cfg.Batch, cfg.Seed, 0)
 	if len(batches) == 0 {
-		return 0, nil
+		return firstBatch{}, nil
 	}
 	idx, err := sample.OpenMmapIndices(ds.Path(dataset.IndicesFile), ds.Edges())
 	if err != nil {
-		return 0, err
+		return firstBatch{}, err
 	}
 	defer idx.Close()
 	s, err := sample.New(sample.Topology{Indptr: ds.Indptr, Indices: idx}, cfg.Fanout, cfg.Seed)
 	if err != nil {
-		return 0, err
+		return firstBatch{}, err
 	}
 	mb, err := s.Sample(0, 0, batches[0])
 	if err != nil {
-		return 0, err
+		return firstBatch{}, err
 	}
 	if err := idx.DropCache(); err != nil {
-		return 0, err
+		return firstBatch{}, err
 	}
 	_ = osutil.DropFileCache(ds.Path(dataset.IndptrFile))
-	return int64(len(mb.InputNodes)), nil
+	fb := firstBatch{inputs: int64(len(mb.InputNodes)), bytes: mb.Bytes()}
+	for _, b := range mb.Blocks {
+		fb.hopEntries = max(fb.hopEntries, int64(len(b.Indices)))
+	}
+	return fb, nil
 }

@@ -61,6 +61,10 @@ type DatasetShape struct {
 	// mini-batch when it was sampled (ProbeShape), a lower bound of the
 	// largest; 0 when unknown.
 	FirstBatchInputs int64
+	// FirstBatchBytes is that batch's ids and blocks
+	// (graph.MiniBatch.Bytes) and FirstBatchHopEntries the neighbour
+	// entries of its largest hop; 0 when unknown.
+	FirstBatchBytes, FirstBatchHopEntries int64
 }
 
 // ShapeOf returns the shape recorded in a dataset's meta.json.

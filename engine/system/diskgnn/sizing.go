@@ -222,28 +222,46 @@ func minQueue(o options) int {
 }
 
 // minMemory is the variant's floor for a host budget (train.Variant's
-// minMemory): kit.MinBudget over planMemory fed kit.EstimateWorkspace and
-// the most optimistic inputs known before a run — every cold row served by
-// the caches, graph samples of the seeds alone, a one-row packing
-// partition — so it is a lower bound of what a run needs. The exact plan
+// minMemory): kit.MinBudget over planMemory fed kit.EstimateWorkspace (with
+// the first mini-batch's inputs and bytes, train.ProbeShape) and the run's
+// own partition, id quota and device cache, with the most optimistic
+// inputs known before a run — no host cache, and every cached row one of
+// a sample's inputs (the fewest cold rows) — so it is a lower bound of
+// what a run needs, from the plan the run makes. The exact plan
 // is made after offline sampling, and a budget it cannot fit is refused
 // then, before training, with its least budget.
 var minMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
-	seeds := int64(s.WS.MaxInputs)
+	inputs := int64(s.WS.MaxInputs)
+	cfg := s.Cfg
+	var device int64
+	if cfg.ResolveDeviceMem(s.Shape.FeatureBytes()) == nil {
+		device = cfg.DeviceMemBytes
+	}
+	part := s.Opt.partition
+	if part == 0 {
+		part = s.Shape.FeatureBytes() / 8
+		if s.Budget > 0 {
+			part = min(part, s.Budget/32)
+		}
+	}
 	return planMemory(sizingInput{
 		Budget:          s.Budget,
 		Base:            s.WS.BaseBytes + s.WS.ArenaBytes + s.WS.StepExtra,
 		Reserve:         kit.ReserveBytes(s.Budget),
 		Nodes:           s.Shape.Nodes,
 		RowBytes:        s.Shape.RowBytes(),
-		MaxInputs:       seeds,
-		MaxGraphBytes:   sampleHeaderSize + 8*seeds,
+		Accessed:        s.Shape.Nodes,
+		MaxInputs:       inputs,
+		MaxGraphBytes:   sampleHeaderSize + max(8*inputs, s.WS.BatchBytes),
 		Queue:           minQueue(s.Opt),
 		ReaderBytes:     s.Opt.trainReaderBytes(),
 		PrepReaderBytes: prepReaderBytes,
-		PartBytes:       s.Shape.RowBytes(),
-		GPURows:         -1,
+		PartBytes:       max(1, part/max(s.Shape.RowBytes(), 1)) * s.Shape.RowBytes(),
+		IDQuota:         idQuota(s.Budget),
+		GPURows:         s.Opt.gpuRows(s.Shape.FeatureBytes(), s.Shape.RowBytes()),
+		Device:          device,
 		CPURows:         0,
-		MaxCold:         func(int64) int64 { return 0 },
+		// every cached row one of the sample's inputs: the fewest cold rows
+		MaxCold: func(cached int64) int64 { return max(0, inputs-cached) },
 	}).Feasible
 })

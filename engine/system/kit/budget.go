@@ -168,10 +168,13 @@ const RuntimeFloor = train.RuntimeFloor
 // EstimateWorkspace is a lower bound of what ProfileWorkspace would
 // measure, from the dataset's shape alone: the runtime floor, indptr and
 // labels as the base; a batch's input nodes, the first batch's when it was
-// sampled (train.ProbeShape), else its seeds (every seed is one); their
-// ids as the batch; no model step charged to the budget. Fed to a
-// variant's sizing it gives a lower bound of the budget the variant needs
-// (MinBudget).
+// sampled (train.ProbeShape), else its seeds (every seed is one); as the
+// batch, the first batch's ids and blocks when it was sampled, else its
+// ids, and its largest hop's neighbour entries; no model step charged to
+// the budget. Fed to a variant's sizing it gives a lower bound of the
+// budget the variant needs (MinBudget), the same plan the run sizes with
+// its profiled workspace: the first batch is one of the batches profiling
+// measures, whose largest it keeps.
 func EstimateWorkspace(shape train.DatasetShape, cfg train.Config) Workspace {
 	seeds := int64(cfg.Batch)
 	if seeds <= 0 || seeds > shape.Train {
@@ -179,11 +182,12 @@ func EstimateWorkspace(shape train.DatasetShape, cfg train.Config) Workspace {
 	}
 	inputs := max(seeds, shape.FirstBatchInputs, 1)
 	return Workspace{
-		BaseBytes:  RuntimeFloor + shape.IndptrBytes() + 4*shape.Nodes,
-		MaxInputs:  int(inputs),
-		MeanInputs: int(inputs),
-		BatchBytes: 8 * inputs,
-		RowBytes:   shape.RowBytes(),
+		BaseBytes:     RuntimeFloor + shape.IndptrBytes() + 4*shape.Nodes,
+		MaxInputs:     int(inputs),
+		MeanInputs:    int(inputs),
+		BatchBytes:    max(8*inputs, shape.FirstBatchBytes),
+		MaxHopEntries: int(shape.FirstBatchHopEntries),
+		RowBytes:      shape.RowBytes(),
 	}
 }
 
