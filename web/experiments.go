@@ -185,12 +185,16 @@ func presetMeta(name string) (dataset.Meta, bool) {
 		Source: dataset.Source{Kind: "generator", Generator: &cfg, Preset: name}}, true
 }
 
-// defaultForm is the form as first shown: the first dataset, two variants
-// at three limits, two repeats.
+// defaultForm is the form as first shown: the first dataset, the
+// example's batch size and fanout (ExampleBatch, ExampleFanout), two
+// variants at the limits the example would pick from their floors
+// (defaultLimits), the cells below a floor skipped as the example's are,
+// two repeats.
 func defaultForm(entries []dataset.Entry, dataDir string) FormInput {
-	def := train.DefaultConfig() // one set of model defaults: the form's are the gridText files' and the API's
+	def := train.DefaultConfig()
 	in := FormInput{DatasetMode: "existing", Preset: "tiny", Model: def.Model, Variants: defaultVariants(),
-		MemLimits: "25%, 50%, 100%", Batches: strconv.Itoa(def.Batch), Fanouts: grid.FormatFanout(def.Fanout), Epochs: "3", Repeats: "2"}
+		MemLimits: "25%, 50%, 100%", Batches: strconv.Itoa(ExampleBatch), Fanouts: grid.FormatFanout(ExampleFanout()),
+		Epochs: "3", Repeats: "2", SkipInfeasible: true}
 	for _, e := range entries {
 		if e.Err == nil {
 			in.Dataset = e.Name

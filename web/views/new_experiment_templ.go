@@ -463,7 +463,7 @@ func NewExperimentPage(p Page, f ExperimentForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "\"><div class=\"hint\">Comma-separated. Bytes with a unit (KiB, MiB, GiB; KB, MB, GB), a percentage of the dataset's feature file, or <code>none</code> (no limit). The limit is the run's memory cgroup, page cache included. The defaults are shares of the chosen dataset's features at or above what the chosen variants need to start.</div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "\"><div class=\"hint\">Comma-separated. Bytes with a unit (KiB, MiB, GiB; KB, MB, GB), a percentage of the dataset's feature file, or <code>none</code> (no limit). The limit is the run's memory cgroup, page cache included. The first limits are the example experiment's: shares of the chosen dataset's features from the lowest floor of the chosen variants (what each needs to start, with headroom) up to one every chosen variant starts in, below the features where the floors allow, so the runs are out of core.</div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -546,7 +546,7 @@ func NewExperimentPage(p Page, f ExperimentForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "\" placeholder=\"e.g. 1024, 4096\" class=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "\" placeholder=\"e.g. 1024, 4096 (required)\" class=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -665,7 +665,7 @@ func NewExperimentPage(p Page, f ExperimentForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "\" placeholder=\"10,10,10; 15,10\" class=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "\" placeholder=\"10,5; 15,10\" class=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
