@@ -329,11 +329,9 @@ func ownEstimate(r store.Run, elapsed float64) (float64, bool) {
 // preset's about to be generated.
 func metaOf(in FormInput, entries []dataset.Entry) (dataset.Meta, bool) {
 	if in.DatasetMode == "generate" {
-		cfg, err := dataset.Preset(in.Preset)
-		if err != nil {
-			return dataset.Meta{}, false
-		}
-		return dataset.Meta{Name: in.NewDataset, Nodes: cfg.Nodes, FeatureDim: cfg.FeatureDim}, true
+		m, ok := presetMeta(in.Preset)
+		m.Name = in.NewDataset
+		return m, ok
 	}
 	for _, e := range entries {
 		if e.Name == in.Dataset && e.Err == nil {
@@ -348,6 +346,13 @@ func (h *ExperimentsHandler) budgetView(ctx context.Context, f *views.Experiment
 	meta, ok := metaOf(in, entries)
 	if !ok {
 		return
+	}
+	for _, k := range []string{"dims", "batches", "fanouts"} {
+		if f.Errors[k] != "" {
+			// The grid has the engine's defaults where the field did not
+			// parse: its cells and floors would not be the form's.
+			return
+		}
 	}
 	var refused []store.RefusedCell
 	if g != nil {

@@ -104,6 +104,17 @@ func TestPreview(t *testing.T) {
 		{"bad fanout", func(v url.Values) { v.Set("fanouts", "10,x") }, "", "err-fanouts", "fanout"},
 		{"missing dataset", func(v url.Values) { v.Set("dataset", "nope") }, "", "err-dataset", "no dataset named"},
 		{"duplicate dims", func(v url.Values) { v.Set("dims", "16,16") }, "", "err-dims", "twice"},
+		// generate from preset with every variant ticked: a preset's
+		// dataset has no files yet, its floors come from its shape (ginex
+		// divided by its zero batches: 500)
+		{"generate with every variant", func(v url.Values) {
+			v.Set("dataset_mode", "generate")
+			v.Set("preset", "tiny")
+			v.Set("new_dataset", "fresh")
+			v.Set("mem_limits", "1MiB, 64MiB, none")
+			v.Set("skip_infeasible", "1")
+			v["variants"] = Variants()
+		}, ">48<", "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
