@@ -593,6 +593,18 @@ func TestRunPageAndActions(t *testing.T) {
 	if err != nil || nr.Attempt != 2 || nr.Status != store.StatusQueued {
 		t.Fatalf("retried run: %+v %v", nr, err)
 	}
+	// The run page's Retry button (htmx) goes to the new attempt too.
+	e.play(nr, 1, 1, store.StatusCancelled)
+	hreq := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/runs/%d/retry", nid), nil)
+	hreq.Header.Set(CSRFHeader, e.token)
+	hreq.Header.Set("HX-Request", "true")
+	hresp := e.request(hreq)
+	var hid int64
+	fmt.Sscanf(hresp.Header.Get("HX-Redirect"), "/runs/%d", &hid)
+	if hr, err := e.st.Run(context.Background(), hid); err != nil || hr.RetryOf != nid {
+		t.Fatalf("htmx retry of run %d: %d, HX-Redirect %q (run %+v, %v)", nid, hresp.StatusCode, hresp.Header.Get("HX-Redirect"), hr, err)
+	}
+	nid = hid
 	// Retrying a queued run is a conflict; cancelling it works once.
 	if resp := e.post(fmt.Sprintf("/runs/%d/retry", nid), nil); resp.StatusCode != http.StatusConflict {
 		t.Errorf("retry queued: %d", resp.StatusCode)

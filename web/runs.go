@@ -289,7 +289,9 @@ func (h *RunsHandler) Cancel(c *fiber.Ctx) error {
 	return doneOrRedirect(c, fmt.Sprintf("/runs/%d", id))
 }
 
-// Retry handles POST /runs/:id/retry: a new attempt joins the queue.
+// Retry handles POST /runs/:id/retry: a new attempt joins the queue, and
+// the browser goes to its page (HX-Redirect for the buttons, 303 for a
+// plain form): the retried run's page would show the run that ended.
 func (h *RunsHandler) Retry(c *fiber.Ctx) error {
 	id, err := idParam(c)
 	if err != nil {
@@ -299,7 +301,7 @@ func (h *RunsHandler) Retry(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return doneOrRedirect(c, fmt.Sprintf("/runs/%d", nr.ID))
+	return redirect(c, fmt.Sprintf("/runs/%d", nr.ID))
 }
 
 // doneOrRedirect answers an action: htmx buttons get 204 (the page's live
