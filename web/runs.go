@@ -328,12 +328,12 @@ func memoryKV(r store.Run) []views.KV {
 		return b(v)
 	}
 	kv := []views.KV{
-		{K: "host: budget · peak", V: budget(m.HostBudget) + " · " + b(m.HostPeak) + " (cgroup peak less device tiers and model step)"},
-		{K: "device: budget · tiers held", V: budget(m.DeviceBudget) + " · " + b(m.DeviceHeld) + deviceTierList(m.DeviceTiers)},
+		{K: "host: budget · peak", V: budget(m.HostBudget) + " · " + b(m.HostPeak) + " (cgroup peak less GPU tiers and model step)"},
+		{K: "gpu: budget · tiers held", V: budget(m.DeviceBudget) + " · " + b(m.DeviceHeld) + deviceTierList(m.DeviceTiers)},
 		{K: "outside the budgets: model step", V: b(m.ModelStep)},
 	}
 	if m.Allowance > 0 {
-		kv = append(kv, views.KV{K: "allowance (host + device + step) · cgroup peak", V: b(m.Allowance) + " · " + b(m.CgroupPeak)})
+		kv = append(kv, views.KV{K: "allowance (host + gpu + step) · cgroup peak", V: b(m.Allowance) + " · " + b(m.CgroupPeak)})
 	}
 	return kv
 }
