@@ -182,7 +182,7 @@ var tierOrder = []string{metrics.TierGPU, metrics.TierCPU, metrics.TierDiskCache
 func (c *Comparison) tierHits() Chart {
 	ch := Chart{ID: "tier-hits", Title: "Hit ratio per cache tier", XLabel: "variant · grid point", YLabel: "hits / lookups at the tier",
 		XType: "category", YType: "value", Kind: "bar",
-		Note: "For each tier, the lookups that reached it and were served there (hits / lookups), steady epochs, mean over repeated runs ± one standard deviation. The device tier counts rows read from the block device for the batch; the disk-resident tiers (disk cache, packed chunks, partition buffer) serve rows read from the variant's own files in the epoch and are shown as their own tiers."}
+		Note: "For each memory tier (gpu, cpu), the lookups that reached it and were served there (hits / lookups at the tier); for the ssd tier, the share of all lookups served from the SSD (read from the features file for the batch, through the page cache for a memory-mapped variant: every row that reaches it is served there, so its own ratio would be 1). Steady epochs, mean over repeated runs ± one standard deviation. The disk-resident tiers (disk cache, packed chunks, partition buffer) serve rows read from the variant's own files in the epoch and are shown as their own tiers."}
 	if c.noRuns(&ch) {
 		return ch
 	}
@@ -215,7 +215,7 @@ func (c *Comparison) tierHits() Chart {
 	ch.Categories = cats
 	for i, tier := range tiers {
 		col, mk := style(i + 1)
-		s := Series{Name: tier, Color: col, Marker: mk}
+		s := Series{Name: metrics.TierLabel(tier), Color: col, Marker: mk}
 		t := tier
 		for _, cl := range cells {
 			if cl == nil {
@@ -226,6 +226,11 @@ func (c *Comparison) tierHits() Chart {
 					return 0, false
 				}
 				tc := r.Digest.Tiers[t]
+				if t == metrics.TierDevice && r.Digest.Lookups > 0 {
+					// the last tier serves every row that reaches it: its
+					// share of all lookups is the number that says something
+					return float64(tc.Hits) / r.Digest.Lookups, true
+				}
 				return float64(tc.Hits) / float64(tc.Lookups), true
 			}))
 		}

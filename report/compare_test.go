@@ -98,8 +98,16 @@ func TestStagesHitsDiskAccuracy(t *testing.T) {
 		t.Errorf("hit ratio %v, want 0.5", *p.Y)
 	}
 	tiers := NewChartOrDie(t, cmp, "tier-hits")
-	if len(tiers.Series) != 2 || tiers.Series[0].Name != "cpu" || tiers.Series[1].Name != "device" {
+	// The tiers are gpu, cpu and ssd: none is called "device" (which
+	// means the GPU everywhere else). The ssd tier is the share of all
+	// lookups served from the SSD (its own hits over its own lookups are
+	// 1 by construction): gnndrive at 512 MiB read 700-100-100 = 500 of
+	// 1000 rows from it.
+	if len(tiers.Series) != 2 || tiers.Series[0].Name != "cpu" || tiers.Series[1].Name != "ssd" {
 		t.Errorf("tier series %v", tiers.Series)
+	}
+	if p := find(t, tiers, "ssd", "gnndrive · 512MiB"); p.Y == nil || math.Abs(*p.Y-0.5) > 1e-12 {
+		t.Errorf("gnndrive 512 MiB ssd tier %+v, want 0.5 of the lookups", p)
 	}
 	amp := NewChartOrDie(t, cmp, "amplification")
 	if p := find(t, amp, "pyg+", "1GiB"); math.Abs(*p.Y-2) > 1e-12 {

@@ -56,18 +56,19 @@ func memoryAccount(summary json.RawMessage) *metrics.MemoryAccount {
 }
 
 // memoryPeaks is the memory chart: per variant and grid point, the host
-// peak, the device tiers and the model step outside the budgets, stacked,
+// peak, the GPU tiers (the device budget's: "device" is not shown, it
+// would read as the SSD) and the model step outside the budgets, stacked,
 // in MiB.
 func (c *Comparison) memoryPeaks() Chart {
-	ch := Chart{ID: "memory", Title: "Memory by part: host, device and outside the budgets", XLabel: "variant · grid point", YLabel: "MiB at the run's peak",
+	ch := Chart{ID: "memory", Title: "Memory by part: host, GPU and outside the budgets", XLabel: "variant · grid point", YLabel: "MiB at the run's peak",
 		XType: "category", YType: "value", Kind: "stack",
-		Note: "Each run's memory contract (DESIGN §2): the host peak (the cgroup's peak less the device tiers and the model step, all three held in host memory here), the device tiers the variant placed in its device budget (GPU caches, device-side buffers and batch inputs), and the CPU model step held outside both budgets. At a grid point every variant has the same allowance — host budget + device budget + model step — and a variant whose tiers exceed the device budget records it as a deviation. Mean over repeated runs ± one standard deviation per layer; runs recorded before the memory account are left out."}
+		Note: "Each run's memory contract (DESIGN §2): the host peak (the cgroup's peak less the GPU tiers and the model step, all three held in host memory here), the GPU tiers the variant placed in its GPU budget (GPU caches, GPU-side buffers and batch inputs), and the CPU model step held outside both budgets. At a grid point every variant has the same allowance — host budget + GPU budget + model step — and a variant whose tiers exceed the GPU budget records it as a deviation. Mean over repeated runs ± one standard deviation per layer; runs recorded before the memory account are left out."}
 	part := map[string]func(MemoryRow) int64{
 		"host peak":                    func(m MemoryRow) int64 { return m.HostPeak },
-		"device tiers":                 func(m MemoryRow) int64 { return m.DeviceHeld },
+		"gpu tiers":                    func(m MemoryRow) int64 { return m.DeviceHeld },
 		"model step (outside budgets)": func(m MemoryRow) int64 { return m.ModelStep },
 	}
-	ch = c.stacked(ch, []string{"host peak", "device tiers", "model step (outside budgets)"}, func(l string) func(RunData) (float64, bool) {
+	ch = c.stacked(ch, []string{"host peak", "gpu tiers", "model step (outside budgets)"}, func(l string) func(RunData) (float64, bool) {
 		return func(r RunData) (float64, bool) {
 			if r.Memory == nil {
 				return 0, false

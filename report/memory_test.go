@@ -39,7 +39,7 @@ func TestMemoryChart(t *testing.T) {
 	if ch.Kind != "stack" || len(ch.Series) != 3 {
 		t.Fatalf("chart %+v", ch)
 	}
-	want := map[string]float64{"host peak": 300 - 60 - 20, "device tiers": 60, "model step (outside budgets)": 20}
+	want := map[string]float64{"host peak": 300 - 60 - 20, "gpu tiers": 60, "model step (outside budgets)": 20}
 	for _, s := range ch.Series {
 		var got *Point
 		for i := range s.Points {

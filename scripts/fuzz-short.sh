@@ -21,7 +21,7 @@ declare -A targets=(
   [experiments/slurm]="FuzzConfineNodeDataDir FuzzParseSqueue FuzzParseScontrolJob FuzzParseSacct"
   [engine/system/diskgnn]="FuzzParseOptions FuzzDecodeChunkHeader FuzzDecodeSample"  # its options; its chunk and offline-sample files as read back
   [engine/dataset]="FuzzNPYHeader FuzzLINQSLines FuzzOGBLines FuzzMeta FuzzBinaryChecks"
-  [web]="FuzzParseAuth FuzzDecodeForm"               # serve --auth-file; the new-experiment form (HTTP body to grid)
+  [web]="FuzzParseAuth FuzzDecodeForm FuzzPreview FuzzExampleStart"  # serve --auth-file; the new-experiment form (HTTP body to grid); its preview (and the submit's checks) and an example's Start page, with the real queue's checks
   [report]="FuzzParseFilter FuzzDecodeDigest"         # the filter bar (q=, runs=); digests stored with runs
   [store]="FuzzJSONMaps"                              # stages_json and tiers_json as read back
   [engine/accel]="FuzzParseProfile FuzzParseMode"     # accelerator profiles; --compute and the grid's compute axis

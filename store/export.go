@@ -310,7 +310,9 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 		header = append(header, "stage_"+strings.TrimSuffix(k, "_s")+"_s")
 	}
 	for _, k := range tierKeys {
-		header = append(header, "tier_"+k+"_lookups", "tier_"+k+"_hits")
+		// the device tier is shown as ssd (metrics.TierLabel): "device"
+		// means the GPU everywhere else
+		header = append(header, "tier_"+metrics.TierLabel(k)+"_lookups", "tier_"+metrics.TierLabel(k)+"_hits")
 	}
 	for _, k := range counterKeys {
 		header = append(header, "counter_"+k)

@@ -60,7 +60,7 @@ func finish(t *testing.T, s *store.Store, id int64, status string, epochS ...flo
 		for i, es := range epochS {
 			if err := tx.InsertEpoch(id, &metrics.EpochRecord{Epoch: i, Warmup: i == 0 && len(epochS) > 1, EpochS: es,
 				ValAcc: float64(i) / 10, TestAcc: float64(i) / 20,
-				Stages: map[string]float64{"inspect_s": 0.5}, Tiers: map[string]metrics.TierCount{"cpu": {Lookups: 10, Hits: 4}},
+				Stages: map[string]float64{"inspect_s": 0.5}, Tiers: map[string]metrics.TierCount{"cpu": {Lookups: 10, Hits: 4}, metrics.TierDevice: {Lookups: 6, Hits: 6}},
 				Counters: map[string]int64{"storage_MBps": int64(40 + i)}}); err != nil {
 				return err
 			}
@@ -342,7 +342,7 @@ func TestExportCSV(t *testing.T) {
 		cols []string
 	}{
 		{store.ExportRuns, 2, []string{"run_id", "system", "mem_limit_bytes", "status", "mean_epoch_s"}},
-		{store.ExportEpochs, 2, []string{"run_id", "epoch", "epoch_s", "stage_inspect_s", "tier_cpu_hits", "counter_storage_MBps"}},
+		{store.ExportEpochs, 2, []string{"run_id", "epoch", "epoch_s", "stage_inspect_s", "tier_cpu_hits", "tier_ssd_lookups", "tier_ssd_hits", "counter_storage_MBps"}},
 		{store.ExportSamples, 2, []string{"run_id", "t", "cpu_pct", "gpu_util_pct"}},
 	} {
 		var buf bytes.Buffer

@@ -52,33 +52,20 @@ func formConfig(in FormInput, meta dataset.Meta, dataDir string) train.Config {
 	return cfg
 }
 
-// defaultLimits are the form's first memory limits on a dataset: three
-// shares of its feature bytes (limitShares) at or above the floor of every
-// chosen variant (train.MinMemoryFor), so that each cell can start and the
-// runs are out of core where the floors allow it; when even the largest
-// share is below the floors, three doubling sizes from the floor.
+// defaultLimits are the form's first memory limits on a dataset: the
+// example's (ExampleLimits) from the floors of the chosen variants
+// (train.MinMemoryFor at the form's model, batch and fanout): shares of
+// the features from the lowest floor with headroom up to one every chosen
+// variant starts in, so the grid goes out of core where the floors allow
+// it; doubling sizes on a dataset whose features are below the floors.
 func defaultLimits(in FormInput, meta dataset.Meta, dataDir string) string {
 	cfg := formConfig(in, meta, dataDir)
-	var need int64
+	var floors []int64
 	for _, v := range in.Variants {
 		cfg.System = v
-		need = max(need, train.MinMemoryFor(cfg, meta))
+		floors = append(floors, train.MinMemoryFor(cfg, meta))
 	}
-	fb := meta.FeatureBytes()
-	var picked []string
-	for _, p := range limitShares {
-		if fb*int64(p)/100 >= need && len(picked) < 3 {
-			picked = append(picked, fmt.Sprintf("%d%%", p))
-		}
-	}
-	if len(picked) == 3 {
-		return strings.Join(picked, ", ")
-	}
-	p := int64(1 << 20)
-	for p < need {
-		p *= 2
-	}
-	return fmt.Sprintf("%s, %s, %s", units.Bytes(p), units.Bytes(2*p), units.Bytes(4*p))
+	return strings.Join(ExampleLimits(meta, floors), ", ")
 }
 
 // pastRuns indexes finished runs by variant for estimates: seconds per
@@ -342,11 +329,9 @@ func ownEstimate(r store.Run, elapsed float64) (float64, bool) {
 // preset's about to be generated.
 func metaOf(in FormInput, entries []dataset.Entry) (dataset.Meta, bool) {
 	if in.DatasetMode == "generate" {
-		cfg, err := dataset.Preset(in.Preset)
-		if err != nil {
-			return dataset.Meta{}, false
-		}
-		return dataset.Meta{Name: in.NewDataset, Nodes: cfg.Nodes, FeatureDim: cfg.FeatureDim}, true
+		m, ok := presetMeta(in.Preset)
+		m.Name = in.NewDataset
+		return m, ok
 	}
 	for _, e := range entries {
 		if e.Name == in.Dataset && e.Err == nil {
@@ -361,6 +346,13 @@ func (h *ExperimentsHandler) budgetView(ctx context.Context, f *views.Experiment
 	meta, ok := metaOf(in, entries)
 	if !ok {
 		return
+	}
+	for _, k := range []string{"dims", "batches", "fanouts"} {
+		if f.Errors[k] != "" {
+			// The grid has the engine's defaults where the field did not
+			// parse: its cells and floors would not be the form's.
+			return
+		}
 	}
 	var refused []store.RefusedCell
 	if g != nil {
@@ -399,6 +391,16 @@ func pendingOf(in FormInput, meta dataset.Meta) map[string]dataset.Meta {
 	}
 	return nil
 }
+
+// ExampleBatch and ExampleFanout are the batch size and fanout of the
+// example experiment (outcore serve writes it on first start) and the
+// new-experiment form's first values: one declaration for both, so the
+// form's first grid is the example's cell shape.
+const ExampleBatch = 1024
+
+// ExampleFanout is the example's and the form's first fanout (a new
+// slice on each call: callers may keep it).
+func ExampleFanout() []int { return []int{10, 5} }
 
 // withHeadroom is floor raised by a quarter: a floor (train.MinMemoryFor)
 // is a lower bound, and a variant's profiled plan may need a little more,

@@ -38,40 +38,29 @@ func TestBudgetPreview(t *testing.T) {
 	if !strings.Contains(est, "about 2m") || !strings.Contains(est, "cell(s) without one") {
 		t.Errorf("estimate %q (2 known cells × 2 repeats × 33 s)", est)
 	}
-	// The default limits are the smallest three shares of the features at
-	// or above every chosen variant's floor (train.MinMemoryFor, the
-	// submit's check); a dataset whose features are smaller than the
-	// floors gets doubling sizes from the floor.
+	// The default limits are the example's (ExampleLimits) from every
+	// chosen variant's floor (train.MinMemoryFor, the submit's check):
+	// the largest is at or above every floor; a dataset whose features
+	// are smaller than the floors gets doubling sizes from the floor.
 	for _, md := range []dataset.Meta{meta, {Name: "s", Nodes: 8192, FeatureDim: 32, Classes: 4, Train: 4000}} {
 		got := defaultLimits(in, md, t.TempDir())
 		cfg := formConfig(in, md, "")
+		var floors []int64
 		var need int64
 		for _, v := range in.Variants {
 			cfg.System = v
-			need = max(need, train.MinMemoryFor(cfg, md))
+			floors = append(floors, train.MinMemoryFor(cfg, md))
+			need = max(need, floors[len(floors)-1])
 		}
-		lims := strings.Split(got, ", ")
-		if len(lims) != 3 {
+		if want := strings.Join(ExampleLimits(md, floors), ", "); got != want {
+			t.Errorf("default limits on %s: %q, ExampleLimits %q", md.Name, got, want)
+		}
+		lims := splitList(got)
+		if len(lims) < 3 {
 			t.Fatalf("default limits on %s: %q", md.Name, got)
 		}
-		for i, l := range lims {
-			b, err := units.ParseMemLimit(l, md.FeatureBytes())
-			if err != nil || b < need {
-				t.Errorf("default limit %q on %s: %d bytes, below the floor %d (%v)", l, md.Name, b, need, err)
-			}
-			if i == 0 && strings.HasSuffix(l, "%") {
-				if p, _ := strconv.Atoi(strings.TrimSuffix(l, "%")); p > limitShares[0] {
-					prev := limitShares[0]
-					for _, s := range limitShares {
-						if s < p {
-							prev = s
-						}
-					}
-					if md.FeatureBytes()*int64(prev)/100 >= need {
-						t.Errorf("default limits on %s start at %s although %d%% is above the floor", md.Name, l, prev)
-					}
-				}
-			}
+		if b, err := units.ParseMemLimit(lims[len(lims)-1], md.FeatureBytes()); err != nil || b < need {
+			t.Errorf("default limits on %s: %q, the largest below the floor %d (%v)", md.Name, got, need, err)
 		}
 	}
 }
@@ -177,5 +166,46 @@ func TestGridEstimate(t *testing.T) {
 	past := pastRuns{"pyg+": {{limit: 0, secPerEpoch: 100}}, "ginex": {{limit: 0, secPerEpoch: 100}}}
 	if got := gridEstimate(g, meta, past, nil); !strings.Contains(got, "about "+units.Estimate(4*(200+priorRunOverheadSec))) || !strings.Contains(got, "from past runs") {
 		t.Fatalf("estimate from past runs %q", got)
+	}
+}
+
+// smallLike is the shape of the `small` preset, the default dataset of a
+// fresh data directory (meta only: the floors use the shape's bound).
+var smallLike = dataset.Meta{Name: "default", Nodes: 400000, Edges: 4849448, FeatureDim: 64, Classes: 16, Train: 39919, Val: 19781, Test: 39696}
+
+// TestFormDefaultsGoOutOfCore: the form's first grid is the example's
+// batch and fanout (one declaration), at the limits ExampleLimits picks
+// from the chosen variants' floors on the chosen dataset: below its
+// features where the floors allow, never 150/200/300 %.
+func TestFormDefaultsGoOutOfCore(t *testing.T) {
+	dir := t.TempDir()
+	in := defaultForm([]dataset.Entry{{Name: smallLike.Name, Meta: smallLike}}, dir)
+	if in.Batches != strconv.Itoa(ExampleBatch) || in.Fanouts != grid.FormatFanout(ExampleFanout()) {
+		t.Errorf("form batch %q fanout %q, the example's %d and %s", in.Batches, in.Fanouts, ExampleBatch, grid.FormatFanout(ExampleFanout()))
+	}
+	cfg := formConfig(in, smallLike, dir)
+	var floors []int64
+	for _, v := range in.Variants {
+		cfg.System = v
+		floors = append(floors, train.MinMemoryFor(cfg, smallLike))
+	}
+	if want := strings.Join(ExampleLimits(smallLike, floors), ", "); in.MemLimits != want {
+		t.Errorf("form limits %q, ExampleLimits of its variants' floors %q", in.MemLimits, want)
+	}
+	below := 0
+	for _, l := range splitList(in.MemLimits) {
+		b, err := units.ParseMemLimit(l, smallLike.FeatureBytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b < smallLike.FeatureBytes() {
+			below++
+		}
+	}
+	if below < 2 {
+		t.Errorf("form limits %q: %d below the %d bytes of features, want the grid out of core", in.MemLimits, below, smallLike.FeatureBytes())
+	}
+	if !in.SkipInfeasible {
+		t.Error("the form's first grid does not skip the cells below a floor, as the example does")
 	}
 }

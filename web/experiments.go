@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -174,23 +175,32 @@ func (h *ExperimentsHandler) formEnv() (FormEnv, []dataset.Entry) {
 	}, entries
 }
 
-// presetMeta is the meta a preset would generate (the checks of a grid on
-// a dataset about to be generated read it).
+// presetMeta is the meta a preset would generate, as its configuration
+// predicts it (the checks of a grid on a dataset about to be generated
+// read it): nodes and dimensions exactly, edges, classes and the splits'
+// sizes as expected (nodes × mean degree, nodes × each split's share), so
+// that a variant's floor is sized for the dataset it will run on.
 func presetMeta(name string) (dataset.Meta, bool) {
 	cfg, err := dataset.Preset(name)
 	if err != nil {
 		return dataset.Meta{}, false
 	}
-	return dataset.Meta{Nodes: cfg.Nodes, FeatureDim: cfg.FeatureDim,
+	share := func(f float64) int64 { return int64(float64(cfg.Nodes) * f) }
+	return dataset.Meta{Name: name, Nodes: cfg.Nodes, Edges: share(cfg.AvgDegree), FeatureDim: cfg.FeatureDim, Classes: cfg.Classes,
+		Train: share(cfg.TrainFrac), Val: share(cfg.ValFrac), Test: share(cfg.TestFrac),
 		Source: dataset.Source{Kind: "generator", Generator: &cfg, Preset: name}}, true
 }
 
-// defaultForm is the form as first shown: the first dataset, two variants
-// at three limits, two repeats.
+// defaultForm is the form as first shown: the first dataset, the
+// example's batch size and fanout (ExampleBatch, ExampleFanout), two
+// variants at the limits the example would pick from their floors
+// (defaultLimits), the cells below a floor skipped as the example's are,
+// two repeats.
 func defaultForm(entries []dataset.Entry, dataDir string) FormInput {
-	def := train.DefaultConfig() // one set of model defaults: the form's are the gridText files' and the API's
+	def := train.DefaultConfig()
 	in := FormInput{DatasetMode: "existing", Preset: "tiny", Model: def.Model, Variants: defaultVariants(),
-		MemLimits: "25%, 50%, 100%", Batches: strconv.Itoa(def.Batch), Fanouts: grid.FormatFanout(def.Fanout), Epochs: "3", Repeats: "2"}
+		MemLimits: "25%, 50%, 100%", Batches: strconv.Itoa(ExampleBatch), Fanouts: grid.FormatFanout(ExampleFanout()),
+		Epochs: "3", Repeats: "2", SkipInfeasible: true}
 	for _, e := range entries {
 		if e.Err == nil {
 			in.Dataset = e.Name
@@ -231,7 +241,7 @@ func formView(in FormInput, entries []dataset.Entry, g *grid.Grid, errs map[stri
 	}
 	f.Profiles = strings.Join(accel.ProfileNames(), ", ")
 	if g != nil {
-		f.Preview = views.Preview{Runs: g.Count(), Factors: Factors(g), Skip: in.SkipInfeasible}
+		f.Preview = views.Preview{Runs: g.Count(), Factors: Factors(g), Skip: in.SkipInfeasible, For: previewFor(g, errs)}
 	}
 	if len(errs) > 0 {
 		f.Preview.Problem = "Fix the fields marked in red."
@@ -240,6 +250,30 @@ func formView(in FormInput, entries []dataset.Entry, g *grid.Grid, errs map[stri
 		}
 	}
 	return f
+}
+
+// previewFor names the form a preview answers: the dataset, batch sizes
+// and fanouts of its grid (those whose field did not parse left out).
+func previewFor(g *grid.Grid, errs map[string]string) string {
+	var parts []string
+	if g.Dataset != "" {
+		parts = append(parts, "on "+g.Dataset)
+	}
+	if errs["batches"] == "" && len(g.Axes.BatchSize) > 0 {
+		var bs []string
+		for _, b := range g.Axes.BatchSize {
+			bs = append(bs, strconv.Itoa(b))
+		}
+		parts = append(parts, "batch "+strings.Join(bs, ", "))
+	}
+	if errs["fanouts"] == "" && len(g.Axes.Fanout) > 0 {
+		var fs []string
+		for _, f := range g.Axes.Fanout {
+			fs = append(fs, grid.FormatFanout(f))
+		}
+		parts = append(parts, "fanout "+strings.Join(fs, "; "))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // presetLabel names a preset with its size in a few words.
@@ -272,18 +306,68 @@ func (h *ExperimentsHandler) New(c *fiber.Ctx) error {
 }
 
 // Preview handles POST /experiments/preview: the run count and the inline
-// errors of the form as typed so far.
+// errors of the form as typed so far, answering the browser's request
+// number (preview_seq, echoed as the preview's data-seq). A preview that
+// fails is answered as a problem of the preview, never a 500 (the form
+// on screen stays as it is; the server log has the details).
 func (h *ExperimentsHandler) Preview(c *fiber.Ctx) error {
-	env, entries := h.formEnv()
-	in, err := readForm(c)
+	seq, err := previewSeq(c.FormValue("preview_seq"))
 	if err != nil {
-		return err
+		return fiber.NewError(fiber.StatusBadRequest, err.Error())
+	}
+	f, err := h.safePreview(c.UserContext(), c.Get(fiber.HeaderContentType), c.Body())
+	if err != nil {
+		return fiber.NewError(fiber.StatusBadRequest, err.Error())
+	}
+	f.Preview.Seq = seq
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return views.PreviewResponse(f).Render(c.UserContext(), c.Response().BodyWriter())
+}
+
+// previewSeq reads the browser's preview request number ("" = none).
+func previewSeq(s string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("preview_seq: %q is not a request number (a whole number from 0)", units.Clip(s, 40))
+	}
+	return n, nil
+}
+
+// previewOf is the preview of a form body (contentType its type): the
+// grid's run count, every field's problems, the cells that cannot start,
+// the estimate and the limits the form would offer. An error is a body
+// that is no form (DecodeForm).
+func (h *ExperimentsHandler) previewOf(ctx context.Context, contentType string, body []byte) (views.ExperimentForm, error) {
+	env, entries := h.formEnv()
+	in, err := DecodeForm(contentType, body)
+	if err != nil {
+		return views.ExperimentForm{}, err
 	}
 	g, errs := ValidateForm(in, env)
 	f := formView(in, entries, g, errs)
-	h.budgetView(c.UserContext(), &f, in, entries, g)
-	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	return views.PreviewResponse(f).Render(c.UserContext(), c.Response().BodyWriter())
+	h.budgetView(ctx, &f, in, entries, g)
+	return f, nil
+}
+
+// safePreview is previewOf with a panic answered as the preview's problem
+// (and logged): a bug in a check must not take the form's preview down.
+// FuzzPreview calls previewOf itself, so such a bug still fails a test.
+func (h *ExperimentsHandler) safePreview(ctx context.Context, contentType string, body []byte) (f views.ExperimentForm, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			lg := h.Log
+			if lg == nil {
+				lg = log.Default()
+			}
+			lg.Printf("preview: panic: %v\n%s", r, debug.Stack())
+			f, err = views.ExperimentForm{}, nil
+			f.Preview.Problem = fmt.Sprintf("The preview could not be computed for this form (%v): a bug, logged by the server. The fields are as you typed them; the submit checks them again.", r)
+		}
+	}()
+	return h.previewOf(ctx, contentType, body)
 }
 
 // Create handles POST /experiments: a form (re-shown with inline errors on

@@ -30,8 +30,10 @@ func variantNote(name string) string {
 }
 
 // defaultVariants are the variants the new-experiment form starts with:
-// the first registered (the papers' common baseline) and the last paper
-// variant before the reference pipeline.
+// the first two paper variants in display order, the papers' common
+// baseline (pyg+) and the system it was first the baseline of (Ginex
+// §5.1). Both start below the features of the default dataset at the
+// example's batch and fanout, so the form's first grid goes out of core.
 func defaultVariants() []string {
 	var papers []string
 	for _, v := range train.Variants() {
@@ -39,10 +41,7 @@ func defaultVariants() []string {
 			papers = append(papers, v.Name)
 		}
 	}
-	if len(papers) <= 1 {
-		return papers
-	}
-	return []string{papers[0], papers[len(papers)-1]}
+	return papers[:min(2, len(papers))]
 }
 
 // Models the form offers.
@@ -174,11 +173,17 @@ func ValidateForm(in FormInput, env FormEnv) (*grid.Grid, map[string]string) {
 	if axes.FeatureDim, err = parseInts(in.Dims); err != nil {
 		addErr("dims", "feature dimensions: "+err.Error())
 	}
+	// An empty batch or fanout field is an error: it must not silently
+	// become the engine's default (the grid would not be the form's).
 	if axes.BatchSize, err = parseInts(in.Batches); err != nil {
 		addErr("batches", "batch sizes: "+err.Error())
+	} else if len(axes.BatchSize) == 0 {
+		addErr("batches", fmt.Sprintf("batch sizes: give at least one (e.g. %d)", ExampleBatch))
 	}
 	if axes.Fanout, err = parseFanouts(in.Fanouts); err != nil {
 		addErr("fanouts", "fanouts: "+err.Error())
+	} else if len(axes.Fanout) == 0 {
+		addErr("fanouts", fmt.Sprintf("fanouts: give at least one (e.g. %s: neighbours per layer, outermost first)", grid.FormatFanout(ExampleFanout())))
 	}
 	base := map[string]any{}
 	if n, err := parseWhole(in.Epochs); err != nil {

@@ -79,6 +79,9 @@ func TestValidateFormNamesTheBadField(t *testing.T) {
 		{"fanouts", func(f *FormInput) { f.Fanouts = "10,5;10,5" }, "twice"},
 		{"epochs", func(f *FormInput) { f.Epochs = "1001" }, "from 1 to 1000"},
 		{"repeats", func(f *FormInput) { f.Repeats = "" }, "required"},
+		// an empty batch or fanout field is not silently the engine's default
+		{"batches", func(f *FormInput) { f.Batches = " , " }, "batch sizes: give at least one"},
+		{"fanouts", func(f *FormInput) { f.Fanouts = "" }, "fanouts: give at least one"},
 		{"", func(f *FormInput) { f.Repeats, f.Batches, f.Fanouts = "100", "1,2,3,4,5", "1;2;3;4" }, "at most 10000"},
 		{"mem_limits", func(f *FormInput) { f.MemLimits = "2MiB" }, "needs to start"},
 		{"mem_limits", func(f *FormInput) { f.MemLimits = "1e30" }, "largest memory limit, 1 PiB"},

@@ -104,6 +104,17 @@ func TestPreview(t *testing.T) {
 		{"bad fanout", func(v url.Values) { v.Set("fanouts", "10,x") }, "", "err-fanouts", "fanout"},
 		{"missing dataset", func(v url.Values) { v.Set("dataset", "nope") }, "", "err-dataset", "no dataset named"},
 		{"duplicate dims", func(v url.Values) { v.Set("dims", "16,16") }, "", "err-dims", "twice"},
+		// generate from preset with every variant ticked: a preset's
+		// dataset has no files yet, its floors come from its shape (ginex
+		// divided by its zero batches: 500)
+		{"generate with every variant", func(v url.Values) {
+			v.Set("dataset_mode", "generate")
+			v.Set("preset", "tiny")
+			v.Set("new_dataset", "fresh")
+			v.Set("mem_limits", "1MiB, 64MiB, none")
+			v.Set("skip_infeasible", "1")
+			v["variants"] = Variants()
+		}, ">48<", "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -582,6 +593,18 @@ func TestRunPageAndActions(t *testing.T) {
 	if err != nil || nr.Attempt != 2 || nr.Status != store.StatusQueued {
 		t.Fatalf("retried run: %+v %v", nr, err)
 	}
+	// The run page's Retry button (htmx) goes to the new attempt too.
+	e.play(nr, 1, 1, store.StatusCancelled)
+	hreq := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/runs/%d/retry", nid), nil)
+	hreq.Header.Set(CSRFHeader, e.token)
+	hreq.Header.Set("HX-Request", "true")
+	hresp := e.request(hreq)
+	var hid int64
+	fmt.Sscanf(hresp.Header.Get("HX-Redirect"), "/runs/%d", &hid)
+	if hr, err := e.st.Run(context.Background(), hid); err != nil || hr.RetryOf != nid {
+		t.Fatalf("htmx retry of run %d: %d, HX-Redirect %q (run %+v, %v)", nid, hresp.StatusCode, hresp.Header.Get("HX-Redirect"), hr, err)
+	}
+	nid = hid
 	// Retrying a queued run is a conflict; cancelling it works once.
 	if resp := e.post(fmt.Sprintf("/runs/%d/retry", nid), nil); resp.StatusCode != http.StatusConflict {
 		t.Errorf("retry queued: %d", resp.StatusCode)

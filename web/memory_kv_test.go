@@ -22,10 +22,10 @@ func TestRunSummaryShowsMemoryByPart(t *testing.T) {
 		got[kv.K] = kv.V
 	}
 	for k, want := range map[string]string{
-		"host: budget · peak":                            "256MiB · 280MiB",
-		"device: budget · tiers held":                    "100MiB · 80MiB (batch_inputs 20MiB, gpu_cache 60MiB)",
-		"outside the budgets: model step":                "40MiB",
-		"allowance (host + device + step) · cgroup peak": "396MiB · 400MiB",
+		"host: budget · peak":                         "256MiB · 280MiB",
+		"gpu: budget · tiers held":                    "100MiB · 80MiB (batch_inputs 20MiB, gpu_cache 60MiB)",
+		"outside the budgets: model step":             "40MiB",
+		"allowance (host + gpu + step) · cgroup peak": "396MiB · 400MiB",
 	} {
 		if !strings.HasPrefix(got[k], want) {
 			t.Errorf("%s: %q, want %q", k, got[k], want)

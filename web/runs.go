@@ -289,7 +289,9 @@ func (h *RunsHandler) Cancel(c *fiber.Ctx) error {
 	return doneOrRedirect(c, fmt.Sprintf("/runs/%d", id))
 }
 
-// Retry handles POST /runs/:id/retry: a new attempt joins the queue.
+// Retry handles POST /runs/:id/retry: a new attempt joins the queue, and
+// the browser goes to its page (HX-Redirect for the buttons, 303 for a
+// plain form): the retried run's page would show the run that ended.
 func (h *RunsHandler) Retry(c *fiber.Ctx) error {
 	id, err := idParam(c)
 	if err != nil {
@@ -299,7 +301,7 @@ func (h *RunsHandler) Retry(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return doneOrRedirect(c, fmt.Sprintf("/runs/%d", nr.ID))
+	return redirect(c, fmt.Sprintf("/runs/%d", nr.ID))
 }
 
 // doneOrRedirect answers an action: htmx buttons get 204 (the page's live
@@ -326,12 +328,12 @@ func memoryKV(r store.Run) []views.KV {
 		return b(v)
 	}
 	kv := []views.KV{
-		{K: "host: budget · peak", V: budget(m.HostBudget) + " · " + b(m.HostPeak) + " (cgroup peak less device tiers and model step)"},
-		{K: "device: budget · tiers held", V: budget(m.DeviceBudget) + " · " + b(m.DeviceHeld) + deviceTierList(m.DeviceTiers)},
+		{K: "host: budget · peak", V: budget(m.HostBudget) + " · " + b(m.HostPeak) + " (cgroup peak less GPU tiers and model step)"},
+		{K: "gpu: budget · tiers held", V: budget(m.DeviceBudget) + " · " + b(m.DeviceHeld) + deviceTierList(m.DeviceTiers)},
 		{K: "outside the budgets: model step", V: b(m.ModelStep)},
 	}
 	if m.Allowance > 0 {
-		kv = append(kv, views.KV{K: "allowance (host + device + step) · cgroup peak", V: b(m.Allowance) + " · " + b(m.CgroupPeak)})
+		kv = append(kv, views.KV{K: "allowance (host + gpu + step) · cgroup peak", V: b(m.Allowance) + " · " + b(m.CgroupPeak)})
 	}
 	return kv
 }

@@ -88,6 +88,21 @@ const (
 	TierDevice    = "device" // read from the block device for the batch (a miss everywhere else)
 )
 
+// TierSSD is the name the device tier is shown by, in charts, pages and
+// CSV headers: the rows read from the SSD (the block device holding the
+// features). Records keep "device" (TierDevice) as stored; "device"
+// means the GPU everywhere else a user reads it (the device budget).
+const TierSSD = "ssd"
+
+// TierLabel is the name a tier is shown by: gpu, cpu, ssd, or a
+// disk-resident tier's own name.
+func TierLabel(tier string) string {
+	if tier == TierDevice {
+		return TierSSD
+	}
+	return tier
+}
+
 // CounterRowsFilled is the epoch counter of feature rows a variant read
 // from the device ahead of their lookups, into a cache or buffer (Ginex's
 // switch, MariusGNN's partition loads): with the device and disk-resident

@@ -355,7 +355,8 @@ func exampleGrid(dir string) ([]byte, error) {
 	}
 	cfg := train.DefaultConfig()
 	cfg.Dataset, cfg.DataDir, cfg.Model = defaultDataset, dir, "sage"
-	cfg.Batch, cfg.Fanout, cfg.Layers = exampleBatch, exampleFanout, len(exampleFanout)
+	fanout := web.ExampleFanout()
+	cfg.Batch, cfg.Fanout, cfg.Layers = web.ExampleBatch, fanout, len(fanout)
 	var floors []int64
 	for _, s := range systems {
 		cfg.System = s
@@ -371,19 +372,18 @@ func exampleGrid(dir string) ([]byte, error) {
 		"axes": map[string]any{
 			"system":     systems,
 			"mem_limit":  web.ExampleLimits(meta, floors),
-			"batch_size": []int{exampleBatch},
-			"fanout":     []string{grid.FormatFanout(exampleFanout)},
+			"batch_size": []int{web.ExampleBatch},
+			"fanout":     []string{grid.FormatFanout(fanout)},
 			"repeat":     exampleRepeats,
 		},
 	}
 	return json.MarshalIndent(g, "", "  ")
 }
 
-// The example's settings (README "Quick start" counts its runs from them).
+// The example's settings (README "Quick start" counts its runs from
+// them); its batch size and fanout are web.ExampleBatch and
+// web.ExampleFanout, the form's first values too.
 const (
-	exampleBatch   = 1024
 	exampleEpochs  = 2
 	exampleRepeats = 2
 )
-
-var exampleFanout = []int{10, 5}

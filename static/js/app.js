@@ -71,6 +71,35 @@
     if (f && f.getAttribute && f.getAttribute("data-confirm") && !window.confirm(f.getAttribute("data-confirm"))) e.preventDefault();
   });
 
+  // --- The new-experiment form's preview answers the form on screen.
+  // Each preview request carries a number (preview_seq), echoed as the
+  // answer's data-seq; an answer older than the last request sent is
+  // dropped (hx-sync="this:replace" aborts the older request too). A form
+  // the browser restored (back, reload) with values other than those the
+  // page was rendered with is previewed again at once.
+  var previewSent = 0;
+  document.addEventListener("htmx:configRequest", function (e) {
+    if (e.detail.elt && e.detail.elt.id === "preview-box") e.detail.parameters["preview_seq"] = String(++previewSent);
+  });
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    if (!e.detail.elt || e.detail.elt.id !== "preview-box" || !e.detail.xhr) return;
+    var m = /data-seq="(\d+)"/.exec(e.detail.xhr.responseText || "");
+    if (m && +m[1] < previewSent) e.detail.shouldSwap = false;
+  });
+  function formRestored(form) {
+    return Array.prototype.some.call(form.elements, function (el) {
+      if (el.type === "checkbox" || el.type === "radio") return el.checked !== el.defaultChecked;
+      if (el.tagName === "SELECT") return Array.prototype.some.call(el.options, function (o) { return o.selected !== o.defaultSelected; });
+      if (el.type === "hidden") return false;
+      return "defaultValue" in el && el.value !== el.defaultValue;
+    });
+  }
+  function previewIfRestored() {
+    var form = document.getElementById("experiment-form");
+    if (form && document.getElementById("preview-box") && formRestored(form)) htmx.trigger(form, "change");
+  }
+  window.addEventListener("pageshow", previewIfRestored);
+
   // --- Charts.
   var charts = {}; // id -> echarts instance
   var chartTimer = null, chartBusy = false, chartAgain = false;

@@ -37,6 +37,8 @@ func i64(v int64) string { return strconv.FormatInt(v, 10) }
 
 func itoa(v int) string { return strconv.Itoa(v) }
 
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+
 // duration formats the time between two unix-ms instants (until 0 = now).
 func duration(sinceMS, untilMS int64) string {
 	if sinceMS == 0 {

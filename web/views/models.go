@@ -161,6 +161,12 @@ type Preview struct {
 	// variants (shares of its features above their floors), when the
 	// field holds others.
 	Suggested string
+	// For names the form the preview answers (dataset, batch sizes,
+	// fanouts), and Seq the browser's number of the request it answers
+	// (0 for the page's first render): app.js drops an answer older than
+	// the last request it sent, so the preview is the form on screen.
+	For string
+	Seq uint64
 }
 
 // CellMatrix is a grid's variants × memory limits.

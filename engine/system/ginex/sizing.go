@@ -81,7 +81,9 @@ type plan struct {
 func size(in sizingInput) plan {
 	o, ws := in.Opt, in.WS
 	nodes, rowBytes := in.Shape.Nodes, in.Shape.RowBytes()
-	p := plan{superbatch: min(o.superbatch, in.batches), readerBuf: in.readerBuf}
+	// At least one iteration per superbatch: a shape without training
+	// nodes (a preset's dataset before it exists) has no batches.
+	p := plan{superbatch: max(1, min(o.superbatch, in.batches)), readerBuf: in.readerBuf}
 	// Runtime files per iteration ≈ ids (8 B/node) + adj (≈ 3 blocks of
 	// int32 indices) + update; the storage budget caps the superbatch.
 	perIter := int64(ws.MeanInputs) * 24

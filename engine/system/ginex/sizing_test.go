@@ -169,3 +169,22 @@ func TestMinBudget(t *testing.T) {
 	}
 	systest.CheckMinBudget(t, feasible, mainPeak1, minMemory, fixtureShape)
 }
+
+// TestSizingWithoutTrainingNodes: a shape without a training split (a
+// preset's dataset before it is generated, as the dashboard's preview
+// sees it) has no batches; the plan still has a superbatch of one and the
+// floor is a number, not a division by zero.
+func TestSizingWithoutTrainingNodes(t *testing.T) {
+	opt := fixtureOptions(t, nil)
+	p := size(sizingInput{Sizing: kit.Sizing[options]{Budget: 256 * systest.MiB, WS: fixtureWS, Shape: fixtureShape, Opt: opt}, batches: 0, readerBuf: fixtureReaderBuf})
+	if p.superbatch != 1 || p.changesetsOverlap {
+		t.Errorf("no batches: superbatch %d, overlap %v; want 1, false", p.superbatch, p.changesetsOverlap)
+	}
+	shape := fixtureShape
+	shape.Train = 0
+	cfg := train.DefaultConfig()
+	cfg.System = Name
+	if need := minMemory(shape, cfg); need <= 0 {
+		t.Errorf("floor without training nodes: %d", need)
+	}
+}
