@@ -59,7 +59,7 @@ func memoryAccount(summary json.RawMessage) *metrics.MemoryAccount {
 // peak, the device tiers and the model step outside the budgets, stacked,
 // in MiB.
 func (c *Comparison) memoryPeaks() Chart {
-	ch := Chart{ID: "memory", Title: "Memory by part: host, device and outside the budgets", XLabel: "variant · grid point", YLabel: "MiB at the run's peak",
+	ch := Chart{ID: "memory", Title: "Memory by part: host, device and outside the budgets", XLabel: "variant · grid point", YLabel: "MiB at the run's peak", YUnit: "MiB",
 		XType: "category", YType: "value", Kind: "stack",
 		Note: "Each run's memory contract (DESIGN §2): the host peak (the cgroup's peak less the device tiers and the model step, all three held in host memory here), the device tiers the variant placed in its device budget (GPU caches, device-side buffers and batch inputs), and the CPU model step held outside both budgets. At a grid point every variant has the same allowance — host budget + device budget + model step — and a variant whose tiers exceed the device budget records it as a deviation. Mean over repeated runs ± one standard deviation per layer; runs recorded before the memory account are left out."}
 	part := map[string]func(MemoryRow) int64{
