@@ -378,6 +378,54 @@ func TestRunsViewBrush(t *testing.T) {
 	t.Logf("selection: %s", s.Text)
 }
 
+// TestRunTableColumnChooser: a run table's columns can be hidden and the
+// choice is remembered for that table on the next visit.
+func TestRunTableColumnChooser(t *testing.T) {
+	page, base, x := chartsPage(t)
+	visible := func(table, header string) bool {
+		return js[bool](t, page, fmt.Sprintf(`(() => {
+			const tb = document.getElementById(%q);
+			const i = Array.from(tb.tHead.rows[0].cells).findIndex(c => c.textContent.trim() === %q);
+			if (i < 0) throw new Error('no column ' + %q);
+			const cells = [tb.tHead.rows[0].cells[i]].concat(Array.from(tb.tBodies[0].rows).map(r => r.cells[i]));
+			const shown = cells.filter(c => c.getClientRects().length > 0).length;
+			if (shown !== 0 && shown !== cells.length) throw new Error(shown + ' of ' + cells.length + ' cells shown');
+			return shown > 0 })()`, table, header, header))
+	}
+	if !visible("queue", "Fanout") {
+		t.Fatal("the Fanout column is hidden before any choice")
+	}
+	if !js[bool](t, page, `!!document.querySelector('[data-columns-for="queue"] input[data-column="Fanout"]')`) {
+		t.Fatal("the run table has no column chooser with a Fanout box")
+	}
+	js[bool](t, page, `(() => { const c = document.querySelector('[data-columns-for="queue"] input[data-column="Fanout"]'); c.click(); return c.checked })()`)
+	if visible("queue", "Fanout") {
+		t.Error("Fanout still shows after it was unchecked")
+	}
+	if !visible("queue", "Variant") {
+		t.Error("hiding Fanout hid Variant too")
+	}
+	shootChart(t, page, "#queue", "queue-columns.png")
+	do(t, page, chromedp.Navigate(fmt.Sprintf("%s/experiments/%d", base, x.ID)))
+	waitJS(t, page, 10*time.Second, "the page", `!!document.getElementById('queue')`)
+	if visible("queue", "Fanout") {
+		t.Error("the hidden Fanout column shows again after a reload")
+	}
+	// another table keeps its own columns
+	do(t, page, chromedp.Navigate(base+"/runs"))
+	waitJS(t, page, 10*time.Second, "the runs list", `!!document.getElementById('runs-list')`)
+	if !visible("runs-list", "Variant") {
+		t.Error("the runs list hides Variant")
+	}
+	if !js[bool](t, page, `!!document.querySelector('[data-columns-for="runs-list"] input[data-column="Limit"]')`) {
+		t.Fatal("the runs list has no column chooser")
+	}
+	js[bool](t, page, `(() => { const c = document.querySelector('[data-columns-for="runs-list"] input[data-column="Limit"]'); c.click(); return true })()`)
+	if visible("runs-list", "Limit") {
+		t.Error("Limit still shows in the runs list after it was unchecked")
+	}
+}
+
 // TestChartsOnlyForVaryingAxes: an experiment that varies the variant and
 // the memory limit draws no chart against feature dimension or batch size,
 // and no card on the page is an empty chart.

@@ -628,6 +628,54 @@
     if (e.target && e.target.id === "group-by") loadRunsView();
   });
 
+  // --- Run tables choose their columns: a table[data-columns] with an id
+  // gets a "Columns" chooser before it; the headers unchecked are hidden
+  // by a style rule on the table's id (rows the live stream adds follow
+  // it) and remembered in localStorage per table.
+  function hiddenColumns(id) {
+    try { return JSON.parse(localStorage.getItem("outcore.columns." + id) || "[]"); } catch (e) { return []; }
+  }
+  function applyColumns(table) {
+    var hidden = hiddenColumns(table.id), rules = [];
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {
+      if (hidden.indexOf(th.textContent.trim()) >= 0) rules.push("#" + table.id + " tr > :nth-child(" + (i + 1) + ")");
+    });
+    var st = document.getElementById("columns-style-" + table.id);
+    if (!st) {
+      st = document.createElement("style");
+      st.id = "columns-style-" + table.id;
+      document.head.appendChild(st);
+    }
+    st.textContent = rules.length ? rules.join(",\n") + " { display: none; }" : "";
+  }
+  function setupColumns() {
+    document.querySelectorAll("table[data-columns][id]").forEach(function (table) {
+      if (!table.tHead || !table.tHead.rows.length) return;
+      applyColumns(table);
+      if (document.querySelector('[data-columns-for="' + table.id + '"]')) return;
+      var hidden = hiddenColumns(table.id);
+      var box = document.createElement("details");
+      box.className = "column-chooser";
+      box.setAttribute("data-columns-for", table.id);
+      box.innerHTML = "<summary>Columns</summary>" + Array.prototype.map.call(table.tHead.rows[0].cells, function (th) {
+        var name = th.textContent.trim();
+        if (!name) return "";
+        return "<label><input type=\"checkbox\" data-column=\"" + esc(name) + "\"" + (hidden.indexOf(name) >= 0 ? "" : " checked") + "> " + esc(name) + "</label>";
+      }).join("");
+      box.addEventListener("change", function (e) {
+        var name = e.target.getAttribute("data-column");
+        if (!name) return;
+        var h = hiddenColumns(table.id).filter(function (n) { return n !== name; });
+        if (!e.target.checked) h.push(name);
+        try { localStorage.setItem("outcore.columns." + table.id, JSON.stringify(h)); } catch (err) { /* private mode: this visit only */ }
+        applyColumns(document.getElementById(table.id) || table);
+      });
+      var anchor = table.closest(".table-scroll") || table;
+      anchor.parentNode.insertBefore(box, anchor);
+    });
+  }
+  document.addEventListener("htmx:afterSettle", setupColumns);
+
   // --- Elapsed time: <span data-since="unix ms" data-until="unix ms|">.
   function fmtDur(ms) {
     var s = Math.max(0, Math.round(ms / 1000));
@@ -648,6 +696,7 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     tick();
+    setupColumns();
     loadCharts();
     loadRunsView();
   });
