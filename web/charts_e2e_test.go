@@ -295,6 +295,7 @@ func TestChartZoomAndLogToggle(t *testing.T) {
 	if got := yType("time-to-accuracy", "xAxis"); got != "log" {
 		t.Errorf("after the log toggle the time axis is %q", got)
 	}
+	shootChart(t, page, `[data-chart-card="time-to-accuracy"]`, "chart-log-time-to-accuracy.png")
 	// the live redraw (a new baseline reloads every chart) keeps the choice
 	js[bool](t, page, `window.__drawn = 0; document.addEventListener('outcore:charts-drawn', () => window.__drawn++); const b = document.getElementById('baseline'); b.value = 'ginex'; b.dispatchEvent(new Event('change', {bubbles: true})); true`)
 	waitJS(t, page, 10*time.Second, "the charts to redraw", `window.__drawn > 0`)

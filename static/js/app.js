@@ -279,9 +279,13 @@
       });
     }
     var rotated = catAxis && (ch.categories || []).length > 5;
+    // rotated labels drop by their width × sin 28°: the axis name goes below the longest
+    var longest = 0;
+    (ch.categories || []).forEach(function (c) { longest = Math.max(longest, String(c).length); });
+    var nameGap = rotated ? Math.round(Math.max(58, 20 + longest * 6.4 * 0.47)) : 28;
     var xLog = ch.x_type === "log" || logX;
     var xAxis = {
-      name: ch.x_label + (logX ? " · log" : ""), nameLocation: "middle", nameGap: rotated ? 58 : 28,
+      name: ch.x_label + (logX ? " · log" : ""), nameLocation: "middle", nameGap: nameGap,
       type: catAxis ? "category" : (xLog ? "log" : "value"),
       axisLabel: { hideOverlap: true }
     };
@@ -302,7 +306,7 @@
     if (yAxis.type === "value") yAxis.min = 0;
     if (logY) { yAxis.logBase = logBase(yRange); yAxis.minorTick = { show: true }; yAxis.minorSplitLine = { show: true, lineStyle: { opacity: 0.4 } }; }
     if (ch.y_unit === "MiB" && yAxis.type === "value") binaryTicks(yAxis, [0, yTop], 1 << 20);
-    var bottom = rotated ? 86 : 52;
+    var bottom = rotated ? nameGap + 28 : 52;
     var opt = {
       animation: false,
       color: ch.series.map(function (s) { return s.color; }),
@@ -474,7 +478,9 @@
     if (!lv) return;
     var h = lv.group.getBoundingRect().height;
     var top = Math.ceil(4 + h + 14);
-    var height = 340 - 36 + top;
+    // the plot keeps its height (240 px) whatever the legend, the x
+    // labels and the slider take
+    var height = top + 240 + opt.grid.bottom;
     if (Math.abs(box.clientHeight - height) > 1) {
       box.style.height = height + "px";
       inst.resize();
@@ -499,7 +505,14 @@
     inst.setOption({ xAxis: { axisLabel: { customValues: vals }, axisTick: { customValues: vals } } });
   }
   window.addEventListener("resize", function () {
-    Object.keys(charts).forEach(function (k) { charts[k].resize(); });
+    Object.keys(charts).forEach(function (k) {
+      var inst = charts[k];
+      if (inst.isDisposed()) return;
+      inst.resize();
+      // the legend rewraps at the new width
+      var g = inst.getOption().grid[0];
+      fitLegend(inst, inst.getDom(), { grid: { top: g.top, bottom: g.bottom } });
+    });
   });
   document.addEventListener("change", function (e) {
     if (e.target && e.target.id === "baseline") {
