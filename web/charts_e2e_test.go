@@ -377,6 +377,20 @@ func TestRunsViewBrush(t *testing.T) {
 	}
 	shootChart(t, page, "#runs-view", "runs-view-brushed.png")
 	t.Logf("selection: %s", s.Text)
+	// a redraw (here: grouping by memory limit) keeps the brushed interval
+	choose(t, page, "group-by", "mem_limit")
+	waitJS(t, page, 10*time.Second, "the runs view to regroup", `document.getElementById('runs-parallel').dataset.groupBy === 'mem_limit'`)
+	if got := js[string](t, page, `document.getElementById('runs-selection').dataset.selected`); got != s.Want {
+		t.Errorf("after regrouping the page shows runs %q selected, want %q", got, s.Want)
+	}
+	// the peak memory axis ticks at binary steps
+	peak := js[axisTicks](t, page, `(() => {
+		const inst = echarts.getInstanceByDom(document.getElementById('runs-parallel'));
+		const i = inst.getOption().parallelAxis.findIndex(d => /^peak memory/.test(d.name));
+		const ax = inst.getModel().getComponent('parallelAxis', i).axis;
+		const labels = ax.getViewLabels();
+		return {Values: labels.map(l => l.tickValue), Labels: labels.map(l => l.formattedLabel)} })()`)
+	binarySteps(t, "runs view peak memory (MiB)", peak, 1<<20)
 }
 
 // TestRunTableColumnChooser: a run table's columns can be hidden and the

@@ -603,13 +603,20 @@
     if (!runsChart || runsChart.isDisposed()) { box.textContent = ""; runsChart = echarts.init(box, null, { renderer: "svg" }); }
     var axes = v.dims.map(function (d, i) {
       var name = d.name + (d.unit ? " (" + d.unit + ")" : "");
-      if (d.categories && d.categories.length) return { dim: i, name: name, type: "category", data: d.categories };
+      // an id by name: a brushed interval stays on its axis across redraws
+      if (d.categories && d.categories.length) return { id: "ax:" + name, dim: i, name: name, type: "category", data: d.categories };
       // the axis spans every group's runs (each group is its own series)
       var top = 0;
       v.lines.forEach(function (l) { if (typeof l.values[i] === "number") top = Math.max(top, l.values[i]); });
-      var max = 1;
-      if (top > 0) { var p = Math.pow(10, Math.floor(Math.log10(top * 1.05))); max = Math.ceil(top * 1.05 / p * 2) / 2 * p; }
-      return { dim: i, name: name, type: "value", min: 0, max: max, axisLabel: { formatter: fmtNum } };
+      var max = 1, interval;
+      if (top > 0 && d.unit === "MiB") {
+        // a size ticks at binary steps, as the charts' size axes do
+        interval = binaryStep(0, top * 1.05 * 1048576, 6) / 1048576;
+        max = Math.ceil(top * 1.05 / interval) * interval;
+      } else if (top > 0) { var p = Math.pow(10, Math.floor(Math.log10(top * 1.05))); max = Math.ceil(top * 1.05 / p * 2) / 2 * p; }
+      var ax = { id: "ax:" + name, dim: i, name: name, type: "value", min: 0, max: max, axisLabel: { formatter: fmtNum } };
+      if (interval) ax.interval = interval;
+      return ax;
     });
     var groups = {};
     v.lines.forEach(function (l) {
@@ -619,6 +626,11 @@
       return { name: g.key, type: "parallel", lineStyle: { width: 1.5, opacity: 0.7, color: g.color }, data: (groups[g.key] || { data: [] }).data };
     });
     runsLines = v.lines;
+    // the intervals brushed so far, by axis id, to brush again after the redraw
+    var brushed = [];
+    runsChart.getModel() && runsChart.getModel().eachComponent("parallelAxis", function (ax) {
+      if (ax.activeIntervals && ax.activeIntervals.length) brushed.push({ id: ax.id, intervals: ax.activeIntervals.map(function (iv) { return iv.slice(); }) });
+    });
     runsChart.setOption({
       animation: false,
       color: (v.groups || []).map(function (g) { return g.color; }),
@@ -628,6 +640,9 @@
       parallelAxis: axes,
       series: series
     }, true);
+    brushed.forEach(function (b) {
+      if (axes.some(function (a) { return a.id === b.id; })) runsChart.dispatchAction({ type: "axisAreaSelect", parallelAxisId: b.id, intervals: b.intervals });
+    });
     if (!runsChart.__brushing) {
       runsChart.__brushing = true;
       runsChart.on("axisareaselected", showRunsSelection);
