@@ -13,6 +13,13 @@ var ChartIDs = []string{
 	"hit-vs-mem", "tier-hits", "disk-read", "disk-read-kind", "amplification", "io-efficiency", "worker-time", "memory", "time-to-accuracy", "accuracy",
 }
 
+// ChartAxis is the grid axis along a chart's x ("mem_limit", "dim",
+// "batch_size"), or "" for a chart not drawn against one: where that axis
+// has a single value the chart has nothing to draw.
+func ChartAxis(id string) string {
+	return map[string]string{"epoch-vs-mem": "mem_limit", "epoch-vs-dim": "dim", "epoch-vs-batch": "batch_size"}[id]
+}
+
 // Chart builds one view by id; baseline names the variant the normalised
 // runtime divides by ("" = the first variant). ok is false for an unknown id.
 func (c *Comparison) Chart(id, baseline string) (Chart, bool) {
@@ -38,11 +45,11 @@ func hasMarks(ch Chart) bool {
 func (c *Comparison) chart(id, baseline string) (Chart, bool) {
 	switch id {
 	case "epoch-vs-mem":
-		return c.versus("mem_limit", id, "Epoch time vs memory limit", "GNNDrive Fig. 9, DiskGNN Fig. 9"), true
+		return c.versus(ChartAxis(id), id, "Epoch time vs memory limit", "GNNDrive Fig. 9, DiskGNN Fig. 9"), true
 	case "epoch-vs-dim":
-		return c.versus("dim", id, "Epoch time vs feature dimension", "GNNDrive Fig. 8"), true
+		return c.versus(ChartAxis(id), id, "Epoch time vs feature dimension", "GNNDrive Fig. 8"), true
 	case "epoch-vs-batch":
-		return c.versus("batch_size", id, "Epoch time vs batch size", "GNNDrive Fig. 10"), true
+		return c.versus(ChartAxis(id), id, "Epoch time vs batch size", "GNNDrive Fig. 10"), true
 	case "normalised":
 		return c.normalised(baseline), true
 	case "stages":
