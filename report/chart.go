@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -36,9 +37,41 @@ type Chart struct {
 	// XLogBase is the base of a log x axis (XType "log"): 2 where memory
 	// limits double.
 	XLogBase float64 `json:"x_log_base,omitempty"`
-	// Dodge asks renderers to shift each series a little sideways so that
-	// series sharing an x (a grid value) do not hide each other's markers.
+	// YUnit is the unit of the y values: "s" (a time), "MiB" (a size in
+	// mebibytes, ticked at binary steps), or "" (a ratio, a count, a share).
+	YUnit string `json:"y_unit,omitempty"`
+	// Dodge asks the figures (SVG, PDF) to shift each whole series — line,
+	// markers and error bars together — a little sideways so that series
+	// sharing an x (a grid value) do not hide each other's markers. The
+	// dashboard draws every mark at its value instead (a marker on its
+	// line, where the axis says) and names the series sharing a point in
+	// its tooltip.
 	Dodge bool `json:"dodge,omitempty"`
+}
+
+// LogAxes are the axes ("x", "y") a viewer may switch to a log scale: the
+// time axes (unit "s") on a numeric scale. A y axis qualifies only on a
+// line or scatter chart: bars and stacks measure lengths from zero, which a
+// log axis does not have.
+func (ch Chart) LogAxes() []string {
+	var out []string
+	if ch.XUnit == "s" && ch.XType != "category" {
+		out = append(out, "x")
+	}
+	if ch.YUnit == "s" && (ch.Kind == "line" || ch.Kind == "scatter") {
+		out = append(out, "y")
+	}
+	return out
+}
+
+// MarshalJSON writes the chart with its log_axes (LogAxes), so the
+// browser offers a log toggle exactly where this package allows one.
+func (ch Chart) MarshalJSON() ([]byte, error) {
+	type plain Chart
+	return json.Marshal(struct {
+		plain
+		LogAxes []string `json:"log_axes,omitempty"`
+	}{plain(ch), ch.LogAxes()})
 }
 
 // Series is one line, bar group or stack layer.

@@ -13,6 +13,13 @@ var ChartIDs = []string{
 	"hit-vs-mem", "tier-hits", "disk-read", "disk-read-kind", "amplification", "io-efficiency", "worker-time", "memory", "time-to-accuracy", "accuracy",
 }
 
+// ChartAxis is the grid axis along a chart's x ("mem_limit", "dim",
+// "batch_size"), or "" for a chart not drawn against one: where that axis
+// has a single value the chart has nothing to draw.
+func ChartAxis(id string) string {
+	return map[string]string{"epoch-vs-mem": "mem_limit", "epoch-vs-dim": "dim", "epoch-vs-batch": "batch_size"}[id]
+}
+
 // Chart builds one view by id; baseline names the variant the normalised
 // runtime divides by ("" = the first variant). ok is false for an unknown id.
 func (c *Comparison) Chart(id, baseline string) (Chart, bool) {
@@ -38,11 +45,11 @@ func hasMarks(ch Chart) bool {
 func (c *Comparison) chart(id, baseline string) (Chart, bool) {
 	switch id {
 	case "epoch-vs-mem":
-		return c.versus("mem_limit", id, "Epoch time vs memory limit", "GNNDrive Fig. 9, DiskGNN Fig. 9"), true
+		return c.versus(ChartAxis(id), id, "Epoch time vs memory limit", "GNNDrive Fig. 9, DiskGNN Fig. 9"), true
 	case "epoch-vs-dim":
-		return c.versus("dim", id, "Epoch time vs feature dimension", "GNNDrive Fig. 8"), true
+		return c.versus(ChartAxis(id), id, "Epoch time vs feature dimension", "GNNDrive Fig. 8"), true
 	case "epoch-vs-batch":
-		return c.versus("batch_size", id, "Epoch time vs batch size", "GNNDrive Fig. 10"), true
+		return c.versus(ChartAxis(id), id, "Epoch time vs batch size", "GNNDrive Fig. 10"), true
 	case "normalised":
 		return c.normalised(baseline), true
 	case "stages":
@@ -54,8 +61,10 @@ func (c *Comparison) chart(id, baseline string) (Chart, bool) {
 	case "tier-hits":
 		return c.tierHits(), true
 	case "disk-read":
-		return c.perCell(id, "Disk read per epoch", "MiB read from the device per epoch",
-			"DiskGNN Table 1", mean("bytes_read", 1.0/(1<<20))), true
+		ch := c.perCell(id, "Disk read per epoch", "MiB read from the device per epoch",
+			"DiskGNN Table 1", mean("bytes_read", 1.0/(1<<20)))
+		ch.YUnit = "MiB"
+		return ch, true
 	case "disk-read-kind":
 		return c.diskReadKind(), true
 	case "amplification":
@@ -142,7 +151,7 @@ func (c *Comparison) normalised(baseline string) Chart {
 // diskReadKind is the device reads per epoch by file kind: features,
 // topology and the rest (DiskGNN Table 1, split as DESIGN §5 measures it).
 func (c *Comparison) diskReadKind() Chart {
-	ch := Chart{ID: "disk-read-kind", Title: "Disk read per epoch by file kind", XLabel: "variant · grid point", YLabel: "MiB read from the device per epoch",
+	ch := Chart{ID: "disk-read-kind", Title: "Disk read per epoch by file kind", XLabel: "variant · grid point", YLabel: "MiB read from the device per epoch", YUnit: "MiB",
 		XType: "category", YType: "value", Kind: "stack",
 		Note: "Bytes read from the block device per steady epoch: feature files (features.bin and a variant's own copies of feature rows), topology files (indices, a neighbour cache on disk) and the rest of the process's reads (runtime files and others), mean over repeated runs ± one standard deviation per layer; n in the tooltip and CSV. Direct I/O is counted exactly; memory-mapped files by the page-fault reads of the threads that touch them (DESIGN §5). After DiskGNN Table 1." + legacyNote}
 	key := map[string]string{"features": "feature_bytes_read", "topology": "topology_bytes_read", "other": "other_bytes_read"}
@@ -154,7 +163,7 @@ func (c *Comparison) diskReadKind() Chart {
 // workerTime is the busy and wait worker-seconds of the sampling and
 // extracting stages per epoch (DESIGN §5).
 func (c *Comparison) workerTime() Chart {
-	ch := Chart{ID: "worker-time", Title: "Sampler and extractor time: busy and waiting", XLabel: "variant · grid point", YLabel: "worker-seconds per epoch",
+	ch := Chart{ID: "worker-time", Title: "Sampler and extractor time: busy and waiting", XLabel: "variant · grid point", YLabel: "worker-seconds per epoch", YUnit: "s",
 		XType: "category", YType: "value", Kind: "stack",
 		Note: "Worker-seconds per steady epoch of the sampling and extracting stages, summed over each stage's workers (sampling goroutines, extractors, gather threads): busy is their CPU time, wait the rest of the time they belonged to the stage — blocked on queues, on the device, on another worker's reads, or runnable without a core (DESIGN §5). Mean over repeated runs ± one standard deviation per layer." + legacyNote}
 	key := map[string]string{"sample busy": "sample_busy_s", "sample wait": "sample_wait_s", "extract busy": "extract_busy_s", "extract wait": "extract_wait_s"}
@@ -245,7 +254,7 @@ func (c *Comparison) tierHits() Chart {
 // its mean wall-clock time and mean validation accuracy over the repeated
 // runs that reached it, error bars ± one standard deviation of the accuracy.
 func (c *Comparison) timeToAccuracy() Chart {
-	ch := Chart{ID: "time-to-accuracy", Title: "Time to accuracy", XLabel: "time since run start (s)", YLabel: "validation accuracy",
+	ch := Chart{ID: "time-to-accuracy", Title: "Time to accuracy", XLabel: "time since run start (s)", YLabel: "validation accuracy", XUnit: "s",
 		XType: "value", YType: "value", Kind: "line",
 		Note: "Validation accuracy after each epoch against the wall-clock time at the end of that epoch (evaluation included); each point is the mean over the repeated runs that reached that epoch (x: mean time, y: mean accuracy, error bars ± one standard deviation of the accuracy, n in the tooltip and CSV). OOM runs are left out. After GNNDrive Fig. 14."}
 	type group struct {

@@ -10,7 +10,7 @@ import (
 // the other varying axes), mean ± sd over repeats, OOM and failed cells marked.
 func (c *Comparison) versus(axisKey, id, title, ref string) Chart {
 	ax := axisByKey(axisKey)
-	ch := Chart{ID: id, Title: title, XLabel: ax.label, YLabel: "epoch time (s)", XType: "category", YType: "value", Kind: "line",
+	ch := Chart{ID: id, Title: title, XLabel: ax.label, YLabel: "epoch time (s)", YUnit: "s", XType: "category", YType: "value", Kind: "line",
 		Note: "Mean epoch time of the steady (non-warm-up) epochs of each run; points are the mean over repeated runs, error bars ± one sample standard deviation, n runs per point in the tooltip and CSV. ✕ marks a cell where every run ran out of memory (OOM), ! where runs failed. After " + ref + "."}
 	if c.noRuns(&ch) {
 		return ch

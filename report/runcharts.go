@@ -79,7 +79,7 @@ func perEpochStack(ch Chart, epochs []store.Epoch, layers []string, f func(layer
 
 // runReads is the device reads of each epoch by file kind.
 func runReads(epochs []store.Epoch) Chart {
-	ch := Chart{ID: "run-reads", Title: "Disk read per epoch by file kind", XLabel: "epoch", YLabel: "MiB",
+	ch := Chart{ID: "run-reads", Title: "Disk read per epoch by file kind", XLabel: "epoch", YLabel: "MiB", YUnit: "MiB",
 		XType: "category", YType: "value", Kind: "stack",
 		Note: "Bytes each epoch read from the block device (one run, n = 1): feature files, topology files and the rest of the process's reads; evaluation excluded. Direct I/O is counted exactly, memory-mapped files by the page-fault reads of the threads that touch them (DESIGN §5)."}
 	return perEpochStack(ch, epochs, []string{"features", "topology", "other"}, func(l string, e metrics.EpochRecord) float64 {
@@ -96,7 +96,7 @@ func runReads(epochs []store.Epoch) Chart {
 // runWorkers is each epoch's busy and wait worker-seconds of sampling and
 // extracting.
 func runWorkers(epochs []store.Epoch) Chart {
-	ch := Chart{ID: "run-workers", Title: "Samplers and extractors: busy and waiting", XLabel: "epoch", YLabel: "worker-seconds",
+	ch := Chart{ID: "run-workers", Title: "Samplers and extractors: busy and waiting", XLabel: "epoch", YLabel: "worker-seconds", YUnit: "s",
 		XType: "category", YType: "value", Kind: "stack",
 		Note: "Worker-seconds of each epoch's sampling and extracting stages, summed over their workers (one run, n = 1): busy is CPU time, wait the rest of the time the workers belonged to the stage — blocked on queues, the device, other workers' reads, or waiting for a core (DESIGN §5)."}
 	return perEpochStack(ch, epochs, []string{"sample busy", "sample wait", "extract busy", "extract wait"}, func(l string, e metrics.EpochRecord) float64 {
@@ -219,6 +219,7 @@ func runMemory(run store.Run, samples []store.Sample) Chart {
 				return float64(*s.GPUMemBytes) / (1 << 20), true
 			}},
 		})
+	ch.YUnit = "MiB"
 	if ch.Empty != "" || run.MemLimitBytes <= 0 {
 		return ch
 	}

@@ -41,13 +41,13 @@ const scaleShareTolerance = 0.02
 // them (share 0: the runs without a limit). Points are means over the
 // repeats, ± one standard deviation; OOM and failed cells are marked.
 func ScaleChart(id string, sets []ScaleSet, share float64) (Chart, error) {
-	var title, ylabel string
+	var title, ylabel, yunit string
 	var f func(RunData) (float64, bool)
 	switch id {
 	case "scale-epoch":
-		title, ylabel, f = "Epoch time vs dataset size", "epoch time (s)", mean("epoch_s", 1)
+		title, ylabel, yunit, f = "Epoch time vs dataset size", "epoch time (s)", "s", mean("epoch_s", 1)
 	case "scale-read":
-		title, ylabel, f = "Disk read per epoch vs dataset size", "MiB read from the device per epoch", mean("bytes_read", 1.0/(1<<20))
+		title, ylabel, yunit, f = "Disk read per epoch vs dataset size", "MiB read from the device per epoch", "MiB", mean("bytes_read", 1.0/(1<<20))
 	default:
 		return Chart{}, fmt.Errorf("scale figure %q: want one of %s", id, strings.Join(ScaleChartIDs, ", "))
 	}
@@ -58,7 +58,7 @@ func ScaleChart(id string, sets []ScaleSet, share float64) (Chart, error) {
 	if share > 0 {
 		shareWord = fmt.Sprintf("memory limit %g %% of the feature bytes", share*100)
 	}
-	ch := Chart{ID: id, Title: title + " (" + shareWord + ")", XLabel: "dataset feature bytes", YLabel: ylabel,
+	ch := Chart{ID: id, Title: title + " (" + shareWord + ")", XLabel: "dataset feature bytes", YLabel: ylabel, YUnit: yunit,
 		XType: "value", YType: "value", Kind: "line", XFormat: "bytes", XUnit: "bytes", Dodge: true,
 		Note: "Each variant at one memory share across datasets of different sizes: x is the dataset's feature bytes, y the mean over the repeated runs of the steady epochs' " +
 			map[string]string{"scale-epoch": "epoch time", "scale-read": "bytes read from the block device"}[id] +

@@ -670,7 +670,13 @@ func experimentView(e store.Experiment, runs []store.Run, baseline string) views
 			continue // the table below the charts
 		}
 		ch, _ := frames.Chart(id, baseline)
-		v.Charts = append(v.Charts, chartSlot(base, ch, id == "time-to-accuracy" || id == "stages" || id == "stage-time"))
+		slot := chartSlot(base, ch, id == "time-to-accuracy" || id == "stages" || id == "stage-time")
+		// the runs are the grid's cells from the start: an axis they do
+		// not vary gets no chart, not even an empty frame until charts.json
+		if ax := report.ChartAxis(id); ax != "" && len(runs) > 0 && !cmp.Varies(ax) {
+			slot.Hidden = true
+		}
+		v.Charts = append(v.Charts, slot)
 	}
 	return v
 }

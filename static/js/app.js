@@ -123,7 +123,12 @@
     chartBusy = true;
     fetch(url, { headers: { "Accept": "application/json" } })
       .then(function (r) { if (!r.ok) throw new Error(r.status + " " + r.statusText); return r.json(); })
-      .then(function (data) { (data.charts || []).forEach(drawChart); drawCaveats(data.caveats); loadRunsView(); })
+      .then(function (data) {
+        (data.charts || []).forEach(drawChart);
+        drawCaveats(data.caveats);
+        document.dispatchEvent(new CustomEvent("outcore:charts-drawn"));
+        loadRunsView();
+      })
       .catch(function (err) { console.error("charts:", err); })
       .then(function () {
         chartBusy = false;
@@ -159,7 +164,7 @@
     return String(Math.round(v * 1000) / 1000);
   }
 
-  function tooltip(ch, s, p) {
+  function tooltip(ch, s, p, also) {
     var lines = ["<b>" + esc(s.name) + "</b>" + (s.parent ? " <span style='color:#666'>(part of " + esc(s.parent) + ")</span>" : ""), esc(p.label || "")];
     if (p.y !== null && p.y !== undefined) {
       var line = "mean " + fmtNum(p.y);
@@ -169,6 +174,7 @@
     lines.push("n = " + p.n + (p.status && p.status !== "ok" ? " · " + p.status : ""));
     if (p.detail) lines.push(esc(p.detail));
     if (p.runs && p.runs.length) lines.push("runs " + p.runs.slice(0, 12).join(", ") + (p.runs.length > 12 ? "…" : ""));
+    if (also && also.length) lines.push("<span style='color:#666'>same point: " + also.map(esc).join(", ") + "</span>");
     return lines.join("<br>");
   }
   function esc(s) {
@@ -176,17 +182,37 @@
   }
 
   // Build the ECharts option for one chart of report/chart.go.
-  function option(ch) {
+  function option(ch, view) {
     var isBar = ch.kind === "bar" || ch.kind === "stack";
     var layers = ch.series.filter(function (s) { return s.role !== "marker"; });
     var nGroups = ch.kind === "bar" ? layers.length : 1;
     var catAxis = ch.x_type === "category";
     var many = false;
     ch.series.forEach(function (s) { if (s.points.length > 60) many = true; });
-    // Dodge: series sharing an x are drawn a few pixels apart so that no
-    // marker or OOM cross hides another (the data keep their x).
-    var nLines = ch.series.length;
-    function dodgePx(si) { return ch.dodge && !isBar && nLines > 1 ? (si - (nLines - 1) / 2) * 7 : 0; }
+    // Every mark sits at its value: a marker on its line, where the axes
+    // say. (Series once "dodged" by a symbol offset drew markers pixels
+    // beside their lines — 4.5 MiB off on a memory axis.) Series that
+    // share a point are named together in its tooltip instead.
+    var logX = !catAxis && view.log.x, logY = view.log.y;
+    // the top of the data: a stack's total, or a value with its error bar;
+    // yRange spans the positive values (a log axis's range)
+    var yTop = 0, stackTop = {}, yRange = [Infinity, 0];
+    ch.series.forEach(function (s) { s.points.forEach(function (p) { if (p.y > 0) { yRange[0] = Math.min(yRange[0], p.y); yRange[1] = Math.max(yRange[1], p.y); } }); });
+    ch.series.forEach(function (s) {
+      s.points.forEach(function (p) {
+        if (p.y === null || p.y === undefined) return;
+        if (ch.kind === "stack" && s.role !== "marker") { stackTop[p.x] = (stackTop[p.x] || 0) + p.y; yTop = Math.max(yTop, stackTop[p.x] + (p.sd || 0)); }
+        else yTop = Math.max(yTop, p.y + (p.sd || 0));
+      });
+    });
+    function sharing(s, p) {
+      if (isBar || p.y === null || p.y === undefined) return [];
+      return ch.series.filter(function (o) {
+        return o !== s && o.role !== "marker" && o.points.some(function (q) {
+          return q.x === p.x && q.y !== null && q.y !== undefined && Math.abs(q.y - p.y) <= 0.015 * (yTop || 1);
+        });
+      }).map(function (o) { return o.name; });
+    }
     var series = [], legend = [], seen = {};
     var marks = []; // error bars and status words, drawn by one custom series
     var wordLevels = {}; // status words already placed at an x (and bar slot)
@@ -212,7 +238,7 @@
         name: s.name, type: isBar ? "bar" : "line", data: data,
         itemStyle: { color: s.color, borderColor: isBar ? "#3c3c3c" : s.color, borderWidth: isBar ? 0.5 : 1 },
         emphasis: { focus: "series" },
-        tooltip: { formatter: function (prm) { return tooltip(ch, s, prm.data.point); } }
+        tooltip: { formatter: function (prm) { return tooltip(ch, s, prm.data.point, sharing(s, prm.data.point)); } }
       };
       if (isBar) {
         if (ch.kind === "stack") ser.stack = s.stack || "stack";
@@ -220,7 +246,6 @@
       } else {
         ser.symbol = s.marker === "none" ? "none" : (symbols[s.marker] || "circle");
         ser.symbolSize = 8;
-        ser.symbolOffset = [dodgePx(si), 0];
         ser.showSymbol = !many && s.marker !== "none";
         ser.connectNulls = false;
         ser.lineStyle = { color: s.color, width: 1.8, type: dashes[s.dash || 0] };
@@ -233,7 +258,7 @@
           var base = 0;
           if (ch.kind === "stack") { base = stackBase[p.x] || 0; stackBase[p.x] = base + p.y; }
           if (p.n > 1 && p.sd > 0) {
-            marks.push({ kind: "err", x: p.x, y: base + p.y, sd: p.sd, slot: slot, dx: dodgePx(si), color: isBar ? "#222" : s.color });
+            marks.push({ kind: "err", x: p.x, y: base + p.y, sd: p.sd, slot: slot, color: isBar ? "#222" : s.color });
           }
         } else if (statusWord[p.status] && !(ch.kind === "stack" && !firstLayer)) {
           // Words of several series at one x (and bar slot) are stacked
@@ -242,7 +267,7 @@
           var wk = p.x + "|" + slot;
           var level = wordLevels[wk] || 0;
           wordLevels[wk] = level + 1;
-          marks.push({ kind: "word", x: p.x, y: 0, word: statusWord[p.status], slot: slot, dx: dodgePx(si), color: s.color, bar: isBar && ch.kind === "bar", level: level });
+          marks.push({ kind: "word", x: p.x, y: 0, word: statusWord[p.status], slot: slot, color: s.color, bar: isBar && ch.kind === "bar", level: level });
         }
       });
     });
@@ -253,14 +278,18 @@
         encode: { x: 0, y: 1 },
         renderItem: function (params, api) {
           var m = marks[api.value(2)];
-          var pt = api.coord([m.x, m.y]);
-          var x = pt[0] + (m.dx || 0);
+          var cs = params.coordSys, bottom = cs.y + cs.height;
+          // x from the value; y from the value, or the plot's floor for a
+          // status word (y 0, which a log axis does not have)
+          var pt = api.coord([m.x, m.y > 0 ? m.y : yTop || 1]);
+          if (m.kind === "word") pt[1] = logY ? bottom : api.coord([m.x, 0])[1];
+          var x = pt[0];
           if (catAxis && nGroups > 1) {
             var catW = api.size([1, 0])[0], barW = catW * 0.8 / nGroups;
             x += (m.slot - (nGroups - 1) / 2) * barW;
           }
           if (m.kind === "err") {
-            var lo = api.coord([m.x, m.y - m.sd])[1], hi = api.coord([m.x, m.y + m.sd])[1];
+            var lo = logY && m.y - m.sd <= 0 ? bottom : api.coord([m.x, m.y - m.sd])[1], hi = api.coord([m.x, m.y + m.sd])[1];
             var st = { stroke: m.color, lineWidth: 1.2 };
             return { type: "group", children: [
               { type: "line", shape: { x1: x, y1: lo, x2: x, y2: hi }, style: st },
@@ -278,38 +307,165 @@
         }
       });
     }
+    var rotated = catAxis && (ch.categories || []).length > 5;
+    // rotated labels drop by their width × sin 28°: the axis name goes below the longest
+    var longest = 0;
+    (ch.categories || []).forEach(function (c) { longest = Math.max(longest, String(c).length); });
+    var nameGap = rotated ? Math.round(Math.max(58, 20 + longest * 6.4 * 0.47)) : 28;
+    var xLog = ch.x_type === "log" || logX;
     var xAxis = {
-      name: ch.x_label, nameLocation: "middle", nameGap: catAxis && ch.categories && ch.categories.length > 5 ? 58 : 28,
-      type: catAxis ? "category" : (ch.x_type === "log" ? "log" : "value"),
+      name: ch.x_label + (logX ? " · log" : ""), nameLocation: "middle", nameGap: nameGap,
+      type: catAxis ? "category" : (xLog ? "log" : "value"),
       axisLabel: { hideOverlap: true }
     };
-    if (ch.x_type === "log") xAxis.logBase = ch.x_log_base || 10;
+    if (xLog) xAxis.logBase = ch.x_type === "log" ? (ch.x_log_base || 10) : logBase(extentOf(ch, "x"));
     if (ch.x_format === "bytes") xAxis.axisLabel.formatter = fmtBytes;
     if (catAxis) {
       xAxis.data = ch.categories || [];
       xAxis.axisLabel.interval = 0;
-      if ((ch.categories || []).length > 5) xAxis.axisLabel.rotate = 28;
+      if (rotated) xAxis.axisLabel.rotate = 28;
     } else {
       xAxis.scale = true;
+      if (ch.x_format === "bytes" && !xLog) binaryTicks(xAxis, extentOf(ch, "x"), 1);
     }
-    return {
+    var yAxis = {
+      type: ch.y_type === "log" || logY ? "log" : "value", name: ch.y_label + (logY ? " · log" : ""), nameLocation: "middle", nameGap: 46,
+      axisLabel: { formatter: fmtNum }
+    };
+    if (yAxis.type === "value") yAxis.min = 0;
+    if (logY) { yAxis.logBase = logBase(yRange); yAxis.minorTick = { show: true }; yAxis.minorSplitLine = { show: true, lineStyle: { opacity: 0.4 } }; }
+    if (ch.y_unit === "MiB" && yAxis.type === "value") binaryTicks(yAxis, [0, yTop], 1 << 20);
+    var bottom = rotated ? nameGap + 28 : 52;
+    var opt = {
       animation: false,
       color: ch.series.map(function (s) { return s.color; }),
-      legend: { type: "scroll", top: 0, data: legend, textStyle: { fontSize: 11 } },
-      grid: { left: 62, right: 20, top: 36, bottom: catAxis && (ch.categories || []).length > 5 ? 86 : 52 },
+      // a plain legend wraps onto as many lines as it needs (drawChart
+      // moves the plot below it): it never pages or cuts a name short
+      legend: { type: "plain", top: 4, left: 8, right: 8, data: legend, textStyle: { fontSize: 11 } },
+      grid: { left: 62, right: ch.x_format === "bytes" ? 34 : 20, top: 36, bottom: bottom + zoomH },
       tooltip: { trigger: "item", confine: true },
+      // zoom on x: wheel and drag in the plot, and a slider below it
+      dataZoom: [
+        { type: "inside", xAxisIndex: 0, filterMode: "none", start: view.zoom[0], end: view.zoom[1] },
+        { type: "slider", xAxisIndex: 0, filterMode: "none", start: view.zoom[0], end: view.zoom[1], height: 18, bottom: 6,
+          labelFormatter: ch.x_format === "bytes" ? function (v) { return fmtBytes(v); } : catAxis ? null : function (v) { return fmtNum(v); } }
+      ],
       xAxis: xAxis,
-      yAxis: {
-        type: ch.y_type === "log" ? "log" : "value", name: ch.y_label, nameLocation: "middle", nameGap: 46,
-        min: 0, axisLabel: { formatter: fmtNum }
-      },
+      yAxis: yAxis,
       series: series
     };
+    return opt;
   }
+  var zoomH = 34; // room below the x axis for the zoom slider
+
+  // logBase for a log time axis: 2 (1, 2, 4, 8 s) over less than two
+  // decades, where base 10 would label only one or two ticks; 10 beyond.
+  function logBase(ext) {
+    return ext[0] > 0 && ext[1] / ext[0] < 100 ? 2 : 10;
+  }
+
+  // extentOf is the [min, max] of a chart's x values (dim "x") over every
+  // series.
+  function extentOf(ch, dim) {
+    var lo = Infinity, hi = -Infinity;
+    ch.series.forEach(function (s) { s.points.forEach(function (p) { lo = Math.min(lo, p[dim]); hi = Math.max(hi, p[dim]); }); });
+    return lo <= hi ? [lo, hi] : [0, 1];
+  }
+  // binaryStep is the smallest power of two (in bytes) that puts at most
+  // `most` ticks in [lo, hi] bytes — report/figure.go's niceStep for
+  // bytes, so the dashboard and the figures tick alike: 16/32/48/64 MiB,
+  // never 38.1/57.2/76.3 MiB (40, 60, 80 million bytes).
+  function binaryStep(lo, hi, most) {
+    if (!(hi > lo)) return Math.pow(2, Math.round(Math.log2(Math.max(Math.abs(hi), 1))));
+    var count = function (s) { return Math.floor(hi / s + 1e-9) - Math.ceil(lo / s - 1e-9) + 1; };
+    var step = Math.pow(2, Math.floor(Math.log2((hi - lo) / most)));
+    while (count(step) > most) step *= 2;
+    return step;
+  }
+  // binaryValues are the multiples of a binary step in [lo, hi] (in units
+  // of `unit` bytes: 1 for bytes, 2^20 for MiB).
+  function binaryValues(lo, hi, unit) {
+    var step = binaryStep(lo * unit, hi * unit, 7) / unit, out = [];
+    for (var k = Math.ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; k++) out.push(k * step);
+    return out;
+  }
+  // binaryTicks makes a value axis of sizes tick at binary steps: the axis
+  // runs from a tick to a tick around ext, and the labels and ticks are
+  // the steps' multiples (drawChart recomputes them for a zoomed window).
+  function binaryTicks(axis, ext, unit) {
+    var step = binaryStep(ext[0] * unit, ext[1] * unit, 6) / unit;
+    var lo = axis.min === 0 ? 0 : Math.floor(ext[0] / step) * step, hi = Math.ceil(ext[1] / step) * step;
+    if (hi <= lo) hi = lo + step;
+    axis.min = lo; axis.max = hi;
+    axis.scale = false;
+    var vals = binaryValues(lo, hi, unit);
+    axis.axisLabel.customValues = vals;
+    axis.axisTick = { customValues: vals };
+  }
+
+  // What a reader chose on a chart — a log axis, a zoom window — by
+  // chart id: kept across the live redraws.
+  var views = {};
+  var lastCharts = {};
+  function viewOf(id) {
+    return views[id] || (views[id] = { log: { x: false, y: false }, zoom: [0, 100] });
+  }
+  // The charts not drawn (no data, or an axis the experiment did not
+  // vary), each reason once, below the charts: no empty frame stays on
+  // the page.
+  var notDrawn = {};
+  function showNotDrawn() {
+    var r = root();
+    if (!r) return;
+    var el = document.getElementById("charts-not-drawn");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "charts-not-drawn";
+      el.className = "small muted charts-not-drawn";
+      r.appendChild(el);
+    }
+    var byReason = {}, order = [];
+    Object.keys(notDrawn).forEach(function (id) {
+      var w = notDrawn[id];
+      if (!byReason[w.reason]) { byReason[w.reason] = []; order.push(w.reason); }
+      byReason[w.reason].push(w.title);
+    });
+    el.hidden = order.length === 0;
+    el.innerHTML = order.length ? "<b>Not drawn</b><ul>" + order.map(function (reason) {
+      return "<li>" + byReason[reason].map(esc).join(", ") + ": " + esc(reason) + "</li>";
+    }).join("") + "</ul>" : "";
+  }
+  // logTools puts a "log x" / "log y" toggle in the chart's header for
+  // each axis report.Chart.LogAxes allows (time axes).
+  function logTools(ch, card) {
+    if (!card) return;
+    var h = card.querySelector("h3");
+    var tools = card.querySelector(".chart-tools");
+    if (!tools) {
+      tools = document.createElement("span");
+      tools.className = "chart-tools";
+      h.insertBefore(tools, h.querySelector(".exports"));
+    }
+    var axes = ch.log_axes || [], v = viewOf(ch.id);
+    tools.innerHTML = axes.map(function (a) {
+      return "<button type=\"button\" class=\"small toggle\" data-log-toggle=\"" + a + "\" aria-pressed=\"" + (v.log[a] ? "true" : "false") +
+        "\" title=\"" + (a === "x" ? "x" : "y") + " axis on a log scale\">log " + a + "</button>";
+    }).join("");
+  }
+  document.addEventListener("click", function (e) {
+    var b = e.target && e.target.closest && e.target.closest("[data-log-toggle]");
+    if (!b) return;
+    var card = b.closest("[data-chart-card]"), id = card && card.getAttribute("data-chart-card");
+    if (!id || !lastCharts[id]) return;
+    var v = viewOf(id), a = b.getAttribute("data-log-toggle");
+    v.log[a] = !v.log[a];
+    drawChart(lastCharts[id]);
+  });
 
   function drawChart(ch) {
     var box = document.querySelector('[data-chart="' + ch.id + '"]');
     if (!box) return;
+    var card = box.closest("[data-chart-card]");
     var note = document.querySelector('[data-chart-note="' + ch.id + '"]');
     if (note) note.textContent = ch.note || "";
     var title = document.querySelector('[data-chart-title="' + ch.id + '"]');
@@ -319,20 +475,73 @@
       box.classList.add("empty");
       box.textContent = ch.empty || "No data yet.";
       box.setAttribute("data-rendered", "empty");
+      if (card) card.hidden = true;
+      notDrawn[ch.id] = { title: ch.title, reason: ch.empty || "No data yet." };
+      showNotDrawn();
       return;
     }
+    if (card) card.hidden = false;
+    if (notDrawn[ch.id]) { delete notDrawn[ch.id]; showNotDrawn(); }
+    lastCharts[ch.id] = ch;
+    logTools(ch, card);
     if (box.classList.contains("empty")) { box.classList.remove("empty"); box.textContent = ""; }
     var inst = charts[ch.id];
     if (!inst || inst.isDisposed()) {
       inst = echarts.init(box, null, { renderer: "svg" });
       charts[ch.id] = inst;
+      inst.on("datazoom", function () { rezoom(ch.id); });
     }
-    inst.setOption(option(ch), true);
+    var view = viewOf(ch.id);
+    var opt = option(ch, view);
+    inst.setOption(opt, true);
+    fitLegend(inst, box, opt);
+    rezoom(ch.id);
     box.setAttribute("data-rendered", "chart");
     box.setAttribute("data-series", String(ch.series.length));
   }
+  // fitLegend moves the plot below the legend, however many lines it
+  // wrapped onto, and makes the chart taller by as much.
+  function fitLegend(inst, box, opt) {
+    var lm = inst.getModel().getComponent("legend", 0);
+    var lv = lm && inst.getViewOfComponentModel(lm);
+    if (!lv) return;
+    var h = lv.group.getBoundingRect().height;
+    var top = Math.ceil(4 + h + 14);
+    // the plot keeps its height (240 px) whatever the legend, the x
+    // labels and the slider take
+    var height = top + 240 + opt.grid.bottom;
+    if (Math.abs(box.clientHeight - height) > 1) {
+      box.style.height = height + "px";
+      inst.resize();
+    }
+    if (opt.grid.top !== top) {
+      opt.grid.top = top;
+      inst.setOption({ grid: { top: top } });
+    }
+  }
+  // rezoom keeps the zoom window across redraws and, on a size axis,
+  // recomputes the binary ticks for the window shown.
+  function rezoom(id) {
+    var inst = charts[id];
+    if (!inst) return;
+    var dz = (inst.getOption().dataZoom || [])[0];
+    if (dz) viewOf(id).zoom = [dz.start, dz.end];
+    var xa = inst.getOption().xAxis[0];
+    if (!xa || !xa.axisTick || !xa.axisTick.customValues) return;
+    var ext = inst.getModel().getComponent("xAxis", 0).axis.scale.getExtent();
+    var vals = binaryValues(ext[0], ext[1], 1);
+    if (vals.join() === (xa.axisLabel.customValues || []).join()) return;
+    inst.setOption({ xAxis: { axisLabel: { customValues: vals }, axisTick: { customValues: vals } } });
+  }
   window.addEventListener("resize", function () {
-    Object.keys(charts).forEach(function (k) { charts[k].resize(); });
+    Object.keys(charts).forEach(function (k) {
+      var inst = charts[k];
+      if (inst.isDisposed()) return;
+      inst.resize();
+      // the legend rewraps at the new width
+      var g = inst.getOption().grid[0];
+      fitLegend(inst, inst.getDom(), { grid: { top: g.top, bottom: g.bottom } });
+    });
   });
   document.addEventListener("change", function (e) {
     if (e.target && e.target.id === "baseline") {
@@ -348,7 +557,40 @@
   // --- Runs view: every run as a line across parallel axes (the grid's
   // varying settings, epoch time, peak memory, test accuracy), coloured by
   // the grouping chosen, and the groups' mean ± s.d. (report.Parallel).
-  var runsChart = null;
+  var runsChart = null, runsLines = [];
+  // showRunsSelection lists the runs inside every interval brushed on the
+  // runs view's axes (drag along an axis; click it to clear), with links.
+  function showRunsSelection() {
+    var box = document.getElementById("runs-parallel");
+    if (!box || !runsChart) return;
+    var el = document.getElementById("runs-selection");
+    if (!el) {
+      el = document.createElement("p");
+      el.id = "runs-selection";
+      el.className = "small";
+      box.parentNode.insertBefore(el, box.nextSibling);
+    }
+    var model = runsChart.getModel(), brushed = false, ids = [];
+    model.eachComponent("parallelAxis", function (ax) { if (ax.activeIntervals && ax.activeIntervals.length) brushed = true; });
+    if (brushed) {
+      model.eachSeriesByType("parallel", function (s) {
+        var data = s.getData();
+        s.getRawIndicesByActiveState("active").forEach(function (i) {
+          var item = s.option.data[i];
+          if (item && item.run !== undefined) ids.push(item.run);
+        });
+      });
+      ids.sort(function (a, b) { return a - b; });
+    }
+    el.setAttribute("data-selected", ids.join(","));
+    if (!brushed) {
+      el.innerHTML = "<span class=\"muted\">Drag along an axis to select runs; click the axis to clear.</span>";
+      return;
+    }
+    el.innerHTML = "<b>" + ids.length + " of " + runsLines.length + " runs selected</b>" + (ids.length ? ": " + ids.map(function (id) {
+      return "<a href=\"/runs/" + id + "\">#" + id + "</a>";
+    }).join(", ") : "");
+  }
   function fmtSummary(s, digits) {
     if (!s || !s.n) return "–";
     var t = s.mean.toFixed(digits);
@@ -390,13 +632,20 @@
     if (!runsChart || runsChart.isDisposed()) { box.textContent = ""; runsChart = echarts.init(box, null, { renderer: "svg" }); }
     var axes = v.dims.map(function (d, i) {
       var name = d.name + (d.unit ? " (" + d.unit + ")" : "");
-      if (d.categories && d.categories.length) return { dim: i, name: name, type: "category", data: d.categories };
+      // an id by name: a brushed interval stays on its axis across redraws
+      if (d.categories && d.categories.length) return { id: "ax:" + name, dim: i, name: name, type: "category", data: d.categories };
       // the axis spans every group's runs (each group is its own series)
       var top = 0;
       v.lines.forEach(function (l) { if (typeof l.values[i] === "number") top = Math.max(top, l.values[i]); });
-      var max = 1;
-      if (top > 0) { var p = Math.pow(10, Math.floor(Math.log10(top * 1.05))); max = Math.ceil(top * 1.05 / p * 2) / 2 * p; }
-      return { dim: i, name: name, type: "value", min: 0, max: max, axisLabel: { formatter: fmtNum } };
+      var max = 1, interval;
+      if (top > 0 && d.unit === "MiB") {
+        // a size ticks at binary steps, as the charts' size axes do
+        interval = binaryStep(0, top * 1.05 * 1048576, 6) / 1048576;
+        max = Math.ceil(top * 1.05 / interval) * interval;
+      } else if (top > 0) { var p = Math.pow(10, Math.floor(Math.log10(top * 1.05))); max = Math.ceil(top * 1.05 / p * 2) / 2 * p; }
+      var ax = { id: "ax:" + name, dim: i, name: name, type: "value", min: 0, max: max, axisLabel: { formatter: fmtNum } };
+      if (interval) ax.interval = interval;
+      return ax;
     });
     var groups = {};
     v.lines.forEach(function (l) {
@@ -404,6 +653,12 @@
     });
     var series = (v.groups || []).map(function (g) {
       return { name: g.key, type: "parallel", lineStyle: { width: 1.5, opacity: 0.7, color: g.color }, data: (groups[g.key] || { data: [] }).data };
+    });
+    runsLines = v.lines;
+    // the intervals brushed so far, by axis id, to brush again after the redraw
+    var brushed = [];
+    runsChart.getModel() && runsChart.getModel().eachComponent("parallelAxis", function (ax) {
+      if (ax.activeIntervals && ax.activeIntervals.length) brushed.push({ id: ax.id, intervals: ax.activeIntervals.map(function (iv) { return iv.slice(); }) });
     });
     runsChart.setOption({
       animation: false,
@@ -414,6 +669,14 @@
       parallelAxis: axes,
       series: series
     }, true);
+    brushed.forEach(function (b) {
+      if (axes.some(function (a) { return a.id === b.id; })) runsChart.dispatchAction({ type: "axisAreaSelect", parallelAxisId: b.id, intervals: b.intervals });
+    });
+    if (!runsChart.__brushing) {
+      runsChart.__brushing = true;
+      runsChart.on("axisareaselected", showRunsSelection);
+    }
+    showRunsSelection();
     box.setAttribute("data-rendered", "chart");
     box.setAttribute("data-lines", String(v.lines.length));
     box.setAttribute("data-group-by", v.group_by);
@@ -421,6 +684,54 @@
   document.addEventListener("change", function (e) {
     if (e.target && e.target.id === "group-by") loadRunsView();
   });
+
+  // --- Run tables choose their columns: a table[data-columns] with an id
+  // gets a "Columns" chooser before it; the headers unchecked are hidden
+  // by a style rule on the table's id (rows the live stream adds follow
+  // it) and remembered in localStorage per table.
+  function hiddenColumns(id) {
+    try { return JSON.parse(localStorage.getItem("outcore.columns." + id) || "[]"); } catch (e) { return []; }
+  }
+  function applyColumns(table) {
+    var hidden = hiddenColumns(table.id), rules = [];
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {
+      if (hidden.indexOf(th.textContent.trim()) >= 0) rules.push("#" + table.id + " tr > :nth-child(" + (i + 1) + ")");
+    });
+    var st = document.getElementById("columns-style-" + table.id);
+    if (!st) {
+      st = document.createElement("style");
+      st.id = "columns-style-" + table.id;
+      document.head.appendChild(st);
+    }
+    st.textContent = rules.length ? rules.join(",\n") + " { display: none; }" : "";
+  }
+  function setupColumns() {
+    document.querySelectorAll("table[data-columns][id]").forEach(function (table) {
+      if (!table.tHead || !table.tHead.rows.length) return;
+      applyColumns(table);
+      if (document.querySelector('[data-columns-for="' + table.id + '"]')) return;
+      var hidden = hiddenColumns(table.id);
+      var box = document.createElement("details");
+      box.className = "column-chooser";
+      box.setAttribute("data-columns-for", table.id);
+      box.innerHTML = "<summary>Columns</summary>" + Array.prototype.map.call(table.tHead.rows[0].cells, function (th) {
+        var name = th.textContent.trim();
+        if (!name) return "";
+        return "<label><input type=\"checkbox\" data-column=\"" + esc(name) + "\"" + (hidden.indexOf(name) >= 0 ? "" : " checked") + "> " + esc(name) + "</label>";
+      }).join("");
+      box.addEventListener("change", function (e) {
+        var name = e.target.getAttribute("data-column");
+        if (!name) return;
+        var h = hiddenColumns(table.id).filter(function (n) { return n !== name; });
+        if (!e.target.checked) h.push(name);
+        try { localStorage.setItem("outcore.columns." + table.id, JSON.stringify(h)); } catch (err) { /* private mode: this visit only */ }
+        applyColumns(document.getElementById(table.id) || table);
+      });
+      var anchor = table.closest(".table-scroll") || table;
+      anchor.parentNode.insertBefore(box, anchor);
+    });
+  }
+  document.addEventListener("htmx:afterSettle", setupColumns);
 
   // --- Elapsed time: <span data-since="unix ms" data-until="unix ms|">.
   function fmtDur(ms) {
@@ -442,6 +753,7 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     tick();
+    setupColumns();
     loadCharts();
     loadRunsView();
   });

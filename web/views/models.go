@@ -319,6 +319,10 @@ type ChartSlot struct {
 	Title string
 	Note  string
 	Wide  bool
+	// Hidden: the page starts without the card (a chart against a grid
+	// axis the experiment does not vary); app.js shows a card once its
+	// chart has something to draw and hides it when not.
+	Hidden bool
 	// Exports links: CSV of the chart's data, SVG and PDF figures.
 	CSV, SVG, PDF string
 }

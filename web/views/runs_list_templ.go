@@ -117,7 +117,7 @@ func RunsListPage(p Page, v RunsListView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, " <div class=\"card flush\"><table id=\"runs-list\"><thead><tr><th class=\"num\">Run</th><th>Experiment</th><th>Dataset</th><th>Variant</th><th class=\"num\">Limit</th><th>Status</th><th class=\"num\">Epoch time</th><th class=\"num\">Best val</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, " <div class=\"card flush\"><table id=\"runs-list\" data-columns><thead><tr><th class=\"num\">Run</th><th>Experiment</th><th>Dataset</th><th>Variant</th><th class=\"num\">Limit</th><th>Status</th><th class=\"num\">Epoch time</th><th class=\"num\">Best val</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
