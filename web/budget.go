@@ -68,13 +68,36 @@ func defaultLimits(in FormInput, meta dataset.Meta, dataDir string) string {
 	return strings.Join(ExampleLimits(meta, floors), ", ")
 }
 
-// pastRuns indexes finished runs by variant for estimates: seconds per
-// epoch, wall clock, evaluation and preparation included.
+// pastRuns indexes finished runs by variant (the system as the grid names
+// it, options included) for estimates.
 type pastRuns map[string][]pastRun
 
+// pastRun is one done run: what it ran, and its time split into its
+// epochs (secPerEpoch: its mean epoch) and the rest (fixedS: process,
+// first-batch probe, preparation, evaluation), so that a run of the same
+// cell with another number of epochs is estimated as fixedS + epochs ×
+// secPerEpoch. Runs without a mean epoch keep their whole time per epoch.
 type pastRun struct {
 	limit       int64 // 0 = none
 	secPerEpoch float64
+	fixedS      float64
+	cell        pastCell
+}
+
+// pastCell is what decides a run's time besides its variant, dataset and
+// limit; two runs of one cell ran the same work.
+type pastCell struct {
+	model, fanout, compute string
+	batch, maxNodes        int
+}
+
+// cellOf is the pastCell of a grid cell.
+func cellOf(c grid.Cell, maxNodes int) pastCell {
+	compute := c.Compute
+	if compute == "" {
+		compute = "cpu"
+	}
+	return pastCell{model: c.Model, fanout: grid.FormatFanout(c.Fanout), compute: compute, batch: c.BatchSize, maxNodes: maxNodes}
 }
 
 // loadPastRuns reads the done runs on a dataset.
@@ -88,11 +111,43 @@ func loadPastRuns(ctx context.Context, st Store, ds string) pastRuns {
 	}
 	p := pastRuns{}
 	for _, r := range runs {
-		if r.TotalS != nil && r.EpochsDone > 0 {
-			p[r.System] = append(p[r.System], pastRun{limit: r.MemLimitBytes, secPerEpoch: *r.TotalS / float64(r.EpochsDone)})
+		if r.TotalS == nil || r.EpochsDone <= 0 {
+			continue
 		}
+		pr := pastRun{limit: r.MemLimitBytes, secPerEpoch: *r.TotalS / float64(r.EpochsDone)}
+		if r.MeanEpochS != nil && *r.MeanEpochS > 0 && *r.MeanEpochS*float64(r.EpochsDone) <= *r.TotalS {
+			pr.secPerEpoch, pr.fixedS = *r.MeanEpochS, *r.TotalS-*r.MeanEpochS*float64(r.EpochsDone)
+		}
+		var bound struct {
+			MaxNodes int `json:"train_max_nodes"`
+		}
+		_ = json.Unmarshal(r.Config, &bound)
+		compute := r.Compute
+		if compute == "" {
+			compute = "cpu"
+		}
+		pr.cell = pastCell{model: r.Model, fanout: r.Fanout, compute: compute, batch: r.BatchSize, maxNodes: bound.MaxNodes}
+		p[r.System] = append(p[r.System], pr)
 	}
 	return p
+}
+
+// sameCell estimates a run of system at limit in cell from the past runs
+// of exactly that (variant, limit and cell, on the dataset: this host ran
+// it before): the mean of their epochs and of their fixed parts; n is how
+// many runs it is from (0: none).
+func (p pastRuns) sameCell(system string, limit int64, cell pastCell) (perEpoch, fixed float64, n int) {
+	for _, r := range p[system] {
+		if r.limit == limit && r.cell == cell {
+			perEpoch += r.secPerEpoch
+			fixed += r.fixedS
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, 0, 0
+	}
+	return perEpoch / float64(n), fixed / float64(n), n
 }
 
 // perEpoch estimates a variant's seconds per epoch at a limit: the mean of

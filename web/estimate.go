@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"strings"
 
 	"outcore/engine/dataset"
 	"outcore/engine/system/kit"
@@ -56,21 +57,35 @@ func priorEpochSeconds(meta dataset.Meta, batch int, fanout []int) float64 {
 	return float64(batches) * float64(inputs) * float64(meta.FeatureDim*4) / priorGatherBytesPerSec
 }
 
+// Estimate ranges: a run estimated from past runs of its variant at
+// another limit or other settings, or from the prior, is stated as a
+// range of these factors around the estimate; a run of a cell this host
+// ran before (the same variant, limit and settings on the dataset) is not.
+const (
+	otherRunsLow, otherRunsHigh = 0.5, 2.0
+	priorLow, priorHigh         = 0.33, 3.0
+)
+
 // gridEstimate is the expected duration of the runs of g that start (the
 // refused ones left out) on meta's dataset, in words, saying what it is
-// from.
+// from: "about X" when every run's cell ran here before, else "about X
+// (between L and H)" with the share of runs from each source.
 func gridEstimate(g *grid.Grid, meta dataset.Meta, past pastRuns, refused []store.RefusedCell) string {
 	skip := map[int]bool{}
 	for _, r := range refused {
 		skip[r.Seq] = true
 	}
 	epochs := train.DefaultConfig().Epochs
-	if cfg, err := g.CellConfig(grid.Cell{}); err == nil && cfg.Epochs > 0 {
-		epochs = cfg.Epochs
+	maxNodes := 0
+	if cfg, err := g.CellConfig(grid.Cell{}); err == nil {
+		if cfg.Epochs > 0 {
+			epochs = cfg.Epochs
+		}
+		maxNodes = cfg.TrainMaxNodes
 	}
 	fb := meta.FeatureBytes()
-	var total float64
-	var fromPast, fromPrior int
+	var total, lo, hi float64
+	var fromSame, fromOther, fromPrior int
 	for _, c := range g.Cells() {
 		if skip[c.Seq] {
 			continue
@@ -79,26 +94,52 @@ func gridEstimate(g *grid.Grid, meta dataset.Meta, past pastRuns, refused []stor
 		if c.MemLimit == "" || c.MemLimit == "none" {
 			limit = 0
 		}
-		system := grid.VariantOf(c.System)
+		system := c.System
 		if system == "" {
 			system = train.DefaultConfig().System
 		}
-		sec, n := past.perEpoch(system, limit)
-		if n > 0 {
-			fromPast++
+		if sec, fixed, n := past.sameCell(system, limit, cellOf(c, maxNodes)); n > 0 {
+			t := sec*float64(epochs) + fixed
+			total, lo, hi = total+t, lo+t, hi+t
+			fromSame++
+			continue
+		}
+		t, l, h := 0.0, priorLow, priorHigh
+		if sec, n := past.perEpoch(system, limit); n > 0 {
+			t, l, h = sec*float64(epochs)+priorRunOverheadSec, otherRunsLow, otherRunsHigh
+			fromOther++
+		} else if base := grid.VariantOf(system); base != system && past.hasVariant(base) {
+			sec, _ := past.perEpoch(base, limit)
+			t, l, h = sec*float64(epochs)+priorRunOverheadSec, otherRunsLow, otherRunsHigh
+			fromOther++
 		} else {
-			sec = priorEpochSeconds(meta, c.BatchSize, c.Fanout)
+			t = priorEpochSeconds(meta, c.BatchSize, c.Fanout)*float64(epochs) + priorRunOverheadSec
 			fromPrior++
 		}
-		total += sec*float64(epochs) + priorRunOverheadSec
+		total, lo, hi = total+t, lo+t*l, hi+t*h
 	}
+	runs := fromSame + fromOther + fromPrior
 	switch {
-	case fromPast+fromPrior == 0:
+	case runs == 0:
 		return ""
-	case fromPrior == 0:
-		return fmt.Sprintf("about %s (from past runs of these variants on %s)", units.Estimate(total), meta.Name)
-	case fromPast == 0:
-		return fmt.Sprintf("roughly %s (no past run on %s yet: a prior from the data an epoch gathers; past runs refine it)", units.Estimate(total), meta.Name)
+	case fromSame == runs:
+		return fmt.Sprintf("about %s (every run's cell ran on %s before: the same variant, limit and settings)", units.Estimate(total), meta.Name)
+	case fromPrior == runs:
+		return fmt.Sprintf("roughly %s, between %s and %s (no past run on %s yet: a prior from the data an epoch gathers; past runs refine it)",
+			units.Estimate(total), units.Estimate(lo), units.Estimate(hi), meta.Name)
 	}
-	return fmt.Sprintf("about %s (%d run(s) from past runs on %s, %d from a rough prior)", units.Estimate(total), fromPast, meta.Name, fromPrior)
+	var parts []string
+	if fromSame > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d runs from past runs of the same cell", fromSame, runs))
+	}
+	if fromOther > 0 {
+		parts = append(parts, fmt.Sprintf("%d from past runs of their variant at another limit or other settings", fromOther))
+	}
+	if fromPrior > 0 {
+		parts = append(parts, fmt.Sprintf("%d from a rough prior", fromPrior))
+	}
+	return fmt.Sprintf("about %s, between %s and %s (on %s: %s)", units.Estimate(total), units.Estimate(lo), units.Estimate(hi), meta.Name, strings.Join(parts, ", "))
 }
+
+// hasVariant reports whether some past run is of variant.
+func (p pastRuns) hasVariant(v string) bool { return len(p[v]) > 0 }

@@ -15,16 +15,17 @@ import (
 // TestFormMatrixAgreesWithTheSubmit is the regression of a cell the
 // form's matrix marked feasible and the submit refused: the preview's
 // floor had no data directory, so the first-batch probe was skipped. A
-// limit between pyg+'s floor from the dataset's shape alone and its floor
-// with the first batch sampled is marked in the matrix with the reason
-// the submit then gives.
+// limit between gnndrive's floor from the dataset's shape alone and its
+// floor with the first batch sampled is marked in the matrix with the
+// reason the submit then gives. (pyg+'s floor on tiny is train.StartFloor's,
+// whatever its batch.)
 func TestFormMatrixAgreesWithTheSubmit(t *testing.T) {
 	e := newEnv(t)
 	e.login()
 	v := validForm()
-	v["variants"] = []string{"pyg+"}
+	v["variants"] = []string{"gnndrive"}
 	cfg := train.DefaultConfig()
-	cfg.Dataset, cfg.DataDir, cfg.System, cfg.Batch, cfg.Fanout, cfg.Layers = "tiny", e.dir, "pyg+", 512, []int{5, 5}, 2
+	cfg.Dataset, cfg.DataDir, cfg.System, cfg.Batch, cfg.Fanout, cfg.Layers = "tiny", e.dir, "gnndrive", 512, []int{5, 5}, 2
 	probed, err := train.ProbeShape(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -33,9 +34,9 @@ func TestFormMatrixAgreesWithTheSubmit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pv, _ := train.LookupVariant("pyg+")
+	pv, _ := train.LookupVariant("gnndrive")
 	shapeOnly := probed
-	shapeOnly.FirstBatchInputs = 0
+	shapeOnly.FirstBatchInputs, shapeOnly.FirstBatchBytes, shapeOnly.FirstBatchHopEntries = 0, 0, 0
 	lo, hi := max(pv.MinMemory(shapeOnly, cfg), train.ConservativeMinMemory(meta)), train.MinMemoryFor(cfg, meta)
 	if hi <= lo {
 		t.Fatalf("floor with the first batch %d, without %d: nothing to tell apart", hi, lo)
@@ -45,13 +46,13 @@ func TestFormMatrixAgreesWithTheSubmit(t *testing.T) {
 	resp := e.post("/experiments/preview", v)
 	body, _ := io.ReadAll(resp.Body)
 	preview := string(body)
-	reason := fmt.Sprintf("%s is below the %s that pyg+ needs to start on tiny", units.Bytes(limit), units.Bytes(hi))
+	reason := fmt.Sprintf("%s is below the %s that gnndrive needs to start on tiny", units.Bytes(limit), units.Bytes(hi))
 	if !strings.Contains(preview, `data-impossible`) || !strings.Contains(preview, reason) {
 		t.Fatalf("the matrix does not mark the %d-byte cell with %q:\n%s", limit, reason, preview)
 	}
 	resp = e.post("/experiments", v)
 	body, _ = io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(body), fmt.Sprintf("below the %s that pyg+ needs to start on tiny", units.Bytes(hi))) {
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(body), fmt.Sprintf("below the %s that gnndrive needs to start on tiny", units.Bytes(hi))) {
 		t.Fatalf("submit: %d", resp.StatusCode)
 	}
 	// skipping them: the experiment is made, its cells listed as refused

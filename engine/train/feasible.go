@@ -20,23 +20,28 @@ import (
 	"outcore/internal/units"
 )
 
-// RuntimeFloor is the memory an `outcore train` process holds before it
-// loads any data of its own: the Go runtime, the pages of the binary it
-// touches, the first heap arenas, the trainer's model and the evaluator's
-// reader, as they stand when its start record is written. Measured with
-// pyg+ on tiny (the smallest run; its floor was this plus 2.8 MiB of
-// indptr, labels and its own needs) in its memory cgroup: OOM-killed before
-// its start record in 1 of 3 starts at 17 MiB and 1 of 8 at 18 MiB, in
-// none of 16 at 19 MiB (2026-11-29; at 12 MiB, the value before, every
-// variant was killed). 17 MiB puts that run's floor at 19.8 MiB: a floor
-// the form shows holds at start (TestEveryVariantRunsAtItsFloor).
-const RuntimeFloor = 17 << 20
+// RuntimeFloor is what an `outcore train` process holds besides the data
+// it loads, once it runs: the Go runtime, the pages of the binary it
+// touches, the heap's arenas. Measured as the profiled base of a run
+// (kit.ProfileWorkspace's BaseBytes) less its indptr and labels: 18 MiB
+// of base on small with 4.6 MiB of arrays (2026-11-29). The variants'
+// plans use it as their base (kit.EstimateWorkspace).
+const RuntimeFloor = 13 << 20
 
-// ConservativeMinMemory is the floor of any variant: the runtime floor plus
-// what every variant keeps in memory for the whole run — the CSC indptr
-// array (8 bytes per node + 8) and the labels (4 bytes per node).
+// StartFloor is the least memory an `outcore train` process starts in:
+// its peak before its start record (the runtime, the binary's pages, the
+// trainer's model and the evaluator's reader, opened at once). Measured
+// with pyg+ on tiny (whose arrays are 0.1 MiB) in its memory cgroup:
+// OOM-killed before its start record in 1 of 3 starts at 17 MiB, 1 of 8
+// at 18 MiB, none of 16 at 19 MiB (2026-11-29). At 12 MiB, the floor
+// before, every variant was killed.
+const StartFloor = 19 << 20
+
+// ConservativeMinMemory is the floor of any variant: StartFloor plus what
+// every variant keeps in memory for the whole run — the CSC indptr array
+// (8 bytes per node + 8) and the labels (4 bytes per node).
 func ConservativeMinMemory(meta dataset.Meta) int64 {
-	return RuntimeFloor + 8*(meta.Nodes+1) + 4*meta.Nodes
+	return StartFloor + 8*(meta.Nodes+1) + 4*meta.Nodes
 }
 
 // MinMemoryFor is the least memory budget a run of cfg can start with on

@@ -88,30 +88,32 @@ func TestTrainBelowVariantFloor(t *testing.T) {
 
 // TestTrainFloorSamplesTheFirstBatch: the floor the CLI checks holds the
 // first mini-batch as sampled from the dataset (train.ProbeShape), not
-// only its seeds: a --mem-limit above pyg+'s shape-only floor but below
-// two gathered inputs of the first batch is refused, naming the floor.
+// only its seeds: a --mem-limit above gnndrive's shape-only floor but
+// below its floor with the first batch's inputs and bytes (its mini-batches
+// in flight) is refused, naming the floor. (pyg+'s floor on so small a
+// dataset is train.StartFloor's, whatever its batch.)
 func TestTrainFloorSamplesTheFirstBatch(t *testing.T) {
 	dir, _ := systest.DataDir()
 	cfg := train.DefaultConfig()
-	cfg.Dataset, cfg.DataDir, cfg.System = systest.Dataset(t), dir, "pyg+"
+	cfg.Dataset, cfg.DataDir, cfg.System = systest.Dataset(t), dir, "gnndrive"
 	cfg.Hidden, cfg.Batch, cfg.Epochs, cfg.LR, cfg.Fanout = 32, 100, 1, 0.01, []int{5, 5}
-	v, _ := train.LookupVariant("pyg+")
+	v, _ := train.LookupVariant("gnndrive")
 	probed, err := train.ProbeShape(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if probed.FirstBatchInputs <= int64(cfg.Batch) {
-		t.Fatalf("first batch has %d input nodes for %d seeds", probed.FirstBatchInputs, cfg.Batch)
+	if probed.FirstBatchInputs <= int64(cfg.Batch) || probed.FirstBatchBytes <= 8*probed.FirstBatchInputs {
+		t.Fatalf("first batch has %d input nodes for %d seeds, %d bytes", probed.FirstBatchInputs, cfg.Batch, probed.FirstBatchBytes)
 	}
 	shapeOnly := probed
-	shapeOnly.FirstBatchInputs = 0
+	shapeOnly.FirstBatchInputs, shapeOnly.FirstBatchBytes, shapeOnly.FirstBatchHopEntries = 0, 0, 0
 	lo, hi := v.MinMemory(shapeOnly, cfg), v.MinMemory(probed, cfg)
 	if hi <= lo {
 		t.Fatalf("floor with the first batch %d, without %d", hi, lo)
 	}
 	limit := fmt.Sprint(lo + (hi-lo)/2)
-	err = Run(context.Background(), discard, append([]string{"train"}, append(baseArgs(t, "pyg+"), "--mem-limit", limit)...))
-	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), fmt.Sprintf("(%d bytes) that pyg+ needs", hi)) {
+	err = Run(context.Background(), discard, append([]string{"train"}, append(baseArgs(t, "gnndrive"), "--mem-limit", limit)...))
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), fmt.Sprintf("(%d bytes) that gnndrive needs", hi)) {
 		t.Fatalf("limit %s between the floors: err %v", limit, err)
 	}
 }

@@ -137,8 +137,8 @@ func TestMinMemory(t *testing.T) {
 	cfg.Batch = 1000
 	for _, limit := range []int64{512 << 20, 0} {
 		cfg.MemLimitBytes = limit
-		if got := minMemory(shape, cfg); got != 127_392_520 {
-			t.Errorf("limit %d: MinMemory %d, want 127392520", limit, got)
+		if got := minMemory(shape, cfg); got != 122_842_376 {
+			t.Errorf("limit %d: MinMemory %d, want 122842376", limit, got)
 		}
 	}
 	cfg.Options = map[string]string{"io_threads": "0"}
