@@ -92,12 +92,23 @@ type pastCell struct {
 }
 
 // cellOf is the pastCell of a grid cell.
+// A cell's empty fields are the engine's defaults, as its run has them.
 func cellOf(c grid.Cell, maxNodes int) pastCell {
-	compute := c.Compute
-	if compute == "" {
-		compute = "cpu"
+	def := train.DefaultConfig()
+	pc := pastCell{model: c.Model, fanout: grid.FormatFanout(c.Fanout), compute: c.Compute, batch: c.BatchSize, maxNodes: maxNodes}
+	if pc.compute == "" {
+		pc.compute = "cpu"
 	}
-	return pastCell{model: c.Model, fanout: grid.FormatFanout(c.Fanout), compute: compute, batch: c.BatchSize, maxNodes: maxNodes}
+	if pc.model == "" {
+		pc.model = def.Model
+	}
+	if len(c.Fanout) == 0 {
+		pc.fanout = grid.FormatFanout(def.Fanout)
+	}
+	if pc.batch <= 0 {
+		pc.batch = def.Batch
+	}
+	return pc
 }
 
 // loadPastRuns reads the done runs on a dataset.

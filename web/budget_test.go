@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -207,5 +209,53 @@ func TestFormDefaultsGoOutOfCore(t *testing.T) {
 	}
 	if !in.SkipInfeasible {
 		t.Error("the form's first grid does not skip the cells below a floor, as the example does")
+	}
+}
+
+// TestGridEstimateFromTheSameCell: a cell this host ran before (the same
+// variant, limit, batch, fanout, model, compute and epoch bound on the
+// dataset) is estimated from those runs — their fixed part plus the grid's
+// epochs at their mean epoch — with no range; other cells give a range.
+// (The old estimate divided a run's whole time by its epochs and added a
+// prior overhead again: a 1-epoch run of 60 s, 30 s of it preparation,
+// estimated a 3-epoch run at 195 s where 120 s is the measure.)
+func TestGridEstimateFromTheSameCell(t *testing.T) {
+	meta := dataset.Meta{Name: "default", Nodes: 400000, FeatureDim: 64, Train: 39919}
+	g, err := grid.ParseGrid([]byte(`{"dataset":"default","epochs":3,"axes":{"system":["pyg+"],"mem_limit":["none"],"batch_size":[1024],"fanout":["10,5"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := pastCell{model: "sage", fanout: "10,5", compute: "cpu", batch: 1024}
+	past := pastRuns{"pyg+": {{limit: 0, secPerEpoch: 30, fixedS: 30, cell: cell}, {limit: 0, secPerEpoch: 30, fixedS: 30, cell: cell}}}
+	got := gridEstimate(g, meta, past, nil)
+	if !strings.Contains(got, "about "+units.Estimate(30+3*30)) || strings.Contains(got, "between") || !strings.Contains(got, "every run's cell ran on default before") {
+		t.Errorf("estimate %q, want about %s and no range", got, units.Estimate(120))
+	}
+	// Another fanout: the same variant's runs at other settings, with a range.
+	other := pastRuns{"pyg+": {{limit: 0, secPerEpoch: 30, fixedS: 30, cell: pastCell{model: "sage", fanout: "15,10", compute: "cpu", batch: 1024}}}}
+	got = gridEstimate(g, meta, other, nil)
+	if !strings.Contains(got, "between "+units.Estimate(0.5*(3*30+priorRunOverheadSec))+" and "+units.Estimate(2*(3*30+priorRunOverheadSec))) ||
+		!strings.Contains(got, "1 from past runs of their variant at another limit or other settings") {
+		t.Errorf("estimate %q from other settings", got)
+	}
+}
+
+// TestLoadPastRunsSplitsTheFixedPart: a stored run's time is split into
+// its mean epoch and the rest, and its cell read from the store.
+func TestLoadPastRunsSplitsTheFixedPart(t *testing.T) {
+	e := newEnv(t)
+	x := e.create(`{"dataset":"tiny","epochs":2,"batch_size":512,"fanout":"5,5","axes":{"system":["pyg+"],"mem_limit":["none"]}}`)
+	r := e.runs(x.ID)[0]
+	e.play(r, 2, 10, store.StatusDone)
+	past := loadPastRuns(context.Background(), e.st, "tiny")
+	runs := past["pyg+"]
+	if len(runs) != 1 {
+		t.Fatalf("past runs %+v", past)
+	}
+	got, _ := e.st.Run(context.Background(), r.ID)
+	pr := runs[0]
+	if got.MeanEpochS == nil || got.TotalS == nil || pr.secPerEpoch != *got.MeanEpochS || math.Abs(pr.fixedS-(*got.TotalS-2**got.MeanEpochS)) > 1e-9 ||
+		pr.cell != (pastCell{model: "sage", fanout: "5,5", compute: "cpu", batch: 512}) {
+		t.Errorf("past run %+v of run %+v", pr, got)
 	}
 }
