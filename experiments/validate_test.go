@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
 	"testing"
+
+	"outcore/gpu"
+	"outcore/store"
 
 	"outcore/engine/dataset"
 	"outcore/experiments/grid"
@@ -154,5 +158,29 @@ func TestNewGridRoundTrip(t *testing.T) {
 	b, _ := json.Marshal(ps)
 	if !strings.Contains(string(b), `"field":"mem_limit"`) {
 		t.Fatalf("problem JSON %s", b)
+	}
+}
+
+// TestCreateRefusesWhatCannotRunHere: a grid asking the trainer for a GPU
+// on a host without one is refused at creation, naming the key and the
+// alternatives (it was accepted and every run failed later); and a Slurm
+// grid whose node data directory is the shared data directory itself
+// (where every node would write over the server's datasets) is refused.
+func TestCreateRefusesWhatCannotRunHere(t *testing.T) {
+	h := newHarness(t, func(o *Options) {
+		o.GPU = gpu.NoGPU{}
+		o.Executors = []string{store.ExecutorLocal, store.ExecutorSlurm}
+	})
+	_, err := h.m.Create(context.Background(), []byte(`{"dataset":"tiny","epochs":1,"device":"cuda","axes":{"system":["fake"]}}`))
+	if ps := grid.ProblemsOf(err); len(ps) != 1 || ps[0].Field != "device" || !strings.Contains(ps[0].Message, `"cuda" asks for a GPU and this host has none`) {
+		t.Errorf("device cuda without a GPU: %v", err)
+	}
+	if _, err := h.m.Create(context.Background(), []byte(`{"dataset":"tiny","epochs":1,"device":"auto","axes":{"system":["fake"]}}`)); err != nil {
+		t.Errorf("device auto without a GPU: %v", err)
+	}
+	g := fmt.Sprintf(`{"dataset":"tiny","epochs":1,"executor":"slurm","slurm":{"node_data_dir":%q},"axes":{"system":["fake"]}}`, h.dataDir)
+	_, err = h.m.Create(context.Background(), []byte(g))
+	if ps := grid.ProblemsOf(err); len(ps) == 0 || !strings.Contains(err.Error(), "is the data directory itself") {
+		t.Errorf("node data directory = the data directory: %v", err)
 	}
 }
