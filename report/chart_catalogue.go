@@ -174,7 +174,7 @@ func (c *Comparison) workerTime() Chart {
 
 // hitVsMem is the overall cache hit ratio against the memory limit, one line per variant (Ginex Fig. 5, GIDS Fig. 11).
 func (c *Comparison) hitVsMem() Chart {
-	ch := Chart{ID: "hit-vs-mem", Title: "Cache hit ratio vs memory limit", XLabel: "memory limit", YLabel: "hit ratio",
+	ch := Chart{ID: "hit-vs-mem", Title: "Cache hit ratio vs memory limit", XLabel: MemAxisLabel, YLabel: "hit ratio",
 		XType: "category", YType: "value", Kind: "line",
 		Note: "Feature lookups served from memory (the GPU and CPU tiers) over all lookups; rows of disk-resident tiers (DiskGNN's disk cache and packed chunks, MariusGNN's partition buffer) were read from the device in the epoch and are not hits. Steady epochs; mean over repeated runs, error bars ± one standard deviation; ✕ = OOM. Variants without a feature cache have no points. After Ginex Fig. 5 and GIDS Fig. 11."}
 	if c.noRuns(&ch) {

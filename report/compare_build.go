@@ -20,8 +20,19 @@ func (c *Comparison) versus(axisKey, id, title, ref string) Chart {
 		return ch
 	}
 	c.overAxis(&ch, ax, mean("epoch_s", 1))
+	if axisKey == "mem_limit" {
+		ch.XLabel, ch.Note = MemAxisLabel, ch.Note+" "+MemAxisNote
+	}
 	return ch
 }
+
+// MemAxisLabel and MemAxisNote name what a memory-limit axis plots: the
+// host budget (mem_limit), not the cgroup limit in force, which is larger
+// where the run held its model step or GPU tiers beside the budget.
+const (
+	MemAxisLabel = "memory limit (host budget)"
+	MemAxisNote  = "The memory axis is each run's host budget (mem_limit). Where a run held its CPU model step or GPU tiers beside it, its cgroup's limit in force was larger: runs.csv has both (mem_limit_bytes, cgroup_limit_bytes) and the run page names both."
+)
 
 // overAxis fills ch with one line per variant (and value of the other
 // varying axes) across the values of ax. A numeric axis whose values are

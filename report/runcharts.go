@@ -1,10 +1,7 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
-	"regexp"
-	"strconv"
 
 	"outcore/engine/metrics"
 	"outcore/store"
@@ -237,26 +234,10 @@ func runMemory(run store.Run, samples []store.Sample) Chart {
 	return ch
 }
 
-// cgroupLimitRE finds the cgroup limit in the model-step deviation
-// (engine/system/kit/budget.go: "... the cgroup limit is N MiB").
-var cgroupLimitRE = regexp.MustCompile(`the cgroup limit is (\d+) MiB`)
-
-// CgroupLimitOf is the limit a run's cgroup had once the model step was
-// held outside the budget, as its deviations state it (0 when they do not).
-func CgroupLimitOf(run store.Run) int64 {
-	var devs []string
-	if json.Unmarshal(run.Deviations, &devs) != nil {
-		return 0
-	}
-	for _, d := range devs {
-		if m := cgroupLimitRE.FindStringSubmatch(d); m != nil {
-			if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
-				return n << 20
-			}
-		}
-	}
-	return 0
-}
+// CgroupLimitOf is the limit a run's cgroup had once the model step or
+// GPU tiers were held beside the budget, as its deviations state it (0
+// when they do not): store.Run.CgroupLimit.
+func CgroupLimitOf(run store.Run) int64 { return run.CgroupLimit() }
 
 func runDisk(run store.Run, samples []store.Sample) Chart {
 	return timeline(run, "run-disk", "Disk read and GPU PCIe", "MB/s", "Per-second samples of the block device read rate while the run ran, and, where a GPU is present, its PCIe throughput (NVML): host to GPU and GPU to host.",

@@ -202,7 +202,7 @@ func (s *Store) runCells(ctx context.Context, experimentID int64) ([]runCell, er
 
 func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int64) error {
 	header := append(append([]string{}, cellCols...),
-		"experiment_id", "seq", "superseded", "retry_of", "limit_enforced", "limit_note", "cache_dropped", "io_backend",
+		"experiment_id", "seq", "superseded", "retry_of", "limit_enforced", "cgroup_limit_bytes", "limit_note", "cache_dropped", "io_backend",
 		"outcore_version", "go_version", "exit_code", "signal", "error", "epochs_done", "mean_epoch_s", "best_val_acc",
 		"test_acc", "total_s", "prepare_s", "peak_rss_bytes", "peak_cgroup_bytes", "queued_at", "started_at", "ended_at",
 		"executor", "job_id", "node", "host_json", "config_json")
@@ -215,13 +215,14 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 			outcore_version, go_version, exit_code, signal, error, epochs_done, mean_epoch_s, best_val_acc,
 			test_acc, total_s, CASE WHEN json_valid(summary_json) THEN json_extract(summary_json, '$.prepare_s') END,
 			peak_rss_bytes, peak_cgroup_bytes, queued_at, started_at, ended_at,
-			executor, job_id, node, host_json, config_json
+			executor, job_id, node, host_json, config_json, deviations_json
 		FROM runs WHERE experiment_id = ? ORDER BY id`, experimentID)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
+		var deviations []byte
 		var id, limit, expID int64
 		var dim, batch, rep, attempt, seq, epochs int
 		var superseded, enforced, dropped bool
@@ -232,7 +233,7 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 		if err := rows.Scan(&id, &system, &dataset, &model, &limit, &dim, &batch, &fanout, &compute, &rep, &attempt, &status,
 			&expID, &seq, &superseded, &retryOf, &enforced, &note, &dropped, &backend,
 			&ov, &gv, &exit, &sig, &errMsg, &epochs, &mean, &best,
-			&test, &total, &prepare, &peakRSS, &peakCG, &queued, &started, &ended, &executor, &jobID, &node, &host, &config); err != nil {
+			&test, &total, &prepare, &peakRSS, &peakCG, &queued, &started, &ended, &executor, &jobID, &node, &host, &config, &deviations); err != nil {
 			return err
 		}
 		bestCell, testCell := fmtNF(best), fmtNF(test)
@@ -243,7 +244,7 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 			fmtI(id), CSVSafe(system), CSVSafe(dataset), CSVSafe(model), fmtI(limit), strconv.Itoa(dim), strconv.Itoa(batch),
 			CSVSafe(fanout), CSVSafe(compute), strconv.Itoa(rep), strconv.Itoa(attempt), status,
 			fmtI(expID), strconv.Itoa(seq), strconv.Itoa(b2i(superseded)), fmtNI(retryOf), strconv.Itoa(b2i(enforced)),
-			CSVSafe(note), strconv.Itoa(b2i(dropped)), CSVSafe(backend), CSVSafe(ov), CSVSafe(gv), fmtNI(exit),
+			cgroupLimitCell(enforced, limit, deviations), CSVSafe(note), strconv.Itoa(b2i(dropped)), CSVSafe(backend), CSVSafe(ov), CSVSafe(gv), fmtNI(exit),
 			CSVSafe(sig), CSVSafe(errMsg), strconv.Itoa(epochs), fmtNF(mean), bestCell, testCell, fmtNF(total), fmtNF(prepare),
 			fmtNI(peakRSS), fmtNI(peakCG), fmtTime(queued), fmtTime(started), fmtTime(ended),
 			CSVSafe(executor), CSVSafe(jobID), CSVSafe(node), CSVSafe(host), CSVSafe(config),
@@ -253,6 +254,16 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 		}
 	}
 	return rows.Err()
+}
+
+// cgroupLimitCell is the limit a run's cgroup had in force: the budget
+// raised by what it held beside it (Run.CgroupLimit), else the budget;
+// empty where no limit was enforced.
+func cgroupLimitCell(enforced bool, budget int64, deviations []byte) string {
+	if !enforced || budget <= 0 {
+		return ""
+	}
+	return fmtI(max(budget, cgroupLimitOf(deviations)))
 }
 
 // jsonKeys returns the sorted distinct keys of a JSON-object column over an

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -647,4 +649,31 @@ func (s *Store) QueuedCount(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("count queued runs: %w", err)
 	}
 	return n, nil
+}
+
+// cgroupLimitRE finds the cgroup limit in force in a deviation of
+// something held beside the budget (engine/system/kit: "... the cgroup
+// limit is N MiB").
+var cgroupLimitRE = regexp.MustCompile(`the cgroup limit is (\d+) MiB`)
+
+// CgroupLimit is the limit the run's cgroup had in force once it held its
+// model step or GPU tiers beside its budget, as its deviations state it
+// (the largest they name); 0 when they name none (the limit was the
+// budget).
+func (r Run) CgroupLimit() int64 { return cgroupLimitOf(r.Deviations) }
+
+func cgroupLimitOf(deviations []byte) int64 {
+	var devs []string
+	if json.Unmarshal(deviations, &devs) != nil {
+		return 0
+	}
+	var lim int64
+	for _, d := range devs {
+		for _, m := range cgroupLimitRE.FindAllStringSubmatch(d, -1) {
+			if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+				lim = max(lim, n<<20)
+			}
+		}
+	}
+	return lim
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -686,5 +687,52 @@ func TestBriefConfigKeepsTheEpochBound(t *testing.T) {
 	}
 	if c[1].TrainMaxNodes != nil || c[1].System != "" {
 		t.Errorf("brief config of a whole-epoch run: %s", got[1].Config)
+	}
+}
+
+// TestExportRunsCgroupLimit: runs.csv carries the limit the cgroup had in
+// force beside the host budget: raised where the run held its model step
+// beside the budget (its deviation says so), the budget otherwise, empty
+// where no limit was enforced.
+func TestExportRunsCgroupLimit(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	e, runs := seed(t, s, "gnndrive", "pyg+", "ginex")
+	dev := `the CPU trainer's model step (28 MiB: ...) is held outside the 256 MiB memory budget, as the GPU memory it occupies in the papers; the cgroup limit is 284 MiB`
+	if err := s.Update(ctx, func(tx *store.Tx) error {
+		for i, r := range runs[:2] {
+			rec := metrics.StartRecord{System: r.System, Dataset: "tiny"}
+			if i == 0 {
+				rec.Deviations = []string{dev}
+			}
+			if err := tx.ApplyStartRecord(r.ID, rec, json.RawMessage(`{}`)); err != nil {
+				return err
+			}
+			if err := tx.SetLimit(r.ID, true, "cgroup v1"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := s.ExportCSV(ctx, &buf, e.ID, store.ExportRuns); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, sys := slices.Index(recs[0], "cgroup_limit_bytes"), slices.Index(recs[0], "system")
+	if col < 0 || len(recs) != 4 {
+		t.Fatalf("no cgroup_limit_bytes column, or %d lines: %v", len(recs), recs[0])
+	}
+	got := map[string]string{}
+	for _, r := range recs[1:] {
+		got[r[sys]] = r[col]
+	}
+	if got["gnndrive"] != fmt.Sprint(284<<20) || got["pyg+"] != fmt.Sprint(256<<20) || got["ginex"] != "" {
+		t.Errorf("cgroup_limit_bytes by system %v", got)
 	}
 }

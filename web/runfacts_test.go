@@ -96,3 +96,19 @@ func TestOOMBannerShowsTheCgroupLimit(t *testing.T) {
 		t.Fatalf("banner %q", got)
 	}
 }
+
+// TestMemoryLimitFactNamesBothLimits: a run that held its model step
+// beside its budget names both the budget and the larger limit its cgroup
+// had in force (the page said "limit 146 MiB" and only a deviation below
+// said 174 MiB); a run without names its budget as the limit in force.
+func TestMemoryLimitFactNamesBothLimits(t *testing.T) {
+	devs, _ := json.Marshal([]string{"the CPU trainer's model step (28 MiB) is held outside the 146 MiB memory budget, as the GPU memory it occupies in the papers; the cgroup limit is 174 MiB"})
+	r := store.Run{MemLimitBytes: 146 << 20, LimitEnforced: true, Deviations: devs}
+	if got := memoryLimitFact(r); !strings.Contains(got, "host budget 146MiB") || !strings.Contains(got, "cgroup limit in force 174MiB") {
+		t.Errorf("fact %q", got)
+	}
+	r.Deviations = nil
+	if got := memoryLimitFact(r); got != "host budget 146MiB (the cgroup limit in force)" {
+		t.Errorf("fact %q", got)
+	}
+}

@@ -54,7 +54,7 @@ func runFacts(r store.Run, logs []store.Event) []views.KV {
 	}
 	kv := []views.KV{
 		{K: "variant", V: r.System}, {K: "dataset", V: r.Dataset}, {K: "model", V: r.Model},
-		{K: "memory limit", V: report.MemLabel(r.MemLimitBytes)},
+		{K: "memory limit", V: memoryLimitFact(r)},
 		{K: "limit enforced", V: yes(r.LimitEnforced) + note(r.LimitNote)},
 		{K: "feature dim", V: dimLabel(r.FeatureDim)},
 		{K: "batch size", V: strconv.Itoa(r.BatchSize)}, {K: "fanout", V: r.Fanout},
@@ -380,4 +380,17 @@ func bypassKV(eps []metrics.EpochRecord) (views.KV, bool) {
 		return views.KV{}, false
 	}
 	return views.KV{K: "cache bypass (every slot pinned)", V: fmt.Sprintf("%d of %d cache accesses (%.1f %%) read around the cache", by, acc, 100*float64(by)/float64(acc))}, true
+}
+
+// memoryLimitFact names the run's host budget and, where it held its model
+// step or GPU tiers beside it, the larger limit its cgroup had in force.
+func memoryLimitFact(r store.Run) string {
+	budget := report.MemLabel(r.MemLimitBytes)
+	if cg := r.CgroupLimit(); r.MemLimitBytes > 0 && cg > r.MemLimitBytes {
+		return fmt.Sprintf("host budget %s; cgroup limit in force %s (the budget and what the run held beside it: the model step, GPU tiers; see the deviations)", budget, report.MemLabel(cg))
+	}
+	if r.MemLimitBytes > 0 && r.LimitEnforced {
+		return "host budget " + budget + " (the cgroup limit in force)"
+	}
+	return budget
 }
