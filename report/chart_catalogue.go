@@ -61,7 +61,7 @@ func (c *Comparison) chart(id, baseline string) (Chart, bool) {
 	case "tier-hits":
 		return c.tierHits(), true
 	case "disk-read":
-		ch := c.perCell(id, "Disk read per epoch", "MiB read from the device per epoch",
+		ch := c.perCell(id, "Disk read per epoch", "MiB read from the SSD per epoch",
 			"DiskGNN Table 1", mean("bytes_read", 1.0/(1<<20)))
 		ch.YUnit = "MiB"
 		return ch, true
@@ -70,7 +70,7 @@ func (c *Comparison) chart(id, baseline string) (Chart, bool) {
 	case "amplification":
 		ch := c.perCell(id, "Read amplification", "feature bytes read / bytes of the rows read",
 			"DiskGNN Fig. 10", func(r RunData) (float64, bool) { return r.Digest.Amplification() })
-		ch.Note = "Feature bytes read from the device per byte of the feature rows read from the device (feature_bytes_read / (rows_from_device × row size), DESIGN §5): what fetching a row costs, 1 when exactly the rows are read, more for whole blocks or pages around them, below 1 when rows read together share blocks. Cache hits do not lower it (see the hit-ratio charts). " + ch.Note + legacyNote
+		ch.Note = "Feature bytes read from the SSD per byte of the feature rows read from the SSD (feature_bytes_read / (rows_from_device × row size), DESIGN §5): what fetching a row costs, 1 when exactly the rows are read, more for whole blocks or pages around them, below 1 when rows read together share blocks. Cache hits do not lower it (see the hit-ratio charts). " + ch.Note + legacyNote
 		if e := c.onlyLegacy(); e != "" {
 			ch.Empty = e
 		}
@@ -151,7 +151,7 @@ func (c *Comparison) normalised(baseline string) Chart {
 // diskReadKind is the device reads per epoch by file kind: features,
 // topology and the rest (DiskGNN Table 1, split as DESIGN §5 measures it).
 func (c *Comparison) diskReadKind() Chart {
-	ch := Chart{ID: "disk-read-kind", Title: "Disk read per epoch by file kind", XLabel: "variant · grid point", YLabel: "MiB read from the device per epoch", YUnit: "MiB",
+	ch := Chart{ID: "disk-read-kind", Title: "Disk read per epoch by file kind", XLabel: "variant · grid point", YLabel: "MiB read from the SSD per epoch", YUnit: "MiB",
 		XType: "category", YType: "value", Kind: "stack",
 		Note: "Bytes read from the block device per steady epoch: feature files (features.bin and a variant's own copies of feature rows), topology files (indices, a neighbour cache on disk) and the rest of the process's reads (runtime files and others), mean over repeated runs ± one standard deviation per layer; n in the tooltip and CSV. Direct I/O is counted exactly; memory-mapped files by the page-fault reads of the threads that touch them (DESIGN §5). After DiskGNN Table 1." + legacyNote}
 	key := map[string]string{"features": "feature_bytes_read", "topology": "topology_bytes_read", "other": "other_bytes_read"}
@@ -165,7 +165,7 @@ func (c *Comparison) diskReadKind() Chart {
 func (c *Comparison) workerTime() Chart {
 	ch := Chart{ID: "worker-time", Title: "Sampler and extractor time: busy and waiting", XLabel: "variant · grid point", YLabel: "worker-seconds per epoch", YUnit: "s",
 		XType: "category", YType: "value", Kind: "stack",
-		Note: "Worker-seconds per steady epoch of the sampling and extracting stages, summed over each stage's workers (sampling goroutines, extractors, gather threads): busy is their CPU time, wait the rest of the time they belonged to the stage — blocked on queues, on the device, on another worker's reads, or runnable without a core (DESIGN §5). Mean over repeated runs ± one standard deviation per layer." + legacyNote}
+		Note: "Worker-seconds per steady epoch of the sampling and extracting stages, summed over each stage's workers (sampling goroutines, extractors, gather threads): busy is their CPU time, wait the rest of the time they belonged to the stage — blocked on queues, on the SSD, on another worker's reads, or runnable without a core (DESIGN §5). Mean over repeated runs ± one standard deviation per layer." + legacyNote}
 	key := map[string]string{"sample busy": "sample_busy_s", "sample wait": "sample_wait_s", "extract busy": "extract_busy_s", "extract wait": "extract_wait_s"}
 	return c.stacked(ch, []string{"sample busy", "sample wait", "extract busy", "extract wait"}, func(l string) func(RunData) (float64, bool) {
 		return measuredMean(key[l], 1)
@@ -176,7 +176,7 @@ func (c *Comparison) workerTime() Chart {
 func (c *Comparison) hitVsMem() Chart {
 	ch := Chart{ID: "hit-vs-mem", Title: "Cache hit ratio vs memory limit", XLabel: MemAxisLabel, YLabel: "hit ratio",
 		XType: "category", YType: "value", Kind: "line",
-		Note: "Feature lookups served from memory (the GPU and CPU tiers) over all lookups; rows of disk-resident tiers (DiskGNN's disk cache and packed chunks, MariusGNN's partition buffer) were read from the device in the epoch and are not hits. Steady epochs; mean over repeated runs, error bars ± one standard deviation; ✕ = OOM. Variants without a feature cache have no points. After Ginex Fig. 5 and GIDS Fig. 11."}
+		Note: "Feature lookups served from memory (the GPU and CPU tiers) over all lookups; rows of disk-resident tiers (DiskGNN's disk cache and packed chunks, MariusGNN's partition buffer) were read from the SSD in the epoch and are not hits. Steady epochs; mean over repeated runs, error bars ± one standard deviation; ✕ = OOM. Variants without a feature cache have no points. After Ginex Fig. 5 and GIDS Fig. 11."}
 	if c.noRuns(&ch) {
 		return ch
 	}

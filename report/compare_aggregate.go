@@ -13,7 +13,7 @@ func measured(r RunData) bool {
 
 // legacyRun reports whether a run's epochs were all recorded before
 // metrics version 2 (DESIGN §5): they have no device reads by file kind,
-// rows from the device or busy/wait, and their read_amplification meant
+// rows from the SSD or busy/wait, and their read_amplification meant
 // bytes_read / bytes_needed.
 func legacyRun(r RunData) bool { return r.Digest != nil && r.Digest.Measured == 0 }
 
@@ -37,7 +37,7 @@ func (c *Comparison) onlyLegacy() string {
 	if !any {
 		return ""
 	}
-	return "Every run of this experiment was recorded before metrics version 2 (DESIGN §5), which measure the device reads by file kind, the rows read from the device and workers' busy and wait time; this chart has nothing to show for them."
+	return "Every run of this experiment was recorded before metrics version 2 (DESIGN §5), which measure the SSD reads by file kind, the rows read from the SSD and workers' busy and wait time; this chart has nothing to show for them."
 }
 
 // measuredMean is a steady-epoch mean that only epochs of metrics version

@@ -59,7 +59,7 @@ func perEpochStack(ch Chart, epochs []store.Epoch, layers []string, f func(layer
 		}
 	}
 	if len(eps) == 0 {
-		ch.Empty = "This run was recorded before metrics version 2 (DESIGN §5), which measures the device reads by file kind and workers' busy and wait time; its epochs have no such numbers (the epochs CSV keeps bytes_read / bytes_needed as bytes_read_per_byte_needed)."
+		ch.Empty = "This run was recorded before metrics version 2 (DESIGN §5), which measures the SSD reads by file kind and workers' busy and wait time; its epochs have no such numbers (the epochs CSV keeps bytes_read / bytes_needed as bytes_read_per_byte_needed)."
 		return ch
 	}
 	ch.Categories = epochCategories(eps)
@@ -95,7 +95,7 @@ func runReads(epochs []store.Epoch) Chart {
 func runWorkers(epochs []store.Epoch) Chart {
 	ch := Chart{ID: "run-workers", Title: "Samplers and extractors: busy and waiting", XLabel: "epoch", YLabel: "worker-seconds", YUnit: "s",
 		XType: "category", YType: "value", Kind: "stack",
-		Note: "Worker-seconds of each epoch's sampling and extracting stages, summed over their workers (one run, n = 1): busy is CPU time, wait the rest of the time the workers belonged to the stage — blocked on queues, the device, other workers' reads, or waiting for a core (DESIGN §5)."}
+		Note: "Worker-seconds of each epoch's sampling and extracting stages, summed over their workers (one run, n = 1): busy is CPU time, wait the rest of the time the workers belonged to the stage — blocked on queues, the SSD, other workers' reads, or waiting for a core (DESIGN §5)."}
 	return perEpochStack(ch, epochs, []string{"sample busy", "sample wait", "extract busy", "extract wait"}, func(l string, e metrics.EpochRecord) float64 {
 		switch l {
 		case "sample busy":

@@ -47,7 +47,7 @@ func ScaleChart(id string, sets []ScaleSet, share float64) (Chart, error) {
 	case "scale-epoch":
 		title, ylabel, yunit, f = "Epoch time vs dataset size", "epoch time (s)", "s", mean("epoch_s", 1)
 	case "scale-read":
-		title, ylabel, yunit, f = "Disk read per epoch vs dataset size", "MiB read from the device per epoch", "MiB", mean("bytes_read", 1.0/(1<<20))
+		title, ylabel, yunit, f = "Disk read per epoch vs dataset size", "MiB read from the SSD per epoch", "MiB", mean("bytes_read", 1.0/(1<<20))
 	default:
 		return Chart{}, fmt.Errorf("scale figure %q: want one of %s", id, strings.Join(ScaleChartIDs, ", "))
 	}
