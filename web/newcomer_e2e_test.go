@@ -182,6 +182,17 @@ func TestNewcomerPath(t *testing.T) {
 		if pending := js[int](t, page, `Array.from(document.querySelectorAll('#study-rows tbody tr td:nth-child(4)')).filter(td => td.textContent.trim() === '–').length`); pending == len(s.Systems)*len(s.MemLimits) {
 			t.Errorf("study %s: no number of ours in its table", s.ID)
 		}
+		// Each ratio shows its evidence: n per side and the epochs' kind
+		// (one cold epoch a run here: not enough for a verdict).
+		if len(s.Ratios) > 0 {
+			ev := js[[]string](t, page, `Array.from(document.querySelectorAll('#study-ratios td.evidence')).map(td => td.textContent)`)
+			verdicts := js[[]string](t, page, `Array.from(document.querySelectorAll('#study-ratios td.verdict')).map(td => td.textContent)`)
+			for i, e := range ev {
+				if !strings.Contains(e, "n=") || (strings.Contains(verdicts[i], "within") || strings.Contains(verdicts[i], "outside")) && !strings.Contains(verdicts[i], "not enough evidence") && !strings.Contains(e, "quiet warm") {
+					t.Errorf("study %s: ratio %d shows evidence %q, verdict %q", s.ID, i, e, verdicts[i])
+				}
+			}
+		}
 	}
 	// The example's stage breakdown is wall-clock: each bar's stacked total
 	// is within 5 % of its epoch time, and every variant that ran has a bar.
