@@ -224,33 +224,7 @@ func TestFirstDashboardRunHasIOFloor(t *testing.T) {
 	if code, _, stderr := runCLI("data", "gen", "--preset", "tiny", "--quiet", "--data-dir", dir); code != 0 {
 		t.Fatalf("data gen: %s", stderr)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, discard, []string{"serve", "--addr", addr, "--data-dir", dir}) }()
-	defer func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("serve did not stop")
-		}
-	}()
-	base := "http://" + addr
-	get := func(path string) (int, string) {
-		resp, err := http.Get(base + path)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	base, get := serveFor(t, dir)
 	// The banner follows the measurement to its end.
 	var banner string
 	deadline := time.Now().Add(2 * time.Minute)
@@ -383,32 +357,7 @@ func TestRunBeforeTheProfileGetsItsFloorFilledIn(t *testing.T) {
 	}
 
 	t.Setenv(devprofile.ProbeEnv, "")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, discard, []string{"serve", "--addr", addr, "--data-dir", dir}) }()
-	defer func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("serve did not stop")
-		}
-	}()
-	get := func(path string) (int, string) {
-		resp, err := http.Get("http://" + addr + path)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	_, get := serveFor(t, dir)
 	// Charts read while the storage is measured: the run has no floor yet
 	// (and its digest is cached without one).
 	for deadline := time.Now().Add(time.Minute); ; {
@@ -468,4 +417,37 @@ func mustKey(t *testing.T, path string) devprofile.Key {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// serveFor runs `outcore serve` on dir on a free loopback port until the
+// test ends, and returns its base URL and a GET of a path (status, body).
+func serveFor(t *testing.T, dir string) (string, func(path string) (int, string)) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, discard, []string{"serve", "--addr", addr, "--data-dir", dir}) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	base := "http://" + addr
+	return base, func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
 }
