@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -146,5 +147,21 @@ func TestChartsWithoutRuns(t *testing.T) {
 	}
 	if ch := NewChartOrDie(t, NewComparison(runs), "epoch-vs-mem"); ch.Empty == "" {
 		t.Error("only queued runs, but the chart is not empty")
+	}
+}
+
+// TestMemoryAxesSayWhatTheyPlot: a memory-limit axis plots the host
+// budget and says so, naming where the limit in force is (a run's cgroup
+// may hold its model step or GPU tiers beside the budget).
+func TestMemoryAxesSayWhatTheyPlot(t *testing.T) {
+	cmp := NewComparison(fixtureRuns())
+	for _, id := range []string{"epoch-vs-mem", "hit-vs-mem"} {
+		ch := NewChartOrDie(t, cmp, id)
+		if ch.XLabel != MemAxisLabel || MemAxisLabel != "memory limit (host budget)" {
+			t.Errorf("%s: x label %q", id, ch.XLabel)
+		}
+	}
+	if ch := NewChartOrDie(t, cmp, "epoch-vs-mem"); !strings.Contains(ch.Note, "cgroup_limit_bytes") {
+		t.Errorf("epoch-vs-mem note %q does not say where the limit in force is", ch.Note)
 	}
 }
