@@ -1,11 +1,12 @@
 package grid
 
 import (
-	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	"outcore/engine/train"
+	"outcore/store"
 )
 
 func init() {
@@ -45,12 +46,6 @@ func TestConfigPathAxes(t *testing.T) {
 	g2, err := ParseGrid(g.JSON())
 	if err != nil || g2.Count() != 6 || len(g2.Axes.Extra) != 2 {
 		t.Fatalf("round trip: %v %+v", err, g2.Axes)
-	}
-	// a run's cell is found again in its configuration
-	cfg, _ := g.CellConfig(g.Cells()[4])
-	b, _ := json.Marshal(cfg)
-	if cell := g.CellOf(b); cell != `{"device_mem":"2GiB","options.window":"4"}` {
-		t.Errorf("CellOf = %s", cell)
 	}
 }
 
@@ -95,5 +90,17 @@ func TestOptionAxisPlan(t *testing.T) {
 		if !strings.Contains(strings.Join(msgs, "; "), c.want) {
 			t.Errorf("%s: problems %q; want one saying %q", c.grid, msgs, c.want)
 		}
+	}
+}
+
+// TestNamedAxesAgree: the store tells a grid's named axes from its path
+// axes by the same names as the grid.
+func TestNamedAxesAgree(t *testing.T) {
+	want := append([]string{"batch"}, AxisNames...)
+	got := append([]string(nil), store.NamedAxes...)
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("store.NamedAxes %v, grid axes %v", got, want)
 	}
 }

@@ -7,7 +7,7 @@ package grid
 // value is checked as that key would be in the grid's base settings; an
 // option axis must be an option of every variant of the grid. A cell
 // carries its values into its run's configuration (runConfig), and the
-// run's cell is found again in its stored configuration (CellOf).
+// run's cell is read back from its stored configuration (store.Run.Cell).
 
 import (
 	"bytes"
@@ -296,35 +296,7 @@ func (c Cell) JSON() json.RawMessage {
 	return b
 }
 
-// CellOf is a run's cell on the grid's path axes, read from the run's
-// stored configuration (train.Config's JSON): a JSON object of path →
-// value as the configuration has it (an option as its string), "" when
-// the grid has no path axes. The store keeps each run's whole
-// configuration, so a run's cell is derived, never stored twice.
-func (g *Grid) CellOf(config json.RawMessage) string {
-	if len(g.Axes.Extra) == 0 {
-		return ""
-	}
-	var cfg map[string]json.RawMessage
-	_ = json.Unmarshal(config, &cfg)
-	var opts map[string]json.RawMessage
-	_ = json.Unmarshal(cfg["options"], &opts)
-	m := map[string]json.RawMessage{}
-	for _, ax := range g.Axes.Extra {
-		v := cfg[ax.Path]
-		if key, isOpt := IsOptionPath(ax.Path); isOpt {
-			v = opts[key]
-		}
-		if v == nil {
-			v = json.RawMessage("null")
-		}
-		m[ax.Path] = v
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
-}
-
-// CellWords writes a cell JSON from CellOf for people:
+// CellWords writes a run's cell (store.Run.Cell) for people:
 // "device_mem=2GiB options.window=4" ("" for "" or "{}").
 func CellWords(cell string) string {
 	var m map[string]json.RawMessage
