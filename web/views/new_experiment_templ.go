@@ -862,7 +862,7 @@ func NewExperimentPage(p Page, f ExperimentForm) templ.Component {
 			var templ_7745c5c3_Var51 string
 			templ_7745c5c3_Var51, templ_7745c5c3_Err = templ.JoinStringErrs("{")
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/new_experiment.templ`, Line: 108, Col: 161}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/new_experiment.templ`, Line: 108, Col: 162}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var51))
 			if templ_7745c5c3_Err != nil {
@@ -875,7 +875,7 @@ func NewExperimentPage(p Page, f ExperimentForm) templ.Component {
 			var templ_7745c5c3_Var52 string
 			templ_7745c5c3_Var52, templ_7745c5c3_Err = templ.JoinStringErrs("}")
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/new_experiment.templ`, Line: 108, Col: 193}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/new_experiment.templ`, Line: 108, Col: 196}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var52))
 			if templ_7745c5c3_Err != nil {
