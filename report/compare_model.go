@@ -43,6 +43,9 @@ type RunData struct {
 	Experiment int64
 	ExpLabel   string
 	ExpOrder   int
+	// Cell is the run's values on its grid's path axes in words
+	// ("options.window=4"; store.Run.Cell), "" without them.
+	Cell string
 
 	// Filled by NewComparison: the run's value on each grid axis (sort key
 	// and words) and its variant's display index.
@@ -72,7 +75,7 @@ type gridAxis struct {
 }
 
 // numAxes is len(gridAxes).
-const numAxes = 7
+const numAxes = 8
 
 var gridAxes = [numAxes]gridAxis{
 	{"mem_limit", "memory limit", func(r RunData) float64 {
@@ -89,6 +92,9 @@ var gridAxes = [numAxes]gridAxis{
 	{"compute", "compute", func(r RunData) float64 { return 0 }, func(r RunData) string { return computeWord(r.Compute) }, 5},
 	// The experiment varies only in a comparison across experiments.
 	{"experiment", "exp", func(r RunData) float64 { return float64(r.ExpOrder) }, func(r RunData) string { return r.ExpLabel }, 6},
+	// The grid's axes over configuration paths ("options.window=4"),
+	// already in words.
+	{"cell", "", func(r RunData) float64 { return 0 }, func(r RunData) string { return r.Cell }, 7},
 }
 
 func axisByKey(key string) gridAxis {
@@ -214,7 +220,7 @@ next:
 			}
 		}
 		v := a.word(r)
-		if a.key == "mem_limit" {
+		if a.key == "mem_limit" || a.key == "cell" {
 			parts = append(parts, v)
 		} else {
 			parts = append(parts, a.label+" "+v)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"outcore/engine/metrics"
+	"outcore/experiments/grid"
 	"outcore/store"
 )
 
@@ -29,7 +30,7 @@ type Source interface {
 func RunDataOf(r store.Run, epochs []store.Epoch) RunData {
 	d := RunData{ID: r.ID, System: r.System, MemLimit: r.MemLimitBytes, Dim: r.FeatureDim,
 		Batch: r.BatchSize, Model: r.Model, Fanout: r.Fanout, Compute: r.Compute, Repeat: r.Repeat, Status: r.Status,
-		EpochsDone: r.EpochsDone, BestVal: r.BestValAcc, TestAt: r.TestAcc}
+		EpochsDone: r.EpochsDone, BestVal: r.BestValAcc, TestAt: r.TestAcc, Cell: grid.CellWords(r.Cell)}
 	if m, ok := MemoryOf(r); ok {
 		d.Memory = &m
 	}

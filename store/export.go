@@ -205,17 +205,18 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 		"experiment_id", "seq", "superseded", "retry_of", "limit_enforced", "cgroup_limit_bytes", "limit_note", "cache_dropped", "io_backend",
 		"outcore_version", "go_version", "exit_code", "signal", "error", "epochs_done", "mean_epoch_s", "best_val_acc",
 		"test_acc", "total_s", "prepare_s", "peak_rss_bytes", "peak_cgroup_bytes", "queued_at", "started_at", "ended_at",
-		"executor", "job_id", "node", "host_json", "config_json")
+		"executor", "job_id", "node", "host_json", "config_json", "cell_json")
 	if err := cw.Write(header); err != nil {
 		return err
 	}
+
 	rows, err := s.r.QueryContext(ctx, `
 		SELECT id, system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, compute, repeat, attempt, status,
 			experiment_id, seq, superseded, retry_of, limit_enforced, limit_note, cache_dropped, io_backend,
 			outcore_version, go_version, exit_code, signal, error, epochs_done, mean_epoch_s, best_val_acc,
 			test_acc, total_s, CASE WHEN json_valid(summary_json) THEN json_extract(summary_json, '$.prepare_s') END,
 			peak_rss_bytes, peak_cgroup_bytes, queued_at, started_at, ended_at,
-			executor, job_id, node, host_json, config_json, deviations_json
+			executor, job_id, node, host_json, config_json, deviations_json, `+runCellJSON+`
 		FROM runs WHERE experiment_id = ? ORDER BY id`, experimentID)
 	if err != nil {
 		return err
@@ -227,13 +228,13 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 		var dim, batch, rep, attempt, seq, epochs int
 		var superseded, enforced, dropped bool
 		var system, dataset, model, fanout, compute, status, note, backend, ov, gv, sig, errMsg, host, config string
-		var executor, jobID, node string
+		var executor, jobID, node, cell string
 		var retryOf, exit, peakRSS, peakCG, queued, started, ended sql.NullInt64
 		var mean, best, test, total, prepare sql.NullFloat64
 		if err := rows.Scan(&id, &system, &dataset, &model, &limit, &dim, &batch, &fanout, &compute, &rep, &attempt, &status,
 			&expID, &seq, &superseded, &retryOf, &enforced, &note, &dropped, &backend,
 			&ov, &gv, &exit, &sig, &errMsg, &epochs, &mean, &best,
-			&test, &total, &prepare, &peakRSS, &peakCG, &queued, &started, &ended, &executor, &jobID, &node, &host, &config, &deviations); err != nil {
+			&test, &total, &prepare, &peakRSS, &peakCG, &queued, &started, &ended, &executor, &jobID, &node, &host, &config, &deviations, &cell); err != nil {
 			return err
 		}
 		bestCell, testCell := fmtNF(best), fmtNF(test)
@@ -248,6 +249,7 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 			CSVSafe(sig), CSVSafe(errMsg), strconv.Itoa(epochs), fmtNF(mean), bestCell, testCell, fmtNF(total), fmtNF(prepare),
 			fmtNI(peakRSS), fmtNI(peakCG), fmtTime(queued), fmtTime(started), fmtTime(ended),
 			CSVSafe(executor), CSVSafe(jobID), CSVSafe(node), CSVSafe(host), CSVSafe(config),
+			CSVSafe(cell),
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

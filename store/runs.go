@@ -42,6 +42,9 @@ type Run struct {
 	// "model:PROFILE". Outside cpu its losses and accuracies are n/a.
 	Compute string
 	Config  json.RawMessage
+	// Cell is the run's cell on its grid's path axes (store/cell.go):
+	// {"options.window":"4"}, "" when the grid has none. Read only.
+	Cell string
 	// IOFloorFills counts the times the I/O floor of some of the run's
 	// epochs was filled in after they were stored (FillIOFloors): a digest
 	// made before is stale (report.DigestCache compares it).
@@ -97,14 +100,14 @@ type Run struct {
 	EndedAt   time.Time
 }
 
-const runCols = `id, experiment_id, seq, attempt, retry_of, superseded, queue_pos, status, cancel_requested,
+var runCols = `id, experiment_id, seq, attempt, retry_of, superseded, queue_pos, status, cancel_requested,
 	system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, repeat, config_json,
 	limit_enforced, limit_note, cgroup_path, cache_dropped, host_json, io_backend, devices_json, deviations_json,
 	outcore_version, go_version, pid,
 	exit_code, signal, error, stderr_tail, epochs_done, mean_epoch_s, best_val_acc, test_acc, total_s,
 	peak_rss_bytes, peak_cgroup_bytes, summary_json, progress_json,
 	queued_at, started_at, ended_at,
-	executor, job_id, node, job_state, records_file, records_offset, compute, io_floor_fills, ` + runStall
+	executor, job_id, node, job_state, records_file, records_offset, compute, io_floor_fills, ` + runStall + `, ` + runCellJSON
 
 // runStall is a running run's Stall: the "stall" of its newest status
 // event when that event is among its newest 64 events, else empty. A stalled
@@ -156,7 +159,7 @@ func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 		&exitCode, &r.Signal, &r.Error, &r.StderrTail, &r.EpochsDone, &mean, &best, &test, &total,
 		&peakRSS, &peakCG, &summary, &progress,
 		&queued, &started, &ended,
-		&r.Executor, &r.JobID, &r.Node, &r.JobState, &r.RecordsFile, &r.RecordsOffset, &r.Compute, &r.IOFloorFills, &r.Stall)
+		&r.Executor, &r.JobID, &r.Node, &r.JobState, &r.RecordsFile, &r.RecordsOffset, &r.Compute, &r.IOFloorFills, &r.Stall, &r.Cell)
 	if err != nil {
 		return r, err
 	}

@@ -240,6 +240,7 @@ func formView(in FormInput, entries []dataset.Entry, g *grid.Grid, errs map[stri
 		f.Models = append(f.Models, views.FormOption{Value: m, Label: m, Selected: m == in.Model})
 	}
 	f.Profiles = strings.Join(accel.ProfileNames(), ", ")
+	f.OptionAxes = optionAxisOffers(in)
 	if g != nil {
 		f.Preview = views.Preview{Runs: g.Count(), Factors: Factors(g), Skip: in.SkipInfeasible, For: previewFor(g, errs)}
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"outcore/engine/train"
 	"outcore/experiments/grid"
 	"outcore/report"
+	"outcore/web/views"
 )
 
 // Variants lists the variants the engine has registered, in display order.
@@ -72,6 +74,38 @@ type FormInput struct {
 	// SkipInfeasible: queue the cells that can start, record the others
 	// as refused (the grid's "skip_infeasible").
 	SkipInfeasible bool
+	// OptionAxes are the variant options varied as axes: option key →
+	// its comma-separated values (form fields "axis.options.KEY"; the
+	// grid's "options.KEY" axes).
+	OptionAxes map[string]string
+}
+
+// OptionAxisField prefixes the form field of a variant option's axis:
+// "axis.options.window".
+const OptionAxisField = "axis." + grid.OptionsPrefix
+
+// optionAxisOffers lists each option any variant declares once, in the
+// variants' display order, with the variants that declare it: the form's
+// optional option axes.
+func optionAxisOffers(in FormInput) []views.OptionAxis {
+	var out []views.OptionAxis
+	at := map[string]int{}
+	for _, name := range Variants() {
+		v, ok := train.LookupVariant(name)
+		if !ok {
+			continue
+		}
+		for _, o := range v.Options {
+			i, seen := at[o.Key]
+			if !seen {
+				i = len(out)
+				at[o.Key] = i
+				out = append(out, views.OptionAxis{Field: OptionAxisField + o.Key, Key: o.Key, Help: o.Help, Value: in.OptionAxes[o.Key]})
+			}
+			out[i].Variants = append(out[i].Variants, name)
+		}
+	}
+	return out
 }
 
 // FormEnv answers what the form decides itself (the dataset choice) and
@@ -94,7 +128,7 @@ type FormEnv struct {
 var formFields = map[string]string{
 	"name": "name", "dataset": "dataset", grid.AxisSystem: "variants", grid.AxisMemLimit: "mem_limits",
 	grid.AxisFeatureDim: "dims", grid.AxisBatchSize: "batches", grid.AxisModel: "model",
-	grid.AxisFanout: "fanouts", grid.AxisCompute: "compute", "frontier": "frontier", "epochs": "epochs", grid.AxisRepeat: "repeats",
+	grid.AxisFanout: "fanouts", grid.AxisCompute: "compute", "axes": "option_axes", "options": "option_axes", "frontier": "frontier", "epochs": "epochs", grid.AxisRepeat: "repeats",
 }
 
 // formField is the form field a problem is about ("" = the whole form).
@@ -168,6 +202,21 @@ func ValidateForm(in FormInput, env FormEnv) (*grid.Grid, map[string]string) {
 	}
 	if modes := splitList(in.Compute); len(modes) > 0 {
 		axes.Compute = modes
+	}
+	keys := make([]string, 0, len(in.OptionAxes))
+	for k := range in.OptionAxes {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		ax := grid.PathAxis{Path: grid.OptionsPrefix + k}
+		for _, val := range splitList(in.OptionAxes[k]) {
+			b, _ := json.Marshal(val)
+			ax.Values = append(ax.Values, b)
+		}
+		if len(ax.Values) > 0 {
+			axes.Extra = append(axes.Extra, ax)
+		}
 	}
 	var err error
 	if axes.FeatureDim, err = parseInts(in.Dims); err != nil {
@@ -267,6 +316,9 @@ func Factors(g *grid.Grid) string {
 	}
 	if n := len(a.Compute); n > 0 {
 		parts = append(parts, part(n, "compute mode", "compute modes"))
+	}
+	for _, ax := range a.Extra {
+		parts = append(parts, fmt.Sprintf("%d × %s", len(ax.Values), ax.Path))
 	}
 	parts = append(parts, part(max(1, a.Repeat), "repeat", "repeats"))
 	if g.Frontier != nil {

@@ -28,8 +28,18 @@ func DecodeForm(contentType string, body []byte) (FormInput, error) {
 		}
 		return ""
 	}
+	var optionAxes map[string]string
+	for k, v := range vals {
+		if key, ok := strings.CutPrefix(k, OptionAxisField); ok && key != "" && len(v) > 0 && strings.TrimSpace(v[0]) != "" {
+			if optionAxes == nil {
+				optionAxes = map[string]string{}
+			}
+			optionAxes[key] = v[0]
+		}
+	}
 	return FormInput{
-		Name: one("name"), DatasetMode: one("dataset_mode"), Dataset: one("dataset"),
+		OptionAxes: optionAxes,
+		Name:       one("name"), DatasetMode: one("dataset_mode"), Dataset: one("dataset"),
 		Preset: one("preset"), NewDataset: one("new_dataset"), Variants: vals["variants"],
 		MemLimits: one("mem_limits"), Dims: one("dims"), Batches: one("batches"),
 		Model: one("model"), Fanouts: one("fanouts"), Compute: one("compute"), Epochs: one("epochs"), Repeats: one("repeats"),

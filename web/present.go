@@ -244,7 +244,7 @@ func runRow(r store.Run) views.RunRow {
 	}
 	return views.RunRow{
 		ID: r.ID, ExperimentID: r.ExperimentID, Seq: r.Seq, Attempt: r.Attempt,
-		System: r.System, MemLimit: report.MemLabel(r.MemLimitBytes), Dim: dim, Batch: batch,
+		System: r.System, Cell: grid.CellWords(r.Cell), MemLimit: report.MemLabel(r.MemLimitBytes), Dim: dim, Batch: batch,
 		Model: r.Model, Fanout: r.Fanout, Repeat: r.Repeat, Status: r.State(),
 		Progress:  runProgress(r),
 		EpochTime: fmtPF(r.MeanEpochS), BestVal: bestValText(r),

@@ -91,6 +91,9 @@ type Axes struct {
 	Fanout     [][]int
 	Compute    []string // "cpu", "none", "model:PROFILE"
 	Repeat     int      // >= 1
+	// Extra are the axes over other configuration paths, by path
+	// (path_axes.go): "device_mem", "options.window", ...
+	Extra []PathAxis
 }
 
 // ParseGrid parses a grid file and checks it against every limit
@@ -271,6 +274,9 @@ func (g *Grid) JSON() json.RawMessage {
 	if a.Compute != nil {
 		axes[AxisCompute] = a.Compute
 	}
+	for _, ax := range a.Extra {
+		axes[ax.Path] = ax.Values
+	}
 	m["axes"] = axes
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -359,7 +365,7 @@ func parseAxes(raw json.RawMessage, a *Axes, ps *ProblemList) {
 		}
 		w, known := axisWords[axis]
 		if !known {
-			ps.Add("axes", "axes: %q is not an axis (axes are %s)", k, strings.Join(AxisNames, ", "))
+			parsePathAxis(k, v, a, ps)
 			continue
 		}
 		ok := true
@@ -429,7 +435,11 @@ func intList(v json.RawMessage, dst *[]int) bool {
 // that number does not fit an int (the product is checked, never wrapped).
 func (g *Grid) Count() int {
 	n := max(g.Axes.Repeat, 1)
-	for _, l := range []int{len(g.Axes.System), len(g.Axes.MemLimit), len(g.Axes.FeatureDim), len(g.Axes.BatchSize), len(g.Axes.Model), len(g.Axes.Fanout), len(g.Axes.Compute)} {
+	lens := []int{len(g.Axes.System), len(g.Axes.MemLimit), len(g.Axes.FeatureDim), len(g.Axes.BatchSize), len(g.Axes.Model), len(g.Axes.Fanout), len(g.Axes.Compute)}
+	for _, ax := range g.Axes.Extra {
+		lens = append(lens, len(ax.Values))
+	}
+	for _, l := range lens {
 		if l > 0 {
 			if n > math.MaxInt/l {
 				return math.MaxInt
@@ -452,57 +462,72 @@ type Cell struct {
 	Fanout     []int
 	Compute    string
 	MemLimit   string
+	// Extra are the cell's values on the path axes, in Axes.Extra's order.
+	Extra []AxisValue
 }
 
 // Cells expands the grid into its runs in their run order (run_order.go):
-// by default repeat outermost and mem_limit innermost; every order covers
-// each repeat's cells before the next repeat begins. A grid of more than
-// MaxRuns runs has no cells (it is invalid).
+// by default repeat outermost, then system, model, feature_dim,
+// batch_size, fanout, compute, the path axes by path, and mem_limit
+// innermost; every order covers each repeat's cells before the next
+// repeat begins. A grid of more than MaxRuns runs has no cells (it is
+// invalid).
 func (g *Grid) Cells() []Cell {
 	if g.Count() > MaxRuns {
 		return nil
 	}
-	orNil := func(n int) int { return max(n, 1) }
 	a := g.Axes
+	// the axes' lengths in expansion order after repeat (0 = not varied)
+	lens := []int{len(a.System), len(a.Model), len(a.FeatureDim), len(a.BatchSize), len(a.Fanout), len(a.Compute)}
+	for _, ax := range a.Extra {
+		lens = append(lens, len(ax.Values))
+	}
+	lens = append(lens, len(a.MemLimit))
 	out := make([]Cell, 0, g.Count())
 	idx := make([]cellIndex, 0, g.Count())
 	for rep := 0; rep < max(a.Repeat, 1); rep++ {
-		for si := 0; si < orNil(len(a.System)); si++ {
-			for mi := 0; mi < orNil(len(a.Model)); mi++ {
-				for di := 0; di < orNil(len(a.FeatureDim)); di++ {
-					for bi := 0; bi < orNil(len(a.BatchSize)); bi++ {
-						for fi := 0; fi < orNil(len(a.Fanout)); fi++ {
-							for ci := 0; ci < orNil(len(a.Compute)); ci++ {
-								for li := 0; li < orNil(len(a.MemLimit)); li++ {
-									c := Cell{Seq: len(out), Repeat: rep}
-									if len(a.System) > 0 {
-										c.System = a.System[si]
-									}
-									if len(a.Model) > 0 {
-										c.Model = a.Model[mi]
-									}
-									if len(a.FeatureDim) > 0 {
-										c.FeatureDim = a.FeatureDim[di]
-									}
-									if len(a.BatchSize) > 0 {
-										c.BatchSize = a.BatchSize[bi]
-									}
-									if len(a.Fanout) > 0 {
-										c.Fanout = a.Fanout[fi]
-									}
-									if len(a.Compute) > 0 {
-										c.Compute = a.Compute[ci]
-									}
-									if len(a.MemLimit) > 0 {
-										c.MemLimit = a.MemLimit[li]
-									}
-									out = append(out, c)
-									idx = append(idx, cellIndex{si, mi, di, bi, fi, ci, li})
-								}
-							}
-						}
-					}
+		pos := make([]int, len(lens))
+		for {
+			c := Cell{Seq: len(out), Repeat: rep}
+			if len(a.System) > 0 {
+				c.System = a.System[pos[0]]
+			}
+			if len(a.Model) > 0 {
+				c.Model = a.Model[pos[1]]
+			}
+			if len(a.FeatureDim) > 0 {
+				c.FeatureDim = a.FeatureDim[pos[2]]
+			}
+			if len(a.BatchSize) > 0 {
+				c.BatchSize = a.BatchSize[pos[3]]
+			}
+			if len(a.Fanout) > 0 {
+				c.Fanout = a.Fanout[pos[4]]
+			}
+			if len(a.Compute) > 0 {
+				c.Compute = a.Compute[pos[5]]
+			}
+			for i, ax := range a.Extra {
+				if len(ax.Values) > 0 {
+					c.Extra = append(c.Extra, AxisValue{Path: ax.Path, Value: ax.Values[pos[6+i]]})
 				}
+			}
+			if len(a.MemLimit) > 0 {
+				c.MemLimit = a.MemLimit[pos[len(pos)-1]]
+			}
+			out = append(out, c)
+			idx = append(idx, append(cellIndex(nil), pos...))
+			// the next position, the last axis fastest
+			k := len(pos) - 1
+			for ; k >= 0; k-- {
+				pos[k]++
+				if pos[k] < max(lens[k], 1) {
+					break
+				}
+				pos[k] = 0
+			}
+			if k < 0 {
+				break
 			}
 		}
 	}

@@ -146,6 +146,9 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 			}
 		}
 	}
+	if variantsOK {
+		ps = append(ps, OptionAxisProblems(g)...)
+	}
 	if haveBase {
 		for _, d := range g.Axes.FeatureDim {
 			if d <= 0 || d > MaxFeatureDim || d == base.FeatureDim {
@@ -309,6 +312,9 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, 
 		m["mem_limit"] = c.MemLimit
 		m["mem_limit_bytes"] = limit
 	}
+	if err := applyPathValues(m, c.Extra); err != nil {
+		return train.Config{}, Problem{Field: "axes", Message: err.Error()}
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return train.Config{}, Problem{Message: fmt.Sprintf("run %d: the run settings cannot be encoded: %v", c.Seq, err)}
@@ -375,6 +381,9 @@ func describeCell(c Cell) string {
 	}
 	if c.MemLimit != "" {
 		parts = append(parts, "mem_limit="+c.MemLimit)
+	}
+	for _, av := range c.Extra {
+		parts = append(parts, av.Path+"="+string(av.Value))
 	}
 	parts = append(parts, fmt.Sprintf("repeat=%d", c.Repeat))
 	return strings.Join(parts, " ")

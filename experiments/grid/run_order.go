@@ -73,8 +73,8 @@ func (g *Grid) orderSeed() int64 {
 }
 
 // cellIndex is a cell's position on each axis (system, model, feature_dim,
-// batch_size, fanout, compute, mem_limit) in grid order.
-type cellIndex [7]int
+// batch_size, fanout, compute, the path axes, mem_limit) in grid order.
+type cellIndex []int
 
 // orderCells puts cells (in grid order, with their axis positions) in the
 // run order and renumbers their Seq.

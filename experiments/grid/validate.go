@@ -240,6 +240,7 @@ func (g *Grid) Problems() []Problem {
 		ps.Add(AxisRepeat, "repeats: %d is not a whole number from 1 to %d", a.Repeat, MaxRepeats)
 	}
 	ps = append(ps, baseProblems(g.Base)...)
+	ps = append(ps, pathAxisProblems(g)...)
 	if n := g.Count(); n > MaxRuns {
 		if n == int(^uint(0)>>1) {
 			ps.Add("", "the grid makes more runs than can be counted; at most %d per experiment", MaxRuns)

@@ -59,7 +59,7 @@ func TestServeFirstStartAndShutdown(t *testing.T) {
 	if err != nil || m.Source.Preset != defaultPreset {
 		t.Fatalf("default dataset: %+v %v", m.Source, err)
 	}
-	for _, want := range []string{"Ready to start", exampleFile, `value="` + exampleFile + `"`, `value="gids-fig11-window-8.json"`, `value="helios-fig11-pipeline.json"`} {
+	for _, want := range []string{"Ready to start", exampleFile, `value="` + exampleFile + `"`, `value="gids-fig11-window.json"`, `value="helios-fig11-pipeline.json"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("first page lacks %q", want)
 		}
@@ -104,7 +104,7 @@ func TestServeRejectsBadFlags(t *testing.T) {
 func TestWritePaperExamples(t *testing.T) {
 	dir := t.TempDir()
 	edited := []byte(`{"name":"mine","dataset":"default","system":"gids"}`)
-	if _, err := web.WriteExample(dir, "gids-fig11-window-8.json", edited); err != nil {
+	if _, err := web.WriteExample(dir, "gids-fig11-window.json", edited); err != nil {
 		t.Fatal(err)
 	}
 	if err := writePaperExamples(dir, nil); err != nil {
@@ -117,7 +117,7 @@ func TestWritePaperExamples(t *testing.T) {
 			t.Fatalf("%s not written: %v", name, err)
 		}
 		want := s.GridFile()
-		if name == "gids-fig11-window-8.json" {
+		if name == "gids-fig11-window.json" {
 			want = edited
 		}
 		if !bytes.Equal(b, want) {

@@ -30,8 +30,8 @@ func TestExpCreateStudy(t *testing.T) {
 		}
 	}
 	// the registry's examples are studies too: one starts on the dataset given
-	code, stdout, stderr := runCLI("exp", "create", "--study", "gids-fig09-accumulator-on", "--study-dataset", "tiny", "--data-dir", dir)
-	if code != 0 || !strings.Contains(stdout+stderr, "3 runs") {
+	code, stdout, stderr := runCLI("exp", "create", "--study", "gids-fig09-accumulator", "--study-dataset", "tiny", "--data-dir", dir)
+	if code != 0 || !strings.Contains(stdout+stderr, "6 runs") {
 		t.Errorf("an example by id: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

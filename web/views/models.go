@@ -134,9 +134,20 @@ type ExperimentForm struct {
 	Frontier       bool   // a memory-frontier search
 	Epochs         string
 	Repeats        string
-	RunOrder       string            // "", grid, interleave or random
-	Errors         map[string]string // field name -> message; "" key = whole form
-	Preview        Preview
+	RunOrder       string // "", grid, interleave or random
+	// OptionAxes are the variants' options the form offers as axes.
+	OptionAxes []OptionAxis
+	Errors     map[string]string // field name -> message; "" key = whole form
+	Preview    Preview
+}
+
+// OptionAxis is a variant option offered as an axis: its form field
+// ("axis.options.KEY"), key, help, the variants that declare it and the
+// values given (comma-separated).
+type OptionAxis struct {
+	Field, Key, Help string
+	Variants         []string
+	Value            string
 }
 
 // Err returns the error message of a field ("" = none).
@@ -196,6 +207,7 @@ type RunRow struct {
 	Seq                int
 	Attempt            int
 	System             string
+	Cell               string // the run's values on its grid's path axes: "options.window=4"
 	MemLimit           string
 	Dim                string
 	Batch              string
@@ -542,4 +554,14 @@ type RunsListView struct {
 type RunsListRow struct {
 	RunRow
 	Experiment, Dataset string
+}
+
+// hasOptionAxis reports whether any option axis has values.
+func hasOptionAxis(os []OptionAxis) bool {
+	for _, o := range os {
+		if o.Value != "" {
+			return true
+		}
+	}
+	return false
 }
