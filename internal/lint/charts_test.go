@@ -5,7 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -188,5 +190,56 @@ func TestOneHomeForChartIDs(t *testing.T) {
 	}
 	if n < 100 {
 		t.Fatalf("read only %d Go files", n)
+	}
+}
+
+// TestAddingAChartDoc: docs/ARCHITECTURE.md's "Adding a chart" names the
+// chart table as the place to change, and every test it cites exists.
+func TestAddingAChartDoc(t *testing.T) {
+	root := "../.."
+	b, err := os.ReadFile(filepath.Join(root, "docs/ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "\n## Adding a chart\n")
+	if i < 0 {
+		t.Fatal(`docs/ARCHITECTURE.md has no "## Adding a chart"`)
+	}
+	sec := doc[i+1:]
+	if j := strings.Index(sec[3:], "\n## "); j >= 0 {
+		sec = sec[:j+3]
+	}
+	if !strings.Contains(sec, "`"+chartTableFile+"`") {
+		t.Errorf(`"Adding a chart" does not name %s`, chartTableFile)
+	}
+	cited := regexp.MustCompile("`(Test[A-Za-z0-9_]+)`").FindAllStringSubmatch(sec, -1)
+	if len(cited) == 0 {
+		t.Fatal(`"Adding a chart" cites no test`)
+	}
+	var tests strings.Builder
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(p, "_test.go") {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			tests.Write(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cited {
+		if !strings.Contains(tests.String(), "func "+c[1]+"(") {
+			t.Errorf(`"Adding a chart" cites %s, which no test file defines`, c[1])
+		}
 	}
 }
