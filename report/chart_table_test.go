@@ -173,3 +173,16 @@ func runChart(id string, run store.Run, epochs []store.Epoch, samples []store.Sa
 	ch, _ := RunChart(id, run, epochs, samples)
 	return ch
 }
+
+// TestFigureSubtitleFromTheTable: a figure's subtitle says one run where
+// the table's entry is a run's chart, whatever its id, and adds the
+// entry's legend.
+func TestFigureSubtitleFromTheTable(t *testing.T) {
+	e := throwaway("solo-chart", ScopeRun, PageRun)
+	e.Legend = "; a legend of its own"
+	defer RegisterChart(e)()
+	ch, _ := RunChart("solo-chart", store.Run{}, nil, nil)
+	if s := figureSubtitle(ch); !strings.HasPrefix(s, "one run (n = 1)") || !strings.HasSuffix(s, "; a legend of its own") {
+		t.Errorf("subtitle %q", s)
+	}
+}

@@ -304,7 +304,7 @@ func figureSubtitle(ch Chart) string {
 		n = "n = 0"
 	}
 	s := "mean ± 1 s.d. over repeated runs, " + n + " runs per point"
-	if strings.HasPrefix(ch.ID, "run-") {
+	if e, ok := ChartByID(ch.ID); ok && e.Scope == ScopeRun || !ok && strings.HasPrefix(ch.ID, "run-") {
 		s = "one run (n = 1)"
 	}
 	if words["OOM"] {
