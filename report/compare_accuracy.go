@@ -2,10 +2,10 @@ package report
 
 // accuracy is the test accuracy at each run's best validation epoch, per
 // variant and grid point (DiskGNN Table 3); AccuracyRows gives the table.
-func (c *Comparison) accuracy() Chart {
-	ch := Chart{ID: "accuracy", Title: "Test accuracy at the best validation epoch", XLabel: "grid point", YLabel: "test accuracy",
+func (c *Comparison) accuracy(e ChartEntry, _ string) Chart {
+	ch := Chart{ID: e.ID, Title: e.Title, XLabel: "grid point", YLabel: "test accuracy",
 		XType: "category", YType: "value", Kind: "bar",
-		Note: "Each run's test accuracy at the epoch of its best validation accuracy; mean over repeated runs ± one standard deviation, n runs. MariusGNN samples only inside buffered partitions, so lower accuracy there is expected. After DiskGNN Table 3."}
+		Note: "Each run's test accuracy at the epoch of its best validation accuracy; mean over repeated runs ± one standard deviation, n runs. MariusGNN samples only inside buffered partitions, so lower accuracy there is expected. After " + e.Paper + "."}
 	if c.noRuns(&ch) {
 		return ch
 	}

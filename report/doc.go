@@ -10,9 +10,12 @@
 //     OOM / failed / cancelled counts) and the run metrics charts plot;
 //   - compare_build.go: the chart shapes — a line over one axis (versus,
 //     overAxis), grouped bars per grid point (perCell), stacked bars;
-//   - chart_catalogue.go: the experiment page's charts by id (ChartIDs,
-//     Comparison.Chart) and the ones with their own logic (normalised,
-//     tier hits, time to accuracy, ...);
+//   - chart_table.go: every chart in one table — id, title, paper
+//     reference, caption, scope, pages, width, axis, builder — from which
+//     ChartIDs, RunChartIDs, ScaleChartIDs and the lookups by id derive
+//     (docs/ARCHITECTURE.md, "Adding a chart");
+//   - chart_catalogue.go: Comparison.Chart and the experiment charts with
+//     their own logic (normalised, tier hits, time to accuracy, ...);
 //   - compare_accuracy.go: the accuracy chart and table (DiskGNN Table 3).
 //
 // A single run's charts are in runcharts.go. An experiment made for a

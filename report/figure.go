@@ -304,7 +304,7 @@ func figureSubtitle(ch Chart) string {
 		n = "n = 0"
 	}
 	s := "mean ± 1 s.d. over repeated runs, " + n + " runs per point"
-	if strings.HasPrefix(ch.ID, "run-") {
+	if e, ok := ChartByID(ch.ID); ok && e.Scope == ScopeRun || !ok && strings.HasPrefix(ch.ID, "run-") {
 		s = "one run (n = 1)"
 	}
 	if words["OOM"] {
@@ -313,11 +313,8 @@ func figureSubtitle(ch Chart) string {
 	if words["cancelled"] {
 		s += "; cancelled = stopped by hand, not measured"
 	}
-	switch ch.ID {
-	case "stages", "run-stages":
-		s += "; wall-clock stages add up to the epoch, bar mark = epoch time"
-	case "stage-time", "run-stage-time":
-		s += "; seconds summed over workers, nested stages drawn inside their parent, bar mark = epoch time"
+	if e, ok := ChartByID(ch.ID); ok {
+		s += e.Legend
 	}
 	return s
 }

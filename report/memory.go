@@ -59,8 +59,8 @@ func memoryAccount(summary json.RawMessage) *metrics.MemoryAccount {
 // peak, the GPU tiers (the device budget's: "device" is not shown, it
 // would read as the SSD) and the model step outside the budgets, stacked,
 // in MiB.
-func (c *Comparison) memoryPeaks() Chart {
-	ch := Chart{ID: "memory", Title: "Memory by part: host, GPU and outside the budgets", XLabel: "variant · grid point", YLabel: "MiB at the run's peak", YUnit: "MiB",
+func (c *Comparison) memoryPeaks(e ChartEntry, _ string) Chart {
+	ch := Chart{ID: e.ID, Title: e.Title, XLabel: "variant · grid point", YLabel: "MiB at the run's peak", YUnit: "MiB",
 		XType: "category", YType: "value", Kind: "stack",
 		Note: "Each run's memory contract (DESIGN §2): the host peak (the cgroup's peak less the GPU tiers and the model step, all three held in host memory here), the GPU tiers the variant placed in its GPU budget (GPU caches, GPU-side buffers and batch inputs), and the CPU model step held outside both budgets. At a grid point every variant has the same allowance — host budget + GPU budget + model step — and a variant whose tiers exceed the GPU budget records it as a deviation. Mean over repeated runs ± one standard deviation per layer; runs recorded before the memory account are left out."}
 	part := map[string]func(MemoryRow) int64{

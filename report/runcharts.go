@@ -7,9 +7,6 @@ import (
 	"outcore/store"
 )
 
-// RunChartIDs lists the run page's charts in page order.
-var RunChartIDs = []string{"run-stages", "run-stage-time", "run-accuracy", "run-reads", "run-workers", "run-util", "run-memory", "run-disk"}
-
 // RunCharts builds the run page's charts: the wall-clock stage breakdown
 // and the seconds in each stage's calls per epoch, accuracy
 // per epoch, and the per-second CPU/GPU/iowait, memory and disk timeline
@@ -17,17 +14,22 @@ var RunChartIDs = []string{"run-stages", "run-stage-time", "run-accuracy", "run-
 // says), its variant (how its stages nest) and its memory limit (the
 // memory chart's limit lines).
 func RunCharts(run store.Run, epochs []store.Epoch, samples []store.Sample) []Chart {
-	return []Chart{runStages(run, epochs), runStageTime(run, epochs), runAccuracy(run, epochs), runReads(epochs), runWorkers(epochs), runUtil(run, samples), runMemory(run, samples), runDisk(run, samples)}
+	out := make([]Chart, 0, len(RunChartIDs))
+	for _, id := range RunChartIDs {
+		ch, _ := RunChart(id, run, epochs, samples)
+		out = append(out, ch)
+	}
+	return out
 }
 
 // RunChart builds one of the run page's charts by id.
 func RunChart(id string, run store.Run, epochs []store.Epoch, samples []store.Sample) (Chart, bool) {
-	for _, ch := range RunCharts(run, epochs, samples) {
-		if ch.ID == id {
-			return ch, true
-		}
+	e, ok := chartOf(ScopeRun, id)
+	if !ok {
+		return Chart{}, false
 	}
-	return Chart{}, false
+	ch, _ := e.Build(e, ChartInput{Run: run, Epochs: epochs, Samples: samples})
+	return ch, true
 }
 
 func one(x float64, label string, y float64) Point {
@@ -75,8 +77,8 @@ func perEpochStack(ch Chart, epochs []store.Epoch, layers []string, f func(layer
 }
 
 // runReads is the device reads of each epoch by file kind.
-func runReads(epochs []store.Epoch) Chart {
-	ch := Chart{ID: "run-reads", Title: "Disk read per epoch by file kind", XLabel: "epoch", YLabel: "MiB", YUnit: "MiB",
+func runReads(e ChartEntry, _ store.Run, epochs []store.Epoch, _ []store.Sample) Chart {
+	ch := Chart{ID: e.ID, Title: e.Title, XLabel: "epoch", YLabel: "MiB", YUnit: "MiB",
 		XType: "category", YType: "value", Kind: "stack",
 		Note: "Bytes each epoch read from the block device (one run, n = 1): feature files, topology files and the rest of the process's reads; evaluation excluded. Direct I/O is counted exactly, memory-mapped files by the page-fault reads of the threads that touch them (DESIGN §5)."}
 	return perEpochStack(ch, epochs, []string{"features", "topology", "other"}, func(l string, e metrics.EpochRecord) float64 {
@@ -92,8 +94,8 @@ func runReads(epochs []store.Epoch) Chart {
 
 // runWorkers is each epoch's busy and wait worker-seconds of sampling and
 // extracting.
-func runWorkers(epochs []store.Epoch) Chart {
-	ch := Chart{ID: "run-workers", Title: "Samplers and extractors: busy and waiting", XLabel: "epoch", YLabel: "worker-seconds", YUnit: "s",
+func runWorkers(e ChartEntry, _ store.Run, epochs []store.Epoch, _ []store.Sample) Chart {
+	ch := Chart{ID: e.ID, Title: e.Title, XLabel: "epoch", YLabel: "worker-seconds", YUnit: "s",
 		XType: "category", YType: "value", Kind: "stack",
 		Note: "Worker-seconds of each epoch's sampling and extracting stages, summed over their workers (one run, n = 1): busy is CPU time, wait the rest of the time the workers belonged to the stage — blocked on queues, the SSD, other workers' reads, or waiting for a core (DESIGN §5)."}
 	return perEpochStack(ch, epochs, []string{"sample busy", "sample wait", "extract busy", "extract wait"}, func(l string, e metrics.EpochRecord) float64 {
@@ -124,8 +126,8 @@ func noSampleYet(run store.Run) string {
 	return fmt.Sprintf("The run ended (%s)%s without a resource sample (they are taken once a second while the child trains).", run.Status, d)
 }
 
-func runAccuracy(run store.Run, epochs []store.Epoch) Chart {
-	ch := Chart{ID: "run-accuracy", Title: "Accuracy and loss per epoch", XLabel: "epoch", YLabel: "accuracy / loss",
+func runAccuracy(e ChartEntry, run store.Run, epochs []store.Epoch, _ []store.Sample) Chart {
+	ch := Chart{ID: e.ID, Title: e.Title, XLabel: "epoch", YLabel: "accuracy / loss",
 		XType: "value", YType: "value", Kind: "line", XUnit: "epoch",
 		Note: "Training loss and train, validation and test accuracy after each epoch (one run, n = 1)."}
 	if len(epochs) == 0 {
@@ -188,8 +190,8 @@ type sampleMetric struct {
 	f    func(metrics.SampleRecord) (float64, bool)
 }
 
-func runUtil(run store.Run, samples []store.Sample) Chart {
-	return timeline(run, "run-util", "CPU, GPU and iowait", "percent", "Per-second samples: the run's CPU time as a percentage of one core (200 = two cores busy), the system's iowait, and GPU utilisation where a GPU is present. After GNNDrive Fig. 3 and 11.",
+func runUtil(e ChartEntry, run store.Run, _ []store.Epoch, samples []store.Sample) Chart {
+	return timeline(run, e.ID, e.Title, "percent", "Per-second samples: the run's CPU time as a percentage of one core (200 = two cores busy), the system's iowait, and GPU utilisation where a GPU is present. After "+e.Paper+".",
 		samples, []sampleMetric{
 			{"CPU % (of one core)", func(s metrics.SampleRecord) (float64, bool) { return s.CPUPercent, true }},
 			{"iowait %", func(s metrics.SampleRecord) (float64, bool) { return s.IOWaitPercent, true }},
@@ -202,8 +204,8 @@ func runUtil(run store.Run, samples []store.Sample) Chart {
 		})
 }
 
-func runMemory(run store.Run, samples []store.Sample) Chart {
-	ch := timeline(run, "run-memory", "Memory", "MiB", "Per-second samples: resident set size of the run, and its memory cgroup's usage including page cache (what the limit counts). Dashed lines: the run's memory budget, and the cgroup's limit where the model step is held outside the budget (budget + step, see the deviations).",
+func runMemory(e ChartEntry, run store.Run, _ []store.Epoch, samples []store.Sample) Chart {
+	ch := timeline(run, e.ID, e.Title, "MiB", "Per-second samples: resident set size of the run, and its memory cgroup's usage including page cache (what the limit counts). Dashed lines: the run's memory budget, and the cgroup's limit where the model step is held outside the budget (budget + step, see the deviations).",
 		samples, []sampleMetric{
 			{"RSS", func(s metrics.SampleRecord) (float64, bool) { return float64(s.RSSBytes) / (1 << 20), true }},
 			{"cgroup (incl. page cache)", func(s metrics.SampleRecord) (float64, bool) {
@@ -239,8 +241,8 @@ func runMemory(run store.Run, samples []store.Sample) Chart {
 // when they do not): store.Run.CgroupLimit.
 func CgroupLimitOf(run store.Run) int64 { return run.CgroupLimit() }
 
-func runDisk(run store.Run, samples []store.Sample) Chart {
-	return timeline(run, "run-disk", "Disk read and GPU PCIe", "MB/s", "Per-second samples of the block device read rate while the run ran, and, where a GPU is present, its PCIe throughput (NVML): host to GPU and GPU to host.",
+func runDisk(e ChartEntry, run store.Run, _ []store.Epoch, samples []store.Sample) Chart {
+	return timeline(run, e.ID, e.Title, "MB/s", "Per-second samples of the block device read rate while the run ran, and, where a GPU is present, its PCIe throughput (NVML): host to GPU and GPU to host.",
 		samples, []sampleMetric{
 			{"disk read MB/s", func(s metrics.SampleRecord) (float64, bool) { return s.DiskReadMBps, true }},
 			{"PCIe host→GPU MB/s", func(s metrics.SampleRecord) (float64, bool) { return deref(s.GPUPCIeRxMBps) }},

@@ -16,7 +16,7 @@ func TestDiskChartShowsPCIe(t *testing.T) {
 	withGPU := []store.Sample{{SampleRecord: metrics.SampleRecord{T: 1, DiskReadMBps: 50, GPUPCIeRxMBps: &rx, GPUPCIeTxMBps: &tx}},
 		{SampleRecord: metrics.SampleRecord{T: 2, DiskReadMBps: 60, GPUPCIeRxMBps: &rx, GPUPCIeTxMBps: &tx}}}
 	got := map[string]float64{}
-	for _, s := range runDisk(run, withGPU).Series {
+	for _, s := range runChart("run-disk", run, nil, withGPU).Series {
 		if len(s.Points) > 0 && s.Points[0].Y != nil {
 			got[s.Name] = *s.Points[0].Y
 		}
@@ -25,7 +25,7 @@ func TestDiskChartShowsPCIe(t *testing.T) {
 		t.Fatalf("series %v", got)
 	}
 	noGPU := []store.Sample{{SampleRecord: metrics.SampleRecord{T: 1, DiskReadMBps: 50}}, {SampleRecord: metrics.SampleRecord{T: 2, DiskReadMBps: 60}}}
-	if n := len(runDisk(run, noGPU).Series); n != 1 {
+	if n := len(runChart("run-disk", run, nil, noGPU).Series); n != 1 {
 		t.Fatalf("without a GPU: %d series, want the disk's alone", n)
 	}
 }

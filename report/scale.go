@@ -19,10 +19,6 @@ import (
 // papers-like, a ≥ 10 GiB one). Nothing is re-run: the figure is read
 // from the stored runs like every other chart.
 
-// ScaleChartIDs are the scale figures: mean epoch time, and MiB read from
-// the device per epoch, against the dataset's feature bytes.
-var ScaleChartIDs = []string{"scale-epoch", "scale-read"}
-
 // ScaleSet is one experiment's runs and the size of its dataset.
 type ScaleSet struct {
 	Dataset      string
@@ -41,27 +37,33 @@ const scaleShareTolerance = 0.02
 // them (share 0: the runs without a limit). Points are means over the
 // repeats, ± one standard deviation; OOM and failed cells are marked.
 func ScaleChart(id string, sets []ScaleSet, share float64) (Chart, error) {
-	var title, ylabel, yunit string
-	var f func(RunData) (float64, bool)
-	switch id {
-	case "scale-epoch":
-		title, ylabel, yunit, f = "Epoch time vs dataset size", "epoch time (s)", "s", mean("epoch_s", 1)
-	case "scale-read":
-		title, ylabel, yunit, f = "Disk read per epoch vs dataset size", "MiB read from the SSD per epoch", "MiB", mean("bytes_read", 1.0/(1<<20))
-	default:
+	e, ok := chartOf(ScopeScale, id)
+	if !ok {
 		return Chart{}, fmt.Errorf("scale figure %q: want one of %s", id, strings.Join(ScaleChartIDs, ", "))
 	}
 	if !(share >= 0) || math.IsInf(share, 0) {
 		return Chart{}, fmt.Errorf("memory share %v: want a share of the feature bytes above 0 (0: no limit)", share)
 	}
+	return e.Build(e, ChartInput{Sets: sets, Share: share})
+}
+
+// scaleBuild is the builder of a scale figure plotting f (ylabel, in
+// yunit; what names it in the note).
+func scaleBuild(ylabel, yunit, what string, f func(RunData) (float64, bool)) func(ChartEntry, ChartInput) (Chart, error) {
+	return func(e ChartEntry, in ChartInput) (Chart, error) {
+		return scaleChart(e, in.Sets, in.Share, ylabel, yunit, what, f)
+	}
+}
+
+func scaleChart(e ChartEntry, sets []ScaleSet, share float64, ylabel, yunit, what string, f func(RunData) (float64, bool)) (Chart, error) {
 	shareWord := "no memory limit"
 	if share > 0 {
 		shareWord = fmt.Sprintf("memory limit %g %% of the feature bytes", share*100)
 	}
-	ch := Chart{ID: id, Title: title + " (" + shareWord + ")", XLabel: "dataset feature bytes", YLabel: ylabel, YUnit: yunit,
+	ch := Chart{ID: e.ID, Title: e.Title + " (" + shareWord + ")", XLabel: "dataset feature bytes", YLabel: ylabel, YUnit: yunit,
 		XType: "value", YType: "value", Kind: "line", XFormat: "bytes", XUnit: "bytes", Dodge: true,
 		Note: "Each variant at one memory share across datasets of different sizes: x is the dataset's feature bytes, y the mean over the repeated runs of the steady epochs' " +
-			map[string]string{"scale-epoch": "epoch time", "scale-read": "bytes read from the block device"}[id] +
+			what +
 			", error bars ± one sample standard deviation, n in the tooltip and CSV; ✕ marks a dataset where every run ran out of memory, ! where runs failed. Read from the runs of the experiments named, those whose limit is within 2 % of the share."}
 	type key struct{ variant, compute string }
 	var g cellGroups[key, int64]

@@ -209,8 +209,8 @@ func markerSeries() Series {
 }
 
 // stageTime is the seconds in each stage's calls as stacked bars, one bar per variant and grid point.
-func (c *Comparison) stageTime() Chart {
-	ch := Chart{ID: "stage-time", Title: "Time in each stage (summed over workers)", XLabel: "variant · grid point", YLabel: "seconds (summed over workers) per epoch", YUnit: "s",
+func (c *Comparison) stageTime(e ChartEntry, _ string) Chart {
+	ch := Chart{ID: e.ID, Title: e.Title, XLabel: "variant · grid point", YLabel: "seconds (summed over workers) per epoch", YUnit: "s",
 		XType: "category", YType: "value", Kind: "stack",
 		Note: "Seconds in each stage's calls per steady epoch, mean over repeated runs (error bars on each layer: ± one standard deviation; n in the tooltip and CSV). " + stageNote}
 	if c.noRuns(&ch) {
@@ -282,8 +282,8 @@ func (t *stageTree) isSplit(top string) bool {
 }
 
 // runStageTime is one run's seconds in each stage's calls per epoch, stacked the same way.
-func runStageTime(run store.Run, epochs []store.Epoch) Chart {
-	ch := Chart{ID: "run-stage-time", Title: "Time in each stage (summed over workers)", XLabel: "epoch", YLabel: "seconds (summed over workers)", YUnit: "s",
+func runStageTime(e ChartEntry, run store.Run, epochs []store.Epoch, _ []store.Sample) Chart {
+	ch := Chart{ID: e.ID, Title: e.Title, XLabel: "epoch", YLabel: "seconds (summed over workers)", YUnit: "s",
 		XType: "category", YType: "value", Kind: "stack",
 		Note: "Seconds in each stage's calls in each epoch as the run measured them (one run, n = 1); warm-up epochs are marked (w). " + stageNote}
 	if len(epochs) == 0 {

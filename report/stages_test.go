@@ -35,7 +35,7 @@ func TestStagesStackOnlyDisjointReference(t *testing.T) {
 		epochs = append(epochs, store.Epoch{EpochRecord: e})
 	}
 	run := store.Run{ID: 1, System: "reference", Status: store.StatusDone}
-	ch := runStageTime(run, epochs)
+	ch := runChart("run-stage-time", run, epochs, nil)
 	names := map[string]Series{}
 	for _, s := range ch.Series {
 		names[s.Name] = s
@@ -68,7 +68,7 @@ func TestStagesStackOnlyDisjointReference(t *testing.T) {
 		}
 	}
 	// The wall-clock breakdown: sample, load, train, stall, summing to the epoch.
-	wall := runStages(run, epochs)
+	wall := runChart("run-stages", run, epochs, nil)
 	var layers []string
 	for _, s := range wall.Series {
 		layers = append(layers, s.Name)
@@ -93,11 +93,11 @@ func TestStageBreakdownIsWallClock(t *testing.T) {
 		WallSampleS: 30, WallLoadS: 30, WallTrainS: 40, WallStallS: 3.5}
 	run := store.Run{ID: 7, System: "pyg+", Status: store.StatusDone}
 	eps := []store.Epoch{{EpochRecord: e}}
-	old, _ := StackedTotals(runStageTime(run, eps))
+	old, _ := StackedTotals(runChart("run-stage-time", run, eps, nil))
 	if old[0] < 300 {
 		t.Fatalf("stage-time stacks %v s: the fixture should sum concurrent workers", old[0])
 	}
-	for _, ch := range []Chart{runStages(run, eps), NewChartOrDie(t, NewComparison([]RunData{RunDataOf(run, eps)}), "stages")} {
+	for _, ch := range []Chart{runChart("run-stages", run, eps, nil), NewChartOrDie(t, NewComparison([]RunData{RunDataOf(run, eps)}), "stages")} {
 		totals, marks := StackedTotals(ch)
 		if math.Abs(totals[0]-103.5) > 1e-9 || marks[0] != 103.5 {
 			t.Errorf("%s: stacked %v, mark %v; want 103.5", ch.ID, totals[0], marks[0])
@@ -105,7 +105,7 @@ func TestStageBreakdownIsWallClock(t *testing.T) {
 	}
 	// A run recorded before the wall-clock stages says so instead of drawing 0.
 	e.MetricsVersion = 2
-	legacy := runStages(run, []store.Epoch{{EpochRecord: e}})
+	legacy := runChart("run-stages", run, []store.Epoch{{EpochRecord: e}}, nil)
 	if !strings.Contains(legacy.Empty, "metrics version 3") {
 		t.Errorf("legacy run-stages: empty %q", legacy.Empty)
 	}
@@ -183,7 +183,7 @@ func TestMemoryChartDrawsTheLimit(t *testing.T) {
 	run := store.Run{ID: 3, System: "reference", Status: store.StatusDone, MemLimitBytes: 256 << 20, Deviations: devs}
 	samples := []store.Sample{{SampleRecord: metrics.SampleRecord{T: 1, RSSBytes: 100 << 20, CgroupBytes: 200 << 20}},
 		{SampleRecord: metrics.SampleRecord{T: 5, RSSBytes: 120 << 20, CgroupBytes: 280 << 20}}}
-	ch := runMemory(run, samples)
+	ch := runChart("run-memory", run, nil, samples)
 	var budget, cg bool
 	for _, s := range ch.Series {
 		for _, p := range s.Points {
@@ -199,7 +199,7 @@ func TestMemoryChartDrawsTheLimit(t *testing.T) {
 		t.Errorf("memory chart series %+v", ch.Series)
 	}
 	// A finished run without samples says so, not "yet".
-	if ch := runMemory(run, nil); ch.Empty == "" || contains([]string{ch.Empty}, "No resource sample yet (one arrives every second while the run runs).") {
+	if ch := runChart("run-memory", run, nil, nil); ch.Empty == "" || contains([]string{ch.Empty}, "No resource sample yet (one arrives every second while the run runs).") {
 		t.Errorf("finished run without samples: %q", ch.Empty)
 	}
 }

@@ -33,10 +33,10 @@ const wallLegacy = "recorded before metrics version 3, which measures the wall-c
 
 // stages is the wall-clock stage breakdown as stacked bars, one bar per
 // variant and grid point.
-func (c *Comparison) stages() Chart {
-	ch := Chart{ID: "stages", Title: "Stage breakdown per epoch (wall clock)", XLabel: "variant · grid point", YLabel: "seconds per epoch", YUnit: "s",
+func (c *Comparison) stages(e ChartEntry, _ string) Chart {
+	ch := Chart{ID: e.ID, Title: e.Title, XLabel: "variant · grid point", YLabel: "seconds per epoch", YUnit: "s",
 		XType: "category", YType: "value", Kind: "stack",
-		Note: "Steady epochs, mean over repeated runs (error bars on each layer: ± one standard deviation; n in the tooltip and CSV). " + wallNote + " After Ginex Fig. 14 and GIDS Fig. 5."}
+		Note: "Steady epochs, mean over repeated runs (error bars on each layer: ± one standard deviation; n in the tooltip and CSV). " + wallNote + " After " + e.Paper + "."}
 	if c.noRuns(&ch) {
 		return ch
 	}
@@ -109,8 +109,8 @@ func wallMean(key string) func(RunData) (float64, bool) {
 }
 
 // runStages is one run's wall-clock stage breakdown per epoch.
-func runStages(run store.Run, epochs []store.Epoch) Chart {
-	ch := Chart{ID: "run-stages", Title: "Stage breakdown per epoch (wall clock)", XLabel: "epoch", YLabel: "seconds", YUnit: "s",
+func runStages(e ChartEntry, run store.Run, epochs []store.Epoch, _ []store.Sample) Chart {
+	ch := Chart{ID: e.ID, Title: e.Title, XLabel: "epoch", YLabel: "seconds", YUnit: "s",
 		XType: "category", YType: "value", Kind: "stack", XUnit: "epoch",
 		Note: "One run, n = 1; warm-up epochs are marked (w). " + wallNote}
 	if len(epochs) == 0 {

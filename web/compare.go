@@ -108,12 +108,12 @@ func (h *CompareHandler) Show(c *fiber.Ctx) error {
 	v.Caveats = append(v.Caveats, cv.Flags...)
 	v.ChartsURL = "/compare/charts.json?" + q
 	frames := report.NewComparison(nil)
-	for _, id := range report.ChartIDs {
-		if id == "accuracy" {
-			continue
+	for _, entry := range report.ChartsOn(report.PageCompare) {
+		if entry.Scope != report.ScopeExperiment {
+			continue // the scale figures: links below
 		}
-		ch, _ := frames.Chart(id, "")
-		slot := chartSlot("/compare", ch, id == "time-to-accuracy" || id == "stages" || id == "stage-time")
+		ch, _ := frames.Chart(entry.ID, "")
+		slot := chartSlot("/compare", ch, entry.Wide)
 		slot.CSV, slot.SVG, slot.PDF = slot.CSV+"?"+q, slot.SVG+"?"+q, slot.PDF+"?"+q
 		v.Charts = append(v.Charts, slot)
 	}

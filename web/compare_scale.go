@@ -32,7 +32,11 @@ func scaleLinks(exps []views.CompareExp, q string) []views.ScaleLink {
 	var out []views.ScaleLink
 	for _, share := range scaleShares {
 		l := views.ScaleLink{Share: share}
-		for _, id := range report.ScaleChartIDs {
+		for _, entry := range report.ChartsOn(report.PageCompare) {
+			if entry.Scope != report.ScopeScale {
+				continue // the comparison's charts: cards above
+			}
+			id := entry.ID
 			base := "/compare/scale/" + id
 			args := "?" + q + "&share=" + url.QueryEscape(share)
 			l.Figures = append(l.Figures, views.ScaleFigure{Name: strings.TrimPrefix(id, "scale-"), SVG: base + ".svg" + args, CSV: base + ".csv" + args})

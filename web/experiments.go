@@ -666,15 +666,13 @@ func experimentView(e store.Experiment, runs []store.Run, baseline string) views
 	}
 	base := fmt.Sprintf("/experiments/%d", e.ID)
 	frames := report.NewComparison(nil) // titles and notes only: the data comes from charts.json
-	for _, id := range report.ChartIDs {
-		if id == "accuracy" {
-			continue // the table below the charts
-		}
-		ch, _ := frames.Chart(id, baseline)
-		slot := chartSlot(base, ch, id == "time-to-accuracy" || id == "stages" || id == "stage-time")
+	// the page's charts; the accuracy is the table below them
+	for _, entry := range report.ChartsOn(report.PageExperiment) {
+		ch, _ := frames.Chart(entry.ID, baseline)
+		slot := chartSlot(base, ch, entry.Wide)
 		// the runs are the grid's cells from the start: an axis they do
 		// not vary gets no chart, not even an empty frame until charts.json
-		if ax := report.ChartAxis(id); ax != "" && len(runs) > 0 && !cmp.Varies(ax) {
+		if ax := entry.Axis; ax != "" && len(runs) > 0 && !cmp.Varies(ax) {
 			slot.Hidden = true
 		}
 		v.Charts = append(v.Charts, slot)

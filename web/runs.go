@@ -182,8 +182,9 @@ func runView(r store.Run, epochs []store.Epoch, logs []store.Event) views.RunVie
 		v.Logs = append(v.Logs, logLine(ev, r.StartedAt))
 	}
 	base := fmt.Sprintf("/runs/%d", r.ID)
-	for _, ch := range report.RunCharts(store.Run{}, nil, nil) {
-		v.Charts = append(v.Charts, chartSlot(base, ch, false))
+	for _, entry := range report.ChartsOn(report.PageRun) {
+		ch, _ := report.RunChart(entry.ID, store.Run{}, nil, nil)
+		v.Charts = append(v.Charts, chartSlot(base, ch, entry.Wide))
 	}
 	return v
 }

@@ -520,15 +520,15 @@ func expShowCmd() *Command {
 // figureList is the help's list of chart names with their titles.
 func figureList() string {
 	var b strings.Builder
-	frames := report.NewComparison(nil)
 	b.WriteString("figures of an experiment (ID):\n")
 	for _, id := range report.ChartIDs {
-		ch, _ := frames.Chart(id, "")
-		fmt.Fprintf(&b, "  %-17s %s\n", id, ch.Title)
+		e, _ := report.ChartByID(id)
+		fmt.Fprintf(&b, "  %-17s %s\n", id, e.Title)
 	}
 	b.WriteString("figures of one run (--run RUN):\n")
-	for _, ch := range report.RunCharts(store.Run{}, nil, nil) {
-		fmt.Fprintf(&b, "  %-17s %s\n", ch.ID, ch.Title)
+	for _, id := range report.RunChartIDs {
+		e, _ := report.ChartByID(id)
+		fmt.Fprintf(&b, "  %-17s %s\n", id, e.Title)
 	}
 	return b.String()
 }

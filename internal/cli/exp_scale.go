@@ -9,6 +9,26 @@ import (
 	"outcore/report"
 )
 
+// scaleFigures are the scale figures as the flag's help names them: "scale-epoch (epoch time)".
+func scaleFigures() []string {
+	var out []string
+	for _, id := range report.ScaleChartIDs {
+		e, _ := report.ChartByID(id)
+		out = append(out, id+" ("+e.Caption+")")
+	}
+	return out
+}
+
+// scaleFiguresFirst are the scale figures as the help's text names them: "epoch time (scale-epoch)".
+func scaleFiguresFirst() []string {
+	var out []string
+	for _, id := range report.ScaleChartIDs {
+		e, _ := report.ChartByID(id)
+		out = append(out, e.Caption+" ("+id+")")
+	}
+	return out
+}
+
 // expScaleCmd is `outcore exp scale`: the scale figure (epoch time or
 // device reads against the dataset's size at one memory share) from the
 // stored runs of experiments on datasets of different sizes.
@@ -16,15 +36,16 @@ func expScaleCmd() *Command {
 	var dataDir, shareS, figure, format, size, out string
 	fs := newFlagSet("exp scale", &dataDir)
 	fs.StringVar(&shareS, "share", "25%", `memory share: the limit as a share of each dataset's feature bytes ("25%", "0.5"; "none": runs without a limit)`)
-	fs.StringVar(&figure, "figure", "scale-epoch", "the figure: "+strings.Join(report.ScaleChartIDs, " (epoch time) or ")+" (MiB read from the device per epoch)")
+	figures := scaleFigures()
+	fs.StringVar(&figure, "figure", report.ScaleChartIDs[0], "the figure: "+strings.Join(figures, " or "))
 	fs.StringVar(&format, "format", report.FigureSVG, strings.Join(report.ExportFormats, ", ")+" (csv: the figure's data)")
 	fs.StringVar(&size, "size", report.SizeWide, "the figure's size, "+strings.Join(report.FigureSizes, " or "))
 	fs.StringVar(&out, "out", "", "write to FILE (- = stdout); default scale-FIGURE-SHARE.FORMAT in the current directory")
 	return &Command{
-		Name: "scale", Args: "ID,ID,... [--share 25%] [--figure scale-epoch|scale-read] [--format svg|pdf|csv] [--out FILE]",
+		Name: "scale", Args: "ID,ID,... [--share 25%] [--figure " + strings.Join(report.ScaleChartIDs, "|") + "] [--format svg|pdf|csv] [--out FILE]",
 		MinArgs: 1, MaxArgs: 1,
 		Short: "the scale figure: epoch time or bytes read against dataset size at one memory share, from experiments' runs",
-		Long: "Draws each variant's mean epoch time (scale-epoch) or MiB read from the device per epoch (scale-read)\n" +
+		Long: "Draws each variant's mean " + strings.Join(scaleFiguresFirst(), " or ") + "\n" +
 			"against the feature bytes of each experiment's dataset, from the runs whose memory limit is --share of\n" +
 			"them (within 2 %). Give experiments on datasets of different sizes, e.g. the same study on medium and\n" +
 			"papers-like (scripts/reproduce-compute.sh with DATASETS). Nothing is run.",

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"outcore/report"
 	"outcore/store"
 	"outcore/store/storetest"
 )
@@ -105,9 +106,9 @@ func TestExpExportFigure(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{id, "--figure", "nope"}, 2, "epoch-vs-mem, epoch-vs-dim, epoch-vs-batch, normalised"},
+		{[]string{id, "--figure", "nope"}, 2, strings.Join(report.ChartIDs, ", ")},
 		{[]string{id, "--figure", "run-memory"}, 2, `no chart "run-memory"`},
-		{[]string{"--run", runID, "--figure", "stages"}, 2, "run-stages, run-stage-time, run-accuracy"},
+		{[]string{"--run", runID, "--figure", "stages"}, 2, strings.Join(report.RunChartIDs, ", ")},
 		{[]string{id, "--figure", "stages", "--format", "png"}, 2, "csv, svg, pdf"},
 		{[]string{id, "--figure", "normalised", "--baseline", "ginex"}, 2, "have pyg+, gnndrive"},
 		{[]string{id}, 2, "--csv or --figure"},
