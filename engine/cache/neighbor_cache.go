@@ -15,7 +15,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 
@@ -143,7 +142,11 @@ func (nc *NeighborCache) WriteFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("cache: write neighbour cache: %w", err)
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
+	// Written back and dropped from the page cache as it goes, and synced:
+	// the file is as large as the cache, and its dirty pages, charged to
+	// the run's memory cgroup beside the cache itself, cannot be reclaimed
+	// at once when the cgroup fills up.
+	w := bufio.NewWriterSize(osutil.NewSeqWriter(f), 1<<20)
 	hdr := make([]byte, 32)
 	copy(hdr, neighborCacheMagic[:])
 	binary.LittleEndian.PutUint64(hdr[8:], uint64(len(nc.address)))
@@ -159,6 +162,12 @@ func (nc *NeighborCache) WriteFile(path string) error {
 	if err == nil {
 		err = w.Flush()
 	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = osutil.DropCache(f)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -173,32 +182,36 @@ func ReadNeighborCacheFile(path string) (*NeighborCache, error) {
 	return ReadNeighborCacheFileInto(path, nil)
 }
 
+// neighborCacheReadChunk is how much of a neighbour-cache file one read
+// takes (and drops from the page cache after).
+const neighborCacheReadChunk = 8 << 20
+
 // ReadNeighborCacheFileInto is ReadNeighborCacheFile with the cache's
 // arrays obtained from alloc (e.g. memory outside the Go heap, which the
-// caller frees when done with the cache); nil alloc uses make.
+// caller frees when done with the cache); nil alloc uses make. The file's
+// pages are dropped from the page cache as they are read.
 func ReadNeighborCacheFileInto(path string, alloc func(n int) ([]int64, error)) (*NeighborCache, error) {
 	if alloc == nil {
 		alloc = func(n int) ([]int64, error) { return make([]int64, n), nil }
 	}
-	f, err := os.Open(path)
+	// One scan that drops what it has read from the page cache as it goes:
+	// the file is as large as the cache it fills, and its pages, charged to
+	// the run's memory cgroup beside the cache itself, would double it for
+	// the time of the read.
+	r, size, err := osutil.OpenSeq(path)
 	if err != nil {
 		return nil, fmt.Errorf("cache: read neighbour cache: %w", err)
 	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
+	defer r.Close()
 	hdr := make([]byte, 32)
-	if _, err := io.ReadFull(r, hdr); err != nil || [8]byte(hdr[:8]) != neighborCacheMagic {
+	if err := r.ReadFull(hdr); err != nil || [8]byte(hdr[:8]) != neighborCacheMagic {
 		return nil, fmt.Errorf("cache: read %s: %w", path, ErrBadNeighborCacheFile)
 	}
 	n := binary.LittleEndian.Uint64(hdr[8:])
 	cells := binary.LittleEndian.Uint64(hdr[16:])
 	cached := binary.LittleEndian.Uint64(hdr[24:])
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("cache: read neighbour cache %s: %w", path, err)
-	}
-	if uint64(st.Size()) != 32+8*(n+cells) {
-		return nil, fmt.Errorf("cache: read %s: size %d does not match header: %w", path, st.Size(), ErrBadNeighborCacheFile)
+	if uint64(size) != 32+8*(n+cells) {
+		return nil, fmt.Errorf("cache: read %s: size %d does not match header: %w", path, size, ErrBadNeighborCacheFile)
 	}
 	nc := &NeighborCache{cached: int(cached)}
 	if nc.address, err = alloc(int(n)); err != nil {
@@ -207,11 +220,14 @@ func ReadNeighborCacheFileInto(path string, alloc func(n int) ([]int64, error)) 
 	if nc.array, err = alloc(int(cells)); err != nil {
 		return nil, fmt.Errorf("cache: read neighbour cache %s: %w", path, err)
 	}
-	if _, err := io.ReadFull(r, osutil.Bytes(nc.address)); err != nil {
-		return nil, fmt.Errorf("cache: read neighbour cache %s: %w", path, err)
-	}
-	if _, err := io.ReadFull(r, osutil.Bytes(nc.array)); err != nil {
-		return nil, fmt.Errorf("cache: read neighbour cache %s: %w", path, err)
+	for _, b := range [][]byte{osutil.Bytes(nc.address), osutil.Bytes(nc.array)} {
+		for len(b) > 0 {
+			k := min(len(b), neighborCacheReadChunk)
+			if err := r.ReadFull(b[:k]); err != nil {
+				return nil, fmt.Errorf("cache: read neighbour cache: %w", err)
+			}
+			b = b[k:]
+		}
 	}
 	return nc, nil
 }

@@ -7,7 +7,6 @@ package ginex
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,39 +14,44 @@ import (
 	"outcore/internal/osutil"
 )
 
-// scanIndices streams indices.bin in 4 MiB chunks.
+// scanIndices streams indices.bin in 4 MiB chunks, dropping what it has
+// read from the page cache as it goes (osutil.SeqReader): the file is as
+// large as the neighbour cache built next to it, and its pages are
+// charged to the run's memory cgroup.
 func scanIndices(path string, fn func([]int64)) error {
-	f, err := os.Open(path)
+	r, size, err := osutil.OpenSeq(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer r.Close()
+	if size%8 != 0 {
+		return fmt.Errorf("%s: size not a multiple of 8", path)
+	}
 	buf := make([]int64, 512<<10)
 	b := osutil.Bytes(buf)
-	for {
-		n, err := io.ReadFull(f, b)
-		if n%8 != 0 {
-			return fmt.Errorf("%s: size not a multiple of 8", path)
-		}
-		if n > 0 {
-			fn(buf[:n/8])
-		}
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil
-		}
-		if err != nil {
+	for left := size; left > 0; {
+		k := min(left, int64(len(b)))
+		if err := r.ReadFull(b[:k]); err != nil {
 			return err
 		}
+		fn(buf[:k/8])
+		left -= k
 	}
+	return nil
 }
 
 // seqIndexReader serves BuildNeighborCache's reads, which come in
 // ascending position order, with one forward sweep over indices.bin.
 type seqIndexReader struct {
-	f   *os.File
-	r   *bufio.Reader
-	pos int64 // entry the reader is at
+	f       *os.File
+	r       *bufio.Reader
+	pos     int64 // entry the reader is at
+	dropped int64 // bytes behind the sweep dropped from the page cache
 }
+
+// dropBehind is how far the sweep reads before it drops what lies behind
+// it from the page cache.
+const dropBehind = 32 << 20
 
 func newSeqIndexReader(path string) (*seqIndexReader, error) {
 	f, err := os.Open(path)
@@ -63,6 +67,7 @@ func (s *seqIndexReader) read(start int64, dst []int64) error {
 			return err
 		}
 		s.r.Reset(s.f)
+		s.dropped = min(s.dropped, start*8)
 	} else if start > s.pos {
 		if _, err := s.r.Discard(int((start - s.pos) * 8)); err != nil {
 			return err
@@ -72,7 +77,14 @@ func (s *seqIndexReader) read(start int64, dst []int64) error {
 		return err
 	}
 	s.pos = start + int64(len(dst))
+	if behind := s.pos*8 - int64(s.r.Buffered()); behind-s.dropped >= dropBehind {
+		_ = osutil.DropRange(s.f, s.dropped, behind-s.dropped)
+		s.dropped = behind
+	}
 	return nil
 }
 
-func (s *seqIndexReader) close() { s.f.Close() }
+func (s *seqIndexReader) close() {
+	_ = osutil.DropCache(s.f)
+	s.f.Close()
+}
