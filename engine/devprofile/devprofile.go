@@ -102,7 +102,7 @@ func Path(dataDir string, k Key) string { return filepath.Join(Dir(dataDir), k.F
 // used when it measured the same host and device.
 func Load(dataDir string, k Key) (*metrics.DeviceProfile, string, error) {
 	path := Path(dataDir, k)
-	p, err := readProfile(path)
+	p, err := metrics.ReadDeviceProfile(path)
 	if err == nil {
 		if p.Hostname != k.Host || (p.Storage != "" && p.Storage != k.Storage) {
 			return nil, path, fmt.Errorf("%s: measured %s on host %q, not %s", path, p.Storage, p.Hostname, k)
@@ -113,25 +113,10 @@ func Load(dataDir string, k Key) (*metrics.DeviceProfile, string, error) {
 		return nil, path, err
 	}
 	legacy := metrics.DeviceProfilePath(dataDir)
-	if lp, lerr := readProfile(legacy); lerr == nil && lp.Hostname == k.Host && osutil.DevicePart(lp.Device) != "" && strings.HasPrefix(k.Storage, osutil.DevicePart(lp.Device)) {
+	if lp, lerr := metrics.ReadDeviceProfile(legacy); lerr == nil && lp.Hostname == k.Host && osutil.DevicePart(lp.Device) != "" && strings.HasPrefix(k.Storage, osutil.DevicePart(lp.Device)) {
 		return lp, legacy, nil
 	}
 	return nil, path, err
-}
-
-func readProfile(path string) (*metrics.DeviceProfile, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var p metrics.DeviceProfile
-	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := p.Check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &p, nil
 }
 
 // Save writes p as the profile of its host and storage (atomically: a
@@ -317,7 +302,7 @@ func List(dataDir string) ([]*metrics.DeviceProfile, error) {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if p, err := readProfile(filepath.Join(Dir(dataDir), e.Name())); err == nil && p.Storage != "" {
+		if p, err := metrics.ReadDeviceProfile(filepath.Join(Dir(dataDir), e.Name())); err == nil && p.Storage != "" {
 			out = append(out, p)
 		}
 	}

@@ -1,10 +1,10 @@
 package metrics
 
 // The I/O floor of an epoch (DESIGN §11): its device reads replayed at
-// the host's measured storage capability. `outcore bench device` measures
-// the capability once per host and data directory (DeviceProfile, kept in
-// the data directory beside the datasets); the run loop puts each epoch's
-// floor and io_floor_s / epoch_s into the epoch record.
+// the measured capability of the storage it read (DeviceProfile: one per
+// host and file system, kept and measured by engine/devprofile); the run
+// loop puts each epoch's floor and io_floor_s / epoch_s into the epoch
+// record.
 
 import (
 	"encoding/json"
@@ -37,12 +37,14 @@ func RequestClass(n int64) int {
 	return c
 }
 
-// DeviceProfileFile is the name of the device profile in a data
-// directory.
+// DeviceProfileFile is the name of a data directory's one device profile
+// before profiles were kept per host and file system (engine/devprofile
+// still reads it where it measured this host's device).
 const DeviceProfileFile = "device-profile.json"
 
-// DeviceProfile is what `outcore bench device` measured of the storage
-// holding a data directory.
+// DeviceProfile is what a measurement found of the storage holding a
+// data directory's datasets (engine/devprofile: the short mode before a
+// host's first run, `outcore bench device` in full).
 type DeviceProfile struct {
 	Hostname string `json:"hostname"`
 	Device   uint64 `json:"device"` // st_dev of the file system measured
@@ -160,22 +162,23 @@ func (p *DeviceProfile) Check() error {
 	return nil
 }
 
-// DeviceProfilePath is where a data directory keeps its device profile.
+// DeviceProfilePath is where a data directory kept its one device profile
+// (DeviceProfileFile).
 func DeviceProfilePath(dataDir string) string { return filepath.Join(dataDir, DeviceProfileFile) }
 
-// LoadDeviceProfile reads a data directory's device profile; the error
-// wraps os.ErrNotExist when it has none.
-func LoadDeviceProfile(dataDir string) (*DeviceProfile, error) {
-	b, err := os.ReadFile(DeviceProfilePath(dataDir))
+// ReadDeviceProfile reads the device profile in the file at path and
+// checks it; the error wraps os.ErrNotExist when there is none.
+func ReadDeviceProfile(path string) (*DeviceProfile, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var p DeviceProfile
 	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("%s: %w", DeviceProfilePath(dataDir), err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := p.Check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", DeviceProfilePath(dataDir), err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &p, nil
 }

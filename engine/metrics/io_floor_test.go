@@ -59,17 +59,17 @@ func TestIOFloor(t *testing.T) {
 	}
 }
 
-func TestLoadDeviceProfile(t *testing.T) {
+func TestReadDeviceProfile(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := LoadDeviceProfile(dir); !os.IsNotExist(err) {
+	if _, err := ReadDeviceProfile(DeviceProfilePath(dir)); !os.IsNotExist(err) {
 		t.Fatalf("missing profile: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, DeviceProfileFile), []byte(`{"seq_bytes_per_s": 0}`), 0o644)
-	if _, err := LoadDeviceProfile(dir); err == nil {
+	if _, err := ReadDeviceProfile(DeviceProfilePath(dir)); err == nil {
 		t.Fatal("profile without bandwidth loaded")
 	}
 	os.WriteFile(filepath.Join(dir, DeviceProfileFile), []byte(`{"seq_bytes_per_s": 5e8, "random": [{"bytes": 4096, "depth": 8, "iops": 5e4}]}`), 0o644)
-	if p, err := LoadDeviceProfile(dir); err != nil || p.SeqBytesPerS != 5e8 {
+	if p, err := ReadDeviceProfile(DeviceProfilePath(dir)); err != nil || p.SeqBytesPerS != 5e8 {
 		t.Fatalf("%+v, %v", p, err)
 	}
 }

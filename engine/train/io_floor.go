@@ -40,6 +40,5 @@ func deviceProfileFor(dataDir, dsDir string) (*metrics.DeviceProfile, string) {
 func fillIOFloor(rec *metrics.EpochRecord, p *metrics.DeviceProfile, reads metrics.ReadTotals) {
 	rec.IORequests = append([]int64(nil), reads.Requests[:]...)
 	rec.IOBytes = reads.Bytes()
-	rec.IOFloorS, rec.IOEfficiency = nil, nil
 	metrics.FillIOFloor(rec, p)
 }

@@ -18,7 +18,6 @@ import (
 	"outcore/store"
 
 	"outcore/engine/dataset"
-	"outcore/engine/metrics"
 	"outcore/internal/units"
 )
 
@@ -58,8 +57,10 @@ func benchDeviceCmd() *Command {
 		Long: "Reads a file on the data directory's file system with io_uring and O_DIRECT: random reads at each\n" +
 			"request size and depth, and sequential reads, and checks them against fio when it is installed\n" +
 			"(the same job shape and ring setup; ours and fio run back to back --fio-pairs times, medians kept).\n" +
-			"Writes <data dir>/" + metrics.DeviceProfileFile + ", which every later run on this host uses for its\n" +
-			"epochs' io_floor_s and io_efficiency (docs/DESIGN.md §11). Measure on a quiet machine.",
+			"Writes <data dir>/" + devprofile.DirName + "/<host>--<file system>.json, which every later run on this host\n" +
+			"whose dataset is on that file system uses for its epochs' io_floor_s and io_efficiency (replacing the\n" +
+			"short measurement a first run takes; docs/DESIGN.md §11), and fills in the floor of the runs recorded\n" +
+			"before it. Measure on a quiet machine.",
 		Flags: fs,
 		Exec: func(ctx context.Context, s Streams, _ []string) error {
 			return benchDevice(ctx, c, s.Out)
