@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"outcore/engine/metrics"
@@ -213,7 +212,9 @@ func (s *Store) ExperimentEpochs(ctx context.Context, experimentID int64) (map[i
 
 // FloorlessEpoch is a stored epoch without an I/O floor that kept its
 // device reads: its floor can be filled in once a device profile of the
-// storage its run read exists (engine/devprofile).
+// storage its run read exists (engine/devprofile). Of the epoch, only what
+// the floor is computed from is read: RunID, Epoch, EpochS, IORequests
+// and IOBytes.
 type FloorlessEpoch struct {
 	ExperimentID int64
 	Host         metrics.HostFacts // the run's host facts: Hostname and Storage pick the profile
@@ -221,9 +222,12 @@ type FloorlessEpoch struct {
 }
 
 // FloorlessEpochs returns the epochs that have no io_floor_s but kept
-// their device reads (io_requests), with their runs' host facts.
+// their device reads (io_requests), with their runs' host facts, by run
+// and epoch (the partial index of migration 0012 finds them: every server
+// start asks).
 func (s *Store) FloorlessEpochs(ctx context.Context) ([]FloorlessEpoch, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT r.host_json, r.experiment_id, `+prefixed("e.", epochCols)+` FROM epochs e JOIN runs r ON r.id = e.run_id
+	rows, err := s.r.QueryContext(ctx, `SELECT r.host_json, r.experiment_id, e.run_id, e.epoch, e.epoch_s, e.io_requests_json, e.io_bytes
+		FROM epochs e JOIN runs r ON r.id = e.run_id
 		WHERE e.io_floor_s IS NULL AND e.io_requests_json != '' ORDER BY e.run_id, e.epoch`)
 	if err != nil {
 		return nil, fmt.Errorf("epochs without an I/O floor: %w", err)
@@ -232,38 +236,21 @@ func (s *Store) FloorlessEpochs(ctx context.Context) ([]FloorlessEpoch, error) {
 	var out []FloorlessEpoch
 	for rows.Next() {
 		var host sql.NullString
+		var requests string
 		var f FloorlessEpoch
-		var err error
-		f.Epoch, err = scanEpoch(prefixScanner{rows, []any{&host, &f.ExperimentID}})
-		if err != nil {
+		if err := rows.Scan(&host, &f.ExperimentID, &f.RunID, &f.EpochRecord.Epoch, &f.EpochS, &requests, &f.IOBytes); err != nil {
 			return nil, fmt.Errorf("epochs without an I/O floor: %w", err)
 		}
+		if err := json.Unmarshal([]byte(requests), &f.IORequests); err != nil {
+			return nil, fmt.Errorf("epoch %d of run %d: io_requests: %w", f.EpochRecord.Epoch, f.RunID, err)
+		}
+		f.Type = metrics.TypeEpoch
 		if host.Valid && host.String != "" {
 			_ = json.Unmarshal([]byte(host.String), &f.Host) // unreadable host facts: no profile matches
 		}
 		out = append(out, f)
 	}
 	return out, rows.Err()
-}
-
-// prefixed puts p before each of the comma-separated columns.
-func prefixed(p, cols string) string {
-	parts := strings.Split(cols, ",")
-	for i, c := range parts {
-		parts[i] = p + strings.TrimSpace(c)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// prefixScanner scans the leading columns into first, the rest into what
-// the wrapped scan asks for.
-type prefixScanner struct {
-	rows  *sql.Rows
-	first []any
-}
-
-func (p prefixScanner) Scan(dst ...any) error {
-	return p.rows.Scan(append(append([]any(nil), p.first...), dst...)...)
 }
 
 // SetIOFloor fills in an epoch's io_floor_s and io_efficiency (nil: n/a)
