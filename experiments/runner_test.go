@@ -457,7 +457,7 @@ func TestFinishedHook(t *testing.T) {
 // supervisor's oom summary lists no deviations) keeps the deviations its
 // child logged while it prepared — the model step held outside the budget
 // and the cgroup limit it makes — so its page shows the cgroup's limit,
-// the chart's limit line and the deviation (report.CgroupLimitOf reads
+// the chart's limit line and the deviation (store.Run.CgroupLimit reads
 // the limit from it; web's TestOOMBannerShowsTheCgroupLimit).
 func TestOOMRunKeepsItsDeviations(t *testing.T) {
 	h := newHarness(t, nil)

@@ -230,16 +230,11 @@ func runMemory(e ChartEntry, run store.Run, _ []store.Epoch, samples []store.Sam
 		return s
 	}
 	ch.Series = append(ch.Series, limitLine("memory budget ("+MemLabel(run.MemLimitBytes)+")", run.MemLimitBytes, 1, "#D55E00"))
-	if cg := CgroupLimitOf(run); cg > run.MemLimitBytes {
+	if cg := run.CgroupLimit(); cg > run.MemLimitBytes {
 		ch.Series = append(ch.Series, limitLine("cgroup limit ("+MemLabel(cg)+", budget + model step)", cg, 2, "#CC79A7"))
 	}
 	return ch
 }
-
-// CgroupLimitOf is the limit a run's cgroup had once the model step or
-// GPU tiers were held beside the budget, as its deviations state it (0
-// when they do not): store.Run.CgroupLimit.
-func CgroupLimitOf(run store.Run) int64 { return run.CgroupLimit() }
 
 func runDisk(e ChartEntry, run store.Run, _ []store.Epoch, samples []store.Sample) Chart {
 	return timeline(run, e.ID, e.Title, "MB/s", "Per-second samples of the block device read rate while the run ran, and, where a GPU is present, its PCIe throughput (NVML): host to GPU and GPU to host.",

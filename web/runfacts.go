@@ -102,7 +102,7 @@ func peakNote(r store.Run) string {
 			"was made (read by an earlier run or process) stay charged to the group that read them.",
 			units.Bytes(*r.PeakRSSBytes), units.Bytes(*r.PeakCgroupBytes)))
 	}
-	if cg := report.CgroupLimitOf(r); cg > r.MemLimitBytes && r.MemLimitBytes > 0 && r.PeakCgroupBytes != nil && *r.PeakCgroupBytes > r.MemLimitBytes {
+	if cg := r.CgroupLimit(); cg > r.MemLimitBytes && r.MemLimitBytes > 0 && r.PeakCgroupBytes != nil && *r.PeakCgroupBytes > r.MemLimitBytes {
 		notes = append(notes, fmt.Sprintf("The cgroup's peak is above the %s budget because its limit was %s: the model step is held outside the budget (see the deviations).",
 			report.MemLabel(r.MemLimitBytes), report.MemLabel(cg)))
 	}
@@ -131,7 +131,7 @@ func oomCause(r store.Run, logs []store.Event) string {
 	}
 	if r.PeakCgroupBytes != nil && r.MemLimitBytes > 0 {
 		lim := r.MemLimitBytes
-		if cg := report.CgroupLimitOf(r); cg > lim {
+		if cg := r.CgroupLimit(); cg > lim {
 			lim = cg
 		}
 		parts = append(parts, fmt.Sprintf("the cgroup peaked at %s of its %s limit", units.Bytes(*r.PeakCgroupBytes), units.Bytes(lim)))
