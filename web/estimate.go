@@ -104,15 +104,17 @@ func gridEstimate(g *grid.Grid, meta dataset.Meta, past pastRuns, refused []stor
 			fromSame++
 			continue
 		}
+		// the variant's runs at other settings (its entry's, else its base
+		// variant's), else the prior
 		t, l, h := 0.0, priorLow, priorHigh
-		if sec, n := past.perEpoch(system, limit); n > 0 {
-			t, l, h = sec*float64(epochs)+priorRunOverheadSec, otherRunsLow, otherRunsHigh
-			fromOther++
-		} else if base := grid.VariantOf(system); base != system && past.hasVariant(base) {
-			sec, _ := past.perEpoch(base, limit)
-			t, l, h = sec*float64(epochs)+priorRunOverheadSec, otherRunsLow, otherRunsHigh
-			fromOther++
-		} else {
+		for _, v := range []string{system, grid.VariantOf(system)} {
+			if sec, n := past.perEpoch(v, limit); n > 0 {
+				t, l, h = sec*float64(epochs)+priorRunOverheadSec, otherRunsLow, otherRunsHigh
+				fromOther++
+				break
+			}
+		}
+		if t == 0 {
 			t = priorEpochSeconds(meta, c.BatchSize, c.Fanout)*float64(epochs) + priorRunOverheadSec
 			fromPrior++
 		}
@@ -140,6 +142,3 @@ func gridEstimate(g *grid.Grid, meta dataset.Meta, past pastRuns, refused []stor
 	}
 	return fmt.Sprintf("about %s, between %s and %s (on %s: %s)", units.Estimate(total), units.Estimate(lo), units.Estimate(hi), meta.Name, strings.Join(parts, ", "))
 }
-
-// hasVariant reports whether some past run is of variant.
-func (p pastRuns) hasVariant(v string) bool { return len(p[v]) > 0 }
