@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -180,7 +179,7 @@ func MeasureFile(ctx context.Context, plan Plan, file string, progress func(Prog
 		DiskModel: host.DiskModel, File: file, FileBytes: fi.Size(), Mode: plan.Mode,
 		MeasuredAt: time.Now().UTC().Format(time.RFC3339), Version: version.String(), Cores: host.Cores,
 		SeqRequestBytes: plan.SeqBytes, SeqDepth: plan.SeqDepth}
-	p.LoadAvg[0] = LoadAvg1()
+	p.LoadAvg[0], _ = metrics.ReadLoad1()
 	dur := time.Duration(plan.Seconds * float64(time.Second))
 	step := 1
 	for _, sz := range plan.Sizes {
@@ -205,7 +204,7 @@ func MeasureFile(ctx context.Context, plan Plan, file string, progress func(Prog
 		return nil, fmt.Errorf("measure sequential reads: %w", err)
 	}
 	p.SeqBytesPerS = float64(n*plan.SeqBytes) / sec
-	p.LoadAvg[1] = LoadAvg1()
+	p.LoadAvg[1], _ = metrics.ReadLoad1()
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -341,18 +340,4 @@ func StreamReads(ctx context.Context, f *storage.File, r storage.Reader, next fu
 		}
 	}
 	return n, nil
-}
-
-// LoadAvg1 is the 1-minute load average (0 when unreadable).
-func LoadAvg1() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(f[0], 64)
-	return v
 }

@@ -128,11 +128,12 @@ func NewPressureMeter() PressureMeter { return PressureMeter{start: readPressure
 // Stop ends the window and returns its host pressure.
 func (m PressureMeter) Stop() HostPressure {
 	end := readPressureCounters()
-	load1, _ := readLoad1()
+	load1, _ := ReadLoad1()
 	return pressureBetween(m.start, end, load1, runtime.NumCPU())
 }
 
-func readLoad1() (float64, error) {
+// ReadLoad1 is the host's 1-minute load average (/proc/loadavg).
+func ReadLoad1() (float64, error) {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return 0, err

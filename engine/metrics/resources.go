@@ -82,7 +82,7 @@ func takeSnapshot() snapshot {
 func (r *ResourceSampler) Sample() SampleRecord {
 	cur := takeSnapshot()
 	host := readPressureCounters()
-	load1, lerr := readLoad1()
+	load1, lerr := ReadLoad1()
 	rss, _ := osutil.RSSBytes()
 	var cg int64
 	if r.cgroupFile != "" {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"outcore/engine/devprofile"
+	"outcore/engine/metrics"
 	"outcore/experiments"
 	"outcore/report"
 	"outcore/store"
@@ -144,7 +145,7 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 			}
 		}
 	}
-	p.LoadAvg[1] = devprofile.LoadAvg1()
+	p.LoadAvg[1], _ = metrics.ReadLoad1()
 	path, err := devprofile.Save(dataDir, p)
 	if err != nil {
 		return err
