@@ -146,7 +146,8 @@ func (nc *NeighborCache) WriteFile(path string) error {
 	// the file is as large as the cache, and its dirty pages, charged to
 	// the run's memory cgroup beside the cache itself, cannot be reclaimed
 	// at once when the cgroup fills up.
-	w := bufio.NewWriterSize(osutil.NewSeqWriter(f), 1<<20)
+	sw := osutil.NewSeqWriter(f)
+	w := bufio.NewWriterSize(sw, 1<<20)
 	hdr := make([]byte, 32)
 	copy(hdr, neighborCacheMagic[:])
 	binary.LittleEndian.PutUint64(hdr[8:], uint64(len(nc.address)))
@@ -162,13 +163,7 @@ func (nc *NeighborCache) WriteFile(path string) error {
 	if err == nil {
 		err = w.Flush()
 	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = osutil.DropCache(f)
-	}
-	if cerr := f.Close(); err == nil {
+	if cerr := sw.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {

@@ -1,7 +1,6 @@
 package devprofile
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -221,30 +220,19 @@ func EnsureFile(path string, size int64) error {
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
+	w := osutil.NewSeqWriter(f)
 	rng := rand.NewChaCha8([32]byte{'o', 'u', 't', 'c', 'o', 'r', 'e'})
 	buf := make([]byte, 1<<20)
 	for left := size; left > 0; left -= int64(len(buf)) {
 		_, _ = rng.Read(buf)
-		if _, err := w.Write(buf[:min(left, int64(len(buf)))]); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: %w", path, err)
+		if _, err = w.Write(buf[:min(left, int64(len(buf)))]); err != nil {
+			break
 		}
 	}
-	err = w.Flush()
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = osutil.DropCache(f)
-	}
-	if cerr := f.Close(); err == nil {
+	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return err // each names the file
 }
 
 // Reads keeps depth reads of reqBytes in flight on file through io_uring

@@ -47,3 +47,21 @@ func (w *SeqWriter) Write(b []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// Close makes what was written durable (fsync), drops the file from the
+// page cache and closes it: a file written this way leaves none of its
+// pages, dirty or clean, charged to the writer's memory cgroup. It returns
+// the first error.
+func (w *SeqWriter) Close() error {
+	err := w.f.Sync()
+	if err == nil {
+		err = DropCache(w.f)
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("close %s: %w", w.f.Name(), err)
+	}
+	return nil
+}
