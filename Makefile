@@ -11,7 +11,7 @@ export GOTOOLCHAIN := auto
 BIN    := bin/outcore
 ADDR   ?= 127.0.0.1:8080
 # Packages whose code is concurrent run again under the race detector.
-RACE_PKGS ?= ./engine/... ./experiments/... ./internal/cgroup ./internal/supervise ./store/... ./web/...
+RACE_PKGS ?= ./engine/... ./experiments/... ./internal/cgroup ./experiments/supervise ./store/... ./web/...
 
 .PHONY: all build run test test-long test-race fuzz-short bench bench-variants generate check-generated deps lint vet vulncheck clean
 
@@ -23,7 +23,7 @@ VERSION_LDFLAGS := -X outcore/internal/version.Commit=$(shell git rev-parse --sh
 	-X outcore/internal/version.Dirty=$(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo true)
 
 build: generate
-	go build -ldflags '$(VERSION_LDFLAGS)' -o $(BIN) .
+	go build -ldflags '$(VERSION_LDFLAGS)' -o $(BIN) ./cmd/outcore
 
 ## run: build, create the default dataset on first start, serve the dashboard
 run: build
@@ -37,11 +37,11 @@ test: deps check-generated lint
 
 ## test-long: the tests too heavy for `test` (OUTCORE_LONG_TESTS=1): the memory
 ## contract on `medium` at 25 % and 50 % for every variant, each run in a real
-## memory cgroup, and every variant at its floor on `small` (internal/cli
+## memory cgroup, and every variant at its floor on `small` (cmd/outcore/cli
 ## TestEveryVariantWithinItsAllowanceOnMedium, TestEveryVariantRunsAtItsFloor;
 ## generates `medium` once into $$OUTCORE_TEST_DATA or the user cache directory)
 test-long:
-	OUTCORE_LONG_TESTS=1 go test -count=1 -timeout 75m -run 'OnMedium$$|RunsAtItsFloor$$' -v ./internal/cli
+	OUTCORE_LONG_TESTS=1 go test -count=1 -timeout 75m -run 'OnMedium$$|RunsAtItsFloor$$' -v ./cmd/outcore/cli
 
 ## fuzz-short: every fuzz target of outside input for FUZZTIME (default 3s) each (scripts/fuzz-short.sh)
 fuzz-short:

@@ -22,7 +22,7 @@ func TestGridFromCLI(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "outcore")
-	build := exec.Command("go", "build", "-o", bin, "outcore")
+	build := exec.Command("go", "build", "-o", bin, "outcore/cmd/outcore")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		t.Fatalf("go build: %v", err)

@@ -17,8 +17,8 @@ import (
 
 	"outcore/engine/metrics"
 	"outcore/engine/train"
+	"outcore/experiments/supervise"
 	"outcore/internal/osutil"
-	"outcore/internal/supervise"
 	"outcore/store"
 )
 

@@ -41,8 +41,8 @@ import (
 	"outcore/engine/dataset"
 	"outcore/experiments/grid"
 	"outcore/experiments/slurm"
+	"outcore/experiments/supervise"
 	"outcore/gpu"
-	"outcore/internal/supervise"
 	"outcore/store"
 )
 
@@ -65,7 +65,7 @@ type Options struct {
 	// Store is the open database of DataDir.
 	Store *store.Store
 	// Binary is the outcore executable children run as
-	// `<Binary> train --config <file> --cgroup <group>` (internal/supervise
+	// `<Binary> train --config <file> --cgroup <group>` (experiments/supervise
 	// appends --cgroup); default os.Executable().
 	Binary string
 	// Args replaces the default child arguments {"train", "--config"}; the

@@ -16,8 +16,8 @@ import (
 	"outcore/engine/train"
 	"outcore/experiments/grid"
 	"outcore/experiments/outcome"
+	"outcore/experiments/supervise"
 	"outcore/internal/osutil"
-	"outcore/internal/supervise"
 	"outcore/internal/units"
 	"outcore/store"
 )
@@ -121,7 +121,7 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) outc
 	defer errFile.Close()
 
 	// The child, in its memory cgroup from its first instruction
-	// (internal/supervise): `outcore train --config FILE --cgroup PATH`.
+	// (experiments/supervise): `outcore train --config FILE --cgroup PATH`.
 	// The ingester keeps every write the store refuses and retries it while
 	// the training goes on (the record log holds the lines); a line the
 	// record log refuses stops the run (it then fails with the reason).
@@ -210,7 +210,7 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) outc
 }
 
 // outcome decides how a run ended from the supervisor's result (exit,
-// the one OOM rule of internal/supervise), the stop reason and the child's
+// the one OOM rule of experiments/supervise), the stop reason and the child's
 // summary.
 func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing *ingester, tail *supervise.Tail, start time.Time) outcome.Outcome {
 	var out outcome.Outcome

@@ -18,7 +18,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
-	"outcore/internal/supervise"
+	"outcore/experiments/supervise"
 	"outcore/store"
 )
 

@@ -42,7 +42,7 @@ func outcoreBinary(t *testing.T) string {
 			return
 		}
 		outcoreBin = filepath.Join(outcoreBinDir, "outcore")
-		cmd := exec.Command("go", "build", "-buildvcs=false", "-o", outcoreBin, "outcore")
+		cmd := exec.Command("go", "build", "-buildvcs=false", "-o", outcoreBin, "outcore/cmd/outcore")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"outcore/engine/metrics"
+	"outcore/experiments/supervise"
 	"outcore/internal/osutil"
-	"outcore/internal/supervise"
 	"outcore/internal/units"
 	"outcore/store"
 )

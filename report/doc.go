@@ -26,5 +26,5 @@
 // It reads the experiment store through Source (load.go) and writes to any
 // io.Writer; it knows nothing of HTTP. The dashboard (web/) serves its
 // charts as JSON, CSV and figures, and `outcore exp export --figure`
-// (internal/cli) writes the same files from a terminal.
+// (cmd/outcore/cli) writes the same files from a terminal.
 package report

@@ -29,7 +29,7 @@ outcore=${OUTCORE:-bin/outcore}
 command -v fio >/dev/null || { echo "bench-io: fio not installed (scripts/install-deps.sh installs it)" >&2; exit 1; }
 if [[ ! -x $outcore ]]; then
 	outcore=$(mktemp -d)/outcore
-	go build -o "$outcore" .
+	go build -o "$outcore" ./cmd/outcore
 fi
 
 created=0

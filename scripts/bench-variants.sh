@@ -43,7 +43,7 @@ BIN=bin/outcore
 
 command -v jq >/dev/null || { echo "bench-variants: needs jq" >&2; exit 1; }
 mkdir -p "$OUT" bin
-CGO_ENABLED=1 GOFLAGS=-buildvcs=false go build -o "$BIN" . || exit 1
+CGO_ENABLED=1 GOFLAGS=-buildvcs=false go build -o "$BIN" ./cmd/outcore || exit 1
 
 if [ ! -f "$DATA/datasets/$DATASET/meta.json" ]; then
 	echo "bench-variants: generating $DATASET in $DATA"

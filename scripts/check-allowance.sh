@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The memory contract checked on `medium` (docs/DESIGN.md §2 "One memory
-# contract"), the command-line form of internal/cli's
+# contract"), the command-line form of cmd/outcore/cli's
 # TestEveryVariantWithinItsAllowanceOnMedium (make test-long, which bounds
 # each run to 20 batches): every variant trains one whole epoch of the
 # benchmark configuration (3-layer GraphSAGE, fanout 10,10,10, batch 1000)
@@ -37,7 +37,7 @@ BIN=bin/outcore
 
 command -v jq >/dev/null || { echo "check-allowance: needs jq" >&2; exit 1; }
 mkdir -p "$OUT" bin
-CGO_ENABLED=1 GOFLAGS=-buildvcs=false go build -o "$BIN" . || exit 1
+CGO_ENABLED=1 GOFLAGS=-buildvcs=false go build -o "$BIN" ./cmd/outcore || exit 1
 SYSTEMS=${SYSTEMS:-$("$BIN" systems 2>/dev/null | awk '/^[^ ].* — / && $1 != "reference" {print $1}' | tr '\n' ' ')}
 if [ ! -f "$DATA/datasets/medium/meta.json" ]; then
 	echo "check-allowance: generating medium in $DATA"

@@ -3,7 +3,7 @@
 # machine with an NVIDIA GPU, the CUDA driver, NVRTC, cuBLAS and Python with
 # PyTorch and PyTorch Geometric, cgroup v2 and root. Run from the repository
 # root with, built elsewhere (the device has no Go toolchain):
-#   $BIN/outcore    go build -trimpath -ldflags "-s -w" -o $BIN/outcore .
+#   $BIN/outcore    go build -trimpath -ldflags "-s -w" -o $BIN/outcore ./cmd/outcore
 #   $BIN/cuda.test  go test -c -o $BIN/cuda.test ./engine/cuda
 # (BIN defaults to bin; CPU_STEP=1 also times the CPU trainer's step.)
 # Every phase has its own timeout, so what finished is in $OUT (default

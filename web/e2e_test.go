@@ -56,7 +56,7 @@ func findChromium() string {
 func buildOutcore(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "outcore")
-	cmd := exec.Command("go", "build", "-o", bin, "outcore")
+	cmd := exec.Command("go", "build", "-o", bin, "outcore/cmd/outcore")
 	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build outcore: %v\n%s", err, out)

@@ -2,7 +2,7 @@
 // sub-package per variant, each registering a train.Variant from its init
 // function through kit.Register (a run's memory limit reaches them as
 // train.Env.Limit; placing the process in a memory cgroup is
-// internal/supervise's, never the engine's):
+// experiments/supervise's, never the engine's):
 //
 //   - pygplus: "pyg+", the memory-mapped baseline (Ginex §5.1,
 //     GNNDrive §5).

@@ -30,7 +30,7 @@ func (e *Env) IndicesPath() string { return e.Dataset.Path(dataset.IndicesFile) 
 // <data>/<system>-run-<pid>-<random>, for the files a variant writes while
 // it runs (runtime files, partitions, packed chunks). The variant removes
 // it in Close; a supervisor removes what a killed child left
-// (internal/supervise.RemoveScratch matches the name).
+// (experiments/supervise.RemoveScratch matches the name).
 func (e *Env) ScratchDir() (string, error) {
 	dir, err := os.MkdirTemp(e.DataDir(), fmt.Sprintf("%s-run-%d-", e.Config.System, os.Getpid()))
 	if err != nil {

@@ -9,7 +9,7 @@ package train
 // places or finds a process group itself: `outcore train` supplies a
 // MemoryLimit through RunOptions.MemoryLimit, built from the memory cgroup
 // its supervisor placed it in (internal/cgroup's Limit, named by the hidden
-// --cgroup flag; internal/supervise serves the CLI and the experiment
+// --cgroup flag; experiments/supervise serves the CLI and the experiment
 // runner alike).
 
 // MemoryLimit is the limit of the memory group the training process runs

@@ -32,7 +32,7 @@ import (
 	"outcore/engine/train"
 	"outcore/experiments/grid"
 	"outcore/experiments/outcome"
-	"outcore/internal/supervise"
+	"outcore/experiments/supervise"
 	"outcore/internal/units"
 	"outcore/store"
 )
@@ -580,7 +580,7 @@ func (s *Executor) clearUnknown(id string) {
 
 // limitFromNode says whether a Slurm run's memory limit is enforced, from
 // its start record and what `outcore train` wrote to stderr on the node
-// when it could not place itself in a cgroup (internal/cli/memlimit.go).
+// when it could not place itself in a cgroup (cmd/outcore/cli/memlimit.go).
 func limitFromNode(r store.Run, rec metrics.StartRecord, dir string) (bool, string) {
 	node := rec.Host.Hostname
 	if node == "" {

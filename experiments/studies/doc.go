@@ -19,7 +19,7 @@
 // button.
 //
 // Readers: the Reproduce page (web/reproduce.go, Papers), the examples
-// (internal/cli's serve, Examples), `outcore exp create --study ID`
+// (cmd/outcore/cli's serve, Examples), `outcore exp create --study ID`
 // (Lookup, GridIn: any study, on another dataset, in a compute mode,
 // repeated) and report.CompareStudy, which sets an experiment's runs
 // beside the paper's numbers. A study at small scale (SmallScale,

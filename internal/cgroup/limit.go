@@ -3,7 +3,7 @@ package cgroup
 import "fmt"
 
 // Limit is the memory limit of a group this process was placed in by its
-// supervisor (`outcore train --cgroup PATH`, internal/supervise), which the
+// supervisor (`outcore train --cgroup PATH`, experiments/supervise), which the
 // process may change: it satisfies the engine's train.MemoryLimit (Lift
 // while profiling, then Hold the budget plus what is held outside it;
 // docs/ARCHITECTURE.md, "Memory limits").

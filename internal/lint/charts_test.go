@@ -78,7 +78,7 @@ var chartIDExceptions = map[string]map[string]bool{
 // chartPackages name charts throughout; elsewhere the catalogue's common
 // words ("memory", "stages") are other things, and only ids with a hyphen
 // are looked for.
-var chartPackages = []string{"report/", "web/", "internal/cli/"}
+var chartPackages = []string{"report/", "web/", "cmd/outcore/cli/"}
 
 // TestOneHomeForChartIDs: every chart the product draws is an entry of
 // report/chart_table.go, each with a scope and a builder; no other code

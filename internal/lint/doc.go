@@ -30,7 +30,7 @@ type Package struct {
 
 // engineForbidden are the packages (and their sub-packages) the engine
 // must not depend on.
-var engineForbidden = []string{"outcore/experiments", "outcore/store", "outcore/web", "outcore/internal/cli"}
+var engineForbidden = []string{"outcore/experiments", "outcore/store", "outcore/web", "outcore/cmd/outcore/cli"}
 
 // under reports whether path is pkg or below it.
 func under(path, pkg string) bool {

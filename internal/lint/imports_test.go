@@ -75,7 +75,7 @@ func TestViolations(t *testing.T) {
 		{ImportPath: "outcore/engine/train", Name: "train", Imports: []string{"outcore/engine/metrics", "outcore/internal/osutil"}},
 		{ImportPath: "outcore/engine/system/kit", Name: "kit", Imports: []string{"outcore/experiments"}},
 		{ImportPath: "outcore/engine/x [outcore/engine/x.test]", Name: "x", Imports: []string{"outcore/store [outcore/engine/x.test]"}},
-		{ImportPath: "outcore/engine/y_test", Name: "y_test", Imports: []string{"outcore/internal/cli"}},
+		{ImportPath: "outcore/engine/y_test", Name: "y_test", Imports: []string{"outcore/cmd/outcore/cli"}},
 		{ImportPath: "outcore/engine/z", Name: "z", Imports: []string{"outcore/webby", "outcore/storefront", "outcore/web/views"}},
 		{ImportPath: "outcore/experiments", Name: "experiments", Imports: []string{"outcore/store"}},
 		{ImportPath: "outcore/report", Name: "report", Deps: []string{"outcore/engine/metrics", "outcore/web/views"}},
@@ -85,7 +85,7 @@ func TestViolations(t *testing.T) {
 	want := []string{
 		"outcore/engine/system/kit imports outcore/experiments",
 		"outcore/engine/x imports outcore/store",
-		"outcore/engine/y imports outcore/internal/cli",
+		"outcore/engine/y imports outcore/cmd/outcore/cli",
 		"outcore/engine/z imports outcore/web/views",
 		"outcore/report depends on outcore/web/views",
 	}

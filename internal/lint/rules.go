@@ -25,17 +25,17 @@ var restricted = map[string][]string{
 		"outcore/third_party/giouring", // the io_uring bindings
 	},
 	"syscall": {
-		"outcore",                    // signals of the process
-		"outcore/internal/osutil",    // OS helpers
-		"outcore/internal/cgroup",    // placing a child in a group
-		"outcore/internal/supervise", // the child's process group and signals
-		"outcore/internal/cli",       // re-running itself in a memory group
-		"outcore/engine/storage",     // errno of refused O_DIRECT opens
-		"outcore/engine/dataset",     // test: per-thread CPU time
-		"outcore/engine/nn",          // benchmark: CPU time
-		"outcore/experiments",        // runner processes and their signals
-		"outcore/store",              // errno of a full or read-only disk
-		"outcore/web",                // tests: descriptor limits
+		"outcore/cmd/outcore",           // signals of the process
+		"outcore/internal/osutil",       // OS helpers
+		"outcore/internal/cgroup",       // placing a child in a group
+		"outcore/experiments/supervise", // the child's process group and signals
+		"outcore/cmd/outcore/cli",       // re-running itself in a memory group
+		"outcore/engine/storage",        // errno of refused O_DIRECT opens
+		"outcore/engine/dataset",        // test: per-thread CPU time
+		"outcore/engine/nn",             // benchmark: CPU time
+		"outcore/experiments",           // runner processes and their signals
+		"outcore/store",                 // errno of a full or read-only disk
+		"outcore/web",                   // tests: descriptor limits
 		"outcore/third_party/giouring",
 	},
 	"golang.org/x/sys/unix": {

@@ -15,7 +15,7 @@ var viewers = []string{"outcore/report", "outcore/web"}
 // never depends on; runnerRoot is the runner's own package, forbidden
 // alone (its sub-package grid is the viewers' grid language).
 var (
-	runnerOnly = []string{"outcore/internal/supervise", "outcore/internal/cgroup", "outcore/experiments/slurm"}
+	runnerOnly = []string{"outcore/experiments/supervise", "outcore/internal/cgroup", "outcore/experiments/slurm"}
 	runnerRoot = "outcore/experiments"
 )
 

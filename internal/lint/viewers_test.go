@@ -29,19 +29,19 @@ func TestViewerViolations(t *testing.T) {
 		// allowed
 		{ImportPath: "outcore/report", Imports: []string{"outcore/experiments/grid"}, Deps: []string{"outcore/store", "outcore/internal/cgroupish"}},
 		{ImportPath: "outcore/web/views", Deps: []string{"outcore/experiments/grid", "outcore/internal/units"}},
-		{ImportPath: "outcore/internal/cli", Deps: []string{"outcore/experiments", "outcore/internal/supervise"}},
+		{ImportPath: "outcore/cmd/outcore/cli", Deps: []string{"outcore/experiments", "outcore/experiments/supervise"}},
 		{ImportPath: "outcore/experiments", Deps: []string{"outcore/internal/cgroup"}},
 		// broken
 		{ImportPath: "outcore/web", Imports: []string{"outcore/experiments"}},
 		{ImportPath: "outcore/report", Deps: []string{"outcore/engine/metrics", "outcore/internal/cgroup"}},
-		{ImportPath: "outcore/report/x", Deps: []string{"outcore/internal/supervise"}},
+		{ImportPath: "outcore/report/x", Deps: []string{"outcore/experiments/supervise"}},
 		{ImportPath: "outcore/web/views", Deps: []string{"outcore/experiments/slurm/sub"}},
 	}
 	got := ViewerViolations(pkgs)
 	want := []string{
 		"outcore/web depends on outcore/experiments",
 		"outcore/report depends on outcore/internal/cgroup",
-		"outcore/report/x depends on outcore/internal/supervise",
+		"outcore/report/x depends on outcore/experiments/supervise",
 		"outcore/web/views depends on outcore/experiments/slurm/sub",
 	}
 	if len(got) != len(want) {

@@ -1,7 +1,7 @@
 // Package storetest fills a real experiment store (SQLite in a data
 // directory) with small experiments of finished runs, written through the
 // store's own transactions as the runner writes them, for the tests of the
-// packages that read the store (report, internal/cli, web).
+// packages that read the store (report, cmd/outcore/cli, web).
 package storetest
 
 import (

@@ -1,7 +1,7 @@
 // Command outcore trains graph neural networks on graphs whose features live
 // on an SSD, with the disk-based systems of five papers as variants, and
 // serves a dashboard to run and compare them. The commands live in
-// internal/cli; main.go only wires the process to them.
+// cmd/outcore/cli; main.go only wires the process to them.
 package main
 
 import (
@@ -10,7 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"outcore/internal/cli"
+	"outcore/cmd/outcore/cli"
 )
 
 func main() {

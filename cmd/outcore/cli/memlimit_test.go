@@ -16,8 +16,8 @@ import (
 	"outcore/engine/metrics"
 	"outcore/engine/system/systest"
 	"outcore/engine/train"
+	"outcore/experiments/supervise"
 	"outcore/internal/cgroup"
-	"outcore/internal/supervise"
 )
 
 // `outcore train --mem-limit` re-executes os.Executable() — here the test

@@ -4,7 +4,7 @@ package cli
 // cgroup (internal/cgroup: v2 memory.max, or v1 memory.limit_in_bytes), so
 // the page cache it fills counts against the limit, as in the papers'
 // experiments (GNNDrive §5.1 "Memory Capacity", Ginex Fig. 18). The process
-// the user started stays outside as the supervisor (internal/supervise,
+// the user started stays outside as the supervisor (experiments/supervise,
 // the same one the experiment runner uses): it starts `outcore train
 // <args> --cgroup PATH` inside a fresh group, forwards its JSON lines, and
 // when the kernel kills the child for exceeding the limit it writes the
@@ -25,8 +25,8 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/train"
+	"outcore/experiments/supervise"
 	"outcore/internal/cgroup"
-	"outcore/internal/supervise"
 	"outcore/internal/units"
 )
 

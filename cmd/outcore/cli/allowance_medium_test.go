@@ -13,7 +13,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/train"
-	"outcore/internal/supervise"
+	"outcore/experiments/supervise"
 )
 
 // LongTestsEnv turns on the tests too heavy for `make test`; `make

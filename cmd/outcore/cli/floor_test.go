@@ -12,7 +12,7 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	"outcore/engine/train"
-	"outcore/internal/supervise"
+	"outcore/experiments/supervise"
 )
 
 // TestEveryVariantRunsAtItsFloor: the floor every caller shows and checks

@@ -19,8 +19,8 @@ import (
 	"outcore/engine/metrics"
 	"outcore/engine/train"
 	"outcore/experiments/grid"
+	"outcore/experiments/supervise"
 	"outcore/gpu"
-	"outcore/internal/supervise"
 	"outcore/internal/version"
 )
 
@@ -146,7 +146,7 @@ var configFileOnly = map[string]string{
 
 // parseTrainArgs builds the run configuration: the defaults, or the
 // --config file over them, then every flag given. placed is the hidden
-// --cgroup flag a supervisor appends (internal/supervise): the memory
+// --cgroup flag a supervisor appends (experiments/supervise): the memory
 // cgroup this process was started in, "none", or "" when a user started it.
 // It is not in the help (Command.Flags is trainFlags alone).
 func parseTrainArgs(args []string) (cfg train.Config, placed string, err error) {
