@@ -70,7 +70,12 @@ func TestVariantsComputeModes(t *testing.T) {
 				if !v.OwnSampling && n.Counters[train.CounterDeliveredChecksum] != refNone.Epochs[i].Counters[train.CounterDeliveredChecksum] {
 					t.Errorf("epoch %d: checksum of the delivered rows %d, the reference's %d", i, n.Counters[train.CounterDeliveredChecksum], refNone.Epochs[i].Counters[train.CounterDeliveredChecksum])
 				}
-				if cpuUS := m.Counters[train.CounterConsumerCPU]; m.TrainS <= 0 || float64(cpuUS)/1e6 > 0.1*m.TrainS {
+				// The consumer sleeps through each modelled step: a consumer
+				// that computed or spun would use about as much CPU as it holds
+				// batches. Half is the line between the two; a tighter one
+				// measured the thread meter's own reads of /proc on a busy
+				// host (steps of tiny batches last a few hundred µs).
+				if cpuUS := m.Counters[train.CounterConsumerCPU]; m.TrainS <= 0 || float64(cpuUS)/1e6 > 0.5*m.TrainS {
 					t.Errorf("epoch %d: the model-mode consumer used %d µs of CPU while holding batches %.4f s", i, cpuUS, m.TrainS)
 				}
 				for _, e := range []struct {
