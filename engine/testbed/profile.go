@@ -15,6 +15,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Format is the version of the profile file format this build reads.
@@ -249,7 +250,7 @@ func (p *Profile) check() error {
 		if strings.TrimSpace(t.t.Value) == "" {
 			return fmt.Errorf("%s: no value", t.path)
 		}
-		if len(strings.TrimSpace(t.t.Source)) < 4 {
+		if !hasSource(t.t.Source) {
 			return fmt.Errorf("%s: no source", t.path)
 		}
 	}
@@ -259,7 +260,7 @@ func (p *Profile) check() error {
 	switch fo := p.Run.Fanout; {
 	case len(fo.Value) == 0 && len(strings.TrimSpace(fo.Missing)) < 10:
 		return errors.New("run.fanout: null without the reason (missing)")
-	case len(fo.Value) > 0 && (len(strings.TrimSpace(fo.Source)) < 4 || fo.Missing != ""):
+	case len(fo.Value) > 0 && (!hasSource(fo.Source) || fo.Missing != ""):
 		return errors.New("run.fanout: want its source and no reason it is missing")
 	}
 	for _, f := range p.Run.Fanout.Value {
@@ -294,11 +295,14 @@ func (f *Figure) check() error {
 	if v := *f.Value; !(v > 0) || math.IsInf(v, 0) {
 		return fmt.Errorf("value %v, want a finite number > 0", v)
 	}
-	if len(strings.TrimSpace(f.Source)) < 4 {
+	if !hasSource(f.Source) {
 		return errors.New("no source")
 	}
 	return nil
 }
+
+// hasSource: a source names at least a section ("§5") or a table.
+func hasSource(s string) bool { return utf8.RuneCountInString(strings.TrimSpace(s)) >= 2 }
 
 func checkName(name string) error {
 	if name == "" || len(name) > 64 {
