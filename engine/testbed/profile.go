@@ -338,8 +338,13 @@ func Load(name string) (*Profile, error) {
 	if err := checkName(name); err != nil {
 		return nil, fmt.Errorf("testbed: %w", err)
 	}
+	return loadFrom(files, name)
+}
+
+// loadFrom loads profiles/<name>.json of fsys.
+func loadFrom(fsys fs.FS, name string) (*Profile, error) {
 	file := "profiles/" + name + ".json"
-	b, err := files.ReadFile(file)
+	b, err := fs.ReadFile(fsys, file)
 	if err != nil {
 		return nil, fmt.Errorf("no testbed %q (have %s)", name, strings.Join(Names(), ", "))
 	}

@@ -3,6 +3,7 @@ package testbed
 import (
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // Every testbed this build carries loads, names itself after its file,
@@ -168,5 +169,20 @@ func TestGoverningUnits(t *testing.T) {
 	}
 	if !ThreadPerRequest("ginex") || !ThreadPerRequest("pyg+") || ThreadPerRequest("gnndrive") {
 		t.Error("thread-per-request systems are Ginex and PyG+")
+	}
+}
+
+// A broken or misnamed file's error names the file and the field.
+func TestLoadNamesFileAndField(t *testing.T) {
+	fsys := fstest.MapFS{
+		"profiles/x-test.json":   {Data: []byte(strings.Replace(validPaper, `"cores": {"value": 8, "source": "§5"}`, `"cores": {"value": 8}`, 1))},
+		"profiles/misnamed.json": {Data: []byte(validPaper)},
+	}
+	_, err := loadFrom(fsys, "x-test")
+	if err == nil || !strings.Contains(err.Error(), "engine/testbed/profiles/x-test.json") || !strings.Contains(err.Error(), "host.cores: no source") {
+		t.Errorf("broken file: %v", err)
+	}
+	if _, err := loadFrom(fsys, "misnamed"); err == nil || !strings.Contains(err.Error(), `names itself "x-test"`) {
+		t.Errorf("misnamed file: %v", err)
 	}
 }
