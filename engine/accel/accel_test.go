@@ -52,6 +52,10 @@ func TestShippedProfiles(t *testing.T) {
 		if p.Kind != KindDerived {
 			continue
 		}
+		if p.DerivedFrom != "" {
+			checkDerived(t, p)
+			continue
+		}
 		a := p.Assumptions
 		for _, k := range []string{"peak_flops", "flops_efficiency", "h2d_bytes_per_s", "kernel_s"} {
 			if !(a[k] > 0) {
@@ -260,4 +264,83 @@ func FuzzParseMode(f *testing.F) {
 			t.Fatalf("%q round-trips to %v, %v", m.String(), m2, err)
 		}
 	})
+}
+
+// checkDerived: a profile derived from a measured one has the
+// coefficients Derive gives from that profile and the specs its
+// assumptions record (DESIGN §13), and says it is not measured.
+func checkDerived(t *testing.T, p *Profile) {
+	t.Helper()
+	base, err := LoadProfile(p.DerivedFrom)
+	if err != nil {
+		t.Fatalf("%s: derived from %s: %v", p.Name, p.DerivedFrom, err)
+	}
+	ref, gpu := SpecOf(p)
+	want, err := Derive(base, ref, p.Name, p.GPU, gpu, p.Provenance)
+	if err != nil {
+		t.Fatalf("%s: %v", p.Name, err)
+	}
+	if len(want.Coefficients) != len(p.Coefficients) {
+		t.Fatalf("%s: %d coefficient sets, %s has %d", p.Name, len(p.Coefficients), base.Name, len(want.Coefficients))
+	}
+	for k, w := range want.Coefficients {
+		g := p.Coefficients[k]
+		for _, pair := range [][2]float64{{g.InterceptS, w.InterceptS}, {g.SPerFLOP, w.SPerFLOP}, {g.SPerH2DByte, w.SPerH2DByte}, {g.SPerKernel, w.SPerKernel}} {
+			if math.Abs(pair[0]-pair[1]) > 1e-9*math.Abs(pair[1]) {
+				t.Errorf("%s: coefficients %s = %+v, Derive gives %+v", p.Name, k, g, w)
+				break
+			}
+		}
+	}
+	for _, k := range []string{assumeComputeRatio, assumeH2DRatio} {
+		if math.Abs(p.Assumptions[k]-want.Assumptions[k]) > 1e-9*want.Assumptions[k] {
+			t.Errorf("%s: assumption %s = %g, the specs give %g", p.Name, k, p.Assumptions[k], want.Assumptions[k])
+		}
+	}
+	if !strings.Contains(p.Describe(), "not measured") || !strings.Contains(p.Describe(), p.DerivedFrom) {
+		t.Errorf("%s: described as %q", p.Name, p.Describe())
+	}
+}
+
+// TestDeriveRatios: the rule of DESIGN §13 by hand.
+func TestDeriveRatios(t *testing.T) {
+	ref := GPUSpec{FP32FLOPs: 60e12, MemBytesPerS: 3e12, PCIeGen: 5}
+	for _, c := range []struct {
+		gpu          GPUSpec
+		compute, h2d float64
+		err          string
+	}{
+		{GPUSpec{FP32FLOPs: 30e12, MemBytesPerS: 1e12, PCIeGen: 4}, 3, 2, ""},    // bandwidth binds
+		{GPUSpec{FP32FLOPs: 10e12, MemBytesPerS: 1.5e12, PCIeGen: 3}, 6, 4, ""},  // FLOPs bind
+		{GPUSpec{MemBytesPerS: 0.6e12, PCIeGen: 3}, 5, 4, ""},                    // FP32 unknown: bandwidth alone
+		{GPUSpec{FP32FLOPs: 120e12, MemBytesPerS: 6e12, PCIeGen: 5}, 0.5, 1, ""}, // a faster GPU
+		{GPUSpec{PCIeGen: 4}, 0, 0, "neither"},                                   // nothing known
+		{GPUSpec{FP32FLOPs: 30e12}, 0, 0, "PCIe"},                                // no link
+	} {
+		compute, h2d, err := DeriveRatios(ref, c.gpu)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%+v: err %v, want %q", c.gpu, err, c.err)
+			}
+			continue
+		}
+		if err != nil || math.Abs(compute-c.compute) > 1e-12 || h2d != c.h2d {
+			t.Errorf("%+v: %g, %g, %v; want %g, %g", c.gpu, compute, h2d, err, c.compute, c.h2d)
+		}
+	}
+	base, err := LoadProfile("h100-pyg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Derive(base, ref, "x-from-h100-pyg", "X", GPUSpec{FP32FLOPs: 30e12, MemBytesPerS: 1e12, PCIeGen: 4}, "derived for a test from made-up specs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, c := base.Coefficients["sage"], p.Coefficients["sage"]
+	if c.SPerFLOP != 3*b.SPerFLOP || c.SPerH2DByte != 2*b.SPerH2DByte || c.SPerKernel != b.SPerKernel || c.InterceptS != b.InterceptS {
+		t.Errorf("derived sage %+v from %+v", c, b)
+	}
+	if _, err := Derive(p, ref, "y", "Y", GPUSpec{FP32FLOPs: 1e12, PCIeGen: 3}, "from a derived profile"); err == nil {
+		t.Error("derived from a derived profile: want an error")
+	}
 }

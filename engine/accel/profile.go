@@ -45,14 +45,17 @@ const ProfileFormat = 1
 // its model (else "default"). A derived profile has no fit; a measured one
 // names its driver and software and carries its fit's error.
 type Profile struct {
-	Format       int                     `json:"format"`
-	Name         string                  `json:"name"`
-	Kind         string                  `json:"kind"`
-	GPU          string                  `json:"gpu"`
-	Driver       string                  `json:"driver,omitempty"`
-	Software     string                  `json:"software,omitempty"`
-	Provenance   string                  `json:"provenance"`
-	Assumptions  map[string]float64      `json:"assumptions,omitempty"`
+	Format      int                `json:"format"`
+	Name        string             `json:"name"`
+	Kind        string             `json:"kind"`
+	GPU         string             `json:"gpu"`
+	Driver      string             `json:"driver,omitempty"`
+	Software    string             `json:"software,omitempty"`
+	Provenance  string             `json:"provenance"`
+	Assumptions map[string]float64 `json:"assumptions,omitempty"`
+	// DerivedFrom names the measured profile a derived profile was scaled
+	// from by spec-sheet ratios (Derive, DESIGN §13); empty for a roofline.
+	DerivedFrom  string                  `json:"derived_from,omitempty"`
 	Coefficients map[string]Coefficients `json:"coefficients"`
 	Fit          *FitError               `json:"fit,omitempty"`
 
@@ -120,6 +123,9 @@ func (p *Profile) StepTime(s StepShape) time.Duration {
 // run's deviations.
 func (p *Profile) Describe() string {
 	what := "derived from a data sheet and stated assumptions, not measured"
+	if p.DerivedFrom != "" {
+		what = "derived from the measured " + p.DerivedFrom + " by spec-sheet ratios, not measured"
+	}
 	if p.Kind == KindMeasured {
 		what = fmt.Sprintf("measured with %s, driver %s, fit over %d steps: mean relative error %.1f %%, max %.1f %%",
 			p.Software, p.Driver, p.Fit.Points, 100*p.Fit.MeanRelErr, 100*p.Fit.MaxRelErr)
@@ -171,7 +177,15 @@ func (p *Profile) check() error {
 		if p.Fit != nil {
 			return errors.New("a derived profile has no fit (measured profiles do)")
 		}
+		if p.DerivedFrom != "" {
+			if err := checkName(p.DerivedFrom); err != nil {
+				return fmt.Errorf("derived_from: %w", err)
+			}
+		}
 	case KindMeasured:
+		if p.DerivedFrom != "" {
+			return errors.New("a measured profile is not derived_from another")
+		}
 		if strings.TrimSpace(p.Driver) == "" || strings.TrimSpace(p.Software) == "" {
 			return errors.New("a measured profile names its driver and software")
 		}
