@@ -342,7 +342,7 @@ func FigureMapMarkdown(papers []FigurePaper) string {
 				st = "not an experiment"
 			}
 			if f.Note != "" {
-				st += " (" + f.Note + ")"
+				st += ". Note: " + f.Note
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(f.ID), cell(f.Section), cell(f.Plots), cell(st))
 		}
