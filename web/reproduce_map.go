@@ -29,6 +29,9 @@ func (h *ReproduceHandler) figureMap(ctx context.Context, exps []store.Experimen
 		for _, f := range p.Figures {
 			row := views.FigureRow{ID: f.ID, Section: f.Section, Plots: f.Plots, Key: f.Status, Status: studies.StatusWords(f.Status),
 				Badge: statusBadge(f.Status), Note: f.Note}
+			if m := f.Measured; m != nil {
+				row.Measured, row.MeasuredBadge, row.MeasuredText, row.MeasuredWhere = studies.MeasuredWords(m.Verdict), measuredBadge(m.Verdict), m.Text, m.Where
+			}
 			switch f.Status {
 			case studies.StatusNeedsHardware:
 				row.Detail = f.Reason + "; runs on " + f.RunsOn
@@ -143,6 +146,19 @@ func statusBadge(status string) string {
 		return "queued"
 	}
 	return "empty"
+}
+
+// measuredBadge is the badge class a recorded result is drawn with.
+func measuredBadge(verdict string) string {
+	switch verdict {
+	case studies.MeasuredHolds:
+		return "done"
+	case studies.MeasuredDiffers:
+		return "failed"
+	case studies.MeasuredPartly:
+		return "stalled"
+	}
+	return "queued"
 }
 
 // latestExperiments maps each study ID to the latest experiment made for

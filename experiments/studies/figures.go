@@ -62,10 +62,36 @@ type Figure struct {
 	RunsOn string `json:"runs_on,omitempty"`
 	// Todo is what a study of it would need (StatusNotYet).
 	Todo string `json:"todo,omitempty"`
-	// Note is anything else worth a line: a measurement made outside a
-	// study, a chart that draws it.
+	// Measured is the result recorded in docs/REPRODUCTION.md, where the
+	// figure was measured (by its study or by a grid of its own).
+	Measured *Measured `json:"measured,omitempty"`
+	// Note is anything else worth a line: a chart that draws it, what
+	// runs record of it.
 	Note string `json:"note,omitempty"`
 }
+
+// Measured is a figure's measured result as docs/REPRODUCTION.md records
+// it: whether the paper's claim holds here, and what was measured and
+// why it differs.
+type Measured struct {
+	// Verdict is MeasuredHolds, MeasuredDiffers, MeasuredPartly or
+	// MeasuredNot (its setting could not be run here).
+	Verdict string `json:"verdict"`
+	// Text is ours against the paper's and, where it differs, the
+	// measured cause.
+	Text string `json:"text"`
+	// Where is the section or table of docs/REPRODUCTION.md it is
+	// recorded in (a test finds it there).
+	Where string `json:"where"`
+}
+
+// Measured verdicts.
+const (
+	MeasuredHolds   = "holds"
+	MeasuredDiffers = "differs"
+	MeasuredPartly  = "partly"
+	MeasuredNot     = "not-measured"
+)
 
 //go:embed figures.json
 var figuresJSON []byte
@@ -245,6 +271,18 @@ func checkFigure(fig Figure, p FigurePaper, papers []FigurePaper, byID map[strin
 	if err != nil {
 		return err
 	}
+	if m := fig.Measured; m != nil {
+		switch {
+		case fig.Status == StatusNotAnExperiment:
+			return fmt.Errorf("measured: not a field of status %q", fig.Status)
+		case !slices.Contains([]string{MeasuredHolds, MeasuredDiffers, MeasuredPartly, MeasuredNot}, m.Verdict):
+			return fmt.Errorf("measured.verdict %q: want %s, %s, %s or %s", m.Verdict, MeasuredHolds, MeasuredDiffers, MeasuredPartly, MeasuredNot)
+		case blank(m.Text):
+			return fmt.Errorf("measured.text: missing (ours against the paper's, and the cause where it differs)")
+		case blank(m.Where):
+			return fmt.Errorf("measured.where: missing (the section of docs/REPRODUCTION.md it is recorded in)")
+		}
+	}
 	for _, id := range fig.Studies {
 		s, ok := byID[id]
 		if !ok {
@@ -305,6 +343,21 @@ func StatusWords(status string) string {
 	return status
 }
 
+// MeasuredWords is a measured verdict as the page and the doc say it.
+func MeasuredWords(verdict string) string {
+	switch verdict {
+	case MeasuredHolds:
+		return "holds"
+	case MeasuredDiffers:
+		return "differs"
+	case MeasuredPartly:
+		return "partly holds"
+	case MeasuredNot:
+		return "not measured at the paper's setting"
+	}
+	return verdict
+}
+
 // FigureCounts counts a paper's figures by status.
 func FigureCounts(p FigurePaper) map[string]int {
 	n := map[string]int{}
@@ -322,7 +375,7 @@ func FigureMapMarkdown(papers []FigurePaper) string {
 	cell := func(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "|", `\|`) }
 	for _, p := range papers {
 		n := FigureCounts(p)
-		fmt.Fprintf(&b, "\n### %s\n\n", p.Name)
+		fmt.Fprintf(&b, "\n### %s: figures and tables\n\n", p.Name)
 		fmt.Fprintf(&b, "%d figures and tables (`%s`): %d reproduced by a study, %d need other hardware, %d without a study yet, %d not experiments.\n\n",
 			len(p.Figures), p.File, n[StatusStudy], n[StatusNeedsHardware], n[StatusNotYet], n[StatusNotAnExperiment])
 		b.WriteString("| figure | section | what it plots | status |\n|---|---|---|---|\n")
@@ -340,6 +393,9 @@ func FigureMapMarkdown(papers []FigurePaper) string {
 				st = "**no study yet**: " + f.Todo
 			default:
 				st = "not an experiment"
+			}
+			if m := f.Measured; m != nil {
+				st += fmt.Sprintf(". Measured: **%s**, %s (recorded under \"%s\")", MeasuredWords(m.Verdict), m.Text, m.Where)
 			}
 			if f.Note != "" {
 				st += ". Note: " + f.Note

@@ -152,6 +152,11 @@ func TestParseFiguresBad(t *testing.T) {
 		{doc(fig("Fig. 1", "not-yet", `, "todo": "t", "studies": ["g14"]`), okGids), `Fig. 1: studies: not a field of status "not-yet"`},
 		{doc(fig("Fig. 1", "not-an-experiment", `, "reason": "r"`), okGids), `Fig. 1: reason: not a field`},
 		{doc(fig("Fig. 14", "study", `, "studies": ["nope"]`), okGids), `Fig. 14: studies: "nope" is no study file`},
+		{doc(fig("Fig. 1", "not-an-experiment", `, "measured": {"verdict": "holds", "text": "t", "where": "w"}`), okGids), `Fig. 1: measured: not a field of status "not-an-experiment"`},
+		{doc(fig("Fig. 1", "not-yet", `, "todo": "t", "measured": {"verdict": "great", "text": "t", "where": "w"}`), okGids), `Fig. 1: measured.verdict "great"`},
+		{doc(fig("Fig. 1", "not-yet", `, "todo": "t", "measured": {"verdict": "holds", "where": "w"}`), okGids), `Fig. 1: measured.text: missing`},
+		{doc(fig("Fig. 1", "not-yet", `, "todo": "t", "measured": {"verdict": "differs", "text": "t"}`), okGids), `Fig. 1: measured.where: missing`},
+		{doc(fig("Fig. 1", "not-yet", `, "todo": "t", "measured": {"verdict": "holds", "text": "t", "where": "w", "when": "now"}`), okGids), `unknown field "when"`},
 		{doc(fig("Fig. 15", "study", `, "studies": ["g14"]`), okGids), `Fig. 15: studies: "g14" reproduces Ginex (VLDB'22) Fig. 14, not this figure`},
 		{doc(fig("Fig. 9", "study", `, "studies": ["gids9"]`), okGids), `Fig. 9: studies: "gids9" reproduces GIDS (VLDB'24) Fig. 9`},
 		{doc(fig("Fig. 14", "study", `, "studies": ["all"]`), okGids), `Fig. 14: studies: "all" reproduces`},
@@ -197,7 +202,7 @@ func TestFigureMapMarkdown(t *testing.T) {
 	md := FigureMapMarkdown(FigureMap())
 	rows := 0
 	for _, p := range FigureMap() {
-		if !strings.Contains(md, "\n### "+p.Name+"\n") {
+		if !strings.Contains(md, "\n### "+p.Name+": figures and tables\n") {
 			t.Errorf("no heading for %s", p.Name)
 		}
 		rows += len(p.Figures)
@@ -241,4 +246,31 @@ func TestFigureMapDoc(t *testing.T) {
 		return
 	}
 	t.Errorf("%s's figure map differs from figures.json's; run `go test ./experiments/studies -run FigureMapDoc -update`", reproductionMD)
+}
+
+// TestFigureMapMeasuredWhere: every measured result names a place of
+// docs/REPRODUCTION.md, outside the generated map, where it is recorded.
+func TestFigureMapMeasuredWhere(t *testing.T) {
+	b, err := os.ReadFile(reproductionMD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	if i, j := strings.Index(doc, figureMapBegin), strings.Index(doc, figureMapEnd); i >= 0 && j > i {
+		doc = doc[:i] + doc[j:]
+	}
+	n := 0
+	for _, p := range FigureMap() {
+		for _, f := range p.Figures {
+			if m := f.Measured; m != nil {
+				n++
+				if !strings.Contains(doc, "## "+m.Where) && !strings.Contains(doc, "**"+m.Where+"**") {
+					t.Errorf("%s %s: measured under %q, which is no heading or bold label of %s", p.Name, f.ID, m.Where, reproductionMD)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no figure has a measured result")
+	}
 }

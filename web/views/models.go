@@ -472,6 +472,10 @@ type FigureRow struct {
 	// Detail is why it needs other hardware and what would run it, or
 	// what its study would need.
 	Detail, Note string
+	// Measured is the result docs/REPRODUCTION.md records (its verdict in
+	// words, the badge class, what was measured, the section), empty
+	// where none is.
+	Measured, MeasuredBadge, MeasuredText, MeasuredWhere string
 }
 
 // FigureStudy is a study of a figure on the map: its card on the page (a
