@@ -23,7 +23,7 @@ func TestStudyVerdict(t *testing.T) {
 	oom := report.RatioRow{NumOOM: true}
 	none := report.RatioRow{}
 	for _, c := range []struct {
-		ratios     []report.RatioRow
+		ratios      []report.RatioRow
 		want, badge string
 	}{
 		{nil, "no ratio: the study sets none of the paper's", "empty"},

@@ -107,7 +107,7 @@ func figureTestStudies(t *testing.T) []Study {
 	t.Helper()
 	reasons := map[string]string{"cpu": "training runs on a CPU"}
 	files := map[string]string{
-		"g14.json":  `{"grid": {"dataset": "medium", "axes": {"system": ["ginex", "pyg+"], "mem_limit": ["25%"]}}, "paper": {"name": "Ginex (VLDB'22)", "figure": "§5.2 (Fig. 14)", "title": "t", "metric": "epoch_s", "differ": ["$cpu"]}}`,
+		"g14.json":   `{"grid": {"dataset": "medium", "axes": {"system": ["ginex", "pyg+"], "mem_limit": ["25%"]}}, "paper": {"name": "Ginex (VLDB'22)", "figure": "§5.2 (Fig. 14)", "title": "t", "metric": "epoch_s", "differ": ["$cpu"]}}`,
 		"gids9.json": `{"grid": {"name": "GIDS Fig. 9: accumulator", "dataset": "default"}}`,
 		"all.json":   `{"grid": {"name": "All variants", "dataset": "default"}}`,
 	}

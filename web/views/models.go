@@ -468,7 +468,7 @@ type FigureRow struct {
 	// Key is its status as figures.json writes it ("needs-hardware"),
 	// Status in words, Badge the badge class it is drawn with.
 	Key, Status, Badge string
-	Studies       []FigureStudy
+	Studies            []FigureStudy
 	// Detail is why it needs other hardware and what would run it, or
 	// what its study would need.
 	Detail, Note string
