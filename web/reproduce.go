@@ -19,13 +19,16 @@ import (
 	"outcore/web/views"
 )
 
-// ReproduceHandler serves the Reproduce page: the registered reproduction
-// studies (studies.Papers), each created as an experiment in one click.
+// ReproduceHandler serves the Reproduce page: the map of every figure
+// and table of the five papers (studies.FigureMap, reproduce_map.go) and
+// the registered reproduction studies (studies.Papers), each created as
+// an experiment in one click.
 type ReproduceHandler struct {
 	Store   Store
 	Queue   Queue
 	DataDir string
-	Jobs    *Jobs // makes a study's missing dataset from its preset
+	Jobs    *Jobs               // makes a study's missing dataset from its preset
+	Digests *report.DigestCache // finished runs' epochs, summarised once (the map's verdicts)
 }
 
 // List handles GET /reproduce.
@@ -122,7 +125,7 @@ func smallScale(s studies.Study, meta dataset.Meta, dataDir string) (studies.Stu
 	})
 }
 
-// view builds the Reproduce page: each study with its own dataset (or the
+// view builds the Reproduce page: the figure map, then each study with its own dataset (or the
 // offer to generate it) and its small-scale form on the first dataset
 // there is (`default` on a fresh install).
 func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error) {
@@ -140,6 +143,9 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 	}
 	exps, err := h.Store.ListExperiments(ctx)
 	if err != nil {
+		return v, err
+	}
+	if v.Map, err = h.figureMap(ctx, exps); err != nil {
 		return v, err
 	}
 	// The past runs on the small-scale dataset are the same for every

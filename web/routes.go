@@ -21,7 +21,7 @@ func (s *Server) routes() {
 	cmpH := &CompareHandler{Store: s.cfg.Store, Digests: exp.Digests, DataDir: s.cfg.DataDir}
 	data := &DatasetsHandler{DataDir: s.cfg.DataDir, ImportRoot: s.cfg.ImportRoot, Jobs: s.jobs, Store: s.cfg.Store}
 	events := &EventsHandler{Hub: s.hub, Heartbeat: s.cfg.Heartbeat, Log: s.cfg.Log}
-	repro := &ReproduceHandler{Store: s.cfg.Store, Queue: s.cfg.Queue, DataDir: s.cfg.DataDir, Jobs: s.jobs}
+	repro := &ReproduceHandler{Store: s.cfg.Store, Queue: s.cfg.Queue, DataDir: s.cfg.DataDir, Jobs: s.jobs, Digests: exp.Digests}
 
 	a := s.app
 	proxies := s.cfg.TrustedProxies

@@ -26,6 +26,14 @@
 // scale.go) raises its limits to what its variants start in on a small
 // dataset. Parse names the file and the field of anything wrong.
 //
+// figures.json is the figure map (figures.go, FigureMap): every figure
+// and table of the five papers' evaluations with its status — the
+// studies that reproduce it, the hardware it needs, what its study would
+// need, or not an experiment — and the measured result
+// docs/REPRODUCTION.md records; every study it names must reproduce that
+// figure and every study's figure must be on it (CheckFigures). The
+// Reproduce page draws it, and FigureMapMarkdown writes the doc's copy.
+//
 // The package reads grids with the grid language (experiments/grid) and
 // imports nothing of the runner.
 package studies

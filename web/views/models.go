@@ -445,10 +445,50 @@ type DatasetsView struct {
 
 // ReproduceView is the Reproduce page: the registered studies.
 type ReproduceView struct {
+	// Map is the figure map (studies.FigureMap): per paper, every figure
+	// and table of its evaluation with its status.
+	Map      []FigureMapPaper
 	Studies  []StudyCard
 	Datasets []string // datasets of the data directory a study may run on
 	// Problem is why the last start was refused (with the study it was for).
 	Problem, ProblemStudy string
+}
+
+// FigureMapPaper is one paper on the Reproduce page's figure map.
+type FigureMapPaper struct {
+	Name, File string
+	Anchor     string // the card's id, "map-gnndrive"
+	Counts     string // "17 figures and tables: 3 with a study, …"
+	Figures    []FigureRow
+}
+
+// FigureRow is one figure or table of a paper on the figure map.
+type FigureRow struct {
+	ID, Section, Plots string
+	// Key is its status as figures.json writes it ("needs-hardware"),
+	// Status in words, Badge the badge class it is drawn with.
+	Key, Status, Badge string
+	Studies            []FigureStudy
+	// Detail is why it needs other hardware and what would run it, or
+	// what its study would need.
+	Detail, Note string
+	// Measured is the result docs/REPRODUCTION.md records (its verdict in
+	// words, the badge class, what was measured, the section), empty
+	// where none is.
+	Measured, MeasuredBadge, MeasuredText, MeasuredWhere string
+}
+
+// FigureStudy is a study of a figure on the map: its card on the page (a
+// reproduction study) or its example on the experiment list, the latest
+// experiment made for it and, where report.CompareStudy gives one, its
+// verdict.
+type FigureStudy struct {
+	ID, Href string
+	Latest   int64 // the latest experiment made for it, 0 for none
+	// Verdict is the latest experiment's ratios summed up ("holds"),
+	// VerdictBadge the badge class it is drawn with and VerdictWhy the
+	// words after it ("2 of 2 ratios within the paper's range").
+	Verdict, VerdictBadge, VerdictWhy string
 }
 
 // StudyCard is one study on the Reproduce page.
