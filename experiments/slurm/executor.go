@@ -9,7 +9,7 @@ package slurm
 // JobOutcome maps to the run's outcome (state.go). The dashboard's
 // cancel becomes scancel. A queue process that stops leaves the jobs to
 // Slurm; the next one picks their runs up again at the committed offset of
-// their records (FindJob; experiments' recoverSlurm).
+// their records (PickUp, FindJob).
 
 import (
 	"context"
