@@ -32,7 +32,9 @@ func init() {
 			return ps.Err()
 		},
 		Flags: func(*flag.FlagSet) func() (any, error) { return func() (any, error) { return nil, nil } },
-		New:   func(executors.Host, executors.Config) (executors.Executor, error) { return nil, errors.New("not for running") },
+		New: func(executors.Host, executors.Config) (executors.Executor, error) {
+			return nil, errors.New("not for running")
+		},
 	})
 }
 
