@@ -40,7 +40,7 @@ func serveCmd() *Command {
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
 	concurrency := fs.Int("concurrency", 1, "local runs that may run at the same time (other executors' runs: their own limit)")
 	dropCaches := fs.Bool("drop-caches", false, "drop the page cache before each run (needs root)")
-	sf := addExecutorFlags(fs, "executors this server offers, the first the default of grids that name none: local (children of this server), "+executorNames(", ")+", or several (local,NAME); a grid naming another is refused")
+	sf := addExecutorFlags(fs, "executors this server offers, the first the default of grids that name none: "+executorNames(", ")+" (local: children of this server), or several (local,NAME: the first is the default); a grid naming another is refused")
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated host names (and addresses) requests may name, besides the loopback names")
 	authFile := fs.String("auth-file", "", `credentials required of every request: lines "token <secret>" or "<user>:<password>" (mode 0600)`)
 	insecure := fs.Bool("insecure", false, "serve off loopback without --auth-file (anyone who reaches the port controls the runs)")
