@@ -3,19 +3,21 @@ package experiments
 // The executor seam (docs/ARCHITECTURE.md "Executors"): the queue claims a
 // run and hands it to the executor the run names. local starts an
 // `outcore train` child of this process in its own memory cgroup
-// (runner_linux.go), one at a time by default; slurm submits one Slurm job
-// per run and lets Slurm place them, many in flight (experiments/slurm,
-// through slurm_host.go). Both feed the same ingester, so the store, the
-// dashboard and the exports do not know which ran a run except by its
-// executor, job_id and node columns.
+// (runner_linux.go), one at a time by default; every other executor is
+// registered in experiments/executors by its own package and driven
+// through that seam (executor_host.go), for instance one that submits a
+// job per run to a cluster's scheduler, many in flight. All feed the same
+// ingester, so the store, the dashboard and the exports do not know which
+// ran a run except by its executor, job_id and node columns.
 // An executor does not record how a run ended: it returns a outcome.Outcome,
-// which the Manager records once, the same way for both (record), retried
+// which the Manager records once, the same way for all (record), retried
 // until it commits.
 
 import (
 	"context"
 	"slices"
 
+	"outcore/experiments/executors"
 	"outcore/experiments/outcome"
 	"outcore/store"
 )
@@ -26,9 +28,9 @@ type executor interface {
 	capacity() int
 	// execute drives a claimed run (status running) to its outcome and
 	// returns it, for the Manager to record. When ctx ends first, a local
-	// run ends interrupted; a Slurm run is left running in Slurm and in
-	// the store (outcome.Outcome.left), for the next queue process to pick up
-	// again (recoverSlurm).
+	// run ends interrupted; a run of another executor may be left running
+	// outside this process and in the store (outcome.Outcome.Left), for
+	// the next queue process to pick up again (pickUp).
 	execute(ctx context.Context, r store.Run, ar *activeRun) outcome.Outcome
 }
 
@@ -75,7 +77,7 @@ func (m *Manager) record(stop context.Context, r store.Run, out outcome.Outcome)
 	m.finished(wctx, r.ID)
 }
 
-// recordJob records a Slurm run's job (id, node, state) with an event,
+// recordJob records a run's job (id, node, state) with an event,
 // and marks the run started when started is not nil (at submission). It
 // is retried like record: a job id lost would leave the job to be found
 // by its name only.
@@ -103,7 +105,7 @@ func (l localExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) 
 }
 
 // executorOf returns the executor a run names (local for an old run
-// without one).
+// without one, or one naming an executor no longer registered).
 func (m *Manager) executorOf(name string) executor {
 	if e, ok := m.execs[name]; ok {
 		return e
@@ -114,8 +116,8 @@ func (m *Manager) executorOf(name string) executor {
 // freeExecutors lists the executors with room for another run, among
 // those the queue offers (Options.Executors): a run queued for another
 // (by an older outcore, or `exp create --executor` for another server)
-// waits for a queue that offers it. Runs already in Slurm are picked up
-// by any queue (recoverSlurm): their jobs exist.
+// waits for a queue that offers it. Runs already outside this process are picked up
+// by any queue (pickUp): their jobs exist.
 func (m *Manager) freeExecutors() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -124,7 +126,7 @@ func (m *Manager) freeExecutors() []string {
 		busy[ar.executor]++
 	}
 	free := []string{}
-	for _, name := range store.Executors {
+	for _, name := range executors.Names() {
 		if e, ok := m.execs[name]; ok && slices.Contains(m.opts.Executors, name) && busy[name] < e.capacity() {
 			free = append(free, name)
 		}

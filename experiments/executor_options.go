@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -9,7 +8,6 @@ import (
 	"outcore/gpu"
 
 	"outcore/experiments/grid"
-	"outcore/experiments/slurm"
 	"outcore/store"
 )
 
@@ -23,8 +21,9 @@ type CreateOptions struct {
 
 // chooseExecutor picks the executor of a grid's runs — the command line's
 // choice, else the grid's "executor", else the queue's default — and
-// refuses one the queue does not offer (Options.Executors) and a grid's
-// Slurm node data directory outside the folder the queue allows.
+// refuses one the queue does not offer (Options.Executors) and a grid
+// whose options block its executor refuses here (executors.Executor's
+// CheckGrid).
 func (m *Manager) chooseExecutor(g *grid.Grid, co CreateOptions) (string, grid.ProblemList) {
 	var ps grid.ProblemList
 	executor := m.opts.Executor
@@ -45,14 +44,16 @@ func (m *Manager) chooseExecutor(g *grid.Grid, co CreateOptions) (string, grid.P
 		ps.Add("executor", "executor: %q is not offered here: this queue runs %s (the executor is the server's choice: `outcore serve --executor %s` offers it)",
 			executor, strings.Join(m.opts.Executors, ", "), strings.Join(append(append([]string(nil), m.opts.Executors...), executor), ","))
 	}
-	if executor == store.ExecutorSlurm && g.Slurm != nil && g.Slurm.NodeDataDir != "" && grid.NodeDataDirSyntax(g.Slurm.NodeDataDir) == nil {
-		if p, err := slurm.ConfineNodeDataDir(m.opts.Slurm.NodeDataRoot(m.opts.DataDir), g.Slurm.NodeDataDir); err != nil {
-			ps.Add("slurm.node_data_dir", "slurm.node_data_dir: %v", err)
-		} else if sameDir(p, m.opts.DataDir) {
-			// The jobs generate their datasets into the node data
-			// directory: the shared data directory itself would have every
-			// node write over the datasets the server reads.
-			ps.Add("slurm.node_data_dir", "slurm.node_data_dir: %s is the data directory itself; name a folder inside it (each node generates its datasets there)", g.Slurm.NodeDataDir)
+	// The grid's options block for its executor, checked by the
+	// executor against this queue's own options (a folder the queue
+	// allows, say).
+	if e, ok := m.seam[executor]; ok && len(g.ExecutorOptions[executor]) > 0 {
+		if err := e.CheckGrid(g.ExecutorOptions[executor]); err != nil {
+			if gp := grid.ProblemsOf(err); len(gp) > 0 {
+				ps = append(ps, gp...)
+			} else {
+				ps.Add(executor, "%s: %v", executor, err)
+			}
 		}
 	}
 	// A run that asks for the GPU on this host fails without one: said at
@@ -63,21 +64,4 @@ func (m *Manager) chooseExecutor(g *grid.Grid, co CreateOptions) (string, grid.P
 		}
 	}
 	return executor, ps
-}
-
-// sameDir reports whether a and b name the same folder (symbolic links
-// followed where they exist).
-func sameDir(a, b string) bool {
-	ra, errA := filepath.EvalSymlinks(a)
-	rb, errB := filepath.EvalSymlinks(b)
-	if errA != nil || errB != nil {
-		ra, rb = filepath.Clean(a), filepath.Clean(b)
-	}
-	if aa, err := filepath.Abs(ra); err == nil {
-		ra = aa
-	}
-	if bb, err := filepath.Abs(rb); err == nil {
-		rb = bb
-	}
-	return ra == rb
 }

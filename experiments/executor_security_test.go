@@ -44,7 +44,7 @@ func TestExecutorIsTheServers(t *testing.T) {
 		}
 	}
 	if _, err := h.m.CreateWith(context.Background(), []byte(`{"dataset":"tiny","system":"fake","epochs":1}`),
-		CreateOptions{Executor: store.ExecutorSlurm}); !errors.Is(err, grid.ErrInvalid) || !strings.Contains(err.Error(), "not offered here") {
+		CreateOptions{Executor: slurm.Name}); !errors.Is(err, grid.ErrInvalid) || !strings.Contains(err.Error(), "not offered here") {
 		t.Errorf("create asking for slurm on a local queue: %v", err)
 	}
 	if ps := h.m.Check(mustParse(t, `{"dataset":"tiny","system":"fake","executor":"slurm"}`), nil); len(ps) == 0 || ps[0].Field != "executor" {
@@ -134,16 +134,16 @@ func TestSlurmGridSettingsConfined(t *testing.T) {
 	}
 	// With a node data directory of its own, the queue confines grids to it.
 	nodeRoot := filepath.Join(t.TempDir(), "node root")
-	o := h.m.opts.Slurm
+	o, _ := h.m.opts.ExecutorOptions[slurm.Name].(slurm.Options)
 	o.NodeDataDir = nodeRoot
-	if _, err := o.Merged(&grid.SlurmGrid{NodeDataDir: filepath.Join(nodeRoot, "a")}, h.dataDir); err != nil {
+	if _, err := o.Merged(&slurm.GridOptions{NodeDataDir: filepath.Join(nodeRoot, "a")}, h.dataDir); err != nil {
 		t.Errorf("a folder inside the queue's node data directory: %v", err)
 	}
-	if _, err := o.Merged(&grid.SlurmGrid{NodeDataDir: inside}, h.dataDir); err == nil || !errors.Is(err, slurm.ErrOutsideNodeDataRoot) {
+	if _, err := o.Merged(&slurm.GridOptions{NodeDataDir: inside}, h.dataDir); err == nil || !errors.Is(err, slurm.ErrOutsideNodeDataRoot) {
 		t.Errorf("a folder outside the queue's node data directory: %v", err)
 	}
 	// A grid stored before these checks is checked again at submission.
-	if _, err := o.Merged(&grid.SlurmGrid{Args: "--export=ALL"}, h.dataDir); err == nil {
+	if _, err := o.Merged(&slurm.GridOptions{Args: "--export=ALL"}, h.dataDir); err == nil {
 		t.Error("merged accepted --export")
 	}
 }

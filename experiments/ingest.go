@@ -82,7 +82,8 @@ type ingester struct {
 	// queue holds writes not yet committed, oldest first.
 	queue []queuedWrite
 
-	// A Slurm run's ingester (newRecordsIngester): position says how far
+	// The ingester of a run whose executor reads its records itself
+	// (newRecordsIngester): position says how far
 	// its records file has been handed over when a write is queued (that
 	// offset is committed in the write's transaction); limit decides from
 	// the start record whether the run's memory limit holds, and why.
@@ -135,7 +136,8 @@ func newChildIngester(m *Manager, r store.Run, stop context.Context, onFailure f
 	return g
 }
 
-// newRecordsIngester is the ingester of a Slurm run: no cgroup, GPU or
+// newRecordsIngester is the ingester of a run of a registered executor
+// (executor_host.go) that runs it elsewhere: no cgroup, GPU or
 // host facts of this machine (the node's are in the records), and its loop
 // is never started: the executor hands it the records file's lines itself
 // (feed), in file order. position and limit: see the fields.
@@ -181,7 +183,7 @@ func (g *ingester) summaryOutcome() (outcome, errMsg string) {
 }
 
 // resumeSummary sets the summary record read before the ingester took
-// over (a Slurm run picked up again past it); nil keeps none.
+// over (a job's run picked up again past it); nil keeps none.
 func (g *ingester) resumeSummary(sum *metrics.SummaryRecord, raw json.RawMessage) {
 	g.mu.Lock()
 	g.summary, g.summaryRaw = sum, raw
@@ -189,7 +191,7 @@ func (g *ingester) resumeSummary(sum *metrics.SummaryRecord, raw json.RawMessage
 }
 
 // newExecution starts reading another execution's records file of a
-// Slurm run (position names it, at offset 0). After an execution that did
+// job's run (position names it, at offset 0). After an execution that did
 // not finish (the job was requeued: requeued true, with the event's
 // message) its summary and peaks are forgotten and its epochs and samples
 // discarded (Tx.ResetExecution) in the same write, queued behind what was
@@ -213,7 +215,7 @@ func (g *ingester) newExecution(requeued bool, msg string) {
 	})
 }
 
-// jobState queues a Slurm run's job state and node with a status event
+// jobState queues a run's job state and node with a status event
 // saying so, behind the records read before.
 func (g *ingester) jobState(jobID, node, state, msg string) {
 	pw := g.takePending(nil)
@@ -234,7 +236,7 @@ func (g *ingester) note(level, msg string) {
 	g.events = append(g.events, g.event(store.EventLog, level, msg, nil))
 }
 
-// feed handles one line handed over by the executor itself (a Slurm run's
+// feed handles one line handed over by the executor itself (a job's
 // records file), without a local cgroup: the job's process reports its own.
 func (g *ingester) feed(line []byte) { g.handleSafe(line, 0) }
 
@@ -242,7 +244,7 @@ func (g *ingester) feed(line []byte) { g.handleSafe(line, 0) }
 // arrival (receive).
 func (g *ingester) watchGroup(grp *cgroup.Group) { g.arrival.Store(grp) }
 
-// settle stores what a Slurm run's ingester (whose loop never runs) still
+// settle stores what a job's run's ingester (whose loop never runs) still
 // holds, pending or queued behind a refusal, retrying until it is stored
 // or stop ends (the server is stopping); it reports whether all of it was
 // stored. The second round stores the event that the store's refusal
@@ -290,7 +292,7 @@ func (g *ingester) receive(line []byte) {
 
 // start runs the loop once the child runs in grp (nil without a cgroup);
 // host is the runner's view of the machine. Lines sent before wait for it.
-// The loop keeps the run's record log (a Slurm run's records file on the
+// The loop keeps the run's record log (a job's records file on the
 // cluster's storage is its log already: it hands lines to handle itself).
 func (g *ingester) start(grp *cgroup.Group, host metrics.HostFacts) {
 	g.grp, g.host = grp, host
@@ -479,7 +481,7 @@ func (g *ingester) handle(line []byte, arrivedCG int64) {
 }
 
 // where names the line being handled: a local child's stdout line by
-// its number, a Slurm run's by its records file and the byte it ends at.
+// its number, a job's run's by its records file and the byte it ends at.
 func (g *ingester) where() string {
 	if g.position != nil {
 		file, off := g.position()

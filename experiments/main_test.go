@@ -17,6 +17,7 @@ import (
 
 	"outcore/engine/metrics"
 	"outcore/engine/train"
+	"outcore/experiments/slurm"
 	"outcore/experiments/supervise"
 	"outcore/internal/osutil"
 	"outcore/store"
@@ -260,7 +261,7 @@ func fakeServer(dataDir string) int {
 	}
 	opts := testOptions(dataDir, st)
 	if bin := os.Getenv(envSlurmOutcore); bin != "" {
-		opts.Slurm = testSlurmOptions(bin)
+		opts.ExecutorOptions = map[string]any{slurm.Name: testSlurmOptions(bin)}
 	}
 	m, err := New(opts)
 	if err != nil {
@@ -293,6 +294,6 @@ func testOptions(dataDir string, st *store.Store) Options {
 		KillGrace: 2 * time.Second,
 		// The tests' queues offer both executors; TestExecutorIsTheServers
 		// checks the default (the executor named alone).
-		Executors: []string{store.ExecutorLocal, store.ExecutorSlurm},
+		Executors: []string{store.ExecutorLocal, slurm.Name},
 	}
 }

@@ -39,8 +39,8 @@ import (
 	"time"
 
 	"outcore/engine/dataset"
+	"outcore/experiments/executors"
 	"outcore/experiments/grid"
-	"outcore/experiments/slurm"
 	"outcore/experiments/supervise"
 	"outcore/gpu"
 	"outcore/store"
@@ -78,16 +78,19 @@ type Options struct {
 	// compete for the same disk and cores).
 	Concurrency int
 	// Executor runs the runs of grids that name no "executor":
-	// store.ExecutorLocal (default) or store.ExecutorSlurm.
+	// store.ExecutorLocal (default) or a registered executor
+	// (experiments/executors).
 	Executor string
 	// Executors are the executors this queue offers (`serve --executor
-	// local,slurm`); default: Executor alone. The executor is the
+	// local,NAME`); default: Executor alone. The executor is the
 	// server's choice, not the grid's: a grid, an API request or `exp
 	// create --executor` naming another is refused at creation, and the
 	// queue claims only runs of these (docs/SECURITY.md).
 	Executors []string
-	// Slurm configures the slurm executor (used by runs that name it).
-	Slurm slurm.Options
+	// ExecutorOptions are the registered executors' own options, by
+	// executor name (what their flags gave: executors.Registration's
+	// Flags); an executor without an entry gets its defaults.
+	ExecutorOptions map[string]any
 	// DropCaches drops the page cache before each run when permitted
 	// (root); whether it happened is recorded per run.
 	DropCaches bool
@@ -98,7 +101,7 @@ type Options struct {
 	// run would read from cache its own limit does not pay for.
 	KeepPageCache bool
 	// Finished, when set, is called with a run's id once its outcome is
-	// stored (the local and the Slurm executor): the command line stores
+	// stored (by any executor): the command line stores
 	// the run's digest for the dashboard there (report.StoreRunDigest),
 	// so that the first view of a large experiment does not read every
 	// epoch. Its error is logged.
@@ -142,7 +145,8 @@ type Manager struct {
 
 	sup supervise.Supervisor // starts every run's child in its memory cgroup
 
-	execs map[string]executor // by name: local, slurm
+	execs map[string]executor           // by name: local and the registered ones
+	seam  map[string]executors.Executor // the registered ones (executor_host.go)
 
 	dbID string // store.Identity: the runs' directories are runs/<dbID>/<id>
 
@@ -211,9 +215,6 @@ func New(opts Options) (*Manager, error) {
 	if !slices.Contains(opts.Executors, opts.Executor) {
 		return nil, fmt.Errorf("experiments: the default executor %q is not among the executors offered (%s)", opts.Executor, strings.Join(opts.Executors, ", "))
 	}
-	if err := opts.Slurm.Check(); err != nil {
-		return nil, fmt.Errorf("experiments: slurm: %w", err)
-	}
 	m := &Manager{
 		opts:   opts,
 		st:     opts.Store,
@@ -227,7 +228,13 @@ func New(opts Options) (*Manager, error) {
 	}
 	m.dbID = id
 	m.hub = newHub(opts.Store, opts.Logf)
-	m.execs = map[string]executor{store.ExecutorLocal: localExecutor{m}, store.ExecutorSlurm: newSlurmExecutor(m)}
+	if m.seam, err = newSeamExecutors(m); err != nil {
+		return nil, err
+	}
+	m.execs = map[string]executor{store.ExecutorLocal: localExecutor{m}}
+	for name, e := range m.seam {
+		m.execs[name] = seamExecutor{e}
+	}
 	return m, nil
 }
 
@@ -481,7 +488,7 @@ func (m *Manager) finishGhost(ctx context.Context, runID int64, status, msg stri
 	err = m.update(ctx, func(tx *store.Tx) error {
 		r, err := tx.Run(runID)
 		if err != nil || r.Status != store.StatusRunning || r.Executor != store.ExecutorLocal {
-			return err // a Slurm run outlives the process that submitted it
+			return err // another executor's run outlives the process that submitted it
 		}
 		ok, err := tx.FinishRun(runID, store.RunEnd{Status: status, Error: msg})
 		if err != nil || !ok {

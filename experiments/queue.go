@@ -24,10 +24,10 @@ const (
 	stopFailed              // the run's records could not be kept: outcome failed
 )
 
-// activeRun is a run whose child (or Slurm job) this process is running.
+// activeRun is a run whose child (or job) this process is running.
 type activeRun struct {
 	id       int64
-	executor string // store.ExecutorLocal or store.ExecutorSlurm
+	executor string // store.ExecutorLocal or a registered executor
 	mu       sync.Mutex
 	reason   stopReason
 	why      string        // with stopFailed: the reason in words
@@ -71,12 +71,13 @@ func (a *activeRun) stopReason() stopReason {
 
 // Run runs the queue until ctx ends: it takes the data directory's queue
 // lock (ErrQueueBusy if another process holds it), marks local runs a
-// previous server left running as interrupted and picks up the Slurm runs
-// it left in Slurm, then starts queued runs in queue order — local ones
-// Options.Concurrency at a time, Slurm ones up to SlurmOptions.MaxJobs in
-// flight — and waits for more. When ctx ends, local children are stopped
-// and their runs end as interrupted; Slurm jobs go on, their runs stay
-// running for the next queue process. Run returns once they are recorded.
+// previous server left running as interrupted and hands the runs of other
+// executors it left running back to them (pickUp), then starts queued runs
+// in queue order — local ones Options.Concurrency at a time, another
+// executor's up to its Capacity in flight — and waits for more. When ctx
+// ends, local children are stopped and their runs end as interrupted;
+// another executor's jobs may go on outside this process, their runs
+// staying running for the next queue process. Run returns once they are recorded.
 func (m *Manager) Run(ctx context.Context) error {
 	lock, err := lockQueue(m.opts.DataDir)
 	if err != nil {
@@ -102,9 +103,9 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	// Runs still in Slurm (submitted by a queue process that stopped) are
-	// picked up again.
-	if err := m.recoverSlurm(ctx, &wg); err != nil {
+	// Runs still running outside this process (submitted by a queue
+	// process that stopped) are picked up again.
+	if err := m.pickUp(ctx, &wg); err != nil {
 		m.opts.Logf("queue: %v", err)
 	}
 	tick := time.NewTicker(time.Second)
@@ -319,7 +320,7 @@ func (m *Manager) recoverInterrupted(ctx context.Context) error {
 	}
 	for _, r := range left {
 		if r.Executor != store.ExecutorLocal {
-			continue // a Slurm run goes on; recoverSlurm picks it up
+			continue // another executor's run goes on; pickUp hands it back to it
 		}
 		// What the child reported and the dead server did not store.
 		if err := m.ingestRecordLog(ctx, r, true); err != nil {

@@ -208,13 +208,13 @@ func newRecordCheck(r store.Run) *recordCheck {
 }
 
 // resume continues the check after what the store holds already: the
-// last epoch and sample time stored (-1 for none), for a Slurm run read on
+// last epoch and sample time stored (-1 for none), for a job's run read on
 // from its committed offset.
 func (c *recordCheck) resume(lastEpoch int, lastT float64) {
 	c.lastEpoch, c.lastT = lastEpoch, lastT
 }
 
-// restart forgets the order: a new execution of a Slurm job (requeued)
+// restart forgets the order: a new execution of a job (requeued)
 // starts its epochs and samples again.
 func (c *recordCheck) restart() { c.lastEpoch, c.lastT = -1, -1 }
 

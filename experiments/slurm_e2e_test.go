@@ -106,7 +106,7 @@ func testSlurmOptions(bin string) slurm.Options {
 // slurmHarness is a harness whose fake children run as Slurm jobs.
 func slurmHarness(t *testing.T) *harness {
 	bin := outcoreBinary(t)
-	return newHarness(t, func(o *Options) { o.Slurm = testSlurmOptions(bin) })
+	return newHarness(t, func(o *Options) { o.ExecutorOptions = map[string]any{slurm.Name: testSlurmOptions(bin)} })
 }
 
 // TestSlurmGridFromCLI runs a 3 variants × 2 limits grid on tiny with the
@@ -495,8 +495,9 @@ func TestSlurmNodeDataDir(t *testing.T) {
 	bin := outcoreBinary(t)
 	nodeDir := filepath.Join(t.TempDir(), "node")
 	h := newHarness(t, func(o *Options) {
-		o.Slurm = testSlurmOptions(bin)
-		o.Slurm.NodeDataDir = nodeDir
+		so := testSlurmOptions(bin)
+		so.NodeDataDir = nodeDir
+		o.ExecutorOptions = map[string]any{slurm.Name: so}
 	})
 	h.start()
 	e := h.create(`{"dataset":"tiny","executor":"slurm","system":"fake","epochs":1}`)
@@ -546,7 +547,7 @@ func TestSlurmDataDirWithBlank(t *testing.T) {
 	}
 	opts := testOptions(dir, st)
 	opts.Logf = t.Logf
-	opts.Slurm = testSlurmOptions(bin)
+	opts.ExecutorOptions = map[string]any{slurm.Name: testSlurmOptions(bin)}
 	h := harnessOn(t, dir, st, opts)
 	h.start()
 	e := h.create(`{"dataset":"tiny","executor":"slurm","system":"fake","epochs":2}`)

@@ -26,7 +26,7 @@ func TestSlurmStoreRefusalRetried(t *testing.T) {
 	var logMu sync.Mutex
 	var logs []string
 	h := newHarness(t, func(o *Options) {
-		o.Slurm = testSlurmOptions(bin)
+		o.ExecutorOptions = map[string]any{slurm.Name: testSlurmOptions(bin)}
 		o.Logf = func(format string, a ...any) {
 			logMu.Lock()
 			logs = append(logs, fmt.Sprintf(format, a...))

@@ -86,7 +86,7 @@ func stallCause(f stallFacts) string {
 
 // stallWatch is what an ingester knows of its child's silence.
 type stallWatch struct {
-	after time.Duration // the limit; 0: not watched (a Slurm run)
+	after time.Duration // the limit; 0: not watched (another executor's run)
 	// facts asks the host about the child (local runs: runChild).
 	facts func() stallFacts
 	// enospc is the last log record of the child that said its disk is

@@ -169,7 +169,7 @@ func TestNewGridRoundTrip(t *testing.T) {
 func TestCreateRefusesWhatCannotRunHere(t *testing.T) {
 	h := newHarness(t, func(o *Options) {
 		o.GPU = gpu.NoGPU{}
-		o.Executors = []string{store.ExecutorLocal, store.ExecutorSlurm}
+		o.Executors = []string{store.ExecutorLocal, "slurm"}
 	})
 	_, err := h.m.Create(context.Background(), []byte(`{"dataset":"tiny","epochs":1,"device":"cuda","axes":{"system":["fake"]}}`))
 	if ps := grid.ProblemsOf(err); len(ps) != 1 || ps[0].Field != "device" || !strings.Contains(ps[0].Message, `"cuda" asks for a GPU and this host has none`) {

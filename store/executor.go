@@ -2,17 +2,16 @@ package store
 
 import "fmt"
 
-// Executors: who starts a run (docs/ARCHITECTURE.md "Executors").
-const (
-	ExecutorLocal = "local" // a child process of the queue process
-	ExecutorSlurm = "slurm" // one Slurm job
-)
+// ExecutorLocal is the executor of a run started as a child process of
+// the queue process, and of an old run without one; every other executor
+// is registered by its own package (experiments/executors), its name and
+// its job's facts stored as opaque text (docs/ARCHITECTURE.md
+// "Executors").
+const ExecutorLocal = "local"
 
-// Executors lists the executor names a run may have.
-var Executors = []string{ExecutorLocal, ExecutorSlurm}
-
-// SetJob records a running run's Slurm job: its id, the node(s) it runs
-// on (empty while pending) and the state Slurm last reported.
+// SetJob records a running run's job: its id, the node(s) it runs on
+// (empty while pending) and the state its executor last reported, as
+// opaque text.
 func (t *Tx) SetJob(id int64, jobID, node, state string) error {
 	if _, err := t.tx.ExecContext(t.ctx, `UPDATE runs SET job_id = ?, node = ?, job_state = ? WHERE id = ?`,
 		jobID, node, state, id); err != nil {
@@ -32,7 +31,7 @@ func (t *Tx) SetRecordsPos(id int64, file string, offset int64) error {
 }
 
 // ResetExecution deletes a run's epochs and samples and clears its
-// progress: a requeued Slurm job trains again from the start, and its
+// progress: a requeued job trains again from the start, and its
 // epochs replace those of the execution that did not finish.
 func (t *Tx) ResetExecution(id int64) error {
 	for _, q := range []string{
@@ -48,7 +47,7 @@ func (t *Tx) ResetExecution(id int64) error {
 }
 
 // SetLimit records whether a run's memory limit is enforced and how (a
-// Slurm run learns it from the node, when the job starts).
+// job's run learns it from the node, when the job starts).
 func (t *Tx) SetLimit(id int64, enforced bool, note string) error {
 	if _, err := t.tx.ExecContext(t.ctx, `UPDATE runs SET limit_enforced = ?, limit_note = ? WHERE id = ?`,
 		b2i(enforced), note, id); err != nil {

@@ -64,9 +64,10 @@ type Run struct {
 	PID            int
 
 	// Where it ran (docs/ARCHITECTURE.md "Executors"): Executor is
-	// ExecutorLocal (a child of the queue process) or ExecutorSlurm (one
-	// Slurm job, JobID, on Node, last seen in Slurm state JobState). A
-	// Slurm run's records are ingested from RecordsFile, a file of the
+	// ExecutorLocal (a child of the queue process) or the name of another
+	// executor (experiments/executors), whose state the store keeps as
+	// opaque text: a job, JobID, on Node, last seen in state JobState.
+	// Such a run's records may be ingested from RecordsFile, a file of the
 	// run's directory, of which RecordsOffset bytes are committed.
 	Executor      string
 	JobID         string
@@ -485,7 +486,7 @@ func (t *Tx) RequestCancel(id int64) (bool, error) {
 
 // MarkInterrupted ends every local run left running (by a server that
 // stopped without finishing them) as interrupted and returns them as they
-// were. Runs of other executors outlive the server (a Slurm job goes on)
+// were. Runs of other executors outlive the server (a job goes on)
 // and are picked up again by the next queue process instead. Call it only
 // while holding the queue: a running run of a live server would be marked
 // too.

@@ -859,12 +859,12 @@ func TestHostGuard(t *testing.T) {
 // node.
 func TestSlurmRunFacts(t *testing.T) {
 	e := newEnvWith(t, t.TempDir(), func(o *experiments.Options) {
-		o.Executors = []string{store.ExecutorLocal, store.ExecutorSlurm} // serve --executor local,slurm
+		o.Executors = []string{store.ExecutorLocal, "slurm"} // serve --executor local,slurm
 	})
 	e.login()
 	x := e.create(`{"dataset":"tiny","executor":"slurm","epochs":1,"axes":{"system":["pyg+"],"mem_limit":["64MiB"]}}`)
 	r := e.runs(x.ID)[0]
-	if r.Executor != store.ExecutorSlurm {
+	if r.Executor != "slurm" {
 		t.Fatalf("run executor %q", r.Executor)
 	}
 	err := e.st.Update(context.Background(), func(tx *store.Tx) error {
@@ -880,7 +880,7 @@ func TestSlurmRunFacts(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("status %d", code)
 	}
-	for _, want := range []string{"Slurm job", "4711", "node17", "RUNNING"} {
+	for _, want := range []string{"executor", "slurm", "job state", "4711", "node17", "RUNNING"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("run page lacks %q", want)
 		}

@@ -65,11 +65,12 @@ func runFacts(r store.Run, logs []store.Event) []views.KV {
 		{K: "I/O floor", V: ioFloorFact(r, logs)},
 		{K: "queued", V: fmtTime(r.QueuedAt)}, {K: "started", V: fmtTime(r.StartedAt)}, {K: "ended", V: fmtTime(r.EndedAt)},
 	}
-	if r.Executor == store.ExecutorSlurm {
-		kv = append(kv, views.KV{K: "executor", V: "Slurm"},
-			views.KV{K: "Slurm job", V: orDash(r.JobID)},
+	// Another executor's job, as the store keeps it (opaque text).
+	if r.Executor != "" && r.Executor != store.ExecutorLocal {
+		kv = append(kv, views.KV{K: "executor", V: r.Executor},
+			views.KV{K: "job", V: orDash(r.JobID)},
 			views.KV{K: "node", V: orDash(r.Node)},
-			views.KV{K: "Slurm state", V: orDash(r.JobState)})
+			views.KV{K: "job state", V: orDash(r.JobState)})
 	}
 	var host metrics.HostFacts
 	if json.Unmarshal(r.Host, &host) == nil && host.Hostname != "" {

@@ -6,7 +6,7 @@
 // A profile lives in the data directory's device-profiles/ folder, named
 // by the host and the file system it measured (osutil.FileSystemID): a
 // data directory moved to other storage, or shared by the nodes of a
-// Slurm cluster, finds no profile of its new storage and measures again
+// cluster, finds no profile of its new storage and measures again
 // rather than reusing one of other storage. Ensure measures in the short
 // mode (ShortPlan, a few seconds) when none is there, once for every
 // process that asks at the same time (an advisory lock); `outcore bench

@@ -17,7 +17,7 @@ import (
 
 // studyDatasetPreset maps a study's dataset to the generator preset it is
 // made from: "default" is the dataset `outcore serve` makes on first start
-// (preset small, internal/cli/serve.go).
+// (preset small, cmd/outcore/cli/serve.go).
 var studyDatasetPreset = map[string]string{"default": "small"}
 
 // TestStudiesMapping: for each study file that names a paper, what the

@@ -4,10 +4,11 @@
 // held to (Problems, in words), planned against a data directory into one
 // RunSpec per cell (Plan), each cell's configuration checked as the child
 // will read it, cells below their variant's floor refused
-// (VariantMinMemory). The executor keys of a grid ("executor", "slurm")
-// are checked here too, without the executors.
+// (VariantMinMemory). Of the executor keys of a grid, only the name is
+// checked here (registered, experiments/executors); an executor's options
+// block goes, unread, to that executor's own check.
 //
 // It is a leaf under the runner (package experiments): the report and the
-// dashboard import it without the queue, the supervisor, cgroups or Slurm
-// (internal/lint, viewers.go).
+// dashboard import it without the queue, the supervisor, cgroups or
+// any executor (internal/lint, viewers.go).
 package grid

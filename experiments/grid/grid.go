@@ -38,8 +38,8 @@ var AxisNames = []string{AxisRepeat, AxisSystem, AxisModel, AxisFeatureDim, Axis
 //	 "axes": {"system": ["pyg+", "ginex", "gnndrive"],
 //	          "mem_limit": ["256MiB", "512MiB", "1GiB"], "repeat": 2}}
 //
-// "executor" ("local" or "slurm") and "slurm" (SlurmGrid) say where the
-// runs run. "skip_infeasible": true queues the cells that can start and
+// "executor" (a registered executor's name, experiments/executors) and
+// the options block under that executor's name say where the runs run. "skip_infeasible": true queues the cells that can start and
 // records the others (a memory limit below the variant's floor) as
 // refused, each with its reason; without it such a cell refuses the grid. Every other top-level key besides "name" and "axes" is a field of the run
 // configuration (engine/train.Config: dataset, model, epochs, hidden, lr,
@@ -63,9 +63,11 @@ type Grid struct {
 	// Raw is the grid file as given (compacted).
 	Raw json.RawMessage
 	// Executor is the grid's "executor" ("" = the queue's default) and
-	// Slurm its "slurm" settings (executor_options.go).
-	Executor string
-	Slurm    *SlurmGrid
+	// ExecutorOptions the options blocks of the grid's keys named after
+	// registered executors, by executor name: opaque to the grid, checked
+	// by the executor (executor_keys.go).
+	Executor        string
+	ExecutorOptions map[string]json.RawMessage
 	// Frontier, when set, makes the grid a memory-frontier search
 	// (frontier.go): no mem_limit axis, one repeat; the limits are probed.
 	Frontier *FrontierSpec
@@ -129,7 +131,7 @@ func ParseGrid(b []byte) (*Grid, error) {
 			parseAxes(v, &g.Axes, &ps)
 		case "frontier":
 			g.Frontier = parseFrontier(v, &ps)
-		case "executor", "slurm":
+		case "executor":
 			if err := parseExecutorKey(g, k, v); err != nil {
 				ps = append(ps, ProblemsOf(err)...)
 			}
@@ -142,6 +144,12 @@ func ParseGrid(b []byte) (*Grid, error) {
 				ps.Add("skip_infeasible", "skip_infeasible: want true or false")
 			}
 		default:
+			if isExecutorKey(k) {
+				if err := parseExecutorKey(g, k, v); err != nil {
+					ps = append(ps, ProblemsOf(err)...)
+				}
+				continue
+			}
 			g.Base[k] = v
 		}
 	}
@@ -236,8 +244,8 @@ func (g *Grid) JSON() json.RawMessage {
 	if g.Executor != "" {
 		m["executor"] = g.Executor
 	}
-	if g.Slurm != nil {
-		m["slurm"] = g.Slurm
+	for name, block := range g.ExecutorOptions {
+		m[name] = block
 	}
 	if g.Frontier != nil {
 		m["frontier"] = g.Frontier

@@ -25,8 +25,8 @@ func FuzzParseGrid(f *testing.F) {
 		`{"dataset":"tiny","hidden":1000000000,"options":{"cache":"1e30"}}`,
 		`{"dataset":"tiny","axes":{"mem_limit":[1e30,"-5MiB",true]}}`,
 		`[]`, `null`, `{"axes":null}`,
-		`{"dataset":"tiny","system":"fake","executor":"slurm","slurm":{"args":"--export=ALL,BASH_ENV=$(id) --qos=low","node_data_dir":"/etc/../root","cpus":2147483648}}`,
-		`{"dataset":"tiny","system":"fake","executor":"slurm","slurm":{"args":"--comment='a b' --nodelist=n[1-2]","node_data_dir":"/scratch/x","time":"1-00"}}`,
+		`{"dataset":"tiny","system":"fake","executor":"gridtest","gridtest":{"width":3}}`,
+		`{"dataset":"tiny","system":"fake","executor":"gridtest","gridtest":{"width":-1,"depth":2}}`,
 		`{"dataset":"tiny","system":"fake","weight_decay":1e308,"lr":0,"dropout":1,"queue_depth":1e9}`,
 	} {
 		f.Add([]byte(s))
@@ -61,23 +61,11 @@ func FuzzParseGrid(f *testing.F) {
 		if err != nil || back.Count() != n || back.Dataset != g.Dataset || back.Name != g.Name {
 			t.Fatalf("JSON %s reads back as %+v, %v", g.JSON(), back, err)
 		}
-		// What reaches a job: only allowed sbatch options, a node data
-		// directory without "..", settings within their ranges.
-		if sg := g.Slurm; sg != nil {
-			args, err := SplitArgs(sg.Args)
-			if err != nil {
-				t.Fatalf("accepted slurm.args %q: %v", sg.Args, err)
-			}
-			for _, a := range args {
-				if err := CheckSbatchArg(a); err != nil {
-					t.Fatalf("accepted slurm.args %q: %v", sg.Args, err)
-				}
-			}
-			if sg.NodeDataDir != "" && NodeDataDirSyntax(sg.NodeDataDir) != nil {
-				t.Fatalf("accepted slurm.node_data_dir %q", sg.NodeDataDir)
-			}
-			if sg.CPUs < 0 || sg.CPUs > MaxSlurmCPUs {
-				t.Fatalf("accepted slurm.cpus %d", sg.CPUs)
+		// An executor's options block is kept as given (compacted), for
+		// the executor to read again.
+		for name, block := range g.ExecutorOptions {
+			if !bytes.Equal(back.ExecutorOptions[name], block) {
+				t.Fatalf("%s block %s reads back as %s", name, block, back.ExecutorOptions[name])
 			}
 		}
 		cfg := train.DefaultConfig()

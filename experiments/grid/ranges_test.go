@@ -24,7 +24,7 @@ func TestRangesAtCreation(t *testing.T) {
 		{`"batch_size":2097152`, "batch sizes: 2097152 is not a whole number from 1 to 1048576"},
 		{`"fanout":[10,100000]`, "each layer's fanout is a whole number from 1 to 1000"},
 		{`"mem_limit":"1e-30"`, `"1e-30" is zero`},
-		{`"slurm":{"cpus":2147483648}`, "slurm.cpus: 2147483648 is not a whole number from 1 to 4096"},
+		{`"gridtest":{"width":-1}`, "gridtest.width: -1 is below 0"},
 	} {
 		_, err := ParseGrid([]byte(`{"dataset":"tiny","system":"pyg+",` + c.setting + `}`))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -1,6 +1,6 @@
 // Package outcome is the vocabulary of the executor seam
 // (docs/ARCHITECTURE.md "Executors"): how an executor — the local one in
-// package experiments or the slurm one in experiments/slurm — says a run
+// package experiments or a registered one (experiments/executors) — says a run
 // ended, for the queue to record once, with retry. A leaf: both sides
 // import it, neither the other's internals.
 package outcome
@@ -17,7 +17,7 @@ import (
 // Outcome is how an executor says a run ended: End holds the status, the
 // reason in words, the exit code or signal, the peaks, the summary record
 // and the stderr tail; Notes are events recorded with it, before its
-// status event. Left: the run did not end here (its Slurm job goes on
+// status event. Left: the run did not end here (its job goes on
 // after the queue process stopped), nothing is recorded.
 type Outcome struct {
 	End   store.RunEnd

@@ -7,6 +7,6 @@
 // job's state maps to a run's outcome, the memory request of a job, the
 // records files its executions write on shared storage, and the folder a
 // node data directory may be in. It knows the queue only through Host:
-// the queue (package experiments, slurm_host.go) hands it runs and records
+// the queue (package experiments, executor_host.go) hands it runs and records
 // the outcome.Outcome it returns.
 package slurm

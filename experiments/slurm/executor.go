@@ -9,7 +9,7 @@ package slurm
 // JobOutcome maps to the run's outcome (state.go). The dashboard's
 // cancel becomes scancel. A queue process that stops leaves the jobs to
 // Slurm; the next one picks their runs up again at the committed offset of
-// their records (FindJob; experiments' recoverSlurm).
+// their records (PickUp, FindJob).
 
 import (
 	"context"
@@ -66,7 +66,7 @@ type Executor struct {
 	mu      sync.Mutex
 	ended   map[string]JobInfo // final states with details, by job id
 	unknown map[string]int     // polls in a row that found the job nowhere
-	grids   map[int64]*grid.SlurmGrid
+	grids   map[int64]*GridOptions
 
 	digestMu sync.Mutex // datasets are hashed one at a time
 }
@@ -84,7 +84,7 @@ func NewExecutor(host Host, cfg Config) *Executor {
 	h := sha256.Sum256([]byte(abs))
 	return &Executor{host: host, cfg: cfg, cli: CLI{BinDir: cfg.Options.BinDir}, user: name,
 		prefix: "oc" + hex.EncodeToString(h[:4]) + "-r",
-		ended:  map[string]JobInfo{}, unknown: map[string]int{}, grids: map[int64]*grid.SlurmGrid{}}
+		ended:  map[string]JobInfo{}, unknown: map[string]int{}, grids: map[int64]*GridOptions{}}
 }
 
 // opts are the queue's Slurm options with defaults filled in.
@@ -123,7 +123,9 @@ func (s *Executor) runOptions(ctx context.Context, r store.Run) (Options, error)
 		if err != nil {
 			return Options{}, fmt.Errorf("experiment %d's grid: %w", e.ID, err)
 		}
-		sg = g.Slurm
+		if sg, err = ParseGridOptions(g.ExecutorOptions[Name]); err != nil {
+			return Options{}, fmt.Errorf("experiment %d's grid: %w", e.ID, err)
+		}
 		s.mu.Lock()
 		s.grids[r.ExperimentID] = sg
 		s.mu.Unlock()

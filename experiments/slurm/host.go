@@ -1,21 +1,55 @@
 package slurm
 
-// The seam between the executor and the queue that runs it
-// (docs/ARCHITECTURE.md "Executors"): the queue (package experiments'
-// Manager) is the Host, each run it hands over comes with a Run that says
-// whether it is asked to stop, the run's records go to the queue's
-// Ingester, and the executor returns an outcome.Outcome that the queue
-// records once, with retry. The executor reaches no field of the queue.
+// This executor behind the executor seam (experiments/executors,
+// docs/ARCHITECTURE.md "Executors" and "Adding an executor"): it registers
+// itself under Name — its grid options' check, its flags, its constructor
+// — and knows the queue only through executors.Host; each run it drives
+// comes with an executors.Run, its records go to an executors.Ingester,
+// and it returns an outcome.Outcome that the queue records once.
 
 import (
 	"context"
 	"encoding/json"
-	"time"
+	"fmt"
 
-	"outcore/engine/metrics"
-	"outcore/experiments/outcome"
+	"outcore/experiments/executors"
 	"outcore/store"
 )
+
+// Name is this executor's name: a grid's "executor", `--executor`, a
+// run's executor column and the grid key of its options block.
+const Name = "slurm"
+
+func init() {
+	executors.Register(executors.Registration{
+		Name: Name,
+		CreateHelp: `A grid may name "executor": "slurm" (or give --executor slurm) to run each run as
+a Slurm job; its "slurm" object (partition, args, cpus, time, node_data_dir,
+mem_allowance) overrides the --slurm-* flags for its runs. See README
+"Running grids on Slurm".`,
+		ServeHelp: `--executor slurm hands the runs of grids that name no executor to Slurm:
+one job per run, many in flight, records read back from the run's
+directory; the data directory must be on storage the nodes share (README
+"Running grids on Slurm").`,
+		CheckOptions: CheckGridOptions,
+		Flags:        addFlags,
+		New: func(host executors.Host, cfg executors.Config) (executors.Executor, error) {
+			var o Options
+			switch v := cfg.Options.(type) {
+			case nil:
+			case Options:
+				o = v
+			default:
+				return nil, fmt.Errorf("options of type %T, want slurm.Options", cfg.Options)
+			}
+			if err := o.Check(); err != nil {
+				return nil, err
+			}
+			return NewExecutor(host, Config{DataDir: cfg.DataDir, Binary: cfg.Binary, Args: cfg.Args, Env: cfg.Env,
+				Options: o, Version: cfg.Version}), nil
+		},
+	})
+}
 
 // Config is what the executor is given once: the queue's data directory,
 // the child it runs (an outcore binary and its arguments: `train
@@ -30,71 +64,60 @@ type Config struct {
 	Version string
 }
 
-// Host is what the executor asks of the queue that runs it.
-type Host interface {
-	// Experiment returns an experiment (its grid's Slurm settings).
-	Experiment(ctx context.Context, id int64) (store.Experiment, error)
-	// EnsureDataset makes the run's dataset when it is a derived one that
-	// does not exist yet.
-	EnsureDataset(ctx context.Context, r store.Run) error
-	// FreshRunDir creates the run's directory, empty; RunDir names it.
-	FreshRunDir(r store.Run) (string, error)
-	RunDir(id int64) string
-	// RecordSubmitted records a run's job (r.JobID, its state), its start
-	// facts and its status event saying msg, retried until it commits.
-	RecordSubmitted(ctx context.Context, r store.Run, started store.RunStart, msg string) error
-	// RecordsIngester returns the ingester of a Slurm run's records:
-	// position names the records file and the offset after the last line
-	// handed over (committed with what it stored), limit decides from the
-	// start record whether the memory limit was enforced, and why.
-	RecordsIngester(r store.Run, position func() (string, int64), limit func(metrics.StartRecord) (bool, string)) Ingester
-	Logf(format string, a ...any)
-}
-
-// Ingester stores a run's records as the executor hands them over, in
-// file order, each committed with its file offset.
-type Ingester interface {
-	Feed(line []byte)
-	// Flush commits what was fed (retried behind earlier writes).
-	Flush()
-	// Note adds an event to the run.
-	Note(level, msg string)
-	// JobState mirrors the job's state and node into the run, with an
-	// event saying msg.
-	JobState(jobID, node, state, msg string)
-	// NewExecution starts another execution's records file (offset 0);
-	// requeued: the one before did not finish, its epochs are discarded.
-	NewExecution(requeued bool, msg string)
-	// ResumeSummary sets the summary record committed before the
-	// ingester took over (a run picked up again past it).
-	ResumeSummary(sum *metrics.SummaryRecord, raw json.RawMessage)
-	// SummaryOutcome is the outcome and error of the summary record seen
-	// ("" without one).
-	SummaryOutcome() (outcome, errMsg string)
-	// Settle waits until every record fed is stored; false when stop
-	// ends first.
-	Settle(stop context.Context) bool
-	Result() outcome.Ingest
-}
-
-// StopReason says why the queue asks a run to stop.
-type StopReason int
+// The seam's types, as this package names them.
+type (
+	Host       = executors.Host
+	Ingester   = executors.Ingester
+	Run        = executors.Run
+	StopReason = executors.StopReason
+)
 
 // Stop reasons.
 const (
-	StopNone     StopReason = iota
-	StopCancel              // a user cancelled the run: scancel, outcome cancelled
-	StopShutdown            // the queue process is stopping: the job goes on
+	StopNone     = executors.StopNone
+	StopCancel   = executors.StopCancel   // a user cancelled the run: scancel, outcome cancelled
+	StopShutdown = executors.StopShutdown // the queue process is stopping: the job goes on
 )
 
-// Run is a run as the queue drives it.
-type Run interface {
-	// Stopping is closed when the run is asked to stop.
-	Stopping() <-chan struct{}
-	StopReason() StopReason
-	// StoppedEnd is the outcome of a run stopped before its job was
-	// submitted (ok false when it is not stopped).
-	StoppedEnd(start time.Time) (end store.RunEnd, ok bool)
+var _ executors.Executor = (*Executor)(nil)
+
+// PickUp takes over a run a stopped queue process left in Slurm: its job
+// goes on, its records are read on from the committed offset. A run that
+// has no job id yet is looked up by its job name (the process may have
+// stopped between sbatch and recording the id); one that Slurm does not
+// know was never submitted and ends interrupted.
+func (s *Executor) PickUp(ctx context.Context, r store.Run) (store.Run, string, *store.RunEnd) {
+	if r.JobID == "" {
+		j, found, err := s.FindJob(ctx, r.ID)
+		if err != nil {
+			return r, "", &store.RunEnd{Status: store.StatusInterrupted,
+				Error: fmt.Sprintf("the server stopped while submitting the run to Slurm, and squeue cannot tell whether it was: %v", err)}
+		}
+		if found {
+			r.JobID, r.JobState, r.Node = j.ID, j.State, j.Node
+		}
+		if r.JobID == "" {
+			return r, "", &store.RunEnd{Status: store.StatusInterrupted,
+				Error: "the server stopped before the run was submitted to Slurm; retry it to run it again"}
+		}
+	}
+	file := r.RecordsFile
+	if file == "" {
+		file = "-"
+	}
+	return r, fmt.Sprintf("picked up again after a restart: Slurm job %s, records read on from byte %d of %s",
+		r.JobID, r.RecordsOffset, file), nil
+}
+
+// CheckGrid checks a grid's "slurm" block at creation: its node data
+// directory must be inside the folder the queue allows
+// (ConfineNodeDataDir), and not the data directory itself.
+func (s *Executor) CheckGrid(block json.RawMessage) error {
+	sg, err := ParseGridOptions(block)
+	if err != nil || sg == nil || sg.NodeDataDir == "" {
+		return err
+	}
+	return checkNodeDataDir(s.cfg.Options.NodeDataRoot(s.cfg.DataDir), sg.NodeDataDir, s.cfg.DataDir)
 }
 
 // FindJob looks a run's job up by its name in squeue (a queue process

@@ -36,7 +36,7 @@ func (o Options) NodeDataRoot(dataDir string) string {
 // symbolic links of the longest part of each that exists here are followed
 // first. The error names both.
 func ConfineNodeDataDir(root, p string) (string, error) {
-	if err := grid.NodeDataDirSyntax(p); err != nil {
+	if err := NodeDataDirSyntax(p); err != nil {
 		return "", err
 	}
 	absRoot, err := filepath.Abs(root)
@@ -81,4 +81,38 @@ func resolveExisting(p string) (string, error) {
 		rest = filepath.Join(filepath.Base(cur), rest)
 		cur = parent
 	}
+}
+
+// checkNodeDataDir is a grid's node data directory checked at creation:
+// inside root, and not the data directory itself (the jobs generate their
+// datasets into it: the shared data directory itself would have every
+// node write over the datasets the server reads).
+func checkNodeDataDir(root, p, dataDir string) error {
+	var ps grid.ProblemList
+	if NodeDataDirSyntax(p) != nil {
+		return nil // said by the grid's own check
+	}
+	if dir, err := ConfineNodeDataDir(root, p); err != nil {
+		ps.Add("slurm.node_data_dir", "slurm.node_data_dir: %v", err)
+	} else if sameDir(dir, dataDir) {
+		ps.Add("slurm.node_data_dir", "slurm.node_data_dir: %s is the data directory itself; name a folder inside it (each node generates its datasets there)", p)
+	}
+	return ps.Err()
+}
+
+// sameDir reports whether a and b name the same folder (symbolic links
+// followed where they exist).
+func sameDir(a, b string) bool {
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	if errA != nil || errB != nil {
+		ra, rb = filepath.Clean(a), filepath.Clean(b)
+	}
+	if aa, err := filepath.Abs(ra); err == nil {
+		ra = aa
+	}
+	if bb, err := filepath.Abs(rb); err == nil {
+		rb = bb
+	}
+	return ra == rb
 }

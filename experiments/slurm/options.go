@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"outcore/experiments/grid"
 	"outcore/internal/units"
 )
 
@@ -15,7 +14,7 @@ const (
 )
 
 // Options configure the slurm executor (docs/ARCHITECTURE.md
-// "Executors"). A grid's "slurm" object (grid.SlurmGrid) overrides them for its
+// "Executors"). A grid's "slurm" object (GridOptions) overrides them for its
 // runs.
 type Options struct {
 	// Partition is the partition jobs are submitted to ("" = the
@@ -51,7 +50,7 @@ type Options struct {
 // creation (a run queued by an older outcore gets today's checks): the
 // sbatch allow-list, and a node data directory inside the queue's
 // (NodeDataRoot).
-func (o Options) Merged(sg *grid.SlurmGrid, dataDir string) (Options, error) {
+func (o Options) Merged(sg *GridOptions, dataDir string) (Options, error) {
 	if sg == nil {
 		return o, nil
 	}
@@ -63,13 +62,13 @@ func (o Options) Merged(sg *grid.SlurmGrid, dataDir string) (Options, error) {
 		if err != nil {
 			return o, err
 		}
-		sg = &grid.SlurmGrid{Partition: sg.Partition, Args: sg.Args, CPUs: sg.CPUs, Time: sg.Time, NodeDataDir: dir, MemAllowance: sg.MemAllowance}
+		sg = &GridOptions{Partition: sg.Partition, Args: sg.Args, CPUs: sg.CPUs, Time: sg.Time, NodeDataDir: dir, MemAllowance: sg.MemAllowance}
 	}
 	if sg.Partition != "" {
 		o.Partition = sg.Partition
 	}
 	if sg.Args != "" {
-		extra, err := grid.ParseSbatchArgs(sg.Args)
+		extra, err := ParseSbatchArgs(sg.Args)
 		if err != nil {
 			return o, err
 		}
@@ -97,25 +96,25 @@ func (o Options) Merged(sg *grid.SlurmGrid, dataDir string) (Options, error) {
 // Check validates the queue's own Slurm options (flags).
 func (o Options) Check() error {
 	if o.Partition != "" {
-		if err := grid.ValidPartition(o.Partition); err != nil {
+		if err := ValidPartition(o.Partition); err != nil {
 			return err
 		}
 	}
 	for _, a := range o.Args {
-		if err := grid.CheckSbatchArg(a); err != nil {
+		if err := CheckSbatchArg(a); err != nil {
 			return err
 		}
 	}
-	if o.CPUs < 0 || o.CPUs > grid.MaxSlurmCPUs {
-		return fmt.Errorf("--slurm-cpus %d: want a whole number from 1 to %d", o.CPUs, grid.MaxSlurmCPUs)
+	if o.CPUs < 0 || o.CPUs > MaxCPUs {
+		return fmt.Errorf("--slurm-cpus %d: want a whole number from 1 to %d", o.CPUs, MaxCPUs)
 	}
 	if o.Time != "" {
-		if err := grid.ValidSlurmTime(o.Time); err != nil {
+		if err := ValidTime(o.Time); err != nil {
 			return err
 		}
 	}
 	if o.NodeDataDir != "" {
-		if err := grid.NodeDataDirSyntax(o.NodeDataDir); err != nil {
+		if err := NodeDataDirSyntax(o.NodeDataDir); err != nil {
 			return fmt.Errorf("node data directory: %w", err)
 		}
 	}

@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-
-	"outcore/experiments/grid"
 )
 
 // JobSpec is everything a run's batch script says.
@@ -95,12 +93,12 @@ func JobScript(sp JobSpec) (string, error) {
 		return "", fmt.Errorf("job script: memory request %d MiB", sp.MemMiB)
 	}
 	if sp.Time != "" {
-		if err := grid.ValidSlurmTime(sp.Time); err != nil {
+		if err := ValidTime(sp.Time); err != nil {
 			return "", err
 		}
 	}
 	if sp.Partition != "" {
-		if err := grid.ValidPartition(sp.Partition); err != nil {
+		if err := ValidPartition(sp.Partition); err != nil {
 			return "", err
 		}
 	}
@@ -136,20 +134,20 @@ func JobScript(sp JobSpec) (string, error) {
 	w("# outcore run %d of experiment %d (experiments/slurm/script.go). Records go to one\n", sp.RunID, sp.ExperimentID)
 	w("# file per execution of the job in the run directory; the server ingests them as they grow.\n")
 	w("set -u\n")
-	w("run_dir=%s\n", grid.ShellQuote(sp.RunDir))
+	w("run_dir=%s\n", ShellQuote(sp.RunDir))
 	w("records=\"$run_dir/records-${SLURM_JOB_ID}-${SLURM_RESTART_COUNT:-0}.jsonl\"\n")
-	w("data_dir=%s\n", grid.ShellQuote(sp.DataDir))
-	w("outcore=%s\n", grid.ShellQuote(sp.Outcore))
+	w("data_dir=%s\n", ShellQuote(sp.DataDir))
+	w("outcore=%s\n", ShellQuote(sp.Outcore))
 	for _, kv := range sp.Env {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || !envKeyRE.MatchString(k) {
 			return "", fmt.Errorf("job script: environment entry %q is not KEY=VALUE", kv)
 		}
-		w("export %s=%s\n", k, grid.ShellQuote(v))
+		w("export %s=%s\n", k, ShellQuote(v))
 	}
 	w("export OUTCORE_RUN_ID=%d\n", sp.RunID)
 	w("echo \"outcore: Slurm job $SLURM_JOB_ID on $(hostname) (execution ${SLURM_RESTART_COUNT:-0})\" >&2\n")
-	ds := grid.ShellQuote(sp.Dataset)
+	ds := ShellQuote(sp.Dataset)
 	if sp.NodeData {
 		w("# Per-node data directory: generate the dataset here when missing (one job at a time).\n")
 		w("if [ ! -f \"$data_dir/datasets/\"%s/meta.json ]; then\n", ds)
@@ -167,7 +165,7 @@ func JobScript(sp JobSpec) (string, error) {
 	}
 	var cmd []string
 	for _, a := range command {
-		cmd = append(cmd, grid.ShellQuote(a))
+		cmd = append(cmd, ShellQuote(a))
 	}
 	w("exec %s \"$run_dir/config.json\" >>\"$records\"\n", strings.Join(cmd, " "))
 	return b.String(), nil

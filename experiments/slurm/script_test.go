@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"outcore/experiments/grid"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/*.sh from JobScript")
@@ -88,12 +86,12 @@ func TestJobScriptRejects(t *testing.T) {
 
 func TestValidSlurmTime(t *testing.T) {
 	for _, s := range []string{"30", "30:00", "02:00:00", "1-12", "1-12:30", "1-12:30:00", "366-00", "527040", "8784:00:00"} {
-		if err := grid.ValidSlurmTime(s); err != nil {
+		if err := ValidTime(s); err != nil {
 			t.Errorf("%q: %v", s, err)
 		}
 	}
 	for _, s := range []string{"", "2h", "1-", ":30", "1:2:3:4", "-5", "1-2-3", "367-00", "527041", "99999999999", "366-23:59:59"} {
-		if err := grid.ValidSlurmTime(s); err == nil {
+		if err := ValidTime(s); err == nil {
 			t.Errorf("%q accepted", s)
 		}
 	}
@@ -156,7 +154,7 @@ echo '{"type":"epoch","epoch":0}'
 		if !ok {
 			continue
 		}
-		words, err := grid.SplitArgs(rest)
+		words, err := SplitArgs(rest)
 		if err != nil || len(words) != 1 {
 			t.Errorf("%s: splits into %q (%v), want one word", line, words, err)
 		}

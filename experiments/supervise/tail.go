@@ -8,7 +8,7 @@ import (
 )
 
 // TailBytes is how much of a child's stderr a run keeps in the database
-// (a local child's, or a Slurm job's stderr file).
+// (a local child's, or a job's stderr file).
 const TailBytes = 64 << 10
 
 // Tail keeps the last max bytes written to it: a child's stderr.

@@ -15,7 +15,11 @@
 //     metrics) never import engine/train or engine/system.
 //   - the dataset's file names and the way from a dataset to its data
 //     directory are spelt only in engine/dataset and engine/train
-//     (literals_test.go).
+//     (literals_test.go);
+//   - the Slurm executor's words (Slurm, its tools, partitions, job
+//     scripts) appear in non-test Go code only in experiments/slurm, and
+//     its package is imported only by the queue's wiring line
+//     (executor_words.go).
 package lint
 
 import "strings"

@@ -11,7 +11,7 @@ import (
 )
 
 // dataDigestCmd is `outcore data digest NAME [--check SHA256]`: the digest
-// a Slurm job checks on its node before training (docs/ARCHITECTURE.md
+// a cluster job checks on its node before training (docs/ARCHITECTURE.md
 // "Datasets on a cluster").
 func dataDigestCmd() *Command {
 	var check string

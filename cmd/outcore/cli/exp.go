@@ -23,8 +23,8 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	"outcore/experiments"
+	"outcore/experiments/executors"
 	"outcore/experiments/grid"
-	"outcore/experiments/slurm"
 	"outcore/experiments/studies"
 	"outcore/internal/units"
 	"outcore/report"
@@ -96,13 +96,10 @@ func expCreateCmd() *Command {
 	fs.BoolVar(&wait, "wait", false, "run the queue here until this experiment has finished, showing progress")
 	fs.IntVar(&conc, "concurrency", 1, "with --wait: local runs at a time")
 	fs.BoolVar(&drop, "drop-caches", false, "with --wait: drop the page cache before each run (root only; recorded per run)")
-	sf := addSlurmFlags(fs, "executor of this experiment's runs: local or slurm (default local); a grid naming another executor is refused")
+	sf := addExecutorFlags(fs, "executor of this experiment's runs: "+executorNames(" or ")+" (default local); a grid naming another executor is refused")
 	return &Command{
-		Name: "create", Args: "--file GRID.json | --study ID [--wait] [--executor local|slurm] [flags]", Short: "create an experiment and queue its runs", Flags: fs,
-		Long: `A grid may name "executor": "slurm" (or give --executor slurm) to run each run as
-a Slurm job; its "slurm" object (partition, args, cpus, time, node_data_dir,
-mem_allowance) overrides the --slurm-* flags for its runs. See README
-"Running grids on Slurm".`,
+		Name: "create", Args: "--file GRID.json | --study ID [--wait] [--executor " + executorNames("|") + "] [flags]", Short: "create an experiment and queue its runs", Flags: fs,
+		Long: executorHelp(func(r executors.Registration) string { return r.CreateHelp }),
 		Exec: func(ctx context.Context, s Streams, _ []string) error {
 			if (file == "") == (study == "") {
 				return usagef("give one of --file and --study")
@@ -113,11 +110,11 @@ mem_allowance) overrides the --slurm-* flags for its runs. See README
 			if (studyCompute != "" || studyRepeats != 0) && study == "" {
 				return usagef("--study-compute and --study-repeats need --study")
 			}
-			executor, slurmOpts, err := sf.options()
+			executor, execOpts, err := sf.options()
 			if err != nil {
 				return err
 			}
-			_, executors, _ := sf.executors()
+			_, offered, _ := sf.executors()
 			var grid []byte
 			switch {
 			case study != "":
@@ -136,7 +133,7 @@ mem_allowance) overrides the --slurm-* flags for its runs. See README
 				return fmt.Errorf("read grid: %w", err)
 			}
 			return createExperiment(ctx, s, createArgs{dataDir: dataDir, label: file, grid: grid, wait: wait, conc: conc, drop: drop,
-				executor: executor, executors: executors, slurm: slurmOpts})
+				executor: executor, executors: offered, execOpts: execOpts})
 		},
 	}
 }
@@ -150,21 +147,21 @@ type createArgs struct {
 	conc           int
 	executor       string
 	executors      []string
-	slurm          slurm.Options
+	execOpts       map[string]any // each registered executor's options, from its flags
 }
 
 // createExperiment creates the experiment of a.grid and, with a.wait,
 // runs the queue until it has finished.
 func createExperiment(ctx context.Context, s Streams, a createArgs) error {
 	dataDir, file, gridText, wait, conc, drop := a.dataDir, a.label, a.grid, a.wait, a.conc, a.drop
-	executor, executors, slurmOpts := a.executor, a.executors, a.slurm
+	executor, executors, execOpts := a.executor, a.executors, a.execOpts
 	st, dir, err := openStore(ctx, dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	m, err := experiments.New(experiments.Options{DataDir: dir, Store: st, Concurrency: conc, DropCaches: drop,
-		Executor: executor, Executors: executors, Slurm: slurmOpts,
+		Executor: executor, Executors: executors, ExecutorOptions: execOpts,
 		Finished: func(ctx context.Context, id int64) error { return report.StoreRunDigest(ctx, st, id) },
 		Logf:     func(f string, a ...any) { fmt.Fprintf(s.Err, "outcore exp: "+f+"\n", a...) }})
 	if err != nil {

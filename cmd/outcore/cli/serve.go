@@ -17,6 +17,7 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/train"
 	"outcore/experiments"
+	"outcore/experiments/executors"
 	"outcore/experiments/grid"
 	"outcore/experiments/studies"
 	"outcore/report"
@@ -37,9 +38,9 @@ func serveCmd() *Command {
 	var dataDir string
 	fs := newFlagSet("serve", &dataDir)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
-	concurrency := fs.Int("concurrency", 1, "local runs that may run at the same time (Slurm runs: --slurm-max-jobs)")
+	concurrency := fs.Int("concurrency", 1, "local runs that may run at the same time (other executors' runs: their own limit)")
 	dropCaches := fs.Bool("drop-caches", false, "drop the page cache before each run (needs root)")
-	sf := addSlurmFlags(fs, "executors this server offers, the first the default of grids that name none: local (children of this server), slurm, or local,slurm; a grid naming another is refused")
+	sf := addExecutorFlags(fs, "executors this server offers, the first the default of grids that name none: "+executorNames(", ")+" (local: children of this server), or several (local,NAME: the first is the default); a grid naming another is refused")
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated host names (and addresses) requests may name, besides the loopback names")
 	authFile := fs.String("auth-file", "", `credentials required of every request: lines "token <secret>" or "<user>:<password>" (mode 0600)`)
 	insecure := fs.Bool("insecure", false, "serve off loopback without --auth-file (anyone who reaches the port controls the runs)")
@@ -70,20 +71,17 @@ from there. Requests are limited before authentication (body 4 MiB, head
 credentials make their sender wait, and the count of them is logged when
 the server stops (docs/SECURITY.md).
 
---executor slurm hands the runs of grids that name no executor to Slurm:
-one job per run, many in flight, records read back from the run's
-directory; the data directory must be on storage the nodes share (README
-"Running grids on Slurm").`,
+` + executorHelp(func(r executors.Registration) string { return r.ServeHelp }),
 		Flags: fs,
 		Exec: func(ctx context.Context, s Streams, _ []string) error {
 			if *concurrency < 1 {
 				return usagef("--concurrency must be at least 1")
 			}
-			executor, slurmOpts, err := sf.options()
+			executor, execOpts, err := sf.options()
 			if err != nil {
 				return err
 			}
-			_, executors, _ := sf.executors()
+			_, offered, _ := sf.executors()
 			if _, err := dataset.Preset(*preset); err != nil {
 				return usagef("--default-preset: %v", err)
 			}
@@ -109,7 +107,7 @@ directory; the data directory must be on storage the nodes share (README
 				return usagef("refusing to serve on %s, which other machines can reach, without authentication: give --auth-file FILE (see the README, \"Serving beyond this machine\"), or --insecure to serve without it", *addr)
 			}
 			return serve(ctx, s, dataset.ResolveDataDir(dataDir), *addr, guard, experiments.Options{
-				Concurrency: *concurrency, DropCaches: *dropCaches, Executor: executor, Executors: executors, Slurm: slurmOpts})
+				Concurrency: *concurrency, DropCaches: *dropCaches, Executor: executor, Executors: offered, ExecutorOptions: execOpts})
 		},
 	}
 }

@@ -1,6 +1,6 @@
-package grid
+package slurm
 
-// The pure checks of a grid's Slurm settings (SlurmGrid) and of the
+// The pure checks of a grid's Slurm settings (GridOptions) and of the
 // queue's Slurm flags: time limits and partitions in sbatch's forms, and a
 // node data directory's syntax (the executor confines it to a folder,
 // experiments/slurm/node_data_dir.go).
@@ -19,26 +19,26 @@ var (
 	partitionRE = regexp.MustCompile(`^[A-Za-z0-9_.,-]+$`)
 )
 
-// ValidSlurmTime checks a time limit in one of sbatch's forms: "minutes",
+// ValidTime checks a time limit in one of sbatch's forms: "minutes",
 // "minutes:seconds", "hours:minutes:seconds", "days-hours",
 // "days-hours:minutes", "days-hours:minutes:seconds".
-// The limit is at most MaxSlurmTimeDays days.
-func ValidSlurmTime(s string) error {
+// The limit is at most MaxTimeDays days.
+func ValidTime(s string) error {
 	if !timeRE.MatchString(s) {
 		return fmt.Errorf("time limit %q: want minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS", s)
 	}
-	if m, ok := slurmTimeMinutes(s); !ok || m > MaxSlurmTimeDays*24*60 {
-		return fmt.Errorf("time limit %q: at most %d days", s, MaxSlurmTimeDays)
+	if m, ok := timeMinutes(s); !ok || m > MaxTimeDays*24*60 {
+		return fmt.Errorf("time limit %q: at most %d days", s, MaxTimeDays)
 	}
 	return nil
 }
 
-// MaxSlurmTimeDays bounds a time limit (slurm.time, --slurm-time).
-const MaxSlurmTimeDays = 366
+// MaxTimeDays bounds a time limit (slurm.time, --slurm-time).
+const MaxTimeDays = 366
 
-// slurmTimeMinutes is a time limit that matches timeRE in whole minutes
+// timeMinutes is a time limit that matches timeRE in whole minutes
 // (seconds rounded down); ok is false when a number does not fit.
-func slurmTimeMinutes(s string) (int64, bool) {
+func timeMinutes(s string) (int64, bool) {
 	days := int64(0)
 	rest := s
 	hasDays := false

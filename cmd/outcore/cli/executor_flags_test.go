@@ -35,7 +35,7 @@ func TestExpCreateExecutor(t *testing.T) {
 	}
 	runs, err := st.Runs(ctx, store.RunFilter{})
 	st.Close()
-	if err != nil || len(runs) != 1 || runs[0].Executor != store.ExecutorSlurm {
+	if err != nil || len(runs) != 1 || runs[0].Executor != "slurm" {
 		t.Fatalf("runs after create --executor slurm: %+v %v", runs, err)
 	}
 

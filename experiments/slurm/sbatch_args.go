@@ -1,4 +1,4 @@
-package grid
+package slurm
 
 // The sbatch options a grid ("slurm": {"args": ...}) or the server's
 // --slurm-args may add to a job (docs/ARCHITECTURE.md "Executors",
