@@ -31,10 +31,10 @@ func TestDataCommands(t *testing.T) {
 			t.Errorf("%v: %v", args, err)
 		}
 	}
-	if err := run("import", "linqs", "../../engine/dataset/testdata/linqs-mini", "--name", "mini", "--split", "random"); err != nil {
+	if err := run("import", "linqs", "../../../engine/dataset/testdata/linqs-mini", "--name", "mini", "--split", "random"); err != nil {
 		t.Fatal(err)
 	}
-	if err := run("import", "ogb", "../../engine/dataset/testdata/ogb-tiny", "--name", "o", "--undirected"); err != nil {
+	if err := run("import", "ogb", "../../../engine/dataset/testdata/ogb-tiny", "--name", "o", "--undirected"); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {

@@ -60,7 +60,7 @@ func TestExampleStartsAndTheREADMESaysWhat(t *testing.T) {
 			t.Errorf("refused without a reason: %+v", r)
 		}
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
