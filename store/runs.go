@@ -449,9 +449,11 @@ func (t *Tx) refreshAggregates(id int64) error {
 	_, err := t.tx.ExecContext(t.ctx, `
 		UPDATE runs SET
 			epochs_done = (SELECT count(*) FROM epochs WHERE run_id = ?1),
-			mean_epoch_s = (SELECT avg(epoch_s) FROM epochs WHERE run_id = ?1 AND warmup = 0),
-			best_val_acc = CASE WHEN compute = 'cpu' THEN (SELECT max(val_acc) FROM epochs WHERE run_id = ?1) END,
-			test_acc = CASE WHEN compute = 'cpu' THEN (SELECT test_acc FROM epochs WHERE run_id = ?1 ORDER BY val_acc DESC, epoch LIMIT 1) END
+			mean_epoch_s = (SELECT avg(json_extract(record_json, '$.epoch_s')) FROM epochs
+				WHERE run_id = ?1 AND NOT json_extract(record_json, '$.warmup')),
+			best_val_acc = CASE WHEN compute = 'cpu' THEN (SELECT max(json_extract(record_json, '$.val_acc')) FROM epochs WHERE run_id = ?1) END,
+			test_acc = CASE WHEN compute = 'cpu' THEN (SELECT json_extract(record_json, '$.test_acc') FROM epochs WHERE run_id = ?1
+				ORDER BY json_extract(record_json, '$.val_acc') DESC, epoch LIMIT 1) END
 		WHERE id = ?1`, id)
 	if err != nil {
 		return fmt.Errorf("run %d aggregates: %w", id, err)
