@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"outcore/engine/metrics"
+	"outcore/engine/metrics/fields"
 	"outcore/store"
 )
 
@@ -92,10 +93,10 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 		anySteady = anySteady || !e.Warmup
 	}
 	extra := map[string]bool{}
-	measured := map[string]float64{}
-	wall := map[string]float64{}
-	var floor, eff float64
-	floored := 0
+	// the means of the digested fields (engine/metrics/fields), each over
+	// the steady epochs that measured it
+	means := fields.Means()
+	sums, counts := make([]float64, len(means)), make([]int, len(means))
 	seenEval := false
 	for _, e := range eps {
 		if e.HostPressure != nil && len(metrics.BusyReasons(*e.HostPressure)) > 0 {
@@ -115,12 +116,12 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 		if e.Epoch > 0 {
 			d.Warm++
 		}
-		d.Mean["epoch_s"] += e.EpochS
-		d.Mean["sample_s"] += e.SampleS
-		d.Mean["extract_s"] += e.ExtractS
-		d.Mean["train_s"] += e.TrainS
-		d.Mean["stall_s"] += e.StallS
-		d.Mean["bytes_read"] += float64(e.BytesRead)
+		for i, f := range means {
+			if v, ok := f.Value(&e); ok {
+				sums[i] += v
+				counts[i]++
+			}
+		}
 		for k, v := range e.Stages {
 			d.Mean[k] += v
 			extra[k] = true
@@ -139,29 +140,11 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 		d.Lookups += float64(most)
 		d.BytesRead += float64(e.BytesRead)
 		d.BytesNeeded += float64(e.BytesNeeded)
-		if e.IOFloorS != nil && e.IOEfficiency != nil {
-			floor += *e.IOFloorS
-			eff += *e.IOEfficiency
-			floored++
-		}
 		if e.MetricsVersion >= metrics.WallStagesVersion {
 			d.WallMeasured++
-			for i, v := range []float64{e.WallSampleS, e.WallLoadS, e.WallTrainS, e.WallStallS} {
-				wall[WallKeys[i]] += v
-			}
 		}
 		if e.MetricsVersion >= 2 {
 			d.Measured++
-			other := max(0, e.BytesRead-e.FeatureBytesRead-e.TopologyBytesRead)
-			for k, v := range map[string]float64{
-				"feature_bytes_read": float64(e.FeatureBytesRead), "topology_bytes_read": float64(e.TopologyBytesRead),
-				"other_bytes_read": float64(other), "rows_from_device": float64(e.RowsFromDevice),
-				"rows_shared_in_flight": float64(e.RowsSharedInFlight),
-				"sample_busy_s":         e.SampleBusyS, "sample_wait_s": e.SampleWaitS,
-				"extract_busy_s": e.ExtractBusyS, "extract_wait_s": e.ExtractWaitS,
-			} {
-				measured[k] += v
-			}
 			if e.ReadAmplification > 0 {
 				// amplification = feature bytes / (rows × row size)
 				d.FeatureBytes += float64(e.FeatureBytesRead)
@@ -169,18 +152,13 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 			}
 		}
 	}
-	for k := range d.Mean {
+	for k := range d.Mean { // the variant stages: over every steady epoch
 		d.Mean[k] /= float64(d.Steady)
 	}
-	for k, v := range measured {
-		d.Mean[k] = v / float64(d.Measured)
-	}
-	for k, v := range wall {
-		d.Mean[k] = v / float64(d.WallMeasured)
-	}
-	if floored > 0 { // DESIGN §11: only epochs measured against a device profile
-		d.Mean[IOFloorKey] = floor / float64(floored)
-		d.Mean[IOEfficiencyKey] = eff / float64(floored)
+	for i, f := range means {
+		if counts[i] > 0 {
+			d.Mean[f.Key] += sums[i] / float64(counts[i]) // a variant stage of the same name adds to it, as it always did
+		}
 	}
 	for k := range extra {
 		if !contains(standardStages, k) {
