@@ -27,13 +27,11 @@ import (
 // Format 7 added the fingerprint.
 const digestFormat = 7
 
-// meanFingerprint is the fingerprint of this build's digested fields.
-var meanFingerprint = fields.MeanFingerprint()
 
 var errDigest = errors.New("stored digest: malformed")
 
 func encodeDigest(d *Digest) ([]byte, error) {
-	b := binary.LittleEndian.AppendUint32([]byte{'D', digestFormat}, meanFingerprint)
+	b := binary.LittleEndian.AppendUint32([]byte{'D', digestFormat}, fields.MeanFingerprint())
 	uv := func(n int) { b = binary.AppendUvarint(b, uint64(n)) }
 	iv := func(n int64) { b = binary.AppendVarint(b, n) }
 	f := func(x float64) { b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x)) }
@@ -139,7 +137,7 @@ func (r *digestReader) count(minBytes int) int {
 }
 
 func decodeDigest(b []byte) (*Digest, bool) {
-	if len(b) < 6 || b[0] != 'D' || b[1] != digestFormat || binary.LittleEndian.Uint32(b[2:]) != meanFingerprint {
+	if len(b) < 6 || b[0] != 'D' || b[1] != digestFormat || binary.LittleEndian.Uint32(b[2:]) != fields.MeanFingerprint() {
 		return nil, false
 	}
 	r := &digestReader{b: b[6:]}

@@ -23,10 +23,8 @@ import (
 // child) has it not measured.
 func TestMetricAddedInOnePlace(t *testing.T) {
 	const key = "test_pages_touched"
-	saved := fields.Epochs
-	fields.Epochs = append(slices.Clip(fields.Epochs), fields.Field{
-		Key: key, Unit: "count", Int: true, Mean: true, Doc: "pages the epoch touched (a test's metric)"})
-	t.Cleanup(func() { fields.Epochs = saved })
+	t.Cleanup(fields.Register(fields.Field{
+		Key: key, Unit: "count", Int: true, Mean: true, Doc: "pages the epoch touched (a test's metric)"}))
 
 	e := newEnv(t)
 	e.login()

@@ -10,7 +10,9 @@ package fields
 
 import (
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 
 	"outcore/engine/metrics"
@@ -129,4 +131,21 @@ func MeanFingerprint() uint32 {
 		h.Write([]byte{0, byte(f.Since), 0})
 	}
 	return h.Sum32()
+}
+
+// Register adds a field to Epochs (last, so its CSV column comes after the
+// others) and returns what removes it: for tests that add a metric the way
+// a change to Epochs does. It panics on a field without a key, or with a
+// key Epochs has.
+func Register(f Field) (remove func()) {
+	if f.Key == "" {
+		panic("fields: a field needs a key")
+	}
+	if _, dup := Find(f.Key); dup {
+		panic(fmt.Sprintf("fields: %q is declared already", f.Key))
+	}
+	Epochs = append(slices.Clip(Epochs), f)
+	return func() {
+		Epochs = slices.DeleteFunc(slices.Clone(Epochs), func(x Field) bool { return x.Key == f.Key })
+	}
 }
