@@ -13,10 +13,13 @@ import (
 // once: means over the steady (non-warm-up) epochs — or over every epoch
 // when all are warm-up — tier and byte counts, and the accuracy curve.
 type Digest struct {
-	Epochs int                // epochs reported
-	Steady int                // epochs the means and sums are over
-	Mean   map[string]float64 // "epoch_s", "sample_s", "extract_s", "train_s", "stall_s", "bytes_read" and the variant stages
-	Stages []string           // variant-specific stage names, sorted
+	Epochs int // epochs reported
+	Steady int // epochs the means and sums are over
+	// Mean holds the means of the digested fields (engine/metrics/fields:
+	// those with Mean, each over the steady epochs that measured it, so a
+	// field newer than every epoch has none) and of the variant stages.
+	Mean   map[string]float64
+	Stages []string // variant-specific stage names, sorted
 	Tiers  map[string]metrics.TierCount
 	// CacheHits are lookups served by a memory tier (metrics.MemoryTier:
 	// not the device, not a disk-resident tier such as DiskGNN's packed
@@ -28,16 +31,12 @@ type Digest struct {
 	Curve                  []CurvePoint
 	// Measured is the steady epochs recorded with metrics version 2 or
 	// later (DESIGN §5); only they have the device reads by file kind,
-	// rows from the device, rows shared in flight and busy/wait, whose
-	// means are in Mean ("feature_bytes_read", "topology_bytes_read",
-	// "other_bytes_read", "rows_from_device", "rows_shared_in_flight",
-	// "sample_busy_s", "sample_wait_s", "extract_busy_s",
-	// "extract_wait_s") only when Measured > 0.
+	// rows from the device, rows shared in flight and busy/wait (the
+	// fields of Since 2), whose means are in Mean only when Measured > 0.
 	Measured int
 	// WallMeasured is the steady epochs recorded with metrics version 3 or
 	// later, which have the wall-clock stages (DESIGN §5, "Stage
-	// vocabulary"); their means are in Mean (WallKeys) only when
-	// WallMeasured > 0.
+	// vocabulary"); their means are in Mean only when WallMeasured > 0.
 	WallMeasured int
 	// BusyEpochs is the epochs measured on a busy host
 	// (metrics.BusyReasons of their host_pressure, DESIGN §5).
@@ -52,14 +51,6 @@ type Digest struct {
 	// the device: their ratio is the run's read amplification.
 	FeatureBytes, DeviceRowBytes float64
 }
-
-// MeasuredKeys are the Mean keys of epochs with metrics version 2.
-var MeasuredKeys = []string{"feature_bytes_read", "topology_bytes_read", "other_bytes_read", "rows_from_device",
-	"rows_shared_in_flight", "sample_busy_s", "sample_wait_s", "extract_busy_s", "extract_wait_s"}
-
-// WallKeys are the Mean keys of the wall-clock stages (metrics version 3),
-// in stacking order.
-var WallKeys = []string{"wall_sample_s", "wall_load_s", "wall_train_s", "wall_stall_s"}
 
 // Amplification is the run's read amplification, feature bytes read per
 // byte of the rows read from the device (DESIGN §5), over its steady

@@ -27,7 +27,6 @@ import (
 // Format 7 added the fingerprint.
 const digestFormat = 7
 
-
 var errDigest = errors.New("stored digest: malformed")
 
 func encodeDigest(d *Digest) ([]byte, error) {

@@ -52,7 +52,7 @@ var schema12Epochs = []map[string]any{
 		"sample_busy_s": 0.0, "sample_wait_s": 0.0, "extract_busy_s": 0.0, "extract_wait_s": 0.0,
 		"wall_sample_s": 1.5, "wall_load_s": 2.5, "wall_train_s": 5.0, "wall_stall_s": 0.75,
 		"host_pressure_json": `{"load1":0.5,"others_cpu_pct":1,"steal_pct":0.25,"psi_cpu_some_pct":2.5,"psi_io_some_pct":0,"psi_memory_some_pct":0.125}`,
-		"io_floor_s": nil, "io_efficiency": nil, "counters_json": "{}", "io_requests_json": "[0,3]", "io_bytes": int64(4096)},
+		"io_floor_s":         nil, "io_efficiency": nil, "counters_json": "{}", "io_requests_json": "[0,3]", "io_bytes": int64(4096)},
 }
 
 // schema12Columns reads an epoch back as 0012's columns were written
