@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -93,21 +94,34 @@ func appendExtra(b []byte, extra map[string]json.RawMessage) ([]byte, error) {
 }
 
 // JSONWith is the record's JSON with more keys before its own (the API's
-// run_id and received_at): head is a JSON object whose members come first.
+// run_id and received_at): head is a JSON object whose members come
+// first, and win over an Extra key of the same name (a line that carried
+// its run_id).
 func (e *EpochRecord) JSONWith(head any) ([]byte, error) {
 	h, err := json.Marshal(head)
 	if err != nil {
 		return nil, err
 	}
-	b, err := e.JSON()
+	var headKeys map[string]json.RawMessage
+	if err := json.Unmarshal(h, &headKeys); err != nil || headKeys == nil {
+		return nil, fmt.Errorf("epoch record head is not a JSON object")
+	}
+	r := *e
+	for k := range r.Extra {
+		if _, dup := headKeys[k]; dup {
+			r.Extra = maps.Clone(e.Extra)
+			for k := range headKeys {
+				delete(r.Extra, k)
+			}
+			break
+		}
+	}
+	b, err := r.JSON()
 	if err != nil {
 		return nil, err
 	}
 	h = bytes.TrimSpace(h)
-	if len(h) < 2 || h[0] != '{' || h[len(h)-1] != '}' {
-		return nil, fmt.Errorf("epoch record head is not a JSON object")
-	}
-	if len(h) == 2 {
+	if len(headKeys) == 0 {
 		return b, nil
 	}
 	return append(append(h[:len(h)-1:len(h)-1], ','), b[1:]...), nil

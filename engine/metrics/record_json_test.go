@@ -31,6 +31,14 @@ func TestRecordJSONKeepsUnknownKeys(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(w), `{"run_id":7,"type":"epoch",`) || !json.Valid(w) {
 		t.Fatalf("JSONWith %s %v", w, err)
 	}
+	// a key of the head wins over an Extra key of the same name
+	e.Extra["run_id"] = json.RawMessage("3")
+	w, err = e.JSONWith(struct {
+		RunID int `json:"run_id"`
+	}{7})
+	if err != nil || strings.Count(string(w), `"run_id"`) != 1 || !strings.HasPrefix(string(w), `{"run_id":7,`) || e.Extra["run_id"] == nil {
+		t.Fatalf("JSONWith over a record that carried run_id: %s %v", w, err)
+	}
 	// a record without unknown keys has no Extra
 	var plain EpochRecord
 	if err := json.Unmarshal([]byte(`{"type":"epoch","epoch":0}`), &plain); err != nil || plain.Extra != nil {
