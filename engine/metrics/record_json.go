@@ -39,11 +39,14 @@ func (e *EpochRecord) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, (*plain)(e)); err != nil {
 		return err
 	}
+	known := epochKeys()
+	if !hasUnknownKey(b, known) {
+		return nil // the common case: one decode
+	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err != nil {
 		return err
 	}
-	known := epochKeys()
 	for k, v := range all {
 		if !known[k] {
 			if e.Extra == nil {
@@ -53,6 +56,42 @@ func (e *EpochRecord) UnmarshalJSON(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// hasUnknownKey reports whether the JSON object b (valid JSON) has a
+// top-level key outside known, or a key with an escape (which only the
+// full decode reads right): a scan of its bytes, without decoding values.
+func hasUnknownKey(b []byte, known map[string]bool) bool {
+	depth, expectKey := 0, false
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{':
+			depth++
+			expectKey = depth == 1
+		case '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ',':
+			expectKey = depth == 1
+		case '"':
+			j, escaped := i+1, false
+			for ; j < len(b) && b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					escaped = true
+					j++
+				}
+			}
+			if expectKey {
+				if escaped || !known[string(b[i+1:j])] {
+					return true
+				}
+				expectKey = false
+			}
+			i = j
+		}
+	}
+	return false
 }
 
 // JSON is the record as JSON: its fields, then its Extra keys in order

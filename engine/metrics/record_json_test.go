@@ -45,3 +45,43 @@ func TestRecordJSONKeepsUnknownKeys(t *testing.T) {
 		t.Fatalf("plain record: %v %v", plain.Extra, err)
 	}
 }
+
+// TestHasUnknownKeyIsTheDecodersAnswer: the scan that spares the second
+// decode finds an unknown key exactly where decoding the object into a
+// map does (nested objects' keys, strings holding quotes, braces and
+// commas are not top-level keys; an escaped key takes the full decode).
+func TestHasUnknownKeyIsTheDecodersAnswer(t *testing.T) {
+	known := epochKeys()
+	for _, c := range []struct {
+		line    string
+		unknown bool
+	}{
+		{`{"type":"epoch","epoch":1}`, false},
+		{`{"type":"epoch","stages":{"new_s":1},"host_pressure":{"load1":2}}`, false},
+		{`{"type":"epoch","compute":"a\",\"x\":{","epoch":1}`, false},
+		{`{"type":"epoch","tiers":{"gpu":{"lookups":1,"hits":1}},"z":[{"a":1}]}`, true},
+		{`{"counters":{"a":1},"io_requests":[1,2],"new_metric":1}`, true},
+		{` { "epoch_s" : 1 , "other" : 2 } `, true},
+		{`{"ep\u006fch":1}`, true},
+		{`{}`, false},
+	} {
+		if got := hasUnknownKey([]byte(c.line), known); got != c.unknown {
+			t.Errorf("%s: unknown key %v, want %v", c.line, got, c.unknown)
+		}
+		var e EpochRecord
+		if err := json.Unmarshal([]byte(c.line), &e); err != nil {
+			t.Fatalf("%s: %v", c.line, err)
+		}
+		var all map[string]json.RawMessage
+		json.Unmarshal([]byte(c.line), &all)
+		want := 0
+		for k := range all {
+			if !known[k] {
+				want++
+			}
+		}
+		if len(e.Extra) != want {
+			t.Errorf("%s: Extra %v, want %d keys", c.line, e.Extra, want)
+		}
+	}
+}
