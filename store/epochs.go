@@ -133,11 +133,15 @@ func (s *Store) ExperimentEpochs(ctx context.Context, experimentID int64) (map[i
 	return out, nil
 }
 
+// scanFunc is a Scan that reads more columns before an epoch's.
+type scanFunc func(dest ...any) error
+
+func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
+
 // FloorlessEpoch is a stored epoch without an I/O floor that kept its
 // device reads: its floor can be filled in once a device profile of the
-// storage its run read exists (engine/devprofile). Of the epoch, only what
-// the floor is computed from is read: RunID, Epoch, EpochS, IORequests
-// and IOBytes.
+// storage its run read exists (engine/devprofile); the floor is computed
+// from its EpochS, IORequests and IOBytes.
 type FloorlessEpoch struct {
 	ExperimentID int64
 	Host         metrics.HostFacts // the run's host facts: Hostname and Storage pick the profile
@@ -146,12 +150,10 @@ type FloorlessEpoch struct {
 
 // FloorlessEpochs returns the epochs that have no io_floor_s but kept
 // their device reads (io_requests), with their runs' host facts, by run
-// and epoch (the partial index of migration 0012 finds them: every server
+// and epoch (the partial index of migration 0013 finds them: every server
 // start asks).
 func (s *Store) FloorlessEpochs(ctx context.Context) ([]FloorlessEpoch, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT r.host_json, r.experiment_id, e.run_id, e.epoch,
-			json_extract(e.record_json, '$.epoch_s'), json_extract(e.record_json, '$.io_requests'),
-			coalesce(json_extract(e.record_json, '$.io_bytes'), 0)
+	rows, err := s.r.QueryContext(ctx, `SELECT r.host_json, r.experiment_id, e.run_id, e.epoch, e.received_at, e.record_json
 		FROM epochs e JOIN runs r ON r.id = e.run_id
 		WHERE `+floorlessSQL+` ORDER BY e.run_id, e.epoch`)
 	if err != nil {
@@ -161,15 +163,14 @@ func (s *Store) FloorlessEpochs(ctx context.Context) ([]FloorlessEpoch, error) {
 	var out []FloorlessEpoch
 	for rows.Next() {
 		var host sql.NullString
-		var requests string
 		var f FloorlessEpoch
-		if err := rows.Scan(&host, &f.ExperimentID, &f.RunID, &f.EpochRecord.Epoch, &f.EpochS, &requests, &f.IOBytes); err != nil {
+		e, err := scanEpoch(scanFunc(func(dest ...any) error {
+			return rows.Scan(append([]any{&host, &f.ExperimentID}, dest...)...)
+		}))
+		if err != nil {
 			return nil, fmt.Errorf("epochs without an I/O floor: %w", err)
 		}
-		if err := json.Unmarshal([]byte(requests), &f.IORequests); err != nil {
-			return nil, fmt.Errorf("epoch %d of run %d: io_requests: %w", f.EpochRecord.Epoch, f.RunID, err)
-		}
-		f.Type = metrics.TypeEpoch
+		f.Epoch = e
 		if host.Valid && host.String != "" {
 			_ = json.Unmarshal([]byte(host.String), &f.Host) // unreadable host facts: no profile matches
 		}
