@@ -11,7 +11,8 @@ import (
 )
 
 // Epoch is one stored epoch of a run: the child's EpochRecord and when the
-// runner received it.
+// runner received it. It is not for JSON: EpochRecord's UnmarshalJSON,
+// promoted, would read only the record (web.APIEpoch writes one).
 type Epoch struct {
 	RunID      int64
 	ReceivedAt time.Time
