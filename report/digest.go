@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"outcore/engine/metrics"
+	"outcore/engine/metrics/fields"
 	"outcore/store"
 )
 
@@ -12,10 +13,13 @@ import (
 // once: means over the steady (non-warm-up) epochs — or over every epoch
 // when all are warm-up — tier and byte counts, and the accuracy curve.
 type Digest struct {
-	Epochs int                // epochs reported
-	Steady int                // epochs the means and sums are over
-	Mean   map[string]float64 // "epoch_s", "sample_s", "extract_s", "train_s", "stall_s", "bytes_read" and the variant stages
-	Stages []string           // variant-specific stage names, sorted
+	Epochs int // epochs reported
+	Steady int // epochs the means and sums are over
+	// Mean holds the means of the digested fields (engine/metrics/fields:
+	// those with Mean, each over the steady epochs that measured it, so a
+	// field newer than every epoch has none) and of the variant stages.
+	Mean   map[string]float64
+	Stages []string // variant-specific stage names, sorted
 	Tiers  map[string]metrics.TierCount
 	// CacheHits are lookups served by a memory tier (metrics.MemoryTier:
 	// not the device, not a disk-resident tier such as DiskGNN's packed
@@ -27,16 +31,12 @@ type Digest struct {
 	Curve                  []CurvePoint
 	// Measured is the steady epochs recorded with metrics version 2 or
 	// later (DESIGN §5); only they have the device reads by file kind,
-	// rows from the device, rows shared in flight and busy/wait, whose
-	// means are in Mean ("feature_bytes_read", "topology_bytes_read",
-	// "other_bytes_read", "rows_from_device", "rows_shared_in_flight",
-	// "sample_busy_s", "sample_wait_s", "extract_busy_s",
-	// "extract_wait_s") only when Measured > 0.
+	// rows from the device, rows shared in flight and busy/wait (the
+	// fields of Since 2), whose means are in Mean only when Measured > 0.
 	Measured int
 	// WallMeasured is the steady epochs recorded with metrics version 3 or
 	// later, which have the wall-clock stages (DESIGN §5, "Stage
-	// vocabulary"); their means are in Mean (WallKeys) only when
-	// WallMeasured > 0.
+	// vocabulary"); their means are in Mean only when WallMeasured > 0.
 	WallMeasured int
 	// BusyEpochs is the epochs measured on a busy host
 	// (metrics.BusyReasons of their host_pressure, DESIGN §5).
@@ -51,14 +51,6 @@ type Digest struct {
 	// the device: their ratio is the run's read amplification.
 	FeatureBytes, DeviceRowBytes float64
 }
-
-// MeasuredKeys are the Mean keys of epochs with metrics version 2.
-var MeasuredKeys = []string{"feature_bytes_read", "topology_bytes_read", "other_bytes_read", "rows_from_device",
-	"rows_shared_in_flight", "sample_busy_s", "sample_wait_s", "extract_busy_s", "extract_wait_s"}
-
-// WallKeys are the Mean keys of the wall-clock stages (metrics version 3),
-// in stacking order.
-var WallKeys = []string{"wall_sample_s", "wall_load_s", "wall_train_s", "wall_stall_s"}
 
 // Amplification is the run's read amplification, feature bytes read per
 // byte of the rows read from the device (DESIGN §5), over its steady
@@ -92,10 +84,10 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 		anySteady = anySteady || !e.Warmup
 	}
 	extra := map[string]bool{}
-	measured := map[string]float64{}
-	wall := map[string]float64{}
-	var floor, eff float64
-	floored := 0
+	// the means of the digested fields (engine/metrics/fields), each over
+	// the steady epochs that measured it
+	means := fields.Means()
+	sums, counts := make([]float64, len(means)), make([]int, len(means))
 	seenEval := false
 	for _, e := range eps {
 		if e.HostPressure != nil && len(metrics.BusyReasons(*e.HostPressure)) > 0 {
@@ -115,12 +107,12 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 		if e.Epoch > 0 {
 			d.Warm++
 		}
-		d.Mean["epoch_s"] += e.EpochS
-		d.Mean["sample_s"] += e.SampleS
-		d.Mean["extract_s"] += e.ExtractS
-		d.Mean["train_s"] += e.TrainS
-		d.Mean["stall_s"] += e.StallS
-		d.Mean["bytes_read"] += float64(e.BytesRead)
+		for i, f := range means {
+			if v, ok := f.Value(&e); ok {
+				sums[i] += v
+				counts[i]++
+			}
+		}
 		for k, v := range e.Stages {
 			d.Mean[k] += v
 			extra[k] = true
@@ -139,29 +131,11 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 		d.Lookups += float64(most)
 		d.BytesRead += float64(e.BytesRead)
 		d.BytesNeeded += float64(e.BytesNeeded)
-		if e.IOFloorS != nil && e.IOEfficiency != nil {
-			floor += *e.IOFloorS
-			eff += *e.IOEfficiency
-			floored++
-		}
 		if e.MetricsVersion >= metrics.WallStagesVersion {
 			d.WallMeasured++
-			for i, v := range []float64{e.WallSampleS, e.WallLoadS, e.WallTrainS, e.WallStallS} {
-				wall[WallKeys[i]] += v
-			}
 		}
 		if e.MetricsVersion >= 2 {
 			d.Measured++
-			other := max(0, e.BytesRead-e.FeatureBytesRead-e.TopologyBytesRead)
-			for k, v := range map[string]float64{
-				"feature_bytes_read": float64(e.FeatureBytesRead), "topology_bytes_read": float64(e.TopologyBytesRead),
-				"other_bytes_read": float64(other), "rows_from_device": float64(e.RowsFromDevice),
-				"rows_shared_in_flight": float64(e.RowsSharedInFlight),
-				"sample_busy_s":         e.SampleBusyS, "sample_wait_s": e.SampleWaitS,
-				"extract_busy_s": e.ExtractBusyS, "extract_wait_s": e.ExtractWaitS,
-			} {
-				measured[k] += v
-			}
 			if e.ReadAmplification > 0 {
 				// amplification = feature bytes / (rows × row size)
 				d.FeatureBytes += float64(e.FeatureBytesRead)
@@ -169,18 +143,13 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 			}
 		}
 	}
-	for k := range d.Mean {
+	for k := range d.Mean { // the variant stages: over every steady epoch
 		d.Mean[k] /= float64(d.Steady)
 	}
-	for k, v := range measured {
-		d.Mean[k] = v / float64(d.Measured)
-	}
-	for k, v := range wall {
-		d.Mean[k] = v / float64(d.WallMeasured)
-	}
-	if floored > 0 { // DESIGN §11: only epochs measured against a device profile
-		d.Mean[IOFloorKey] = floor / float64(floored)
-		d.Mean[IOEfficiencyKey] = eff / float64(floored)
+	for i, f := range means {
+		if counts[i] > 0 {
+			d.Mean[f.Key] += sums[i] / float64(counts[i]) // a variant stage of the same name adds to it, as it always did
+		}
 	}
 	for k := range extra {
 		if !contains(standardStages, k) {

@@ -7,25 +7,30 @@ import (
 	"sort"
 
 	"outcore/engine/metrics"
+	"outcore/engine/metrics/fields"
 )
 
 // A digest stored with its run (DigestStore) is read for every finished
 // run of an experiment whenever a server first draws it, a thousand at a
 // time: a compact binary form decodes in a microsecond where JSON took
 // tens. Format (little-endian, varints as encoding/binary): 'D', the
-// format version, then the fields of Digest in a fixed order (see
+// format version, the fingerprint of the digested fields (4 bytes,
+// fields.MeanFingerprint), then the fields of Digest in a fixed order (see
 // encodeDigest). Any change to Digest's fields needs a new version here;
 // TestDigestCodecRoundTrip fills every field and fails when one is not
-// carried.
+// carried. A metric added to or removed from the digested fields
+// (engine/metrics/fields) changes the fingerprint instead: the digests
+// stored before lack its mean, and are made again.
 
 // digestFormat versions the stored digest: a stored digest of another
-// format is made again from the epochs.
-const digestFormat = 6
+// format, or of another fingerprint, is made again from the epochs.
+// Format 7 added the fingerprint.
+const digestFormat = 7
 
 var errDigest = errors.New("stored digest: malformed")
 
 func encodeDigest(d *Digest) ([]byte, error) {
-	b := []byte{'D', digestFormat}
+	b := binary.LittleEndian.AppendUint32([]byte{'D', digestFormat}, fields.MeanFingerprint())
 	uv := func(n int) { b = binary.AppendUvarint(b, uint64(n)) }
 	iv := func(n int64) { b = binary.AppendVarint(b, n) }
 	f := func(x float64) { b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x)) }
@@ -131,10 +136,10 @@ func (r *digestReader) count(minBytes int) int {
 }
 
 func decodeDigest(b []byte) (*Digest, bool) {
-	if len(b) < 2 || b[0] != 'D' || b[1] != digestFormat {
+	if len(b) < 6 || b[0] != 'D' || b[1] != digestFormat || binary.LittleEndian.Uint32(b[2:]) != fields.MeanFingerprint() {
 		return nil, false
 	}
-	r := &digestReader{b: b[2:]}
+	r := &digestReader{b: b[6:]}
 	d := &Digest{Mean: map[string]float64{}, Tiers: map[string]metrics.TierCount{}}
 	d.Epochs, d.Steady, d.Measured, d.WallMeasured, d.BusyEpochs, d.Warm = r.uv(), r.uv(), r.uv(), r.uv(), r.uv(), r.uv()
 	for _, p := range []*float64{&d.CacheHits, &d.Lookups, &d.BytesRead, &d.BytesNeeded, &d.BestVal, &d.TestAtBest, &d.FeatureBytes, &d.DeviceRowBytes} {

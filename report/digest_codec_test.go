@@ -63,7 +63,11 @@ func TestDigestCodecRoundTrip(t *testing.T) {
 	if got, ok := decodeDigest(b); !ok || !reflect.DeepEqual(got, real) {
 		t.Errorf("real digest: %+v, want %+v", got, real)
 	}
-	for _, bad := range [][]byte{nil, {'D'}, {'D', digestFormat - 1}, append(b, 0), b[:len(b)-1]} {
+	// a digest made with other digested fields (another fingerprint) is
+	// refused, and so made again from the epochs
+	other := append([]byte(nil), b...)
+	other[2] ^= 1
+	for _, bad := range [][]byte{nil, {'D'}, {'D', digestFormat - 1}, {'D', digestFormat}, other, append(b, 0), b[:len(b)-1]} {
 		if _, ok := decodeDigest(bad); ok {
 			t.Errorf("%x decoded", bad)
 		}

@@ -11,68 +11,31 @@ import (
 )
 
 // Epoch is one stored epoch of a run: the child's EpochRecord and when the
-// runner received it.
+// runner received it. It is not for JSON: EpochRecord's UnmarshalJSON,
+// promoted, would read only the record (web.APIEpoch writes one).
 type Epoch struct {
 	RunID      int64
 	ReceivedAt time.Time
 	metrics.EpochRecord
 }
 
-const epochInsertSQL = `
-	INSERT OR REPLACE INTO epochs(run_id, epoch, warmup, epoch_s, sample_s, extract_s, train_s, stall_s,
-		batches, bytes_needed, bytes_read, read_amplification, train_loss, train_acc, val_acc, test_acc,
-		eval_s, wall_s, stages_json, tiers_json, received_at,
-		metrics_version, feature_bytes_read, topology_bytes_read, rows_from_device, rows_shared_in_flight,
-		sample_busy_s, sample_wait_s, extract_busy_s, extract_wait_s,
-		wall_sample_s, wall_load_s, wall_train_s, wall_stall_s, host_pressure_json, io_floor_s, io_efficiency, counters_json,
-		io_requests_json, io_bytes)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const epochInsertSQL = `INSERT OR REPLACE INTO epochs(run_id, epoch, received_at, record_json) VALUES (?, ?, ?, ?)`
 
 // epochVersion is the metrics version a record is stored under: records
 // without the field follow the original contract, version 1.
 func epochVersion(e *metrics.EpochRecord) int { return max(e.MetricsVersion, 1) }
 
+// epochArgs are an epoch's row: its key, when it was received and its
+// record's JSON (the source of truth of its measurements, read through
+// engine/metrics/fields), with its metrics version filled in.
 func epochArgs(runID int64, e *metrics.EpochRecord, received int64) ([]any, error) {
-	stages, tiers, counters := []byte("{}"), []byte("{}"), []byte("{}")
-	var err error
-	if len(e.Stages) > 0 {
-		if stages, err = json.Marshal(e.Stages); err != nil {
-			return nil, fmt.Errorf("epoch %d stages: %w", e.Epoch, err)
-		}
+	r := *e
+	r.Type, r.MetricsVersion = metrics.TypeEpoch, epochVersion(e)
+	b, err := r.JSON()
+	if err != nil {
+		return nil, err
 	}
-	if len(e.Tiers) > 0 {
-		if tiers, err = json.Marshal(e.Tiers); err != nil {
-			return nil, fmt.Errorf("epoch %d tiers: %w", e.Epoch, err)
-		}
-	}
-	if len(e.Counters) > 0 {
-		if counters, err = json.Marshal(e.Counters); err != nil {
-			return nil, fmt.Errorf("epoch %d counters: %w", e.Epoch, err)
-		}
-	}
-	var pressure sql.NullString
-	if e.HostPressure != nil {
-		b, err := json.Marshal(e.HostPressure)
-		if err != nil {
-			return nil, fmt.Errorf("epoch %d host pressure: %w", e.Epoch, err)
-		}
-		pressure = sql.NullString{String: string(b), Valid: true}
-	}
-	requests := ""
-	if e.IORequests != nil {
-		b, err := json.Marshal(e.IORequests)
-		if err != nil {
-			return nil, fmt.Errorf("epoch %d io_requests: %w", e.Epoch, err)
-		}
-		requests = string(b)
-	}
-	return []any{runID, e.Epoch, b2i(e.Warmup), e.EpochS, e.SampleS, e.ExtractS, e.TrainS, e.StallS,
-		e.Batches, e.BytesNeeded, e.BytesRead, e.ReadAmplification, e.TrainLoss, e.TrainAcc, e.ValAcc, e.TestAcc,
-		e.EvalS, e.WallS, string(stages), string(tiers), received,
-		epochVersion(e), e.FeatureBytesRead, e.TopologyBytesRead, e.RowsFromDevice, e.RowsSharedInFlight,
-		e.SampleBusyS, e.SampleWaitS, e.ExtractBusyS, e.ExtractWaitS,
-		e.WallSampleS, e.WallLoadS, e.WallTrainS, e.WallStallS, pressure, e.IOFloorS, e.IOEfficiency, string(counters),
-		requests, e.IOBytes}, nil
+	return []any{runID, e.Epoch, received, string(b)}, nil
 }
 
 // InsertEpoch stores one epoch of a run (replacing an earlier record of the
@@ -92,62 +55,23 @@ func (t *Tx) InsertEpoch(runID int64, e *metrics.EpochRecord) error {
 	return nil
 }
 
-const epochCols = `run_id, epoch, warmup, epoch_s, sample_s, extract_s, train_s, stall_s,
-	batches, bytes_needed, bytes_read, read_amplification, train_loss, train_acc, val_acc, test_acc,
-	eval_s, wall_s, stages_json, tiers_json, received_at,
-	metrics_version, feature_bytes_read, topology_bytes_read, rows_from_device, rows_shared_in_flight,
-	sample_busy_s, sample_wait_s, extract_busy_s, extract_wait_s,
-	wall_sample_s, wall_load_s, wall_train_s, wall_stall_s, host_pressure_json, io_floor_s, io_efficiency, counters_json,
-	io_requests_json, io_bytes`
+const epochCols = `run_id, epoch, received_at, record_json`
 
 // scanEpoch reads a row of epochCols. Rows stored before metrics version 2
 // come back with MetricsVersion 1 and the fields added since at 0.
 func scanEpoch(sc interface{ Scan(...any) error }) (Epoch, error) {
 	var e Epoch
-	var stages, tiers, counters, requests string
+	var epoch int
 	var received sql.NullInt64
-	var pressure sql.NullString
-	var floor, eff sql.NullFloat64
-	err := sc.Scan(&e.RunID, &e.EpochRecord.Epoch, &e.Warmup, &e.EpochS, &e.SampleS, &e.ExtractS, &e.TrainS, &e.StallS,
-		&e.Batches, &e.BytesNeeded, &e.BytesRead, &e.ReadAmplification, &e.TrainLoss, &e.TrainAcc, &e.ValAcc, &e.TestAcc,
-		&e.EvalS, &e.WallS, &stages, &tiers, &received,
-		&e.MetricsVersion, &e.FeatureBytesRead, &e.TopologyBytesRead, &e.RowsFromDevice, &e.RowsSharedInFlight,
-		&e.SampleBusyS, &e.SampleWaitS, &e.ExtractBusyS, &e.ExtractWaitS,
-		&e.WallSampleS, &e.WallLoadS, &e.WallTrainS, &e.WallStallS, &pressure, &floor, &eff, &counters,
-		&requests, &e.IOBytes)
-	if err != nil {
+	var record []byte
+	if err := sc.Scan(&e.RunID, &epoch, &received, &record); err != nil {
 		return e, err
 	}
-	e.IOFloorS, e.IOEfficiency = nf(floor), nf(eff)
-	e.Type = metrics.TypeEpoch
+	if err := json.Unmarshal(record, &e.EpochRecord); err != nil {
+		return e, fmt.Errorf("epoch %d of run %d: record: %w", epoch, e.RunID, err)
+	}
+	e.Type, e.EpochRecord.Epoch, e.MetricsVersion = metrics.TypeEpoch, epoch, epochVersion(&e.EpochRecord)
 	e.ReceivedAt = fromMS(received)
-	if stages != "" && stages != "{}" {
-		if e.Stages, err = decodeStages(stages); err != nil {
-			return e, fmt.Errorf("epoch %d stages: %w", e.EpochRecord.Epoch, err)
-		}
-	}
-	if tiers != "" && tiers != "{}" {
-		if e.Tiers, err = decodeTiers(tiers); err != nil {
-			return e, fmt.Errorf("epoch %d tiers: %w", e.EpochRecord.Epoch, err)
-		}
-	}
-	if counters != "" && counters != "{}" {
-		if err := json.Unmarshal([]byte(counters), &e.Counters); err != nil {
-			return e, fmt.Errorf("epoch %d counters: %w", e.EpochRecord.Epoch, err)
-		}
-	}
-	if requests != "" {
-		if err := json.Unmarshal([]byte(requests), &e.IORequests); err != nil {
-			return e, fmt.Errorf("epoch %d io_requests: %w", e.EpochRecord.Epoch, err)
-		}
-	}
-	if pressure.Valid && pressure.String != "" {
-		var p metrics.HostPressure
-		if err := json.Unmarshal([]byte(pressure.String), &p); err != nil {
-			return e, fmt.Errorf("epoch %d host pressure: %w", e.EpochRecord.Epoch, err)
-		}
-		e.HostPressure = &p
-	}
 	return e, nil
 }
 
@@ -210,11 +134,15 @@ func (s *Store) ExperimentEpochs(ctx context.Context, experimentID int64) (map[i
 	return out, nil
 }
 
+// scanFunc is a Scan that reads more columns before an epoch's.
+type scanFunc func(dest ...any) error
+
+func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
+
 // FloorlessEpoch is a stored epoch without an I/O floor that kept its
 // device reads: its floor can be filled in once a device profile of the
-// storage its run read exists (engine/devprofile). Of the epoch, only what
-// the floor is computed from is read: RunID, Epoch, EpochS, IORequests
-// and IOBytes.
+// storage its run read exists (engine/devprofile); the floor is computed
+// from its EpochS, IORequests and IOBytes.
 type FloorlessEpoch struct {
 	ExperimentID int64
 	Host         metrics.HostFacts // the run's host facts: Hostname and Storage pick the profile
@@ -223,12 +151,12 @@ type FloorlessEpoch struct {
 
 // FloorlessEpochs returns the epochs that have no io_floor_s but kept
 // their device reads (io_requests), with their runs' host facts, by run
-// and epoch (the partial index of migration 0012 finds them: every server
+// and epoch (the partial index of migration 0013 finds them: every server
 // start asks).
 func (s *Store) FloorlessEpochs(ctx context.Context) ([]FloorlessEpoch, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT r.host_json, r.experiment_id, e.run_id, e.epoch, e.epoch_s, e.io_requests_json, e.io_bytes
+	rows, err := s.r.QueryContext(ctx, `SELECT r.host_json, r.experiment_id, e.run_id, e.epoch, e.received_at, e.record_json
 		FROM epochs e JOIN runs r ON r.id = e.run_id
-		WHERE e.io_floor_s IS NULL AND e.io_requests_json != '' ORDER BY e.run_id, e.epoch`)
+		WHERE `+floorlessSQL+` ORDER BY e.run_id, e.epoch`)
 	if err != nil {
 		return nil, fmt.Errorf("epochs without an I/O floor: %w", err)
 	}
@@ -236,15 +164,14 @@ func (s *Store) FloorlessEpochs(ctx context.Context) ([]FloorlessEpoch, error) {
 	var out []FloorlessEpoch
 	for rows.Next() {
 		var host sql.NullString
-		var requests string
 		var f FloorlessEpoch
-		if err := rows.Scan(&host, &f.ExperimentID, &f.RunID, &f.EpochRecord.Epoch, &f.EpochS, &requests, &f.IOBytes); err != nil {
+		e, err := scanEpoch(scanFunc(func(dest ...any) error {
+			return rows.Scan(append([]any{&host, &f.ExperimentID}, dest...)...)
+		}))
+		if err != nil {
 			return nil, fmt.Errorf("epochs without an I/O floor: %w", err)
 		}
-		if err := json.Unmarshal([]byte(requests), &f.IORequests); err != nil {
-			return nil, fmt.Errorf("epoch %d of run %d: io_requests: %w", f.EpochRecord.Epoch, f.RunID, err)
-		}
-		f.Type = metrics.TypeEpoch
+		f.Epoch = e
 		if host.Valid && host.String != "" {
 			_ = json.Unmarshal([]byte(host.String), &f.Host) // unreadable host facts: no profile matches
 		}
@@ -253,11 +180,27 @@ func (s *Store) FloorlessEpochs(ctx context.Context) ([]FloorlessEpoch, error) {
 	return out, rows.Err()
 }
 
+// floorlessSQL selects the epochs without an I/O floor that kept their
+// device reads: the condition of migration 0013's partial index
+// epochs_floorless, written the same so that SQLite uses it.
+const floorlessSQL = `json_extract(record_json, '$.io_floor_s') IS NULL AND json_type(record_json, '$.io_requests') IS NOT NULL`
+
 // SetIOFloor fills in an epoch's io_floor_s and io_efficiency (nil: n/a)
 // where it has none; it reports whether it changed the epoch.
 func (t *Tx) SetIOFloor(runID int64, epoch int, floor float64, eff *float64) (bool, error) {
-	res, err := t.tx.ExecContext(t.ctx, `UPDATE epochs SET io_floor_s = ?, io_efficiency = ? WHERE run_id = ? AND epoch = ? AND io_floor_s IS NULL`,
-		floor, eff, runID, epoch)
+	// a patch of the record made here (SQLite's own rendering of a real
+	// keeps 15 digits); json_patch leaves out a null io_efficiency, as the
+	// record does
+	patch, err := json.Marshal(struct {
+		Floor float64  `json:"io_floor_s"`
+		Eff   *float64 `json:"io_efficiency"`
+	}{floor, eff})
+	if err != nil {
+		return false, fmt.Errorf("set the I/O floor of epoch %d of run %d: %w", epoch, runID, err)
+	}
+	res, err := t.tx.ExecContext(t.ctx, `UPDATE epochs SET record_json = json_patch(record_json, ?)
+		WHERE run_id = ? AND epoch = ? AND json_extract(record_json, '$.io_floor_s') IS NULL`,
+		string(patch), runID, epoch)
 	if err != nil {
 		return false, fmt.Errorf("set the I/O floor of epoch %d of run %d: %w", epoch, runID, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"outcore/engine/metrics"
+	"outcore/engine/metrics/fields"
 )
 
 // What ExportCSV exports: one row per run, per epoch or per sample.
@@ -268,11 +269,11 @@ func cgroupLimitCell(enforced bool, budget int64, deviations []byte) string {
 	return fmtI(max(budget, cgroupLimitOf(deviations)))
 }
 
-// jsonKeys returns the sorted distinct keys of a JSON-object column over an
-// experiment's epochs (stage names, tier names).
+// jsonKeys returns the sorted distinct keys of an object of the records of
+// an experiment's epochs (stage names, tier names, counter names).
 func (s *Store) jsonKeys(ctx context.Context, experimentID int64, col string) ([]string, error) {
 	rows, err := s.r.QueryContext(ctx, `
-		SELECT DISTINCT j.key FROM runs r JOIN epochs e ON e.run_id = r.id, json_each(e.`+col+`) j
+		SELECT DISTINCT j.key FROM runs r JOIN epochs e ON e.run_id = r.id, json_each(e.record_json, '$.`+col+`') j
 		WHERE r.experiment_id = ?`, experimentID)
 	if err != nil {
 		return nil, err
@@ -295,30 +296,29 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 	if err != nil {
 		return err
 	}
-	stageKeys, err := s.jsonKeys(ctx, experimentID, "stages_json")
+	stageKeys, err := s.jsonKeys(ctx, experimentID, "stages")
 	if err != nil {
 		return err
 	}
-	tierKeys, err := s.jsonKeys(ctx, experimentID, "tiers_json")
+	tierKeys, err := s.jsonKeys(ctx, experimentID, "tiers")
 	if err != nil {
 		return err
 	}
-	counterKeys, err := s.jsonKeys(ctx, experimentID, "counters_json")
+	counterKeys, err := s.jsonKeys(ctx, experimentID, "counters")
 	if err != nil {
 		return err
 	}
-	// Records before metrics version 2 did not measure the I/O split,
-	// rows and busy/wait: their cells are empty, not 0, and their
-	// read_amplification (then bytes_read / bytes_needed) is in
-	// bytes_read_per_byte_needed only (DESIGN §5).
-	header := append(append([]string{}, cellCols...),
-		"epoch", "warmup", "metrics_version", "epoch_s", "sample_s", "extract_s", "train_s", "stall_s", "batches",
-		"bytes_needed", "bytes_read", "feature_bytes_read", "topology_bytes_read", "rows_from_device",
-		"rows_shared_in_flight", "read_amplification", "bytes_read_per_byte_needed",
-		"sample_busy_s", "sample_wait_s", "extract_busy_s", "extract_wait_s",
-		"wall_sample_s", "wall_load_s", "wall_train_s", "wall_stall_s",
-		"host_load1", "host_others_cpu_pct", "host_steal_pct", "psi_cpu_pct", "psi_io_pct", "psi_memory_pct",
-		"train_loss", "train_acc", "val_acc", "test_acc", "eval_s", "wall_s", "io_floor_s", "io_efficiency")
+	// The measurements are engine/metrics/fields' columns, in order; a
+	// record older than a field's metrics version has its cell empty, not
+	// 0 (records before version 2 have their read_amplification, then
+	// bytes_read / bytes_needed, in bytes_read_per_byte_needed only; DESIGN
+	// §5), and a run that trained no model "n/a" for its losses and
+	// accuracies.
+	cols := fields.CSV()
+	header := append(append([]string{}, cellCols...), "epoch", "warmup", "metrics_version")
+	for _, f := range cols {
+		header = append(header, f.Key)
+	}
 	for _, k := range stageKeys {
 		header = append(header, "stage_"+strings.TrimSuffix(k, "_s")+"_s")
 	}
@@ -350,35 +350,10 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 			}
 			rec = rec[:0]
 			rec = append(rec, rc.cells...)
-			rec = append(rec, strconv.Itoa(e.EpochRecord.Epoch), strconv.Itoa(b2i(e.Warmup)), strconv.Itoa(e.MetricsVersion),
-				fmtF(e.EpochS), fmtF(e.SampleS), fmtF(e.ExtractS), fmtF(e.TrainS), fmtF(e.StallS), strconv.Itoa(e.Batches),
-				fmtI(e.BytesNeeded), fmtI(e.BytesRead))
-			if e.MetricsVersion >= 2 {
-				rec = append(rec, fmtI(e.FeatureBytesRead), fmtI(e.TopologyBytesRead), fmtI(e.RowsFromDevice),
-					fmtI(e.RowsSharedInFlight), fmtF(e.ReadAmplification))
-			} else {
-				rec = append(rec, "", "", "", "", "")
+			rec = append(rec, strconv.Itoa(e.EpochRecord.Epoch), strconv.Itoa(b2i(e.Warmup)), strconv.Itoa(e.MetricsVersion))
+			for _, f := range cols {
+				rec = append(rec, f.Cell(&e.EpochRecord, rc.trains, notMeasured))
 			}
-			rec = append(rec, fmtF(metrics.BytesReadPerNeeded(e.BytesRead, e.BytesNeeded)))
-			if e.MetricsVersion >= 2 {
-				rec = append(rec, fmtF(e.SampleBusyS), fmtF(e.SampleWaitS), fmtF(e.ExtractBusyS), fmtF(e.ExtractWaitS))
-			} else {
-				rec = append(rec, "", "", "", "")
-			}
-			// the wall-clock stages since metrics version 3 (DESIGN §5)
-			if e.MetricsVersion >= metrics.WallStagesVersion {
-				rec = append(rec, fmtF(e.WallSampleS), fmtF(e.WallLoadS), fmtF(e.WallTrainS), fmtF(e.WallStallS))
-			} else {
-				rec = append(rec, "", "", "", "")
-			}
-			// host pressure during the epoch; empty: not recorded, or (PSI) no /proc/pressure
-			rec = append(rec, hostCells(e.HostPressure)...)
-			if rc.trains {
-				rec = append(rec, fmtF(e.TrainLoss), fmtF(e.TrainAcc), fmtF(e.ValAcc), fmtF(e.TestAcc))
-			} else {
-				rec = append(rec, notMeasured, notMeasured, notMeasured, notMeasured)
-			}
-			rec = append(rec, fmtF(e.EvalS), fmtF(e.WallS), fmtPF(e.IOFloorS), fmtPF(e.IOEfficiency))
 			for _, k := range stageKeys {
 				if v, ok := e.Stages[k]; ok {
 					rec = append(rec, fmtF(v))
@@ -469,18 +444,4 @@ func (s *Store) exportSamples(ctx context.Context, cw *csv.Writer, experimentID 
 		}
 	}
 	return nil
-}
-
-// hostCells are an epoch's host-pressure CSV cells.
-func hostCells(h *metrics.HostPressure) []string {
-	if h == nil {
-		return []string{"", "", "", "", "", ""}
-	}
-	opt := func(p *float64) string {
-		if p == nil {
-			return ""
-		}
-		return fmtF(*p)
-	}
-	return []string{fmtF(h.Load1), fmtF(h.OthersCPUPct), fmtF(h.StealPct), opt(h.PSICPUPct), opt(h.PSIIOPct), opt(h.PSIMemoryPct)}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -445,19 +446,80 @@ func (t *Tx) FinishRun(id int64, e RunEnd) (bool, error) {
 	return true, nil
 }
 
-// refreshAggregates recomputes a run's per-run aggregates from its epochs.
+// refreshAggregates recomputes a run's per-run aggregates from its epochs'
+// records (decoded here: SQLite's reading of a JSON number may be an ulp
+// off the record's).
 func (t *Tx) refreshAggregates(id int64) error {
-	_, err := t.tx.ExecContext(t.ctx, `
-		UPDATE runs SET
-			epochs_done = (SELECT count(*) FROM epochs WHERE run_id = ?1),
-			mean_epoch_s = (SELECT avg(epoch_s) FROM epochs WHERE run_id = ?1 AND warmup = 0),
-			best_val_acc = CASE WHEN compute = 'cpu' THEN (SELECT max(val_acc) FROM epochs WHERE run_id = ?1) END,
-			test_acc = CASE WHEN compute = 'cpu' THEN (SELECT test_acc FROM epochs WHERE run_id = ?1 ORDER BY val_acc DESC, epoch LIMIT 1) END
-		WHERE id = ?1`, id)
+	var compute string
+	if err := t.tx.QueryRowContext(t.ctx, `SELECT compute FROM runs WHERE id = ?`, id).Scan(&compute); err != nil {
+		return fmt.Errorf("run %d aggregates: %w", id, err)
+	}
+	rows, err := t.tx.QueryContext(t.ctx, `SELECT `+epochCols+` FROM epochs WHERE run_id = ? ORDER BY epoch`, id)
 	if err != nil {
 		return fmt.Errorf("run %d aggregates: %w", id, err)
 	}
+	var eps []metrics.EpochRecord
+	for rows.Next() {
+		e, err := scanEpoch(rows)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("run %d aggregates: %w", id, err)
+		}
+		eps = append(eps, e.EpochRecord)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("run %d aggregates: %w", id, err)
+	}
+	a := aggregatesOf(eps, compute == ComputeCPU)
+	if _, err := t.tx.ExecContext(t.ctx, `UPDATE runs SET epochs_done = ?, mean_epoch_s = ?, best_val_acc = ?, test_acc = ? WHERE id = ?`,
+		len(eps), a.MeanEpochS, a.BestValAcc, a.TestAcc, id); err != nil {
+		return fmt.Errorf("run %d aggregates: %w", id, err)
+	}
 	return nil
+}
+
+// aggregates are a run's per-run aggregates of its epochs (nil: none).
+type aggregates struct {
+	MeanEpochS *float64 // over the non-warm-up epochs
+	BestValAcc *float64 // the best val_acc, for a run that trains
+	TestAcc    *float64 // test_acc at the first epoch of the best val_acc
+}
+
+// aggregatesOf computes a run's aggregates from its epochs in order;
+// trains is false for a run that trained no model (its accuracies are
+// none). The mean is a compensated (Neumaier) sum, as SQLite's avg is.
+func aggregatesOf(eps []metrics.EpochRecord, trains bool) aggregates {
+	var a aggregates
+	var sum, comp float64
+	n := 0
+	for _, e := range eps {
+		if !e.Warmup {
+			t := sum + e.EpochS
+			if math.Abs(sum) >= math.Abs(e.EpochS) {
+				comp += (sum - t) + e.EpochS
+			} else {
+				comp += (e.EpochS - t) + sum
+			}
+			sum = t
+			n++
+		}
+	}
+	if n > 0 {
+		m := (sum + comp) / float64(n)
+		a.MeanEpochS = &m
+	}
+	if trains && len(eps) > 0 {
+		best := 0
+		for i, e := range eps {
+			if e.ValAcc > eps[best].ValAcc {
+				best = i
+			}
+		}
+		v, t := eps[best].ValAcc, eps[best].TestAcc
+		a.BestValAcc, a.TestAcc = &v, &t
+	}
+	return a
 }
 
 // CancelQueued marks a queued run cancelled. It returns false when the run

@@ -378,6 +378,19 @@ func TestExportCSV(t *testing.T) {
 			if recs[2][col["stage_inspect_s"]] != "0.5" || recs[2][col["tier_cpu_hits"]] != "4" || recs[2][col["counter_storage_MBps"]] != "41" {
 				t.Errorf("epoch row %v", recs[2])
 			}
+			// the measurement columns as they were before they derived
+			// from engine/metrics/fields (migration 0013): a field added
+			// there comes after them, none moves
+			before := strings.Fields(`epoch warmup metrics_version epoch_s sample_s extract_s train_s stall_s batches
+				bytes_needed bytes_read feature_bytes_read topology_bytes_read rows_from_device
+				rows_shared_in_flight read_amplification bytes_read_per_byte_needed
+				sample_busy_s sample_wait_s extract_busy_s extract_wait_s
+				wall_sample_s wall_load_s wall_train_s wall_stall_s
+				host_load1 host_others_cpu_pct host_steal_pct psi_cpu_pct psi_io_pct psi_memory_pct
+				train_loss train_acc val_acc test_acc eval_s wall_s io_floor_s io_efficiency`)
+			if at := col["epoch"]; at+len(before) > len(recs[0]) || !slices.Equal(recs[0][at:at+len(before)], before) {
+				t.Errorf("epochs.csv measurement columns changed:\n got %v\nwant %v", recs[0][at:], before)
+			}
 		}
 	}
 	// the counters come back from the store as they went in

@@ -104,11 +104,23 @@ type APIRun struct {
 	URL             string          `json:"url"`
 }
 
-// APIEpoch is one epoch record of a run, as the child wrote it.
+// APIEpoch is one epoch record of a run, as the child wrote it: every key
+// of the stored record JSON, those EpochRecord does not declare
+// (EpochRecord.Extra, a metric declared only in engine/metrics/fields)
+// included, after run_id and received_at.
 type APIEpoch struct {
 	RunID      int64     `json:"run_id"`
 	ReceivedAt time.Time `json:"received_at"`
 	metrics.EpochRecord
+}
+
+// MarshalJSON writes the epoch as the API has it (the record's own
+// JSON, which json.Marshal of the struct would cut to its declared keys).
+func (a APIEpoch) MarshalJSON() ([]byte, error) {
+	return a.EpochRecord.JSONWith(struct {
+		RunID      int64     `json:"run_id"`
+		ReceivedAt time.Time `json:"received_at"`
+	}{a.RunID, a.ReceivedAt})
 }
 
 func optTime(t time.Time) *time.Time {

@@ -266,6 +266,11 @@ type EpochRecord struct {
 	Evaluated bool    `json:"evaluated"`
 	EvalS     float64 `json:"eval_s"`
 	WallS     float64 `json:"wall_s"` // seconds since the run started, at the end of this epoch
+
+	// Extra holds the record's JSON keys that no field above declares
+	// (record_json.go): a metric declared only in engine/metrics/fields is
+	// read from here by its key. Nil when there are none.
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // SampleRecord is one per-second resource sample.
