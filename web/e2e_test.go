@@ -29,6 +29,7 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/train"
 	"outcore/experiments"
+	"outcore/experiments/grid"
 	"outcore/report"
 	"outcore/store"
 )
@@ -792,7 +793,17 @@ func TestReproduceBrowser(t *testing.T) {
 		waitJS(t, page, 20*time.Second, "the experiment page of "+s.ID,
 			fmt.Sprintf(`/\/experiments\/\d+$/.test(location.pathname) && document.getElementById('study-table') !== null && document.getElementById('study-table').dataset.study === %q`, s.ID))
 		runs := js[int](t, page, `document.querySelectorAll('#queue-rows tr').length`)
-		if want := len(s.Systems) * len(s.MemLimits); runs != want {
+		// one run per cell: per system and limit, times the values of any
+		// other axis the study sweeps (GNNDrive Fig. 10's batch sizes)
+		own, err := s.Grid("")
+		if err != nil {
+			t.Fatalf("%s: %v", s.ID, err)
+		}
+		g, err := grid.ParseGrid(own)
+		if err != nil {
+			t.Fatalf("%s: %v", s.ID, err)
+		}
+		if want := len(g.Cells()); runs != want {
 			t.Errorf("%s: %d runs on the page, want %d", s.ID, runs, want)
 		}
 		rows := js[int](t, page, `document.querySelectorAll('#study-rows tbody tr').length`)

@@ -29,7 +29,8 @@ type Study struct {
 	MemLimits []string
 	// Base, when set, replaces the grid's run configuration keys (model,
 	// layers, fanout, batch, hidden, epochs, eval_max_nodes): the
-	// small-scale form's lighter model.
+	// small-scale form's lighter model; a key the grid's axes sweep
+	// (a batch axis, GNNDrive Fig. 10) keeps the sweep.
 	Base map[string]any
 	// Scale is "" for the study as registered, else what was scaled
 	// ("small scale"), part of the experiment's name.
@@ -150,17 +151,32 @@ func (s Study) Grid(dataset string) ([]byte, error) {
 	if !s.IsPaper() {
 		return json.Marshal(g)
 	}
-	for k, v := range s.Base {
-		g[k] = v
-	}
 	axes, _ := g["axes"].(map[string]any)
 	if axes == nil {
 		axes = map[string]any{}
+	}
+	for k, v := range s.Base {
+		if !sweptByAxis(axes, k) {
+			g[k] = v
+		}
 	}
 	axes["system"], axes["mem_limit"] = s.Systems, s.MemLimits
 	g["axes"] = axes
 	g["name"] = s.ExperimentName()
 	return json.Marshal(g)
+}
+
+// sweptByAxis reports whether the grid's axes vary the run setting key
+// (the batch under "batch" or "batch_size"): a figure's own sweep, which
+// the small-scale form's lighter Base leaves to the axis.
+func sweptByAxis(axes map[string]any, key string) bool {
+	if key == "batch" {
+		_, a := axes["batch"]
+		_, b := axes[grid.AxisBatchSize]
+		return a || b
+	}
+	_, ok := axes[key]
+	return ok
 }
 
 // GridIn is Grid with every run in compute mode compute (DESIGN §10:

@@ -20,7 +20,7 @@ func TestExpCreateStudy(t *testing.T) {
 	}{
 		{[]string{"--study", "gnndrive-table2", "--study-dataset", "tiny"}, `"60%" is 614.4KiB of tiny, below 1MiB`},
 		{[]string{"--study", "gnndrive-table2"}, `"medium" not found`},
-		{[]string{"--study", "nosuch"}, `--study "nosuch": no such study (have diskgnn-fig9, gids-fig08-eq2-bandwidth`},
+		{[]string{"--study", "nosuch"}, `--study "nosuch": no such study (have diskgnn-`},
 		{[]string{"--study", "ginex-overall", "--file", "g.json"}, "give one of --file and --study"},
 		{[]string{"--file", "g.json", "--study-dataset", "tiny"}, "--study-dataset needs --study"},
 	} {
