@@ -198,6 +198,11 @@ type recordCheck struct {
 // newRecordCheck is the check of run r's records, from its first record.
 func newRecordCheck(r store.Run) *recordCheck {
 	c := &recordCheck{runID: r.ID, system: r.System, epochs: grid.MaxEpochs, lastEpoch: -1, lastT: -1}
+	// The run's system is its grid entry ("helios:cpu_cache=10%"); the
+	// child's start record names the variant it runs ("helios").
+	if e, err := grid.ParseSystemEntry(r.System); err == nil {
+		c.system = e.Variant
+	}
 	var cfg struct {
 		Epochs int `json:"epochs"`
 	}

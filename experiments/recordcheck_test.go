@@ -259,3 +259,16 @@ func FuzzRecordLines(f *testing.F) {
 		}
 	})
 }
+
+// TestRecordCheckSystemEntryWithOptions: a run whose system entry carries
+// options ("helios:cpu_cache=10%") accepts its child's start record, which
+// names the variant alone, and still refuses another variant's.
+func TestRecordCheckSystemEntryWithOptions(t *testing.T) {
+	run := store.Run{ID: 3, System: "helios:cpu_cache=10%", Config: []byte(`{"epochs":2}`)}
+	if _, err := newRecordCheck(run).check([]byte(`{"type":"start","system":"helios","dataset":"tiny"}`)); err != nil {
+		t.Errorf("the variant's own start refused: %v", err)
+	}
+	if _, err := newRecordCheck(run).check([]byte(`{"type":"start","system":"gids","dataset":"tiny"}`)); err == nil || !strings.Contains(err.Error(), "not this run's") {
+		t.Errorf("another variant's start: %v, want refused as not this run's", err)
+	}
+}
