@@ -85,7 +85,7 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 		if _, err := budget.Profile(ctx, topo, 8); err != nil {
 			return err
 		}
-		budget.LimitGo(0, 0, 0)
+		budget.Enter(kit.GoHeap{})
 		env.PrepareStage("profile_s", time.Since(t1))
 	}
 	p.plan = size(env.MemBudget, budget.Workspace(), env.Shape(), env.Config, p.opt)
