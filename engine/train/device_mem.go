@@ -73,7 +73,7 @@ func (e *Env) DeviceBudget() int64 { return e.Config.DeviceMemBytes }
 // HoldDevice records what the variant holds outside the host budget: its
 // device tiers by name (bytes) and the model step; tiers over the device
 // budget are recorded as a deviation (Deviate). Prepare calls it once,
-// through kit.Budget.HoldOutside; a later call replaces the account.
+// through kit.Budget.Hold (kit.Budget.Apply); a later call replaces the account.
 func (e *Env) HoldDevice(tiers map[string]int64, modelStep int64) {
 	a := &metrics.MemoryAccount{
 		HostBudgetBytes:   e.MemBudget,
