@@ -10,7 +10,6 @@ package pygplus
 
 import (
 	"outcore/engine/system/kit"
-	"outcore/engine/train"
 )
 
 // plan is PyG+'s memory plan.
@@ -24,7 +23,8 @@ type plan struct {
 }
 
 // size computes PyG+'s plan.
-func size(budget int64, ws kit.Workspace, shape train.DatasetShape, cfg train.Config, opt options) plan {
+func size(s kit.Sizing[options]) plan {
+	budget, ws, shape, cfg, opt := s.Budget, s.WS, s.Shape, s.Cfg, s.Opt
 	p := plan{xRows: min(shape.Nodes, kit.MaxInputBound(shape, cfg)), inputs: 1}
 	if opt.overlap {
 		p.inputs = 2
@@ -36,7 +36,7 @@ func size(budget int64, ws kit.Workspace, shape train.DatasetShape, cfg train.Co
 
 // feasible is whether the budget holds PyG+'s plan (kit.MinMemoryOf).
 func feasible(s kit.Sizing[options]) bool {
-	return size(s.Budget, s.WS, s.Shape, s.Cfg, s.Opt).feasible
+	return size(s).feasible
 }
 
 var minMemory = kit.MinMemoryOf(parseOptions, feasible)
