@@ -5,15 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 	"outcore/store"
 )
 
 func init() {
 	// a fake variant with an option, for the option axes
-	train.RegisterVariant(train.Variant{Name: "fakeopt",
-		Options: []train.Option{{Key: "window", Type: train.OptInt, Default: "8"}, {Key: "mode", Type: train.OptEnum, Values: []string{"a", "b"}, Default: "a"}},
-		New:     func(train.Config) (train.System, error) { return nil, nil }})
+	vocab.RegisterVariant(vocab.Variant{Name: "fakeopt",
+		Options: []vocab.Option{{Key: "window", Type: vocab.OptInt, Default: "8"}, {Key: "mode", Type: vocab.OptEnum, Values: []string{"a", "b"}, Default: "a"}}})
 }
 
 // TestConfigPathAxes: an axis over a run setting or a variant option

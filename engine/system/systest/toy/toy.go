@@ -18,6 +18,7 @@ import (
 	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 // Name is the registered name of the toy variant; paper and summary
@@ -29,7 +30,7 @@ const (
 )
 
 func init() {
-	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 1000, MinMemory: minMemory, InOrder: kit.InOrderAlways()}, newToy, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 1000, MinMemory: minMemory, InOrder: kit.InOrderAlways()}, newToy, (*options).bind)
 }
 
 // options are the toy's settings.
