@@ -1,15 +1,20 @@
 package store
 
-import "fmt"
+import (
+	"fmt"
 
-// Executors: who starts a run (docs/ARCHITECTURE.md "Executors").
-const (
-	ExecutorLocal = "local" // a child process of the queue process
-	ExecutorSlurm = "slurm" // one Slurm job
+	"outcore/experiments/grid"
 )
 
-// Executors lists the executor names a run may have.
-var Executors = []string{ExecutorLocal, ExecutorSlurm}
+// Executors: who starts a run (docs/ARCHITECTURE.md "Executors"; the
+// names are the grid language's, grid.ExecutorLocal and ExecutorSlurm).
+const (
+	ExecutorLocal = grid.ExecutorLocal
+	ExecutorSlurm = grid.ExecutorSlurm
+)
+
+// Executors lists the executor names a run may have (grid.Executors).
+var Executors = grid.Executors
 
 // SetJob records a running run's Slurm job: its id, the node(s) it runs
 // on (empty while pending) and the state Slurm last reported.

@@ -1,12 +1,10 @@
 package grid
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
 	"outcore/engine/vocab"
-	"outcore/store"
 )
 
 func init() {
@@ -89,17 +87,5 @@ func TestOptionAxisPlan(t *testing.T) {
 		if !strings.Contains(strings.Join(msgs, "; "), c.want) {
 			t.Errorf("%s: problems %q; want one saying %q", c.grid, msgs, c.want)
 		}
-	}
-}
-
-// TestNamedAxesAgree: the store tells a grid's named axes from its path
-// axes by the same names as the grid.
-func TestNamedAxesAgree(t *testing.T) {
-	want := append([]string{"batch"}, AxisNames...)
-	got := append([]string(nil), store.NamedAxes...)
-	slices.Sort(want)
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Errorf("store.NamedAxes %v, grid axes %v", got, want)
 	}
 }

@@ -11,8 +11,17 @@ import (
 	"strings"
 
 	"outcore/internal/units"
-	"outcore/store"
 )
+
+// Executors: who starts a run (docs/ARCHITECTURE.md "Executors"), the
+// values of a grid's "executor" key and of a stored run's.
+const (
+	ExecutorLocal = "local" // a child process of the queue process
+	ExecutorSlurm = "slurm" // one Slurm job
+)
+
+// Executors lists the executor names a run may have.
+var Executors = []string{ExecutorLocal, ExecutorSlurm}
 
 // Bounds of the Slurm settings of a grid and of the queue.
 const (
@@ -33,12 +42,12 @@ type SlurmGrid struct {
 
 // ValidExecutor checks an executor name.
 func ValidExecutor(name string) error {
-	for _, e := range store.Executors {
+	for _, e := range Executors {
 		if name == e {
 			return nil
 		}
 	}
-	return fmt.Errorf("unknown executor %q (executors: %s)", name, strings.Join(store.Executors, ", "))
+	return fmt.Errorf("unknown executor %q (executors: %s)", name, strings.Join(Executors, ", "))
 }
 
 // parseExecutorKey parses a grid's "executor" or "slurm" key.
