@@ -9,7 +9,6 @@ package train
 import (
 	"sync"
 
-	"outcore/engine/metrics"
 	"outcore/engine/vocab"
 )
 
@@ -67,11 +66,3 @@ func LookupVariant(name string) (Variant, bool) {
 
 // Names lists the registered variants' names, sorted.
 func Names() []string { return vocab.Names() }
-
-// StageParent is the stage the variant named system times stage inside
-// ("" for a top-level stage), from its NestedStages and
-// metrics.NestedStages; an unknown variant has only the latter.
-func StageParent(system, stage string) string {
-	v, _ := vocab.LookupVariant(system)
-	return metrics.StageParent(stage, v.NestedStages)
-}

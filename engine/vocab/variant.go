@@ -90,6 +90,27 @@ func (s DatasetShape) IndptrBytes() int64 { return 8 * (s.Nodes + 1) }
 // IndicesBytes is the size of the CSC indices array (indices.bin).
 func (s DatasetShape) IndicesBytes() int64 { return 8 * s.Edges }
 
+// MaxInputBound is the most input nodes a training batch can have: the
+// seeds times 1 + f1 + f1·f2 + … (all fanouts positive), or every node.
+func MaxInputBound(shape DatasetShape, cfg Config) int64 {
+	b := int64(cfg.Batch)
+	if b <= 0 || b > shape.Train {
+		b = shape.Train
+	}
+	total, level := b, b
+	for _, f := range cfg.Fanout {
+		if f < 0 {
+			return shape.Nodes
+		}
+		level *= int64(f)
+		total += level
+		if total >= shape.Nodes {
+			return shape.Nodes
+		}
+	}
+	return total
+}
+
 // Variant describes one registered training system.
 type Variant struct {
 	// Name is the value of Config.System ("ginex").

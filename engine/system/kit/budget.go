@@ -107,27 +107,6 @@ func ApplyGoMemoryLimit(budget, device, offHeap, keepCached, heapNeed int64) int
 	return limit
 }
 
-// MaxInputBound is the most input nodes a training batch can have: the
-// seeds times 1 + f1 + f1·f2 + … (all fanouts positive), or every node.
-func MaxInputBound(shape train.DatasetShape, cfg train.Config) int64 {
-	b := int64(cfg.Batch)
-	if b <= 0 || b > shape.Train {
-		b = shape.Train
-	}
-	total, level := b, b
-	for _, f := range cfg.Fanout {
-		if f < 0 {
-			return shape.Nodes
-		}
-		level *= int64(f)
-		total += level
-		if total >= shape.Nodes {
-			return shape.Nodes
-		}
-	}
-	return total
-}
-
 // RuntimeFloor is train.RuntimeFloor, the lower bound of what an `outcore
 // train` process holds before it loads any data (one constant, one place).
 const RuntimeFloor = train.RuntimeFloor

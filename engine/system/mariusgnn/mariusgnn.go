@@ -15,6 +15,7 @@ import (
 	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 // DefaultPartitions is p when option partitions is not given.
@@ -117,7 +118,7 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	// The batch input: at most the resident nodes or the fanouts' bound;
 	// pages are touched only as far as a batch needs.
-	xRows := min(int64(s.pb.Slots())*s.l.PartSize, kit.MaxInputBound(in.Shape, env.Config))
+	xRows := min(int64(s.pb.Slots())*s.l.PartSize, vocab.MaxInputBound(in.Shape, env.Config))
 	if xd, err := s.xMem.Float32s(int(xRows) * s.dim); err == nil {
 		s.x.Data = xd[:0]
 	}

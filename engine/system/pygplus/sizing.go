@@ -10,6 +10,7 @@ package pygplus
 
 import (
 	"outcore/engine/system/kit"
+	"outcore/engine/vocab"
 )
 
 // plan is PyG+'s memory plan.
@@ -25,7 +26,7 @@ type plan struct {
 // size computes PyG+'s plan.
 func size(s kit.Sizing[options]) plan {
 	budget, ws, shape, cfg, opt := s.Budget, s.WS, s.Shape, s.Cfg, s.Opt
-	p := plan{xRows: min(shape.Nodes, kit.MaxInputBound(shape, cfg)), inputs: 1}
+	p := plan{xRows: min(shape.Nodes, vocab.MaxInputBound(shape, cfg)), inputs: 1}
 	if opt.overlap {
 		p.inputs = 2
 	}
