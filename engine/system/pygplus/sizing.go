@@ -41,3 +41,11 @@ func feasible(s kit.Sizing[options]) bool {
 }
 
 var minMemory = kit.MinMemoryOf(parseOptions, feasible)
+
+// memory is the plan as the shared preparation applies it (kit.Plan):
+// nothing held outside the budget but the model step, nothing cut, and the
+// Go heap left to the budget (PyG+ plans no heap: the page cache is its
+// cache).
+func (p plan) memory() kit.Plan {
+	return kit.Plan{Fits: p.feasible, Heap: &kit.GoHeap{}}
+}
