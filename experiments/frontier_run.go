@@ -120,12 +120,12 @@ func (m *Manager) frontierCells(ctx context.Context, expID int64) ([]cellState, 
 	if err != nil {
 		return nil, nil, err
 	}
-	groups := map[grid.FrontierKey][]store.Run{}
-	var keys []grid.FrontierKey
+	groups := map[store.FrontierKey][]store.Run{}
+	var keys []store.FrontierKey
 	maxSeq := 0
 	for _, r := range runs {
 		maxSeq = max(maxSeq, r.Seq)
-		k := grid.FrontierKeyOf(r)
+		k := store.FrontierKeyOf(r)
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}

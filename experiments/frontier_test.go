@@ -88,12 +88,12 @@ func TestFrontierLines(t *testing.T) {
 	run := func(seq int, sys string, limit int64, status string, epochs int) store.Run {
 		return store.Run{Seq: seq, System: sys, MemLimitBytes: limit * MiB, Status: status, EpochsDone: epochs}
 	}
-	lines := grid.FrontierLines([]store.Run{
+	lines := store.FrontierLines([]store.Run{
 		run(0, "a", 100, store.StatusDone, 1), run(1, "b", 100, store.StatusDone, 1),
 		run(2, "a", 10, store.StatusOOM, 0), run(3, "b", 10, store.StatusDone, 1),
 		run(4, "a", 55, store.StatusDone, 1), run(5, "a", 32, store.StatusOOM, 0), run(6, "a", 43, store.StatusQueued, 0),
 	})
-	want := []grid.FrontierLine{{System: "a", Frontier: 55 * MiB, FailBelow: 32 * MiB, Probes: 4, Searching: true}, {System: "b", Frontier: 10 * MiB, Probes: 2}}
+	want := []store.FrontierLine{{System: "a", Frontier: 55 * MiB, FailBelow: 32 * MiB, Probes: 4, Searching: true}, {System: "b", Frontier: 10 * MiB, Probes: 2}}
 	if len(lines) != 2 || lines[0] != want[0] || lines[1] != want[1] {
 		t.Errorf("lines %+v, want %+v", lines, want)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"outcore/engine/metrics"
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 	"outcore/experiments/slurm"
 	"outcore/experiments/supervise"
 	"outcore/internal/osutil"
@@ -58,20 +59,20 @@ func TestMain(m *testing.M) {
 	// measurement off unless they test it (devprofile.ProbeEnv).
 	os.Setenv(devprofile.ProbeEnv, "off")
 	for _, name := range fakeSystems {
-		train.RegisterVariant(train.Variant{Name: name, Options: fakeOptions,
+		train.RegisterVariant(train.Variant{Variant: vocab.Variant{Name: name, Options: fakeOptions},
 			New: func(train.Config) (train.System, error) { return nil, fmt.Errorf("fake system") }})
 	}
 	// a variant with a floor of its own (train.Variant.MinMemory)
-	train.RegisterVariant(train.Variant{Name: "fake-floor", MinMemory: func(train.DatasetShape, train.Config) int64 { return 300 << 20 },
+	train.RegisterVariant(train.Variant{Variant: vocab.Variant{Name: "fake-floor", MinMemory: func(train.DatasetShape, train.Config) int64 { return 300 << 20 }},
 		New: func(train.Config) (train.System, error) { return nil, fmt.Errorf("fake system") }})
 	// a floor that only holds once the first mini-batch was sampled from
 	// the dataset (train.ProbeShape): 20 MiB plus a byte per input node
-	train.RegisterVariant(train.Variant{Name: "fake-probe", MinMemory: func(s train.DatasetShape, _ train.Config) int64 {
+	train.RegisterVariant(train.Variant{Variant: vocab.Variant{Name: "fake-probe", MinMemory: func(s train.DatasetShape, _ train.Config) int64 {
 		if s.FirstBatchInputs == 0 {
 			return 0
 		}
 		return 20<<20 + s.FirstBatchInputs
-	}, New: func(train.Config) (train.System, error) { return nil, fmt.Errorf("fake system") }})
+	}}, New: func(train.Config) (train.System, error) { return nil, fmt.Errorf("fake system") }})
 	if dir := os.Getenv(envServer); dir != "" {
 		os.Exit(fakeServer(dir))
 	}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 // Chart is one comparison view: the data behind an ECharts chart in the
@@ -155,9 +155,9 @@ var markers = []string{"circle", "triangle", "rect", "diamond", "cross", "plus",
 
 // VariantOrder fixes each variant's colour and marker across every chart
 // and figure: the registered variants in their display order
-// (train.Variant.Order, the papers' order, the reference last).
+// (vocab.Variant.Order, the papers' order, the reference last).
 func VariantOrder() []string {
-	vs := train.Variants()
+	vs := vocab.Variants()
 	names := make([]string, len(vs))
 	for i, v := range vs {
 		names[i] = v.Name

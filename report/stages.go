@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"outcore/engine/metrics"
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 	"outcore/store"
 )
 
@@ -15,7 +15,7 @@ import (
 // them; the stage breakdown proper (stages, run-stages: wall_stages.go) is
 // the wall-clock one. A stage-time view stacks only disjoint stages. A stage timed inside another (forward and
 // backward inside train, metrics.NestedStages, and a variant's own
-// train.Variant.NestedStages) is drawn as a share of its parent, in the
+// vocab.Variant.NestedStages) is drawn as a share of its parent, in the
 // parent's place: the parent's layer is split into its nested stages and
 // the rest of it. A bar's height is therefore the sum of the top-level
 // stages, and a mark on each bar shows the epoch time beside which to read
@@ -90,7 +90,7 @@ func newStageTree(systems []string, found map[string]bool) *stageTree {
 		t.parent[sys] = map[string]string{}
 		t.children[sys] = map[string][]string{}
 		for _, n := range names {
-			if p := train.StageParent(sys, n); p != "" && p != n {
+			if p := metrics.StageParent(n, nestedOf(sys)); p != "" && p != n {
 				t.parent[sys][n] = p
 				t.children[sys][p] = append(t.children[sys][p], n)
 			}
@@ -374,4 +374,11 @@ func StackedTotals(ch Chart) (totals, marks map[int]float64) {
 		}
 	}
 	return totals, marks
+}
+
+// nestedOf is the stages the variant named sys times inside others
+// (vocab.Variant.NestedStages; none for an unknown one).
+func nestedOf(sys string) map[string]string {
+	v, _ := vocab.LookupVariant(sys)
+	return v.NestedStages
 }

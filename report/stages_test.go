@@ -8,7 +8,7 @@ import (
 
 	"outcore/engine/metrics"
 	"outcore/engine/system/systest"
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 	"outcore/store"
 )
 
@@ -16,8 +16,7 @@ import (
 const nestedVariant = "report-test-nested"
 
 func init() {
-	train.RegisterVariant(train.Variant{Name: nestedVariant, Order: 900,
-		New:          func(train.Config) (train.System, error) { return nil, nil },
+	vocab.RegisterVariant(vocab.Variant{Name: nestedVariant, Order: 900,
 		NestedStages: map[string]string{"extract_s": "stall_s"}})
 }
 

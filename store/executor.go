@@ -1,13 +1,17 @@
 package store
 
-import "fmt"
+import (
+	"fmt"
+
+	"outcore/engine/vocab"
+)
 
 // ExecutorLocal is the executor of a run started as a child process of
 // the queue process, and of an old run without one; every other executor
 // is registered by its own package (experiments/executors), its name and
 // its job's facts stored as opaque text (docs/ARCHITECTURE.md
 // "Executors").
-const ExecutorLocal = "local"
+const ExecutorLocal = vocab.ExecutorLocal
 
 // SetJob records a running run's job: its id, the node(s) it runs on
 // (empty while pending) and the state its executor last reported, as

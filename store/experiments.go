@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"outcore/engine/vocab"
 )
 
 // Experiment is one grid of runs, with its runs' progress.
@@ -38,22 +40,9 @@ type Experiment struct {
 	Refused []RefusedCell
 }
 
-// RefusedCell is a grid cell skipped at creation: it could not start
-// (its memory limit is below the variant's floor on its dataset).
-type RefusedCell struct {
-	Seq           int    `json:"seq"`
-	System        string `json:"system"`
-	Dataset       string `json:"dataset"`
-	Model         string `json:"model,omitempty"`
-	MemLimit      string `json:"mem_limit"` // the grid's value ("64MiB", "25%")
-	MemLimitBytes int64  `json:"mem_limit_bytes"`
-	NeedBytes     int64  `json:"need_bytes"`
-	FeatureDim    int    `json:"feature_dim,omitempty"`
-	BatchSize     int    `json:"batch_size,omitempty"`
-	Fanout        string `json:"fanout,omitempty"`
-	Repeat        int    `json:"repeat"`
-	Reason        string `json:"reason"`
-}
+// RefusedCell is a grid cell skipped at creation (vocab.RefusedCell, the
+// grid language's; the experiment keeps its list).
+type RefusedCell = vocab.RefusedCell
 
 // InsertExperiment inserts e and sets e.ID and e.CreatedAt.
 func (t *Tx) InsertExperiment(e *Experiment) error {

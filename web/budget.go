@@ -11,7 +11,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 	"outcore/experiments/grid"
 	"outcore/internal/units"
 	"outcore/store"
@@ -33,10 +33,10 @@ var limitShares = []int{10, 25, 50, 75, 100, 150, 200, 300, 400}
 // formConfig is the engine configuration the form's cells start from: the
 // engine's defaults (one set for the form, grid files and the API), the
 // form's first batch size and fanout, and the data directory, so that the
-// floor is the one the submit checks (train.MinMemoryFor probes the first
+// floor is the one the submit checks (vocab.MinMemoryFor probes the first
 // batch where the dataset exists).
-func formConfig(in FormInput, meta dataset.Meta, dataDir string) train.Config {
-	cfg := train.DefaultConfig()
+func formConfig(in FormInput, meta dataset.Meta, dataDir string) vocab.Config {
+	cfg := vocab.DefaultConfig()
 	cfg.Dataset, cfg.DataDir = meta.Name, dataDir
 	if in.Model != "" {
 		cfg.Model = in.Model
@@ -54,7 +54,7 @@ func formConfig(in FormInput, meta dataset.Meta, dataDir string) train.Config {
 
 // defaultLimits are the form's first memory limits on a dataset: the
 // example's (ExampleLimits) from the floors of the chosen variants
-// (train.MinMemoryFor at the form's model, batch and fanout): shares of
+// (vocab.MinMemoryFor at the form's model, batch and fanout): shares of
 // the features from the lowest floor with headroom up to one every chosen
 // variant starts in, so the grid goes out of core where the floors allow
 // it; doubling sizes on a dataset whose features are below the floors.
@@ -63,7 +63,7 @@ func defaultLimits(in FormInput, meta dataset.Meta, dataDir string) string {
 	var floors []int64
 	for _, v := range in.Variants {
 		cfg.System = v
-		floors = append(floors, train.MinMemoryFor(cfg, meta))
+		floors = append(floors, vocab.MinMemoryFor(cfg, meta))
 	}
 	return strings.Join(ExampleLimits(meta, floors), ", ")
 }
@@ -94,7 +94,7 @@ type pastCell struct {
 // cellOf is the pastCell of a grid cell.
 // A cell's empty fields are the engine's defaults, as its run has them.
 func cellOf(c grid.Cell, maxNodes int) pastCell {
-	def := train.DefaultConfig()
+	def := vocab.DefaultConfig()
 	pc := pastCell{model: c.Model, fanout: grid.FormatFanout(c.Fanout), compute: c.Compute, batch: c.BatchSize, maxNodes: maxNodes}
 	if pc.compute == "" {
 		pc.compute = "cpu"
@@ -468,14 +468,14 @@ const ExampleBatch = 1024
 // slice on each call: callers may keep it).
 func ExampleFanout() []int { return []int{10, 5} }
 
-// withHeadroom is floor raised by a quarter: a floor (train.MinMemoryFor)
+// withHeadroom is floor raised by a quarter: a floor (vocab.MinMemoryFor)
 // is a lower bound, and a variant's profiled plan may need a little more,
 // so a limit just at it can be refused at start or run out of memory. The
 // example's and the small-scale studies' limits start from it.
 func withHeadroom(floor int64) int64 { return floor + floor/4 }
 
 // ExampleLimits are the memory limits of the example experiment on a
-// dataset, given the floors of its variants (train.MinMemoryFor): the
+// dataset, given the floors of its variants (vocab.MinMemoryFor): the
 // three smallest shares of the features (limitShares) at or above the
 // lowest floor with a quarter of headroom (a floor is a lower bound: a
 // limit just above it may still run out of memory, and the example's

@@ -5,8 +5,7 @@ import (
 	"strings"
 
 	"outcore/engine/dataset"
-	"outcore/engine/system/kit"
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 	"outcore/experiments/grid"
 	"outcore/internal/units"
 	"outcore/store"
@@ -37,7 +36,7 @@ const priorRunOverheadSec = 15
 // rows a batch can gather (seeds × (1 + f1 + f1·f2 …), at most every node)
 // at priorGatherBytesPerSec.
 func priorEpochSeconds(meta dataset.Meta, batch int, fanout []int) float64 {
-	def := train.DefaultConfig()
+	def := vocab.DefaultConfig()
 	if batch <= 0 {
 		batch = def.Batch
 	}
@@ -50,9 +49,9 @@ func priorEpochSeconds(meta dataset.Meta, batch int, fanout []int) float64 {
 	}
 	cfg := def
 	cfg.Batch, cfg.Fanout = batch, fanout
-	shape := train.ShapeOf(meta)
+	shape := vocab.ShapeOf(meta)
 	shape.Train = trainN
-	inputs := kit.MaxInputBound(shape, cfg) // batch > 0 here
+	inputs := vocab.MaxInputBound(shape, cfg) // batch > 0 here
 	batches := (trainN + int64(batch) - 1) / int64(batch)
 	return float64(batches) * float64(inputs) * float64(meta.FeatureDim*4) / priorGatherBytesPerSec
 }
@@ -75,7 +74,7 @@ func gridEstimate(g *grid.Grid, meta dataset.Meta, past pastRuns, refused []stor
 	for _, r := range refused {
 		skip[r.Seq] = true
 	}
-	epochs := train.DefaultConfig().Epochs
+	epochs := vocab.DefaultConfig().Epochs
 	maxNodes := 0
 	if cfg, err := g.CellConfig(grid.Cell{}); err == nil {
 		if cfg.Epochs > 0 {
@@ -96,7 +95,7 @@ func gridEstimate(g *grid.Grid, meta dataset.Meta, past pastRuns, refused []stor
 		}
 		system := c.System
 		if system == "" {
-			system = train.DefaultConfig().System
+			system = vocab.DefaultConfig().System
 		}
 		if sec, fixed, n := past.sameCell(system, limit, cellOf(c, maxNodes)); n > 0 {
 			t := sec*float64(epochs) + fixed

@@ -18,7 +18,7 @@ import (
 
 	"outcore/engine/accel"
 	"outcore/engine/dataset"
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 	"outcore/experiments/grid"
 	"outcore/internal/units"
 	"outcore/internal/version"
@@ -197,7 +197,7 @@ func presetMeta(name string) (dataset.Meta, bool) {
 // (defaultLimits), the cells below a floor skipped as the example's are,
 // two repeats.
 func defaultForm(entries []dataset.Entry, dataDir string) FormInput {
-	def := train.DefaultConfig()
+	def := vocab.DefaultConfig()
 	in := FormInput{DatasetMode: "existing", Preset: "tiny", Model: def.Model, Variants: defaultVariants(),
 		MemLimits: "25%, 50%, 100%", Batches: strconv.Itoa(ExampleBatch), Fanouts: grid.FormatFanout(ExampleFanout()),
 		Epochs: "3", Repeats: "2", SkipInfeasible: true}

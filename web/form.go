@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"outcore/engine/dataset"
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 	"outcore/experiments/grid"
 	"outcore/report"
 	"outcore/web/views"
@@ -19,9 +19,9 @@ import (
 func Variants() []string { return report.VariantOrder() }
 
 // variantNote describes a registered variant in one line: its paper and
-// what it does (train.Variant).
+// what it does (vocab.Variant).
 func variantNote(name string) string {
-	v, ok := train.LookupVariant(name)
+	v, ok := vocab.LookupVariant(name)
 	if !ok {
 		return ""
 	}
@@ -38,8 +38,8 @@ func variantNote(name string) string {
 // example's batch and fanout, so the form's first grid goes out of core.
 func defaultVariants() []string {
 	var papers []string
-	for _, v := range train.Variants() {
-		if v.Paper != "" && v.Name != train.ReferenceName {
+	for _, v := range vocab.Variants() {
+		if v.Paper != "" && v.Name != vocab.ReferenceName {
 			papers = append(papers, v.Name)
 		}
 	}
@@ -91,7 +91,7 @@ func optionAxisOffers(in FormInput) []views.OptionAxis {
 	var out []views.OptionAxis
 	at := map[string]int{}
 	for _, name := range Variants() {
-		v, ok := train.LookupVariant(name)
+		v, ok := vocab.LookupVariant(name)
 		if !ok {
 			continue
 		}

@@ -392,7 +392,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // limit that finished an epoch and the largest below it that did not.
 func frontierFacts(runs []store.Run) []views.KV {
 	var out []views.KV
-	for _, l := range grid.FrontierLines(runs) {
+	for _, l := range store.FrontierLines(runs) {
 		v := "none yet"
 		if l.Frontier > 0 {
 			v = report.MemLabel(l.Frontier)

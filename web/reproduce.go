@@ -10,7 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"outcore/engine/dataset"
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 	"outcore/experiments/grid"
 	"outcore/experiments/studies"
 	"outcore/internal/units"
@@ -107,12 +107,12 @@ func (h *ReproduceHandler) Start(c *fiber.Ctx) error {
 }
 
 // smallScale is s at small scale on meta's dataset: its limits raised to
-// the least share every variant of s starts in there (train.MinMemoryFor
+// the least share every variant of s starts in there (vocab.MinMemoryFor
 // with the small-scale model and the data directory, the check the queue
 // makes, plus a quarter of headroom).
 func smallScale(s studies.Study, meta dataset.Meta, dataDir string) (studies.Study, bool) {
 	base := studies.SmallScaleBase()
-	cfg := train.DefaultConfig()
+	cfg := vocab.DefaultConfig()
 	cfg.Dataset, cfg.DataDir = meta.Name, dataDir
 	cfg.Model, cfg.Layers, cfg.Batch, cfg.Hidden = base["model"].(string), base["layers"].(int), base["batch"].(int), base["hidden"].(int)
 	cfg.Fanout = base["fanout"].([]int)
@@ -121,7 +121,7 @@ func smallScale(s studies.Study, meta dataset.Meta, dataDir string) (studies.Stu
 		if e, err := grid.ParseSystemEntry(entry); err == nil {
 			c.System, c.Options = e.Variant, e.Options
 		}
-		return withHeadroom(train.MinMemoryFor(c, meta))
+		return withHeadroom(vocab.MinMemoryFor(c, meta))
 	})
 }
 

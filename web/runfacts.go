@@ -7,8 +7,8 @@ import (
 	"regexp"
 	"strings"
 
-	"outcore/engine/devprofile"
 	"outcore/engine/metrics"
+	"outcore/engine/vocab"
 	"outcore/internal/units"
 	"outcore/report"
 	"outcore/store"
@@ -164,12 +164,12 @@ func ioFloorFact(r store.Run, logs []store.Event) string {
 		switch m := ev.Msg; {
 		case strings.HasPrefix(m, "I/O floor against "):
 			against = strings.TrimPrefix(m, "I/O floor against ")
-		case strings.HasPrefix(m, devprofile.NoFloorYet):
+		case strings.HasPrefix(m, vocab.NoFloorYet):
 			missing = "not yet: this host's storage was not measured when the run started; the floor is filled in from the reads its epochs kept once it is"
 		case strings.HasPrefix(m, "no I/O floor"):
 			missing = "none: " + strings.TrimPrefix(strings.TrimPrefix(m, "no I/O floor: "), "no I/O floor yet: ")
-		case strings.HasPrefix(m, devprofile.FloorFilledIn):
-			filled = "filled in after the run (it started before this host's storage was measured): " + strings.TrimPrefix(m, devprofile.FloorFilledIn+" ")
+		case strings.HasPrefix(m, vocab.FloorFilledIn):
+			filled = "filled in after the run (it started before this host's storage was measured): " + strings.TrimPrefix(m, vocab.FloorFilledIn+" ")
 		case strings.HasPrefix(m, "measured this host's storage"):
 			waited = " (measured before this run started)"
 		case strings.HasPrefix(m, "waited "):

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"outcore/engine/metrics"
+	"outcore/engine/vocab"
 	"outcore/internal/osutil"
 )
 
@@ -44,9 +45,10 @@ func ProbeOff() bool { return strings.EqualFold(os.Getenv(ProbeEnv), "off") }
 // The log lines the run page reads (web's ioFloorFact): a run that started
 // before its storage was measured, and the event of a floor filled in
 // afterwards (experiments.FillIOFloors).
+// (vocab's: the run page reads them without the runtime).
 const (
-	NoFloorYet    = "no I/O floor yet:"
-	FloorFilledIn = "I/O floor filled in for"
+	NoFloorYet    = vocab.NoFloorYet
+	FloorFilledIn = vocab.FloorFilledIn
 )
 
 // Dir is the device-profile folder of a data directory.

@@ -7,31 +7,25 @@ import (
 	"os"
 
 	"outcore/engine/metrics"
+	"outcore/engine/vocab"
 )
 
-// Backend names an I/O backend.
-type Backend string
+// Backend names an I/O backend (its names are the configuration's
+// vocabulary, engine/vocab).
+type Backend = vocab.Backend
 
 // The backends. BackendAuto (the empty string) lets OpenFile choose: uring
 // when io_uring is available, else pread.
 const (
-	BackendAuto  Backend = ""
-	BackendUring Backend = "uring"
-	BackendPread Backend = "pread"
-	BackendMmap  Backend = "mmap"
+	BackendAuto  = vocab.BackendAuto
+	BackendUring = vocab.BackendUring
+	BackendPread = vocab.BackendPread
+	BackendMmap  = vocab.BackendMmap
 )
 
 // ParseBackend turns a command-line word into a Backend; "" and "auto" mean
-// BackendAuto.
-func ParseBackend(s string) (Backend, error) {
-	switch s {
-	case "", "auto":
-		return BackendAuto, nil
-	case string(BackendUring), string(BackendPread), string(BackendMmap):
-		return Backend(s), nil
-	}
-	return "", fmt.Errorf("%w: unknown I/O backend %q (want uring, pread, mmap or auto)", ErrInvalid, s)
-}
+// BackendAuto (vocab.ParseBackend; its error wraps ErrInvalid).
+func ParseBackend(s string) (Backend, error) { return vocab.ParseBackend(s) }
 
 // Defaults used where an Options field is zero.
 const (
@@ -44,8 +38,9 @@ const (
 var (
 	// ErrOutOfRange: a row id or byte range lies (partly) outside the file.
 	ErrOutOfRange = errors.New("out of range")
-	// ErrInvalid: a malformed argument (bad option, short destination, ...).
-	ErrInvalid = errors.New("invalid argument")
+	// ErrInvalid: a malformed argument (bad option, short destination,
+	// ...); the one sentinel of engine/vocab, whose backend names share it.
+	ErrInvalid = vocab.ErrInvalid
 	// ErrDirectIOUnsupported: the file system refuses O_DIRECT (e.g. some
 	// tmpfs); set Options.AllowBuffered to fall back to buffered reads.
 	ErrDirectIOUnsupported = errors.New("O_DIRECT not supported on this file system")

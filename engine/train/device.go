@@ -6,13 +6,6 @@ import (
 	"outcore/engine/cuda"
 )
 
-// Trainer devices (Config.Device).
-const (
-	DeviceCPU  = "cpu"
-	DeviceCUDA = "cuda"
-	DeviceAuto = "auto"
-)
-
 // UseDevice moves the trainer to the device named by Config.Device before
 // its first step. "cuda" fails with the reason when no usable GPU is found
 // (every model kind has a GPU implementation); "auto" falls back to

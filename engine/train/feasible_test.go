@@ -6,14 +6,15 @@ import (
 	"testing"
 
 	"outcore/engine/dataset"
+	"outcore/engine/vocab"
 )
 
 // TestCheckFeasible: a budget below the variant's floor (or the runtime's)
 // is an InfeasibleError naming both; at the floor, without a budget, and
 // for a variant without a floor of its own only the runtime's applies.
 func TestCheckFeasible(t *testing.T) {
-	RegisterVariant(Variant{Name: "test-floor", New: func(Config) (System, error) { return nil, nil },
-		MinMemory: func(s DatasetShape, _ Config) int64 { return 20<<20 + 1000*s.Nodes }})
+	RegisterVariant(Variant{New: func(Config) (System, error) { return nil, nil }, Variant: vocab.Variant{Name: "test-floor",
+		MinMemory: func(s DatasetShape, _ Config) int64 { return 20<<20 + 1000*s.Nodes }}})
 	meta := dataset.Meta{Name: "d", Nodes: 1000, FeatureDim: 8}
 	need := int64(20<<20 + 1_000_000)
 	cfg := Config{System: "test-floor", Dataset: "d", DataDir: t.TempDir(), MemLimitBytes: need - 1}

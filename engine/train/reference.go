@@ -15,13 +15,15 @@ import (
 	"time"
 
 	"outcore/engine/storage"
+	"outcore/engine/vocab"
 )
 
-// ReferenceName is the registered name of the reference pipeline.
-const ReferenceName = "reference"
+// ReferenceName is the registered name of the reference pipeline
+// (vocab.ReferenceName).
+const ReferenceName = vocab.ReferenceName
 
 func init() {
-	RegisterVariant(Variant{
+	RegisterVariant(Variant{New: func(cfg Config) (System, error) { return &reference{cfg: cfg}, nil }, Variant: vocab.Variant{
 		Name:    ReferenceName,
 		Summary: "the plain sequential sample → gather → train loop, no cache, no overlap",
 		Options: []Option{{
@@ -29,10 +31,9 @@ func init() {
 			Default: "memory, or storage when the indices exceed a quarter of the memory budget",
 			Help:    "where the graph's indices live while sampling: loaded whole, memory-mapped, or read through the run's storage backend",
 		}},
-		New:     func(cfg Config) (System, error) { return &reference{cfg: cfg}, nil },
 		Order:   100,
 		InOrder: map[string]string{},
-	})
+	}})
 }
 
 type reference struct {

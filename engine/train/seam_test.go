@@ -15,6 +15,7 @@ import (
 	"outcore/engine/nn"
 	"outcore/engine/sample"
 	"outcore/engine/storage"
+	"outcore/engine/vocab"
 )
 
 // pipelined is a test variant built only on the seam: two sampling+gathering
@@ -150,7 +151,7 @@ var (
 )
 
 func init() {
-	RegisterVariant(Variant{Name: "test-pipelined", Options: testOptions, New: func(cfg Config) (System, error) {
+	RegisterVariant(Variant{Variant: vocab.Variant{Name: "test-pipelined", Options: testOptions}, New: func(cfg Config) (System, error) {
 		p := &pipelined{cfg: cfg, failAt: -1}
 		testSysMu.Lock()
 		testSys[cfg.Dataset+"/"+cfg.Options["tag"]] = p
@@ -209,7 +210,7 @@ func TestRunFailureAndCancel(t *testing.T) {
 	cfg.System = "test-pipelined"
 	cfg.Options = map[string]string{"tag": "fail"}
 	// Fail in epoch 1: summary failed, with the error, after one epoch record.
-	RegisterVariant(Variant{Name: "test-fail", Options: testOptions, New: func(c Config) (System, error) {
+	RegisterVariant(Variant{Variant: vocab.Variant{Name: "test-fail", Options: testOptions}, New: func(c Config) (System, error) {
 		return &pipelined{cfg: c, failAt: 1}, nil
 	}})
 	cfg.System = "test-fail"
@@ -225,7 +226,7 @@ func TestRunFailureAndCancel(t *testing.T) {
 	// Cancel during epoch 1: summary cancelled.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	RegisterVariant(Variant{Name: "test-cancel", Options: testOptions, New: func(c Config) (System, error) {
+	RegisterVariant(Variant{Variant: vocab.Variant{Name: "test-cancel", Options: testOptions}, New: func(c Config) (System, error) {
 		return &pipelined{cfg: c, failAt: -1, cancel: cancel}, nil
 	}})
 	cfg.System = "test-cancel"

@@ -2,6 +2,7 @@ package train
 
 import (
 	"errors"
+	"outcore/engine/vocab"
 	"strings"
 	"testing"
 )
@@ -22,12 +23,12 @@ func TestVariantRegistry(t *testing.T) {
 		t.Fatalf("Names %v, Variants %d", Names(), len(vs))
 	}
 	for _, bad := range []Variant{
-		{Name: "", New: v.New},
-		{Name: ReferenceName, New: v.New}, // duplicate
-		{Name: "x-nil-factory"},
-		{Name: "x-dup-opt", New: v.New, Options: []Option{{Key: "a", Type: OptInt}, {Key: "a", Type: OptInt}}},
-		{Name: "x-bad-type", New: v.New, Options: []Option{{Key: "a", Type: "number"}}},
-		{Name: "x-empty-enum", New: v.New, Options: []Option{{Key: "a", Type: OptEnum}}},
+		{Variant: vocab.Variant{Name: ""}, New: v.New},
+		{Variant: vocab.Variant{Name: ReferenceName}, New: v.New}, // duplicate
+		{Variant: vocab.Variant{Name: "x-nil-factory"}},
+		{Variant: vocab.Variant{Name: "x-dup-opt", Options: []Option{{Key: "a", Type: OptInt}, {Key: "a", Type: OptInt}}}, New: v.New},
+		{Variant: vocab.Variant{Name: "x-bad-type", Options: []Option{{Key: "a", Type: "number"}}}, New: v.New},
+		{Variant: vocab.Variant{Name: "x-empty-enum", Options: []Option{{Key: "a", Type: OptEnum}}}, New: v.New},
 	} {
 		func() {
 			defer func() {
@@ -61,32 +62,6 @@ func TestValidateOptions(t *testing.T) {
 			t.Errorf("%v: %v", c.opts, err)
 		case c.want != "" && (!errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%v: error %v, want one containing %q", c.opts, err, c.want)
-		}
-	}
-}
-
-func TestOptionCheck(t *testing.T) {
-	cases := []struct {
-		o    Option
-		val  string
-		fail bool
-	}{
-		{Option{Type: OptInt}, "12", false},
-		{Option{Type: OptInt}, "1.5", true},
-		{Option{Type: OptFloat}, "1.5", false},
-		{Option{Type: OptFloat}, "x", true},
-		{Option{Type: OptBool}, "true", false},
-		{Option{Type: OptBool}, "yes", true},
-		{Option{Type: OptBytes}, "64MiB", false},
-		{Option{Type: OptBytes}, "10%", false},
-		{Option{Type: OptBytes}, "64 parsecs", true},
-		{Option{Type: OptString}, "anything", false},
-		{Option{Type: OptEnum, Values: []string{"host", "device"}}, "device", false},
-		{Option{Type: OptEnum, Values: []string{"host", "device"}}, "gpu", true},
-	}
-	for _, c := range cases {
-		if err := c.o.check(c.val); (err != nil) != c.fail {
-			t.Errorf("%s %q: err %v", c.o.Type, c.val, err)
 		}
 	}
 }

@@ -5,16 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 
-	"outcore/store"
+	"outcore/experiments/grid"
 )
 
 // Local is the executor built into the queue: a child process of the
 // queue process in its memory cgroup (package experiments). It needs no
 // registration.
-const Local = store.ExecutorLocal
+const Local = grid.ExecutorLocal
 
 // Registration is how an executor makes itself known, once, from its
 // package's init: the one place an executor is added
@@ -56,6 +55,7 @@ func Register(r Registration) {
 		panic(fmt.Sprintf("executors: %q registered twice", r.Name))
 	}
 	regs[r.Name] = r
+	grid.RegisterExecutor(r.Name, r.CheckOptions)
 }
 
 // Lookup returns the registration of a name (none for the local executor).
@@ -79,21 +79,8 @@ func Registered() []Registration {
 }
 
 // Names lists the executors a run may name: the local one first, then the
-// registered ones by name.
-func Names() []string {
-	names := []string{Local}
-	for _, r := range Registered() {
-		names = append(names, r.Name)
-	}
-	return names
-}
+// registered ones by name (the grid language's list).
+func Names() []string { return grid.ExecutorNames() }
 
 // Valid checks an executor name.
-func Valid(name string) error {
-	for _, e := range Names() {
-		if name == e {
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown executor %q (executors: %s)", name, strings.Join(Names(), ", "))
-}
+func Valid(name string) error { return grid.ValidExecutor(name) }

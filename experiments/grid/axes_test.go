@@ -1,19 +1,16 @@
 package grid
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
-	"outcore/engine/train"
-	"outcore/store"
+	"outcore/engine/vocab"
 )
 
 func init() {
 	// a fake variant with an option, for the option axes
-	train.RegisterVariant(train.Variant{Name: "fakeopt",
-		Options: []train.Option{{Key: "window", Type: train.OptInt, Default: "8"}, {Key: "mode", Type: train.OptEnum, Values: []string{"a", "b"}, Default: "a"}},
-		New:     func(train.Config) (train.System, error) { return nil, nil }})
+	vocab.RegisterVariant(vocab.Variant{Name: "fakeopt",
+		Options: []vocab.Option{{Key: "window", Type: vocab.OptInt, Default: "8"}, {Key: "mode", Type: vocab.OptEnum, Values: []string{"a", "b"}, Default: "a"}}})
 }
 
 // TestConfigPathAxes: an axis over a run setting or a variant option
@@ -90,17 +87,5 @@ func TestOptionAxisPlan(t *testing.T) {
 		if !strings.Contains(strings.Join(msgs, "; "), c.want) {
 			t.Errorf("%s: problems %q; want one saying %q", c.grid, msgs, c.want)
 		}
-	}
-}
-
-// TestNamedAxesAgree: the store tells a grid's named axes from its path
-// axes by the same names as the grid.
-func TestNamedAxesAgree(t *testing.T) {
-	want := append([]string{"batch"}, AxisNames...)
-	got := append([]string(nil), store.NamedAxes...)
-	slices.Sort(want)
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Errorf("store.NamedAxes %v, grid axes %v", got, want)
 	}
 }

@@ -3,38 +3,28 @@ package grid
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"flag"
 	"strings"
 	"testing"
-
-	"outcore/experiments/executors"
 )
 
-// gridtest is an executor registered for the grid's tests: its options
+// gridtest is an executor registered for the grid's tests (as
+// experiments/executors.Register registers a real one): its options
 // block takes a "width" of at least 0 and nothing else.
 func init() {
-	executors.Register(executors.Registration{
-		Name: "gridtest",
-		CheckOptions: func(block json.RawMessage) error {
-			var o struct {
-				Width int `json:"width"`
-			}
-			dec := json.NewDecoder(bytes.NewReader(block))
-			dec.DisallowUnknownFields()
-			var ps ProblemList
-			if err := dec.Decode(&o); err != nil {
-				return ps.Add("gridtest", "gridtest: %v", err).Err()
-			}
-			if o.Width < 0 {
-				ps.Add("gridtest.width", "gridtest.width: %d is below 0", o.Width)
-			}
-			return ps.Err()
-		},
-		Flags: func(*flag.FlagSet) func() (any, error) { return func() (any, error) { return nil, nil } },
-		New: func(executors.Host, executors.Config) (executors.Executor, error) {
-			return nil, errors.New("not for running")
-		},
+	RegisterExecutor("gridtest", func(block json.RawMessage) error {
+		var o struct {
+			Width int `json:"width"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(block))
+		dec.DisallowUnknownFields()
+		var ps ProblemList
+		if err := dec.Decode(&o); err != nil {
+			return ps.Add("gridtest", "gridtest: %v", err).Err()
+		}
+		if o.Width < 0 {
+			ps.Add("gridtest.width", "gridtest.width: %d is below 0", o.Width)
+		}
+		return ps.Err()
 	})
 }
 

@@ -42,7 +42,7 @@ var AxisNames = []string{AxisRepeat, AxisSystem, AxisModel, AxisFeatureDim, Axis
 // the options block under that executor's name say where the runs run. "skip_infeasible": true queues the cells that can start and
 // records the others (a memory limit below the variant's floor) as
 // refused, each with its reason; without it such a cell refuses the grid. Every other top-level key besides "name" and "axes" is a field of the run
-// configuration (engine/train.Config: dataset, model, epochs, hidden, lr,
+// configuration (engine/vocab.Config: dataset, model, epochs, hidden, lr,
 // io, options, ...), shared by all runs. Each axis lists values for one
 // field; the runs are the cartesian product of the axes, each repeated
 // "repeat" times. An axis may instead be given once at the top level

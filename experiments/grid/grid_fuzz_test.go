@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"testing"
 
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 // internalName matches the internal field names messages must not use.
@@ -68,7 +68,7 @@ func FuzzParseGrid(f *testing.F) {
 				t.Fatalf("%s block %s reads back as %s", name, block, back.ExecutorOptions[name])
 			}
 		}
-		cfg := train.DefaultConfig()
+		cfg := vocab.DefaultConfig()
 		for k, v := range g.Base {
 			b, _ := json.Marshal(map[string]json.RawMessage{k: v})
 			_ = json.Unmarshal(b, &cfg)

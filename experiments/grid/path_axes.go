@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"strings"
 
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 // OptionsPrefix starts an axis over a variant option: "options.window".
@@ -172,12 +172,12 @@ func pathValueProblem(path string, v json.RawMessage) string {
 	if len(msgs) > 0 {
 		return strings.Join(msgs, "; ")
 	}
-	cfg := train.DefaultConfig()
+	cfg := vocab.DefaultConfig()
 	b, _ := json.Marshal(map[string]json.RawMessage{path: v})
 	_ = json.Unmarshal(b, &cfg)
 	cfg.Dataset = "axis-check"
 	if err := cfg.Validate(); err != nil {
-		msg := strings.TrimPrefix(err.Error(), train.ErrConfig.Error()+": ")
+		msg := strings.TrimPrefix(err.Error(), vocab.ErrConfig.Error()+": ")
 		if rest, ok := strings.CutPrefix(msg, path+": "); ok {
 			return fmt.Sprintf("%s: %s", truncateRaw(v), rest)
 		}
@@ -193,7 +193,7 @@ func OptionAxisProblems(g *Grid) []Problem {
 	var ps ProblemList
 	systems := g.Axes.System
 	if systems == nil {
-		systems = []string{train.DefaultConfig().System}
+		systems = []string{vocab.DefaultConfig().System}
 	}
 	var baseOpts map[string]string
 	if raw, ok := g.Base["options"]; ok {
@@ -210,7 +210,7 @@ func OptionAxisProblems(g *Grid) []Problem {
 			if err != nil {
 				continue // reported with the variants
 			}
-			v, ok := train.LookupVariant(e.Variant)
+			v, ok := vocab.LookupVariant(e.Variant)
 			if !ok {
 				continue
 			}
@@ -231,7 +231,7 @@ func OptionAxisProblems(g *Grid) []Problem {
 				if !ok {
 					continue // reported by Problems
 				}
-				cfg := train.DefaultConfig()
+				cfg := vocab.DefaultConfig()
 				cfg.Dataset, cfg.System = "axis-check", e.Variant
 				cfg.Options = map[string]string{}
 				for k, o := range baseOpts {
@@ -242,7 +242,7 @@ func OptionAxisProblems(g *Grid) []Problem {
 				}
 				cfg.Options[key] = str
 				if err := cfg.Validate(); err != nil {
-					msg := strings.TrimPrefix(err.Error(), train.ErrConfig.Error()+": ")
+					msg := strings.TrimPrefix(err.Error(), vocab.ErrConfig.Error()+": ")
 					if rest, ok := strings.CutPrefix(msg, ax.Path+": "); ok {
 						ps.Add("axes", "axes: %q: %s (%s)", ax.Path, rest, e.Variant)
 					}
@@ -257,7 +257,7 @@ func OptionAxisProblems(g *Grid) []Problem {
 }
 
 // applyPathValues sets a cell's path-axis values in a run's settings m
-// (the keys of train.Config's JSON).
+// (the keys of vocab.Config's JSON).
 func applyPathValues(m map[string]any, vals []AxisValue) error {
 	for _, av := range vals {
 		if key, isOpt := IsOptionPath(av.Path); isOpt {

@@ -11,9 +11,8 @@ import (
 
 	"outcore/engine/accel"
 	"outcore/engine/dataset"
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 	"outcore/internal/units"
-	"outcore/store"
 )
 
 // RunSpec is one validated run of a grid: its cell, the dataset it trains
@@ -27,7 +26,7 @@ type RunSpec struct {
 	MemLimitBytes int64
 	// Config is the engine configuration the child receives, defaults
 	// filled in.
-	Config train.Config
+	Config vocab.Config
 }
 
 // DerivedName is the name of the dataset a feature_dim axis value uses:
@@ -59,10 +58,10 @@ type World struct {
 // grid has no other problem (limitsOK: g.Problems() found none).
 //
 // refused are the cells that cannot start under their memory limit
-// (w.MinMem, train.MinMemoryFor: the one floor every caller uses), each
+// (w.MinMem, vocab.MinMemoryFor: the one floor every caller uses), each
 // with its reason; they are not in specs. They are problems too unless the
 // grid skips them (SkipInfeasible) and at least one cell can start.
-func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, ProblemList, []store.RefusedCell) {
+func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, ProblemList, []RefusedCell) {
 	var ps ProblemList
 	dsDir := dataset.DatasetsDir(w.DataDir)
 	datasets := map[string]DatasetInfo{}
@@ -95,7 +94,7 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		}
 	}
 
-	known := train.Names()
+	known := vocab.Names()
 	variantsOK := true
 	for _, s := range g.Axes.System {
 		if s == "" {
@@ -112,7 +111,7 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 			ps.Add(AxisSystem, "variants: %q is not a variant (known: %s)", e.Variant, strings.Join(known, ", "))
 			continue
 		}
-		v, _ := train.LookupVariant(e.Variant)
+		v, _ := vocab.LookupVariant(e.Variant)
 		for _, k := range sortedKeys(e.Options) {
 			if _, declared := v.Option(k); !declared {
 				ps.Add(AxisSystem, "variants: %s has no option %q (its options are %s)", e.Variant, k, strings.Join(v.OptionKeys(), ", "))
@@ -120,17 +119,17 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		}
 	}
 	// Option keys: each must be declared by every variant of the grid
-	// (train.Variant.Options); their values are checked per run below.
+	// (vocab.Variant.Options); their values are checked per run below.
 	if raw, ok := g.Base["options"]; ok {
 		var opts map[string]string
 		if json.Unmarshal(raw, &opts) == nil && len(opts) > 0 {
 			systems := g.Axes.System
 			if systems == nil {
-				systems = []string{train.DefaultConfig().System}
+				systems = []string{vocab.DefaultConfig().System}
 			}
 			for _, name := range systems {
 				name = VariantOf(name)
-				v, ok := train.LookupVariant(name)
+				v, ok := vocab.LookupVariant(name)
 				if !ok {
 					continue
 				}
@@ -208,7 +207,7 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		ps.Add("", "data directory %s: %v", w.DataDir, err)
 		return nil, datasets, ps, nil
 	}
-	var refused []store.RefusedCell
+	var refused []RefusedCell
 	cells := g.Cells()
 	specs := make([]RunSpec, 0, len(cells))
 	for _, c := range cells {
@@ -238,7 +237,7 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		}
 		if limit > 0 && w.MinMem != nil {
 			if need := w.MinMem(cfg, info.Meta); limit < need {
-				refused = append(refused, store.RefusedCell{Seq: c.Seq, System: sp.System, Dataset: sp.Dataset, Model: sp.Model,
+				refused = append(refused, RefusedCell{Seq: c.Seq, System: sp.System, Dataset: sp.Dataset, Model: sp.Model,
 					MemLimit: c.MemLimit, MemLimitBytes: limit, NeedBytes: need, FeatureDim: sp.FeatureDim, BatchSize: sp.BatchSize,
 					Fanout: FormatFanout(sp.Fanout), Repeat: c.Repeat,
 					Reason: fmt.Sprintf("%s is below the %s that %s needs to start on %s (%d nodes, %d-dim features)",
@@ -267,7 +266,7 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 
 // runConfig builds and validates the engine configuration of one cell. A
 // problem comes back as a Problem (Message "" when there is none).
-func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, Problem) {
+func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (vocab.Config, Problem) {
 	m := map[string]any{}
 	for k, v := range g.Base {
 		m[k] = v
@@ -277,14 +276,14 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, 
 	if c.System != "" {
 		e, err := ParseSystemEntry(c.System)
 		if err != nil {
-			return train.Config{}, Problem{Field: AxisSystem, Message: "variants: " + err.Error()}
+			return vocab.Config{}, Problem{Field: AxisSystem, Message: "variants: " + err.Error()}
 		}
 		m["system"] = e.Variant
 		if len(e.Options) > 0 {
 			opts := map[string]string{}
 			if raw, ok := g.Base["options"]; ok {
 				if err := json.Unmarshal(raw, &opts); err != nil {
-					return train.Config{}, Problem{Field: "options", Message: fmt.Sprintf("options: %v", err)}
+					return vocab.Config{}, Problem{Field: "options", Message: fmt.Sprintf("options: %v", err)}
 				}
 			}
 			for k, v := range e.Options {
@@ -313,13 +312,13 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, 
 		m["mem_limit_bytes"] = limit
 	}
 	if err := applyPathValues(m, c.Extra); err != nil {
-		return train.Config{}, Problem{Field: "axes", Message: err.Error()}
+		return vocab.Config{}, Problem{Field: "axes", Message: err.Error()}
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
-		return train.Config{}, Problem{Message: fmt.Sprintf("run %d: the run settings cannot be encoded: %v", c.Seq, err)}
+		return vocab.Config{}, Problem{Message: fmt.Sprintf("run %d: the run settings cannot be encoded: %v", c.Seq, err)}
 	}
-	cfg, err := train.ParseConfig(b)
+	cfg, err := vocab.ParseConfig(b)
 	if err != nil {
 		if f := unknownField.FindStringSubmatch(err.Error()); f != nil {
 			return cfg, Problem{Field: f[1], Message: fmt.Sprintf("%s: not a setting of a run", f[1])}
@@ -336,7 +335,7 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, 
 	cfg.Seed = RepeatSeed(cfg.Seed, c.Repeat)
 	cfg.Normalize()
 	if err := cfg.Validate(); err != nil {
-		msg := strings.TrimPrefix(err.Error(), train.ErrConfig.Error()+": ")
+		msg := strings.TrimPrefix(err.Error(), vocab.ErrConfig.Error()+": ")
 		field, _, _ := strings.Cut(msg, ":")
 		if strings.HasPrefix(field, "options.") {
 			field = "options"
@@ -349,7 +348,7 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (train.Config, 
 // CellConfig is the validated engine configuration of one cell of g on
 // g's own dataset with no memory limit (what runConfig builds for a run,
 // without the data directory's checks).
-func (g *Grid) CellConfig(c Cell) (train.Config, error) {
+func (g *Grid) CellConfig(c Cell) (vocab.Config, error) {
 	cfg, p := runConfig(g, c, g.Dataset, "", 0)
 	if p.Message != "" {
 		return cfg, errors.New(p.Message)

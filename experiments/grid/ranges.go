@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"strings"
 
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 	"outcore/internal/units"
 )
 
@@ -27,7 +27,7 @@ const (
 // intRange is the bound of one whole-number setting.
 type intRange struct {
 	key    string
-	get    func(*train.Config) (int, bool) // value, and whether it is set
+	get    func(*vocab.Config) (int, bool) // value, and whether it is set
 	lo, hi int
 }
 
@@ -35,7 +35,7 @@ type intRange struct {
 // the ends.
 type floatRange struct {
 	key            string
-	get            func(*train.Config) float64
+	get            func(*vocab.Config) float64
 	lo, hi         float64
 	loOpen, hiOpen bool
 }
@@ -43,17 +43,17 @@ type floatRange struct {
 func always(v int) (int, bool) { return v, true }
 
 var intRanges = []intRange{
-	{"epochs", func(c *train.Config) (int, bool) { return always(c.Epochs) }, 1, MaxEpochs},
-	{"hidden", func(c *train.Config) (int, bool) { return always(c.Hidden) }, 1, MaxHidden},
-	{"heads", func(c *train.Config) (int, bool) { return always(c.Heads) }, 1, MaxHeads},
-	{"layers", func(c *train.Config) (int, bool) { return always(c.Layers) }, 0, MaxLayers},
-	{"batch", func(c *train.Config) (int, bool) { return always(c.Batch) }, 0, MaxBatch},
-	{"eval_batch", func(c *train.Config) (int, bool) { return always(c.EvalBatch) }, 0, MaxBatch},
-	{"eval_every", func(c *train.Config) (int, bool) { return always(c.EvalEvery) }, 0, MaxEpochs},
-	{"eval_max_nodes", func(c *train.Config) (int, bool) { return always(c.EvalMaxNodes) }, -1, MaxEvalNodes},
-	{"train_max_nodes", func(c *train.Config) (int, bool) { return always(c.TrainMaxNodes) }, 0, MaxEvalNodes},
-	{"queue_depth", func(c *train.Config) (int, bool) { return always(c.QueueDepth) }, 0, MaxQueueDepth},
-	{"warmup_epochs", func(c *train.Config) (int, bool) {
+	{"epochs", func(c *vocab.Config) (int, bool) { return always(c.Epochs) }, 1, MaxEpochs},
+	{"hidden", func(c *vocab.Config) (int, bool) { return always(c.Hidden) }, 1, MaxHidden},
+	{"heads", func(c *vocab.Config) (int, bool) { return always(c.Heads) }, 1, MaxHeads},
+	{"layers", func(c *vocab.Config) (int, bool) { return always(c.Layers) }, 0, MaxLayers},
+	{"batch", func(c *vocab.Config) (int, bool) { return always(c.Batch) }, 0, MaxBatch},
+	{"eval_batch", func(c *vocab.Config) (int, bool) { return always(c.EvalBatch) }, 0, MaxBatch},
+	{"eval_every", func(c *vocab.Config) (int, bool) { return always(c.EvalEvery) }, 0, MaxEpochs},
+	{"eval_max_nodes", func(c *vocab.Config) (int, bool) { return always(c.EvalMaxNodes) }, -1, MaxEvalNodes},
+	{"train_max_nodes", func(c *vocab.Config) (int, bool) { return always(c.TrainMaxNodes) }, 0, MaxEvalNodes},
+	{"queue_depth", func(c *vocab.Config) (int, bool) { return always(c.QueueDepth) }, 0, MaxQueueDepth},
+	{"warmup_epochs", func(c *vocab.Config) (int, bool) {
 		if c.WarmupEpochs == nil {
 			return 0, false
 		}
@@ -62,16 +62,16 @@ var intRanges = []intRange{
 }
 
 var floatRanges = []floatRange{
-	{key: "lr", get: func(c *train.Config) float64 { return c.LR }, lo: 0, hi: MaxLR, loOpen: true},
-	{key: "weight_decay", get: func(c *train.Config) float64 { return c.WeightDecay }, lo: 0, hi: MaxWeightDecay},
-	{key: "dropout", get: func(c *train.Config) float64 { return c.Dropout }, lo: 0, hi: 1, hiOpen: true},
+	{key: "lr", get: func(c *vocab.Config) float64 { return c.LR }, lo: 0, hi: MaxLR, loOpen: true},
+	{key: "weight_decay", get: func(c *vocab.Config) float64 { return c.WeightDecay }, lo: 0, hi: MaxWeightDecay},
+	{key: "dropout", get: func(c *vocab.Config) float64 { return c.Dropout }, lo: 0, hi: 1, hiOpen: true},
 }
 
 // RangeProblems checks the general settings of cfg that given reports as
 // set (a grid's keys; every key on the command line) against their
 // bounds, one problem per setting out of range, naming the key and the
 // range.
-func RangeProblems(cfg train.Config, given func(key string) bool) []Problem {
+func RangeProblems(cfg vocab.Config, given func(key string) bool) []Problem {
 	var ps ProblemList
 	for _, r := range intRanges {
 		v, set := r.get(&cfg)

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"outcore/engine/accel"
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 	"outcore/internal/units"
 )
 
@@ -34,7 +34,7 @@ const (
 	MaxHidden     = 8192
 	MaxHeads      = 64
 	// MinMemLimit is the smallest memory limit a grid may ask for; no
-	// variant starts in less (see train.RuntimeFloor).
+	// variant starts in less (see vocab.RuntimeFloor).
 	MinMemLimit = 1 << 20
 )
 
@@ -292,13 +292,13 @@ func limitSyntaxProblem(s string) string {
 // same bounds as the form's.
 func baseProblems(base map[string]json.RawMessage) []Problem {
 	var ps ProblemList
-	cfg := train.DefaultConfig()
+	cfg := vocab.DefaultConfig()
 	for _, k := range sortedKeys(base) {
 		if k == "mem_limit_bytes" || k == "data_dir" {
 			continue // reported by ParseGrid
 		}
 		b, _ := json.Marshal(map[string]json.RawMessage{k: base[k]})
-		if _, err := train.ParseConfig(b); err != nil {
+		if _, err := vocab.ParseConfig(b); err != nil {
 			if strings.Contains(err.Error(), "unknown field") {
 				ps.Add(k, "%s: not a setting of a run (the settings are %s)", k, strings.Join(configKeys(), ", "))
 			} else {
@@ -327,7 +327,7 @@ func baseProblems(base map[string]json.RawMessage) []Problem {
 // a grid may set.
 func configKeys() []string {
 	var keys []string
-	t := reflect.TypeOf(train.Config{})
+	t := reflect.TypeOf(vocab.Config{})
 	for i := 0; i < t.NumField(); i++ {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 		if name != "" && name != "-" && name != "data_dir" && name != "mem_limit_bytes" {

@@ -5,8 +5,14 @@
 //     runner, the store, the dashboard nor the CLI — tests included;
 //   - a package named report never imports the dashboard (outcore/web);
 //   - report and web (non-test) depend on no supervisor, cgroup manager,
-//     Slurm executor or the runner itself: they read the grid language
-//     from experiments/grid (viewers.go);
+//     Slurm executor, the runner itself or the engine's runtime: they
+//     read the grid language from experiments/grid and the run vocabulary
+//     from engine/vocab (viewers.go);
+//   - those two leaves link no cgo and no runtime and build for darwin
+//     without cgo (leaves.go);
+//   - a variant package takes its memory plan through kit (no Go or
+//     memory limit set by hand, no hand-written held-outside deviation)
+//     and keeps its Prepare within 80 lines (memplan.go);
 //   - unsafe, syscall and golang.org/x/sys/unix only in the packages
 //     that need them, everything else going through internal/osutil
 //     (rules.go);

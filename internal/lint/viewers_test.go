@@ -36,6 +36,8 @@ func TestViewerViolations(t *testing.T) {
 		{ImportPath: "outcore/report", Deps: []string{"outcore/engine/metrics", "outcore/internal/cgroup"}},
 		{ImportPath: "outcore/report/x", Deps: []string{"outcore/experiments/supervise"}},
 		{ImportPath: "outcore/web/views", Deps: []string{"outcore/experiments/slurm/sub"}},
+		{ImportPath: "outcore/web/x", Deps: []string{"outcore/engine/vocab", "outcore/engine/train"}},
+		{ImportPath: "outcore/report/y", Deps: []string{"outcore/engine/system/kit"}},
 	}
 	got := ViewerViolations(pkgs)
 	want := []string{
@@ -43,6 +45,8 @@ func TestViewerViolations(t *testing.T) {
 		"outcore/report depends on outcore/internal/cgroup",
 		"outcore/report/x depends on outcore/experiments/supervise",
 		"outcore/web/views depends on outcore/experiments/slurm/sub",
+		"outcore/web/x depends on outcore/engine/train",
+		"outcore/report/y depends on outcore/engine/system/kit",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d violations, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))

@@ -5,6 +5,7 @@ import (
 
 	"outcore/engine/system/systest"
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 // TestVariantsComputeModes runs every registered variant in the compute
@@ -32,7 +33,7 @@ func TestVariantsComputeModes(t *testing.T) {
 		systest.Evict(t)
 		return systest.Run(t, cfg)
 	}
-	refNone := run(t, train.Variant{Name: train.ReferenceName}, "none")
+	refNone := run(t, train.Variant{Variant: vocab.Variant{Name: train.ReferenceName}}, "none")
 	for _, v := range train.Variants() {
 		t.Run(v.Name, func(t *testing.T) {
 			cpu := run(t, v, "cpu")

@@ -165,48 +165,133 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	d.dim = ds.Meta.FeatureDim
 	d.rowBytes = ds.RowBytes()
 	d.perEpoch = env.NumBatches()
-	nodes := ds.Nodes()
 	var err error
 	if d.scratch, err = env.ScratchDir(); err != nil {
 		return err
 	}
+	off, err := d.profileAndSample(ctx, env, budget)
+	if err != nil {
+		return err
+	}
+	si := &sampleInputs{d: d, nodes: ds.Nodes()}
+	rp, err := d.rank(ctx, env, off, si)
+	if err != nil {
+		return err
+	}
+	partRows, err := d.planMemory(env, budget, off, rp)
+	if err != nil {
+		return err
+	}
+	off.counts = nil
+	if err := d.searchSegments(ctx, env, off.n, si); err != nil {
+		return err
+	}
 
-	// Profiling of one training step (the model step outside the budget).
+	// The memory tiers and the disk levels (§5.1–§5.2).
+	gpu, err := d.devMem.Float32s(len(d.plan.GPU) * d.dim)
+	if err != nil {
+		return fmt.Errorf("diskgnn: gpu cache: %w", err)
+	}
+	cpu, err := d.cacheMem.Float32s(len(d.plan.CPU) * d.dim)
+	if err != nil {
+		return fmt.Errorf("diskgnn: cpu cache: %w", err)
+	}
+	if d.store, err = newStore(&d.plan, d.dim, gpu, cpu); err != nil {
+		return err
+	}
+	if err := d.buildLayout(ctx, env, off.n, partRows, si.read); err != nil {
+		return err
+	}
+	si.buf, si.cold, si.ids = nil, nil, nil
+	d.plan.Slot = nil // the chunk headers hold the addresses
+	runtime.GC()
+	debug.FreeOSMemory()
+
+	// The epoch's readers.
+	t6 := time.Now()
+	if err := d.openStore(env); err != nil {
+		return err
+	}
+	env.PrepareStage("open_s", time.Since(t6))
+	budget.Enter(d.mp.goHeap(len(d.plan.CPU), d.rowBytes, d.partialBytes, d.maxGraph))
+	return nil
+}
+
+// offline is what profiling and offline sampling leave for the plan: the
+// profiled workspace, the samples of the run (n), each node's accesses
+// and the sampling's statistics.
+type offline struct {
+	ws     kit.Workspace
+	n      int
+	counts []int32
+	ost    offlineStats
+}
+
+// sampleInputs reads a graph sample's input nodes back from samples.bin
+// (read), and the cold inputs of one (coldOf) against the tier plan.
+type sampleInputs struct {
+	d     *diskGNN
+	nodes int64
+	buf   []byte
+	ids   []int64
+	cold  []int32
+}
+
+func (si *sampleInputs) read(ctx context.Context, g int, ids []int64) ([]int64, error) {
+	ref := si.d.refs[g]
+	si.buf = growSlice(si.buf, int(ref.InputsLen()))
+	if err := si.d.sampleR.ReadRange(ctx, ref.Off, si.buf); err != nil {
+		return ids, fmt.Errorf("diskgnn: read sample %d: %w", g, err)
+	}
+	return decodeInputs(si.buf, si.nodes, ids)
+}
+
+func (si *sampleInputs) coldOf(ctx context.Context, i int) ([]int32, error) {
+	var err error
+	if si.ids, err = si.read(ctx, i, si.ids); err != nil {
+		return nil, err
+	}
+	si.cold = coldInputs(si.ids, si.d.plan.Slot, si.cold)
+	return si.cold, nil
+}
+
+// profileAndSample profiles one training step (the model step outside
+// the budget) and samples every batch of the run offline (§3) into
+// samples.bin, which it opens for reading back.
+func (d *diskGNN) profileAndSample(ctx context.Context, env *train.Env, budget *kit.Budget) (offline, error) {
+	var off offline
 	t0 := time.Now()
 	topo, closeTopo, err := env.Topology("mmap")
 	if err != nil {
-		return err
+		return off, err
 	}
 	defer func() {
 		if closeTopo != nil {
 			closeTopo()
 		}
 	}()
-	ws, err := budget.ProfileStage(ctx, t0, topo, d.o.profile)
-	if err != nil {
-		return err
+	if off.ws, err = budget.ProfileStage(ctx, t0, topo, d.o.profile); err != nil {
+		return off, err
 	}
-
-	// §3: offline sampling of every batch of the run.
 	t1 := time.Now()
-	n := d.cfg.Epochs * d.perEpoch
-	w, err := createSampleWriter(filepath.Join(d.scratch, "samples.bin"), n, syncEvery)
+	off.n = d.cfg.Epochs * d.perEpoch
+	w, err := createSampleWriter(filepath.Join(d.scratch, "samples.bin"), off.n, syncEvery)
 	if err != nil {
-		return err
+		return off, err
 	}
-	counts := make([]int32, nodes)
+	off.counts = make([]int32, env.Dataset.Nodes())
 	proto, err := env.NewSampler(topo)
 	if err != nil {
-		return err
+		return off, err
 	}
-	ost, err := offlineSample(ctx, proto, d.cfg.Epochs, d.perEpoch, env.EpochBatches, d.o.samplers, w, counts,
+	off.ost, err = offlineSample(ctx, proto, d.cfg.Epochs, d.perEpoch, env.EpochBatches, d.o.samplers, w, off.counts,
 		func(done, total int) { env.Progress(0, done, total, "prepare") })
 	refs, written, cerr := w.Close()
 	if err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return err
+		return off, err
 	}
 	d.refs = refs
 	proto = nil
@@ -216,62 +301,61 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	osutil.DropFileCache(filepath.Join(d.scratch, "samples.bin"))
 	env.PrepareStage("offline_sample_s", time.Since(t1))
 	env.Logf("diskgnn: offline sampling: %d samples (%d epochs × %d), %d input nodes in all (largest sample %d), %d MiB of graph samples; sampling %.1fs busy over %d workers",
-		n, d.cfg.Epochs, d.perEpoch, ost.Accesses, ost.MaxInputs, written>>20, ost.SampleBusy.Seconds(), d.o.samplers)
+		off.n, d.cfg.Epochs, d.perEpoch, off.ost.Accesses, off.ost.MaxInputs, written>>20, off.ost.SampleBusy.Seconds(), d.o.samplers)
 	so := d.storageOpts(env, false)
 	so.Kind = metrics.FileTopology // graph samples: the batches' blocks
 	if d.samples, err = storage.OpenFile(filepath.Join(d.scratch, "samples.bin"), so); err != nil {
-		return fmt.Errorf("diskgnn: open graph samples: %w", err)
+		return off, fmt.Errorf("diskgnn: open graph samples: %w", err)
 	}
-	if d.sampleR, err = d.samples.NewReader(); err != nil {
-		return err
-	}
-	var inBuf []byte
-	inputs := func(ctx context.Context, g int, ids []int64) ([]int64, error) {
-		ref := d.refs[g]
-		inBuf = growSlice(inBuf, int(ref.InputsLen()))
-		if err := d.sampleR.ReadRange(ctx, ref.Off, inBuf); err != nil {
-			return ids, fmt.Errorf("diskgnn: read sample %d: %w", g, err)
-		}
-		return decodeInputs(inBuf, nodes, ids)
-	}
+	d.sampleR, err = d.samples.NewReader()
+	return off, err
+}
 
-	// §4: the memory plan from the access counts.
+// rank profiles every sample's inputs by the nodes' popularity rank (§4:
+// the memory plan's cold inputs), as the preparation stage rank_s.
+func (d *diskGNN) rank(ctx context.Context, env *train.Env, off offline, si *sampleInputs) (*rankProfile, error) {
 	t2 := time.Now()
-	order := popularityOrder(counts)
-	rp := newRankProfile(order, nodes, n, 1024)
+	rp := newRankProfile(popularityOrder(off.counts), env.Dataset.Nodes(), off.n, 1024)
 	var ids []int64
-	for g := 0; g < n; g++ {
-		if ids, err = inputs(ctx, g, ids); err != nil {
-			return err
+	var err error
+	for g := 0; g < off.n; g++ {
+		if ids, err = si.read(ctx, g, ids); err != nil {
+			return nil, err
 		}
 		rp.Add(g, ids)
 	}
 	rp.Release()
-	order = nil
 	env.PrepareStage("rank_s", time.Since(t2))
+	return rp, nil
+}
+
+// planMemory is §4's memory plan from the access counts (sizing.go),
+// applied through kit.Budget.Apply (memory), and the tiers placed; it
+// returns the rows of a pre-processing partition.
+func (d *diskGNN) planMemory(env *train.Env, budget *kit.Budget, off offline, rp *rankProfile) (int64, error) {
 	var accessed int64
-	for _, c := range counts {
+	for _, c := range off.counts {
 		if c > 0 {
 			accessed++
 		}
 	}
-	base := ws.BaseBytes + ws.ArenaBytes + ws.StepExtra
+	ws := off.ws
 	part := d.o.partition
 	if part == 0 {
 		// the artifact's 8 partitions, each a small share of the budget
 		// (pre-processing's peak must not shrink the caches)
-		part = ds.FeatureBytes() / 8
+		part = env.Dataset.FeatureBytes() / 8
 		if env.MemBudget > 0 {
 			part = min(part, env.MemBudget/32)
 		}
 	}
 	partRows := max(1, part/d.rowBytes)
 	in := sizingInput{
-		Budget: env.MemBudget, Base: base, Reserve: kit.ReserveBytes(env.MemBudget), Nodes: nodes, RowBytes: d.rowBytes,
-		Accessed: accessed, MaxInputs: int64(ost.MaxInputs), MaxGraphBytes: ost.MaxBytes,
+		Budget: env.MemBudget, Base: ws.BaseBytes + ws.ArenaBytes + ws.StepExtra, Reserve: kit.ReserveBytes(env.MemBudget), Nodes: env.Dataset.Nodes(), RowBytes: d.rowBytes,
+		Accessed: accessed, MaxInputs: int64(off.ost.MaxInputs), MaxGraphBytes: off.ost.MaxBytes,
 		Queue: d.o.queue, ReaderBytes: d.o.trainReaderBytes(), PrepReaderBytes: prepReaderBytes,
 		PartBytes: partRows * d.rowBytes, IDQuota: idQuota(env.MemBudget),
-		GPURows: d.o.gpuRows(ds.FeatureBytes(), d.rowBytes), CPURows: -1, MaxCold: rp.MaxCold,
+		GPURows: d.o.gpuRows(env.Dataset.FeatureBytes(), d.rowBytes), CPURows: -1, MaxCold: rp.MaxCold,
 		Device: budget.Device(),
 	}
 	if d.o.cpuBytes >= 0 {
@@ -283,54 +367,62 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	var queue int
 	var paperLeast int64
 	d.mp, queue, paperLeast = planMemoryQueues(in, d.o.queueSet)
+	m := d.memory(env, in, queue, paperLeast)
 	if d.mp.Feasible && queue != d.o.queue {
 		env.Logf("diskgnn: the %d MiB budget cannot hold pipeline queues of %d batches (least %d MiB): queues of %d", env.MemBudget>>20, d.o.queue, paperLeast>>20, queue)
-		if queue != 2 {
-			env.Deviate("pipeline queues hold %d batches (§6: 2): the %d MiB budget cannot hold queues of %d (least %d MiB)", queue, env.MemBudget>>20, d.o.queue, paperLeast>>20)
-		}
 		d.o.queue = queue
 	}
 	if !d.mp.Feasible {
-		return fmt.Errorf("diskgnn: the memory budget (%d MiB) cannot hold the pipeline and pre-processing: the least budget that fits is %d MiB (base %d MiB, reserve %d MiB, %s)",
-			env.MemBudget>>20, d.mp.MinBudget>>20, base>>20, in.Reserve>>20, d.mp)
+		return 0, m.Refusal
 	}
-	if d.plan, err = planTiers(counts, d.mp.GPURows, d.mp.CPURows); err != nil {
-		return err
+	var err error
+	if d.plan, err = planTiers(off.counts, d.mp.GPURows, d.mp.CPURows); err != nil {
+		return 0, err
 	}
-	counts = nil
-	env.Logf("diskgnn: memory plan: %s; %d nodes accessed; the caches hold %d (%.1f%%)", d.mp, accessed, d.plan.Cached(), 100*float64(d.plan.Cached())/float64(nodes))
-	outside := ws.DeviceBytes + d.mp.Device
+	env.Logf("diskgnn: memory plan: %s; %d nodes accessed; the caches hold %d (%.1f%%)", d.mp, accessed, d.plan.Cached(), 100*float64(d.plan.Cached())/float64(env.Dataset.Nodes()))
 	gpuBytes := int64(len(d.plan.GPU)) * d.rowBytes
-	if err := budget.HoldOutside(map[string]int64{"gpu_cache": gpuBytes, "batch_inputs": d.mp.Device - gpuBytes}); err != nil {
-		return err
+	m.Device = []kit.Part{
+		{Name: "gpu_cache", Bytes: gpuBytes, What: fmt.Sprintf("the GPU cache (%d rows)", len(d.plan.GPU))},
+		{Name: "batch_inputs", Bytes: d.mp.Device - gpuBytes, What: fmt.Sprintf("%d assembled batch inputs (up to %d MiB each)", d.mp.Buffers, d.mp.InputBytes>>20)},
 	}
-	if env.MemBudget > 0 {
-		env.Deviate("the GPU cache (%d rows, %d MiB) and %d assembled batch inputs (up to %d MiB each) are held in the %d MiB device budget, outside the %d MiB host budget, as the GPU memory they are in the paper; with the model step the memory limit is %d MiB",
-			len(d.plan.GPU), gpuBytes>>20, d.mp.Buffers, d.mp.InputBytes>>20, budget.Device()>>20, env.MemBudget>>20, (env.MemBudget+outside)>>20)
-	}
+	_, err = budget.Apply(m)
+	return partRows, err
+}
 
-	// §5.1 Algorithm 2 under the disk budget.
-	t3 := time.Now()
-	budgetRows := d.o.diskBudgetRows(ds.FeatureBytes(), d.rowBytes, d.cfg.Epochs)
-	var cold []int32
-	coldOf := func(i int) ([]int32, error) {
-		var err error
-		if ids, err = inputs(ctx, i, ids); err != nil {
-			return nil, err
-		}
-		cold = coldInputs(ids, d.plan.Slot, cold)
-		return cold, nil
+// memory is the plan as the shared preparation applies it (kit.Plan),
+// before the tiers are placed (planMemory adds the device parts): the
+// refusal of a plan that does not fit and the queues the budget cut.
+func (d *diskGNN) memory(env *train.Env, in sizingInput, queue int, paperLeast int64) kit.Plan {
+	m := kit.Plan{Fits: d.mp.Feasible, Why: fmt.Sprintf("in the %d MiB device budget, as the GPU memory they are in the paper", in.Device>>20)}
+	if !d.mp.Feasible {
+		m.Refusal = fmt.Errorf("diskgnn: the memory budget (%d MiB) cannot hold the pipeline and pre-processing: the least budget that fits is %d MiB (base %d MiB, reserve %d MiB, %s)",
+			env.MemBudget>>20, d.mp.MinBudget>>20, in.Base>>20, in.Reserve>>20, d.mp)
 	}
+	if d.mp.Feasible && queue != d.o.queue && queue != 2 {
+		m.Cuts = append(m.Cuts, fmt.Sprintf("pipeline queues hold %d batches (§6: 2): the %d MiB budget cannot hold queues of %d (least %d MiB)", queue, env.MemBudget>>20, d.o.queue, paperLeast>>20))
+	}
+	return m
+}
+
+// searchSegments runs §5.1's Algorithm 2 (or Table 4's brute force) under
+// the disk budget, searching again under the free disk space when the
+// disk cannot hold what the budget allows.
+func (d *diskGNN) searchSegments(ctx context.Context, env *train.Env, n int, si *sampleInputs) error {
+	t3 := time.Now()
+	nodes := env.Dataset.Nodes()
+	budgetRows := d.o.diskBudgetRows(env.Dataset.FeatureBytes(), d.rowBytes, d.cfg.Epochs)
+	coldOf := func(i int) ([]int32, error) { return si.coldOf(ctx, i) }
 	var brute bruteForcePlan
 	search := func(budgetRows int64) (segmentPlan, error) {
 		if d.o.search == searchBrute {
 			// Table 4's baseline: every (s, m) built and measured
 			var err error
-			brute, err = bruteForceSegments(ctx, n, &d.plan, budgetRows, d.rowBytes, d.o.blockSize, d.o.hashes, uint64(d.cfg.Seed), inputs)
+			brute, err = bruteForceSegments(ctx, n, &d.plan, budgetRows, d.rowBytes, d.o.blockSize, d.o.hashes, uint64(d.cfg.Seed), si.read)
 			return brute.segmentPlan, err
 		}
 		return searchSegmentSize(n, int(nodes), budgetRows, coldOf)
 	}
+	var err error
 	if d.sp, err = search(budgetRows); err != nil {
 		return err
 	}
@@ -360,34 +452,6 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	if d.sp.DiskEntries == 0 {
 		env.Warnf("diskgnn: the disk budget (%s) packs every cold row: the segmented disk cache is empty, so Algorithm 1's reordering and the disk-cache reads do not run", d.o.diskBudget)
 	}
-
-	// The memory tiers and the disk levels (§5.1–§5.2).
-	gpu, err := d.devMem.Float32s(len(d.plan.GPU) * d.dim)
-	if err != nil {
-		return fmt.Errorf("diskgnn: gpu cache: %w", err)
-	}
-	cpu, err := d.cacheMem.Float32s(len(d.plan.CPU) * d.dim)
-	if err != nil {
-		return fmt.Errorf("diskgnn: cpu cache: %w", err)
-	}
-	if d.store, err = newStore(&d.plan, d.dim, gpu, cpu); err != nil {
-		return err
-	}
-	if err := d.buildLayout(ctx, env, n, partRows, inputs); err != nil {
-		return err
-	}
-	cold, ids, inBuf = nil, nil, nil
-	d.plan.Slot = nil // the chunk headers hold the addresses
-	runtime.GC()
-	debug.FreeOSMemory()
-
-	// The epoch's readers.
-	t6 := time.Now()
-	if err := d.openStore(env); err != nil {
-		return err
-	}
-	env.PrepareStage("open_s", time.Since(t6))
-	budget.LimitGo(int64(len(d.plan.CPU))*d.rowBytes+int64(d.mp.Buffers)*(d.partialBytes+d.maxGraph), 0, d.mp.HeapNeed)
 	return nil
 }
 

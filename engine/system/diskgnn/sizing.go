@@ -265,3 +265,10 @@ var minMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
 		MaxCold: func(cached int64) int64 { return max(0, inputs-cached) },
 	}).Feasible
 })
+
+// goHeap is the Go heap of the epochs: the CPU cache's cpuRows rows of
+// rowBytes and each pipeline buffer's partial input and graph sample off
+// the heap, the planned heap.
+func (p plan) goHeap(cpuRows int, rowBytes, partialBytes, maxGraph int64) kit.GoHeap {
+	return kit.GoHeap{OffHeap: int64(cpuRows)*rowBytes + int64(p.Buffers)*(partialBytes+maxGraph), HeapNeed: p.HeapNeed}
+}

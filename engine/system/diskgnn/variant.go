@@ -9,14 +9,14 @@ import (
 
 	"outcore/engine/metrics"
 	"outcore/engine/system/kit"
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 	"outcore/internal/units"
 )
 
 func init() {
 	// Offline sampling stores the reference's batches and the pipeline
 	// trains them in order: the defaults are in order.
-	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 50, MinMemory: minMemory, NestedStages: nestedStages, InOrder: kit.InOrderAlways()}, newDiskGNN, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 50, MinMemory: minMemory, NestedStages: nestedStages, InOrder: kit.InOrderAlways()}, newDiskGNN, (*options).bind)
 }
 
 // The feature loader's reads and the assembly are timed inside

@@ -105,62 +105,18 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 		return fmt.Errorf("%w: gids: line %d B is not a multiple of the device's %d B block", train.ErrConfig, line, g.feats.BlockSize())
 	}
 
-	// §3.2: the storage model, measured unless given
-	t2 := time.Now()
-	model := StorageModel{PeakIOPS: g.opt.iops, Initial: time.Duration(g.opt.latencyUS * float64(time.Microsecond)), SSDs: g.opt.ssds}
-	if g.opt.iops == 0 || g.opt.latencyUS == 0 {
-		probed, res, err := ProbeModel(ctx, featPath, opts, line, g.opt.rings*g.depth, g.opt.rings, g.opt.ssds)
-		if err != nil {
-			return fmt.Errorf("gids: probe the device: %w", err)
-		}
-		if g.opt.iops == 0 {
-			model.PeakIOPS = probed.PeakIOPS
-		}
-		if g.opt.latencyUS == 0 {
-			model.Initial = probed.Initial
-		}
-		env.Logf("gids: probe: %.0f IOPS with %d %d-byte reads in flight over %d rings (median latency under load %v), %v at depth 1",
-			res.IOPS, res.InFlight, line, g.opt.rings, res.Latency, probed.Initial)
-		env.Deviate("IOP_peak (%.0f per SSD) and the initial latency (%v) of Eq. 2 were measured by a probe of random %d-byte reads of features.bin at start (the paper takes them from the SSD; the artifact as arguments); T_i and T_t are then measured on every pass", model.PeakIOPS, model.Initial.Round(time.Microsecond), line)
+	model, err := g.storageModel(ctx, env, featPath, opts, line)
+	if err != nil {
+		return err
 	}
-	env.PrepareStage("probe_s", time.Since(t2))
 	if g.acc, err = NewAccumulator(model, g.opt.peakPercent, g.opt.accumulator); err != nil {
 		return err
 	}
 	env.Logf("gids: Eq. 2: N_access = %.0f for %.0f%% of %.0f IOPS × %d SSD(s), T_i + T_t = %v",
 		g.acc.Required(), 100*g.opt.peakPercent, model.PeakIOPS, model.SSDs, model.Initial+model.Termination)
 
-	// memory: CPU buffer in the host budget, cache and batch buffers on the device
-	cpuWant := kit.SizeBytes(g.opt.cpuBuffer, shape.FeatureBytes())
-	g.kAlloc = 1
-	if g.opt.accumulator {
-		g.kAlloc = g.opt.maxMerge
-	}
-	g.layout = Plan(env.MemBudget, p.PlanWS, shape, g.opt)
-	if !g.layout.Feasible {
-		env.Warnf("gids: the %d MiB budget cannot hold the pinned topology (%d MiB) next to the process (%d MiB in all) and the reserve: expect an OOM kill", env.MemBudget>>20, g.layout.TopologyBytes>>20, g.layout.HostBytes>>20)
-	}
-	if g.layout.CPUBufferCut {
-		env.Deviate("the host budget holds a constant CPU buffer of %d MiB of the %d MiB asked for", g.layout.CPUBufferRows*g.rowBytes>>20, cpuWant>>20)
-	}
-	// Device memory: the model step, the cache and its metadata stay; the
-	// batch buffers (and the sampled mini-batches waiting with them) grow
-	// with the iterations a pass merges (grow), so the limit holds what is
-	// used.
-	g.perBatchMeta = ws.BatchBytes + int64(ws.MaxInputs)*8
-	g.bufBytes = int64(g.maxBatch) * g.rowBytes
-	if g.opt.gpuCache == gpuCacheAuto {
-		// the device budget less the other device memory at its most
-		// (every batch buffer the accumulator may merge)
-		other := int64(g.opt.window)*g.perBatchMeta + int64(g.kAlloc)*(g.bufBytes+g.perBatchMeta)
-		g.layout.CacheLines = DeviceCacheLines(g.budget.Device(), other, g.layout)
-	}
-	if err := g.grow(env); err != nil {
+	if err := g.planMemory(env, p); err != nil {
 		return err
-	}
-	if env.MemBudget > 0 {
-		env.Deviate("device memory held outside the %d MiB host budget: software cache %d MiB (%d lines of %d B) with %d MiB of metadata, batch buffers of %d MiB (one per merged iteration, up to %d), the window buffer's mini-batches (%d MiB for %d), model step %d MiB",
-			env.MemBudget>>20, g.layout.CacheLines*line>>20, g.layout.CacheLines, line, g.layout.CacheMetaBytes()>>20, g.bufBytes>>20, g.kAlloc, int64(g.opt.window)*g.perBatchMeta>>20, g.opt.window, ws.DeviceBytes>>20)
 	}
 	env.Deviate("cache lines of %d B for rows of %d B: the artifact's page is one feature row (4096 B for its 1024-dim IGB features, 512 B for 128-dim OGB); the paper's micro-benchmarks read 4 KiB (option line)", line, g.rowBytes)
 
@@ -172,7 +128,51 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 		}
 		env.PrepareStage("cpu_buffer_s", time.Since(t3))
 	}
-	// §3.4: the software cache
+	if err := g.startAggregator(line); err != nil {
+		return err
+	}
+	goLimit := g.budget.Enter(g.goHeap(shape.Nodes))
+	env.Logf("gids: constant CPU buffer %d rows (%d MiB, %s), software cache %d lines of %d B (%.1f%% of the feature file), window %d, accumulator %v (up to %d merged iterations), %d rings of depth %d; Go heap limit %d MiB",
+		g.layout.CPUBufferRows, g.layout.CPUBufferRows*g.rowBytes>>20, g.opt.cpuSelect, g.layout.CacheLines, line,
+		100*float64(g.layout.CacheLines)/float64(g.layout.Lines), g.opt.window, g.opt.accumulator, g.kAlloc, g.opt.rings, g.depth, goLimit>>20)
+	return nil
+}
+
+// planMemory sizes the CPU buffer in the host budget and the cache and
+// batch buffers on the device (Plan over the profile p), allocates the
+// first batch buffer and applies the plan (memory).
+func (g *gids) planMemory(env *train.Env, p kit.PinnedProfile) error {
+	cpuWant := kit.SizeBytes(g.opt.cpuBuffer, p.Shape.FeatureBytes())
+	g.kAlloc = 1
+	if g.opt.accumulator {
+		g.kAlloc = g.opt.maxMerge
+	}
+	g.layout = Plan(kit.Sizing[options]{Budget: env.MemBudget, WS: p.PlanWS, Shape: p.Shape, Cfg: env.Config, Opt: g.opt})
+	if !g.layout.Feasible {
+		env.Warnf("gids: the %d MiB budget cannot hold the pinned topology (%d MiB) next to the process (%d MiB in all) and the reserve: expect an OOM kill", env.MemBudget>>20, g.layout.TopologyBytes>>20, g.layout.HostBytes>>20)
+	}
+	// Device memory: the model step, the cache and its metadata stay; the
+	// batch buffers (and the sampled mini-batches waiting with them) grow
+	// with the iterations a pass merges (grow), so the limit holds what is
+	// used.
+	g.perBatchMeta = p.WS.BatchBytes + int64(p.WS.MaxInputs)*8
+	g.bufBytes = int64(g.maxBatch) * g.rowBytes
+	if g.opt.gpuCache == gpuCacheAuto {
+		// the device budget less the other device memory at its most
+		// (every batch buffer the accumulator may merge)
+		other := int64(g.opt.window)*g.perBatchMeta + int64(g.kAlloc)*(g.bufBytes+g.perBatchMeta)
+		g.layout.CacheLines = DeviceCacheLines(g.budget.Device(), other, g.layout)
+	}
+	if err := g.addBuffer(); err != nil {
+		return err
+	}
+	_, err := g.budget.Apply(g.memory(cpuWant))
+	return err
+}
+
+// startAggregator builds §3.4's software cache in device memory, one
+// reader a ring, and the aggregator over them.
+func (g *gids) startAggregator(line int64) error {
 	if g.layout.CacheLines > 0 {
 		data, err := g.devMem.Bytes(int(g.layout.CacheLines * line))
 		if err != nil {
@@ -190,31 +190,78 @@ func (g *gids) Prepare(ctx context.Context, env *train.Env) error {
 		g.readers = append(g.readers, r)
 	}
 	g.agg = newAggregator(g.feats, g.readers, g.depth, g.cpu, g.cache, g.opt.window > 0 && g.cache != nil, g.rowBytes, line)
-	// off the Go heap: the CPU buffer and the rings' staging; the sampled
-	// mini-batches of the window and the merged iterations are device
-	// memory on the Go heap
-	cpuBytes := g.layout.CPUBufferRows*g.rowBytes + shape.Nodes*4
-	goLimit := g.budget.LimitGo(cpuBytes+g.layout.Staging, 0, g.layout.HeapNeed+int64(g.opt.window+g.kAlloc)*g.perBatchMeta)
-	env.Logf("gids: constant CPU buffer %d rows (%d MiB, %s), software cache %d lines of %d B (%.1f%% of the feature file), window %d, accumulator %v (up to %d merged iterations), %d rings of depth %d; Go heap limit %d MiB",
-		g.layout.CPUBufferRows, g.layout.CPUBufferRows*g.rowBytes>>20, g.opt.cpuSelect, g.layout.CacheLines, line,
-		100*float64(g.layout.CacheLines)/float64(g.layout.Lines), g.opt.window, g.opt.accumulator, g.kAlloc, g.opt.rings, g.depth, goLimit>>20)
 	return nil
 }
 
 // grow adds one batch buffer (device memory) and holds the limit at the
 // device memory now in use.
 func (g *gids) grow(env *train.Env) error {
+	if err := g.addBuffer(); err != nil {
+		return err
+	}
+	return g.budget.Hold(g.memory(0).Device)
+}
+
+// addBuffer allocates one more batch buffer.
+func (g *gids) addBuffer() error {
 	x, err := g.devMem.Float32s(g.maxBatch * g.dim)
 	if err != nil {
 		return fmt.Errorf("gids: batch buffer: %w", err)
 	}
 	g.xbufs = append(g.xbufs, x)
-	n := int64(len(g.xbufs))
-	return g.budget.HoldOutside(map[string]int64{
-		"software_cache": g.layout.CacheLines*g.layout.LineBytes + g.layout.CacheMetaBytes(),
-		"batch_buffers":  n * (g.bufBytes + g.perBatchMeta),
-		"window":         int64(g.opt.window) * g.perBatchMeta,
-	})
+	return nil
+}
+
+// memory is the plan as the shared preparation applies it (kit.Plan): the
+// software cache with its metadata, the batch buffers allocated so far
+// with their mini-batches and the window buffer's mini-batches held
+// outside the host budget; the CPU buffer's cut (of cpuWant bytes asked
+// for) in words.
+func (g *gids) memory(cpuWant int64) kit.Plan {
+	line := g.layout.LineBytes
+	m := kit.Plan{Fits: g.layout.Feasible, Why: "as the GPU memory they occupy in GIDS", Device: []kit.Part{
+		{Name: "software_cache", Bytes: g.layout.CacheLines*line + g.layout.CacheMetaBytes(),
+			What: fmt.Sprintf("software cache (%d lines of %d B, %d MiB of them metadata)", g.layout.CacheLines, line, g.layout.CacheMetaBytes()>>20)},
+		{Name: "batch_buffers", Bytes: int64(len(g.xbufs)) * (g.bufBytes + g.perBatchMeta),
+			What: fmt.Sprintf("batch buffers of %d MiB with their mini-batches (one per merged iteration, up to %d)", g.bufBytes>>20, g.kAlloc)},
+		{Name: "window", Bytes: int64(g.opt.window) * g.perBatchMeta, What: fmt.Sprintf("the window buffer's %d mini-batches", g.opt.window)},
+	}}
+	if g.layout.CPUBufferCut {
+		m.Cuts = append(m.Cuts, fmt.Sprintf("the host budget holds a constant CPU buffer of %d MiB of the %d MiB asked for", g.layout.CPUBufferRows*g.rowBytes>>20, cpuWant>>20))
+	}
+	return m
+}
+
+// goHeap is the Go heap of the run: the CPU buffer, its slot map and the
+// rings' staging off the heap; the sampled mini-batches of the window and
+// the merged iterations (device memory) on it.
+func (g *gids) goHeap(nodes int64) kit.GoHeap {
+	return kit.GoHeap{OffHeap: g.layout.CPUBufferRows*g.rowBytes + nodes*4 + g.layout.Staging, HeapNeed: g.layout.HeapNeed + int64(g.opt.window+g.kAlloc)*g.perBatchMeta}
+}
+
+// storageModel is §3.2's storage model: IOP_peak and the initial latency
+// as the options give them, else measured by a probe (a deviation), timed
+// as the preparation stage probe_s.
+func (g *gids) storageModel(ctx context.Context, env *train.Env, featPath string, opts storage.Options, line int64) (StorageModel, error) {
+	t2 := time.Now()
+	model := StorageModel{PeakIOPS: g.opt.iops, Initial: time.Duration(g.opt.latencyUS * float64(time.Microsecond)), SSDs: g.opt.ssds}
+	if g.opt.iops == 0 || g.opt.latencyUS == 0 {
+		probed, res, err := ProbeModel(ctx, featPath, opts, line, g.opt.rings*g.depth, g.opt.rings, g.opt.ssds)
+		if err != nil {
+			return model, fmt.Errorf("gids: probe the device: %w", err)
+		}
+		if g.opt.iops == 0 {
+			model.PeakIOPS = probed.PeakIOPS
+		}
+		if g.opt.latencyUS == 0 {
+			model.Initial = probed.Initial
+		}
+		env.Logf("gids: probe: %.0f IOPS with %d %d-byte reads in flight over %d rings (median latency under load %v), %v at depth 1",
+			res.IOPS, res.InFlight, line, g.opt.rings, res.Latency, probed.Initial)
+		env.Deviate("IOP_peak (%.0f per SSD) and the initial latency (%v) of Eq. 2 were measured by a probe of random %d-byte reads of features.bin at start (the paper takes them from the SSD; the artifact as arguments); T_i and T_t are then measured on every pass", model.PeakIOPS, model.Initial.Round(time.Microsecond), line)
+	}
+	env.PrepareStage("probe_s", time.Since(t2))
+	return model, nil
 }
 
 // loadCPUBuffer ranks the nodes, pins the top rows in host memory and

@@ -63,7 +63,8 @@ type Layout struct {
 
 // Plan sizes a run's memory. ws is the profiled workspace (its base taken
 // without the indices, which the plan counts itself) or an estimate.
-func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) Layout {
+func Plan(s kit.Sizing[options]) Layout {
+	budget, ws, shape, o := s.Budget, s.WS, s.Shape, s.Opt
 	l := Layout{LineBytes: LineBytes(shape, o.line), TopologyBytes: kit.TopologyBytes(shape)}
 	fb := shape.FeatureBytes()
 	l.Lines = (fb + l.LineBytes - 1) / l.LineBytes
@@ -85,7 +86,7 @@ func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) L
 // pinned topology, the samplers and the reserve. The CPU buffer is cut to
 // what is left.
 var MinMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
-	return Plan(s.Budget, s.WS, s.Shape, s.Opt).Feasible
+	return Plan(s).Feasible
 })
 
 // CacheMetaBytes is the software cache's metadata for a layout (per line

@@ -53,11 +53,11 @@ func TestPlan(t *testing.T) {
 			Want: with(func(l *Layout) { l.CacheLines = 2097152 })},
 	}
 	systest.CheckSizing(t, cases, func(c systest.SizingCase[Layout]) Layout {
-		return Plan(c.Budget, ws, systest.MediumShape, defaultOptions(t, c.Opts))
+		return Plan(kit.Sizing[options]{Budget: c.Budget, WS: ws, Shape: systest.MediumShape, Opt: defaultOptions(t, c.Opts)})
 	})
 	// rows of 100 floats straddle 512 B lines
 	shape := train.DatasetShape{Nodes: 1000, FeatureDim: 100}
-	if l := Plan(0, ws, shape, defaultOptions(t, map[string]string{"gpu_cache": "10240"})); l.LineBytes != 512 || l.Lines != 782 || l.CacheLines != 20 {
+	if l := Plan(kit.Sizing[options]{WS: ws, Shape: shape, Opt: defaultOptions(t, map[string]string{"gpu_cache": "10240"})}); l.LineBytes != 512 || l.Lines != 782 || l.CacheLines != 20 {
 		t.Errorf("100-dim rows: %+v", l)
 	}
 }
@@ -68,7 +68,7 @@ func TestMinMemory(t *testing.T) {
 		got := MinMemory(shape, cfg)
 		o := defaultOptions(t, nil)
 		ws := kit.EstimateWorkspace(shape, cfg)
-		if !Plan(got, ws, shape, o).Feasible || Plan(got-1, ws, shape, o).Feasible {
+		if !Plan(kit.Sizing[options]{Budget: got, WS: ws, Shape: shape, Opt: o}).Feasible || Plan(kit.Sizing[options]{Budget: got - 1, WS: ws, Shape: shape, Opt: o}).Feasible {
 			t.Errorf("%+v: MinMemory %d is not the feasibility boundary", shape, got)
 		}
 		// it holds at least the runtime, the pinned topology and the labels

@@ -5,11 +5,12 @@ import (
 
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 func init() {
 	// the DGL dataloader's order: every batch as the reference trains it
-	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 60, MinMemory: MinMemory, InOrder: kit.InOrderAlways()}, newGIDS, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 60, MinMemory: MinMemory, InOrder: kit.InOrderAlways()}, newGIDS, (*options).bind)
 }
 
 // options are the variant's options, parsed (cpuBuffer and gpuCache are

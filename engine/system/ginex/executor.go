@@ -42,7 +42,7 @@ func (g *ginex) execute(ctx context.Context, env *train.Env, ep *metrics.EpochSt
 	// cache is filled.
 	runtime.GC()
 	debug.FreeOSMemory()
-	g.mem.LimitGoStrict(int64(g.plan.fcEntries)*g.rowBytes+int64(g.plan.xBuffers)*g.plan.xBytes+g.plan.readerBuf, 0, g.plan.mainHeap)
+	g.mem.Enter(g.plan.mainGo(g.rowBytes))
 	var fcMem kit.OffHeap
 	defer fcMem.Free()
 	rows, err := fcMem.Float32s(g.plan.fcEntries * g.dim)

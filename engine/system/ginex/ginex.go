@@ -133,14 +133,10 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	readerBuf := max(g.idxFile.ReaderBufferBytes(), g.feats.ReaderBufferBytes())
 	p := size(sizingInput{Sizing: kit.SizingOf(env, ws, g.opt), batches: batches, readerBuf: readerBuf})
 	g.plan = p
-	if p.superbatchCut {
-		env.Deviate("superbatch cut to %d iterations by the runtime-file budget", p.superbatch)
+	if _, err := g.mem.Apply(p.memory()); err != nil { // the phases' Go limits: sampleGo, mainGo
+		return err
 	}
-	switch p.oneBuffer {
-	case oneBufferAsked:
-		env.Deviate("x_buffers=1: the next iteration is gathered after the current one trains, not while it trains")
-	case oneBufferBudget:
-		env.Deviate("the memory budget cannot hold two batch inputs (%d MiB each) next to the main loop's workspace: the next iteration is gathered after the current one trains, not while it trains", p.xBytes>>20)
+	if p.oneBuffer == oneBufferBudget {
 		env.Warnf("ginex: one batch input buffer (the budget cannot hold two): gather and training alternate")
 	}
 	// The changeset precomputation must know the cache capacity.
@@ -249,7 +245,7 @@ func (g *ginex) superbatchSample(ctx context.Context, env *train.Env, ep *metric
 	// The disk readers' buffers grow with the samplers' gathers; the main
 	// loop does not need them.
 	defer g.disk.Release()
-	g.mem.LimitGoStrict(g.plan.ncBytes+g.plan.sampleOff, 0, g.plan.sampleHeap)
+	g.mem.Enter(g.plan.sampleGo())
 	var ncMem kit.OffHeap
 	defer ncMem.Free() // after the workers are done with the cache
 	// The neighbour cache file is the topology read back from disk

@@ -11,6 +11,8 @@ package ginex
 // holds two batch inputs, else gather and training alternate.
 
 import (
+	"fmt"
+
 	"outcore/engine/cache"
 	"outcore/engine/sample"
 	"outcore/engine/storage"
@@ -177,3 +179,33 @@ func feasible(s kit.Sizing[options]) bool {
 }
 
 var minMemory = kit.MinMemoryOf(parseOptions, feasible)
+
+// sampleGo is the Go heap of the superbatch sample stage: the neighbour
+// cache and the samplers' I/O buffers off the heap, strict (the model
+// step's matrix-library buffers are C memory, kit.GoHeap.Strict).
+func (p plan) sampleGo() kit.GoHeap {
+	return kit.GoHeap{OffHeap: p.ncBytes + p.sampleOff, HeapNeed: p.sampleHeap, Strict: true}
+}
+
+// mainGo is the Go heap of the main loop: the feature cache's rows of
+// rowBytes, the batch inputs and the reader's buffer off the heap, strict.
+func (p plan) mainGo(rowBytes int64) kit.GoHeap {
+	return kit.GoHeap{OffHeap: int64(p.fcEntries)*rowBytes + int64(p.xBuffers)*p.xBytes + p.readerBuf, HeapNeed: p.mainHeap, Strict: true}
+}
+
+// memory is the plan as the shared preparation applies it (kit.Plan):
+// nothing held outside the budget but the model step, the cuts in words,
+// the Go heap set per phase (sampleGo, mainGo).
+func (p plan) memory() kit.Plan {
+	m := kit.Plan{Fits: p.feasible}
+	if p.superbatchCut {
+		m.Cuts = append(m.Cuts, fmt.Sprintf("superbatch cut to %d iterations by the runtime-file budget", p.superbatch))
+	}
+	switch p.oneBuffer {
+	case oneBufferAsked:
+		m.Cuts = append(m.Cuts, "x_buffers=1: the next iteration is gathered after the current one trains, not while it trains")
+	case oneBufferBudget:
+		m.Cuts = append(m.Cuts, fmt.Sprintf("the memory budget cannot hold two batch inputs (%d MiB each) next to the main loop's workspace: the next iteration is gathered after the current one trains, not while it trains", p.xBytes>>20))
+	}
+	return m
+}

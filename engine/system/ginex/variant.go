@@ -5,10 +5,11 @@ import (
 
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 func init() {
-	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 20, MinMemory: minMemory, InOrder: kit.InOrderAlways(), NestedStages: nestedStages, WallStages: wallStages}, newGinex, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 20, MinMemory: minMemory, InOrder: kit.InOrderAlways(), NestedStages: nestedStages, WallStages: wallStages}, newGinex, (*options).bind)
 }
 
 // The inspector (inspect) samples the superbatch, loads the

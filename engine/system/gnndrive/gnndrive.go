@@ -91,26 +91,7 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	if g.sampler, err = env.NewSampler(topo); err != nil {
 		return err
 	}
-	if g.opt.readBlock != artifactReadBlock {
-		env.Deviate("read_block=%d: rows are read in %d-byte blocks, not the artifact's 512-byte sectors", g.opt.readBlock, g.opt.readBlock)
-	}
-	// Read merging (storage's planner): the artifact submits one request
-	// per row; merging adjacent rows' sectors into larger requests is
-	// outcore's, so it is a deviation, and merge=false turns it off.
-	if g.opt.merge {
-		most := env.Storage.MaxMergeBytes
-		if most == 0 {
-			most = storage.DefaultMaxMergeBytes
-		}
-		env.Deviate("merge=true: the sector reads of adjacent rows are merged into requests of up to %d KiB (the artifact issues one request per row; merge=false does)", most>>10)
-	}
-	// extractors read through io_uring; the read granularity
-	// (kit/read_block.go) is raised by a device whose logical block is
-	// larger (storage's probe)
-	if g.feats, err = env.OpenFeaturesWith(storage.BackendUring, func(o *storage.Options) {
-		o.BlockSize = g.opt.readBlock
-		o.NoMerge = !g.opt.merge
-	}); err != nil {
+	if err := g.openFeatures(env); err != nil {
 		return err
 	}
 	env.PrepareStage("map_s", time.Since(t0))
@@ -158,7 +139,19 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 			return fmt.Errorf("gnndrive: staging buffer: %w", err)
 		}
 	}
-	goLimit := budget.LimitGo(p.offHeap, p.keepTopo, p.heapNeed)
+	goLimit := budget.Enter(p.goHeap())
+	if err := g.startExtractors(p, staging); err != nil {
+		return err
+	}
+	env.Logf("gnndrive: %d samplers, %d extractors (%s, direct=%v), queues %d/%d; M_b %d (profiled max %d, mean %d over %d batches); feature buffer %d slots = %d MiB (%.1f%% of the feature table); Go heap limit %d MiB",
+		p.samplers, p.extractors, g.feats.Backend(), g.feats.Direct(), p.extractQ, p.trainQ, g.maxBatch, ws.MaxInputs, ws.MeanInputs, ws.Batches,
+		p.slots, (p.slots*rowBytes)>>20, 100*float64(p.slots)/float64(env.Dataset.Nodes()), goLimit>>20)
+	return nil
+}
+
+// startExtractors gives each of the plan's extractors its reader and,
+// with the GPU-based layout, its part of the host staging buffer.
+func (g *gnnDrive) startExtractors(p plan, staging []float32) error {
 	for i := 0; i < p.extractors; i++ {
 		r, err := g.feats.NewReader()
 		if err != nil {
@@ -171,28 +164,72 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 		}
 		g.exs = append(g.exs, e)
 	}
-	env.Logf("gnndrive: %d samplers, %d extractors (%s, direct=%v), queues %d/%d; M_b %d (profiled max %d, mean %d over %d batches); feature buffer %d slots = %d MiB (%.1f%% of the feature table); Go heap limit %d MiB",
-		p.samplers, p.extractors, g.feats.Backend(), g.feats.Direct(), p.extractQ, p.trainQ, g.maxBatch, ws.MaxInputs, ws.MeanInputs, ws.Batches,
-		p.slots, (p.slots*rowBytes)>>20, 100*float64(p.slots)/float64(env.Dataset.Nodes()), goLimit>>20)
 	return nil
 }
 
-// explain holds what the plan keeps outside the budget and records the
-// plan's departures from the paper's sizes (deviations and warnings, their
-// numbers taken from the plan).
-func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, in sizingInput, p plan) error {
-	ws := budget.Workspace()
-	rowBytes := env.Dataset.RowBytes()
-	mb := int64(p.maxBatch)
-	if p.aliasInput {
-		why := "batch_input=alias"
-		if g.opt.batchInput == "auto" {
-			why = "the budget cannot hold the copy next to the paper's pipeline (batch_input=auto)"
+// openFeatures opens features.bin for the extractors, at the read block
+// and merging the options ask for, their departures recorded.
+func (g *gnnDrive) openFeatures(env *train.Env) error {
+	if g.opt.readBlock != artifactReadBlock {
+		env.Deviate("read_block=%d: rows are read in %d-byte blocks, not the artifact's 512-byte sectors", g.opt.readBlock, g.opt.readBlock)
+	}
+	// Read merging (storage's planner): the artifact submits one request
+	// per row; merging adjacent rows' sectors into larger requests is
+	// outcore's, so it is a deviation, and merge=false turns it off.
+	if g.opt.merge {
+		most := env.Storage.MaxMergeBytes
+		if most == 0 {
+			most = storage.DefaultMaxMergeBytes
 		}
-		env.Deviate("the first layer reads the mini-batch's rows through the node alias list in the feature buffer instead of the artifact's x = buffer[aliases] copy (%d MiB at M_b): %s", (mb*rowBytes)>>20, why)
-	} else if g.opt.batchInput == "alias" {
+		env.Deviate("merge=true: the sector reads of adjacent rows are merged into requests of up to %d KiB (the artifact issues one request per row; merge=false does)", most>>10)
+	}
+	// extractors read through io_uring; the read granularity
+	// (kit/read_block.go) is raised by a device whose logical block is
+	// larger (storage's probe)
+	var err error
+	g.feats, err = env.OpenFeaturesWith(storage.BackendUring, func(o *storage.Options) {
+		o.BlockSize = g.opt.readBlock
+		o.NoMerge = !g.opt.merge
+	})
+	return err
+}
+
+// explain applies the plan (memory) and warns of what it could not give
+// the paper's pipeline.
+func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, in sizingInput, p plan) error {
+	if !p.aliasInput && g.opt.batchInput == "alias" {
 		env.Warnf("gnndrive: batch_input=alias, but the %s model copies its input anyway: the batch input is gathered", env.Config.Model)
 	}
+	if _, err := budget.Apply(g.memory(env, in, p)); err != nil { // the Go limit: goHeap, once the buffers are allocated
+		return err
+	}
+	if p.onDevice || env.MemBudget <= 0 {
+		return nil
+	}
+	ws, rowBytes, mb := budget.Workspace(), env.Dataset.RowBytes(), int64(p.maxBatch)
+	env.Logf("gnndrive: budget %d MiB, workspace %d MiB (base %d, model step %d +%d (%d MiB outside the budget), %d mini-batches in flight of %d MiB, batch input %d, reserve %d); feature buffer may use %d MiB, %d MiB leaving the indices (%d MiB) cached",
+		env.MemBudget>>20, p.work>>20, ws.BaseBytes>>20, ws.ArenaBytes>>20, ws.StepExtra>>20, ws.DeviceBytes>>20, g.opt.extractQ+g.opt.samplers+g.opt.extractors+g.opt.trainQ+1, p.perBatch>>20, p.xBytes>>20, kit.ReserveBytes(env.MemBudget)>>20, p.availAll*rowBytes>>20, p.availTopo*rowBytes>>20, p.topo>>20)
+	if p.topoSqueezed {
+		env.Warnf("gnndrive: budget too small to keep the indices cached next to one mini-batch of features")
+	}
+	if p.extractors < g.opt.extractors {
+		env.Warnf("gnndrive: budget holds the N_e × M_b reservation for %d extractor(s) only", p.extractors)
+	}
+	if p.queuesShortened {
+		env.Warnf("gnndrive: queues shortened to %d samplers, extracting %d, training %d for the budget; feature buffer %d MiB", p.samplers, p.extractQ, p.trainQ, p.slots*rowBytes>>20)
+	}
+	if p.overReserve {
+		env.Warnf("gnndrive: one extractor's N_e × M_b reservation (%d MiB) next to the rest (%d MiB, with %d MiB of reserve and the Go heap's collection slack) exceeds the %d MiB budget: the run lives on the reserve and reclaimed page cache and may be OOM-killed (feature_buffer=device keeps the buffer outside the host budget, as GNNDrive's GPU-based layout does)", (int64(p.extractors)*mb*rowBytes)>>20, p.shortWork>>20, kit.ReserveBytes(env.MemBudget)>>20, env.MemBudget>>20)
+	}
+	return nil
+}
+
+// memory is the plan as the shared preparation applies it (kit.Plan):
+// the refusal of a plan that does not fit, the device parts of the
+// GPU-based layout, and the plan's cuts in words.
+func (g *gnnDrive) memory(env *train.Env, in sizingInput, p plan) kit.Plan {
+	rowBytes, mb := in.Shape.RowBytes(), int64(p.maxBatch)
+	m := kit.Plan{Fits: p.feasible}
 	if !p.feasible {
 		what := "the heap of the shortest pipeline (2 queue slots, one extractor), the batch input and one extractor's N_e × M_b reservation"
 		if p.onDevice {
@@ -206,44 +243,44 @@ func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, in sizingInput, p
 			what = "the shortened pipeline's feature buffer, which must hold every extractor's N_e × M_b reservation next to the collector's reserve"
 		}
 		least := leastBudget(in)
-		return fmt.Errorf("%w: gnndrive: the memory budget (%d MiB) is below this variant's minimum of %d MiB on this run (%s, as profiled)",
+		m.Refusal = fmt.Errorf("%w: gnndrive: the memory budget (%d MiB) is below this variant's minimum of %d MiB on this run (%s, as profiled)",
 			train.ErrConfig, env.MemBudget>>20, (least+(1<<20)-1)>>20, what)
+		return m
+	}
+	if p.aliasInput {
+		why := "batch_input=alias"
+		if g.opt.batchInput == "auto" {
+			why = "the budget cannot hold the copy next to the paper's pipeline (batch_input=auto)"
+		}
+		m.Cuts = append(m.Cuts, fmt.Sprintf("the first layer reads the mini-batch's rows through the node alias list in the feature buffer instead of the artifact's x = buffer[aliases] copy (%d MiB at M_b): %s", (mb*rowBytes)>>20, why))
 	}
 	if p.onDevice {
-		if err := budget.HoldOutside(map[string]int64{"feature_buffer": p.slots * rowBytes, "batch_input": p.xBytes}); err != nil {
-			return err
+		m.Device = []kit.Part{
+			{Name: "feature_buffer", Bytes: p.slots * rowBytes, What: "feature_buffer=device: the feature buffer"},
+			{Name: "batch_input", Bytes: p.xBytes, What: "the indexed batch input"},
 		}
+		m.Why = fmt.Sprintf("as the GPU memory they occupy in GNNDrive's GPU-based layout (§4.2); loads land in the host staging buffer (%d extractor(s) × M_b rows = %d MiB, in the budget) and are copied to the buffer (the host-to-device transfer, untimed as such)", p.extractors, p.hostStaging>>20)
 		if p.slotsCutByDevice {
-			env.Deviate("the device budget (%d MiB) holds a feature buffer of %d slots, fewer than the paper's (training queue + 1) × M_b = %d", budget.Device()>>20, p.slots, p.paperSlots)
+			m.Cuts = append(m.Cuts, fmt.Sprintf("the device budget (%d MiB) holds a feature buffer of %d slots, fewer than the paper's (training queue + 1) × M_b = %d", in.device>>20, p.slots, p.paperSlots))
 		}
-		env.Deviate("feature_buffer=device: the feature buffer (%d MiB) and the indexed batch input (%d MiB) are held outside the %d MiB host budget, as the GPU memory they occupy in GNNDrive's GPU-based layout (§4.2); loads land in the host staging buffer (%d extractor(s) × M_b rows = %d MiB, in the budget) and are copied to the buffer (the host-to-device transfer, untimed as such); the cgroup limit is %d MiB",
-			(p.slots*rowBytes)>>20, p.xBytes>>20, env.MemBudget>>20, p.extractors, p.hostStaging>>20, (env.MemBudget+ws.DeviceBytes+p.outside)>>20)
 		if p.extractors < g.opt.extractors {
-			env.Deviate("the host budget holds the staging of %d extractor(s) (of %d asked) next to the indices", p.extractors, g.opt.extractors)
+			m.Cuts = append(m.Cuts, fmt.Sprintf("the host budget holds the staging of %d extractor(s) (of %d asked) next to the indices", p.extractors, g.opt.extractors))
 		}
-		return nil
+		return m
 	}
 	if env.MemBudget <= 0 {
-		return nil
+		return m
 	}
-	env.Logf("gnndrive: budget %d MiB, workspace %d MiB (base %d, model step %d +%d (%d MiB outside the budget), %d mini-batches in flight of %d MiB, batch input %d, reserve %d); feature buffer may use %d MiB, %d MiB leaving the indices (%d MiB) cached",
-		env.MemBudget>>20, p.work>>20, ws.BaseBytes>>20, ws.ArenaBytes>>20, ws.StepExtra>>20, ws.DeviceBytes>>20, g.opt.extractQ+g.opt.samplers+g.opt.extractors+g.opt.trainQ+1, p.perBatch>>20, p.xBytes>>20, kit.ReserveBytes(env.MemBudget)>>20, p.availAll*rowBytes>>20, p.availTopo*rowBytes>>20, p.topo>>20)
 	if p.topoSqueezed {
-		env.Deviate("the memory budget cannot hold a mini-batch of features next to the page cache of the indices: the topology is squeezed")
-		env.Warnf("gnndrive: budget too small to keep the indices cached next to one mini-batch of features")
+		m.Cuts = append(m.Cuts, "the memory budget cannot hold a mini-batch of features next to the page cache of the indices: the topology is squeezed")
 	}
 	if p.extractors < g.opt.extractors {
-		env.Deviate("the memory budget holds the N_e × M_b reservation for %d extractor(s) (of %d asked)", p.extractors, g.opt.extractors)
-		env.Warnf("gnndrive: budget holds the N_e × M_b reservation for %d extractor(s) only", p.extractors)
+		m.Cuts = append(m.Cuts, fmt.Sprintf("the memory budget holds the N_e × M_b reservation for %d extractor(s) (of %d asked)", p.extractors, g.opt.extractors))
 	}
 	if p.queuesShortened {
-		env.Deviate("the memory budget cannot hold the paper's queues next to one extractor's N_e × M_b reservation: %d samplers, extracting queue %d, training queue %d (of %d, %d, %d)", p.samplers, p.extractQ, p.trainQ, g.opt.samplers, g.opt.extractQ, g.opt.trainQ)
-		env.Warnf("gnndrive: queues shortened to %d samplers, extracting %d, training %d for the budget; feature buffer %d MiB", p.samplers, p.extractQ, p.trainQ, p.slots*rowBytes>>20)
+		m.Cuts = append(m.Cuts, fmt.Sprintf("the memory budget cannot hold the paper's queues next to one extractor's N_e × M_b reservation: %d samplers, extracting queue %d, training queue %d (of %d, %d, %d)", p.samplers, p.extractQ, p.trainQ, g.opt.samplers, g.opt.extractQ, g.opt.trainQ))
 	}
-	if p.overReserve {
-		env.Warnf("gnndrive: one extractor's N_e × M_b reservation (%d MiB) next to the rest (%d MiB, with %d MiB of reserve and the Go heap's collection slack) exceeds the %d MiB budget: the run lives on the reserve and reclaimed page cache and may be OOM-killed (feature_buffer=device keeps the buffer outside the host budget, as GNNDrive's GPU-based layout does)", (int64(p.extractors)*mb*rowBytes)>>20, p.shortWork>>20, kit.ReserveBytes(env.MemBudget)>>20, env.MemBudget>>20)
-	}
-	return nil
+	return m
 }
 
 func (g *gnnDrive) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {

@@ -247,3 +247,9 @@ func leastBudget(in sizingInput) int64 {
 func inPlace(shape train.DatasetShape, cfg train.Config) bool {
 	return nn.IndexedInPlace(cfg.Model, shape.FeatureDim, cfg.Hidden, shape.Classes, len(cfg.Fanout), cfg.Dropout)
 }
+
+// goHeap is the Go heap of the run: the buffer and batch input off the
+// heap, the indices' page cache kept, the planned heap.
+func (p plan) goHeap() kit.GoHeap {
+	return kit.GoHeap{OffHeap: p.offHeap, KeepCached: p.keepTopo, HeapNeed: p.heapNeed}
+}

@@ -3,10 +3,11 @@ package gnndrive
 import (
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 func init() {
-	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 40, MinMemory: minMemory, InOrder: inOrder}, newGNNDrive, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 40, MinMemory: minMemory, InOrder: inOrder}, newGNNDrive, (*options).bind)
 }
 
 // one sampler and one extractor deliver the batches in order

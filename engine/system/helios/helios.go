@@ -80,7 +80,7 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	budget, shape, ws := p.Budget, p.Shape, p.WS
 	h.dim, h.rowBytes = shape.FeatureDim, shape.RowBytes()
 	h.opt.device = budget.Device() // gpu_cache auto: the device budget (DESIGN §2 "One memory contract")
-	h.layout = Plan(env.MemBudget, p.PlanWS, shape, h.opt)
+	h.layout = Plan(kit.Sizing[options]{Budget: env.MemBudget, WS: p.PlanWS, Shape: shape, Cfg: env.Config, Opt: h.opt})
 	h.maxBatch = int(h.layout.MaxBatch)
 
 	// §3.2: one epoch of pre-sampling ranks the nodes by accesses
@@ -103,9 +103,6 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	if !h.layout.Feasible {
 		env.Warnf("helios: the %d MiB budget cannot hold the topology (%d MiB) next to the process (%d MiB in all) and the reserve: expect an OOM kill", env.MemBudget>>20, h.layout.TopologyBytes>>20, h.layout.HostBytes>>20)
 	}
-	if h.layout.CPUCut {
-		env.Deviate("the host budget holds a CPU tier of %d MiB of the %d MiB asked for", h.layout.CPURows*h.rowBytes>>20, kit.SizeBytes(h.opt.cpuCache, shape.FeatureBytes())>>20)
-	}
 	place, err := Place(counts, h.layout.GPURows, h.layout.CPURows)
 	if err != nil {
 		return err
@@ -113,14 +110,8 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	if h.tiers, err = NewTiers(shape.Nodes, place); err != nil {
 		return err
 	}
-	xBytes := int64(h.opt.depth) * int64(h.maxBatch) * h.rowBytes
-	gpuBytes := int64(len(place.GPU)) * h.rowBytes
-	if err := budget.HoldOutside(map[string]int64{"gpu_cache": gpuBytes, "batch_buffers": xBytes, "in_flight": inFlight}); err != nil {
+	if _, err := budget.Apply(h.memory(place, inFlight, shape)); err != nil {
 		return err
-	}
-	if env.MemBudget > 0 {
-		env.Deviate("device memory held outside the %d MiB host budget: GPU cache tier %d MiB (%d rows), %d batch buffers of %d MiB and their sampled mini-batches (%d MiB), model step %d MiB",
-			env.MemBudget>>20, gpuBytes>>20, len(place.GPU), h.opt.depth, int64(h.maxBatch)*h.rowBytes>>20, inFlight>>20, ws.DeviceBytes>>20)
 	}
 	t3 := time.Now()
 	if h.gpuRows, err = h.loadTier(ctx, &h.devMem, place.GPU); err != nil {
@@ -143,19 +134,44 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	var sctx context.Context
 	sctx, h.cancel = context.WithCancel(context.Background())
 	h.stack.Start(sctx)
-	goLimit := budget.LimitGo(int64(len(place.CPU))*h.rowBytes+4*shape.Nodes+h.layout.Staging, 0, h.layout.HeapNeed+inFlight)
-	var covered uint64
-	var total uint64
+	goLimit := budget.Enter(h.goHeap(place, inFlight, shape))
+	env.Logf("helios: GPU tier %d rows (%d MiB), CPU tier %d rows (%d MiB) after the %d MiB topology; the tiers held %.1f%% of the pre-sampled accesses; %d rings of depth %d, pipeline %v (%d preparers, depth %d); Go heap limit %d MiB",
+		len(place.GPU), int64(len(place.GPU))*h.rowBytes>>20, len(place.CPU), int64(len(place.CPU))*h.rowBytes>>20, h.layout.TopologyBytes>>20,
+		100*h.covered(counts), h.opt.rings, h.opt.ringDepth, h.opt.pipeline, h.opt.preparers, h.opt.depth, goLimit>>20)
+	return nil
+}
+
+// memory is the plan as the shared preparation applies it (kit.Plan): the
+// GPU cache tier, the batch buffers and the sampled mini-batches in
+// flight held outside the host budget, the CPU tier's cut in words.
+func (h *helios) memory(place Placement, inFlight int64, shape train.DatasetShape) kit.Plan {
+	m := kit.Plan{Fits: h.layout.Feasible, Device: []kit.Part{
+		{Name: "gpu_cache", Bytes: int64(len(place.GPU)) * h.rowBytes, What: fmt.Sprintf("GPU cache tier (%d rows)", len(place.GPU))},
+		{Name: "batch_buffers", Bytes: int64(h.opt.depth) * int64(h.maxBatch) * h.rowBytes, What: fmt.Sprintf("%d batch buffers of %d MiB", h.opt.depth, int64(h.maxBatch)*h.rowBytes>>20)},
+		{Name: "in_flight", Bytes: inFlight, What: "their sampled mini-batches"},
+	}, Why: "as the GPU memory they occupy in Helios"}
+	if h.layout.CPUCut {
+		m.Cuts = append(m.Cuts, fmt.Sprintf("the host budget holds a CPU tier of %d MiB of the %d MiB asked for", h.layout.CPURows*h.rowBytes>>20, kit.SizeBytes(h.opt.cpuCache, shape.FeatureBytes())>>20))
+	}
+	return m
+}
+
+// goHeap is the Go heap of the run: the CPU tier, its slot map and the
+// rings' staging off the heap, the mini-batches in flight on it.
+func (h *helios) goHeap(place Placement, inFlight int64, shape train.DatasetShape) kit.GoHeap {
+	return kit.GoHeap{OffHeap: int64(len(place.CPU))*h.rowBytes + 4*shape.Nodes + h.layout.Staging, HeapNeed: h.layout.HeapNeed + inFlight}
+}
+
+// covered is the share of the pre-sampled accesses the tiers hold.
+func (h *helios) covered(counts []uint32) float64 {
+	var covered, total uint64
 	for v, c := range counts {
 		total += uint64(c)
 		if tr, _ := h.tiers.Lookup(int64(v)); tr != None {
 			covered += uint64(c)
 		}
 	}
-	env.Logf("helios: GPU tier %d rows (%d MiB), CPU tier %d rows (%d MiB) after the %d MiB topology; the tiers held %.1f%% of the pre-sampled accesses; %d rings of depth %d, pipeline %v (%d preparers, depth %d); Go heap limit %d MiB",
-		len(place.GPU), gpuBytes>>20, len(place.CPU), int64(len(place.CPU))*h.rowBytes>>20, h.layout.TopologyBytes>>20,
-		100*float64(covered)/float64(max(total, 1)), h.opt.rings, h.opt.ringDepth, h.opt.pipeline, h.opt.preparers, h.opt.depth, goLimit>>20)
-	return nil
+	return float64(covered) / float64(max(total, 1))
 }
 
 func (h *helios) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {

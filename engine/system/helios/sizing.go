@@ -14,7 +14,6 @@ package helios
 
 import (
 	"outcore/engine/system/kit"
-	"outcore/engine/train"
 )
 
 // Layout is the size of each tier in feature rows, and the host memory
@@ -41,7 +40,8 @@ type Layout struct {
 // without the indices, which the plan counts itself) or an estimate.
 // Without a budget and without cpu_cache, the CPU tier is 10% of the
 // feature table (the setting of §4.2's Fig. 6).
-func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) Layout {
+func Plan(s kit.Sizing[options]) Layout {
+	budget, ws, shape, o := s.Budget, s.WS, s.Shape, s.Opt
 	rb := shape.RowBytes()
 	n := shape.Nodes
 	fb := shape.FeatureBytes()
@@ -76,7 +76,7 @@ func Plan(budget int64, ws kit.Workspace, shape train.DatasetShape, o options) L
 // estimated workspace, i.e. that holds the topology, the preparers and the
 // reserve. The CPU tier takes what is left.
 var MinMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
-	return Plan(s.Budget, s.WS, s.Shape, s.Opt).Feasible
+	return Plan(s).Feasible
 })
 
 // gpuCacheAuto is gpu_cache's default: the GPU tier gets what the device

@@ -5,11 +5,12 @@ import (
 
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 func init() {
 	// batches train in the reference order
-	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 70, MinMemory: MinMemory, InOrder: kit.InOrderAlways()}, newHelios, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 70, MinMemory: MinMemory, InOrder: kit.InOrderAlways()}, newHelios, (*options).bind)
 }
 
 // options are the variant's options, parsed (gpuCache is gpuCacheAuto or

@@ -7,9 +7,9 @@ package kit
 //	b := kit.NewBudget(env)            // the Go collector under the budget, no plan yet
 //	ws, err := b.Profile(ctx, topo, n) // one step measured with the limit lifted, then held outside
 //	                                   // (ProfileStage: the same, recorded as the stage profile_s)
-//	plan := size(b.Bytes(), ws, ...)   // the variant's pure sizing (its sizing.go)
-//	err = b.HoldOutside(extra)         // what else its paper keeps in GPU memory, if anything
-//	b.LimitGo(offHeap, keepCached, heapNeed)
+//	plan := size(kit.SizingOf(env, ws, opt)) // the variant's pure sizing (its sizing.go)
+//	_, err = b.Apply(plan.Memory())    // memplan.go: refuse, hold the device parts, deviations, Go limit
+//	b.Enter(plan.mainHeap)             // a later phase's Go limit, if any
 //
 // and MinMemory is the smallest budget whose plan is feasible, found by
 // MinBudget over the same sizing with EstimateWorkspace in place of the
@@ -62,41 +62,8 @@ func (b *Budget) ProfileStage(ctx context.Context, since time.Time, topo sample.
 	return ws, err
 }
 
-// HoldOutside sets the memory limit to the budget plus the profiled model
-// step plus the device tiers the variant's paper keeps in GPU memory
-// (GNNDrive's GPU-based feature buffer, DiskGNN's GPU cache and complete
-// inputs, ...), by name, and records them in the run's memory account
-// (train.Env.HoldDevice, DESIGN §2 "One memory contract"): tiers over the
-// device budget are a recorded deviation. A later call replaces the
-// tiers (GIDS grows its batch buffers).
-func (b *Budget) HoldOutside(tiers map[string]int64) error {
-	var extra int64
-	for _, v := range tiers {
-		extra += max(v, 0)
-	}
-	b.env.HoldDevice(tiers, b.ws.DeviceBytes)
-	return HoldOutsideBudget(b.env, b.ws.DeviceBytes+extra)
-}
-
 // Device is the run's device budget in bytes (device_mem; 0: none).
 func (b *Budget) Device() int64 { return b.env.DeviceBudget() }
-
-// LimitGo sets the Go runtime's memory limit for a planned heap (see
-// GoMemoryLimit) and returns it.
-func (b *Budget) LimitGo(offHeap, keepCached, heapNeed int64) int64 {
-	return ApplyGoMemoryLimit(b.Bytes(), b.ws.DeviceBytes, offHeap, keepCached, heapNeed)
-}
-
-// LimitGoStrict is LimitGo without the model step's matrix-library
-// buffers in the Go limit: they are held outside the budget with the step
-// (Workspace.LibBytes, part of DeviceBytes) but live in C memory, so a Go
-// limit that counts them lets the heap grow into memory the library
-// already holds. Ginex uses it (its sample stage ran at that limit and was
-// OOM-killed at the start of its second epoch, once the step's arena was
-// resident).
-func (b *Budget) LimitGoStrict(offHeap, keepCached, heapNeed int64) int64 {
-	return ApplyGoMemoryLimit(b.Bytes(), max(0, b.ws.DeviceBytes-b.ws.LibBytes), offHeap, keepCached, heapNeed)
-}
 
 // ReserveBytes is the region Ginex §3.5 keeps free "for memory
 // fluctuations": a tenth of the budget, at least 32 MiB.
@@ -138,27 +105,6 @@ func ApplyGoMemoryLimit(budget, device, offHeap, keepCached, heapNeed int64) int
 	debug.SetGCPercent(25)
 	debug.SetMemoryLimit(limit)
 	return limit
-}
-
-// MaxInputBound is the most input nodes a training batch can have: the
-// seeds times 1 + f1 + f1·f2 + … (all fanouts positive), or every node.
-func MaxInputBound(shape train.DatasetShape, cfg train.Config) int64 {
-	b := int64(cfg.Batch)
-	if b <= 0 || b > shape.Train {
-		b = shape.Train
-	}
-	total, level := b, b
-	for _, f := range cfg.Fanout {
-		if f < 0 {
-			return shape.Nodes
-		}
-		level *= int64(f)
-		total += level
-		if total >= shape.Nodes {
-			return shape.Nodes
-		}
-	}
-	return total
 }
 
 // RuntimeFloor is train.RuntimeFloor, the lower bound of what an `outcore

@@ -104,19 +104,19 @@ func TestMinBudget(t *testing.T) {
 	}
 }
 
-// TestLimitGoStrict: the strict limit leaves the matrix library's buffers
+// TestEnterStrict: a strict phase leaves the matrix library's buffers
 // (C memory, held outside the budget with the step) out of the Go limit.
-func TestLimitGoStrict(t *testing.T) {
+func TestEnterStrict(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	b := &Budget{env: &train.Env{MemBudget: 512 * mib}, ws: Workspace{DeviceBytes: 200 * mib, LibBytes: 30 * mib}}
-	if got, want := b.LimitGo(0, 0, 80*mib), int64(300*mib); got != want {
-		t.Errorf("LimitGo: %d MiB, want %d MiB", got>>20, want>>20)
+	if got, want := b.Enter(GoHeap{HeapNeed: 80 * mib}), int64(300*mib); got != want {
+		t.Errorf("Enter: %d MiB, want %d MiB", got>>20, want>>20)
 	}
-	if got, want := b.LimitGoStrict(0, 0, 80*mib), int64(270*mib); got != want {
-		t.Errorf("LimitGoStrict: %d MiB, want %d MiB", got>>20, want>>20)
+	if got, want := b.Enter(GoHeap{HeapNeed: 80 * mib, Strict: true}), int64(270*mib); got != want {
+		t.Errorf("Enter strict: %d MiB, want %d MiB", got>>20, want>>20)
 	}
 	if got := debug.SetMemoryLimit(-1); got != 270*mib {
-		t.Errorf("runtime memory limit %d MiB after LimitGoStrict, want 270 MiB", got>>20)
+		t.Errorf("runtime memory limit %d MiB after a strict Enter, want 270 MiB", got>>20)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"outcore/engine/metrics"
 	"outcore/engine/system/systest"
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 	"outcore/internal/osutil"
 )
 
@@ -22,8 +23,8 @@ const probeName = "kit-profile-probe"
 
 func init() {
 	train.RegisterVariant(train.Variant{
-		Name: probeName, Summary: "test: page cache after profiling", Order: 1000,
-		New: func(train.Config) (train.System, error) { return &probeSystem{}, nil },
+		Variant: vocab.Variant{Name: probeName, Summary: "test: page cache after profiling", Order: 1000},
+		New:     func(train.Config) (train.System, error) { return &probeSystem{}, nil },
 	})
 }
 

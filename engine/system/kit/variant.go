@@ -11,20 +11,21 @@ import (
 	"maps"
 
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 // Register registers the variant v describes (its Name, Paper, Summary,
 // Order, MinMemory, InOrder or OwnSampling and stages, each package's own
-// text), built by build, with the options bind declares: v.New,
-// v.Options and v.CheckOptions come from build and bind, so each default
+// text; engine/vocab's registry) with its factory build (engine/train's),
+// and the options bind declares: the factory, v.Options and
+// v.CheckOptions come from build and bind, so each default
 // and range is declared once and a variant's registration is one call:
 //
-//	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 60, MinMemory: minMemory, InOrder: kit.InOrderAlways()}, newX, (*options).bind)
-func Register[O any, S train.System](v train.Variant, build func(train.Config) (S, error), bind Bind[O]) {
-	v.New = func(cfg train.Config) (train.System, error) { return build(cfg) }
+//	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 60, MinMemory: minMemory, InOrder: kit.InOrderAlways()}, newX, (*options).bind)
+func Register[O any, S train.System](v vocab.Variant, build func(train.Config) (S, error), bind Bind[O]) {
 	v.Options = bind.Options()
 	v.CheckOptions = bind.Check
-	train.RegisterVariant(v)
+	train.RegisterVariant(train.Variant{Variant: v, New: func(cfg train.Config) (train.System, error) { return build(cfg) }})
 }
 
 // InOrderAlways is train.Variant.InOrder for a variant that trains the

@@ -15,6 +15,7 @@ import (
 	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 // DefaultPartitions is p when option partitions is not given.
@@ -60,39 +61,14 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 		return err
 	}
 
-	// Partitioning (the artifact's preprocessing), on the prepare clock.
-	t0 := time.Now()
-	if s.l, err = NewLayout(ds.Nodes(), env.Train, s.opt.partitions, s.opt.ordering == OrderingSequential, uint64(env.Config.Seed)); err != nil {
-		return fmt.Errorf("mariusgnn: %w", err)
+	featPath, edgePath, err := s.partition(ctx, env)
+	if err != nil {
+		return err
 	}
-	if s.l.P != s.opt.partitions {
-		env.Logf("mariusgnn: %d partitions of %d nodes cover the %d nodes (%d requested)", s.l.P, s.l.PartSize, ds.Nodes(), s.opt.partitions)
-	}
-	s.trainNew = make([]int64, len(env.Train))
-	for i, v := range env.Train {
-		s.trainNew[i] = s.l.New(v)
-	}
-	env.PrepareStage("partition_s", time.Since(t0))
-	writeBuf := int64(64 << 20)
-	if env.MemBudget > 0 {
-		writeBuf = min(writeBuf, max(env.MemBudget/8, 4<<20))
-	}
-	t0 = time.Now()
-	featPath := filepath.Join(s.scratch, "features.partitioned")
-	if err := WritePartitionedFeatures(ctx, s.l, env.FeaturesPath(), featPath, s.rowBytes, writeBuf); err != nil {
-		return fmt.Errorf("mariusgnn: %w", err)
-	}
-	env.PrepareStage("partition_features_s", time.Since(t0))
-	t0 = time.Now()
-	edgePath := filepath.Join(s.scratch, "edge_buckets")
-	if s.b, err = WriteEdgeBuckets(ctx, s.l, ds.Indptr, env.IndicesPath(), edgePath, writeBuf); err != nil {
-		return fmt.Errorf("mariusgnn: %w", err)
-	}
-	env.PrepareStage("edge_buckets_s", time.Since(t0))
 
 	// Short profiling: base memory, batch sizes and the model step (held
 	// outside the budget by default, kit's Budget).
-	t0 = time.Now()
+	t0 := time.Now()
 	topo, closeTopo, err := env.Topology("storage")
 	if err != nil {
 		return err
@@ -106,21 +82,9 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	env.PrepareStage("profile_s", time.Since(t0))
 
-	// Storage of the partitioned files.
-	o := env.Storage
-	if o.QueueDepth == 0 {
-		o.QueueDepth = ioQueueDepth
-	}
-	o.MaxMergeBytes = ioMergeBytes
-	o.RowBytes = s.rowBytes
-	o.Kind = metrics.FileFeatures // a copy of features.bin: its reads are feature reads
-	if s.feats, err = storage.OpenFile(featPath, o); err != nil {
-		return fmt.Errorf("mariusgnn: open partitioned features: %w", err)
-	}
-	o.RowBytes = EdgeBytes
-	o.Kind = metrics.FileTopology // the graph's edges
-	if s.edges, err = storage.OpenFile(edgePath, o); err != nil {
-		return fmt.Errorf("mariusgnn: open edge buckets: %w", err)
+	o, err := s.openPartitioned(env, featPath, edgePath)
+	if err != nil {
+		return err
 	}
 
 	// Buffer capacity from the budget (sizing.go).
@@ -132,6 +96,119 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 		buckets:     bucketSizes(s.b),
 		readerQueue: o.QueueDepth,
 	}
+	pl, err := s.sizeBuffer(ctx, env, in)
+	if err != nil {
+		return err
+	}
+	if pl.overReserve {
+		env.Warnf("mariusgnn: a buffer of %d partitions needs about %d MiB with the reserve, over the %d MiB budget: expect an OOM kill", pl.c, pl.need>>20, env.MemBudget>>20)
+	}
+	if _, err := s.mem.Apply(s.memory(env, in, pl)); err != nil {
+		return err
+	}
+	s.c = pl.c
+	if pl.spare && s.c < s.l.P {
+		env.Logf("mariusgnn: one spare slot for prefetching the next state's partition (the artifact's prefetching)")
+	}
+	if s.pb, err = NewPartitionBuffer(s.l, s.b, s.feats, s.edges, s.rowBytes, s.c, pl.spare); err != nil {
+		return fmt.Errorf("mariusgnn: %w", err)
+	}
+	if err := s.newSampler(env); err != nil {
+		return err
+	}
+	// The batch input: at most the resident nodes or the fanouts' bound;
+	// pages are touched only as far as a batch needs.
+	xRows := min(int64(s.pb.Slots())*s.l.PartSize, vocab.MaxInputBound(in.Shape, env.Config))
+	if xd, err := s.xMem.Float32s(int(xRows) * s.dim); err == nil {
+		s.x.Data = xd[:0]
+	}
+	s.mem.Enter(pl.goHeap(ws, s.opt.samplers, s.opt.ahead(), s.pb.Slots(), s.l.PartSize))
+	env.Logf("mariusgnn: %s ordering, %d partitions of %d nodes (%d MiB of features each), %d edges in %d buckets; training nodes in %d partitions",
+		s.opt.ordering, s.l.P, s.l.PartSize, (s.l.PartSize*s.rowBytes)>>20, s.b.Edges(), s.l.P*s.l.P, s.l.TrainParts)
+	env.Logf("mariusgnn: buffer of %d partitions (%d slots, %.1f%% of the features), about %d MiB needed of a %d MiB budget (base %d MiB, %d MiB per mini-batch); %d samplers; reads via %s (direct=%v)",
+		s.c, s.pb.Slots(), 100*float64(s.c)/float64(s.l.P), pl.need>>20, env.MemBudget>>20, ws.BaseBytes>>20, pl.perBatch>>20, s.opt.samplers, s.feats.Backend(), s.feats.Direct())
+	return nil
+}
+
+// newSampler builds the DENSE sampler, the full degree of a resident node
+// read from the original indptr.
+func (s *system) newSampler(env *train.Env) error {
+	var err error
+	if s.ds, err = NewDenseSampler(env.Config.Fanout, env.Config.Seed); err != nil {
+		return err
+	}
+	indptr := env.Dataset.Indptr
+	s.ds.FullDegree = func(local int64) int64 {
+		v := s.l.Old(s.sg.Partitioned(local))
+		return indptr[v+1] - indptr[v]
+	}
+	return nil
+}
+
+// partition lays the nodes out in partitions and writes the partitioned
+// features and the edge buckets (the artifact's preprocessing) under the
+// scratch directory, on the prepare clock.
+func (s *system) partition(ctx context.Context, env *train.Env) (featPath, edgePath string, err error) {
+	// Partitioning (the artifact's preprocessing), on the prepare clock.
+	t0 := time.Now()
+	if s.l, err = NewLayout(env.Dataset.Nodes(), env.Train, s.opt.partitions, s.opt.ordering == OrderingSequential, uint64(env.Config.Seed)); err != nil {
+		return "", "", fmt.Errorf("mariusgnn: %w", err)
+	}
+	if s.l.P != s.opt.partitions {
+		env.Logf("mariusgnn: %d partitions of %d nodes cover the %d nodes (%d requested)", s.l.P, s.l.PartSize, env.Dataset.Nodes(), s.opt.partitions)
+	}
+	s.trainNew = make([]int64, len(env.Train))
+	for i, v := range env.Train {
+		s.trainNew[i] = s.l.New(v)
+	}
+	env.PrepareStage("partition_s", time.Since(t0))
+	writeBuf := int64(64 << 20)
+	if env.MemBudget > 0 {
+		writeBuf = min(writeBuf, max(env.MemBudget/8, 4<<20))
+	}
+	t0 = time.Now()
+	featPath = filepath.Join(s.scratch, "features.partitioned")
+	if err := WritePartitionedFeatures(ctx, s.l, env.FeaturesPath(), featPath, s.rowBytes, writeBuf); err != nil {
+		return "", "", fmt.Errorf("mariusgnn: %w", err)
+	}
+	env.PrepareStage("partition_features_s", time.Since(t0))
+	t0 = time.Now()
+	edgePath = filepath.Join(s.scratch, "edge_buckets")
+	if s.b, err = WriteEdgeBuckets(ctx, s.l, env.Dataset.Indptr, env.IndicesPath(), edgePath, writeBuf); err != nil {
+		return "", "", fmt.Errorf("mariusgnn: %w", err)
+	}
+	env.PrepareStage("edge_buckets_s", time.Since(t0))
+
+	return featPath, edgePath, nil
+}
+
+// openPartitioned opens the partitioned features and the edge buckets
+// through engine/storage, their reads features and topology; it returns
+// the options they were opened with.
+func (s *system) openPartitioned(env *train.Env, featPath, edgePath string) (o storage.Options, err error) {
+	o = env.Storage
+	if o.QueueDepth == 0 {
+		o.QueueDepth = ioQueueDepth
+	}
+	o.MaxMergeBytes = ioMergeBytes
+	o.RowBytes = s.rowBytes
+	o.Kind = metrics.FileFeatures // a copy of features.bin: its reads are feature reads
+	if s.feats, err = storage.OpenFile(featPath, o); err != nil {
+		return o, fmt.Errorf("mariusgnn: open partitioned features: %w", err)
+	}
+	o.RowBytes = EdgeBytes
+	o.Kind = metrics.FileTopology // the graph's edges
+	if s.edges, err = storage.OpenFile(edgePath, o); err != nil {
+		return o, fmt.Errorf("mariusgnn: open edge buckets: %w", err)
+	}
+
+	return o, nil
+}
+
+// sizeBuffer sizes the buffer from the budget (sizing.go), the DENSE
+// batches measured first on the largest buffer the budget could hold when
+// the capacity is not given.
+func (s *system) sizeBuffer(ctx context.Context, env *train.Env, in sizingInput) (plan, error) {
 	if env.MemBudget > 0 && s.opt.bufferCapacity == 0 {
 		// Measure DENSE batches on the largest buffer the budget could
 		// hold with no batch at all (their inputs only shrink with the
@@ -142,53 +219,31 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 		if hp := size(hi); hp.feasible {
 			m, err := s.profileDense(ctx, env, hp.c)
 			if err != nil {
-				return err
+				return plan{}, err
 			}
 			in.dense = m
 			env.Logf("mariusgnn: DENSE batches on a buffer of %d partitions: at most %d input nodes, %d KiB per mini-batch", hp.c, m.maxInputs, m.bytes>>10)
 		}
 		env.PrepareStage("profile_dense_s", time.Since(t0))
 	}
-	pl := size(in)
+	return size(in), nil
+}
+
+// memory is the plan as the shared preparation applies it (kit.Plan): a
+// plan that does not fit, or a capacity below what the ordering keeps
+// resident, refused; the capacity derived from the budget in words.
+func (s *system) memory(env *train.Env, in sizingInput, pl plan) kit.Plan {
+	m := kit.Plan{Fits: pl.feasible && pl.c >= pl.minC}
 	switch {
 	case !pl.feasible:
-		return fmt.Errorf("mariusgnn: %w", pl.infeasible(env.MemBudget, in))
+		m.Refusal = fmt.Errorf("mariusgnn: %w", pl.infeasible(env.MemBudget, in))
 	case pl.c < pl.minC:
-		return fmt.Errorf("%w: mariusgnn: buffer_capacity %d below the %d training partitions the sequential ordering keeps resident", train.ErrConfig, pl.c, pl.minC)
-	case pl.overReserve:
-		env.Warnf("mariusgnn: a buffer of %d partitions needs about %d MiB with the reserve, over the %d MiB budget: expect an OOM kill", pl.c, pl.need>>20, env.MemBudget>>20)
+		m.Refusal = fmt.Errorf("%w: mariusgnn: buffer_capacity %d below the %d training partitions the sequential ordering keeps resident", train.ErrConfig, pl.c, pl.minC)
 	}
-	s.c = pl.c
 	if env.MemBudget > 0 && s.opt.bufferCapacity == 0 {
-		env.Deviate("buffer capacity %d of %d partitions derived from the %d MiB memory budget (the artifact takes buffer_capacity from its configuration)", s.c, s.l.P, env.MemBudget>>20)
+		m.Cuts = append(m.Cuts, fmt.Sprintf("buffer capacity %d of %d partitions derived from the %d MiB memory budget (the artifact takes buffer_capacity from its configuration)", pl.c, in.p, env.MemBudget>>20))
 	}
-	if pl.spare && s.c < s.l.P {
-		env.Logf("mariusgnn: one spare slot for prefetching the next state's partition (the artifact's prefetching)")
-	}
-	if s.pb, err = NewPartitionBuffer(s.l, s.b, s.feats, s.edges, s.rowBytes, s.c, pl.spare); err != nil {
-		return fmt.Errorf("mariusgnn: %w", err)
-	}
-	if s.ds, err = NewDenseSampler(env.Config.Fanout, env.Config.Seed); err != nil {
-		return err
-	}
-	indptr := ds.Indptr
-	s.ds.FullDegree = func(local int64) int64 {
-		v := s.l.Old(s.sg.Partitioned(local))
-		return indptr[v+1] - indptr[v]
-	}
-	// The batch input: at most the resident nodes or the fanouts' bound;
-	// pages are touched only as far as a batch needs.
-	xRows := min(int64(s.pb.Slots())*s.l.PartSize, kit.MaxInputBound(in.Shape, env.Config))
-	if xd, err := s.xMem.Float32s(int(xRows) * s.dim); err == nil {
-		s.x.Data = xd[:0]
-	}
-	heap := ws.BaseBytes + int64(s.opt.samplers)*4*int64(s.pb.Slots())*s.l.PartSize + int64(s.opt.ahead()+1)*ws.BatchBytes
-	s.mem.LimitGo(pl.buffer+pl.perBatch, 0, heap)
-	env.Logf("mariusgnn: %s ordering, %d partitions of %d nodes (%d MiB of features each), %d edges in %d buckets; training nodes in %d partitions",
-		s.opt.ordering, s.l.P, s.l.PartSize, (s.l.PartSize*s.rowBytes)>>20, s.b.Edges(), s.l.P*s.l.P, s.l.TrainParts)
-	env.Logf("mariusgnn: buffer of %d partitions (%d slots, %.1f%% of the features), about %d MiB needed of a %d MiB budget (base %d MiB, %d MiB per mini-batch); %d samplers; reads via %s (direct=%v)",
-		s.c, s.pb.Slots(), 100*float64(s.c)/float64(s.l.P), pl.need>>20, env.MemBudget>>20, ws.BaseBytes>>20, pl.perBatch>>20, s.opt.samplers, s.feats.Backend(), s.feats.Direct())
-	return nil
+	return m
 }
 
 func bucketSizes(b Buckets) []int64 {

@@ -197,3 +197,11 @@ func (pl plan) infeasible(budget int64, in sizingInput) error {
 	}
 	return fmt.Errorf("memory budget %d MiB below the least this run needs, %d MiB (%s)", budget>>20, mib(pl.minNeed), what)
 }
+
+// goHeap is the Go heap of the run: the buffer and the per-batch memory
+// off the heap; on it the base, each of samplers' per-node maps of the
+// slots' partSize nodes and the mini-batches sampled ahead.
+func (pl plan) goHeap(ws kit.Workspace, samplers, ahead, slots int, partSize int64) kit.GoHeap {
+	heap := ws.BaseBytes + int64(samplers)*4*int64(slots)*partSize + int64(ahead+1)*ws.BatchBytes
+	return kit.GoHeap{OffHeap: pl.buffer + pl.perBatch, HeapNeed: heap}
+}

@@ -6,10 +6,11 @@ import (
 
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 func init() {
-	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 30, MinMemory: minMemory, OwnSampling: true, WallStages: wallStages}, newSystem, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 30, MinMemory: minMemory, OwnSampling: true, WallStages: wallStages}, newSystem, (*options).bind)
 }
 
 // Loading a buffer state (the epoch's first: prep, later: swap)

@@ -85,12 +85,14 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 		if _, err := budget.Profile(ctx, topo, 8); err != nil {
 			return err
 		}
-		budget.LimitGo(0, 0, 0)
 		env.PrepareStage("profile_s", time.Since(t1))
 	}
-	p.plan = size(env.MemBudget, budget.Workspace(), env.Shape(), env.Config, p.opt)
+	p.plan = size(kit.SizingOf(env, budget.Workspace(), p.opt))
 	if kit.ModelMemOutside(env) && !p.plan.feasible {
 		env.Warnf("pyg+: the memory budget (%d MiB) cannot hold the process's base, one mini-batch and its gathered input (%d MiB): expect an OOM kill", env.MemBudget>>20, p.plan.need>>20)
+	}
+	if _, err := budget.Apply(p.plan.memory()); err != nil {
+		return err
 	}
 	t0 = time.Now()
 	if p.sampler, err = env.NewSampler(topo); err != nil {

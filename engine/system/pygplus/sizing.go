@@ -10,7 +10,7 @@ package pygplus
 
 import (
 	"outcore/engine/system/kit"
-	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 // plan is PyG+'s memory plan.
@@ -24,8 +24,9 @@ type plan struct {
 }
 
 // size computes PyG+'s plan.
-func size(budget int64, ws kit.Workspace, shape train.DatasetShape, cfg train.Config, opt options) plan {
-	p := plan{xRows: min(shape.Nodes, kit.MaxInputBound(shape, cfg)), inputs: 1}
+func size(s kit.Sizing[options]) plan {
+	budget, ws, shape, cfg, opt := s.Budget, s.WS, s.Shape, s.Cfg, s.Opt
+	p := plan{xRows: min(shape.Nodes, vocab.MaxInputBound(shape, cfg)), inputs: 1}
 	if opt.overlap {
 		p.inputs = 2
 	}
@@ -36,7 +37,15 @@ func size(budget int64, ws kit.Workspace, shape train.DatasetShape, cfg train.Co
 
 // feasible is whether the budget holds PyG+'s plan (kit.MinMemoryOf).
 func feasible(s kit.Sizing[options]) bool {
-	return size(s.Budget, s.WS, s.Shape, s.Cfg, s.Opt).feasible
+	return size(s).feasible
 }
 
 var minMemory = kit.MinMemoryOf(parseOptions, feasible)
+
+// memory is the plan as the shared preparation applies it (kit.Plan):
+// nothing held outside the budget but the model step, nothing cut, and the
+// Go heap left to the budget (PyG+ plans no heap: the page cache is its
+// cache).
+func (p plan) memory() kit.Plan {
+	return kit.Plan{Fits: p.feasible, Heap: &kit.GoHeap{}}
+}

@@ -6,10 +6,11 @@ import (
 
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 func init() {
-	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 10, MinMemory: minMemory, InOrder: kit.InOrderAlways(), NestedStages: nestedStages}, newPyGPlus, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 10, MinMemory: minMemory, InOrder: kit.InOrderAlways(), NestedStages: nestedStages}, newPyGPlus, (*options).bind)
 }
 
 // The trainer's wait for a batch (stall) includes the synchronous

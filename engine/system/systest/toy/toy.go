@@ -1,7 +1,8 @@
 // Package toy is the smallest variant on the skeleton of
 // docs/ARCHITECTURE.md "Adding a system", built from nothing but that
 // section: options declared once through a kit.Binder, kit.Register,
-// kit.Base, kit.MinMemoryOf over a pure plan, files through train.Env,
+// kit.Base, kit.MinMemoryOf over a pure plan, the shared preparation of
+// the memory plan (profile, size, kit.Budget.Apply), files through train.Env,
 // and the plain sample → gather → train loop of the reference
 // (train.Sequential, embedded for RunEpoch). It belongs
 // to no paper and to no command: engine/system/all's tests import it
@@ -17,6 +18,7 @@ import (
 	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 // Name is the registered name of the toy variant; paper and summary
@@ -28,7 +30,7 @@ const (
 )
 
 func init() {
-	kit.Register(train.Variant{Name: Name, Paper: paper, Summary: summary, Order: 1000, MinMemory: minMemory, InOrder: kit.InOrderAlways()}, newToy, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 1000, MinMemory: minMemory, InOrder: kit.InOrderAlways()}, newToy, (*options).bind)
 }
 
 // options are the toy's settings.
@@ -41,19 +43,39 @@ type options struct {
 func (o *options) bind(b *kit.Binder) {
 	b.Enum(&o.topology, "topology", "memory", []string{"memory", "mmap", "storage"}, "where the graph's indices live while sampling")
 	b.ReadBlock(&o.readBlock, 4096, "no artifact: the page size")
-	b.ProfileBatches(&o.profile, "to size the plan (unused: the plan is the estimate)")
+	b.ProfileBatches(&o.profile, "to size the plan")
 }
 
 var parseOptions = kit.Bind[options]((*options).bind).Parse
 
-// feasible: the budget holds the process, one step and one batch with its
-// input, and the reserve (the indices in memory come on top).
-func feasible(s kit.Sizing[options]) bool {
-	need := s.WS.BaseBytes + s.WS.ArenaBytes + s.WS.StepExtra + s.WS.BatchBytes + int64(s.WS.MaxInputs)*s.Shape.RowBytes()
+// plan is the toy's memory plan: what the budget must hold — the
+// process, one step and one batch with its input, and the reserve (the
+// indices in memory come on top) — and whether it does.
+type plan struct {
+	need     int64 // without the reserve
+	heap     int64 // the Go heap it plans for
+	feasible bool
+}
+
+// size is the toy's sizing, a pure function of kit.Sizing (the profiled
+// workspace in a run, kit.EstimateWorkspace for the floor).
+func size(s kit.Sizing[options]) plan {
+	p := plan{heap: s.WS.BaseBytes + s.WS.ArenaBytes + s.WS.StepExtra + s.WS.BatchBytes + int64(s.WS.MaxInputs)*s.Shape.RowBytes()}
+	p.need = p.heap
 	if s.Opt.topology == "memory" {
-		need += s.Shape.IndicesBytes()
+		p.need += s.Shape.IndicesBytes()
+		p.heap += s.Shape.IndicesBytes()
 	}
-	return s.Budget <= 0 || need+kit.ReserveBytes(s.Budget) <= s.Budget
+	p.feasible = s.Budget <= 0 || p.need+kit.ReserveBytes(s.Budget) <= s.Budget
+	return p
+}
+
+func feasible(s kit.Sizing[options]) bool { return size(s).feasible }
+
+// memory is the plan as the shared preparation applies it: nothing held
+// outside the budget but the model step, nothing cut, one phase.
+func (p plan) memory() kit.Plan {
+	return kit.Plan{Fits: p.feasible, Heap: &kit.GoHeap{HeapNeed: p.heap}}
 }
 
 var minMemory = kit.MinMemoryOf(parseOptions, feasible)
@@ -83,6 +105,19 @@ func (t *toy) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	t.closeTopo = closeTopo
 	env.PrepareStage("load_topology_s", time.Since(t0))
+	// the memory plan: profile, size, apply (kit/memplan.go)
+	budget := kit.NewBudget(env)
+	ws, err := budget.ProfileStage(ctx, time.Now(), topo, t.opt.profile)
+	if err != nil {
+		return err
+	}
+	p := size(kit.SizingOf(env, ws, t.opt))
+	if !p.feasible {
+		env.Warnf("toy: the %d MiB budget cannot hold the process, a step and a batch (%d MiB): expect an OOM kill", env.MemBudget>>20, p.need>>20)
+	}
+	if _, err := budget.Apply(p.memory()); err != nil {
+		return err
+	}
 	if t.opt.readBlock != 4096 {
 		env.Deviate("read_block=%d", t.opt.readBlock)
 	}

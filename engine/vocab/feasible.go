@@ -1,4 +1,4 @@
-package train
+package vocab
 
 // Feasibility: the one answer to "can a run of this configuration start
 // under its memory budget?" (docs/DESIGN.md §6 "One feasibility check").
@@ -15,6 +15,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"outcore/engine/dataset"
 	"outcore/internal/units"
@@ -48,8 +49,9 @@ func ConservativeMinMemory(meta dataset.Meta) int64 {
 // the dataset meta describes: the larger of ConservativeMinMemory and the
 // variant's MinMemory on the dataset's shape. When the dataset exists in
 // cfg's data directory the shape includes the first mini-batch's sampled
-// input nodes (ProbeShape; cached per process), a lower bound of the
-// largest batch.
+// input nodes (engine/train's ProbeShape, registered by SetFirstBatchProbe
+// when a binary links the runtime; cached per process), a lower bound of
+// the largest batch.
 func MinMemoryFor(cfg Config, meta dataset.Meta) int64 {
 	need := ConservativeMinMemory(meta)
 	v, ok := LookupVariant(cfg.System)
@@ -57,8 +59,10 @@ func MinMemoryFor(cfg Config, meta dataset.Meta) int64 {
 		return need
 	}
 	shape := ShapeOf(meta)
-	if probed, err := ProbeShape(cfg); err == nil && probed.Nodes == meta.Nodes && probed.FeatureDim == meta.FeatureDim {
-		shape.FirstBatchInputs, shape.FirstBatchBytes, shape.FirstBatchHopEntries = probed.FirstBatchInputs, probed.FirstBatchBytes, probed.FirstBatchHopEntries
+	if probe := firstBatchProbe(); probe != nil {
+		if probed, err := probe(cfg); err == nil && probed.Nodes == meta.Nodes && probed.FeatureDim == meta.FeatureDim {
+			shape.FirstBatchInputs, shape.FirstBatchBytes, shape.FirstBatchHopEntries = probed.FirstBatchInputs, probed.FirstBatchBytes, probed.FirstBatchHopEntries
+		}
 	}
 	return max(need, v.MinMemory(shape, cfg))
 }
@@ -108,3 +112,24 @@ func AsInfeasible(err error) (*InfeasibleError, bool) {
 
 // floorText writes a limit or a floor in MiB ("56.3MiB", "300MiB").
 var floorText = units.ByteFormat{Unit: units.MiB}
+
+var (
+	probeMu sync.RWMutex
+	probe   func(Config) (DatasetShape, error)
+)
+
+// SetFirstBatchProbe registers the first-batch probe of MinMemoryFor
+// (engine/train registers ProbeShape from its init, so every binary that
+// links the runtime has it; a program without it gets the floors of the
+// dataset's shape alone, lower bounds still).
+func SetFirstBatchProbe(p func(Config) (DatasetShape, error)) {
+	probeMu.Lock()
+	probe = p
+	probeMu.Unlock()
+}
+
+func firstBatchProbe() func(Config) (DatasetShape, error) {
+	probeMu.RLock()
+	defer probeMu.RUnlock()
+	return probe
+}

@@ -1,4 +1,4 @@
-package train
+package vocab
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"outcore/engine/storage"
 	"outcore/internal/units"
 )
 
@@ -24,6 +23,13 @@ const (
 	EvalSampled = "sampled"
 	// EvalFull runs inference on full neighbourhoods (every fanout -1).
 	EvalFull = "full"
+)
+
+// Trainer devices (Config.Device).
+const (
+	DeviceCPU  = "cpu"
+	DeviceCUDA = "cuda"
+	DeviceAuto = "auto"
 )
 
 // Accounting of the model step under a memory limit (Config.ModelMem).
@@ -140,7 +146,7 @@ const DefaultEvalMaxNodes = 10000
 // system.
 func DefaultConfig() Config {
 	return Config{
-		System: "reference", Model: "sage", Hidden: 256, Heads: 4,
+		System: ReferenceName, Model: "sage", Hidden: 256, Heads: 4,
 		Dropout: 0.5, Fanout: []int{10, 10, 10}, Batch: 1000, Epochs: 10,
 		LR: 0.003, Seed: 1, Eval: EvalSampled, EvalEvery: 1, IO: "auto",
 	}
@@ -193,7 +199,7 @@ func (c *Config) Warmup() int {
 // normalize, then validate.
 func (c *Config) Normalize() {
 	if c.System == "" {
-		c.System = "reference"
+		c.System = ReferenceName
 	}
 	if c.Layers == 0 {
 		c.Layers = len(c.Fanout)
@@ -310,7 +316,7 @@ func (c Config) Validate() error {
 	if c.WarmupEpochs != nil && (*c.WarmupEpochs < 0 || *c.WarmupEpochs >= c.Epochs && c.Epochs > 1) {
 		return bad("warmup_epochs", "%d, want 0 <= n < epochs (%d)", *c.WarmupEpochs, c.Epochs)
 	}
-	if _, err := storage.ParseBackend(c.IO); err != nil {
+	if _, err := ParseBackend(c.IO); err != nil {
 		return bad("io", "%v", err)
 	}
 	if c.QueueDepth < 0 || c.QueueDepth > 4096 {
