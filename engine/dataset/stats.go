@@ -24,7 +24,7 @@ type StatsOptions struct {
 	// touched nodes are counted (defaults 1000; 10,10,10; 8): seeds drawn
 	// uniformly from the train split (every node when it is empty), each
 	// hop sampling up to fanout distinct in-neighbours of every node
-	// reached so far, as engine/sample does.
+	// reached so far, as engine/sample does (a negative fanout takes all).
 	BatchSize int
 	Fanouts   []int
 	Batches   int
@@ -399,7 +399,7 @@ func batchStats(d *Dataset, nr *neighbourReader, opt StatsOptions, r *wyrand) (*
 					return nil, err
 				}
 				k := len(lst)
-				if k > fan { // partial Fisher–Yates: fan distinct entries
+				if fan >= 0 && k > fan { // partial Fisher–Yates: fan distinct entries
 					for i := 0; i < fan; i++ {
 						j := i + int(r.intn(uint64(k-i)))
 						lst[i], lst[j] = lst[j], lst[i]

@@ -24,7 +24,7 @@ func dataCmd() *Command {
 		Name:        "data",
 		Args:        "<command> [flags]",
 		Short:       "generate, import, inspect and verify datasets",
-		Subcommands: []*Command{dataGenCmd(), dataImportCmd(), dataInfoCmd(), dataVerifyCmd(), dataDigestCmd(), dataListCmd()},
+		Subcommands: []*Command{dataGenCmd(), dataImportCmd(), dataInfoCmd(), dataVerifyCmd(), dataStatsCmd(), dataDigestCmd(), dataListCmd()},
 	}
 }
 
