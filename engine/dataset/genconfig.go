@@ -136,7 +136,7 @@ var presets = map[string]struct {
 		c.Nodes, c.FeatureDim, c.Classes, c.AvgDegree = 2_449_029, 100, 47, 50.5
 		c.TrainFrac, c.ValFrac, c.TestFrac = 0.08, 0.02, 0.90
 		c.Homophily = 0.81
-		c.CommunitySizeExponent, c.LocalShare, c.LocalDensity = 1, 0.75, 0.7
+		c.CommunitySizeExponent, c.LocalShare, c.LocalDensity = 1, 0.75, 0.8
 		return c
 	}},
 }
