@@ -49,8 +49,43 @@ type GenConfig struct {
 	Separation float64 `json:"feature_separation"`
 	// Noise is the standard deviation of the Gaussian noise per feature.
 	Noise float64 `json:"feature_noise"`
+	// The structure options below are off when zero (the default), and
+	// then the generator's output is byte for byte what it was before they
+	// existed. Any of them set switches to the structured generator
+	// (DESIGN §4 "Structure"): communities are contiguous ranges of a
+	// position space, other-class neighbours are drawn in proportion to
+	// class size, and Homophily stays the expected share of same-class
+	// edges, local ones included.
+
+	// CommunitySizeExponent s makes community (class) sizes heavy-tailed:
+	// class k holds a share ∝ (k+1)^-s of the nodes (Zipf), every class at
+	// least one node; 0 = equal sizes.
+	CommunitySizeExponent float64 `json:"community_size_exponent,omitempty"`
+	// IDLocality numbers nodes community by community, each community's
+	// most popular nodes first (as graphs numbered by crawl or by time),
+	// instead of scattering them over the ids by a keyed permutation.
+	IDLocality bool `json:"id_locality,omitempty"`
+	// LocalShare is the share of in-neighbours drawn from the node's own
+	// community within ±LocalWindow positions of it; such neighbours are
+	// likely neighbours of each other, which is what gives the graph its
+	// clustering (triangles). Must be ≤ Homophily.
+	LocalShare float64 `json:"local_share,omitempty"`
+	// LocalWindow is the half-width of that window (0 = automatic:
+	// max(2, ⌈LocalShare×AvgDegree⌉)).
+	LocalWindow int64 `json:"local_window,omitempty"`
+	// LocalDensity is the share of a node's window its local draws fill:
+	// the window of a node of in-degree d is at least LocalShare×d /
+	// (2×LocalDensity) on each side (0 = 0.5). Denser windows close more
+	// triangles (higher clustering).
+	LocalDensity float64 `json:"local_density,omitempty"`
+
 	// Workers is the number of generating goroutines (0 = GOMAXPROCS).
 	Workers int `json:"-"`
+}
+
+// Structured reports whether any structure option is set (see GenConfig).
+func (c GenConfig) Structured() bool {
+	return c.CommunitySizeExponent != 0 || c.IDLocality || c.LocalShare != 0 || c.LocalWindow != 0 || c.LocalDensity != 0
 }
 
 // DefaultGenConfig holds the values every preset starts from.
@@ -89,17 +124,34 @@ var presets = map[string]struct {
 		c.TrainFrac, c.ValFrac, c.TestFrac = 0.02, 0.005, 0.01
 		return c
 	}},
-	"papers-like": {"ogbn-papers100M's shape at 1/13 scale: 8,388,608 nodes, avg in-degree 14.5, 128 dims, 172 classes, 1.1% train / 0.11% val / 0.19% test, only split nodes labeled (4 GiB of features)", func() GenConfig {
+	"papers-like": {"ogbn-papers100M's shape at 1/13 scale: 8,388,608 nodes, avg in-degree 14.5, 128 dims, 172 classes, 1.1% train / 0.11% val / 0.19% test, only split nodes labeled (4 GiB of features)", papersLike},
+	"papers-struct": {"papers-like with the structure options (DESIGN §4 \"Structure\"): Zipf community sizes, ids grouped by community, clustering and edge homophily calibrated to ogbn-papers100M / ogbn-arxiv (docs/benchmarks/dataset.md) (4 GiB of features)", func() GenConfig {
+		c := papersLike()
+		c.Homophily = 0.66
+		c.CommunitySizeExponent, c.IDLocality, c.LocalShare = 1, true, 0.3
+		return c
+	}},
+	"products-struct": {"ogbn-products' shape at full scale: 2,449,029 nodes, avg in-degree 50.5, 100 dims, 47 classes, 8% train / 2% val / 90% test, with the structure options calibrated to its clustering and edge homophily (0.9 GiB of features)", func() GenConfig {
 		c := DefaultGenConfig()
-		c.Nodes, c.FeatureDim, c.Classes, c.AvgDegree = 8_388_608, 128, 172, 14.5
-		c.TrainFrac, c.ValFrac, c.TestFrac = 0.0109, 0.0011, 0.0019
-		c.LabelSplitOnly = true
+		c.Nodes, c.FeatureDim, c.Classes, c.AvgDegree = 2_449_029, 100, 47, 50.5
+		c.TrainFrac, c.ValFrac, c.TestFrac = 0.08, 0.02, 0.90
+		c.Homophily = 0.81
+		c.CommunitySizeExponent, c.LocalShare, c.LocalDensity = 1, 0.75, 0.8
 		return c
 	}},
 }
 
+// papersLike is the papers-like preset (and papers-struct's base).
+func papersLike() GenConfig {
+	c := DefaultGenConfig()
+	c.Nodes, c.FeatureDim, c.Classes, c.AvgDegree = 8_388_608, 128, 172, 14.5
+	c.TrainFrac, c.ValFrac, c.TestFrac = 0.0109, 0.0011, 0.0019
+	c.LabelSplitOnly = true
+	return c
+}
+
 // Preset returns the generator configuration of a named preset: tiny,
-// small, medium, large or papers-like.
+// small, medium, large, papers-like, papers-struct or products-struct.
 func Preset(name string) (GenConfig, error) {
 	p, ok := presets[name]
 	if !ok {
@@ -140,6 +192,12 @@ func (c GenConfig) resolved() GenConfig {
 		}
 		c.MaxDegree = max(m, c.MinDegree)
 	}
+	if c.LocalShare > 0 && c.LocalWindow == 0 {
+		c.LocalWindow = max(2, int64(math.Ceil(c.LocalShare*c.AvgDegree)))
+	}
+	if c.LocalShare > 0 && c.LocalDensity == 0 {
+		c.LocalDensity = 0.5
+	}
 	return c
 }
 
@@ -157,7 +215,7 @@ func (c GenConfig) Validate() error {
 		return true
 	}
 	switch {
-	case !finite(c.AvgDegree, c.Homophily, c.TrainFrac, c.ValFrac, c.TestFrac, c.DegreeExponent, c.Popularity, c.Separation, c.Noise):
+	case !finite(c.AvgDegree, c.Homophily, c.TrainFrac, c.ValFrac, c.TestFrac, c.DegreeExponent, c.Popularity, c.Separation, c.Noise, c.CommunitySizeExponent, c.LocalShare, c.LocalDensity):
 		return bad("non-finite value in %+v", c)
 	case c.Classes < 2:
 		return bad("classes = %d, need at least 2", c.Classes)
@@ -185,6 +243,16 @@ func (c GenConfig) Validate() error {
 		return bad("popularity_exponent = %g, need 0..5", c.Popularity)
 	case c.Separation < 0 || c.Noise < 0:
 		return bad("feature_separation = %g and feature_noise = %g must be ≥ 0", c.Separation, c.Noise)
+	case c.CommunitySizeExponent < 0 || c.CommunitySizeExponent > 5:
+		return bad("community_size_exponent = %g, need 0..5", c.CommunitySizeExponent)
+	case c.LocalShare < 0 || c.LocalShare >= 1:
+		return bad("local_share = %g, need 0 ≤ local_share < 1", c.LocalShare)
+	case c.LocalShare > c.Homophily:
+		return bad("local_share = %g is more than homophily = %g (local neighbours are same-class neighbours)", c.LocalShare, c.Homophily)
+	case c.LocalDensity < 0 || c.LocalDensity > 0.9:
+		return bad("local_density = %g, need 0 (auto) or up to 0.9", c.LocalDensity)
+	case c.LocalWindow < 0 || c.LocalWindow > c.Nodes:
+		return bad("local_window = %d, need 0 (auto) .. nodes = %d", c.LocalWindow, c.Nodes)
 	case c.Workers < 0:
 		return bad("workers = %d", c.Workers)
 	}

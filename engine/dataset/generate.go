@@ -96,6 +96,7 @@ type generator struct {
 	lomaxScale float64
 	negInvExp  float64 // -1/DegreeExponent
 	blockNodes int64
+	st         *structure // nil unless cfg.Structured()
 }
 
 func newGenerator(cfg GenConfig) *generator {
@@ -123,6 +124,9 @@ func newGenerator(cfg GenConfig) *generator {
 	g.lomaxScale = solveLomaxScale(cfg.AvgDegree-float64(cfg.MinDegree), cfg.DegreeExponent, cfg.MaxDegree-cfg.MinDegree)
 	// About 1 MiB of features per block, at least 64 nodes.
 	g.blockNodes = max(64, min(16384, (1<<20)/(int64(d)*4)))
+	if cfg.Structured() {
+		g.st = newStructure(cfg)
+	}
 	return g
 }
 
@@ -184,8 +188,36 @@ func rankTable(n uint64, beta float64) []float64 {
 
 // classOf returns the class and in-class popularity rank of node v.
 func (g *generator) classOf(v int64) (class, rank uint64) {
+	if g.st != nil {
+		p := g.posOf(v)
+		k := g.st.classAt(p)
+		return k, p - g.st.start[k]
+	}
 	p := g.perm.fwd(uint64(v))
 	return p % g.classes, p / g.classes
+}
+
+// posOf maps a node to its position (see pick); nodeAt is the inverse.
+func (g *generator) posOf(v int64) uint64 {
+	if g.st != nil && g.cfg.IDLocality {
+		return uint64(v)
+	}
+	return g.perm.fwd(uint64(v))
+}
+
+func (g *generator) nodeAt(p uint64) int64 {
+	if g.st != nil && g.cfg.IDLocality {
+		return int64(p)
+	}
+	return int64(g.perm.inv(p))
+}
+
+// classOfPos is the class of a position.
+func (g *generator) classOfPos(p uint64) uint64 {
+	if g.st != nil {
+		return g.st.classAt(p)
+	}
+	return p % g.classes
 }
 
 // degree draws the in-degree of a node.
@@ -328,10 +360,20 @@ func (g *generator) fill(b *genBlock, start, count int64) {
 		// is redrawn, up to 4d draws in all. Same-class edges are counted on
 		// positions (pos mod C), which are then mapped to node ids and sorted.
 		d := g.degree(&r)
-		self := g.perm.fwd(uint64(v))
+		self := g.posOf(v)
 		base := len(b.indices)
 		b.seen.reset(d)
+		var window uint64
+		if g.st != nil {
+			window = g.st.windowFor(d)
+		}
 		for tries := 4 * d; int64(len(b.indices)-base) < d && tries > 0; tries-- {
+			if g.st != nil {
+				if p, ok := g.st.pick(&r, own, self, window, &b.seen); ok {
+					b.indices = append(b.indices, int64(p))
+				}
+				continue
+			}
 			p := g.pick(&r, own)
 			if p == self || !b.seen.insert(p) {
 				continue
@@ -340,10 +382,10 @@ func (g *generator) fill(b *genBlock, start, count int64) {
 		}
 		list := b.indices[base:]
 		for j, p := range list {
-			if uint64(p)%g.classes == own {
+			if g.classOfPos(uint64(p)) == own {
 				b.sameClass++
 			}
-			list[j] = int64(g.perm.inv(uint64(p)))
+			list[j] = g.nodeAt(uint64(p))
 		}
 		slices.Sort(list)
 		b.degrees = append(b.degrees, int64(len(list)))

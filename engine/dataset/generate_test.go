@@ -394,7 +394,16 @@ func TestNormTable(t *testing.T) {
 // features (one round of SAGE-like aggregation). Class means come from the
 // train split; accuracy is measured on the test split.
 func TestGenerateLabelsLearnable(t *testing.T) {
-	d := genTiny(t, t.TempDir(), "t", nil)
+	t.Run("default", func(t *testing.T) { labelsLearnable(t, genTiny(t, t.TempDir(), "t", nil)) })
+	// The structure options keep features correlated with labels.
+	t.Run("structured", func(t *testing.T) {
+		labelsLearnable(t, genTiny(t, t.TempDir(), "t", func(c *GenConfig) {
+			c.CommunitySizeExponent, c.IDLocality, c.LocalShare = 1, true, 0.3
+		}))
+	})
+}
+
+func labelsLearnable(t *testing.T, d *Dataset) {
 	labels, _ := d.Labels()
 	idx, _ := d.LoadIndices()
 	x, _ := d.ReadFeatureRows(0, d.Meta.Nodes)

@@ -24,7 +24,7 @@ func dataCmd() *Command {
 		Name:        "data",
 		Args:        "<command> [flags]",
 		Short:       "generate, import, inspect and verify datasets",
-		Subcommands: []*Command{dataGenCmd(), dataImportCmd(), dataInfoCmd(), dataVerifyCmd(), dataDigestCmd(), dataListCmd()},
+		Subcommands: []*Command{dataGenCmd(), dataImportCmd(), dataInfoCmd(), dataVerifyCmd(), dataStatsCmd(), dataDigestCmd(), dataListCmd()},
 	}
 }
 
@@ -70,6 +70,11 @@ func dataGenCmd() *Command {
 		fs.Float64Var(&c.Popularity, "popularity", c.Popularity, "Zipf exponent of neighbour popularity (out-degree skew; 0 = uniform)")
 		fs.Float64Var(&c.Separation, "separation", c.Separation, "expected distance between class centroids")
 		fs.Float64Var(&c.Noise, "noise", c.Noise, "feature noise standard deviation")
+		fs.Float64Var(&c.CommunitySizeExponent, "community-exponent", c.CommunitySizeExponent, "structure: Zipf exponent of community (class) sizes (0 = equal sizes)")
+		fs.BoolVar(&c.IDLocality, "id-locality", c.IDLocality, "structure: number nodes community by community, popular first (as crawl or time order)")
+		fs.Float64Var(&c.LocalShare, "local-share", c.LocalShare, "structure: share of in-neighbours drawn near the node in its community (gives clustering; ≤ homophily)")
+		fs.Int64Var(&c.LocalWindow, "local-window", c.LocalWindow, "structure: least half-width of that neighbourhood (0 = auto)")
+		fs.Float64Var(&c.LocalDensity, "local-density", c.LocalDensity, "structure: share of the neighbourhood the local draws fill (0 = 0.5; denser = more clustering)")
 		fs.IntVar(&c.Workers, "workers", c.Workers, "generator goroutines (0 = all cores)")
 		return fs
 	}
@@ -209,6 +214,10 @@ func printMeta(w io.Writer, dir string, m dataset.Meta) {
 	if g := s.Generator; g != nil {
 		fmt.Fprintf(tw, "generator\tseed %d, avg degree %g, homophily %g, degree exponent %g, popularity %g, max degree %d, separation %g, noise %g\n",
 			g.Seed, g.AvgDegree, g.Homophily, g.DegreeExponent, g.Popularity, g.MaxDegree, g.Separation, g.Noise)
+		if g.Structured() {
+			fmt.Fprintf(tw, "structure	community size exponent %g, id locality %v, local share %g, local window %d\n",
+				g.CommunitySizeExponent, g.IDLocality, g.LocalShare, g.LocalWindow)
+		}
 	}
 	if s.Split != "" {
 		fmt.Fprintf(tw, "split source\t%s\n", s.Split)

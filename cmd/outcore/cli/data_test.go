@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,5 +94,54 @@ func TestDataGenLikeAndDigest(t *testing.T) {
 	}
 	if err := Data(ctx, []string{"gen", "--like", filepath.Join(b, "nope.json"), "--data-dir", b}); !errors.Is(err, ErrUsage) {
 		t.Fatalf("--like with a missing file: %v, want ErrUsage", err)
+	}
+}
+
+// TestDataStats runs `data stats` on a generated and an imported dataset
+// and checks its JSON against what meta.json and the command's flags say.
+func TestDataStats(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	run := func(out io.Writer, args ...string) error {
+		return Run(ctx, Streams{Out: out, Err: io.Discard}, append(append([]string{"data"}, args...), "--data-dir", dir))
+	}
+	if err := run(io.Discard, "gen", "--preset", "tiny", "--name", "t", "--quiet"); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(io.Discard, "import", "ogb", "../../engine/dataset/testdata/ogb-tiny", "--name", "o", "--undirected"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"t", "o"} {
+		var buf bytes.Buffer
+		if err := run(&buf, "stats", name, "--json", "--batch", "5", "--fanout", "2,2", "--batches", "3"); err != nil {
+			t.Fatalf("stats %s: %v", name, err)
+		}
+		var st dataset.Stats
+		if err := json.Unmarshal(buf.Bytes(), &st); err != nil {
+			t.Fatalf("stats %s --json: %v\n%s", name, err, buf.String())
+		}
+		m, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(dir), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Nodes != m.Nodes || st.Edges != m.Edges || st.Undirected != m.Undirected {
+			t.Errorf("%s: stats %d nodes %d edges (undirected %v), meta %d %d %v", name, st.Nodes, st.Edges, st.Undirected, m.Nodes, m.Edges, m.Undirected)
+		}
+		if b := st.Batch; b.BatchSize != 5 || b.Batches != 3 || len(b.Fanouts) != 2 || b.MeanShare <= 0 || b.MaxShare > 1 {
+			t.Errorf("%s: batch = %+v", name, b)
+		}
+		if st.Undirected && st.InDegree != st.OutDegree {
+			t.Errorf("%s: undirected but in-degrees %+v differ from out-degrees %+v", name, st.InDegree, st.OutDegree)
+		}
+		buf.Reset()
+		if err := run(&buf, "stats", name); err != nil || !strings.Contains(buf.String(), "batch reach") {
+			t.Errorf("stats %s: %v\n%s", name, err, buf.String())
+		}
+	}
+	if err := run(io.Discard, "stats", "t", "--batch", "0"); !errors.Is(err, ErrUsage) {
+		t.Errorf("--batch 0: %v, want ErrUsage", err)
+	}
+	if err := run(io.Discard, "stats", "nope"); !errors.Is(err, dataset.ErrNotFound) {
+		t.Errorf("missing dataset: %v, want ErrNotFound", err)
 	}
 }
