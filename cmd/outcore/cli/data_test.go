@@ -108,7 +108,7 @@ func TestDataStats(t *testing.T) {
 	if err := run(io.Discard, "gen", "--preset", "tiny", "--name", "t", "--quiet"); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(io.Discard, "import", "ogb", "../../engine/dataset/testdata/ogb-tiny", "--name", "o", "--undirected"); err != nil {
+	if err := run(io.Discard, "import", "ogb", "../../../engine/dataset/testdata/ogb-tiny", "--name", "o", "--undirected"); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"t", "o"} {
