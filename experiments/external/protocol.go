@@ -418,6 +418,9 @@ func (l *Line) log() (*metrics.LogRecord, error) {
 	if l.Msg == nil {
 		return nil, lineErr("msg", "missing")
 	}
+	if *l.Msg == "" {
+		return nil, lineErr("msg", "empty")
+	}
 	if len(*l.Msg) > maxMsgBytes {
 		return nil, lineErr("msg", "%d bytes, more than %d", len(*l.Msg), maxMsgBytes)
 	}
