@@ -94,3 +94,41 @@ func TestTinySGDExample(t *testing.T) {
 		t.Errorf("%d epoch lines of %d, last line %+v", seen, epochs, recs[len(recs)-1])
 	}
 }
+
+// TestPyGExampleCompiles: the PyTorch Geometric example is not run here
+// (it needs torch), but it compiles, and its registry file parses with
+// the program it names.
+func TestPyGExampleCompiles(t *testing.T) {
+	py := python3(t)
+	for _, f := range []string{"examples/external/pyg_mmap.py", "examples/external/tiny_sgd.py", "scripts/outcore_record.py"} {
+		src := repoFile(t, f)
+		cmd := exec.Command(py, "-c", "import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)",
+			src, filepath.Join(t.TempDir(), "out.pyc"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s does not compile: %v\n%s", f, err, out)
+		}
+	}
+	regPath := repoFile(t, "examples/external/pyg-systems.json")
+	data, err := os.ReadFile(regPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := Parse(data, filepath.Dir(regPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := reg.Lookup("pyg-mmap")
+	if !ok {
+		t.Fatalf("pyg-systems.json registers %v", reg.Names())
+	}
+	if err := s.checkFiles(); err != nil {
+		t.Fatal(err)
+	}
+	argv, err := Argv(s, map[string]any{"fanouts": "15,10,5", "device": "cpu"}, RunFiles{Dataset: "/d", Records: "/r", Scratch: "/s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if argv[1] != "--batch=1000" || argv[4] != "--fanouts=15,10,5" {
+		t.Errorf("argv %q", argv)
+	}
+}

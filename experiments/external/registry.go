@@ -54,7 +54,7 @@ var ErrRegistry = errors.New("external systems")
 var (
 	nameRe   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
 	optionRe = regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`)
-	enumRe   = regexp.MustCompile(`^[A-Za-z0-9_.][A-Za-z0-9_.:+-]{0,63}$`)
+	enumRe   = regexp.MustCompile(`^[A-Za-z0-9_.][A-Za-z0-9_.,:+-]{0,63}$`)
 	envRe    = regexp.MustCompile(`^[A-Z_][A-Z0-9_]{0,63}$`)
 )
 
@@ -353,7 +353,7 @@ func (o *Option) check() error {
 		}
 		for _, v := range o.Values {
 			if !enumRe.MatchString(v) {
-				return fmt.Errorf("field \"values\": %q is not a value (want up to 64 of A-Z, a-z, 0-9, _ . : + -, not starting with -)", v)
+				return fmt.Errorf("field \"values\": %q is not a value (want up to 64 of A-Z, a-z, 0-9, _ . , : + -, not starting with - or ,)", v)
 			}
 		}
 	default:
