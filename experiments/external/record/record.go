@@ -162,4 +162,3 @@ func (w *Writer) Close() error {
 	}
 	return nil
 }
-
