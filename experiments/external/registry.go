@@ -154,8 +154,11 @@ func (r *Registry) Check(name string, options map[string]any) error {
 	s, ok := r.Lookup(name)
 	if !ok {
 		where := "no registry file is loaded"
-		if r.Path() != "" {
-			where = r.Path() + " registers " + strconv.Quote(strings.Join(r.Names(), ", "))
+		switch {
+		case r.Path() != "" && len(r.Names()) == 0:
+			where = r.Path() + " registers none"
+		case r.Path() != "":
+			where = r.Path() + " registers " + strings.Join(r.Names(), ", ")
 		}
 		return fmt.Errorf("%w: %q is not a registered external system (%s); only the operator registers one", ErrRegistry, name, where)
 	}
