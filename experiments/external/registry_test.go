@@ -118,7 +118,7 @@ func TestRequestRefusals(t *testing.T) {
 	if err := r.Check("tiny-sgd", map[string]any{"epochs": json.Number("4"), "lr": 1.5, "eval": false, "cache": 4096}); err != nil {
 		t.Errorf("a valid request was refused: %v", err)
 	}
-	if err := r.Check("nope", nil); err == nil || !strings.Contains(err.Error(), "registers tiny-sgd; only the operator") {
+	if err := r.Check("nope", nil); err == nil || !strings.Contains(err.Error(), "registers tiny-sgd); only the operator") {
 		t.Errorf("the refusal does not list the registered systems: %v", err)
 	}
 	var empty *Registry
