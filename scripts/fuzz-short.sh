@@ -18,6 +18,7 @@ declare -A targets=(
   # squeue, scontrol and sacct print
   [experiments/grid]="FuzzParseGrid FuzzSplitArgs FuzzSbatchArgs"
   [experiments]="FuzzRecordLogIngest FuzzRecordLines"
+  [experiments/external]="FuzzRegistry FuzzProtocolLine"  # the operator's registry of external systems; their record-protocol lines
   [experiments/slurm]="FuzzConfineNodeDataDir FuzzParseSqueue FuzzParseScontrolJob FuzzParseSacct"
   [engine/system/diskgnn]="FuzzParseOptions FuzzDecodeChunkHeader FuzzDecodeSample"  # its options; its chunk and offline-sample files as read back
   [engine/dataset]="FuzzNPYHeader FuzzLINQSLines FuzzOGBLines FuzzMeta FuzzBinaryChecks"
