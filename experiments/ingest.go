@@ -276,18 +276,14 @@ type childLine struct {
 	cgroupBytes int64
 }
 
-// receive queues one stdout line of the child (supervise.Spec.Lines; the
-// supervisor removes the group only after its last call returned).
-func (g *ingester) receive(line []byte) {
-	var cg int64
+// take queues one line of a started ingester's stream with the memory
+// usage measured when it arrived (0: not measured).
+func (g *ingester) take(line []byte, usage int64) {
 	g.lastLine.Store(time.Now().UnixNano())
 	if isSample(line) {
 		g.sampled.Store(true)
-		if grp := g.arrival.Load(); grp != nil {
-			cg, _ = grp.Usage()
-		}
 	}
-	g.in <- childLine{b: line, cgroupBytes: cg}
+	g.in <- childLine{b: line, cgroupBytes: usage}
 }
 
 // start runs the loop once the child runs in grp (nil without a cgroup);
