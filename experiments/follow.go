@@ -60,6 +60,7 @@ func (m *Manager) follow(ctx context.Context, r store.Run, ar *activeRun, job ex
 			m.logEvent(r, level, msg)
 		}
 	}
+	last := job.State()
 	take := func(items []executors.Item) {
 		for _, it := range items {
 			switch {
@@ -70,21 +71,24 @@ func (m *Manager) follow(ctx context.Context, r store.Run, ar *activeRun, job ex
 				}
 				file, pos = it.Execution.File, 0
 				ing.newExecution(it.Execution.Requeued, it.Execution.Msg)
-			case it.State != nil:
-				s := it.State
-				if recs.Files {
-					ing.jobState(s.JobID, s.Node, s.State, s.Msg)
-					continue
-				}
-				r.JobID, r.Node, r.JobState = s.JobID, s.Node, s.State
-				if err := m.recordJob(ctx, r, nil, statusEvent(r, store.StatusRunning, s.Msg)); err != nil {
-					m.opts.Logf("run %d: record the job's state: %v", r.ID, err)
-				}
 			case recs.Files:
 				file, pos = it.File, it.End
 				ing.feed(it.Line)
 			default:
 				ing.take(it.Line, it.Usage)
+			}
+		}
+		// Where the job is now, mirrored into the run behind the records
+		// read before.
+		if st := job.State(); st.JobID != last.JobID || st.Node != last.Node || st.State != last.State {
+			last = st
+			if recs.Files {
+				ing.jobState(st.JobID, st.Node, st.State, st.Msg)
+			} else {
+				r.JobID, r.Node, r.JobState = st.JobID, st.Node, st.State
+				if err := m.recordJob(ctx, r, nil, statusEvent(r, store.StatusRunning, st.Msg)); err != nil {
+					m.opts.Logf("run %d: record the job's state: %v", r.ID, err)
+				}
 			}
 		}
 		if recs.Files && len(items) > 0 {

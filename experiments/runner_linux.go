@@ -216,7 +216,7 @@ func (j *localJob) Records() executors.Records { return executors.Records{} } //
 func (j *localJob) Wake() <-chan struct{}      { return j.wake }
 func (j *localJob) Poll() time.Duration        { return time.Second }
 func (j *localJob) Outlives() bool             { return false }
-func (j *localJob) State() executors.State     { return executors.State{State: store.StatusRunning} }
+func (j *localJob) State() executors.State     { return executors.State{} } // its status says it all
 func (j *localJob) Cancel(context.Context) (string, error) {
 	// SIGTERM to the process group and the cgroup, SIGKILL after the
 	// grace period; the loop goes on reading the child's last lines.

@@ -61,9 +61,9 @@ type Job interface {
 	// queue must know to ingest them.
 	Records() Records
 	// Follow returns what arrived since the last call, in order: record
-	// lines, new executions of the job, changes of its state. It does not
-	// block for long. ended is true once the job has ended and every
-	// record it wrote has been returned.
+	// lines and new executions of the job; State says where the job is
+	// after them. It does not block for long. ended is true once the job
+	// has ended and every record it wrote has been returned.
 	Follow(ctx context.Context) (items []Item, ended bool)
 	// Wake is signalled when items may have arrived (nil: never; the
 	// loop follows the job every Poll).
@@ -83,7 +83,9 @@ type Job interface {
 	// Wait says how the job ended, in the executor's terms; it is asked
 	// once Follow reported the end.
 	Wait(ctx context.Context) Exit
-	// State is the job's state now, for the run page.
+	// State is where the job is now, for the run page: the loop mirrors
+	// each change into the run (its job_id, node and job_state), behind
+	// the records read before it.
 	State() State
 }
 
@@ -105,8 +107,8 @@ type Records struct {
 	SummaryRaw json.RawMessage
 }
 
-// Item is one thing a job's Follow returns: a record line, a new
-// execution or a state change (exactly one is set).
+// Item is one thing a job's Follow returns: a record line or a new
+// execution (Execution set).
 type Item struct {
 	// Line is a record line; File and End say where it ends in the job's
 	// records file (Records.Files), Usage is the job's memory usage the
@@ -118,8 +120,6 @@ type Item struct {
 	// Execution: another execution's records file starts (File, from
 	// offset 0).
 	Execution *Execution
-	// State: the job's state or node changed.
-	State *State
 }
 
 // Execution is another execution of a job: requeued when the one before
@@ -131,7 +131,8 @@ type Execution struct {
 }
 
 // State is where a job is, for the run page: its id, node and state in
-// the executor's words, with the message of the event that says so.
+// the executor's words (all "": nothing to show beyond the run's status),
+// with the message of the event that says so.
 type State struct {
 	JobID, Node, State string
 	Msg                string

@@ -30,6 +30,7 @@ type job struct {
 	last  JobInfo // the state last mirrored into the run
 	ended bool
 	final JobInfo // the job's final state, once ended
+	msg   string  // the event of the last state change
 }
 
 var _ executors.Job = (*job)(nil)
@@ -64,7 +65,7 @@ func (j *job) Poll() time.Duration   { return j.s.opts().Poll }
 func (j *job) Outlives() bool        { return true }
 
 func (j *job) State() executors.State {
-	return executors.State{JobID: j.r.JobID, Node: j.r.Node, State: j.r.JobState}
+	return executors.State{JobID: j.r.JobID, Node: j.r.Node, State: j.r.JobState, Msg: j.msg}
 }
 
 // Cancel is scancel.
@@ -76,7 +77,7 @@ func (j *job) Cancel(ctx context.Context) (string, error) {
 }
 
 // Follow reads the records appended since the last call and asks Slurm
-// where the job is: a changed state or node is reported; once the job
+// where the job is (State); once the job
 // has a final state (or no one knows it any more) its records are read
 // to their end and the job has ended. After the end it reads on (a
 // summary the shared file system shows late).
@@ -90,7 +91,7 @@ func (j *job) Follow(ctx context.Context) ([]executors.Item, bool) {
 		return items, false
 	}
 	if info.Known && (info.State != j.last.State || (info.Node != "" && info.Node != j.last.Node)) {
-		items = append(items, executors.Item{State: j.stateChange(info)})
+		j.stateChange(info)
 		j.last = info
 	}
 	if JobOutcome(info, "", "", false).Phase == PhaseEnded {
@@ -155,9 +156,9 @@ func (j *job) read(final bool) []executors.Item {
 	}
 }
 
-// stateChange is a job's new Slurm state and node, with the event's
+// stateChange takes a job's new Slurm state and node, with the event's
 // message.
-func (j *job) stateChange(info JobInfo) *executors.State {
+func (j *job) stateChange(info JobInfo) {
 	node := info.Node
 	if node == "" {
 		node = j.r.Node
@@ -169,8 +170,7 @@ func (j *job) stateChange(info JobInfo) *executors.State {
 	if info.Reason != "" && info.Reason != "None" {
 		msg += " (" + info.Reason + ")"
 	}
-	j.r.JobState, j.r.Node = info.State, node
-	return &executors.State{JobID: j.r.JobID, Node: node, State: info.State, Msg: msg}
+	j.r.JobState, j.r.Node, j.msg = info.State, node, msg
 }
 
 // Wait reports how the job ended: Slurm's exit code, the job's stderr,
