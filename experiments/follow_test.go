@@ -31,6 +31,11 @@ type playbackJob struct {
 	// cancelled job ends where it is.
 	block    int
 	outlives bool
+	// requeueAt: after this many lines the job is requeued: a second
+	// execution plays the file again from its start as playback-2.jsonl;
+	// -1: none.
+	requeueAt int
+	requeued  bool
 
 	next, afterEnd, cancels int
 	cancelled, ended        bool
@@ -73,6 +78,12 @@ func (j *playbackJob) Follow(context.Context) ([]executors.Item, bool) {
 	if j.state.State == "" {
 		j.setState("PLAYING")
 	}
+	var items []executors.Item
+	if j.requeueAt >= 0 && !j.requeued && j.next >= j.requeueAt {
+		j.requeued, j.file, j.next = true, "playback-2.jsonl", 0
+		items = append(items, executors.Item{Execution: &executors.Execution{File: j.file, Requeued: true,
+			Msg: "playback requeued: execution 2 plays from the start"}})
+	}
 	limit := len(j.lines)
 	if j.hold >= 0 {
 		limit = j.hold
@@ -83,8 +94,11 @@ func (j *playbackJob) Follow(context.Context) ([]executors.Item, bool) {
 	case j.block >= 0:
 		limit = min(limit, j.block)
 	}
-	items := j.emit(min(j.next+j.per, limit))
-	if j.next >= limit && (j.block < 0 || j.cancelled) {
+	if j.requeueAt >= 0 && !j.requeued {
+		limit = min(limit, j.requeueAt)
+	}
+	items = append(items, j.emit(min(j.next+j.per, limit))...)
+	if j.next >= limit && (j.block < 0 || j.cancelled) && (j.requeueAt < 0 || j.requeued) {
 		j.ended = true
 		j.setState("PLAYED")
 		return items, true
@@ -116,7 +130,8 @@ func (j *playbackJob) Wait(context.Context) executors.Exit {
 // record log through the same loop (Manager.follow) as another
 // executor's job whose records are in a file: both end done with the same
 // epochs and summary. The played job then tests the loop's own rules: a
-// summary that shows up late gets its grace, a cancelled run's job is
+// requeued job's second execution replaces the first, a summary that
+// shows up late gets its grace, a cancelled run's job is
 // cancelled once and ends cancelled, a job that outlives a stopping queue
 // is left running at its committed offset.
 func TestOneLoopForEveryExecutor(t *testing.T) {
@@ -157,7 +172,7 @@ func TestOneLoopForEveryExecutor(t *testing.T) {
 
 	// play launches a claimed run of a new experiment as a playback job
 	// and follows it with the loop; stop, when set, stops the run first.
-	play := func(hold, block int, outlives bool, stop stopReason) (store.Run, *playbackJob, bool) {
+	play := func(hold, block, requeueAt int, outlives bool, stop stopReason) (store.Run, *playbackJob, bool) {
 		t.Helper()
 		e := h.create(grid)
 		runs, err := h.st.Runs(ctx, store.RunFilter{ExperimentID: e.ID})
@@ -175,14 +190,17 @@ func TestOneLoopForEveryExecutor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, "playback.jsonl"), log, 0o644); err != nil {
-			t.Fatal(err)
+		for _, name := range []string{"playback.jsonl", "playback-2.jsonl"} {
+			if err := os.WriteFile(filepath.Join(dir, name), log, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		per := 3
 		if block >= 0 {
 			per = block // all it plays, in the first Follow, before the stop is seen
 		}
-		job := &playbackJob{r: r, file: "playback.jsonl", lines: lines, ends: ends, per: per, hold: hold, block: block, outlives: outlives}
+		job := &playbackJob{r: r, file: "playback.jsonl", lines: lines, ends: ends, per: per, hold: hold, block: block, outlives: outlives,
+			requeueAt: requeueAt}
 		ar := newActiveRun(r.ID)
 		if stop != stopNone {
 			ar.stop(stop)
@@ -210,7 +228,7 @@ func TestOneLoopForEveryExecutor(t *testing.T) {
 	}
 
 	t.Run("played to the end as the local run", func(t *testing.T) {
-		r, job, _ := play(-1, -1, false, stopNone)
+		r, job, _ := play(-1, -1, -1, false, stopNone)
 		if r.Status != store.StatusDone || r.EpochsDone != local.EpochsDone || r.Summary == nil ||
 			r.BestValAcc == nil || *r.BestValAcc != *local.BestValAcc {
 			t.Fatalf("played run: %s %q, %d epochs (local %d), best %v", r.Status, r.Error, r.EpochsDone, local.EpochsDone, r.BestValAcc)
@@ -228,8 +246,24 @@ func TestOneLoopForEveryExecutor(t *testing.T) {
 			t.Errorf("exit code %v", r.ExitCode)
 		}
 	})
+	t.Run("a requeued job's second execution replaces the first", func(t *testing.T) {
+		r, _, _ := play(-1, -1, epochAt+1, false, stopNone)
+		if r.Status != store.StatusDone || r.EpochsDone != local.EpochsDone {
+			t.Fatalf("run %s %q, %d epochs, want done with the second execution's %d", r.Status, r.Error, r.EpochsDone, local.EpochsDone)
+		}
+		eps, err := h.st.Epochs(ctx, r.ID)
+		if err != nil || len(eps) != local.EpochsDone {
+			t.Errorf("%d epochs stored (%v), want %d: the first execution's are discarded", len(eps), err, local.EpochsDone)
+		}
+		if r.RecordsFile != "playback-2.jsonl" || r.RecordsOffset != int64(len(log)) {
+			t.Errorf("committed %s at %d, want playback-2.jsonl at %d", r.RecordsFile, r.RecordsOffset, len(log))
+		}
+		if ev := events(r.ID); !strings.Contains(ev, "playback requeued") {
+			t.Errorf("the requeue's event is missing:\n%s", ev)
+		}
+	})
 	t.Run("a late summary gets its grace", func(t *testing.T) {
-		r, job, _ := play(summaryAt, -1, false, stopNone)
+		r, job, _ := play(summaryAt, -1, -1, false, stopNone)
 		if r.Status != store.StatusDone || r.Summary == nil || job.afterEnd < 2 {
 			t.Fatalf("run %s %q, summary %v, followed %d times after the end", r.Status, r.Error, r.Summary != nil, job.afterEnd)
 		}
@@ -238,7 +272,7 @@ func TestOneLoopForEveryExecutor(t *testing.T) {
 		}
 	})
 	t.Run("cancelled while playing", func(t *testing.T) {
-		r, job, _ := play(-1, epochAt+1, false, stopCancel)
+		r, job, _ := play(-1, epochAt+1, -1, false, stopCancel)
 		if r.Status != store.StatusCancelled || r.Error != "cancelled while playing" || job.cancels != 1 {
 			t.Fatalf("run %s %q, %d cancels", r.Status, r.Error, job.cancels)
 		}
@@ -250,7 +284,7 @@ func TestOneLoopForEveryExecutor(t *testing.T) {
 		}
 	})
 	t.Run("left running when the queue stops", func(t *testing.T) {
-		r, job, left := play(-1, epochAt+1, true, stopShutdown)
+		r, job, left := play(-1, epochAt+1, -1, true, stopShutdown)
 		if !left || r.Status != store.StatusRunning || job.cancels != 0 {
 			t.Fatalf("left %v, run %s, %d cancels", left, r.Status, job.cancels)
 		}
