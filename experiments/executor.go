@@ -92,18 +92,8 @@ var _ executors.Executor = localExecutor{}
 
 func (l localExecutor) Capacity() int { return l.m.opts.Concurrency }
 
-// Launch starts a run's child; a queue process stopping meanwhile stops
-// the run (interrupted) before its child starts.
+// Launch starts a run's child (runner_linux.go).
 func (l localExecutor) Launch(ctx context.Context, r store.Run, run executors.Run) (executors.Job, *store.RunEnd) {
-	launched := make(chan struct{})
-	defer close(launched)
-	go func() {
-		select {
-		case <-ctx.Done():
-			run.(seamRun).ar.stop(stopShutdown)
-		case <-launched:
-		}
-	}()
 	return l.m.launch(ctx, r, run)
 }
 

@@ -52,7 +52,13 @@ func (m *Manager) logEvent(r store.Run, level, msg string) {
 
 // stoppedEnd is the outcome of a run stopped before its child started.
 func stoppedEnd(ar *activeRun, start time.Time) (store.RunEnd, bool) {
-	switch ar.stopReason() {
+	return stopEnd(ar.stopReason(), start)
+}
+
+// stopEnd is the outcome of a run stopped for reason before its child
+// started (ok false: no reason).
+func stopEnd(reason stopReason, start time.Time) (store.RunEnd, bool) {
+	switch reason {
 	case stopCancel:
 		return store.RunEnd{Status: store.StatusCancelled, Error: "cancelled before the child started", TotalS: time.Since(start).Seconds()}, true
 	case stopShutdown:
@@ -68,13 +74,24 @@ func stoppedEnd(ar *activeRun, start time.Time) (store.RunEnd, bool) {
 func (m *Manager) launch(ctx context.Context, r store.Run, run executors.Run) (executors.Job, *store.RunEnd) {
 	start := time.Now()
 	ended := func(end store.RunEnd) (executors.Job, *store.RunEnd) { return nil, &end }
-	if err := m.ensureDataset(ctx, r); err != nil {
+	// stopped: the run was stopped, or the queue process is stopping
+	// (interrupted), before its child started.
+	stopped := func() (store.RunEnd, bool) {
 		if end, ok := run.StoppedEnd(start); ok {
+			return end, true
+		}
+		if ctx.Err() != nil {
+			return stopEnd(stopShutdown, start)
+		}
+		return store.RunEnd{}, false
+	}
+	if err := m.ensureDataset(ctx, r); err != nil {
+		if end, ok := stopped(); ok {
 			return ended(end)
 		}
 		return ended(outcome.Failed(start, "prepare dataset %s: %v", r.Dataset, err))
 	}
-	if end, ok := run.StoppedEnd(start); ok {
+	if end, ok := stopped(); ok {
 		return ended(end)
 	}
 	// The floor the grid was checked against at creation, again now that
@@ -86,7 +103,7 @@ func (m *Manager) launch(ctx context.Context, r store.Run, run executors.Run) (e
 	// The storage the run reads, measured once on this host before its
 	// first run (io_floor.go): the run's epochs get their I/O floor.
 	m.ensureStorage(ctx, r)
-	if end, ok := run.StoppedEnd(start); ok {
+	if end, ok := stopped(); ok {
 		return ended(end)
 	}
 
