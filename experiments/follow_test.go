@@ -36,6 +36,9 @@ type playbackJob struct {
 	// -1: none.
 	requeueAt int
 	requeued  bool
+	// stream: the records come as a stream the queue must log (as a
+	// child's stdout), not as files.
+	stream bool
 
 	next, afterEnd, cancels int
 	cancelled, ended        bool
@@ -43,7 +46,7 @@ type playbackJob struct {
 }
 
 func (j *playbackJob) Run() store.Run             { return j.r }
-func (j *playbackJob) Records() executors.Records { return executors.Records{Files: true} }
+func (j *playbackJob) Records() executors.Records { return executors.Records{Files: !j.stream} }
 func (j *playbackJob) Wake() <-chan struct{}      { return nil }
 func (j *playbackJob) Poll() time.Duration        { return 10 * time.Millisecond }
 func (j *playbackJob) Outlives() bool             { return j.outlives }
@@ -172,7 +175,7 @@ func TestOneLoopForEveryExecutor(t *testing.T) {
 
 	// play launches a claimed run of a new experiment as a playback job
 	// and follows it with the loop; stop, when set, stops the run first.
-	play := func(hold, block, requeueAt int, outlives bool, stop stopReason) (store.Run, *playbackJob, bool) {
+	play := func(hold, block, requeueAt int, outlives, stream bool, stop stopReason) (store.Run, *playbackJob, bool) {
 		t.Helper()
 		e := h.create(grid)
 		runs, err := h.st.Runs(ctx, store.RunFilter{ExperimentID: e.ID})
@@ -200,7 +203,7 @@ func TestOneLoopForEveryExecutor(t *testing.T) {
 			per = block // all it plays, in the first Follow, before the stop is seen
 		}
 		job := &playbackJob{r: r, file: "playback.jsonl", lines: lines, ends: ends, per: per, hold: hold, block: block, outlives: outlives,
-			requeueAt: requeueAt}
+			requeueAt: requeueAt, stream: stream}
 		ar := newActiveRun(r.ID)
 		if stop != stopNone {
 			ar.stop(stop)
@@ -228,7 +231,7 @@ func TestOneLoopForEveryExecutor(t *testing.T) {
 	}
 
 	t.Run("played to the end as the local run", func(t *testing.T) {
-		r, job, _ := play(-1, -1, -1, false, stopNone)
+		r, job, _ := play(-1, -1, -1, false, false, stopNone)
 		if r.Status != store.StatusDone || r.EpochsDone != local.EpochsDone || r.Summary == nil ||
 			r.BestValAcc == nil || *r.BestValAcc != *local.BestValAcc {
 			t.Fatalf("played run: %s %q, %d epochs (local %d), best %v", r.Status, r.Error, r.EpochsDone, local.EpochsDone, r.BestValAcc)
@@ -246,8 +249,24 @@ func TestOneLoopForEveryExecutor(t *testing.T) {
 			t.Errorf("exit code %v", r.ExitCode)
 		}
 	})
+	t.Run("played as a stream, kept in the record log", func(t *testing.T) {
+		r, job, _ := play(-1, -1, -1, false, true, stopNone)
+		if r.Status != store.StatusDone || r.EpochsDone != local.EpochsDone || r.Summary == nil {
+			t.Fatalf("played run: %s %q, %d epochs (local %d)", r.Status, r.Error, r.EpochsDone, local.EpochsDone)
+		}
+		if r.RecordsFile != "" || r.RecordsOffset != 0 {
+			t.Errorf("a stream's run committed %s at %d", r.RecordsFile, r.RecordsOffset)
+		}
+		kept, err := os.ReadFile(h.m.recordLogPath(r.ID))
+		if err != nil || !bytes.Equal(kept, log) {
+			t.Errorf("the record log holds %d bytes (%v), want the %d played", len(kept), err, len(log))
+		}
+		if r.JobID != job.state.JobID || r.JobState != "PLAYED" {
+			t.Errorf("job %q %q: the job's last state is not mirrored", r.JobID, r.JobState)
+		}
+	})
 	t.Run("a requeued job's second execution replaces the first", func(t *testing.T) {
-		r, _, _ := play(-1, -1, epochAt+1, false, stopNone)
+		r, _, _ := play(-1, -1, epochAt+1, false, false, stopNone)
 		if r.Status != store.StatusDone || r.EpochsDone != local.EpochsDone {
 			t.Fatalf("run %s %q, %d epochs, want done with the second execution's %d", r.Status, r.Error, r.EpochsDone, local.EpochsDone)
 		}
@@ -263,7 +282,7 @@ func TestOneLoopForEveryExecutor(t *testing.T) {
 		}
 	})
 	t.Run("a late summary gets its grace", func(t *testing.T) {
-		r, job, _ := play(summaryAt, -1, -1, false, stopNone)
+		r, job, _ := play(summaryAt, -1, -1, false, false, stopNone)
 		if r.Status != store.StatusDone || r.Summary == nil || job.afterEnd < 2 {
 			t.Fatalf("run %s %q, summary %v, followed %d times after the end", r.Status, r.Error, r.Summary != nil, job.afterEnd)
 		}
@@ -272,7 +291,7 @@ func TestOneLoopForEveryExecutor(t *testing.T) {
 		}
 	})
 	t.Run("cancelled while playing", func(t *testing.T) {
-		r, job, _ := play(-1, epochAt+1, -1, false, stopCancel)
+		r, job, _ := play(-1, epochAt+1, -1, false, false, stopCancel)
 		if r.Status != store.StatusCancelled || r.Error != "cancelled while playing" || job.cancels != 1 {
 			t.Fatalf("run %s %q, %d cancels", r.Status, r.Error, job.cancels)
 		}
@@ -284,7 +303,7 @@ func TestOneLoopForEveryExecutor(t *testing.T) {
 		}
 	})
 	t.Run("left running when the queue stops", func(t *testing.T) {
-		r, job, left := play(-1, epochAt+1, -1, true, stopShutdown)
+		r, job, left := play(-1, epochAt+1, -1, true, false, stopShutdown)
 		if !left || r.Status != store.StatusRunning || job.cancels != 0 {
 			t.Fatalf("left %v, run %s, %d cancels", left, r.Status, job.cancels)
 		}
