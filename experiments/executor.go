@@ -1,38 +1,28 @@
 package experiments
 
 // The executor seam (docs/ARCHITECTURE.md "Executors"): the queue claims a
-// run and hands it to the executor the run names. local starts an
+// run and hands it to the executor the run names, which launches it and
+// hands back its job (experiments/executors.Job). local starts an
 // `outcore train` child of this process in its own memory cgroup
 // (runner_linux.go), one at a time by default; every other executor is
-// registered in experiments/executors by its own package and driven
-// through that seam (executor_host.go), for instance one that submits a
-// job per run to a cluster's scheduler, many in flight. All feed the same
-// ingester, so the store, the dashboard and the exports do not know which
-// ran a run except by its executor, job_id and node columns.
-// An executor does not record how a run ended: it returns a outcome.Outcome,
-// which the Manager records once, the same way for all (record), retried
+// registered in experiments/executors by its own package (executor_host.go
+// is the queue's side of that seam), for instance one that submits a job
+// per run to a cluster's scheduler, many in flight. The queue follows
+// every job with one loop (follow.go): the same ingester, the same
+// outcome assembly, so the store, the dashboard and the exports do not
+// know which ran a run except by its executor, job_id and node columns.
+// The outcome is recorded once, the same way for all (record), retried
 // until it commits.
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 
 	"outcore/experiments/executors"
 	"outcore/experiments/outcome"
 	"outcore/store"
 )
-
-// executor runs claimed runs.
-type executor interface {
-	// capacity is how many runs it may have in flight.
-	capacity() int
-	// execute drives a claimed run (status running) to its outcome and
-	// returns it, for the Manager to record. When ctx ends first, a local
-	// run ends interrupted; a run of another executor may be left running
-	// outside this process and in the store (outcome.Outcome.Left), for
-	// the next queue process to pick up again (pickUp).
-	execute(ctx context.Context, r store.Run, ar *activeRun) outcome.Outcome
-}
 
 // record stores a run's outcome, its notes and its status event in one
 // transaction, retried until it commits (a store refusing writes: a full
@@ -95,18 +85,30 @@ func (m *Manager) recordJob(stop context.Context, r store.Run, started *store.Ru
 	})
 }
 
-// localExecutor runs children of this process.
+// localExecutor runs children of this process (runner_linux.go).
 type localExecutor struct{ m *Manager }
 
-func (l localExecutor) capacity() int { return l.m.opts.Concurrency }
+var _ executors.Executor = localExecutor{}
 
-func (l localExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) outcome.Outcome {
-	return l.m.execute(ctx, r, ar)
+func (l localExecutor) Capacity() int { return l.m.opts.Concurrency }
+
+// Launch starts a run's child (runner_linux.go).
+func (l localExecutor) Launch(ctx context.Context, r store.Run, run executors.Run) (executors.Job, *store.RunEnd) {
+	return l.m.launch(ctx, r, run)
 }
+
+// PickUp: a local run left running by a stopped queue process has lost
+// its child (recoverInterrupted ends it); it is never picked up.
+func (l localExecutor) PickUp(ctx context.Context, r store.Run) (executors.Job, string, *store.RunEnd) {
+	return nil, "", &store.RunEnd{Status: store.StatusInterrupted, Error: "the server stopped while the run was running"}
+}
+
+// CheckGrid: the local executor has no options block.
+func (l localExecutor) CheckGrid(json.RawMessage) error { return nil }
 
 // executorOf returns the executor a run names (local for an old run
 // without one, or one naming an executor no longer registered).
-func (m *Manager) executorOf(name string) executor {
+func (m *Manager) executorOf(name string) executors.Executor {
 	if e, ok := m.execs[name]; ok {
 		return e
 	}
@@ -127,16 +129,18 @@ func (m *Manager) freeExecutors() []string {
 	}
 	free := []string{}
 	for _, name := range executors.Names() {
-		if e, ok := m.execs[name]; ok && slices.Contains(m.opts.Executors, name) && busy[name] < e.capacity() {
+		if e, ok := m.execs[name]; ok && slices.Contains(m.opts.Executors, name) && busy[name] < e.Capacity() {
 			free = append(free, name)
 		}
 	}
 	return free
 }
 
-// startActive registers a run as active in this process and runs it with
-// its executor in a goroutine of wg.
-func (m *Manager) startActive(ctx context.Context, r store.Run, wg interface {
+// startActive registers a run as active in this process and runs it in a
+// goroutine of wg: launched by its executor (job nil) or followed on
+// (a job picked up), followed by the queue's loop (follow.go) to its
+// outcome, which is recorded once.
+func (m *Manager) startActive(ctx context.Context, r store.Run, job executors.Job, wg interface {
 	Add(int)
 	Done()
 }) {
@@ -148,10 +152,22 @@ func (m *Manager) startActive(ctx context.Context, r store.Run, wg interface {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		m.executeSafe(ctx, r, ar, func() { m.record(ctx, r, m.executorOf(r.Executor).execute(ctx, r, ar)) })
+		m.executeSafe(ctx, r, ar, func() { m.record(ctx, r, m.runJob(ctx, r, ar, job)) })
 		m.mu.Lock()
 		delete(m.active, r.ID)
 		m.mu.Unlock()
 		m.signal()
 	}()
+}
+
+// runJob launches a claimed run with its executor (unless its job is
+// given) and follows the job to the run's outcome.
+func (m *Manager) runJob(ctx context.Context, r store.Run, ar *activeRun, job executors.Job) outcome.Outcome {
+	if job == nil {
+		var end *store.RunEnd
+		if job, end = m.executorOf(r.Executor).Launch(ctx, r, seamRun{ar}); end != nil {
+			return outcome.Ended(*end)
+		}
+	}
+	return m.follow(ctx, r, ar, job)
 }

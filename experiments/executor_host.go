@@ -1,26 +1,20 @@
 package experiments
 
 // The queue's side of the executor seam (experiments/executors) for the
-// registered executors: the Manager is their Host, an activeRun their
-// Run, the ingester of such a run their Ingester, and their Outcome
-// becomes the outcome.Outcome that Manager.record records once, with
-// retry, as a local run's.
+// registered executors: the Manager is their Host and an activeRun their
+// Run; the jobs they launch are followed by the queue's one loop
+// (follow.go), as a local run's child is.
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
-	"outcore/engine/metrics"
 	"outcore/experiments/executors"
 	"outcore/experiments/outcome"
 	"outcore/store"
 )
-
-// seamExecutor is a registered executor behind the queue's executor.
-type seamExecutor struct{ e executors.Executor }
 
 // newSeamExecutors builds every registered executor, each with its own
 // options (Options.ExecutorOptions).
@@ -35,12 +29,6 @@ func newSeamExecutors(m *Manager) (map[string]executors.Executor, error) {
 		out[reg.Name] = e
 	}
 	return out, nil
-}
-
-func (e seamExecutor) capacity() int { return e.e.Capacity() }
-
-func (e seamExecutor) execute(ctx context.Context, r store.Run, ar *activeRun) outcome.Outcome {
-	return e.e.Execute(ctx, r, seamRun{ar})
 }
 
 // seamHost is the Manager as a registered executor's Host.
@@ -62,30 +50,7 @@ func (h seamHost) RecordSubmitted(ctx context.Context, r store.Run, started stor
 	return h.m.recordJob(ctx, r, &started, statusEvent(r, store.StatusRunning, msg))
 }
 
-func (h seamHost) RecordsIngester(r store.Run, position func() (string, int64), limit func(metrics.StartRecord) (bool, string)) executors.Ingester {
-	return recordsIngester{newRecordsIngester(h.m, r, position, limit)}
-}
-
 func (h seamHost) Logf(format string, a ...any) { h.m.opts.Logf(format, a...) }
-
-// recordsIngester is a run's ingester as a registered executor sees it.
-type recordsIngester struct{ g *ingester }
-
-func (i recordsIngester) Feed(line []byte)       { i.g.feed(line) }
-func (i recordsIngester) Flush()                 { i.g.flush(nil) }
-func (i recordsIngester) Note(level, msg string) { i.g.note(level, msg) }
-func (i recordsIngester) JobState(jobID, node, state, msg string) {
-	i.g.jobState(jobID, node, state, msg)
-}
-func (i recordsIngester) NewExecution(requeued bool, msg string)   { i.g.newExecution(requeued, msg) }
-func (i recordsIngester) SummaryOutcome() (outcome, errMsg string) { return i.g.summaryOutcome() }
-func (i recordsIngester) Settle(stop context.Context) bool         { return i.g.settle(stop) }
-
-func (i recordsIngester) ResumeSummary(sum *metrics.SummaryRecord, raw json.RawMessage) {
-	i.g.resumeSummary(sum, raw)
-}
-
-func (i recordsIngester) Result() outcome.Ingest { return i.g.result().Ingest }
 
 // seamRun is an active run as a registered executor sees it.
 type seamRun struct{ ar *activeRun }
@@ -117,16 +82,17 @@ func (m *Manager) pickUp(ctx context.Context, wg *sync.WaitGroup) error {
 		if !ok {
 			continue
 		}
-		again, msg, end := e.PickUp(ctx, r)
+		job, msg, end := e.PickUp(ctx, r)
 		if end != nil {
 			m.record(ctx, r, outcome.Ended(*end))
 			continue
 		}
+		again := job.Run()
 		err := m.recordJob(ctx, again, nil, &store.Event{ExperimentID: again.ExperimentID, RunID: again.ID, Kind: store.EventLog, Msg: msg})
 		if err != nil {
 			return err
 		}
-		m.startActive(ctx, again, wg)
+		m.startActive(ctx, again, job, wg)
 	}
 	return nil
 }

@@ -63,9 +63,6 @@ type ingester struct {
 
 	in   chan childLine
 	done chan struct{}
-	// arrival is the group receive reads a sample's usage from (set by
-	// start; nil before it and without a cgroup).
-	arrival atomic.Pointer[cgroup.Group]
 	// lastLine is when the child's last line arrived (unix nanoseconds;
 	// the start before the first), sampled whether a sample record came:
 	// the loop's stall watch reads them (stall.go).
@@ -82,7 +79,7 @@ type ingester struct {
 	// queue holds writes not yet committed, oldest first.
 	queue []queuedWrite
 
-	// The ingester of a run whose executor reads its records itself
+	// The ingester of a job whose records are files
 	// (newRecordsIngester): position says how far
 	// its records file has been handed over when a write is queued (that
 	// offset is committed in the write's transaction); limit decides from
@@ -136,11 +133,12 @@ func newChildIngester(m *Manager, r store.Run, stop context.Context, onFailure f
 	return g
 }
 
-// newRecordsIngester is the ingester of a run of a registered executor
-// (executor_host.go) that runs it elsewhere: no cgroup, GPU or
-// host facts of this machine (the node's are in the records), and its loop
-// is never started: the executor hands it the records file's lines itself
-// (feed), in file order. position and limit: see the fields.
+// newRecordsIngester is the ingester of a job whose records are files
+// (executors.Records.Files: a registered executor runs it elsewhere): no
+// cgroup, GPU or host facts of this machine (the node's are in the
+// records), and its loop is never started: the queue's loop (follow.go)
+// hands it the records files' lines itself (feed), in file order.
+// position and limit: see the fields.
 func newRecordsIngester(m *Manager, r store.Run, position func() (string, int64),
 	limit func(metrics.StartRecord) (bool, string)) *ingester {
 	g := newIngester(m, r)
@@ -240,10 +238,6 @@ func (g *ingester) note(level, msg string) {
 // records file), without a local cgroup: the job's process reports its own.
 func (g *ingester) feed(line []byte) { g.handleSafe(line, 0) }
 
-// watchGroup makes the samples arriving from now on carry grp's usage on
-// arrival (receive).
-func (g *ingester) watchGroup(grp *cgroup.Group) { g.arrival.Store(grp) }
-
 // settle stores what a job's run's ingester (whose loop never runs) still
 // holds, pending or queued behind a refusal, retrying until it is stored
 // or stop ends (the server is stopping); it reports whether all of it was
@@ -276,27 +270,22 @@ type childLine struct {
 	cgroupBytes int64
 }
 
-// receive queues one stdout line of the child (supervise.Spec.Lines; the
-// supervisor removes the group only after its last call returned).
-func (g *ingester) receive(line []byte) {
-	var cg int64
+// take queues one line of a started ingester's stream with the memory
+// usage measured when it arrived (0: not measured).
+func (g *ingester) take(line []byte, usage int64) {
 	g.lastLine.Store(time.Now().UnixNano())
 	if isSample(line) {
 		g.sampled.Store(true)
-		if grp := g.arrival.Load(); grp != nil {
-			cg, _ = grp.Usage()
-		}
 	}
-	g.in <- childLine{b: line, cgroupBytes: cg}
+	g.in <- childLine{b: line, cgroupBytes: usage}
 }
 
 // start runs the loop once the child runs in grp (nil without a cgroup);
 // host is the runner's view of the machine. Lines sent before wait for it.
-// The loop keeps the run's record log (a job's records file on the
-// cluster's storage is its log already: it hands lines to handle itself).
+// The loop keeps the run's record log (a job whose records are files
+// has its log already: the queue's loop hands it their lines, feed).
 func (g *ingester) start(grp *cgroup.Group, host metrics.HostFacts) {
 	g.grp, g.host = grp, host
-	g.arrival.Store(grp)
 	g.lastLine.CompareAndSwap(0, time.Now().UnixNano())
 	g.log.open() // a failure is retried with the first line
 	go g.loop()

@@ -145,7 +145,7 @@ type Manager struct {
 
 	sup supervise.Supervisor // starts every run's child in its memory cgroup
 
-	execs map[string]executor           // by name: local and the registered ones
+	execs map[string]executors.Executor // by name: local and the registered ones
 	seam  map[string]executors.Executor // the registered ones (executor_host.go)
 
 	dbID string // store.Identity: the runs' directories are runs/<dbID>/<id>
@@ -231,9 +231,9 @@ func New(opts Options) (*Manager, error) {
 	if m.seam, err = newSeamExecutors(m); err != nil {
 		return nil, err
 	}
-	m.execs = map[string]executor{store.ExecutorLocal: localExecutor{m}}
+	m.execs = map[string]executors.Executor{store.ExecutorLocal: localExecutor{m}}
 	for name, e := range m.seam {
-		m.execs[name] = seamExecutor{e}
+		m.execs[name] = e
 	}
 	return m, nil
 }

@@ -131,7 +131,7 @@ func (m *Manager) Run(ctx context.Context) error {
 				}
 				break
 			}
-			m.startActive(ctx, r, &wg)
+			m.startActive(ctx, r, nil, &wg)
 			m.claimMu.Unlock()
 		}
 		select {

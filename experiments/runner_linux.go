@@ -9,32 +9,22 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"outcore/engine/dataset"
+	"outcore/engine/metrics"
 	"outcore/engine/train"
+	"outcore/experiments/executors"
 	"outcore/experiments/grid"
 	"outcore/experiments/outcome"
 	"outcore/experiments/supervise"
+	"outcore/internal/cgroup"
 	"outcore/internal/osutil"
 	"outcore/internal/units"
 	"outcore/store"
 )
-
-// execute runs one claimed run to its outcome (recorded by Manager.record).
-func (m *Manager) execute(ctx context.Context, r store.Run, ar *activeRun) outcome.Outcome {
-	runDone := make(chan struct{})
-	defer close(runDone)
-	go func() {
-		select {
-		case <-ctx.Done():
-			ar.stop(stopShutdown)
-		case <-runDone:
-		}
-	}()
-	return m.runChild(ctx, r, ar)
-}
 
 // lenientWriter writes to w until the first error, then drops what it is
 // given (and says it wrote it), so that a tee never stops on it.
@@ -62,7 +52,13 @@ func (m *Manager) logEvent(r store.Run, level, msg string) {
 
 // stoppedEnd is the outcome of a run stopped before its child started.
 func stoppedEnd(ar *activeRun, start time.Time) (store.RunEnd, bool) {
-	switch ar.stopReason() {
+	return stopEnd(ar.stopReason(), start)
+}
+
+// stopEnd is the outcome of a run stopped for reason before its child
+// started (ok false: no reason).
+func stopEnd(reason stopReason, start time.Time) (store.RunEnd, bool) {
+	switch reason {
 	case stopCancel:
 		return store.RunEnd{Status: store.StatusCancelled, Error: "cancelled before the child started", TotalS: time.Since(start).Seconds()}, true
 	case stopShutdown:
@@ -71,29 +67,44 @@ func stoppedEnd(ar *activeRun, start time.Time) (store.RunEnd, bool) {
 	return store.RunEnd{}, false
 }
 
-// runChild prepares and runs the child of one run and says how it ended.
-func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) outcome.Outcome {
+// launch prepares a local run and starts its child: `outcore train
+// --config FILE --cgroup PATH`, in its memory cgroup from its first
+// instruction (experiments/supervise). It returns the child as the run's
+// job, or the end of a run that could not start.
+func (m *Manager) launch(ctx context.Context, r store.Run, run executors.Run) (executors.Job, *store.RunEnd) {
 	start := time.Now()
-	if err := m.ensureDataset(ctx, r); err != nil {
-		if end, ok := stoppedEnd(ar, start); ok {
-			return outcome.Ended(end)
+	ended := func(end store.RunEnd) (executors.Job, *store.RunEnd) { return nil, &end }
+	// stopped: the run was stopped, or the queue process is stopping
+	// (interrupted), before its child started.
+	stopped := func() (store.RunEnd, bool) {
+		if end, ok := run.StoppedEnd(start); ok {
+			return end, true
 		}
-		return outcome.Ended(outcome.Failed(start, "prepare dataset %s: %v", r.Dataset, err))
+		if ctx.Err() != nil {
+			return stopEnd(stopShutdown, start)
+		}
+		return store.RunEnd{}, false
 	}
-	if end, ok := stoppedEnd(ar, start); ok {
-		return outcome.Ended(end)
+	if err := m.ensureDataset(ctx, r); err != nil {
+		if end, ok := stopped(); ok {
+			return ended(end)
+		}
+		return ended(outcome.Failed(start, "prepare dataset %s: %v", r.Dataset, err))
+	}
+	if end, ok := stopped(); ok {
+		return ended(end)
 	}
 	// The floor the grid was checked against at creation, again now that
 	// the dataset exists (a derived dataset was just made): the same
 	// check the child makes first (train.CheckFeasible).
 	if err := checkFeasible(r, m.opts.DataDir); err != nil {
-		return outcome.Ended(outcome.Failed(start, "refused before it started: %v", err))
+		return ended(outcome.Failed(start, "refused before it started: %v", err))
 	}
 	// The storage the run reads, measured once on this host before its
 	// first run (io_floor.go): the run's epochs get their I/O floor.
 	m.ensureStorage(ctx, r)
-	if end, ok := stoppedEnd(ar, start); ok {
-		return outcome.Ended(end)
+	if end, ok := stopped(); ok {
+		return ended(end)
 	}
 
 	dropped := false
@@ -108,35 +119,31 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) outc
 
 	dir, err := m.freshRunDir(r)
 	if err != nil {
-		return outcome.Ended(outcome.Failed(start, "create run directory: %v", err))
+		return ended(outcome.Failed(start, "create run directory: %v", err))
 	}
 	cfgPath := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(cfgPath, append(append([]byte(nil), r.Config...), '\n'), 0o644); err != nil {
-		return outcome.Ended(outcome.Failed(start, "write run config: %v", err))
+		return ended(outcome.Failed(start, "write run config: %v", err))
 	}
 	errFile, err := os.Create(filepath.Join(dir, "stderr.log"))
 	if err != nil {
-		return outcome.Ended(outcome.Failed(start, "create stderr log: %v", err))
+		return ended(outcome.Failed(start, "create stderr log: %v", err))
 	}
-	defer errFile.Close()
 
-	// The child, in its memory cgroup from its first instruction
-	// (experiments/supervise): `outcore train --config FILE --cgroup PATH`.
-	// The ingester keeps every write the store refuses and retries it while
-	// the training goes on (the record log holds the lines); a line the
-	// record log refuses stops the run (it then fails with the reason).
-	ing := newChildIngester(m, r, ctx, func(reason string) { ar.fail(reason) })
-	tail := supervise.NewTail(supervise.TailBytes)
+	// The child's stdout lines wait in lines (256 of them, then the child
+	// waits) for the queue's loop (follow) to hand them to the ingester.
+	j := &localJob{m: m, r: r, start: start, dir: dir, tail: supervise.NewTail(supervise.TailBytes),
+		lines: make(chan executors.Item, 256), wake: make(chan struct{}, 1)}
 	spec := supervise.Spec{
 		Path: m.opts.Binary, Args: append(append([]string(nil), m.opts.Args...), cfgPath),
 		Dir: dir, Env: m.opts.Env,
 		Name:  fmt.Sprintf("run%d", r.ID),
 		Limit: r.MemLimitBytes,
-		Lines: ing.receive,
+		Lines: j.line,
 		// Stderr: the file keeps it all, the tail the end for the record.
 		// A failing file (a full disk) must not stop the copy, or the
 		// child would block writing to stderr.
-		Stderr: io.MultiWriter(tail, &lenientWriter{w: errFile}),
+		Stderr: io.MultiWriter(j.tail, &lenientWriter{w: errFile}),
 	}
 	if m.opts.NoCgroups {
 		spec.NoCgroup = "memory cgroups disabled by the runner's options"
@@ -147,12 +154,14 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) outc
 	// Variants make their scratch folders in the data directory; the
 	// supervisor removes what a killed child left there.
 	spec.Scratch = m.opts.DataDir
-	host := hostFacts(m.opts.DataDir, m.opts.GPU.Name())
+	j.host = hostFacts(m.opts.DataDir, m.opts.GPU.Name())
 	child, err := m.sup.Start(spec)
 	if err != nil {
-		return outcome.Ended(outcome.Failed(start, "start %s: %v", m.opts.Binary, err))
+		errFile.Close()
+		return ended(outcome.Failed(start, "start %s: %v", m.opts.Binary, err))
 	}
-	ing.watchGroup(child.Group()) // samples from now on carry the group's usage on arrival
+	j.child = child
+	j.group.Store(child.Group()) // samples from now on carry the group's usage on arrival
 	if spec.Evict != "" {
 		if n, err := child.Evicted(); err != nil {
 			m.logEvent(r, "warn", fmt.Sprintf("dataset pages not evicted from the page cache: %v", err))
@@ -161,16 +170,109 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) outc
 			m.logEvent(r, "info", fmt.Sprintf("evicted the page cache of %d dataset files (fadvise DONTNEED)", n))
 		}
 	}
-	enforced, note := child.Enforced(), child.Note()
-	if r.MemLimitBytes > 0 && !enforced {
-		m.logEvent(r, "warn", fmt.Sprintf("memory limit %s NOT enforced: %s", units.Bytes(r.MemLimitBytes), note))
+	j.enforced, j.note, j.dropped = child.Enforced(), child.Note(), dropped
+	if r.MemLimitBytes > 0 && !j.enforced {
+		m.logEvent(r, "warn", fmt.Sprintf("memory limit %s NOT enforced: %s", units.Bytes(r.MemLimitBytes), j.note))
 	}
+	go func() {
+		j.res = child.Wait() // after the child's last line
+		errFile.Close()
+		close(j.lines)
+		j.signal()
+	}()
+	return j, nil
+}
+
+// localJob is a local run's child as the queue's loop follows it.
+type localJob struct {
+	m     *Manager
+	r     store.Run
+	start time.Time
+	dir   string
+	tail  *supervise.Tail // the end of its stderr
+	host  metrics.HostFacts
+	child *supervise.Child
+	group atomic.Pointer[cgroup.Group]
+
+	enforced, dropped bool
+	note              string
+
+	lines    chan executors.Item // closed after the child's last line
+	wake     chan struct{}
+	res      *supervise.Result // set before lines is closed
+	stopOnce sync.Once
+}
+
+var _ executors.Job = (*localJob)(nil)
+
+// line takes one stdout line of the child (supervise.Spec.Lines), with
+// the cgroup's usage now for a sample: the loop may handle it long after
+// (store writes are slow on a loaded host), when the child may have ended
+// and its group been removed (the supervisor removes it only after its
+// last call returned).
+func (j *localJob) line(b []byte) {
+	var usage int64
+	if isSample(b) {
+		if grp := j.group.Load(); grp != nil {
+			usage, _ = grp.Usage()
+		}
+	}
+	j.lines <- executors.Item{Line: b, Usage: usage}
+	j.signal()
+}
+
+func (j *localJob) signal() {
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (j *localJob) Run() store.Run             { return j.r }
+func (j *localJob) Records() executors.Records { return executors.Records{} } // a stream: the record log keeps it
+func (j *localJob) Wake() <-chan struct{}      { return j.wake }
+func (j *localJob) Poll() time.Duration        { return time.Second }
+func (j *localJob) Outlives() bool             { return false }
+func (j *localJob) State() executors.State     { return executors.State{} } // its status says it all
+func (j *localJob) Cancel(context.Context) (string, error) {
+	// SIGTERM to the process group and the cgroup, SIGKILL after the
+	// grace period; the loop goes on reading the child's last lines.
+	j.stopOnce.Do(func() { go j.child.Stop(j.m.opts.KillGrace) })
+	return "", nil
+}
+
+// Follow returns the lines that arrived; ended once the child has exited
+// and its last line was returned.
+func (j *localJob) Follow(context.Context) ([]executors.Item, bool) {
+	var items []executors.Item
+	for len(items) < cap(j.lines) {
+		select {
+		case it, ok := <-j.lines:
+			if !ok {
+				return items, true
+			}
+			items = append(items, it)
+		default:
+			return items, false
+		}
+	}
+	j.signal() // more may wait
+	return items, false
+}
+
+// attach records the child's start facts (queued first, before any
+// record) and starts the ingester with what this host sees of the child:
+// its cgroup, the machine, and, for a child whose records stop while its
+// process lives, the cause the host tells (stall.go).
+func (j *localJob) attach(ing *ingester) {
+	m, r := j.m, j.r
 	cgPath := ""
-	if g := child.Group(); g != nil {
+	if g := j.child.Group(); g != nil {
 		cgPath = g.Path
 	}
-	pid := child.Pid()
-	hostJSON, _ := json.Marshal(host)
+	pid := j.child.Pid()
+	hostJSON, _ := json.Marshal(j.host)
+	enforced, note, dropped := j.enforced, j.note, j.dropped
 	ing.write(true, func(tx *store.Tx) error { // before the loop starts: queued in order
 		if err := tx.SetRunStarted(r.ID, store.RunStart{PID: pid, LimitEnforced: enforced, LimitNote: note,
 			CgroupPath: cgPath, CacheDropped: dropped, Host: hostJSON, OutcoreVersion: Version(), GoVersion: runtime.Version()}); err != nil {
@@ -179,118 +281,77 @@ func (m *Manager) runChild(ctx context.Context, r store.Run, ar *activeRun) outc
 		ev := statusEvent(r, store.StatusRunning, fmt.Sprintf("running as pid %d (%s)", pid, note))
 		return tx.AppendEvent(ev)
 	})
-	// A child whose records stop while its process lives is shown stalled,
-	// with the cause the host tells (stall.go).
-	ing.watchStall(m.opts.StallAfter, func() stallFacts { return m.childStallFacts(pid, dir, tail) })
-	ing.start(child.Group(), host)
+	ing.watchStall(m.opts.StallAfter, func() stallFacts { return m.childStallFacts(pid, j.dir, j.tail) })
+	ing.start(j.child.Group(), j.host)
+}
 
-	// Stopping: SIGTERM to the process group and the cgroup, SIGKILL after
-	// the grace period.
-	var stopWG sync.WaitGroup
-	stopWG.Add(1)
-	go func() {
-		defer stopWG.Done()
-		select {
-		case <-child.Done():
-		case <-ar.stopCh:
-			child.Stop(m.opts.KillGrace)
-		}
-	}()
-	res := child.Wait()
+// Wait reports how the child ended (the supervisor's result: exit, the
+// one OOM rule of experiments/supervise) and the verdict of the local
+// runner's rules.
+func (j *localJob) Wait(context.Context) executors.Exit {
+	res := j.res
+	m, r := j.m, j.r
 	for _, d := range res.ScratchRemoved {
 		m.logEvent(r, "info", fmt.Sprintf("removed the scratch folder %s the run left behind", d))
 	}
 	if res.ScratchErr != nil {
 		m.logEvent(r, "warn", res.ScratchErr.Error())
 	}
-	stopWG.Wait()
-	ing.closeAndWait()
-
-	return m.outcome(r, res, ar, ing, tail, start)
-}
-
-// outcome decides how a run ended from the supervisor's result (exit,
-// the one OOM rule of experiments/supervise), the stop reason and the child's
-// summary.
-func (m *Manager) outcome(r store.Run, res *supervise.Result, ar *activeRun, ing *ingester, tail *supervise.Tail, start time.Time) outcome.Outcome {
-	var out outcome.Outcome
-	end := store.RunEnd{StderrTail: tail.String(), TotalS: time.Since(start).Seconds()}
-	got := ing.result()
-	summary, summaryRaw := got.Summary, got.SummaryRaw
-	end.PeakRSSBytes, end.PeakCgroupBytes = got.PeakRSS, got.PeakCgroup
-	unstored := got.unstored
-	storeErr := got.LastErr
-	if summary != nil {
-		end.Summary = summaryRaw
-		if summary.TotalS > 0 {
-			end.TotalS = summary.TotalS
-		}
-		end.PeakRSSBytes = max(end.PeakRSSBytes, summary.PeakRSSBytes)
-		end.PeakCgroupBytes = max(end.PeakCgroupBytes, summary.PeakCgroupBytes)
-	}
-	end.PeakCgroupBytes = max(end.PeakCgroupBytes, res.PeakBytes)
-	exitedOK := res.ExitCode == 0
+	e := executors.Exit{Started: j.start, StderrTail: j.tail.String(), PeakMemory: res.PeakBytes,
+		NoSummary: "the child exited 0 without a summary record"}
 	switch {
 	case res.Signal != 0:
-		end.Signal = signalName(res.Signal)
+		e.Signal = signalName(res.Signal)
 	case res.ExitCode >= 0:
 		code := res.ExitCode
-		end.ExitCode = &code
+		e.ExitCode = &code
 	}
-	summaryOutcome := ""
-	if summary != nil {
-		summaryOutcome = summary.Outcome
-	}
-	waitErr := res.Err
-	reason := ar.stopReason()
+	tail := j.tail
+	e.Verdict = func(v executors.Verdict) (string, string) { return localVerdict(r, res, tail.LastLine(), v) }
+	return e
+}
+
+// localVerdict is how a local run ended: its child's exit (and the OOM
+// rule of experiments/supervise), the summary's outcome and why the queue
+// stopped it; lastLine is the child's last line on stderr.
+func localVerdict(r store.Run, res *supervise.Result, lastLine string, v executors.Verdict) (status, reason string) {
+	exitedOK := res.ExitCode == 0
 	switch {
-	case reason == stopFailed:
-		end.Status = store.StatusFailed
-		end.Error = fmt.Sprintf("%s: the run's records could not be kept, so the run was stopped (what the child reported is in %s, or in memory until it can be written, and stored once the write succeeds)",
-			ar.failReason(), filepath.Join(m.runDirRel(r.ID), RecordLogFile))
-	case exitedOK && summaryOutcome == store.StatusDone:
-		end.Status = store.StatusDone
-	case reason == stopCancel:
-		end.Status, end.Error = store.StatusCancelled, "cancelled while running"
-	case reason == stopShutdown:
-		end.Status, end.Error = store.StatusInterrupted, "the server stopped while the run was running"
+	case exitedOK && v.Summary == store.StatusDone:
+		return store.StatusDone, ""
+	case v.Cancelled:
+		return store.StatusCancelled, "cancelled while running"
+	case v.Shutdown:
+		return store.StatusInterrupted, "the server stopped while the run was running"
 	case res.OOM:
-		end.Status = store.StatusOOM
-		end.Error = fmt.Sprintf("out of memory at the limit of %s", units.Bytes(r.MemLimitBytes))
+		reason = fmt.Sprintf("out of memory at the limit of %s", units.Bytes(r.MemLimitBytes))
 		if raised := res.RaisedLimit(); raised > 0 {
 			// the group's own limit: the budget and what the run held
 			// outside it (the model step, see the deviations)
-			end.Error = fmt.Sprintf("out of memory at its cgroup limit of %s (the %s budget + %s held outside it)",
+			reason = fmt.Sprintf("out of memory at its cgroup limit of %s (the %s budget + %s held outside it)",
 				units.Bytes(raised), units.Bytes(r.MemLimitBytes), units.Bytes(raised-r.MemLimitBytes))
 		}
 		if res.OOMKills > 0 {
-			end.Error += fmt.Sprintf(" (the kernel's OOM killer killed %d process(es) of the run's cgroup)", res.OOMKills)
+			reason += fmt.Sprintf(" (the kernel's OOM killer killed %d process(es) of the run's cgroup)", res.OOMKills)
 		} else {
-			end.Error += " (SIGKILL under the limit without a summary)"
+			reason += " (SIGKILL under the limit without a summary)"
 		}
-	case exitedOK && (summaryOutcome == "" || summaryOutcome == store.StatusDone):
-		end.Status = store.StatusDone
-		if summary == nil {
-			out.Note("warn", "the child exited 0 without a summary record")
-		}
+		return store.StatusOOM, reason
+	case exitedOK && (v.Summary == "" || v.Summary == store.StatusDone):
+		return store.StatusDone, ""
+	}
+	waitErr := res.Err
+	switch {
+	case v.SummaryErr != "":
+		reason = v.SummaryErr
+	case waitErr != nil && lastLine != "":
+		reason = fmt.Sprintf("%v: %s", waitErr, lastLine)
+	case waitErr != nil:
+		reason = waitErr.Error()
 	default:
-		end.Status = store.StatusFailed
-		switch {
-		case summary != nil && summary.Error != "":
-			end.Error = summary.Error
-		case waitErr != nil && tail.LastLine() != "":
-			end.Error = fmt.Sprintf("%v: %s", waitErr, tail.LastLine())
-		case waitErr != nil:
-			end.Error = waitErr.Error()
-		default:
-			end.Error = fmt.Sprintf("the child reported outcome %q", summaryOutcome)
-		}
+		reason = fmt.Sprintf("the child reported outcome %q", v.Summary)
 	}
-	if unstored > 0 {
-		out.Note("error", fmt.Sprintf("%d record write(s) could not be stored (%s); the next start ingests them from the record log", unstored, storeErr))
-	}
-	out.End = end
-	return out
+	return store.StatusFailed, reason
 }
 
 func signalName(s syscall.Signal) string {

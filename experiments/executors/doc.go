@@ -1,6 +1,7 @@
 // Package executors is the executor seam (docs/ARCHITECTURE.md
 // "Executors" and "Adding an executor"): what an executor is to the queue
-// (Executor, driving a Run for a Host, its records going to an Ingester)
+// (Executor, launching a Run for a Host and handing back its Job, which
+// the queue's one loop follows to the run's outcome)
 // and the registry through which an executor outside the queue's package
 // makes itself known — its name, its grid options' check, its command-line
 // flags and its constructor (Registration). A leaf: the queue (package

@@ -1,8 +1,8 @@
 // Package outcome is the vocabulary of the executor seam
-// (docs/ARCHITECTURE.md "Executors"): how an executor — the local one in
-// package experiments or a registered one (experiments/executors) — says a run
-// ended, for the queue to record once, with retry. A leaf: both sides
-// import it, neither the other's internals.
+// (docs/ARCHITECTURE.md "Executors"): how a run ended, as the queue's one
+// loop decides it from what its job reported (or as an executor says when
+// a run could not be launched: Failed), for the queue to record once,
+// with retry. A leaf: both sides import it, neither the other's internals.
 package outcome
 
 import (

@@ -3,9 +3,9 @@ package slurm
 // The slurm executor (docs/ARCHITECTURE.md "Executors"): each run becomes
 // one Slurm job submitted with sbatch; Slurm decides where and when it
 // runs, and many may be in flight. The job writes its records to a file of
-// the run's directory (shared storage), which this process ingests as it
-// grows (records.go); squeue (one call per poll for all runs) and,
-// once a job has ended, scontrol or sacct say how it ended, which
+// the run's directory (shared storage), which the queue's loop ingests as
+// it grows (job.go, records.go); squeue (one call per poll for all runs)
+// and, once a job has ended, scontrol or sacct say how it ended, which
 // JobOutcome maps to the run's outcome (state.go). The dashboard's
 // cancel becomes scancel. A queue process that stops leaves the jobs to
 // Slurm; the next one picks their runs up again at the committed offset of
@@ -30,6 +30,7 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/metrics"
 	"outcore/engine/train"
+	"outcore/experiments/executors"
 	"outcore/experiments/grid"
 	"outcore/experiments/outcome"
 	"outcore/experiments/supervise"
@@ -47,10 +48,9 @@ const (
 	unknownPolls = 3
 )
 
-// Executor submits runs as Slurm jobs and follows them. It knows the
-// queue only through Host, the run it drives through Run and its records'
-// ingester through Ingester; it returns each run's outcome.Outcome for
-// the queue to record.
+// Executor submits runs as Slurm jobs and hands each back as a job the
+// queue follows (job.go). It knows the queue only through Host and the
+// run it launches through Run.
 type Executor struct {
 	host   Host
 	cfg    Config
@@ -133,22 +133,14 @@ func (s *Executor) runOptions(ctx context.Context, r store.Run) (Options, error)
 	return s.opts().Merged(sg, s.cfg.DataDir)
 }
 
-// Execute submits the run (unless it has a job already: a run picked up
-// again) and follows its job to the end; it returns the run's outcome
-// (left when the queue process stops first: the job goes on).
-func (s *Executor) Execute(ctx context.Context, r store.Run, ar Run) outcome.Outcome {
-	if r.JobID == "" {
-		var end store.RunEnd
-		var ok bool
-		if r, end, ok = s.submit(ctx, r, ar); !ok {
-			return outcome.Ended(end)
-		}
+// Launch submits the run as a Slurm job and returns the job, or the end
+// of a run that could not be submitted.
+func (s *Executor) Launch(ctx context.Context, r store.Run, ar Run) (executors.Job, *store.RunEnd) {
+	r, end, ok := s.submit(ctx, r, ar)
+	if !ok {
+		return nil, &end
 	}
-	out := s.watch(ctx, r, ar)
-	if !out.Left {
-		s.forget(r.JobID)
-	}
-	return out
+	return s.newJob(r), nil
 }
 
 // forget drops what the executor keeps of an ended job.
@@ -280,204 +272,6 @@ func withDataDir(config json.RawMessage, dir string) (json.RawMessage, error) {
 	b, _ := json.Marshal(dir)
 	m["data_dir"] = b
 	return json.Marshal(m)
-}
-
-// watch follows a submitted run's job: it ingests its records as they
-// grow, mirrors its Slurm state and node into the run, cancels it with
-// scancel when asked, and returns the outcome once the job has ended.
-// When ctx ends first it returns, leaving the run running (left).
-func (s *Executor) watch(ctx context.Context, r store.Run, ar Run) outcome.Outcome {
-	h := s.host
-	dir, _ := filepath.Abs(h.RunDir(r.ID))
-	tail := &RecordsTail{Dir: dir, File: r.RecordsFile, Off: r.RecordsOffset}
-	var pos = r.RecordsOffset // end of the last line handed to the ingester
-	ing := h.RecordsIngester(r,
-		func() (string, int64) { return tail.File, pos },
-		func(rec metrics.StartRecord) (bool, string) { return limitFromNode(r, rec, dir) })
-	if r.RecordsFile != "" && r.RecordsOffset > 0 {
-		sum, raw, err := SummaryUpTo(filepath.Join(dir, r.RecordsFile), r.RecordsOffset)
-		if err != nil {
-			h.Logf("run %d: %v", r.ID, err)
-		}
-		ing.ResumeSummary(sum, raw)
-	}
-	opt := s.opts()
-	tick := time.NewTicker(opt.Poll)
-	defer tick.Stop()
-	stopCh := ar.Stopping()
-	last := JobInfo{State: r.JobState, Node: r.Node}
-	cancelSent := false
-	for {
-		s.ingest(&r, ing, tail, &pos, false)
-		if ctx.Err() != nil || ar.StopReason() == StopShutdown {
-			return outcome.Outcome{Left: true} // the job goes on; the next queue process picks it up
-		}
-		cancel := ar.StopReason() == StopCancel
-		if cancel && !cancelSent {
-			if err := s.cli.Cancel(ctx, r.JobID); err != nil {
-				ing.Note("warn", fmt.Sprintf("scancel %s: %v (tried again at the next poll)", r.JobID, err))
-			} else {
-				cancelSent = true
-				ing.Note("info", fmt.Sprintf("scancel %s", r.JobID))
-			}
-			ing.Flush()
-		}
-		if info, ok := s.info(ctx, r.JobID); ok {
-			if info.Known && (info.State != last.State || (info.Node != "" && info.Node != last.Node)) {
-				recordState(&r, ing, info)
-				last = info
-			}
-			sum, sumErr := ing.SummaryOutcome()
-			if mp := JobOutcome(info, sum, sumErr, cancel); mp.Phase == PhaseEnded {
-				return s.end(ctx, &r, ing, tail, &pos, info, cancel)
-			}
-		}
-		select {
-		case <-ctx.Done():
-		case <-tick.C:
-		case <-stopCh:
-			stopCh = nil
-		}
-	}
-}
-
-// ingest hands the records appended to the run's records file to the
-// ingester and commits them; a newer execution's file (the job was
-// requeued) replaces the current one once it is read to its end.
-func (s *Executor) ingest(r *store.Run, ing Ingester, tail *RecordsTail, pos *int64, final bool) {
-	h := s.host
-	handle := func(lines []RecordLine) {
-		for _, l := range lines {
-			*pos = l.End
-			ing.Feed(l.Line)
-		}
-		ing.Flush()
-	}
-	for {
-		lines, err := tail.Read(final)
-		if err != nil {
-			h.Logf("run %d: read records: %v", r.ID, err)
-			return
-		}
-		handle(lines)
-		segs, err := RecordsSegments(tail.Dir, r.JobID)
-		if err != nil {
-			h.Logf("run %d: %v", r.ID, err)
-			return
-		}
-		cur := -1
-		if tail.File != "" {
-			cur = SegmentRestart(tail.File)
-		}
-		var next *RecordsSegment
-		for i := range segs {
-			if segs[i].Restart > cur {
-				next = &segs[i]
-				break
-			}
-		}
-		if next == nil {
-			return
-		}
-		prev := tail.File
-		if prev != "" {
-			// The earlier execution is over: its last line counts even
-			// without a newline.
-			lines, err := tail.Read(true)
-			if err != nil {
-				h.Logf("run %d: read records: %v", r.ID, err)
-			}
-			handle(lines)
-		}
-		tail.File, tail.Off, tail.Skipping = next.Name, 0, false
-		*pos = 0
-		ing.NewExecution(prev != "", fmt.Sprintf("Slurm requeued job %s: execution %d trains from the start; the epochs and samples of the execution that did not finish are discarded",
-			r.JobID, next.Restart))
-	}
-}
-
-// recordState mirrors a job's Slurm state and node into the run (through
-// its ingester: behind the records read before, retried like them).
-func recordState(r *store.Run, ing Ingester, info JobInfo) {
-	node := info.Node
-	if node == "" {
-		node = r.Node
-	}
-	msg := fmt.Sprintf("Slurm job %s %s", r.JobID, info.State)
-	if node != "" {
-		msg += " on " + node
-	}
-	if info.Reason != "" && info.Reason != "None" {
-		msg += " (" + info.Reason + ")"
-	}
-	r.JobState, r.Node = info.State, node
-	ing.JobState(r.JobID, node, info.State, msg)
-}
-
-// end reads the last records of an ended job and decides the outcome.
-func (s *Executor) end(ctx context.Context, r *store.Run, ing Ingester, tail *RecordsTail, pos *int64, info JobInfo, cancel bool) outcome.Outcome {
-	var out outcome.Outcome
-	s.ingest(r, ing, tail, pos, true)
-	if NormalizeJobState(info.State) == "COMPLETED" {
-		// A job that completed wrote its summary; wait for the file
-		// system to show it.
-		deadline := time.Now().Add(summaryGrace)
-		for sum, _ := ing.SummaryOutcome(); sum == "" && time.Now().Before(deadline) && ctx.Err() == nil; sum, _ = ing.SummaryOutcome() {
-			time.Sleep(s.opts().Poll / 4)
-			s.ingest(r, ing, tail, pos, true)
-		}
-	}
-	// Every record read is stored before the outcome (a store that
-	// refuses writes is retried); a queue process that stops first leaves
-	// the run running, for the next one to read on from the committed
-	// offset.
-	if !ing.Settle(ctx) {
-		return outcome.Outcome{Left: true}
-	}
-	dir := tail.Dir
-	sumOutcome, sumErr := ing.SummaryOutcome()
-	mp := JobOutcome(info, sumOutcome, sumErr, cancel)
-	stderrTail := readTail(filepath.Join(dir, JobStderrFile), supervise.TailBytes)
-	end := store.RunEnd{Status: mp.Outcome, Error: mp.Reason, StderrTail: stderrTail}
-	// The job's own last words explain a failure of the job itself (not
-	// one of its node or its time limit) that no summary explains.
-	ownFailure := false
-	switch NormalizeJobState(info.State) {
-	case "FAILED", "CANCELLED", "SPECIAL_EXIT", "COMPLETED":
-		ownFailure = true
-	}
-	if end.Status == store.StatusFailed && sumErr == "" && ownFailure {
-		if line := lastLine(stderrTail); line != "" && !strings.Contains(end.Error, line) {
-			end.Error += ": " + line
-		}
-	}
-	got := ing.Result()
-	summary, raw := got.Summary, got.SummaryRaw
-	end.PeakRSSBytes, end.PeakCgroupBytes = got.PeakRSS, got.PeakCgroup
-	storeErr := got.LastErr
-	if summary != nil {
-		end.Summary = raw
-		end.TotalS = summary.TotalS
-		end.PeakRSSBytes = max(end.PeakRSSBytes, summary.PeakRSSBytes)
-		end.PeakCgroupBytes = max(end.PeakCgroupBytes, summary.PeakCgroupBytes)
-	} else if end.Status == store.StatusDone {
-		out.Note("warn", fmt.Sprintf("Slurm job %s completed without a summary record", r.JobID))
-	}
-	if end.TotalS == 0 && !r.StartedAt.IsZero() {
-		end.TotalS = time.Since(r.StartedAt).Seconds()
-	}
-	if st, sig, ok := ParseExitCode(info.ExitCode); ok {
-		if sig != 0 {
-			end.Signal = SignalNameNum(sig)
-		} else {
-			end.ExitCode = &st
-		}
-	}
-	if storeErr != "" {
-		out.Note("error", "some records could not be stored: "+storeErr)
-	}
-	out.End = end
-	return out
 }
 
 // snapshot returns this data directory's jobs as squeue lists them, asking

@@ -3,9 +3,9 @@ package slurm
 // This executor behind the executor seam (experiments/executors,
 // docs/ARCHITECTURE.md "Executors" and "Adding an executor"): it registers
 // itself under Name — its grid options' check, its flags, its constructor
-// — and knows the queue only through executors.Host; each run it drives
-// comes with an executors.Run, its records go to an executors.Ingester,
-// and it returns an outcome.Outcome that the queue records once.
+// — and knows the queue only through executors.Host; each run it launches
+// comes with an executors.Run and becomes an executors.Job (job.go) that
+// the queue's one loop follows, ingests and decides the outcome of.
 
 import (
 	"context"
@@ -67,7 +67,6 @@ type Config struct {
 // The seam's types, as this package names them.
 type (
 	Host       = executors.Host
-	Ingester   = executors.Ingester
 	Run        = executors.Run
 	StopReason = executors.StopReason
 )
@@ -86,18 +85,18 @@ var _ executors.Executor = (*Executor)(nil)
 // has no job id yet is looked up by its job name (the process may have
 // stopped between sbatch and recording the id); one that Slurm does not
 // know was never submitted and ends interrupted.
-func (s *Executor) PickUp(ctx context.Context, r store.Run) (store.Run, string, *store.RunEnd) {
+func (s *Executor) PickUp(ctx context.Context, r store.Run) (executors.Job, string, *store.RunEnd) {
 	if r.JobID == "" {
 		j, found, err := s.FindJob(ctx, r.ID)
 		if err != nil {
-			return r, "", &store.RunEnd{Status: store.StatusInterrupted,
+			return nil, "", &store.RunEnd{Status: store.StatusInterrupted,
 				Error: fmt.Sprintf("the server stopped while submitting the run to Slurm, and squeue cannot tell whether it was: %v", err)}
 		}
 		if found {
 			r.JobID, r.JobState, r.Node = j.ID, j.State, j.Node
 		}
 		if r.JobID == "" {
-			return r, "", &store.RunEnd{Status: store.StatusInterrupted,
+			return nil, "", &store.RunEnd{Status: store.StatusInterrupted,
 				Error: "the server stopped before the run was submitted to Slurm; retry it to run it again"}
 		}
 	}
@@ -105,7 +104,7 @@ func (s *Executor) PickUp(ctx context.Context, r store.Run) (store.Run, string, 
 	if file == "" {
 		file = "-"
 	}
-	return r, fmt.Sprintf("picked up again after a restart: Slurm job %s, records read on from byte %d of %s",
+	return s.newJob(r), fmt.Sprintf("picked up again after a restart: Slurm job %s, records read on from byte %d of %s",
 		r.JobID, r.RecordsOffset, file), nil
 }
 
