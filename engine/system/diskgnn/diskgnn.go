@@ -3,9 +3,11 @@ package diskgnn
 // "diskgnn": DiskGNN (Liu et al., arXiv:2405.05231), CPU-training variant.
 // Implemented, in the order of a run:
 //
-//   - §3 offline sampling (offline_sampling.go): Prepare samples every
-//     mini-batch of every epoch of the run — the batches the reference
-//     trains — and stores the graph samples on disk, counting accesses.
+//   - §3 offline sampling (offline_sampling.go): Prepare samples the
+//     pool of mini-batches — under sample_pool=reuse (the artifact's
+//     default) one epoch's, which every epoch trains again; under
+//     sample_pool=epoch every epoch's, the batches the reference trains —
+//     and stores the graph samples on disk, counting accesses.
 //   - §4 four-level feature store (tier_plan.go, sizing.go): device cache
 //     (the most accessed features; held outside the host budget), host
 //     cache (the next ones; what the budget leaves after the pipeline's
@@ -38,6 +40,7 @@ package diskgnn
 // headers), disk_cache_bytes_read, graph_bytes_read,
 // disk_cache_requests, disk_cache_rows, packed_rows, segments_read
 // (batches that read their segment's disk cache), and the layout's
+// pool_samples (graph samples sampled offline: one epoch's under reuse),
 // segments, segment_size, disk_cache_entries, search_us and pack_ms
 // (pre-processing, repeated in every epoch for reference).
 
@@ -102,13 +105,13 @@ type diskGNN struct {
 var newDiskGNN = kit.New(parseOptions, func(cfg train.Config, o options) *diskGNN {
 	dev := []string{
 		"training and feature assembling run on the CPU: the GPU cache and the assembled batch inputs (the complete-feature queue) are host memory accounted as device memory outside the host budget, and the assembler copies rows instead of one CUDA kernel with UVA reads of the host cache",
-		"offline sampling samples every epoch of the run (the batches the reference trains, one layout over all of them); the artifact samples one pool of batches and reuses it across epochs",
+		poolDeviation(o.samplePool, cfg.Epochs),
 		"Algorithm 1 line 11 as the artifact computes it: one MinHash minimum per hash function, signatures compared lexicographically",
 		"the disk caches are filled by the batched sequential sweep through a staging file, window by window (the artifact gathers them with random O_DIRECT row reads; the paper does not say)",
 		"the four pipeline stages and the io_uring readers are goroutines (the paper: threads, OpenMP for the 4 io_uring threads)",
 	}
 	if o.diskX > 0 {
-		dev = append(dev, fmt.Sprintf("disk_budget %s is %g × the feature table per epoch of samples (the run holds one layout for %d epochs)", o.diskBudget, o.diskX, cfg.Epochs))
+		dev = append(dev, fmt.Sprintf("disk_budget %s is %g × the feature table per epoch of samples (the run holds one layout for %d epochs of samples)", o.diskBudget, o.diskX, o.pooledEpochs(cfg.Epochs)))
 	}
 	if !o.pipeline {
 		dev = append(dev, "pipeline=false: the four stages run one after the other (Table 5's sequential baseline)")
@@ -124,6 +127,16 @@ var newDiskGNN = kit.New(parseOptions, func(cfg train.Config, o options) *diskGN
 	}
 	return &diskGNN{Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "assemble", "train"), dev...), cfg: cfg, o: o}
 })
+
+// poolDeviation says what the sample pool departs from: the reference
+// (a reused pool trains the same mini-batches every epoch) or the
+// artifact (a pool per epoch).
+func poolDeviation(pool string, epochs int) string {
+	if pool == poolReuse {
+		return fmt.Sprintf("sample_pool=reuse (the artifact's): one epoch's graph samples are sampled and packed once in Prepare and each of the %d epochs trains them again, so every epoch sees the same mini-batches in the same order (the reference samples each epoch anew); pre-processing is amortised over the epochs", epochs)
+	}
+	return "sample_pool=epoch: offline sampling samples every epoch of the run (the batches the reference trains, one layout over all of them); the artifact samples one pool of batches and reuses it across epochs"
+}
 
 // freeDisk is the space left on the file system holding dir (unbounded
 // where it cannot be read).
@@ -274,7 +287,8 @@ func (d *diskGNN) profileAndSample(ctx context.Context, env *train.Env, budget *
 		return off, err
 	}
 	t1 := time.Now()
-	off.n = d.cfg.Epochs * d.perEpoch
+	pooled := d.o.pooledEpochs(d.cfg.Epochs)
+	off.n = pooled * d.perEpoch
 	w, err := createSampleWriter(filepath.Join(d.scratch, "samples.bin"), off.n, syncEvery)
 	if err != nil {
 		return off, err
@@ -284,7 +298,7 @@ func (d *diskGNN) profileAndSample(ctx context.Context, env *train.Env, budget *
 	if err != nil {
 		return off, err
 	}
-	off.ost, err = offlineSample(ctx, proto, d.cfg.Epochs, d.perEpoch, env.EpochBatches, d.o.samplers, w, off.counts,
+	off.ost, err = offlineSample(ctx, proto, pooled, d.perEpoch, env.EpochBatches, d.o.samplers, w, off.counts,
 		func(done, total int) { env.Progress(0, done, total, "prepare") })
 	refs, written, cerr := w.Close()
 	if err == nil {
@@ -301,7 +315,7 @@ func (d *diskGNN) profileAndSample(ctx context.Context, env *train.Env, budget *
 	osutil.DropFileCache(filepath.Join(d.scratch, "samples.bin"))
 	env.PrepareStage("offline_sample_s", time.Since(t1))
 	env.Logf("diskgnn: offline sampling: %d samples (%d epochs × %d), %d input nodes in all (largest sample %d), %d MiB of graph samples; sampling %.1fs busy over %d workers",
-		off.n, d.cfg.Epochs, d.perEpoch, off.ost.Accesses, off.ost.MaxInputs, written>>20, off.ost.SampleBusy.Seconds(), d.o.samplers)
+		off.n, pooled, d.perEpoch, off.ost.Accesses, off.ost.MaxInputs, written>>20, off.ost.SampleBusy.Seconds(), d.o.samplers)
 	so := d.storageOpts(env, false)
 	so.Kind = metrics.FileTopology // graph samples: the batches' blocks
 	if d.samples, err = storage.OpenFile(filepath.Join(d.scratch, "samples.bin"), so); err != nil {
@@ -410,7 +424,7 @@ func (d *diskGNN) memory(env *train.Env, in sizingInput, queue int, paperLeast i
 func (d *diskGNN) searchSegments(ctx context.Context, env *train.Env, n int, si *sampleInputs) error {
 	t3 := time.Now()
 	nodes := env.Dataset.Nodes()
-	budgetRows := d.o.diskBudgetRows(env.Dataset.FeatureBytes(), d.rowBytes, d.cfg.Epochs)
+	budgetRows := d.o.diskBudgetRows(env.Dataset.FeatureBytes(), d.rowBytes, d.o.pooledEpochs(d.cfg.Epochs))
 	coldOf := func(i int) ([]int32, error) { return si.coldOf(ctx, i) }
 	var brute bruteForcePlan
 	search := func(budgetRows int64) (segmentPlan, error) {
@@ -570,7 +584,7 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 	fb := ds.FeatureBytes()
 	env.Logf("diskgnn: layout: %d segments, %d disk-cache rows (%d MiB), %d packed rows (packed file %d MiB, address file %d MiB); disk caches and packed rows %.2f× the feature table (%.2f× per epoch); %d packing sweeps of %d partitions (%d MiB read, %d MiB written)",
 		st.Segments, st.DiskCacheRows, st.DiskCacheBytes>>20, st.PackedRows, st.PackedBytes>>20, st.HeaderBytes>>20,
-		float64(st.DiskCacheBytes+st.PackedBytes)/float64(fb), float64(st.DiskCacheBytes+st.PackedBytes)/float64(fb)/float64(d.cfg.Epochs),
+		float64(st.DiskCacheBytes+st.PackedBytes)/float64(fb), float64(st.DiskCacheBytes+st.PackedBytes)/float64(fb)/float64(d.o.pooledEpochs(d.cfg.Epochs)),
 		st.Sweeps, st.Pack.Partitions, st.Pack.BytesRead>>20, st.Pack.BytesWritten>>20)
 	return nil
 }
@@ -638,7 +652,9 @@ type graphBuf struct {
 }
 
 func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {
-	first := epoch * d.perEpoch
+	// the pool's epoch this epoch trains: 0 under sample_pool=reuse
+	pe := epoch % d.o.pooledEpochs(d.cfg.Epochs)
+	first := pe * d.perEpoch
 	if first+d.perEpoch > len(d.refs) {
 		return fmt.Errorf("diskgnn: epoch %d was not sampled offline (the run sampled %d epochs)", epoch, len(d.refs)/d.perEpoch)
 	}
@@ -719,9 +735,10 @@ func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 			if err := decodeSampleView(raw, d.indptr, &g.mb); err != nil {
 				return fmt.Errorf("diskgnn: graph sample %d: %w", first+i, err)
 			}
-			if g.mb.Epoch != epoch || g.mb.Index != i {
-				return fmt.Errorf("diskgnn: graph sample %d holds epoch %d batch %d, want epoch %d batch %d", first+i, g.mb.Epoch, g.mb.Index, epoch, i)
+			if g.mb.Epoch != pe || g.mb.Index != i {
+				return fmt.Errorf("diskgnn: graph sample %d holds epoch %d batch %d, want epoch %d batch %d", first+i, g.mb.Epoch, g.mb.Index, pe, i)
 			}
+			g.mb.Epoch = epoch // a reused sample trains (and reports progress) in this epoch
 			return nil
 		},
 		Train: func(ctx context.Context, i int, g *graphBuf, x *nn.Tensor) error {
@@ -767,6 +784,7 @@ func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 	ep.Count("disk_cache_rows", fl.diskRows.Load())
 	ep.Count("packed_rows", fl.packedRows.Load())
 	ep.Count("segments_read", fl.segmentsRead.Load())
+	ep.Count("pool_samples", int64(len(d.refs)))
 	ep.Count("segments", int64(d.layout.Stats.Segments))
 	ep.Count("segment_size", int64(d.sp.Size))
 	ep.Count("disk_cache_entries", d.sp.DiskEntries)

@@ -16,8 +16,9 @@ import (
 // smallTiers makes every level of the store serve some rows on the test
 // dataset (4,000 nodes of 128 B): a 16 KiB device cache, a 32 KiB host
 // cache, and a disk budget of one feature table per epoch, which the
-// packed chunks alone would exceed.
-var smallTiers = map[string]string{"gpu_cache": "16KiB", "cpu_cache": "32KiB", "disk_budget": "1x", "io_threads": "3"}
+// packed chunks alone would exceed. Every epoch is sampled (sample_pool=
+// epoch), so each trains the reference's batches.
+var smallTiers = map[string]string{"gpu_cache": "16KiB", "cpu_cache": "32KiB", "disk_budget": "1x", "io_threads": "3", "sample_pool": "epoch"}
 
 // TestFourTiersTrainTheReferenceModel: with all four levels in use the
 // variant trains the reference's batches with the reference's feature
@@ -95,6 +96,72 @@ func merge(a, b map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// TestSamplePool (on the small tiers, every level in use): under
+// sample_pool=reuse (the default, the artifact's)
+// Prepare samples one epoch's batches once and every epoch trains that
+// pool again — the same graph samples and packed bytes read per epoch,
+// the same batches (equal bytes needed, epoch 0's) — and the model still
+// learns; under sample_pool=epoch Prepare samples every epoch anew, the
+// reference's batches. Either way the choice is a recorded deviation.
+func TestSamplePool(t *testing.T) {
+	ref := systest.Reference(t)
+	run := func(pool string) systest.Result {
+		cfg := systest.Config(t, Name, merge(smallTiers, map[string]string{"sample_pool": pool}))
+		cfg.Epochs = 3
+		return systest.Run(t, cfg)
+	}
+	deviates := func(r systest.Result, prefix string) bool {
+		for _, d := range r.Start.Deviations {
+			if strings.HasPrefix(d, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	reuse, fresh := run("reuse"), run("epoch")
+	batches := int64(reuse.Epochs[0].Batches)
+	if batches == 0 || len(reuse.Epochs) != 3 || len(fresh.Epochs) != 3 {
+		t.Fatalf("epochs: reuse %d, epoch %d; batches %d", len(reuse.Epochs), len(fresh.Epochs), batches)
+	}
+	first := reuse.Epochs[0]
+	for i, e := range reuse.Epochs {
+		if e.Counters["pool_samples"] != batches {
+			t.Errorf("reuse, epoch %d: %d samples in the pool, want one epoch's %d", i, e.Counters["pool_samples"], batches)
+		}
+		for _, k := range []string{"graph_bytes_read", "packed_bytes_read", "address_bytes_read", "disk_cache_bytes_read", "packed_rows"} {
+			if e.Counters[k] == 0 || e.Counters[k] != first.Counters[k] {
+				t.Errorf("reuse, epoch %d: %s %d, epoch 0 %d", i, k, e.Counters[k], first.Counters[k])
+			}
+		}
+		if e.BytesNeeded != ref.Epochs[0].BytesNeeded || int64(e.Batches) != batches {
+			t.Errorf("reuse, epoch %d: %d bytes needed in %d batches, the reference's epoch 0 %d", i, e.BytesNeeded, e.Batches, ref.Epochs[0].BytesNeeded)
+		}
+		if e.TrainLoss <= 0 {
+			t.Errorf("reuse, epoch %d: train loss %v", i, e.TrainLoss)
+		}
+	}
+	if l := reuse.Losses(); l[0] != ref.Losses()[0] || !(l[2] < l[0]) {
+		t.Errorf("reuse: losses %v (reference %v): epoch 0 is the reference's, and training on the pool lowers the loss", l, ref.Losses())
+	}
+	if acc := reuse.Summary.BestValAcc; acc < 0.5 { // 4 classes: chance is 0.25
+		t.Errorf("reuse: best validation accuracy %.3f", acc)
+	}
+	for i, e := range fresh.Epochs {
+		if e.Counters["pool_samples"] != 3*batches || e.BytesNeeded != ref.Epochs[i].BytesNeeded {
+			t.Errorf("epoch, epoch %d: %d samples in the pool, want %d; %d bytes needed, reference %d", i, e.Counters["pool_samples"], 3*batches, e.BytesNeeded, ref.Epochs[i].BytesNeeded)
+		}
+	}
+	// the offline sampling is one epoch's under reuse, three under epoch
+	rs, fs := reuse.Summary.PrepareStages["offline_sample_s"], fresh.Summary.PrepareStages["offline_sample_s"]
+	if rs <= 0 || fs <= 0 || reuse.Summary.PrepareS <= 0 {
+		t.Errorf("offline_sample_s: reuse %v, epoch %v; prepare_s %v", rs, fs, reuse.Summary.PrepareS)
+	}
+	if !deviates(reuse, "sample_pool=reuse") || deviates(reuse, "sample_pool=epoch") || !deviates(fresh, "sample_pool=epoch") {
+		t.Errorf("deviations: reuse %v, epoch %v", reuse.Start.Deviations, fresh.Start.Deviations)
+	}
+	systest.NoScratchLeft(t, Name)
 }
 
 // TestUnlimitedDiskPacksEverything: without a disk budget every cold row

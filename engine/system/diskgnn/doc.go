@@ -5,8 +5,9 @@
 //
 //   - diskgnn.go: the variant's Prepare (offline sampling, placement,
 //     search, packing) and epoch, in the order of a run.
-//   - offline_sampling.go: sample every mini-batch of the run before
-//     training and store the graph samples on disk (§3, §4).
+//   - offline_sampling.go: sample the pool of mini-batches before
+//     training (one epoch's, reused by every epoch, or every epoch's:
+//     option sample_pool) and store the graph samples on disk (§3, §4).
 //   - graph_samples.go: the on-disk format of those graph samples.
 //   - tier_plan.go: the four-level feature store's placement by access
 //     frequency: device ("GPU") cache, host cache, and what is left for the

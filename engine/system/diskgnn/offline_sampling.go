@@ -10,9 +10,11 @@ package diskgnn
 // Here the samples are exactly the batches the reference pipeline trains:
 // batch i of epoch e is sampled with the sampler's per-(seed, epoch, batch)
 // random stream (docs/ARCHITECTURE.md "Sampling"), so any worker may sample
-// any batch and the result is the same. All epochs of the run are sampled
-// (the artifact samples one pool and reuses it across epochs, which
-// reference-equal training cannot do). Samples go to disk through a
+// any batch and the result is the same. Under sample_pool=reuse (the
+// artifact's default) one epoch's batches are sampled, a pool that every
+// epoch trains again, so the pre-processing is paid once and amortised;
+// under sample_pool=epoch every epoch of the run is sampled, so each epoch
+// trains the reference's batches. Samples go to disk through a
 // sampleWriter; each node's access count is accumulated on the way.
 
 import (

@@ -174,14 +174,15 @@ func (g *gnnDrive) openFeatures(env *train.Env) error {
 		env.Deviate("read_block=%d: rows are read in %d-byte blocks, not the artifact's 512-byte sectors", g.opt.readBlock, g.opt.readBlock)
 	}
 	// Read merging (storage's planner): the artifact submits one request
-	// per row; merging adjacent rows' sectors into larger requests is
-	// outcore's, so it is a deviation, and merge=false turns it off.
+	// per row, as merge=false (the default) does; merge=true merges
+	// adjacent rows' sectors into larger requests, outcore's, so it is a
+	// deviation recorded only then.
 	if g.opt.merge {
 		most := env.Storage.MaxMergeBytes
 		if most == 0 {
 			most = storage.DefaultMaxMergeBytes
 		}
-		env.Deviate("merge=true: the sector reads of adjacent rows are merged into requests of up to %d KiB (the artifact issues one request per row; merge=false does)", most>>10)
+		env.Deviate("merge=true: the sector reads of adjacent rows are merged into requests of up to %d KiB (the artifact issues one request per row, as the default merge=false does)", most>>10)
 	}
 	// extractors read through io_uring; the read granularity
 	// (kit/read_block.go) is raised by a device whose logical block is

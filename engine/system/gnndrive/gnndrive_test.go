@@ -93,18 +93,22 @@ func TestEarlyRelease(t *testing.T) {
 	}
 }
 
-// Read merging (storage's planner) is a recorded deviation; merge=false
-// issues one request per row (blocks that rows share read once): the same
-// batches train to the same losses with no fewer device requests, and the
-// deviation is gone.
+// Read merging (storage's planner), merge=true, is a recorded deviation;
+// merge=false, the default (the artifact's), issues one request per row
+// (blocks that rows share read once): the same batches train to the same
+// losses with no fewer device requests, and the deviation is gone.
 func TestMergeOption(t *testing.T) {
 	run := func(merge string) systest.Result {
-		cfg := systest.Config(t, Name, map[string]string{"samplers": "1", "extractors": "1", "merge": merge})
+		opts := map[string]string{"samplers": "1", "extractors": "1"}
+		if merge != "" {
+			opts["merge"] = merge
+		}
+		cfg := systest.Config(t, Name, opts)
 		cfg.Epochs = 1
 		systest.Evict(t)
 		return systest.Run(t, cfg)
 	}
-	on, off := run("true"), run("false")
+	on, off, def := run("true"), run("false"), run("")
 	if !slices.Equal(on.Losses(), off.Losses()) {
 		t.Fatalf("losses with merging %v, without %v", on.Losses(), off.Losses())
 	}
@@ -120,8 +124,11 @@ func TestMergeOption(t *testing.T) {
 		}
 		return false
 	}
-	if !has(on) || has(off) {
-		t.Fatalf("merge deviation: with merging %v, without %v", on.Summary.Deviations, off.Summary.Deviations)
+	if !has(on) || has(off) || has(def) {
+		t.Fatalf("merge deviation: with merging %v, without %v, by default %v", on.Summary.Deviations, off.Summary.Deviations, def.Summary.Deviations)
+	}
+	if rdef := def.Epochs[0].Counters["io_requests"]; rdef != roff || !slices.Equal(def.Losses(), off.Losses()) {
+		t.Fatalf("default: %d device requests, losses %v; merge=false %d, %v", rdef, def.Losses(), roff, off.Losses())
 	}
 	t.Logf("device requests: %d merged, %d one per row", ron, roff)
 }

@@ -33,7 +33,7 @@ func (o *options) bind(b *kit.Binder) {
 	b.Enum(&o.bufferAt, "feature_buffer", "host", []string{"host", "device"},
 		"host: CPU-based GNNDrive (§4.4), the buffer in the host budget; device: the GPU-based layout of §4.2, buffer and batch input held outside the host budget")
 	b.ReadBlock(&o.readBlock, artifactReadBlock, "the artifact: one request per row at the 512-byte sector, rows sharing a sector read once (§4.4)")
-	b.Bool(&o.merge, "merge", true, "merge the sector reads of adjacent rows into requests of up to 64 KiB (a recorded deviation: the artifact issues one request per row); false: one request per row, blocks that rows share read once")
+	b.Bool(&o.merge, "merge", false, "false (the artifact): one request per row, covering its sectors; a sector that rows share is read once (the next row's request extends the previous one's there); true: adjacent rows' sector reads merged into requests of up to 64 KiB (a recorded deviation)")
 	b.Stages(&o.sampleOnly)
 	b.Enum(&o.release, "release", "auto", []string{"auto", "after_step", "after_input"},
 		"when the trainer releases a batch's nodes: after_step (the paper, §4.1 ⑧), after_input (as soon as its rows were read out of the buffer), auto (after_input when the batch input is aliased)")
