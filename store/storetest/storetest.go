@@ -25,6 +25,10 @@ type Run struct {
 	Dim      int     // feature dimension; 0 = 32
 	Host     string  // the host's name in the run's host facts ("" = none recorded)
 	Busy     bool    // every epoch measured on a busy host (others' CPU 60 %)
+	// EvalEvery evaluates after every n-th epoch and the last, as
+	// train.Config.EvalEvery does (0 or 1 = every epoch); the others carry
+	// no accuracy (evaluated false, val_acc 0).
+	EvalEvery int
 }
 
 // Grid is the experiment of the report and CLI tests: pyg+ and gnndrive at
@@ -125,6 +129,9 @@ func Experiment(ctx context.Context, st *store.Store, name string, runs []Run) (
 			}
 			for ep := 0; ep < spec.Epochs; ep++ {
 				rec := Epoch(ep, spec.EpochS*(1+0.01*float64(ep)))
+				if n := spec.EvalEvery; n > 1 && (ep+1)%n != 0 && ep != spec.Epochs-1 {
+					rec.ValAcc, rec.TestAcc, rec.Evaluated = 0, 0, false
+				}
 				if spec.Busy {
 					rec.HostPressure = &metrics.HostPressure{Load1: 4, OthersCPUPct: 60}
 				}
