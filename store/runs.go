@@ -79,11 +79,11 @@ type Run struct {
 	RecordsOffset int64
 
 	// How it ended.
-	ExitCode        *int // nil while running and when killed by a signal
-	Signal          string
-	Error           string
-	StderrTail      string
-	EpochsDone      int
+	ExitCode   *int // nil while running and when killed by a signal
+	Signal     string
+	Error      string
+	StderrTail string
+	EpochsDone int
 	// The run's measurements (engine/metrics/fields.Runs) are keys of
 	// Summary; these are copies of some, for Go callers: MeanEpochS,
 	// BestValAcc, TestAcc and PeakCgroupBytes are also SQL columns (kept

@@ -64,39 +64,39 @@ type APIExperiment struct {
 
 // APIRun is a run in the API.
 type APIRun struct {
-	ID              int64           `json:"id"`
-	ExperimentID    int64           `json:"experiment_id"`
-	Seq             int             `json:"seq"`
-	Attempt         int             `json:"attempt"`
-	RetryOf         int64           `json:"retry_of,omitempty"`
-	Superseded      bool            `json:"superseded"`
-	Status          string          `json:"status"` // "stalled": running, but its child writes no records (Stall says why)
-	Stall           string          `json:"stall,omitempty"`
-	System          string          `json:"system"`
-	Dataset         string          `json:"dataset"`
-	Model           string          `json:"model"`
-	MemLimitBytes   int64           `json:"mem_limit_bytes"`
-	FeatureDim      int             `json:"feature_dim"`
-	BatchSize       int             `json:"batch_size"`
-	Fanout          string          `json:"fanout"`
-	Compute         string          `json:"compute"` // DESIGN §10; outside "cpu" best_val_acc and test_acc are null
-	Repeat          int             `json:"repeat"`
-	LimitEnforced   bool            `json:"limit_enforced"`
-	LimitNote       string          `json:"limit_note"`
-	CacheDropped    bool            `json:"cache_dropped"`
-	IOBackend       string          `json:"io_backend"`
-	OutcoreVersion  string          `json:"outcore_version"`
-	ExitCode        *int            `json:"exit_code"`
-	Signal          string          `json:"signal,omitempty"`
-	Error           string          `json:"error,omitempty"`
-	EpochsDone      int             `json:"epochs_done"`
-	QueuedAt        time.Time       `json:"queued_at"`
-	StartedAt       *time.Time      `json:"started_at,omitempty"`
-	EndedAt         *time.Time      `json:"ended_at,omitempty"`
-	Config          json.RawMessage `json:"config,omitempty"`
-	Host            json.RawMessage `json:"host,omitempty"`
-	Deviations      json.RawMessage `json:"deviations,omitempty"`
-	URL             string          `json:"url"`
+	ID             int64           `json:"id"`
+	ExperimentID   int64           `json:"experiment_id"`
+	Seq            int             `json:"seq"`
+	Attempt        int             `json:"attempt"`
+	RetryOf        int64           `json:"retry_of,omitempty"`
+	Superseded     bool            `json:"superseded"`
+	Status         string          `json:"status"` // "stalled": running, but its child writes no records (Stall says why)
+	Stall          string          `json:"stall,omitempty"`
+	System         string          `json:"system"`
+	Dataset        string          `json:"dataset"`
+	Model          string          `json:"model"`
+	MemLimitBytes  int64           `json:"mem_limit_bytes"`
+	FeatureDim     int             `json:"feature_dim"`
+	BatchSize      int             `json:"batch_size"`
+	Fanout         string          `json:"fanout"`
+	Compute        string          `json:"compute"` // DESIGN §10; outside "cpu" best_val_acc and test_acc are null
+	Repeat         int             `json:"repeat"`
+	LimitEnforced  bool            `json:"limit_enforced"`
+	LimitNote      string          `json:"limit_note"`
+	CacheDropped   bool            `json:"cache_dropped"`
+	IOBackend      string          `json:"io_backend"`
+	OutcoreVersion string          `json:"outcore_version"`
+	ExitCode       *int            `json:"exit_code"`
+	Signal         string          `json:"signal,omitempty"`
+	Error          string          `json:"error,omitempty"`
+	EpochsDone     int             `json:"epochs_done"`
+	QueuedAt       time.Time       `json:"queued_at"`
+	StartedAt      *time.Time      `json:"started_at,omitempty"`
+	EndedAt        *time.Time      `json:"ended_at,omitempty"`
+	Config         json.RawMessage `json:"config,omitempty"`
+	Host           json.RawMessage `json:"host,omitempty"`
+	Deviations     json.RawMessage `json:"deviations,omitempty"`
+	URL            string          `json:"url"`
 	// Measures are the run's measurements (engine/metrics/fields.Runs),
 	// each a key of the object: a number, null when not measured (and,
 	// for the accuracies, outside compute cpu).
