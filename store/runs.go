@@ -158,14 +158,14 @@ const briefConfig = `CASE WHEN json_valid(config_json)
 	THEN json_object('train_max_nodes', json_extract(config_json, '$.train_max_nodes')) ELSE '{}' END`
 
 // briefSummary is the summary as a brief read has it: its memory account
-// and its measurements (fields.Runs; prepare_s is one), read with json()
-// so a number keeps its text ({"memory": ..., "prepare_s": ..., ...},
+// and its measurements (fields.Runs; prepare_s is one), read with ->
+// so that a number keeps its text (json_extract's real keeps 15 digits) ({"memory": ..., "prepare_s": ..., ...},
 // absent fields left out), NULL without a summary.
 func briefSummary() string {
 	var b strings.Builder
 	b.WriteString(`CASE WHEN json_valid(summary_json) THEN json_patch('{}', json_object('memory', json(json_extract(summary_json, '$.memory'))`)
 	for _, f := range fields.Runs {
-		fmt.Fprintf(&b, `, '%[1]s', json(json_extract(summary_json, '$.%[1]s'))`, f.Key)
+		fmt.Fprintf(&b, `, '%[1]s', summary_json -> '$.%[1]s'`, f.Key)
 	}
 	b.WriteString(`)) END`)
 	return b.String()
