@@ -17,7 +17,7 @@ type RunField struct {
 	// Key is the summary record's JSON key, the runs CSV column and the
 	// API run object's key.
 	Key  string
-	Unit string // "s", "bytes", "ratio" or "" (a pure number)
+	Unit string // "s", "bytes", "ratio", "count" or "" (a pure number)
 	Doc  string
 	// Label is the run page's row for it; "" leaves it off the page.
 	Label string
