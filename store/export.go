@@ -201,12 +201,21 @@ func (s *Store) runCells(ctx context.Context, experimentID int64) ([]runCell, er
 	return out, rows.Err()
 }
 
+// runsHeadCols and runsTailCols are the runs CSV's columns before and after
+// its measurements (fields.Runs, in order, after epochs_done).
+var (
+	runsHeadCols = []string{"experiment_id", "seq", "superseded", "retry_of", "limit_enforced", "cgroup_limit_bytes", "limit_note",
+		"cache_dropped", "io_backend", "outcore_version", "go_version", "exit_code", "signal", "error", "epochs_done"}
+	runsTailCols = []string{"queued_at", "started_at", "ended_at", "executor", "job_id", "node", "host_json", "config_json", "cell_json"}
+)
+
 func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int64) error {
-	header := append(append([]string{}, cellCols...),
-		"experiment_id", "seq", "superseded", "retry_of", "limit_enforced", "cgroup_limit_bytes", "limit_note", "cache_dropped", "io_backend",
-		"outcore_version", "go_version", "exit_code", "signal", "error", "epochs_done", "mean_epoch_s", "best_val_acc",
-		"test_acc", "total_s", "prepare_s", "peak_rss_bytes", "peak_cgroup_bytes", "queued_at", "started_at", "ended_at",
-		"executor", "job_id", "node", "host_json", "config_json", "cell_json")
+	header := append(append([]string{}, cellCols...), runsHeadCols...)
+	measures := fields.Runs
+	for _, f := range measures {
+		header = append(header, f.Key)
+	}
+	header = append(header, runsTailCols...)
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -214,44 +223,43 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 	rows, err := s.r.QueryContext(ctx, `
 		SELECT id, system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, compute, repeat, attempt, status,
 			experiment_id, seq, superseded, retry_of, limit_enforced, limit_note, cache_dropped, io_backend,
-			outcore_version, go_version, exit_code, signal, error, epochs_done, mean_epoch_s, best_val_acc,
-			test_acc, total_s, CASE WHEN json_valid(summary_json) THEN json_extract(summary_json, '$.prepare_s') END,
-			peak_rss_bytes, peak_cgroup_bytes, queued_at, started_at, ended_at,
+			outcore_version, go_version, exit_code, signal, error, epochs_done, summary_json, queued_at, started_at, ended_at,
 			executor, job_id, node, host_json, config_json, deviations_json, `+runCellJSON+`
 		FROM runs WHERE experiment_id = ? ORDER BY id`, experimentID)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	rec := make([]string, 0, len(header))
 	for rows.Next() {
-		var deviations []byte
+		var deviations, summary []byte
 		var id, limit, expID int64
 		var dim, batch, rep, attempt, seq, epochs int
 		var superseded, enforced, dropped bool
 		var system, dataset, model, fanout, compute, status, note, backend, ov, gv, sig, errMsg, host, config string
 		var executor, jobID, node, cell string
-		var retryOf, exit, peakRSS, peakCG, queued, started, ended sql.NullInt64
-		var mean, best, test, total, prepare sql.NullFloat64
+		var retryOf, exit, queued, started, ended sql.NullInt64
 		if err := rows.Scan(&id, &system, &dataset, &model, &limit, &dim, &batch, &fanout, &compute, &rep, &attempt, &status,
 			&expID, &seq, &superseded, &retryOf, &enforced, &note, &dropped, &backend,
-			&ov, &gv, &exit, &sig, &errMsg, &epochs, &mean, &best,
-			&test, &total, &prepare, &peakRSS, &peakCG, &queued, &started, &ended, &executor, &jobID, &node, &host, &config, &deviations, &cell); err != nil {
+			&ov, &gv, &exit, &sig, &errMsg, &epochs, &summary, &queued, &started, &ended,
+			&executor, &jobID, &node, &host, &config, &deviations, &cell); err != nil {
 			return err
 		}
-		bestCell, testCell := fmtNF(best), fmtNF(test)
-		if compute != ComputeCPU {
-			bestCell, testCell = notMeasured, notMeasured
-		}
-		rec := []string{
+		rec = append(rec[:0],
 			fmtI(id), CSVSafe(system), CSVSafe(dataset), CSVSafe(model), fmtI(limit), strconv.Itoa(dim), strconv.Itoa(batch),
 			CSVSafe(fanout), CSVSafe(compute), strconv.Itoa(rep), strconv.Itoa(attempt), status,
 			fmtI(expID), strconv.Itoa(seq), strconv.Itoa(b2i(superseded)), fmtNI(retryOf), strconv.Itoa(b2i(enforced)),
 			cgroupLimitCell(enforced, limit, deviations), CSVSafe(note), strconv.Itoa(b2i(dropped)), CSVSafe(backend), CSVSafe(ov), CSVSafe(gv), fmtNI(exit),
-			CSVSafe(sig), CSVSafe(errMsg), strconv.Itoa(epochs), fmtNF(mean), bestCell, testCell, fmtNF(total), fmtNF(prepare),
-			fmtNI(peakRSS), fmtNI(peakCG), fmtTime(queued), fmtTime(started), fmtTime(ended),
-			CSVSafe(executor), CSVSafe(jobID), CSVSafe(node), CSVSafe(host), CSVSafe(config),
-			CSVSafe(cell),
+			CSVSafe(sig), CSVSafe(errMsg), strconv.Itoa(epochs))
+		// the measurements, from the run's summary: empty where not
+		// measured, "n/a" for the accuracies of a run that trained no model
+		v := fields.ParseRunValues(summary)
+		for _, f := range measures {
+			rec = append(rec, f.Cell(v, compute == ComputeCPU, notMeasured))
 		}
+		rec = append(rec, fmtTime(queued), fmtTime(started), fmtTime(ended),
+			CSVSafe(executor), CSVSafe(jobID), CSVSafe(node), CSVSafe(host), CSVSafe(config),
+			CSVSafe(cell))
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"outcore/engine/metrics"
+	"outcore/engine/metrics/fields"
 )
 
 // Run is one child process of an experiment: one cell of its grid, one
@@ -78,19 +79,29 @@ type Run struct {
 	RecordsOffset int64
 
 	// How it ended.
-	ExitCode        *int // nil while running and when killed by a signal
-	Signal          string
-	Error           string
-	StderrTail      string
-	EpochsDone      int
+	ExitCode   *int // nil while running and when killed by a signal
+	Signal     string
+	Error      string
+	StderrTail string
+	EpochsDone int
+	// The run's measurements (engine/metrics/fields.Runs) are keys of
+	// Summary; these are copies of some, for Go callers: MeanEpochS,
+	// BestValAcc, TestAcc and PeakCgroupBytes are also SQL columns (kept
+	// for filters, sorting and the comparison's aggregates), TotalS and
+	// PeakRSSBytes are read from Summary.
 	MeanEpochS      *float64 // over the non-warm-up epochs stored for the run
 	BestValAcc      *float64
 	TestAcc         *float64 // at the epoch of best val_acc
 	TotalS          *float64
 	PeakRSSBytes    *int64
 	PeakCgroupBytes *int64
-	Summary         json.RawMessage // the child's summary record, if it wrote one
-	Progress        json.RawMessage // the last progress record
+	// Summary is the run's summary record (summary_json): the child's
+	// metrics.SummaryRecord when it wrote one, with the run's measurements
+	// as the store decided them written over it (FinishRun); a run that
+	// ended without the child's summary has those measurements only. Nil
+	// until the run ends.
+	Summary  json.RawMessage
+	Progress json.RawMessage // the last progress record
 
 	// Stall says, for a running run whose child writes no records while
 	// its process lives, why as far as the runner could tell ("" for a
@@ -106,8 +117,8 @@ var runCols = `id, experiment_id, seq, attempt, retry_of, superseded, queue_pos,
 	system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, repeat, config_json,
 	limit_enforced, limit_note, cgroup_path, cache_dropped, host_json, io_backend, devices_json, deviations_json,
 	outcore_version, go_version, pid,
-	exit_code, signal, error, stderr_tail, epochs_done, mean_epoch_s, best_val_acc, test_acc, total_s,
-	peak_rss_bytes, peak_cgroup_bytes, summary_json, progress_json,
+	exit_code, signal, error, stderr_tail, epochs_done, mean_epoch_s, best_val_acc, test_acc,
+	peak_cgroup_bytes, summary_json, progress_json,
 	queued_at, started_at, ended_at,
 	executor, job_id, node, job_state, records_file, records_offset, compute, io_floor_fills, ` + runStall + `, ` + runCellJSON
 
@@ -131,10 +142,14 @@ const runStall = `CASE WHEN status = 'running' THEN coalesce((
 // progress; of the configuration only its train_max_nodes, of the summary only its memory account (the
 // comparison's memory chart, DESIGN §2 "One memory contract") and its
 // preparation time (the reproduction studies' "+ preprocess" sums).
-var runColsBrief = strings.NewReplacer(
-	"config_json,", briefConfig+",", "devices_json,", "'{}',", "deviations_json,", "'[]',",
-	"stderr_tail,", "'',", "summary_json,", briefSummary+",", "progress_json,", "NULL,",
-).Replace(runCols)
+// The summary keeps every run measurement (fields.Runs), made when asked
+// (a test may register one).
+func runColsBrief() string {
+	return strings.NewReplacer(
+		"config_json,", briefConfig+",", "devices_json,", "'{}',", "deviations_json,", "'[]',",
+		"stderr_tail,", "'',", "summary_json,", briefSummary()+",", "progress_json,", "NULL,",
+	).Replace(runCols)
+}
 
 // briefConfig is the configuration as a brief read has it: only its
 // bound on training nodes per epoch ({"train_max_nodes": N}, null when
@@ -143,23 +158,31 @@ const briefConfig = `CASE WHEN json_valid(config_json)
 	THEN json_object('train_max_nodes', json_extract(config_json, '$.train_max_nodes')) ELSE '{}' END`
 
 // briefSummary is the summary as a brief read has it: its memory account
-// and its prepare_s ({"memory": ..., "prepare_s": ...}, absent fields
-// null), NULL without a summary.
-const briefSummary = `CASE WHEN json_valid(summary_json)
-	THEN json_object('memory', json(json_extract(summary_json, '$.memory')), 'prepare_s', json_extract(summary_json, '$.prepare_s')) END`
+// and its measurements (fields.Runs; prepare_s is one), read with ->
+// so that a number keeps its text (json_extract's real keeps 15 digits) ({"memory": ..., "prepare_s": ..., ...},
+// absent fields left out), NULL without a summary.
+func briefSummary() string {
+	var b strings.Builder
+	b.WriteString(`CASE WHEN json_valid(summary_json) THEN json_patch('{}', json_object('memory', json(json_extract(summary_json, '$.memory'))`)
+	for _, f := range fields.Runs {
+		fmt.Fprintf(&b, `, '%[1]s', summary_json -> '$.%[1]s'`, f.Key)
+	}
+	b.WriteString(`)) END`)
+	return b.String()
+}
 
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run
-	var retryOf, exitCode, peakRSS, peakCG, queued, started, ended sql.NullInt64
-	var mean, best, test, total sql.NullFloat64
+	var retryOf, exitCode, peakCG, queued, started, ended sql.NullInt64
+	var mean, best, test sql.NullFloat64
 	var config, host, devices, deviations string
 	var summary, progress sql.NullString
 	err := sc.Scan(&r.ID, &r.ExperimentID, &r.Seq, &r.Attempt, &retryOf, &r.Superseded, &r.QueuePos, &r.Status, &r.CancelRequested,
 		&r.System, &r.Dataset, &r.Model, &r.MemLimitBytes, &r.FeatureDim, &r.BatchSize, &r.Fanout, &r.Repeat, &config,
 		&r.LimitEnforced, &r.LimitNote, &r.CgroupPath, &r.CacheDropped, &host, &r.IOBackend, &devices, &deviations,
 		&r.OutcoreVersion, &r.GoVersion, &r.PID,
-		&exitCode, &r.Signal, &r.Error, &r.StderrTail, &r.EpochsDone, &mean, &best, &test, &total,
-		&peakRSS, &peakCG, &summary, &progress,
+		&exitCode, &r.Signal, &r.Error, &r.StderrTail, &r.EpochsDone, &mean, &best, &test,
+		&peakCG, &summary, &progress,
 		&queued, &started, &ended,
 		&r.Executor, &r.JobID, &r.Node, &r.JobState, &r.RecordsFile, &r.RecordsOffset, &r.Compute, &r.IOFloorFills, &r.Stall, &r.Cell)
 	if err != nil {
@@ -170,18 +193,44 @@ func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 		v := int(exitCode.Int64)
 		r.ExitCode = &v
 	}
-	r.MeanEpochS, r.BestValAcc, r.TestAcc, r.TotalS = nf(mean), nf(best), nf(test), nf(total)
-	r.PeakRSSBytes, r.PeakCgroupBytes = ni(peakRSS), ni(peakCG)
+	r.MeanEpochS, r.BestValAcc, r.TestAcc, r.PeakCgroupBytes = nf(mean), nf(best), nf(test), ni(peakCG)
 	r.Config, r.Host = json.RawMessage(config), json.RawMessage(host)
 	r.Devices, r.Deviations = json.RawMessage(devices), json.RawMessage(deviations)
 	if summary.Valid {
 		r.Summary = json.RawMessage(summary.String)
+		v := fields.ParseRunValues(r.Summary)
+		r.TotalS, r.PeakRSSBytes = runFloat(v, "total_s"), runInt(v, "peak_rss_bytes")
 	}
 	if progress.Valid {
 		r.Progress = json.RawMessage(progress.String)
 	}
 	r.QueuedAt, r.StartedAt, r.EndedAt = fromMS(queued), fromMS(started), fromMS(ended)
 	return r, nil
+}
+
+// Measures are the run's measurements (fields.Runs) as its summary has them.
+func (r *Run) Measures() fields.RunValues { return fields.ParseRunValues(r.Summary) }
+
+// runFloat and runInt read a declared run measurement (nil: not measured).
+func runFloat(v fields.RunValues, key string) *float64 {
+	f, ok := fields.FindRun(key)
+	if !ok {
+		return nil
+	}
+	x, ok := f.Value(v)
+	if !ok {
+		return nil
+	}
+	return &x
+}
+
+func runInt(v fields.RunValues, key string) *int64 {
+	x := runFloat(v, key)
+	if x == nil {
+		return nil
+	}
+	n := int64(*x)
+	return &n
 }
 
 func nf(v sql.NullFloat64) *float64 {
@@ -428,12 +477,23 @@ func (t *Tx) FinishRun(id int64, e RunEnd) (bool, error) {
 	if len(e.Summary) > 0 {
 		summary = sql.NullString{String: string(e.Summary), Valid: true}
 	}
+	// the runner's measurements, written over the child's summary (a null
+	// removes the key: 0 bytes is unknown)
+	patch, err := json.Marshal(struct {
+		TotalS          float64 `json:"total_s"`
+		PeakRSSBytes    *int64  `json:"peak_rss_bytes"`
+		PeakCgroupBytes *int64  `json:"peak_cgroup_bytes"`
+	}{e.TotalS, nonZero(e.PeakRSSBytes), nonZero(e.PeakCgroupBytes)})
+	if err != nil {
+		return false, fmt.Errorf("finish run %d: %w", id, err)
+	}
 	res, err := t.tx.ExecContext(t.ctx, `
-		UPDATE runs SET status = ?, exit_code = ?, signal = ?, error = ?, stderr_tail = ?, summary_json = ?,
-			total_s = ?, peak_rss_bytes = nullif(?, 0), peak_cgroup_bytes = nullif(?, 0), ended_at = ?, pid = 0
+		UPDATE runs SET status = ?, exit_code = ?, signal = ?, error = ?, stderr_tail = ?,
+			summary_json = `+patchSummary(`?`, `?`)+`,
+			peak_cgroup_bytes = nullif(?, 0), ended_at = ?, pid = 0
 		WHERE id = ? AND status = 'running'`,
-		e.Status, exit, e.Signal, e.Error, e.StderrTail, summary,
-		e.TotalS, e.PeakRSSBytes, e.PeakCgroupBytes, ms(t.now), id)
+		e.Status, exit, e.Signal, e.Error, e.StderrTail, summary, summary, string(patch),
+		e.PeakCgroupBytes, ms(t.now), id)
 	if err != nil {
 		return false, fmt.Errorf("finish run %d: %w", id, err)
 	}
@@ -472,11 +532,35 @@ func (t *Tx) refreshAggregates(id int64) error {
 		return fmt.Errorf("run %d aggregates: %w", id, err)
 	}
 	a := aggregatesOf(eps, compute == ComputeCPU)
-	if _, err := t.tx.ExecContext(t.ctx, `UPDATE runs SET epochs_done = ?, mean_epoch_s = ?, best_val_acc = ?, test_acc = ? WHERE id = ?`,
-		len(eps), a.MeanEpochS, a.BestValAcc, a.TestAcc, id); err != nil {
+	patch, err := json.Marshal(struct {
+		MeanEpochS *float64 `json:"mean_epoch_s"`
+		BestValAcc *float64 `json:"best_val_acc"`
+		TestAcc    *float64 `json:"test_acc"`
+	}{a.MeanEpochS, a.BestValAcc, a.TestAcc})
+	if err != nil {
+		return fmt.Errorf("run %d aggregates: %w", id, err)
+	}
+	if _, err := t.tx.ExecContext(t.ctx, `UPDATE runs SET epochs_done = ?, mean_epoch_s = ?, best_val_acc = ?, test_acc = ?,
+		summary_json = `+patchSummary(`summary_json`, `summary_json`)+` WHERE id = ?`,
+		len(eps), a.MeanEpochS, a.BestValAcc, a.TestAcc, string(patch), id); err != nil {
 		return fmt.Errorf("run %d aggregates: %w", id, err)
 	}
 	return nil
+}
+
+// patchSummary is the SQL of a summary (the expression a, repeated in b)
+// with a JSON patch, the next argument, written over it: an invalid or
+// absent summary is patched as {}, and a patch that leaves {} leaves NULL
+// (no summary). json_patch keeps the patch's numbers as Go wrote them.
+func patchSummary(a, b string) string {
+	return `nullif(json_patch(CASE WHEN json_valid(` + a + `) THEN ` + b + ` ELSE '{}' END, ?), '{}')`
+}
+
+func nonZero(v int64) *int64 {
+	if v == 0 {
+		return nil
+	}
+	return &v
 }
 
 // aggregates are a run's per-run aggregates of its epochs (nil: none).
@@ -663,7 +747,7 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 	where, args = append(where, cw...), append(args, cargs...)
 	cols := runCols
 	if f.Brief {
-		cols = runColsBrief
+		cols = runColsBrief()
 	}
 	q := `SELECT ` + cols + ` FROM runs`
 	if len(where) > 0 {

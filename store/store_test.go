@@ -374,6 +374,27 @@ func TestExportCSV(t *testing.T) {
 			if recs[1][col["cpu_pct"]] != "-1.5" || recs[1][col["gpu_util_pct"]] != "" || recs[2][col["gpu_util_pct"]] != "50" {
 				t.Errorf("samples rows %v", recs[1:])
 			}
+		case store.ExportRuns:
+			// the columns as they were before the run measurements derived
+			// from engine/metrics/fields.Runs (migration 0014): a field
+			// added there comes after peak_cgroup_bytes, none moves
+			before := strings.Fields(`run_id system dataset model mem_limit_bytes feature_dim batch_size fanout compute
+				repeat attempt status experiment_id seq superseded retry_of limit_enforced cgroup_limit_bytes limit_note
+				cache_dropped io_backend outcore_version go_version exit_code signal error epochs_done mean_epoch_s
+				best_val_acc test_acc total_s prepare_s peak_rss_bytes peak_cgroup_bytes queued_at started_at ended_at
+				executor job_id node host_json config_json cell_json`)
+			if !slices.Equal(recs[0], before) {
+				t.Errorf("runs.csv columns changed:\n got %v\nwant %v", recs[0], before)
+			}
+			// the finished run's measurements (its summary: the epochs'
+			// aggregates and the runner's peaks), the queued run's empty
+			want := map[string][2]string{"epochs_done": {"2", "0"}, "mean_epoch_s": {"2", ""}, "best_val_acc": {"0.1", ""},
+				"test_acc": {"0.05", ""}, "total_s": {"0", ""}, "prepare_s": {"", ""}, "peak_rss_bytes": {"", ""}, "peak_cgroup_bytes": {"100", ""}}
+			for k, w := range want {
+				if g := [2]string{recs[1][col[k]], recs[2][col[k]]}; g != w {
+					t.Errorf("runs.csv %s: %q, want %q", k, g, w)
+				}
+			}
 		case store.ExportEpochs:
 			if recs[2][col["stage_inspect_s"]] != "0.5" || recs[2][col["tier_cpu_hits"]] != "4" || recs[2][col["counter_storage_MBps"]] != "41" {
 				t.Errorf("epoch row %v", recs[2])

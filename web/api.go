@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"outcore/engine/metrics"
+	"outcore/engine/metrics/fields"
 	"outcore/experiments/grid"
 	"outcore/report"
 	"outcore/store"
@@ -63,45 +64,72 @@ type APIExperiment struct {
 
 // APIRun is a run in the API.
 type APIRun struct {
-	ID              int64           `json:"id"`
-	ExperimentID    int64           `json:"experiment_id"`
-	Seq             int             `json:"seq"`
-	Attempt         int             `json:"attempt"`
-	RetryOf         int64           `json:"retry_of,omitempty"`
-	Superseded      bool            `json:"superseded"`
-	Status          string          `json:"status"` // "stalled": running, but its child writes no records (Stall says why)
-	Stall           string          `json:"stall,omitempty"`
-	System          string          `json:"system"`
-	Dataset         string          `json:"dataset"`
-	Model           string          `json:"model"`
-	MemLimitBytes   int64           `json:"mem_limit_bytes"`
-	FeatureDim      int             `json:"feature_dim"`
-	BatchSize       int             `json:"batch_size"`
-	Fanout          string          `json:"fanout"`
-	Compute         string          `json:"compute"` // DESIGN §10; outside "cpu" best_val_acc and test_acc are null
-	Repeat          int             `json:"repeat"`
-	LimitEnforced   bool            `json:"limit_enforced"`
-	LimitNote       string          `json:"limit_note"`
-	CacheDropped    bool            `json:"cache_dropped"`
-	IOBackend       string          `json:"io_backend"`
-	OutcoreVersion  string          `json:"outcore_version"`
-	ExitCode        *int            `json:"exit_code"`
-	Signal          string          `json:"signal,omitempty"`
-	Error           string          `json:"error,omitempty"`
-	EpochsDone      int             `json:"epochs_done"`
-	MeanEpochS      *float64        `json:"mean_epoch_s"`
-	BestValAcc      *float64        `json:"best_val_acc"`
-	TestAcc         *float64        `json:"test_acc"`
-	TotalS          *float64        `json:"total_s"`
-	PeakRSSBytes    *int64          `json:"peak_rss_bytes"`
-	PeakCgroupBytes *int64          `json:"peak_cgroup_bytes"`
-	QueuedAt        time.Time       `json:"queued_at"`
-	StartedAt       *time.Time      `json:"started_at,omitempty"`
-	EndedAt         *time.Time      `json:"ended_at,omitempty"`
-	Config          json.RawMessage `json:"config,omitempty"`
-	Host            json.RawMessage `json:"host,omitempty"`
-	Deviations      json.RawMessage `json:"deviations,omitempty"`
-	URL             string          `json:"url"`
+	ID             int64           `json:"id"`
+	ExperimentID   int64           `json:"experiment_id"`
+	Seq            int             `json:"seq"`
+	Attempt        int             `json:"attempt"`
+	RetryOf        int64           `json:"retry_of,omitempty"`
+	Superseded     bool            `json:"superseded"`
+	Status         string          `json:"status"` // "stalled": running, but its child writes no records (Stall says why)
+	Stall          string          `json:"stall,omitempty"`
+	System         string          `json:"system"`
+	Dataset        string          `json:"dataset"`
+	Model          string          `json:"model"`
+	MemLimitBytes  int64           `json:"mem_limit_bytes"`
+	FeatureDim     int             `json:"feature_dim"`
+	BatchSize      int             `json:"batch_size"`
+	Fanout         string          `json:"fanout"`
+	Compute        string          `json:"compute"` // DESIGN §10; outside "cpu" best_val_acc and test_acc are null
+	Repeat         int             `json:"repeat"`
+	LimitEnforced  bool            `json:"limit_enforced"`
+	LimitNote      string          `json:"limit_note"`
+	CacheDropped   bool            `json:"cache_dropped"`
+	IOBackend      string          `json:"io_backend"`
+	OutcoreVersion string          `json:"outcore_version"`
+	ExitCode       *int            `json:"exit_code"`
+	Signal         string          `json:"signal,omitempty"`
+	Error          string          `json:"error,omitempty"`
+	EpochsDone     int             `json:"epochs_done"`
+	QueuedAt       time.Time       `json:"queued_at"`
+	StartedAt      *time.Time      `json:"started_at,omitempty"`
+	EndedAt        *time.Time      `json:"ended_at,omitempty"`
+	Config         json.RawMessage `json:"config,omitempty"`
+	Host           json.RawMessage `json:"host,omitempty"`
+	Deviations     json.RawMessage `json:"deviations,omitempty"`
+	URL            string          `json:"url"`
+	// Measures are the run's measurements (engine/metrics/fields.Runs),
+	// each a key of the object: a number, null when not measured (and,
+	// for the accuracies, outside compute cpu).
+	Measures []APIMeasure `json:"-"`
+}
+
+// APIMeasure is one run measurement of the API's run object.
+type APIMeasure struct {
+	Key   string
+	Value any // float64, int64 or nil
+}
+
+// MarshalJSON writes the run with its measurements as keys of the object,
+// after the declared ones.
+func (a APIRun) MarshalJSON() ([]byte, error) {
+	type plain APIRun
+	b, err := json.Marshal(plain(a))
+	if err != nil {
+		return nil, err
+	}
+	b = b[:len(b)-1] // the closing brace
+	for _, m := range a.Measures {
+		k, err := json.Marshal(m.Key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(m.Value)
+		if err != nil {
+			return nil, fmt.Errorf("run %d %s: %w", a.ID, m.Key, err)
+		}
+		b = append(append(append(append(b, ','), k...), ':'), v...)
+	}
+	return append(b, '}'), nil
 }
 
 // APIEpoch is one epoch record of a run, as the child wrote it: every key
@@ -162,10 +190,13 @@ func apiRun(r store.Run, full bool) APIRun {
 		FeatureDim: r.FeatureDim, BatchSize: r.BatchSize, Fanout: r.Fanout, Compute: r.Compute, Repeat: r.Repeat,
 		LimitEnforced: r.LimitEnforced, LimitNote: r.LimitNote, CacheDropped: r.CacheDropped, IOBackend: r.IOBackend,
 		OutcoreVersion: r.OutcoreVersion, ExitCode: r.ExitCode, Signal: r.Signal, Error: r.Error, EpochsDone: r.EpochsDone,
-		MeanEpochS: r.MeanEpochS, BestValAcc: r.BestValAcc, TestAcc: r.TestAcc, TotalS: r.TotalS,
-		PeakRSSBytes: r.PeakRSSBytes, PeakCgroupBytes: r.PeakCgroupBytes,
 		QueuedAt: r.QueuedAt, StartedAt: optTime(r.StartedAt), EndedAt: optTime(r.EndedAt),
 		URL: fmt.Sprintf("/api/runs/%d", r.ID)}
+	v := r.Measures()
+	for i := range fields.Runs {
+		f := &fields.Runs[i]
+		x.Measures = append(x.Measures, APIMeasure{f.Key, f.JSON(v, r.Trains())})
+	}
 	if full {
 		x.Config, x.Host, x.Deviations = rawOr(r.Config), rawOr(r.Host), rawOr(r.Deviations)
 	}

@@ -107,3 +107,105 @@ func TestMetricAddedInOnePlace(t *testing.T) {
 		t.Errorf("API epochs: %v", apiEps)
 	}
 }
+
+// TestRunMetricAddedInOnePlace adds a run-level metric by its declaration
+// in engine/metrics/fields.Runs alone (no struct field, no column, no
+// migration), and finds it in the store, the runs CSV, the API's run
+// object and the run page. The child's summary record carries it as a
+// key of its JSON, which the runner hands the store whole (RunEnd.Summary).
+func TestRunMetricAddedInOnePlace(t *testing.T) {
+	const key, label = "test_files_opened", "files opened (test metric)"
+	t.Cleanup(fields.RegisterRun(fields.RunField{
+		Key: key, Unit: "count", Int: true, Label: label, Doc: "files the run opened (a test's metric)"}))
+
+	e := newEnv(t)
+	e.login()
+	ctx := context.Background()
+	code, m := e.api("POST", "/api/experiments", tinyGrid)
+	if code != 201 {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	r := e.runs(int64(m["id"].(float64)))[0]
+	summary := `{"type":"summary","outcome":"done","epochs":1,"best_epoch":0,"best_val_acc":0.5,"test_acc":0.25,` +
+		`"mean_epoch_s":1.5,"total_s":3.5,"peak_rss_bytes":0,"peak_cgroup_bytes":0,"prepare_s":0.125,"` + key + `":4097}`
+	if err := e.st.Update(ctx, func(tx *store.Tx) error {
+		if ok, err := tx.ClaimRun(r.ID); err != nil || !ok {
+			return fmt.Errorf("claim: %v %v", ok, err)
+		}
+		var rec metrics.EpochRecord
+		if err := json.Unmarshal([]byte(`{"type":"epoch","epoch":0,"epoch_s":1.5,"val_acc":0.5,"test_acc":0.25,"metrics_version":3}`), &rec); err != nil {
+			return err
+		}
+		if err := tx.InsertEpoch(r.ID, &rec); err != nil {
+			return err
+		}
+		_, err := tx.FinishRun(r.ID, store.RunEnd{Status: store.StatusDone, Summary: json.RawMessage(summary),
+			TotalS: 3.5, PeakRSSBytes: 1 << 20})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// the store
+	f, ok := fields.FindRun(key)
+	if !ok {
+		t.Fatalf("fields.FindRun(%q): not declared", key)
+	}
+	for _, brief := range []bool{false, true} {
+		runs, err := e.st.Runs(ctx, store.RunFilter{ExperimentID: r.ExperimentID, Brief: brief})
+		if err != nil || len(runs) == 0 || runs[0].ID != r.ID {
+			t.Fatalf("runs (brief %v): %v %v", brief, runs, err)
+		}
+		if v, ok := f.Value(runs[0].Measures()); !ok || v != 4097 {
+			t.Errorf("store (brief %v): %s = %v %v, want 4097", brief, key, v, ok)
+		}
+		if p := runs[0].PeakRSSBytes; p == nil || *p != 1<<20 {
+			t.Errorf("store (brief %v): the runner's peak RSS %v, want %d", brief, p, 1<<20)
+		}
+	}
+
+	// the runs CSV: its column, after the declared ones
+	_, body := e.get(fmt.Sprintf("/experiments/%d/export/runs.csv", r.ExperimentID))
+	recs, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil || len(recs) < 2 {
+		t.Fatalf("runs.csv: %d rows, %v:\n%s", len(recs), err, body)
+	}
+	col, idCol := slices.Index(recs[0], key), slices.Index(recs[0], "run_id")
+	if col < 0 || col != slices.Index(recs[0], "peak_cgroup_bytes")+1 {
+		t.Fatalf("runs.csv has no %s column after peak_cgroup_bytes: %v", key, recs[0])
+	}
+	for _, row := range recs[1:] {
+		want := ""
+		if row[idCol] == fmt.Sprint(r.ID) {
+			want = "4097"
+		}
+		if row[col] != want {
+			t.Errorf("runs.csv run %s: %s %q, want %q", row[idCol], key, row[col], want)
+		}
+	}
+
+	// the API: a key of the run object, in the run and in the list
+	code, m = e.api("GET", fmt.Sprintf("/api/runs/%d", r.ID), "")
+	if code != 200 || m[key] != float64(4097) || m["total_s"] != 3.5 || m["prepare_s"] != 0.125 || m["peak_rss_bytes"] != float64(1<<20) {
+		t.Errorf("API run: %d %v", code, m)
+	}
+	code, m = e.api("GET", fmt.Sprintf("/api/experiments/%d/runs", r.ExperimentID), "")
+	list, _ := m["runs"].([]any)
+	if code != 200 || len(list) == 0 {
+		t.Fatalf("API runs: %d %v", code, m)
+	}
+	for _, x := range list {
+		o := x.(map[string]any)
+		if o["id"] == float64(r.ID) && o[key] != float64(4097) {
+			t.Errorf("API runs: run %v has %s %v", o["id"], key, o[key])
+		}
+		if v, has := o[key]; o["id"] != float64(r.ID) && (!has || v != nil) {
+			t.Errorf("API runs: unfinished run %v has %s %v (present %v), want null", o["id"], key, v, has)
+		}
+	}
+
+	// the run page: its row
+	if _, page := e.get(fmt.Sprintf("/runs/%d", r.ID)); !strings.Contains(page, label) || !strings.Contains(page, "4097") {
+		t.Errorf("run page has no %q row with 4097", label)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"outcore/engine/metrics"
+	"outcore/engine/metrics/fields"
 	"outcore/internal/units"
 	"outcore/report"
 	"outcore/store"
@@ -105,21 +106,40 @@ func dimLabel(d int) string {
 	return strconv.Itoa(d)
 }
 
+// measureKV are the run page's rows of the run's measurements
+// (engine/metrics/fields.Runs with a Label), in their declared order: a
+// dash where not measured (an accuracy of a run that trained no model),
+// an Optional one left out; bytes in binary units.
+func measureKV(r store.Run) []views.KV {
+	v := r.Measures()
+	var kv []views.KV
+	for i := range fields.Runs {
+		f := &fields.Runs[i]
+		if f.Label == "" {
+			continue
+		}
+		x, ok := f.Measured(v, r.Trains())
+		switch {
+		case !ok && f.Optional:
+			continue
+		case !ok:
+			kv = append(kv, views.KV{K: f.Label, V: fmtPF(nil)})
+		case f.Unit == "bytes":
+			kv = append(kv, views.KV{K: f.Label, V: units.Bytes(int64(x))})
+		default:
+			kv = append(kv, views.KV{K: f.Label, V: fmtPF(&x)})
+		}
+	}
+	return kv
+}
+
 // runSummary is what a finished run reported.
 func runSummary(r store.Run) []views.KV {
 	if !store.Finished(r.Status) {
 		return nil
 	}
-	kv := []views.KV{{K: "outcome", V: r.Status}, {K: "epochs", V: strconv.Itoa(r.EpochsDone)},
-		{K: "mean epoch time (s)", V: fmtPF(r.MeanEpochS)},
-		{K: "best val acc", V: fmtPF(r.BestValAcc)}, {K: "test acc at best val", V: fmtPF(r.TestAcc)},
-		{K: "total time (s)", V: fmtPF(r.TotalS)}}
-	if r.PeakRSSBytes != nil {
-		kv = append(kv, views.KV{K: "peak RSS", V: units.Bytes(*r.PeakRSSBytes)})
-	}
-	if r.PeakCgroupBytes != nil {
-		kv = append(kv, views.KV{K: "peak cgroup (incl. page cache)", V: units.Bytes(*r.PeakCgroupBytes)})
-	}
+	kv := []views.KV{{K: "outcome", V: r.Status}, {K: "epochs", V: strconv.Itoa(r.EpochsDone)}}
+	kv = append(kv, measureKV(r)...)
 	kv = append(kv, memoryKV(r)...)
 	if r.ExitCode != nil {
 		kv = append(kv, views.KV{K: "exit code", V: strconv.Itoa(*r.ExitCode)})

@@ -4,6 +4,9 @@
 // The store's epoch CSV, the digest's means (report) and the API's epoch
 // JSON derive from Epochs; the store keeps each epoch's record JSON whole,
 // so a metric added here needs no migration, no insert and no codec.
+// Runs (run.go) declares the run-level measurements the same way: keys of
+// the run's stored summary, from which the runs CSV, the API's run object
+// and the run page's measurement rows derive.
 //
 // A leaf of the engine: it imports engine/metrics only.
 package fields
