@@ -93,18 +93,27 @@ type StudyTable struct {
 
 // CompareStudy matches an experiment's runs to the study's points: a run
 // belongs to (system entry, limit) when its system is the entry and its
-// memory limit is the limit's share of featureBytes (rounded to whole
-// percent). Ours is the mean of the study's metric over the runs that
-// finished as done.
-func CompareStudy(s studies.Study, runs []RunData, featureBytes int64) StudyTable {
+// memory limit is the limit's share of its own feature bytes (rounded to
+// whole percent): featureBytes, the experiment's dataset's, scaled to the
+// run's feature dimension where a study sweeps it (dim is the dataset's;
+// 0 when unknown, every run then at featureBytes). Ours is the mean of the
+// study's metric over the runs that finished as done.
+func CompareStudy(s studies.Study, runs []RunData, featureBytes int64, dim int) StudyTable {
 	t := StudyTable{Study: s}
+	share := func(r RunData) string {
+		fb := featureBytes
+		if dim > 0 && r.Dim > 0 && r.Dim != dim {
+			fb = featureBytes / int64(dim) * int64(r.Dim)
+		}
+		return limitShare(r.MemLimit, fb)
+	}
 	type key struct{ sys, lim string }
 	sum := map[key]float64{}
 	done := map[key]int{}
 	all := map[key]int{}
 	other := map[key]map[string]int{}
 	for _, r := range runs {
-		k := key{r.System, limitShare(r.MemLimit, featureBytes)}
+		k := key{r.System, share(r)}
 		all[k]++
 		if r.Status == RunDone && r.Digest != nil {
 			if v, ok := r.Digest.Mean[s.Metric]; ok {
@@ -135,7 +144,7 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64) StudyTabl
 		var sd Side
 		n := 0
 		for _, r := range runs {
-			if r.System != sys || limitShare(r.MemLimit, featureBytes) != lim || r.Status != RunDone {
+			if r.System != sys || share(r) != lim || r.Status != RunDone {
 				continue
 			}
 			v, ok := MetricValue(r, metric)

@@ -34,7 +34,7 @@ func TestStudyCompare(t *testing.T) {
 		run("pyg+", at60, RunOOM, 0),
 		run("pyg+", feat/4, RunDone, 999), // another limit: not this point
 	}
-	tab := CompareStudy(s, runs, feat)
+	tab := CompareStudy(s, runs, feat, 0)
 	if len(tab.Rows) != 4 {
 		t.Fatalf("rows %+v", tab.Rows)
 	}
@@ -102,7 +102,7 @@ func TestStudyVerdictNeedsQuietWarmRuns(t *testing.T) {
 		return RunData{System: sys, MemLimit: at60, Status: RunDone, Digest: d}
 	}
 	ratio := func(runs []RunData) RatioRow {
-		for _, r := range CompareStudy(s, runs, feat).Ratios {
+		for _, r := range CompareStudy(s, runs, feat, 0).Ratios {
 			if r.Label == "Ginex / GNNDrive-GPU" {
 				return r
 			}
@@ -155,7 +155,7 @@ func TestDiskGNNStudyComparesThePapersEpochs(t *testing.T) {
 		{System: "diskgnn", MemLimit: at30, Status: RunDone, PrepareS: prep(30),
 			Digest: &Digest{Epochs: 2, WallMeasured: 2, Mean: map[string]float64{"epoch_s": 10, "wall_sample_s": 1}}},
 	}
-	tab := CompareStudy(s, runs, feat)
+	tab := CompareStudy(s, runs, feat, 0)
 	got := map[string]RatioRow{}
 	for _, r := range tab.Ratios {
 		got[r.Label] = r
@@ -178,7 +178,7 @@ func TestDiskGNNStudyComparesThePapersEpochs(t *testing.T) {
 	}
 	// without the wall-clock stages or a prepare_s: pending, not a number
 	runs[0].Digest.WallMeasured, runs[0].PrepareS = 0, nil
-	for _, r := range CompareStudy(s, runs, feat).Ratios {
+	for _, r := range CompareStudy(s, runs, feat, 0).Ratios {
 		if _, ok := want[r.Label]; ok && r.HaveOurs {
 			t.Errorf("%s computed without the stage or the preparation: %+v", r.Label, r)
 		}
@@ -196,7 +196,7 @@ func TestStudyRatioOOM(t *testing.T) {
 	s, _ := studies.Lookup("ginex-overall")
 	fb := int64(100 << 20)
 	runs := []RunData{{System: "ginex", MemLimit: fb / 4, Status: RunOOM}, {System: "pyg+", MemLimit: fb / 4, Status: RunOOM}}
-	tb := CompareStudy(s, runs, fb)
+	tb := CompareStudy(s, runs, fb, 0)
 	if len(tb.Ratios) == 0 {
 		t.Fatal("no ratio")
 	}
@@ -224,6 +224,33 @@ func TestDigestEpochKind(t *testing.T) {
 	} {
 		if got := DigestEpochs(c.eps).EpochKind(); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.eps, got, c.want)
+		}
+	}
+}
+
+// TestStudyCompareAcrossFeatureDims: a study that sweeps the feature
+// dimension runs each cell on a dataset of that dimension, its limit a
+// share of that dataset's feature bytes; each run is matched at its own
+// share, not at the share of the base dataset's bytes.
+func TestStudyCompareAcrossFeatureDims(t *testing.T) {
+	s, ok := studies.Lookup("gnndrive-table2")
+	if !ok {
+		t.Fatal("no gnndrive-table2")
+	}
+	const feat, dim = 1 << 30, 128
+	done := func(d int, epochS float64) RunData {
+		return RunData{System: "ginex", Dim: d, MemLimit: int64(math.Round(0.6 * feat * float64(d) / dim)), Status: RunDone,
+			Digest: &Digest{Mean: map[string]float64{"epoch_s": epochS}}}
+	}
+	runs := []RunData{done(128, 10), done(256, 20), done(512, 30)}
+	for _, c := range []struct {
+		dim  int
+		want int
+	}{{dim, 3}, {0, 1}} { // dim unknown: only the run at the base dimension matches 60%
+		for _, r := range CompareStudy(s, runs, feat, c.dim).Rows {
+			if r.Label == "Ginex" && r.Done != c.want {
+				t.Errorf("dataset dim %d: Ginex at 60%% has %d runs, want %d", c.dim, r.Done, c.want)
+			}
 		}
 	}
 }

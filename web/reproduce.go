@@ -227,10 +227,11 @@ func compareStudy(ctx context.Context, src report.Source, cache *report.DigestCa
 		return report.StudyTable{}, false, err
 	}
 	var feat int64
+	var dim int
 	if m, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(dataDir), e.Dataset)); err == nil {
-		feat = m.FeatureBytes()
+		feat, dim = m.FeatureBytes(), m.FeatureDim
 	}
-	return report.CompareStudy(s, cmp.Runs(), feat), true, nil
+	return report.CompareStudy(s, cmp.Runs(), feat, dim), true, nil
 }
 
 // studyTable is the paper-beside-ours table of an experiment made for a
