@@ -195,7 +195,7 @@ func TestDiskGNNStudyComparesThePapersEpochs(t *testing.T) {
 func TestStudyRatioOOM(t *testing.T) {
 	s, _ := studies.Lookup("ginex-overall")
 	fb := int64(100 << 20)
-	runs := []RunData{{System: "ginex", MemLimit: fb / 4, Status: RunOOM}, {System: "pyg+", MemLimit: fb / 4, Status: RunOOM}}
+	runs := []RunData{{System: "ginex", MemLimit: fb / 4, Status: RunOOM}, {System: "pyg+", MemLimit: fb / 4, Status: RunOOM}, {System: "ali+pg", MemLimit: fb / 4, Status: RunOOM}}
 	tb := CompareStudy(s, runs, fb, 0)
 	if len(tb.Ratios) == 0 {
 		t.Fatal("no ratio")

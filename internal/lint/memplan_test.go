@@ -48,7 +48,7 @@ func TestVariantsTakeTheMemoryPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"diskgnn", "gids", "ginex", "gnndrive", "helios", "mariusgnn", "pygplus", "systest/toy"} {
+	for _, want := range []string{"alipg", "dglondisk", "diskgnn", "gids", "ginex", "gnndrive", "helios", "mariusgnn", "pygplus", "systest/toy"} {
 		if !variants[want] {
 			t.Errorf("read no file of %s (read %v)", want, variants)
 		}

@@ -1,0 +1,33 @@
+package dglondisk
+
+// DGL-OnDisk's memory plan. It caches no features (DiskGNN §7.2), so the
+// budget holds the process, one model step, one sampled batch with its
+// gathered input, and the graph structure DGL keeps in memory; the rest of
+// the budget is unused by design.
+
+import "outcore/engine/system/kit"
+
+// plan is DGL-OnDisk's memory plan.
+type plan struct {
+	need     int64 // heap + topology, without the reserve
+	heap     int64 // the Go heap it plans for (topology included: a Go slice)
+	feasible bool
+}
+
+// size computes the plan, a pure function of kit.Sizing.
+func size(s kit.Sizing[options]) plan {
+	p := plan{heap: s.WS.BaseBytes + s.WS.ArenaBytes + s.WS.StepExtra + s.WS.BatchBytes + int64(s.WS.MaxInputs)*s.Shape.RowBytes() + s.Shape.IndicesBytes()}
+	p.need = p.heap
+	p.feasible = s.Budget <= 0 || p.need+kit.ReserveBytes(s.Budget) <= s.Budget
+	return p
+}
+
+func feasible(s kit.Sizing[options]) bool { return size(s).feasible }
+
+var minMemory = kit.MinMemoryOf(parseOptions, feasible)
+
+// memory is the plan as the shared preparation applies it: nothing held
+// outside the budget but the model step, nothing cut, one phase.
+func (p plan) memory() kit.Plan {
+	return kit.Plan{Fits: p.feasible, Heap: &kit.GoHeap{HeapNeed: p.heap}}
+}
