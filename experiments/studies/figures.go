@@ -300,6 +300,9 @@ func checkFigure(fig Figure, p FigurePaper, papers []FigurePaper, byID map[strin
 // (StudyFigures) which the map lacks or which the map's entry does not
 // list: every study's figure is on the map.
 func CheckFigureCoverage(papers []FigurePaper, all []Study) error {
+	// by id, so that the same map and studies give the same first error
+	all = slices.Clone(all)
+	slices.SortFunc(all, func(a, b Study) int { return strings.Compare(a.ID, b.ID) })
 	for _, s := range all {
 		paper, refs, ok := StudyFigures(s, papers)
 		if !ok {
