@@ -83,7 +83,8 @@ func mapTestbed(cfg Config, meta dataset.Meta, st testbed.Storage) (testbed.Sett
 //     epochs is 0; a positive epochs is the config's (recorded, with a
 //     warning below MinEpochs: no warm epoch apart from the cold one);
 //   - device budget: the mapping's, in the system's governing unit, when
-//     the config sets neither device_mem nor device_mem_bytes;
+//     the config sets neither device_mem nor device_mem_bytes (when the
+//     mapping has none in that unit, the run's own, recorded);
 //   - I/O depth (ginex, pyg+): option io_depth = the mapping's depth when
 //     the config sets neither io_depth nor io_threads;
 //   - host memory: not applied here (the runner's cgroup); recorded as the
@@ -125,6 +126,8 @@ func ApplyTestbed(cfg *Config, s testbed.Settings) []string {
 		note("device budget %d bytes (the mapping's)", device)
 	} else if device > 0 {
 		note("device budget set by the run's config (%q) wins over the mapping's %d bytes", cfg.DeviceMem, device)
+	} else {
+		note("device budget not derivable in the system's unit: the run keeps its own device_mem %q (default %s)", cfg.DeviceMem, DefaultDeviceMem)
 	}
 	if testbed.ThreadPerRequest(cfg.System) {
 		_, depth := cfg.Options[IODepthOption]
