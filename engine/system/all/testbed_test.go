@@ -151,4 +151,3 @@ func checkTestbedRun(t *testing.T, sys, name string, want testbed.Settings, r sy
 		}
 	}
 }
-

@@ -142,6 +142,9 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	if g.featRead, err = g.feats.NewReader(); err != nil {
 		return fmt.Errorf("ginex: features reader: %w", err)
 	}
+	if g.opt.ioDepth > 0 { // what the file was opened with, not the option
+		env.Logf("ginex: io_depth: feature gathers through one %s reader, at most %d reads in flight", g.feats.Backend(), g.feats.Options().QueueDepth)
+	}
 
 	// Short offline profiling (§3.5), sampling from disk.
 	ws, err := g.mem.ProfileStage(ctx, time.Now(), sample.Topology{Indptr: g.indptr, Indices: g.disk}, g.opt.profile)
