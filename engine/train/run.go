@@ -118,6 +118,9 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 			return sum, err
 		}
 		testbedLines = ApplyTestbed(&cfg, s)
+		host, _, _ := s.For(cfg.System)
+		r.logLine(fmt.Sprintf("testbed %s: mapping applied (DESIGN §13): compute %s, %d epochs, step dilation %g, device_mem %q, options %v; host memory limit %d bytes, the run's %d (each rule among the deviations)",
+			cfg.Testbed, cfg.Compute, cfg.Epochs, cfg.StepDilation, cfg.DeviceMem, cfg.Options, host, cfg.MemLimitBytes))
 		if err := cfg.Validate(); err != nil {
 			return sum, fmt.Errorf("testbed %s: %w", cfg.Testbed, err)
 		}

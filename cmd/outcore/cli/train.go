@@ -68,6 +68,7 @@ systems: ` + strings.Join(train.Names(), ", "),
 		// The storage the dataset is on, measured once on this host before
 		// its first run (DESIGN §11), outside the run's cgroup and clock: a
 		// run placed by a supervisor finds it measured already.
+		barEpochs := cfg.Epochs
 		if placed == "" {
 			if err := ensureStorage(ctx, cfg, s.Err); err != nil {
 				return err
@@ -81,9 +82,12 @@ systems: ` + strings.Join(train.Names(), ", "),
 			if placed != "" { // the supervisor's child: its parent said it
 				say = io.Discard
 			}
-			lim, err := testbedMemLimit(cfg, say)
+			lim, mapped, err := testbedMemLimit(cfg, say)
 			if err != nil {
 				return err
+			}
+			if cfg.Epochs == 0 {
+				barEpochs = mapped.Epochs
 			}
 			if lim != "" {
 				cfg.MemLimit = lim
@@ -105,7 +109,7 @@ systems: ` + strings.Join(train.Names(), ", "),
 			MemoryLimit: func(int64) train.MemoryLimit { return limit }}
 		var bar *progressBar
 		if f, ok := s.Err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			bar = &progressBar{w: s.Err, epochs: max(cfg.Epochs, testbed.MinEpochs)}
+			bar = &progressBar{w: s.Err, epochs: barEpochs}
 			opt.Progress = bar.progress
 			opt.OnEpoch = bar.epoch
 		}
@@ -378,16 +382,16 @@ func checkTrainRanges(cfg train.Config) error {
 // says on w what the mapping gives, and returns the host memory to use as
 // --mem-limit: the mapping's in bytes when cfg has no limit of its own,
 // else "" (the config's wins, and w says so).
-func testbedMemLimit(cfg train.Config, w io.Writer) (string, error) {
+func testbedMemLimit(cfg train.Config, w io.Writer) (string, testbed.Settings, error) {
 	dataDir := dataset.ResolveDataDir(cfg.DataDir)
 	dir := datasetDir(cfg)
 	m, err := dataset.ReadMeta(dir)
 	if err != nil {
-		return "", fmt.Errorf("testbed %s: dataset %s: %w", cfg.Testbed, cfg.Dataset, err)
+		return "", testbed.Settings{}, fmt.Errorf("testbed %s: dataset %s: %w", cfg.Testbed, cfg.Dataset, err)
 	}
 	st, err := train.MapTestbed(cfg, m, dataDir, dir)
 	if err != nil {
-		return "", err
+		return "", st, err
 	}
 	host, device, rule := st.For(cfg.System)
 	fmt.Fprintf(w, "testbed %s: %s\n", cfg.Testbed, rule)
@@ -396,10 +400,10 @@ func testbedMemLimit(cfg train.Config, w io.Writer) (string, error) {
 	fmt.Fprintf(w, "testbed %s: suggested --mem-limit %d (host memory), device budget %d bytes\n", cfg.Testbed, host, device)
 	if cfg.MemLimit != "" || cfg.MemLimitBytes > 0 || host <= 0 {
 		fmt.Fprintf(w, "testbed %s: the run keeps its own --mem-limit %q\n", cfg.Testbed, cfg.MemLimit)
-		return "", nil
+		return "", st, nil
 	}
 	fmt.Fprintf(w, "testbed %s: no --mem-limit given: the run takes the mapping's, --mem-limit %d\n", cfg.Testbed, host)
-	return strconv.FormatInt(host, 10), nil
+	return strconv.FormatInt(host, 10), st, nil
 }
 
 // ensureStorage measures the storage holding the run's dataset when this
