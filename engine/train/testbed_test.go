@@ -13,9 +13,9 @@ import (
 // what it sets wins and is recorded, and this-host changes nothing.
 func TestApplyTestbed(t *testing.T) {
 	s := testbed.Settings{Testbed: "paper-x", Emulated: true, AccelProfile: "v100-pcie-from-h100-pyg",
-		Host:     testbed.Memory{ShareBytes: 1 << 20, BatchBytes: 2 << 20, Rule: "host rule"},
-		Device:   testbed.Memory{ShareBytes: 3 << 20, BatchBytes: 4 << 20, Rule: "device rule"},
-		IODepth:  16, IODepthRule: "depth rule", AccelRule: "accel rule",
+		Host:    testbed.Memory{ShareBytes: 1 << 20, BatchBytes: 2 << 20, Rule: "host rule"},
+		Device:  testbed.Memory{ShareBytes: 3 << 20, BatchBytes: 4 << 20, Rule: "device rule"},
+		IODepth: 16, IODepthRule: "depth rule", AccelRule: "accel rule",
 		Dilation: 2.5, DilationRule: "dilation rule", Epochs: 4, EpochsRule: "epochs rule"}
 	base := func(system string) Config {
 		c := DefaultConfig()
