@@ -54,6 +54,9 @@ type StartRecord struct {
 	LimitEnforced bool              `json:"limit_enforced"`       // a memory cgroup holds the process
 	Devices       map[string]string `json:"devices"`              // stage -> "cpu" or "gpu": who ran it
 	Deviations    []string          `json:"deviations,omitempty"` // where this run departs from its paper
+	// Testbed names the paper's host the run emulates (engine/testbed,
+	// DESIGN §13); empty for this host as it is.
+	Testbed string `json:"testbed,omitempty"`
 }
 
 // ProgressRecord reports progress inside an epoch.
@@ -335,6 +338,9 @@ type SummaryRecord struct {
 	// the host and device budgets, the device tiers the variant placed in
 	// the device budget and the model step held outside both.
 	Memory *MemoryAccount `json:"memory,omitempty"`
+	// Testbed is the start record's: the paper's host the run emulates,
+	// empty for this host as it is.
+	Testbed string `json:"testbed,omitempty"`
 }
 
 // MemoryAccount is what a run's memory held, beside its peaks (DESIGN §2 "One memory contract"

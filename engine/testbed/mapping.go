@@ -160,8 +160,9 @@ type Settings struct {
 	// Host and Device are the paper's host and device memory mapped here.
 	Host, Device Memory
 	// IODepth is the I/O concurrency of a thread-per-request system: the
-	// paper host's thread count, as an io_uring queue of that depth (0 when
-	// not derivable: the run keeps its own, recorded).
+	// paper host's thread count as an I/O depth (ginex: an io_uring queue
+	// of that depth; pyg+: that many gather threads; 0 when not derivable:
+	// the run keeps its own, recorded).
 	IODepth     int
 	IODepthRule string
 	// AccelProfile names the engine/accel profile of the paper's GPU for
@@ -230,10 +231,10 @@ func Map(tb *Profile, ds DatasetShape, bs BatchShape, st Storage) (Settings, err
 	switch th, co := tb.Host.Threads, tb.Host.Cores; {
 	case th.Known():
 		s.IODepth = int(th.V())
-		s.IODepthRule = fmt.Sprintf("thread-per-request reads: the paper host's %d threads (%s), emulated by an io_uring queue of depth %d", s.IODepth, th.Source, s.IODepth)
+		s.IODepthRule = fmt.Sprintf("thread-per-request reads: the paper host's %d threads (%s), %s", s.IODepth, th.Source, depthEmulation(s.IODepth))
 	case co.Known():
 		s.IODepth = 2 * int(co.V())
-		s.IODepthRule = fmt.Sprintf("thread-per-request reads: the paper host's threads are not published (%s); twice its %d cores (%s), as Ginex §5.1 and GNNDrive §5 set their I/O threads, emulated by an io_uring queue of depth %d", th.Missing, int(co.V()), co.Source, s.IODepth)
+		s.IODepthRule = fmt.Sprintf("thread-per-request reads: the paper host's threads are not published (%s); twice its %d cores (%s), as Ginex §5.1 and GNNDrive §5 set their I/O threads, %s", th.Missing, int(co.V()), co.Source, depthEmulation(s.IODepth))
 	default:
 		s.IODepthRule = "thread-per-request reads: not derivable, the paper host's threads and cores are not published (" + th.Missing + "); the run keeps its own concurrency"
 	}
@@ -271,6 +272,12 @@ func Map(tb *Profile, ds DatasetShape, bs BatchShape, st Storage) (Settings, err
 		s.EpochsRule = fmt.Sprintf("%d epochs: the paper's count is not published (%s); the first %d cold, reported apart", MinEpochs, e.Missing, ColdEpochs)
 	}
 	return s, nil
+}
+
+// depthEmulation says how a thread-per-request system's I/O depth n is
+// emulated here (DESIGN §13, "How a run applies the mapping").
+func depthEmulation(n int) string {
+	return fmt.Sprintf("as I/O depth %d (ginex: its feature gathers through an io_uring queue of depth %d; pyg+: %d gather threads, one page fault in flight each)", n, n, n)
 }
 
 // For is the run's memory under a system's governing units: the host

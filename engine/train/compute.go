@@ -35,14 +35,27 @@ const (
 	CounterConsumerCPU = "consumer_cpu_us"
 )
 
+// DilatedStep is the modelled step time d multiplied by the config's
+// step dilation (0 or 1: d itself), DESIGN §13.
+func DilatedStep(d time.Duration, dilation float64) time.Duration {
+	if dilation <= 0 || dilation == 1 {
+		return d
+	}
+	return time.Duration(float64(d) * dilation)
+}
+
 // computeDeviation is the deviation a run in mode records (none for cpu).
-func computeDeviation(m accel.Mode, p *accel.Profile) string {
+func computeDeviation(m accel.Mode, p *accel.Profile, dilation float64) string {
 	switch m.Kind {
 	case accel.ComputeNone:
 		return "compute none: no model is trained; each batch's feature rows are delivered to the consumer, checksummed and released (the loader alone); loss and accuracy are n/a"
 	case accel.ComputeModel:
-		return fmt.Sprintf("compute %s: no model is trained on the CPU; the consumer holds each batch, asleep, for the step time that %s gives for its shape (input rows, edges and nodes per layer, dimensions, model); loss and accuracy are n/a",
+		d := fmt.Sprintf("compute %s: no model is trained on the CPU; the consumer holds each batch, asleep, for the step time that %s gives for its shape (input rows, edges and nodes per layer, dimensions, model); loss and accuracy are n/a",
 			m, p.Describe())
+		if dilation > 0 && dilation != 1 {
+			d += fmt.Sprintf("; the step time is dilated × %.3g (step_dilation)", dilation)
+		}
+		return d
 	}
 	return ""
 }
@@ -96,7 +109,7 @@ func (e *Env) consume(ep *metrics.EpochStats, mb *graph.MiniBatch, x *nn.Tensor,
 		}
 		ep.Count(CounterDeliveredChecksum, int64(h))
 	case accel.ComputeModel:
-		time.Sleep(e.profile.StepTime(e.StepShape(mb)))
+		time.Sleep(DilatedStep(e.profile.StepTime(e.StepShape(mb)), e.Config.StepDilation))
 	}
 	if xi != nil && xi.Consumed != nil {
 		xi.Consumed()

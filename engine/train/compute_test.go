@@ -29,13 +29,13 @@ func TestComputeDeviationNamesProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := computeDeviation(m, p)
+	d := computeDeviation(m, p, 0)
 	for _, w := range []string{"h100-roofline", "not measured", "n/a", "sha256"} {
 		if !strings.Contains(d, w) {
 			t.Errorf("deviation %q lacks %q", d, w)
 		}
 	}
-	if computeDeviation(accel.Mode{Kind: accel.ComputeCPU}, nil) != "" {
+	if computeDeviation(accel.Mode{Kind: accel.ComputeCPU}, nil, 0) != "" {
 		t.Error("cpu mode records a deviation")
 	}
 }

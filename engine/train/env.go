@@ -19,6 +19,9 @@ import (
 // splits, the trainer, the memory budget, the record emitter and the storage
 // options of the run.
 type Env struct {
+	// testbed are the deviations of the run's testbed mapping (testbed.go).
+	testbed []string
+
 	Config  Config
 	Dataset *dataset.Dataset
 	Labels  []int32

@@ -108,6 +108,23 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	if err := cfg.ResolveMemLimit(ds.FeatureBytes()); err != nil {
 		return sum, err
 	}
+	// A paper's testbed maps the run's settings before anything is sized
+	// from them (testbed.go, DESIGN §13).
+	var testbedLines []string
+	sum.Testbed = cfg.Testbed
+	if cfg.PaperTestbed() {
+		s, err := MapTestbed(cfg, ds.Meta, dataset.ResolveDataDir(cfg.DataDir), ds.Dir)
+		if err != nil {
+			return sum, err
+		}
+		testbedLines = ApplyTestbed(&cfg, s)
+		host, _, _ := s.For(cfg.System)
+		r.logLine(fmt.Sprintf("testbed %s: mapping applied (DESIGN §13): compute %s, %d epochs, step dilation %g, device_mem %q, options %v; host memory limit %d bytes, the run's %d (each rule among the deviations)",
+			cfg.Testbed, cfg.Compute, cfg.Epochs, cfg.StepDilation, cfg.DeviceMem, cfg.Options, host, cfg.MemLimitBytes))
+		if err := cfg.Validate(); err != nil {
+			return sum, fmt.Errorf("testbed %s: %w", cfg.Testbed, err)
+		}
+	}
 	if err := cfg.ResolveDeviceMem(ds.FeatureBytes()); err != nil {
 		return sum, err
 	}
@@ -121,7 +138,7 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 		return sum, fmt.Errorf("read labels: %w", err)
 	}
 	env := &Env{Config: cfg, Dataset: ds, Labels: labels, MemBudget: cfg.MemLimitBytes, Emit: r.emit,
-		Reads: metrics.NewReadAccount(metrics.DatasetFileKind)}
+		Reads: metrics.NewReadAccount(metrics.DatasetFileKind), testbed: testbedLines}
 	if env.compute, env.profile, err = cfg.ComputeMode(); err != nil {
 		return sum, fmt.Errorf("%w: compute: %v", ErrConfig, err)
 	}
@@ -251,9 +268,10 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 		sum.Deviations = append(sum.Deviations, d.Deviations()...)
 	}
 	sum.Deviations = append(sum.Deviations, env.deviations...)
-	if d := computeDeviation(env.compute, env.profile); d != "" {
+	if d := computeDeviation(env.compute, env.profile, cfg.StepDilation); d != "" {
 		sum.Deviations = append(sum.Deviations, d)
 	}
+	sum.Deviations = append(sum.Deviations, env.testbed...)
 	sum.Memory = env.MemoryAccount()
 	env.prepMu.Unlock()
 	_ = r.emit.Infof("%s prepared in %.3fs", cfg.System, sum.PrepareS)
@@ -310,7 +328,7 @@ func (r *runner) start(env *Env, sys System, backend storage.Backend) error {
 		}
 		rec.Deviations = d.Deviations()
 	}
-	if d := computeDeviation(env.compute, env.profile); d != "" {
+	if d := computeDeviation(env.compute, env.profile, cfg.StepDilation); d != "" {
 		rec.Deviations = append(rec.Deviations, d)
 		dev := make(map[string]string, len(rec.Devices))
 		for k, v := range rec.Devices {
@@ -319,6 +337,8 @@ func (r *runner) start(env *Env, sys System, backend storage.Backend) error {
 		dev["train"] = env.compute.String()
 		rec.Devices = dev
 	}
+	rec.Deviations = append(rec.Deviations, env.testbed...)
+	rec.Testbed = cfg.Testbed
 	if err := r.emit.Emit(rec); err != nil {
 		return err
 	}

@@ -130,6 +130,18 @@ type Config struct {
 	// recorded in the run's deviations).
 	Device string `json:"device,omitempty"`
 
+	// Testbed names the host the run emulates (engine/testbed, DESIGN
+	// §13): "" or "this-host" is this host as it is (no emulation); a
+	// paper's testbed maps the run's compute, epochs, device budget, step
+	// dilation and I/O depth from its profile before the variant prepares
+	// (engine/train testbed.go), each recorded among its deviations.
+	Testbed string `json:"testbed,omitempty"`
+	// StepDilation multiplies the modelled step time in compute
+	// model:PROFILE (0 = 1, not dilated): the ratio of the paper SSD's
+	// published figures to this host's measured storage (DESIGN §13). A
+	// paper testbed sets it when the config leaves it 0.
+	StepDilation float64 `json:"step_dilation,omitempty"`
+
 	// Options are variant-specific settings (cache sizes, superbatch size,
 	// worker counts, ...), read by each System through Opts.
 	Options map[string]string `json:"options,omitempty"`
@@ -277,8 +289,8 @@ func (c Config) Validate() error {
 	if c.Batch < 0 {
 		return bad("batch", "%d, want >= 0 (0 = whole training split)", c.Batch)
 	}
-	if c.Epochs <= 0 {
-		return bad("epochs", "%d, want > 0", c.Epochs)
+	if c.Epochs < 0 || c.Epochs == 0 && !c.PaperTestbed() {
+		return bad("epochs", "%d, want > 0 (0 only with a paper's testbed: the mapping's epochs)", c.Epochs)
 	}
 	if !(c.LR > 0) {
 		return bad("lr", "%v, want > 0", c.LR)
@@ -342,6 +354,12 @@ func (c Config) Validate() error {
 	}
 	if _, _, err := c.ComputeMode(); err != nil {
 		return bad("compute", "%v", err)
+	}
+	if err := checkTestbed(c.Testbed); err != nil {
+		return bad("testbed", "%v", err)
+	}
+	if c.StepDilation < 0 || c.StepDilation > 1e6 || c.StepDilation != c.StepDilation {
+		return bad("step_dilation", "%v, want 0 (not dilated) or a factor > 0 up to 1e6", c.StepDilation)
 	}
 	return c.validateDeviceMem()
 }

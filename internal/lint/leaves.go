@@ -14,10 +14,13 @@ var Leaves = []string{"outcore/engine/vocab", "outcore/experiments/grid"}
 
 // leafAllowed are the module's packages a leaf may depend on: the other
 // leaves, the units, the dataset's description (engine/dataset and the
-// OS helpers it reads files with) and the accelerator profiles.
+// OS helpers it reads files with), the accelerator profiles and the
+// testbeds (engine/testbed, the standard library and the units: the
+// configuration's testbed is checked against its names).
 var leafAllowed = []string{
 	"outcore/engine/vocab", "outcore/experiments/grid", "outcore/internal/units",
 	"outcore/engine/dataset", "outcore/internal/osutil", "outcore/engine/accel",
+	"outcore/engine/testbed",
 }
 
 // cgoPackages are the dependencies known to bring cgo (any package with

@@ -17,6 +17,7 @@ import (
 	"outcore/engine/dataset"
 	"outcore/engine/devprofile"
 	"outcore/engine/metrics"
+	"outcore/engine/testbed"
 	"outcore/engine/train"
 	"outcore/experiments/grid"
 	"outcore/experiments/supervise"
@@ -67,9 +68,33 @@ systems: ` + strings.Join(train.Names(), ", "),
 		// The storage the dataset is on, measured once on this host before
 		// its first run (DESIGN §11), outside the run's cgroup and clock: a
 		// run placed by a supervisor finds it measured already.
+		barEpochs := cfg.Epochs
 		if placed == "" {
 			if err := ensureStorage(ctx, cfg, s.Err); err != nil {
 				return err
+			}
+		}
+		// A paper's testbed: its host memory is the suggested --mem-limit,
+		// and the run's limit when none is given (the child a supervisor
+		// starts gets it on its command line).
+		if cfg.PaperTestbed() {
+			say := s.Err
+			if placed != "" { // the supervisor's child: its parent said it
+				say = io.Discard
+			}
+			lim, mapped, err := testbedMemLimit(cfg, say)
+			if err != nil {
+				return err
+			}
+			if cfg.Epochs == 0 {
+				barEpochs = mapped.Epochs
+			}
+			if lim != "" {
+				cfg.MemLimit = lim
+				raw = append(raw, "--mem-limit="+lim)
+				if err := checkMinMemory(cfg); err != nil {
+					return fmt.Errorf("%w: testbed %s: %v (the mapping's host memory; give --mem-limit to run under another limit, recorded among the deviations)", ErrUsage, cfg.Testbed, err)
+				}
 			}
 		}
 		// --mem-limit: re-run this command inside its own memory cgroup and
@@ -84,7 +109,7 @@ systems: ` + strings.Join(train.Names(), ", "),
 			MemoryLimit: func(int64) train.MemoryLimit { return limit }}
 		var bar *progressBar
 		if f, ok := s.Err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			bar = &progressBar{w: s.Err, epochs: cfg.Epochs}
+			bar = &progressBar{w: s.Err, epochs: barEpochs}
 			opt.Progress = bar.progress
 			opt.OnEpoch = bar.epoch
 		}
@@ -133,6 +158,9 @@ func trainFlags(c *train.Config, configPath *string) *flag.FlagSet {
 	fs.StringVar(&c.ModelMem, "model-mem", c.ModelMem, `where the CPU model step is accounted under --mem-limit: "device" (default; outside the budget, as GPU memory in the papers) or "host"`)
 	fs.StringVar(&c.Compute, "compute", c.Compute, `what consumes each batch: "cpu" (default; the CPU trainer), "none" (the loader alone: features checksummed and released) or "model:PROFILE" (held for an accelerator's modelled step time, e.g. model:h100-roofline)`)
 	fs.StringVar(&c.DeviceMem, "device-mem", c.DeviceMem, `device budget (the papers' GPU memory, held beside --mem-limit): "1GiB", a share of the feature bytes "10%" (default) or "none"`)
+	fs.StringVar(&c.Testbed, "testbed", c.Testbed, "the host the run emulates (DESIGN §13): "+strings.Join(testbed.Names(), ", ")+
+		`; a paper's maps compute, epochs (unless --epochs), device budget, step dilation, I/O depth (ginex, pyg+) and --mem-limit (unless given) from its profile; default this host as it is`)
+	fs.Float64Var(&c.StepDilation, "step-dilation", c.StepDilation, "multiply the modelled step time of --compute model:PROFILE (0 = not dilated; a paper's --testbed sets it)")
 	fs.Var((*optMap)(&c.Options), "opt", "variant option key=value (repeatable)")
 	return fs
 }
@@ -177,6 +205,11 @@ func parseTrainConfig(args []string, placed *string) (train.Config, error) {
 	}
 	if len(pos) > 0 {
 		return cfg, usagef("unexpected argument %q", pos[0])
+	}
+	// Under a paper's testbed the epochs are the mapping's unless --epochs
+	// or a config file gives them (train.ApplyTestbed: epochs 0).
+	if cfg.PaperTestbed() && !flagGiven(fs, "epochs") && configPath == "" {
+		cfg.Epochs = 0
 	}
 	// --layers without --fanout: repeat the default fanout's first entry.
 	if cfg.Layers > 0 && cfg.Layers != len(cfg.Fanout) && !flagGiven(fs, "fanout") && configPath == "" {
@@ -321,7 +354,11 @@ func (b *progressBar) finish(s metrics.SummaryRecord) {
 // are usage errors naming the setting and its range.
 func checkTrainRanges(cfg train.Config) error {
 	var msgs []string
-	for _, p := range grid.RangeProblems(cfg, func(string) bool { return true }) {
+	rc := cfg
+	if rc.Epochs == 0 && rc.PaperTestbed() {
+		rc.Epochs = 1 // the mapping's, at least testbed.MinEpochs, set when the run applies it
+	}
+	for _, p := range grid.RangeProblems(rc, func(string) bool { return true }) {
 		msgs = append(msgs, p.Message)
 	}
 	if cfg.MemLimit != "" {
@@ -339,6 +376,34 @@ func checkTrainRanges(cfg train.Config) error {
 		return usagef("%s", strings.Join(msgs, "; "))
 	}
 	return nil
+}
+
+// testbedMemLimit maps cfg's testbed for its dataset (train.MapTestbed),
+// says on w what the mapping gives, and returns the host memory to use as
+// --mem-limit: the mapping's in bytes when cfg has no limit of its own,
+// else "" (the config's wins, and w says so).
+func testbedMemLimit(cfg train.Config, w io.Writer) (string, testbed.Settings, error) {
+	dataDir := dataset.ResolveDataDir(cfg.DataDir)
+	dir := datasetDir(cfg)
+	m, err := dataset.ReadMeta(dir)
+	if err != nil {
+		return "", testbed.Settings{}, fmt.Errorf("testbed %s: dataset %s: %w", cfg.Testbed, cfg.Dataset, err)
+	}
+	st, err := train.MapTestbed(cfg, m, dataDir, dir)
+	if err != nil {
+		return "", st, err
+	}
+	host, device, rule := st.For(cfg.System)
+	fmt.Fprintf(w, "testbed %s: %s\n", cfg.Testbed, rule)
+	fmt.Fprintf(w, "testbed %s: compute model:%s, %d epochs, I/O depth %d (ginex, pyg+)\n", cfg.Testbed, st.AccelProfile, st.Epochs, st.IODepth)
+	fmt.Fprintf(w, "testbed %s: %s\n", cfg.Testbed, st.DilationRule)
+	fmt.Fprintf(w, "testbed %s: suggested --mem-limit %d (host memory), device budget %d bytes\n", cfg.Testbed, host, device)
+	if cfg.MemLimit != "" || cfg.MemLimitBytes > 0 || host <= 0 {
+		fmt.Fprintf(w, "testbed %s: the run keeps its own --mem-limit %q\n", cfg.Testbed, cfg.MemLimit)
+		return "", st, nil
+	}
+	fmt.Fprintf(w, "testbed %s: no --mem-limit given: the run takes the mapping's, --mem-limit %d\n", cfg.Testbed, host)
+	return strconv.FormatInt(host, 10), st, nil
 }
 
 // ensureStorage measures the storage holding the run's dataset when this

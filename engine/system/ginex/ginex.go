@@ -95,6 +95,15 @@ func (o options) policyDeviations() []string {
 	return []string{"policy=static: PaGraph's static feature cache (highest out-degree nodes) in place of Ginex's Belady cache (Fig. 15's baseline); it is filled again at every superbatch's switch because Ginex's feature and neighbour caches alternate in memory (PaGraph loads it once)"}
 }
 
+// featBackend is the features' backend: preads, or io_uring with option
+// io_depth (the testbed's emulation of the artifact's I/O threads).
+func featBackend(o options) storage.Backend {
+	if o.ioDepth > 0 {
+		return storage.BackendUring
+	}
+	return storage.BackendPread
+}
+
 func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	g.mem = kit.NewBudget(env)
 	g.indptr = env.Dataset.Indptr
@@ -112,16 +121,29 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	if g.opt.readBlock != artifactReadBlock {
 		env.Deviate("read_block=%d: rows and index entries are read in %d-byte blocks, not the artifact's 4 KiB", g.opt.readBlock, g.opt.readBlock)
 	}
-	preads := func(o *storage.Options) { o.Workers, o.BlockSize = g.opt.ioThreads, g.opt.readBlock }
+	threads := g.opt.ioThreads
+	if g.opt.ioDepth > 0 {
+		threads = g.opt.ioDepth
+	}
+	preads := func(o *storage.Options) { o.Workers, o.BlockSize = threads, g.opt.readBlock }
 	if g.idxFile, err = env.OpenIndicesWith(storage.BackendPread, preads); err != nil {
 		return err
 	}
 	g.disk = sample.NewStorageIndices(g.idxFile)
-	if g.feats, err = env.OpenFeaturesWith(storage.BackendPread, func(o *storage.Options) { preads(o); o.SeparateReads = true }); err != nil {
+	if g.feats, err = env.OpenFeaturesWith(featBackend(g.opt), func(o *storage.Options) {
+		preads(o)
+		o.SeparateReads = true
+		if g.opt.ioDepth > 0 {
+			o.QueueDepth = g.opt.ioDepth
+		}
+	}); err != nil {
 		return err
 	}
 	if g.featRead, err = g.feats.NewReader(); err != nil {
 		return fmt.Errorf("ginex: features reader: %w", err)
+	}
+	if g.opt.ioDepth > 0 { // what the file was opened with, not the option
+		env.Logf("ginex: io_depth: feature gathers through one %s reader, at most %d reads in flight", g.feats.Backend(), g.feats.Options().QueueDepth)
 	}
 
 	// Short offline profiling (§3.5), sampling from disk.
@@ -141,7 +163,7 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	// The changeset precomputation must know the cache capacity.
 	env.Logf("ginex: superbatch %d iterations (%d per epoch), %d samplers, %d I/O threads (%s, direct=%v); profiled M_b %d, model step %d MiB (+%d MiB around it; %d MiB held outside the budget), base %d MiB",
-		p.superbatch, batches, g.opt.samplers, g.opt.ioThreads, g.feats.Backend(), g.feats.Direct(), ws.MaxInputs, (ws.ArenaBytes+ws.StepArena)>>20, (ws.StepExtra+ws.StepOther)>>20, ws.DeviceBytes>>20, ws.BaseBytes>>20)
+		p.superbatch, batches, g.opt.samplers, threads, g.feats.Backend(), g.feats.Direct(), ws.MaxInputs, (ws.ArenaBytes+ws.StepArena)>>20, (ws.StepExtra+ws.StepOther)>>20, ws.DeviceBytes>>20, ws.BaseBytes>>20)
 	env.Logf("ginex: budget %d MiB: neighbour cache %d MiB (sample-stage peak %d MiB), feature cache %d MiB = %d entries, %.1f%% of nodes (main-loop peak %d MiB)",
 		env.MemBudget>>20, p.ncBytes>>20, p.samplePeak>>20, p.fcBytes>>20, p.fcEntries, 100*float64(p.fcEntries)/float64(g.nodes), p.mainPeak>>20)
 	if p.overReserve {

@@ -138,3 +138,32 @@ func TestTopOutDegree(t *testing.T) {
 		t.Error("policy lru accepted")
 	}
 }
+
+// TestIODepthEmulation: option io_depth=N (a paper host's thread count,
+// DESIGN §13) reads the features through one io_uring reader opened with
+// a queue of depth N, and changes nothing the run delivers: the same rows
+// reach the same batches (equal losses) from the same device blocks.
+func TestIODepthEmulation(t *testing.T) {
+	opts := map[string]string{"superbatch": "4", "feature_cache": "64KiB"}
+	base := systest.Run(t, systest.Config(t, Name, opts))
+	deep := map[string]string{"io_depth": "3"}
+	for k, v := range opts {
+		deep[k] = v
+	}
+	r := systest.Run(t, systest.Config(t, Name, deep))
+	if got, want := r.Losses(), base.Losses(); !slices.Equal(got, want) {
+		t.Fatalf("losses %v with io_depth=3, %v without", got, want)
+	}
+	if !slices.Contains(r.Logs, "ginex: io_depth: feature gathers through one uring reader, at most 3 reads in flight") {
+		t.Errorf("no log line of the uring reader at depth 3: %q", r.Logs)
+	}
+	if !systest.HasDeviation(r.Start.Deviations, "io_depth=3: ") || systest.HasDeviation(base.Start.Deviations, "io_depth=") {
+		t.Errorf("deviations: %q (io_depth=3), %q (default)", r.Start.Deviations, base.Start.Deviations)
+	}
+	for i := range r.Epochs {
+		if r.Epochs[i].RowsFromDevice != base.Epochs[i].RowsFromDevice || r.Epochs[i].FeatureBytesRead != base.Epochs[i].FeatureBytesRead {
+			t.Errorf("epoch %d: %d rows, %d feature bytes from the device with io_depth=3; %d, %d without", i,
+				r.Epochs[i].RowsFromDevice, r.Epochs[i].FeatureBytesRead, base.Epochs[i].RowsFromDevice, base.Epochs[i].FeatureBytesRead)
+		}
+	}
+}

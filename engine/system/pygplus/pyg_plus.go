@@ -115,7 +115,7 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 		p.resident = make([]byte, (len(p.feats.Data)+pageSize-1)/pageSize)
 	}
 	env.Logf("pyg+: indices and features memory-mapped (MADV_RANDOM); %d sampling workers, prefetch %d, %d gather threads, gather overlapped with training: %v; memory limit %d MiB (page cache only)",
-		p.opt.workers, p.opt.prefetch, p.opt.ioThreads, p.opt.overlap, env.MemBudget>>20)
+		p.opt.workers, p.opt.prefetch, p.opt.gatherThreads(), p.opt.overlap, env.MemBudget>>20)
 	return nil
 }
 
@@ -208,7 +208,7 @@ func (p *pygPlus) gather(env *train.Env, ep *metrics.EpochStats, mb *graph.MiniB
 		}
 	}
 	w.Stop()
-	g, err := kit.GatherMapped(p.feats, p.rowBytes, ids, osutil.Bytes(x.Data[:len(ids)*p.dim]), p.opt.ioThreads, check)
+	g, err := kit.GatherMapped(p.feats, p.rowBytes, ids, osutil.Bytes(x.Data[:len(ids)*p.dim]), p.opt.gatherThreads(), check)
 	if err != nil {
 		return err
 	}

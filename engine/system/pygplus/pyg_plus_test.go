@@ -32,3 +32,26 @@ func TestGatherThreadTrainsTheSameModel(t *testing.T) {
 // TestSampleOnly: with stages=sample an epoch samples every batch and
 // trains none, and says so (systest.CheckSampleOnly).
 func TestSampleOnly(t *testing.T) { systest.CheckSampleOnly(t, Name) }
+
+// TestIODepthEmulation: option io_depth=N (a paper host's thread count,
+// DESIGN §13) gathers with N threads, one page fault in flight each, and
+// delivers the same rows to the same batches (equal losses).
+func TestIODepthEmulation(t *testing.T) {
+	base := systest.Run(t, systest.Config(t, Name, nil))
+	r := systest.Run(t, systest.Config(t, Name, map[string]string{"io_depth": "3"}))
+	if got, want := r.Losses(), base.Losses(); !slices.Equal(got, want) {
+		t.Fatalf("losses %v with io_depth=3, %v without", got, want)
+	}
+	if !systest.HasDeviation(r.Logs, ", 3 gather threads,") {
+		t.Errorf("no log line of 3 gather threads: %q", r.Logs)
+	}
+	if !systest.HasDeviation(r.Start.Deviations, "io_depth=3: the gather copies from the mapping with 3 threads") || systest.HasDeviation(base.Start.Deviations, "io_depth=") {
+		t.Errorf("deviations: %q (io_depth=3), %q (default)", r.Start.Deviations, base.Start.Deviations)
+	}
+	if o := (options{ioThreads: 8, ioDepth: 3}); o.gatherThreads() != 3 {
+		t.Errorf("gather threads %d with io_depth=3, want 3", o.gatherThreads())
+	}
+	if o := (options{ioThreads: 8}); o.gatherThreads() != 8 {
+		t.Errorf("gather threads %d without io_depth, want io_threads 8", o.gatherThreads())
+	}
+}
