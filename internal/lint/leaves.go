@@ -14,10 +14,14 @@ var Leaves = []string{"outcore/engine/vocab", "outcore/experiments/grid"}
 
 // leafAllowed are the module's packages a leaf may depend on: the other
 // leaves, the units, the dataset's description (engine/dataset and the
-// OS helpers it reads files with) and the accelerator profiles.
+// OS helpers it reads files with), the accelerator profiles and the
+// external systems' registry.
 var leafAllowed = []string{
 	"outcore/engine/vocab", "outcore/experiments/grid", "outcore/internal/units",
 	"outcore/engine/dataset", "outcore/internal/osutil", "outcore/engine/accel",
+	// the external systems' registry (the grid checks an "external:NAME"
+	// entry against it) and the record types its protocol parser returns
+	"outcore/experiments/external", "outcore/engine/metrics",
 }
 
 // cgoPackages are the dependencies known to bring cgo (any package with
