@@ -346,6 +346,9 @@ func (m *Manager) Refusals(g *grid.Grid, pending map[string]dataset.Meta) []stor
 	return refused
 }
 
+// External is the registry of external systems grids may name (nil: none).
+func (m *Manager) External() *external.Registry { return m.opts.External }
+
 func (m *Manager) world(pending map[string]dataset.Meta) grid.World {
 	return grid.World{DataDir: m.opts.DataDir, MinMem: m.opts.MinMemory, Pending: pending, External: m.opts.External}
 }

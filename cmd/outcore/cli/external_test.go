@@ -108,6 +108,21 @@ func TestExternalSystemGrid(t *testing.T) {
 	if _, err := cgroup.Detect(); err == nil && !x.LimitEnforced {
 		t.Errorf("memory cgroups work here but the external run's limit was not enforced: %s", x.LimitNote)
 	}
+	t.Logf("external run %d: %s; peak cgroup %v", x.ID, x.LimitNote, x.PeakCgroupBytes)
+	var sum struct {
+		Outcome         string `json:"outcome"`
+		Epochs          int    `json:"epochs"`
+		PeakCgroupBytes int64  `json:"peak_cgroup_bytes"`
+	}
+	if err := json.Unmarshal(x.Summary, &sum); err != nil || sum.Outcome != "done" || sum.Epochs != 2 {
+		t.Errorf("external run's summary %s (%v): want outcome done after 2 epochs", x.Summary, err)
+	}
+	if x.LimitEnforced && (sum.PeakCgroupBytes <= 0 || sum.PeakCgroupBytes > x.MemLimitBytes) {
+		t.Errorf("summary peak %d: want the cgroup's peak, within the %d limit", sum.PeakCgroupBytes, x.MemLimitBytes)
+	}
+	if smp, err := st.Samples(context.Background(), x.ID, 0, 1e9, 0); err != nil || len(smp) == 0 {
+		t.Errorf("external run: %d samples (%v); want outcore's per-second samples", len(smp), err)
+	}
 	eps, err := st.Epochs(context.Background(), x.ID)
 	if err != nil || len(eps) != 2 {
 		t.Fatalf("external run: %d epochs stored (%v), want 2", len(eps), err)
