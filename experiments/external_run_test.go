@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"outcore/experiments/external"
 	"outcore/store"
@@ -112,6 +113,15 @@ func TestExternalRunOutcomes(t *testing.T) {
 	e = h.create(`{"dataset":"tiny","epochs":1,"axes":{"system":["external:sleeper"]}}`)
 	r := h.waitRuns(e.ID, "running", func(r store.Run) bool { return r.Status == store.StatusRunning })[0]
 	h.waitEpochs(r.ID, 1)
+	// outcore's per-second samples of the program while it runs
+	var smp []store.Sample
+	waitUntil(t, 30*time.Second, "a sample of the running program", func() bool {
+		smp, _ = h.st.Samples(context.Background(), r.ID, 0, 1e9, 0)
+		return len(smp) > 0
+	})
+	if s := smp[0]; s.T <= 0 || s.RSSBytes <= 0 || (r.LimitEnforced || haveCgroups(t)) && s.CgroupBytes <= 0 {
+		t.Errorf("sample %+v: want its time, the program's RSS and the cgroup's usage", s.SampleRecord)
+	}
 	if err := h.m.CancelRun(context.Background(), r.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -139,5 +149,15 @@ func TestExternalNotOnSlurm(t *testing.T) {
 		CreateOptions{Executor: "slurm"})
 	if err == nil || !strings.Contains(err.Error(), `"external:good" is an external system, which only the local executor runs`) {
 		t.Errorf("slurm grid with an external system: %v", err)
+	}
+}
+
+// waitUntil polls cond every 20 ms until it holds or d has passed.
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for dl := time.Now().Add(d); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(dl) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }

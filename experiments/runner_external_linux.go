@@ -10,8 +10,9 @@ package experiments
 // external.ParseLine into the records of engine/metrics and goes to the
 // ingester as a built-in's stdout line does. outcore writes the start
 // record, the per-second samples (the cgroup's memory, the program's
-// RSS, CPU and disk reads from /proc) and the summary's outcome and peaks
-// itself: those are its measurements, not the program's.
+// RSS, CPU and disk reads from /proc, the host's pressure; the ingester
+// adds the GPU's NVML readings) and the summary's outcome, peaks and host
+// pressure itself: those are its measurements, not the program's.
 
 import (
 	"bufio"
@@ -50,6 +51,7 @@ type externalRun struct {
 	epochs  int                    // epoch lines accepted
 	peakRSS int64
 
+	runMeter     metrics.PressureMeter // the host's pressure over the run, for the summary
 	stopSampling chan struct{}
 	sampled      sync.WaitGroup
 }
@@ -123,6 +125,7 @@ func (x *externalRun) begin() {
 		Deviations: []string{"external system " + x.name + ": a program outside outcore; its epochs and numbers are its own report (record protocol), its memory and I/O outcore's measurements"}}
 	x.push(rec)
 	close(x.ready)
+	x.runMeter = metrics.NewPressureMeter()
 	x.sampled.Add(1)
 	go x.sample()
 }
@@ -190,6 +193,7 @@ func (x *externalRun) sample() {
 	t := time.NewTicker(metrics.SampleInterval)
 	defer t.Stop()
 	prevAt, prevCPU, prevRead := time.Now(), procCPUSeconds(pid), procReadBytes(pid)
+	meter := metrics.NewPressureMeter() // the host's pressure over each second
 	for {
 		select {
 		case <-x.stopSampling:
@@ -202,6 +206,9 @@ func (x *externalRun) sample() {
 				rec.DiskReadMBps = max(0, float64(read-prevRead)/1e6/dt)
 			}
 			prevAt, prevCPU, prevRead = now, cpu, read
+			host := meter.Stop()
+			meter = metrics.NewPressureMeter()
+			rec.Host = &host
 			x.mu.Lock()
 			x.peakRSS = max(x.peakRSS, rec.RSSBytes)
 			x.mu.Unlock()
@@ -225,6 +232,8 @@ func (x *externalRun) end(res *supervise.Result) {
 	}
 	sum.Type = metrics.TypeSummary
 	sum.PeakCgroupBytes, sum.PeakRSSBytes = res.PeakBytes, peakRSS
+	hp := x.runMeter.Stop()
+	sum.HostPressure = &hp
 	if sum.TotalS == 0 {
 		sum.TotalS = time.Since(x.j.start).Seconds()
 	}
