@@ -56,6 +56,15 @@ func (m *Manager) chooseExecutor(g *grid.Grid, co CreateOptions) (string, grid.P
 			}
 		}
 	}
+	// External systems (DESIGN §14) run on the local executor only: a job
+	// executor would need the registry and the program on its nodes.
+	if executor != store.ExecutorLocal {
+		for _, sys := range g.Axes.System {
+			if grid.IsExternal(sys) {
+				ps.Add(grid.AxisSystem, "variants: %q is an external system, which only the local executor runs (this grid's executor is %q)", sys, executor)
+			}
+		}
+	}
 	// A run that asks for the GPU on this host fails without one: said at
 	// creation, not when the run starts.
 	if executor == store.ExecutorLocal {

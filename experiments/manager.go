@@ -40,6 +40,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/experiments/executors"
+	"outcore/experiments/external"
 	"outcore/experiments/grid"
 	"outcore/experiments/supervise"
 	"outcore/gpu"
@@ -123,6 +124,10 @@ type Options struct {
 	// MinMemory rejects limits a variant cannot start with; default
 	// VariantMinMemory.
 	MinMemory grid.MinMemoryFunc
+	// External is the operator's registry of external systems (DESIGN
+	// §14; `serve --systems FILE`, default <data dir>/systems.json): grids
+	// may name its systems as "external:NAME"; nil registers none.
+	External *external.Registry
 	// Logf receives the runner's diagnostics; default discards them.
 	Logf func(format string, args ...any)
 }
@@ -341,8 +346,11 @@ func (m *Manager) Refusals(g *grid.Grid, pending map[string]dataset.Meta) []stor
 	return refused
 }
 
+// External is the registry of external systems grids may name (nil: none).
+func (m *Manager) External() *external.Registry { return m.opts.External }
+
 func (m *Manager) world(pending map[string]dataset.Meta) grid.World {
-	return grid.World{DataDir: m.opts.DataDir, MinMem: m.opts.MinMemory, Pending: pending}
+	return grid.World{DataDir: m.opts.DataDir, MinMem: m.opts.MinMemory, Pending: pending, External: m.opts.External}
 }
 
 // Create validates a grid file (see Grid), stores the experiment and

@@ -206,7 +206,9 @@ func newRecordCheck(r store.Run) *recordCheck {
 	var cfg struct {
 		Epochs int `json:"epochs"`
 	}
-	if json.Unmarshal(r.Config, &cfg) == nil && cfg.Epochs > 0 {
+	// An external system's epochs are its own option's, not the
+	// configuration's: only the grid's bound holds.
+	if json.Unmarshal(r.Config, &cfg) == nil && cfg.Epochs > 0 && !grid.IsExternal(r.System) {
 		c.epochs, c.known = cfg.Epochs, true
 	}
 	return c

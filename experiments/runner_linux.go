@@ -97,7 +97,7 @@ func (m *Manager) launch(ctx context.Context, r store.Run, run executors.Run) (e
 	// The floor the grid was checked against at creation, again now that
 	// the dataset exists (a derived dataset was just made): the same
 	// check the child makes first (train.CheckFeasible).
-	if err := checkFeasible(r, m.opts.DataDir); err != nil {
+	if err := checkFeasible(r, m.opts.DataDir); err != nil && !grid.IsExternal(r.System) {
 		return ended(outcome.Failed(start, "refused before it started: %v", err))
 	}
 	// The storage the run reads, measured once on this host before its
@@ -154,11 +154,21 @@ func (m *Manager) launch(ctx context.Context, r store.Run, run executors.Run) (e
 	// Variants make their scratch folders in the data directory; the
 	// supervisor removes what a killed child left there.
 	spec.Scratch = m.opts.DataDir
+	var ext *externalRun // an external system's program (runner_external_linux.go)
+	if grid.IsExternal(r.System) {
+		if ext, err = m.prepareExternal(r, dir, j, &spec); err != nil {
+			errFile.Close()
+			return ended(outcome.Failed(start, "%v", err))
+		}
+	}
 	j.host = hostFacts(m.opts.DataDir, m.opts.GPU.Name())
 	child, err := m.sup.Start(spec)
 	if err != nil {
 		errFile.Close()
-		return ended(outcome.Failed(start, "start %s: %v", m.opts.Binary, err))
+		if ext != nil {
+			ext.stdout.Close()
+		}
+		return ended(outcome.Failed(start, "start %s: %v", spec.Path, err))
 	}
 	j.child = child
 	j.group.Store(child.Group()) // samples from now on carry the group's usage on arrival
@@ -174,8 +184,14 @@ func (m *Manager) launch(ctx context.Context, r store.Run, run executors.Run) (e
 	if r.MemLimitBytes > 0 && !j.enforced {
 		m.logEvent(r, "warn", fmt.Sprintf("memory limit %s NOT enforced: %s", units.Bytes(r.MemLimitBytes), j.note))
 	}
+	if ext != nil {
+		ext.begin()
+	}
 	go func() {
 		j.res = child.Wait() // after the child's last line
+		if ext != nil {
+			ext.end(j.res)
+		}
 		errFile.Close()
 		close(j.lines)
 		j.signal()

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"maps"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"outcore/engine/accel"
 	"outcore/engine/dataset"
 	"outcore/engine/vocab"
+	"outcore/experiments/external"
 	"outcore/experiments/grid"
 	"outcore/internal/units"
 	"outcore/internal/version"
@@ -38,6 +41,38 @@ type ExperimentsHandler struct {
 	Charts  *chartsCache        // encoded charts by the comparison's fingerprint
 	Log     *log.Logger         // panics of streamed answers
 	Bundles *heavySlots         // bundle.zip downloads written at once
+}
+
+// externalSystems is the queue's registry of external systems (nil when
+// the queue has none: a test's fake).
+func (h *ExperimentsHandler) externalSystems() *external.Registry {
+	if q, ok := h.Queue.(interface{ External() *external.Registry }); ok {
+		return q.External()
+	}
+	return nil
+}
+
+// externalOffers are the form's choices of the registered external
+// systems: "external:NAME", its help and declared options as the note.
+func externalOffers(ext *external.Registry) []views.FormOption {
+	var out []views.FormOption
+	for _, n := range ext.Names() {
+		sys, _ := ext.Lookup(n)
+		var opts []string
+		for _, k := range slices.Sorted(maps.Keys(sys.Options)) {
+			o := sys.Options[k]
+			opts = append(opts, fmt.Sprintf("%s (%s, default %v)", k, o.Type, o.Default))
+		}
+		note := "external system registered by the operator"
+		if sys.Help != "" {
+			note += ": " + sys.Help
+		}
+		if len(opts) > 0 {
+			note += "; options " + strings.Join(opts, ", ") + " (set in a grid file or the API as " + external.Prefix + n + ":KEY=VALUE)"
+		}
+		out = append(out, views.FormOption{Value: external.Prefix + n, Label: external.Prefix + n, Note: note})
+	}
+	return out
 }
 
 // idParam reads the :id route parameter.
@@ -216,7 +251,7 @@ func defaultForm(entries []dataset.Entry, dataDir string) FormInput {
 }
 
 // formView fills the form's view model.
-func formView(in FormInput, entries []dataset.Entry, g *grid.Grid, errs map[string]string) views.ExperimentForm {
+func formView(in FormInput, entries []dataset.Entry, g *grid.Grid, errs map[string]string, ext *external.Registry) views.ExperimentForm {
 	f := views.ExperimentForm{
 		Name: in.Name, DatasetMode: in.DatasetMode, Dataset: in.Dataset, Preset: in.Preset, NewDataset: in.NewDataset,
 		MemLimits: in.MemLimits, Dims: in.Dims, Batches: in.Batches, Model: in.Model, Fanouts: in.Fanouts, Compute: in.Compute, Frontier: in.Frontier,
@@ -235,6 +270,13 @@ func formView(in FormInput, entries []dataset.Entry, g *grid.Grid, errs map[stri
 	}
 	for _, v := range Variants() {
 		f.Variants = append(f.Variants, views.FormOption{Value: v, Label: v, Note: variantNote(v), Selected: contains(in.Variants, v)})
+	}
+	// The operator's external systems (DESIGN §14) beside the variants,
+	// with their declared options (set in a grid file or through the API
+	// as "external:NAME:KEY=VALUE"; the form runs them at their defaults).
+	for _, o := range externalOffers(ext) {
+		o.Selected = contains(in.Variants, o.Value)
+		f.Variants = append(f.Variants, o)
 	}
 	for _, m := range Models {
 		f.Models = append(f.Models, views.FormOption{Value: m, Label: m, Selected: m == in.Model})
@@ -301,7 +343,7 @@ func (h *ExperimentsHandler) New(c *fiber.Ctx) error {
 	env, entries := h.formEnv()
 	in := defaultForm(entries, h.DataDir)
 	g, _ := ValidateForm(in, env)
-	f := formView(in, entries, g, nil)
+	f := formView(in, entries, g, nil, h.externalSystems())
 	h.budgetView(c.UserContext(), &f, in, entries, g)
 	return renderPage(c, views.NewExperimentPage(pageMeta(c, "New experiment", "new"), f))
 }
@@ -348,7 +390,7 @@ func (h *ExperimentsHandler) previewOf(ctx context.Context, contentType string, 
 		return views.ExperimentForm{}, err
 	}
 	g, errs := ValidateForm(in, env)
-	f := formView(in, entries, g, errs)
+	f := formView(in, entries, g, errs, h.externalSystems())
 	h.budgetView(ctx, &f, in, entries, g)
 	return f, nil
 }
@@ -421,7 +463,7 @@ func (h *ExperimentsHandler) Create(c *fiber.Ctx) error {
 		}
 	}
 	c.Status(fiber.StatusUnprocessableEntity)
-	f := formView(in, entries, g, errs)
+	f := formView(in, entries, g, errs, h.externalSystems())
 	h.budgetView(ctx, &f, in, entries, g)
 	return renderPage(c, views.NewExperimentPage(pageMeta(c, "New experiment", "new"), f))
 }

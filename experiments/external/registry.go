@@ -497,3 +497,50 @@ func jsonError(err error) string {
 	}
 	return err.Error()
 }
+
+// OptionsFromText turns option values written as text (a grid's system
+// entry "external:NAME:lr=0.1,epochs=3", the form's fields) into the
+// values Resolve checks: a number for int and float options, true or
+// false for bool, the text itself for enum and bytes. A name s does not
+// declare is passed on as text, for Resolve to refuse by name; a value
+// that is not of its option's type is refused here, naming the option.
+func (s *System) OptionsFromText(text map[string]string) (map[string]any, error) {
+	out := make(map[string]any, len(text))
+	for name, v := range text {
+		o, ok := s.Options[name]
+		if !ok {
+			out[name] = v
+			continue
+		}
+		switch o.Type {
+		case TypeInt, TypeFloat:
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return nil, fmt.Errorf("%w: external system %q: option %q: %q is not a number", ErrRegistry, s.Name, name, v)
+			}
+			out[name] = f
+		case TypeBool:
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return nil, fmt.Errorf("%w: external system %q: option %q: %q is not true or false", ErrRegistry, s.Name, name, v)
+			}
+			out[name] = b
+		default:
+			out[name] = v
+		}
+	}
+	return out, nil
+}
+
+// CheckText is Check of options written as text (OptionsFromText).
+func (r *Registry) CheckText(name string, text map[string]string) error {
+	s, ok := r.Lookup(name)
+	if !ok {
+		return r.Check(name, nil)
+	}
+	opts, err := s.OptionsFromText(text)
+	if err != nil {
+		return err
+	}
+	return r.Check(name, opts)
+}

@@ -231,3 +231,32 @@ func FuzzRegistry(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckText: options written as text (a grid's system entry) are
+// typed by their declaration and checked as Check checks them.
+func TestCheckText(t *testing.T) {
+	r, err := Load(writeRegistry(t, goodRegistry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CheckText("tiny-sgd", map[string]string{"epochs": "7", "lr": "0.25", "eval": "false", "cache": "2MiB", "model": "logreg"}); err != nil {
+		t.Errorf("good options refused: %v", err)
+	}
+	for _, c := range []struct {
+		system string
+		opts   map[string]string
+		want   string
+	}{
+		{"nope", nil, `"nope" is not a registered external system`},
+		{"tiny-sgd", map[string]string{"command": "/bin/sh"}, `no option "command"`},
+		{"tiny-sgd", map[string]string{"epochs": "seven"}, `option "epochs": "seven" is not a number`},
+		{"tiny-sgd", map[string]string{"epochs": "2.5"}, `option "epochs": 2.5 is not a whole number`},
+		{"tiny-sgd", map[string]string{"eval": "yes"}, `option "eval": "yes" is not true or false`},
+		{"tiny-sgd", map[string]string{"epochs": "51"}, `option "epochs": 51 is outside [1, 50]`},
+	} {
+		err := r.CheckText(c.system, c.opts)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrRegistry) {
+			t.Errorf("%s %v: got %v, want %q", c.system, c.opts, err, c.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"outcore/engine/accel"
 	"outcore/engine/dataset"
 	"outcore/engine/vocab"
+	"outcore/experiments/external"
 	"outcore/internal/units"
 )
 
@@ -50,6 +51,10 @@ type World struct {
 	// Pending are datasets that will exist when the grid is created (a
 	// dataset job is generating them), by name.
 	Pending map[string]dataset.Meta
+	// External is the operator's registry of external systems (DESIGN
+	// §14): an "external:NAME" entry must name one of its systems and set
+	// only its declared options. nil registers none.
+	External *external.Registry
 }
 
 // Plan checks a grid against the data directory and the engine's
@@ -104,6 +109,13 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		if err != nil {
 			variantsOK = false
 			ps.Add(AxisSystem, "variants: %v", err)
+			continue
+		}
+		if name, isExt := external.ParseRef(e.Variant); isExt {
+			if err := w.External.CheckText(name, e.Options); err != nil {
+				variantsOK = false
+				ps.Add(AxisSystem, "variants: %s", strings.TrimPrefix(err.Error(), external.ErrRegistry.Error()+": "))
+			}
 			continue
 		}
 		if !slices.Contains(known, e.Variant) {
@@ -223,6 +235,9 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		sp.MemLimitBytes = limit
 
 		cfg, msg := runConfig(g, c, sp.Dataset, absData, limit)
+		if msg.Message == "" && IsExternal(c.System) {
+			cfg, msg = externalConfig(cfg, c, w.External)
+		}
 		if msg.Message != "" {
 			ps.Add(msg.Field, "%s", msg.Message)
 			continue
@@ -235,7 +250,10 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		if c.System != "" && c.System != cfg.System {
 			sp.System = c.System // a variant with options of its own: its own series
 		}
-		if limit > 0 && w.MinMem != nil {
+		// An external system has no floor: outcore does not know what it
+		// needs to start, so its runs are never refused for memory (a limit
+		// too small for it ends as oom, a result like any other).
+		if limit > 0 && w.MinMem != nil && !IsExternal(c.System) {
 			if need := w.MinMem(cfg, info.Meta); limit < need {
 				refused = append(refused, RefusedCell{Seq: c.Seq, System: sp.System, Dataset: sp.Dataset, Model: sp.Model,
 					MemLimit: c.MemLimit, MemLimitBytes: limit, NeedBytes: need, FeatureDim: sp.FeatureDim, BatchSize: sp.BatchSize,
@@ -279,7 +297,13 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (vocab.Config, 
 			return vocab.Config{}, Problem{Field: AxisSystem, Message: "variants: " + err.Error()}
 		}
 		m["system"] = e.Variant
-		if len(e.Options) > 0 {
+		if IsExternal(e.Variant) {
+			// The run settings common to every system (dataset, model,
+			// batch, fanout, epochs, seed) are checked as a built-in's;
+			// externalConfig puts the external system in afterwards.
+			m["system"] = vocab.DefaultConfig().System
+			delete(m, "options")
+		} else if len(e.Options) > 0 {
 			opts := map[string]string{}
 			if raw, ok := g.Base["options"]; ok {
 				if err := json.Unmarshal(raw, &opts); err != nil {
@@ -416,4 +440,23 @@ func FormatFanout(f []int) string {
 		parts[i] = fmt.Sprint(v)
 	}
 	return strings.Join(parts, ",")
+}
+
+// externalConfig makes a built-in's checked configuration the one of an
+// external system's run: System is the entry's "external:NAME" and Options
+// are the options the entry sets (checked against reg: the registry
+// declares them), as the runner gives them to the program
+// (external.Argv). The default variant's own options are dropped.
+func externalConfig(cfg vocab.Config, c Cell, reg *external.Registry) (vocab.Config, Problem) {
+	e, err := ParseSystemEntry(c.System)
+	if err != nil {
+		return cfg, Problem{Field: AxisSystem, Message: "variants: " + err.Error()}
+	}
+	name, _ := external.ParseRef(e.Variant)
+	if err := reg.CheckText(name, e.Options); err != nil {
+		return cfg, Problem{Field: AxisSystem, Message: "variants: " + strings.TrimPrefix(err.Error(), external.ErrRegistry.Error()+": ")}
+	}
+	cfg.System = e.Variant
+	cfg.Options = e.Options
+	return cfg, Problem{}
 }

@@ -8,10 +8,18 @@ package grid
 // neither option. The entry's options are merged over the grid's
 // "options" for that entry's runs; the run keeps the whole entry as its
 // system, so that comparisons show it as a series of its own.
+//
+// An external system (DESIGN §14) is "external:NAME[:KEY=VALUE,...]": the
+// whole "external:NAME" is the entry's variant, and its options are the
+// ones its registry declares (experiments/external), checked by Plan
+// against World.External. The grid's "options" are the built-ins' and
+// are not given to an external system.
 
 import (
 	"fmt"
 	"strings"
+
+	"outcore/experiments/external"
 )
 
 // SystemEntry is one value of the system axis: a variant and the options
@@ -23,7 +31,18 @@ type SystemEntry struct {
 
 // ParseSystemEntry splits "NAME" or "NAME:KEY=VALUE[,KEY=VALUE...]".
 func ParseSystemEntry(s string) (SystemEntry, error) {
-	name, rest, withOpts := strings.Cut(s, ":")
+	var name, rest string
+	var withOpts bool
+	if ext, isExt := external.ParseRef(strings.TrimSpace(s)); isExt {
+		name, rest, withOpts = strings.Cut(ext, ":")
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return SystemEntry{Variant: external.Prefix}, fmt.Errorf("%q has no external system name (want external:NAME)", s)
+		}
+		name = external.Prefix + name
+	} else {
+		name, rest, withOpts = strings.Cut(s, ":")
+	}
 	e := SystemEntry{Variant: strings.TrimSpace(name)}
 	if e.Variant == "" {
 		return e, fmt.Errorf("%q has no variant name", s)
@@ -53,4 +72,11 @@ func VariantOf(entry string) string {
 		return e.Variant
 	}
 	return entry
+}
+
+// IsExternal reports whether a system-axis entry names an external system
+// ("external:NAME...").
+func IsExternal(entry string) bool {
+	_, ok := external.ParseRef(strings.TrimSpace(entry))
+	return ok
 }

@@ -87,7 +87,18 @@ type Spec struct {
 	// sends one (outcome oom, interrupted or failed) through Lines, so that
 	// the record stream is complete for whoever reads it.
 	WriteSummary bool
+	// External runs a program outside outcore (DESIGN §14): Args are
+	// passed as given (no CgroupFlag), Env is its whole environment
+	// (nothing of this process's), Lines reads the pipe handed to it as
+	// file descriptor 3 (RecordsFD: its records) and its stdout goes to
+	// Stdout (nil = discarded).
+	External bool
+	Stdout   io.Writer
 }
+
+// RecordsFD is the descriptor an External child writes its records to
+// ("/dev/fd/3").
+const RecordsFD = 3
 
 // Child is one started child.
 type Child struct {
@@ -149,9 +160,17 @@ func (s *Supervisor) Start(spec Spec) (*Child, error) {
 		placed = c.grp.Path
 	}
 
-	cmd := exec.Command(spec.Path, append(append([]string(nil), spec.Args...), "--"+CgroupFlag, placed)...)
+	args := append([]string(nil), spec.Args...)
+	if !spec.External {
+		args = append(args, "--"+CgroupFlag, placed)
+	}
+	cmd := exec.Command(spec.Path, args...)
 	cmd.Dir = spec.Dir
-	cmd.Env = append(os.Environ(), spec.Env...)
+	if spec.External {
+		cmd.Env = append([]string{}, spec.Env...)
+	} else {
+		cmd.Env = append(os.Environ(), spec.Env...)
+	}
 	// Own process group (signals reach helpers it forks even without a
 	// cgroup), and death with the supervisor: a child must not outlive it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -173,7 +192,17 @@ func (s *Supervisor) Start(spec Spec) (*Child, error) {
 	} else {
 		cmd.Stderr = errW
 	}
-	cmd.Stdout = outW
+	if spec.External {
+		// records on descriptor 3 (ExtraFiles[0]); stdout is the
+		// program's own output
+		cmd.ExtraFiles = []*os.File{outW}
+		cmd.Stdout = spec.Stdout
+		if cmd.Stdout == nil {
+			cmd.Stdout = io.Discard
+		}
+	} else {
+		cmd.Stdout = outW
+	}
 	closeAll := func(fs ...*os.File) {
 		for _, f := range fs {
 			if f != nil {

@@ -16,11 +16,15 @@ var Leaves = []string{"outcore/engine/vocab", "outcore/experiments/grid"}
 // leaves, the units, the dataset's description (engine/dataset and the
 // OS helpers it reads files with), the accelerator profiles and the
 // testbeds (engine/testbed, the standard library and the units: the
-// configuration's testbed is checked against its names).
+// configuration's testbed is checked against its names) and the
+// external systems' registry.
 var leafAllowed = []string{
 	"outcore/engine/vocab", "outcore/experiments/grid", "outcore/internal/units",
 	"outcore/engine/dataset", "outcore/internal/osutil", "outcore/engine/accel",
 	"outcore/engine/testbed",
+	// the external systems' registry (the grid checks an "external:NAME"
+	// entry against it) and the record types its protocol parser returns
+	"outcore/experiments/external", "outcore/engine/metrics",
 }
 
 // cgoPackages are the dependencies known to bring cgo (any package with

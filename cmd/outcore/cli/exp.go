@@ -96,6 +96,8 @@ func expCreateCmd() *Command {
 	fs.BoolVar(&wait, "wait", false, "run the queue here until this experiment has finished, showing progress")
 	fs.IntVar(&conc, "concurrency", 1, "with --wait: local runs at a time")
 	fs.BoolVar(&drop, "drop-caches", false, "with --wait: drop the page cache before each run (root only; recorded per run)")
+	var systemsFile string
+	fs.StringVar(&systemsFile, "systems", "", systemsFlagHelp)
 	sf := addExecutorFlags(fs, "executor of this experiment's runs: "+executorNames(" or ")+" (default local); a grid naming another executor is refused")
 	return &Command{
 		Name: "create", Args: "--file GRID.json | --study ID [--wait] [--executor " + executorNames("|") + "] [flags]", Short: "create an experiment and queue its runs", Flags: fs,
@@ -133,7 +135,7 @@ func expCreateCmd() *Command {
 				return fmt.Errorf("read grid: %w", err)
 			}
 			return createExperiment(ctx, s, createArgs{dataDir: dataDir, label: file, grid: grid, wait: wait, conc: conc, drop: drop,
-				executor: executor, executors: offered, execOpts: execOpts})
+				executor: executor, executors: offered, execOpts: execOpts, systems: systemsFile})
 		},
 	}
 }
@@ -148,6 +150,7 @@ type createArgs struct {
 	executor       string
 	executors      []string
 	execOpts       map[string]any // each registered executor's options, from its flags
+	systems        string         // --systems: the external systems' registry ("" = <data dir>/systems.json)
 }
 
 // createExperiment creates the experiment of a.grid and, with a.wait,
@@ -160,8 +163,12 @@ func createExperiment(ctx context.Context, s Streams, a createArgs) error {
 		return err
 	}
 	defer st.Close()
+	reg, err := loadSystems(dir, a.systems)
+	if err != nil {
+		return err
+	}
 	m, err := experiments.New(experiments.Options{DataDir: dir, Store: st, Concurrency: conc, DropCaches: drop,
-		Executor: executor, Executors: executors, ExecutorOptions: execOpts,
+		Executor: executor, Executors: executors, ExecutorOptions: execOpts, External: reg,
 		Finished: func(ctx context.Context, id int64) error { return report.StoreRunDigest(ctx, st, id) },
 		Logf:     func(f string, a ...any) { fmt.Fprintf(s.Err, "outcore exp: "+f+"\n", a...) }})
 	if err != nil {

@@ -47,6 +47,7 @@ func serveCmd() *Command {
 	trusted := fs.String("trusted-proxies", "", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-Host/-For headers count (default: none)")
 	maxConns := fs.Int("max-conns", 0, "open connections at most (default 2048, and always below the file-descriptor limit)")
 	maxConnsClient := fs.Int("max-conns-per-client", 0, "open connections of one client address at most (default 128)")
+	systemsFile := fs.String("systems", "", systemsFlagHelp)
 	preset := fs.String("default-preset", defaultPreset, "preset of the default dataset made on first start (tiny, small, medium, ...)")
 	return &Command{
 		Name:  "serve",
@@ -106,8 +107,13 @@ the server stops (docs/SECURITY.md).
 			if !isLoopbackAddr(*addr) && guard.auth == nil && !guard.insecure {
 				return usagef("refusing to serve on %s, which other machines can reach, without authentication: give --auth-file FILE (see the README, \"Serving beyond this machine\"), or --insecure to serve without it", *addr)
 			}
+			reg, err := loadSystems(dataset.ResolveDataDir(dataDir), *systemsFile)
+			if err != nil {
+				return err
+			}
 			return serve(ctx, s, dataset.ResolveDataDir(dataDir), *addr, guard, experiments.Options{
-				Concurrency: *concurrency, DropCaches: *dropCaches, Executor: executor, Executors: offered, ExecutorOptions: execOpts})
+				Concurrency: *concurrency, DropCaches: *dropCaches, Executor: executor, Executors: offered, ExecutorOptions: execOpts,
+				External: reg})
 		},
 	}
 }
