@@ -357,9 +357,13 @@ func (d *diskGNN) planMemory(env *train.Env, budget *kit.Budget, off offline, rp
 	partRows := partitionRows(s)
 	var least int64
 	d.mp, least = kit.Size(size, s)
-	m := d.memory(env, inputOf(s), least)
+	var asked int64 // the least budget of the options' queues, when cut
+	if d.mp.Feasible && d.mp.Queue != d.o.queue {
+		asked = kit.Sizer[options, profile, plan](size).Least(askedDepth(s))
+	}
+	m := d.memory(env, inputOf(s), least, asked)
 	if queue := d.mp.Queue; d.mp.Feasible && queue != d.o.queue {
-		env.Logf("diskgnn: the %d MiB budget cannot hold pipeline queues of %d batches (least %d MiB): queues of %d", env.MemBudget>>20, d.o.queue, d.mp.PaperLeast>>20, queue)
+		env.Logf("diskgnn: the %d MiB budget cannot hold pipeline queues of %d batches (least %d MiB): queues of %d", env.MemBudget>>20, d.o.queue, asked>>20, queue)
 		d.o.queue = queue
 	}
 	if !d.mp.Feasible {
@@ -382,15 +386,16 @@ func (d *diskGNN) planMemory(env *train.Env, budget *kit.Budget, off offline, rp
 // memory is the plan as the shared preparation applies it (kit.Plan),
 // before the tiers are placed (planMemory adds the device parts): the
 // refusal of a plan that does not fit (Apply names its least budget) and
-// the queues the budget cut.
-func (d *diskGNN) memory(env *train.Env, in sizingInput, least int64) kit.Plan {
+// the queues the budget cut (asked: the least budget of the options'
+// depth).
+func (d *diskGNN) memory(env *train.Env, in sizingInput, least, asked int64) kit.Plan {
 	m := kit.Plan{Fits: d.mp.Feasible, LeastBudget: least, Why: fmt.Sprintf("in the %d MiB device budget, as the GPU memory they are in the paper", in.Device>>20)}
 	if !d.mp.Feasible {
 		m.Refusal = fmt.Errorf("diskgnn: the memory budget (%d MiB) cannot hold the pipeline and pre-processing (base %d MiB, reserve %d MiB, %s)",
 			env.MemBudget>>20, in.Base>>20, in.Reserve>>20, d.mp)
 	}
 	if queue := d.mp.Queue; d.mp.Feasible && queue != d.o.queue && queue != 2 {
-		m.Cuts = append(m.Cuts, fmt.Sprintf("pipeline queues hold %d batches (§6: 2): the %d MiB budget cannot hold queues of %d (least %d MiB)", queue, env.MemBudget>>20, d.o.queue, d.mp.PaperLeast>>20))
+		m.Cuts = append(m.Cuts, fmt.Sprintf("pipeline queues hold %d batches (§6: 2): the %d MiB budget cannot hold queues of %d (least %d MiB)", queue, env.MemBudget>>20, d.o.queue, asked>>20))
 	}
 	return m
 }

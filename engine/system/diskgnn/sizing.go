@@ -95,11 +95,8 @@ type plan struct {
 	// tried at this budget (its reserve, quota and partition).
 	MinBudget int64
 	// Queue is the queue depth the plan is for (size: shorter than the
-	// options' when the budget cannot hold theirs), PaperLeast the
-	// options' depth's MinBudget, which the deviation of a shortened
-	// queue names.
-	Queue      int
-	PaperLeast int64
+	// options' when the budget cannot hold theirs).
+	Queue int
 }
 
 const (
@@ -318,9 +315,17 @@ func size(s kit.Sizing[options, profile]) plan {
 		p.Queue = max(in.Queue, 1)
 		return p
 	}
-	p, queue, paperLeast := planMemoryQueues(in, s.Opt.queueSet)
-	p.Queue, p.PaperLeast = queue, paperLeast
+	p, queue, _ := planMemoryQueues(in, s.Opt.queueSet)
+	p.Queue = queue
 	return p
+}
+
+// askedDepth is s with the options' queue depth kept (as if chosen): its
+// least budget (kit.Sizer.Least) is the one the deviation of shortened
+// queues names.
+func askedDepth(s kit.Sizing[options, profile]) kit.Sizing[options, profile] {
+	s.Opt.queueSet = true
+	return s
 }
 
 // Fits is whether the budget holds the plan (kit.Fitter).
