@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 type testOptions struct {
@@ -206,4 +207,18 @@ func TestSizeOrAuto(t *testing.T) {
 			t.Errorf("%q: got %q, %v; want %q", tc.given, o.cache, err, tc.want)
 		}
 	}
+}
+
+// TestRegisterTakesTheFloorFromTheSizing: a variant's floor is its
+// sizing's (Register makes MinMemory of it); one set by hand is refused
+// before anything is registered.
+func TestRegisterTakesTheFloorFromTheSizing(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "MinMemory is the sizing's floor") {
+			t.Errorf("Register with a hand-set MinMemory: %v, want a panic naming the sizing's floor", r)
+		}
+	}()
+	size := func(s Sizing[testOptions, NoProfile]) sized { return sized{budget: s.Budget, need: 1} }
+	Register(vocab.Variant{Name: "hand-floor", MinMemory: func(train.DatasetShape, train.Config) int64 { return 1 }},
+		func(train.Config) (train.System, error) { return nil, nil }, testBind, size)
 }
