@@ -24,7 +24,7 @@
 //     per-hop pipeline (Helios §3), GPU parts stood in for on the CPU.
 //
 // kit is the toolkit they share (the skeleton: registration, options,
-// Base, MinMemoryOf; profiling and the memory budget, the sampler pool,
+// Base, the one sizing signature Sizer; profiling and the memory budget, the sampler pool,
 // off-heap memory, gathers from memory maps); systest holds their test
 // helpers and toy, the test variant built from the skeleton alone; all imports every variant and is the only list of them
 // (docs/ARCHITECTURE.md "Adding a system").

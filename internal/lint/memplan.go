@@ -6,7 +6,10 @@ package lint
 // never sets the Go memory limit, moves the memory limit or fills the
 // memory account itself, never hand-writes the deviation of what is held
 // outside the budget (kit.HeldDeviation writes it from the plan's parts),
-// and its Prepare reads as the steps it takes (at most MaxPrepareLines).
+// its Prepare reads as the steps it takes (at most MaxPrepareLines), and
+// the least budget it names is its plan's (kit.Size over its one sizing,
+// kit.Plan.LeastBudget, which kit.Budget.Apply names in a refusal): it
+// searches for no budget itself.
 
 import (
 	"fmt"
@@ -24,6 +27,15 @@ const MaxPrepareLines = 80
 // planOnly are the calls only engine/system/kit makes for a variant: the Go
 // limit (GoMemoryLimit's family), the memory limit and the memory account.
 var planOnly = []string{"LimitGo", "LimitGoStrict", "ApplyGoMemoryLimit", "GoMemoryLimit", "HoldOutsideBudget", "HoldOutside", "HoldDevice", "SetMemoryLimit"}
+
+// leastOnly are the searches for a least budget only engine/system/kit
+// makes (kit.Size, kit.Sizer.MinMemory through kit.Register).
+var leastOnly = []string{"MinBudget", "MinMemoryOf"}
+
+// leastWords are the words of the least budget kit.Budget.Apply appends to
+// a refusal; a variant's format string that has them names a number of its
+// own.
+var leastWords = []string{"least budget that fits is %d", "minimum of %d"}
 
 // heldWords are the words of the deviation kit.HeldDeviation writes with
 // its numbers; a variant's format string that has them hand-writes it (a
@@ -62,6 +74,11 @@ func PlanViolations(name string, src []byte) ([]string, error) {
 					out = append(out, fmt.Sprintf("%s: calls %s (the memory plan goes through kit.Budget.Apply and Enter)", fset.Position(n.Pos()), fn))
 				}
 			}
+			for _, p := range leastOnly {
+				if fn == p {
+					out = append(out, fmt.Sprintf("%s: calls %s (the least budget is kit.Size's over the variant's one sizing: kit.Plan.LeastBudget)", fset.Position(n.Pos()), fn))
+				}
+			}
 		case *ast.BasicLit:
 			if n.Kind != token.STRING {
 				return true
@@ -73,6 +90,11 @@ func PlanViolations(name string, src []byte) ([]string, error) {
 			for _, w := range heldWords {
 				if strings.Contains(s, w) {
 					out = append(out, fmt.Sprintf("%s: hand-writes the deviation of memory held outside the budget (%q): give the plan kit.Parts", fset.Position(n.Pos()), w))
+				}
+			}
+			for _, w := range leastWords {
+				if strings.Contains(s, w) {
+					out = append(out, fmt.Sprintf("%s: hand-writes the least budget of a refusal (%q): set kit.Plan.LeastBudget (kit.Size), which kit.Budget.Apply names", fset.Position(n.Pos()), w))
 				}
 			}
 		}

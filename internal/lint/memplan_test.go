@@ -71,6 +71,11 @@ func TestPlanViolations(t *testing.T) {
 		{"held text", "package v\n\nfunc f(e *E) { e.Deviate(\"the cache is held outside the %d MiB budget\", 1) }\n", "hand-writes"},
 		{"fixed text", "package v\n\nvar d = \"the cache is host memory held outside the host budget\"\n", ""},
 		{"enter", "package v\n\nfunc f(b *B) { b.Enter(p.heap()); b.Apply(p.memory()) }\n", ""},
+		{"bisection", "package v\n\nfunc f() int64 { return kit.MinBudget(fits) }\n", "calls MinBudget"},
+		{"floor", "package v\n\nvar m = kit.MinMemoryOf(parse, fits)\n", "calls MinMemoryOf"},
+		{"least text", "package v\n\nvar e = fmt.Errorf(\"too small: the least budget that fits is %d MiB\", n)\n", "hand-writes the least budget"},
+		{"minimum text", "package v\n\nvar e = fmt.Errorf(\"below the minimum of %d MiB\", n)\n", "hand-writes the least budget"},
+		{"one sizing", "package v\n\nfunc f() { p, least := kit.Size(size, s); _ = p.memory(least) }\n", ""},
 	} {
 		v, err := PlanViolations(c.name+".go", []byte(c.src))
 		if err != nil {

@@ -57,7 +57,7 @@ func (a *aliPG) Prepare(ctx context.Context, env *train.Env) error {
 	if err != nil {
 		return err
 	}
-	a.plan = size(kit.SizingOf(env, ws, a.opt))
+	a.plan = size(kit.SizingOf(env, ws, a.opt, kit.NoProfile{}))
 	if !a.plan.feasible {
 		env.Warnf("ali+pg: the %d MiB budget cannot hold the process, two batches and their inputs and the reserve (%d MiB): expect an OOM kill", env.MemBudget>>20, a.plan.need>>20)
 	}

@@ -30,7 +30,7 @@ type plan struct {
 
 // size computes Ali+PG's plan, a pure function of kit.Sizing. Without a
 // budget there is no memory to split: no cache, PyG+ alone.
-func size(s kit.Sizing[options]) plan {
+func size(s kit.Sizing[options, kit.NoProfile]) plan {
 	budget, ws, shape, cfg, opt := s.Budget, s.WS, s.Shape, s.Cfg, s.Opt
 	p := plan{xRows: min(shape.Nodes, vocab.MaxInputBound(shape, cfg)), row: shape.RowBytes()}
 	p.need = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra + 2*(ws.BatchBytes+int64(ws.MaxInputs)*shape.RowBytes())
@@ -50,9 +50,9 @@ func size(s kit.Sizing[options]) plan {
 	return p
 }
 
-func feasible(s kit.Sizing[options]) bool { return size(s).feasible }
-
-var minMemory = kit.MinMemoryOf(parseOptions, feasible)
+// Fits is whether the budget holds the plan (kit.Fitter): the floor is
+// the least budget for which it does (kit.Register).
+func (p plan) Fits() bool { return p.feasible }
 
 // memory is the plan as the shared preparation applies it: nothing held
 // outside the budget but the model step, nothing cut; the feature cache's

@@ -41,7 +41,7 @@ func TestSizing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := size(kit.Sizing[options]{Budget: c.budget, WS: ws, Shape: shape, Cfg: cfg, Opt: opt}); got != c.want {
+			if got := size(kit.Sizing[options, kit.NoProfile]{Budget: c.budget, WS: ws, Shape: shape, Cfg: cfg, Opt: opt}); got != c.want {
 				t.Errorf("plan %+v, want %+v", got, c.want)
 			}
 		})

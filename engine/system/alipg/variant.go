@@ -19,7 +19,7 @@ const (
 )
 
 func init() {
-	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 12, MinMemory: minMemory, InOrder: kit.InOrderAlways()}, newAliPG, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 12, InOrder: kit.InOrderAlways()}, newAliPG, (*options).bind, size)
 }
 
 // splits are the paper's five neighbour-cache shares of the available

@@ -21,7 +21,7 @@ var testOnly = map[string]bool{toy.Name: true}
 // Base's devices and deviations in the start record, the deviation
 // env.OpenFeaturesWith records when --io overrides the backend its
 // "paper" uses (in the summary, after the Base's), and a memory floor
-// from kit.MinMemoryOf that Run enforces.
+// from its sizing through kit.Register that Run enforces.
 func TestToyOnTheSkeleton(t *testing.T) {
 	cfg := systest.Config(t, toy.Name, map[string]string{"topology": "mmap"})
 	cfg.Epochs, cfg.IO = 1, "mmap"

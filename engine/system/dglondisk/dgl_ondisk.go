@@ -40,7 +40,7 @@ func (d *dglOnDisk) Prepare(ctx context.Context, env *train.Env) error {
 	if err != nil {
 		return err
 	}
-	p := size(kit.SizingOf(env, ws, d.opt))
+	p := size(kit.SizingOf(env, ws, d.opt, kit.NoProfile{}))
 	if !p.feasible {
 		env.Warnf("dgl-ondisk: the %d MiB budget cannot hold the process, the graph structure, a step and a batch (%d MiB): expect an OOM kill", env.MemBudget>>20, p.need>>20)
 	}

@@ -15,16 +15,16 @@ type plan struct {
 }
 
 // size computes the plan, a pure function of kit.Sizing.
-func size(s kit.Sizing[options]) plan {
+func size(s kit.Sizing[options, kit.NoProfile]) plan {
 	p := plan{heap: s.WS.BaseBytes + s.WS.ArenaBytes + s.WS.StepExtra + s.WS.BatchBytes + int64(s.WS.MaxInputs)*s.Shape.RowBytes() + s.Shape.IndicesBytes()}
 	p.need = p.heap
 	p.feasible = s.Budget <= 0 || p.need+kit.ReserveBytes(s.Budget) <= s.Budget
 	return p
 }
 
-func feasible(s kit.Sizing[options]) bool { return size(s).feasible }
-
-var minMemory = kit.MinMemoryOf(parseOptions, feasible)
+// Fits is whether the budget holds the plan (kit.Fitter): the floor is
+// the least budget for which it does (kit.Register).
+func (p plan) Fits() bool { return p.feasible }
 
 // memory is the plan as the shared preparation applies it: nothing held
 // outside the budget but the model step, nothing cut, one phase.

@@ -17,7 +17,7 @@ const (
 )
 
 func init() {
-	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 15, MinMemory: minMemory, InOrder: kit.InOrderAlways()}, newDGLOnDisk, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 15, InOrder: kit.InOrderAlways()}, newDGLOnDisk, (*options).bind, size)
 }
 
 // options are DGL-OnDisk's settings.

@@ -353,37 +353,17 @@ func (d *diskGNN) planMemory(env *train.Env, budget *kit.Budget, off offline, rp
 			accessed++
 		}
 	}
-	ws := off.ws
-	part := d.o.partition
-	if part == 0 {
-		// the artifact's 8 partitions, each a small share of the budget
-		// (pre-processing's peak must not shrink the caches)
-		part = env.Dataset.FeatureBytes() / 8
-		if env.MemBudget > 0 {
-			part = min(part, env.MemBudget/32)
-		}
+	s := kit.SizingOf(env, off.ws, d.o, profile{run: true, accessed: accessed, maxInputs: int64(off.ost.MaxInputs), maxGraphBytes: off.ost.MaxBytes, maxCold: rp.MaxCold, device: budget.Device()})
+	partRows := partitionRows(s)
+	var least int64
+	d.mp, least = kit.Size(size, s)
+	var asked int64 // the least budget of the options' queues, when cut
+	if d.mp.Feasible && d.mp.Queue != d.o.queue {
+		asked = kit.Sizer[options, profile, plan](size).Least(askedDepth(s))
 	}
-	partRows := max(1, part/d.rowBytes)
-	in := sizingInput{
-		Budget: env.MemBudget, Base: ws.BaseBytes + ws.ArenaBytes + ws.StepExtra, Reserve: kit.ReserveBytes(env.MemBudget), Nodes: env.Dataset.Nodes(), RowBytes: d.rowBytes,
-		Accessed: accessed, MaxInputs: int64(off.ost.MaxInputs), MaxGraphBytes: off.ost.MaxBytes,
-		Queue: d.o.queue, ReaderBytes: d.o.trainReaderBytes(), PrepReaderBytes: prepReaderBytes,
-		PartBytes: partRows * d.rowBytes, IDQuota: idQuota(env.MemBudget),
-		GPURows: d.o.gpuRows(env.Dataset.FeatureBytes(), d.rowBytes), CPURows: -1, MaxCold: rp.MaxCold,
-		Device: budget.Device(),
-	}
-	if d.o.cpuBytes >= 0 {
-		in.CPURows = d.o.cpuBytes / d.rowBytes
-	}
-	if env.MemBudget <= 0 {
-		in.Reserve = 0
-	}
-	var queue int
-	var paperLeast int64
-	d.mp, queue, paperLeast = planMemoryQueues(in, d.o.queueSet)
-	m := d.memory(env, in, queue, paperLeast)
-	if d.mp.Feasible && queue != d.o.queue {
-		env.Logf("diskgnn: the %d MiB budget cannot hold pipeline queues of %d batches (least %d MiB): queues of %d", env.MemBudget>>20, d.o.queue, paperLeast>>20, queue)
+	m := d.memory(env, inputOf(s), least, asked)
+	if queue := d.mp.Queue; d.mp.Feasible && queue != d.o.queue {
+		env.Logf("diskgnn: the %d MiB budget cannot hold pipeline queues of %d batches (least %d MiB): queues of %d", env.MemBudget>>20, d.o.queue, asked>>20, queue)
 		d.o.queue = queue
 	}
 	if !d.mp.Feasible {
@@ -405,15 +385,17 @@ func (d *diskGNN) planMemory(env *train.Env, budget *kit.Budget, off offline, rp
 
 // memory is the plan as the shared preparation applies it (kit.Plan),
 // before the tiers are placed (planMemory adds the device parts): the
-// refusal of a plan that does not fit and the queues the budget cut.
-func (d *diskGNN) memory(env *train.Env, in sizingInput, queue int, paperLeast int64) kit.Plan {
-	m := kit.Plan{Fits: d.mp.Feasible, Why: fmt.Sprintf("in the %d MiB device budget, as the GPU memory they are in the paper", in.Device>>20)}
+// refusal of a plan that does not fit (Apply names its least budget) and
+// the queues the budget cut (asked: the least budget of the options'
+// depth).
+func (d *diskGNN) memory(env *train.Env, in sizingInput, least, asked int64) kit.Plan {
+	m := kit.Plan{Fits: d.mp.Feasible, LeastBudget: least, Why: fmt.Sprintf("in the %d MiB device budget, as the GPU memory they are in the paper", in.Device>>20)}
 	if !d.mp.Feasible {
-		m.Refusal = fmt.Errorf("diskgnn: the memory budget (%d MiB) cannot hold the pipeline and pre-processing: the least budget that fits is %d MiB (base %d MiB, reserve %d MiB, %s)",
-			env.MemBudget>>20, d.mp.MinBudget>>20, in.Base>>20, in.Reserve>>20, d.mp)
+		m.Refusal = fmt.Errorf("diskgnn: the memory budget (%d MiB) cannot hold the pipeline and pre-processing (base %d MiB, reserve %d MiB, %s)",
+			env.MemBudget>>20, in.Base>>20, in.Reserve>>20, d.mp)
 	}
-	if d.mp.Feasible && queue != d.o.queue && queue != 2 {
-		m.Cuts = append(m.Cuts, fmt.Sprintf("pipeline queues hold %d batches (§6: 2): the %d MiB budget cannot hold queues of %d (least %d MiB)", queue, env.MemBudget>>20, d.o.queue, paperLeast>>20))
+	if queue := d.mp.Queue; d.mp.Feasible && queue != d.o.queue && queue != 2 {
+		m.Cuts = append(m.Cuts, fmt.Sprintf("pipeline queues hold %d batches (§6: 2): the %d MiB budget cannot hold queues of %d (least %d MiB)", queue, env.MemBudget>>20, d.o.queue, asked>>20))
 	}
 	return m
 }

@@ -29,8 +29,9 @@ package diskgnn
 //     being filled, one packing partition and one staging window, the
 //     packed ids held between sweeps and 12 bytes per node of tables.
 //
-// planMemory is a pure function of its inputs; minMemory is its least feasible
-// budget under the most optimistic inputs known before a run.
+// planMemory is a pure function of its inputs; size, the variant's sizing,
+// makes them of a kit.Sizing (inputOf), and the floor is its least
+// feasible budget under the most optimistic inputs known before a run.
 
 import (
 	"fmt"
@@ -90,8 +91,12 @@ type plan struct {
 	// HeapNeed is the Go heap the epoch needs (for the collector's limit).
 	HeapNeed int64
 	Feasible bool
-	// MinBudget is the least budget with a feasible plan.
+	// MinBudget is the least host peak among the host caches planMemory
+	// tried at this budget (its reserve, quota and partition).
 	MinBudget int64
+	// Queue is the queue depth the plan is for (size: shorter than the
+	// options' when the budget cannot hold theirs).
+	Queue int
 }
 
 const (
@@ -221,22 +226,30 @@ func minQueue(o options) int {
 	return 1
 }
 
-// minMemory is the variant's floor for a host budget (train.Variant's
-// minMemory): kit.MinBudget over planMemory fed kit.EstimateWorkspace (with
-// the first mini-batch's inputs and bytes, train.ProbeShape) and the run's
-// own partition, id quota and device cache, with the most optimistic
-// inputs known before a run — no host cache, and every cached row one of
-// a sample's inputs (the fewest cold rows) — so it is a lower bound of
-// what a run needs, from the plan the run makes. The exact plan
-// is made after offline sampling, and a budget it cannot fit is refused
-// then, before training, with its least budget.
-var minMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
-	inputs := int64(s.WS.MaxInputs)
-	cfg := s.Cfg
-	var device int64
-	if cfg.ResolveDeviceMem(s.Shape.FeatureBytes()) == nil {
-		device = cfg.DeviceMemBytes
-	}
+// profile is what the plan depends on besides kit.Sizing (its Prof): what
+// offline sampling measured. The zero profile is the floor's (run false):
+// the most optimistic inputs known before a run — the first mini-batch's
+// inputs and bytes (train.ProbeShape through kit.EstimateWorkspace), every
+// node accessed, no host cache, the shortest queues the options allow, and
+// every cached row one of a sample's inputs (the fewest cold rows) — so
+// the floor is a lower bound of what a run needs, from the plan the run
+// makes. The exact plan is made after offline sampling, and a budget it
+// cannot fit is refused then, before training, with its least budget.
+type profile struct {
+	run           bool  // a run's profile (false: the floor's)
+	accessed      int64 // nodes any sample reads
+	maxInputs     int64 // the most input nodes of a sample
+	maxGraphBytes int64 // the largest encoded graph sample
+	// maxCold bounds the cold rows of any sample when the cached most
+	// popular nodes are cached (rankProfile.MaxCold)
+	maxCold func(cached int64) int64
+	device  int64 // the device budget (kit.Budget.Device)
+}
+
+// partitionBytes is the packing partition: option partition, or the
+// artifact's 8 partitions of the features, each a small share of the
+// budget (pre-processing's peak must not shrink the caches).
+func partitionBytes(s kit.Sizing[options, profile]) int64 {
 	part := s.Opt.partition
 	if part == 0 {
 		part = s.Shape.FeatureBytes() / 8
@@ -244,27 +257,79 @@ var minMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
 			part = min(part, s.Budget/32)
 		}
 	}
-	return planMemory(sizingInput{
+	return part
+}
+
+// partitionRows is the packing partition in rows.
+func partitionRows(s kit.Sizing[options, profile]) int64 {
+	return max(1, partitionBytes(s)/max(s.Shape.RowBytes(), 1))
+}
+
+// inputOf is planMemory's input of a sizing: the run's, or with the zero
+// profile the floor's.
+func inputOf(s kit.Sizing[options, profile]) sizingInput {
+	rowBytes := s.Shape.RowBytes()
+	in := sizingInput{
 		Budget:          s.Budget,
 		Base:            s.WS.BaseBytes + s.WS.ArenaBytes + s.WS.StepExtra,
 		Reserve:         kit.ReserveBytes(s.Budget),
 		Nodes:           s.Shape.Nodes,
-		RowBytes:        s.Shape.RowBytes(),
-		Accessed:        s.Shape.Nodes,
-		MaxInputs:       inputs,
-		MaxGraphBytes:   sampleHeaderSize + max(8*inputs, s.WS.BatchBytes),
-		Queue:           minQueue(s.Opt),
+		RowBytes:        rowBytes,
+		Queue:           s.Opt.queue,
 		ReaderBytes:     s.Opt.trainReaderBytes(),
 		PrepReaderBytes: prepReaderBytes,
-		PartBytes:       max(1, part/max(s.Shape.RowBytes(), 1)) * s.Shape.RowBytes(),
+		PartBytes:       partitionRows(s) * rowBytes,
 		IDQuota:         idQuota(s.Budget),
-		GPURows:         s.Opt.gpuRows(s.Shape.FeatureBytes(), s.Shape.RowBytes()),
-		Device:          device,
-		CPURows:         0,
-		// every cached row one of the sample's inputs: the fewest cold rows
-		MaxCold: func(cached int64) int64 { return max(0, inputs-cached) },
-	}).Feasible
-})
+		GPURows:         s.Opt.gpuRows(s.Shape.FeatureBytes(), rowBytes),
+		CPURows:         -1,
+	}
+	if s.Budget <= 0 {
+		in.Reserve = 0
+	}
+	if pr := s.Prof; pr.run {
+		in.Accessed, in.MaxInputs, in.MaxGraphBytes, in.MaxCold, in.Device = pr.accessed, pr.maxInputs, pr.maxGraphBytes, pr.maxCold, pr.device
+		if s.Opt.cpuBytes >= 0 {
+			in.CPURows = s.Opt.cpuBytes / rowBytes
+		}
+		return in
+	}
+	inputs := int64(s.WS.MaxInputs)
+	if s.Cfg.ResolveDeviceMem(s.Shape.FeatureBytes()) == nil {
+		in.Device = s.Cfg.DeviceMemBytes
+	}
+	in.Accessed, in.MaxInputs, in.CPURows = s.Shape.Nodes, inputs, 0
+	in.MaxGraphBytes = sampleHeaderSize + max(8*inputs, s.WS.BatchBytes)
+	in.Queue = minQueue(s.Opt)
+	in.MaxCold = func(cached int64) int64 { return max(0, inputs-cached) }
+	return in
+}
+
+// size is DiskGNN's sizing (kit.Sizer: Register's floor and the run's
+// plan): planMemory of the floor's input, or in a run planMemoryQueues,
+// which shortens the queues the budget cannot hold unless the depth was
+// chosen.
+func size(s kit.Sizing[options, profile]) plan {
+	in := inputOf(s)
+	if !s.Prof.run {
+		p := planMemory(in)
+		p.Queue = max(in.Queue, 1)
+		return p
+	}
+	p, queue, _ := planMemoryQueues(in, s.Opt.queueSet)
+	p.Queue = queue
+	return p
+}
+
+// askedDepth is s with the options' queue depth kept (as if chosen): its
+// least budget (kit.Sizer.Least) is the one the deviation of shortened
+// queues names.
+func askedDepth(s kit.Sizing[options, profile]) kit.Sizing[options, profile] {
+	s.Opt.queueSet = true
+	return s
+}
+
+// Fits is whether the budget holds the plan (kit.Fitter).
+func (p plan) Fits() bool { return p.Feasible }
 
 // goHeap is the Go heap of the epochs: the CPU cache's cpuRows rows of
 // rowBytes and each pipeline buffer's partial input and graph sample off

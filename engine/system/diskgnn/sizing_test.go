@@ -191,3 +191,6 @@ func TestPlanMemoryQueues(t *testing.T) {
 		}
 	}
 }
+
+// minMemory is the floor Register gives DiskGNN: its sizing's.
+var minMemory = kit.Sizer[options, profile, plan](size).MinMemory(parseOptions)

@@ -18,7 +18,7 @@ func init() {
 	// trains them in order: the defaults are in order.
 	// With sample_pool=epoch every epoch trains the reference's batches;
 	// the artifact's reused pool trains epoch 0's again.
-	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 50, MinMemory: minMemory, NestedStages: nestedStages, InOrder: inOrder}, newDiskGNN, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 50, NestedStages: nestedStages, InOrder: inOrder}, newDiskGNN, (*options).bind, size)
 }
 
 var inOrder = map[string]string{"sample_pool": poolEpoch}

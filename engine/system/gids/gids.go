@@ -147,7 +147,7 @@ func (g *gids) planMemory(env *train.Env, p kit.PinnedProfile) error {
 	if g.opt.accumulator {
 		g.kAlloc = g.opt.maxMerge
 	}
-	g.layout = Plan(kit.Sizing[options]{Budget: env.MemBudget, WS: p.PlanWS, Shape: p.Shape, Cfg: env.Config, Opt: g.opt})
+	g.layout = Plan(kit.Sizing[options, kit.NoProfile]{Budget: env.MemBudget, WS: p.PlanWS, Shape: p.Shape, Cfg: env.Config, Opt: g.opt})
 	if !g.layout.Feasible {
 		env.Warnf("gids: the %d MiB budget cannot hold the pinned topology (%d MiB) next to the process (%d MiB in all) and the reserve: expect an OOM kill", env.MemBudget>>20, g.layout.TopologyBytes>>20, g.layout.HostBytes>>20)
 	}

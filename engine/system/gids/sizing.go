@@ -17,7 +17,7 @@ package gids
 //
 // Plan is the pure function from a budget, a profiled (or estimated)
 // workspace, the dataset's shape and the options to those sizes, with a
-// feasibility verdict; MinMemory is the smallest budget it finds feasible
+// feasibility verdict; the floor (kit.Register's) is the smallest budget it finds feasible
 // with the estimated workspace.
 
 import (
@@ -63,7 +63,7 @@ type Layout struct {
 
 // Plan sizes a run's memory. ws is the profiled workspace (its base taken
 // without the indices, which the plan counts itself) or an estimate.
-func Plan(s kit.Sizing[options]) Layout {
+func Plan(s kit.Sizing[options, kit.NoProfile]) Layout {
 	budget, ws, shape, o := s.Budget, s.WS, s.Shape, s.Opt
 	l := Layout{LineBytes: LineBytes(shape, o.line), TopologyBytes: kit.TopologyBytes(shape)}
 	fb := shape.FeatureBytes()
@@ -80,14 +80,9 @@ func Plan(s kit.Sizing[options]) Layout {
 	return l
 }
 
-// MinMemory is the least host budget GIDS can start with on a dataset of
-// this shape: the smallest budget whose plan is feasible with the
-// estimated workspace (the runtime, indptr, labels), i.e. that holds the
-// pinned topology, the samplers and the reserve. The CPU buffer is cut to
-// what is left.
-var MinMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
-	return Plan(s).Feasible
-})
+// Fits is whether the budget holds the layout (kit.Fitter; Register's
+// floor is the least budget where it does).
+func (l Layout) Fits() bool { return l.Feasible }
 
 // CacheMetaBytes is the software cache's metadata for a layout (per line
 // of the file: its slot and window counter; per slot: its line, state and

@@ -53,11 +53,11 @@ func TestPlan(t *testing.T) {
 			Want: with(func(l *Layout) { l.CacheLines = 2097152 })},
 	}
 	systest.CheckSizing(t, cases, func(c systest.SizingCase[Layout]) Layout {
-		return Plan(kit.Sizing[options]{Budget: c.Budget, WS: ws, Shape: systest.MediumShape, Opt: defaultOptions(t, c.Opts)})
+		return Plan(kit.Sizing[options, kit.NoProfile]{Budget: c.Budget, WS: ws, Shape: systest.MediumShape, Opt: defaultOptions(t, c.Opts)})
 	})
 	// rows of 100 floats straddle 512 B lines
 	shape := train.DatasetShape{Nodes: 1000, FeatureDim: 100}
-	if l := Plan(kit.Sizing[options]{WS: ws, Shape: shape, Opt: defaultOptions(t, map[string]string{"gpu_cache": "10240"})}); l.LineBytes != 512 || l.Lines != 782 || l.CacheLines != 20 {
+	if l := Plan(kit.Sizing[options, kit.NoProfile]{WS: ws, Shape: shape, Opt: defaultOptions(t, map[string]string{"gpu_cache": "10240"})}); l.LineBytes != 512 || l.Lines != 782 || l.CacheLines != 20 {
 		t.Errorf("100-dim rows: %+v", l)
 	}
 }
@@ -65,10 +65,10 @@ func TestPlan(t *testing.T) {
 func TestMinMemory(t *testing.T) {
 	for _, shape := range []train.DatasetShape{systest.MediumShape, {Nodes: 8192, Edges: 81920, FeatureDim: 32, Train: 800}} {
 		cfg := train.DefaultConfig()
-		got := MinMemory(shape, cfg)
+		got := minMemory(shape, cfg)
 		o := defaultOptions(t, nil)
 		ws := kit.EstimateWorkspace(shape, cfg)
-		if !Plan(kit.Sizing[options]{Budget: got, WS: ws, Shape: shape, Opt: o}).Feasible || Plan(kit.Sizing[options]{Budget: got - 1, WS: ws, Shape: shape, Opt: o}).Feasible {
+		if !Plan(kit.Sizing[options, kit.NoProfile]{Budget: got, WS: ws, Shape: shape, Opt: o}).Feasible || Plan(kit.Sizing[options, kit.NoProfile]{Budget: got - 1, WS: ws, Shape: shape, Opt: o}).Feasible {
 			t.Errorf("%+v: MinMemory %d is not the feasibility boundary", shape, got)
 		}
 		// it holds at least the runtime, the pinned topology and the labels
@@ -77,7 +77,7 @@ func TestMinMemory(t *testing.T) {
 		}
 	}
 	// medium's floor: the pinned topology makes 25% (256 MiB) impossible
-	if got := MinMemory(systest.MediumShape, train.DefaultConfig()); got <= 256<<20 || got > 512<<20 {
+	if got := minMemory(systest.MediumShape, train.DefaultConfig()); got <= 256<<20 || got > 512<<20 {
 		t.Errorf("medium: MinMemory %d MiB", got>>20)
 	}
 }
@@ -106,3 +106,6 @@ func TestDeviceCacheLines(t *testing.T) {
 		t.Fatalf("default gpu_cache %q (%v), want auto", o.gpuCache, err)
 	}
 }
+
+// minMemory is the floor Register gives the variant: its sizing's.
+var minMemory = kit.Sizer[options, kit.NoProfile, Layout](Plan).MinMemory(parseOptions)

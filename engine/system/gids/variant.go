@@ -10,7 +10,7 @@ import (
 
 func init() {
 	// the DGL dataloader's order: every batch as the reference trains it
-	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 60, MinMemory: MinMemory, InOrder: kit.InOrderAlways()}, newGIDS, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 60, InOrder: kit.InOrderAlways()}, newGIDS, (*options).bind, Plan)
 }
 
 // options are the variant's options, parsed (cpuBuffer and gpuCache are

@@ -153,7 +153,7 @@ func (g *ginex) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	batches := env.NumBatches()
 	readerBuf := max(g.idxFile.ReaderBufferBytes(), g.feats.ReaderBufferBytes())
-	p := size(sizingInput{Sizing: kit.SizingOf(env, ws, g.opt), batches: batches, readerBuf: readerBuf})
+	p := size(kit.SizingOf(env, ws, g.opt, profile{readerBuf: readerBuf}))
 	g.plan = p
 	if _, err := g.mem.Apply(p.memory()); err != nil { // the phases' Go limits: sampleGo, mainGo
 		return err

@@ -25,15 +25,13 @@ import (
 // 4 KiB start (load_neighbors_into_buffer).
 const artifactReadBlock = 4096
 
-// sizingInput is everything Ginex's plan depends on: the sizing of
-// kit.MinMemoryOf (host budget, 0 = unlimited; profiled workspace; shape;
-// options) and what a run knows besides.
-type sizingInput struct {
-	kit.Sizing[options]
-	batches int // iterations per epoch
+// profile is what Ginex's plan depends on besides kit.Sizing (its Prof;
+// the zero profile is the floor's).
+type profile struct {
 	// readerBuf is the I/O buffer of one storage Reader of indices.bin
 	// and of features.bin (storage.File.ReaderBufferBytes; off the Go
-	// heap): each sampler has its own Reader, the main loop one.
+	// heap): each sampler has its own Reader, the main loop one. The
+	// floor counts none.
 	readerBuf int64
 }
 
@@ -55,7 +53,7 @@ type plan struct {
 	// (the samplers' Readers' I/O buffers)
 	sampleHeap, samplePeak int64
 	sampleOff              int64
-	readerBuf              int64 // one Reader's I/O buffer (sizingInput.readerBuf)
+	readerBuf              int64 // one Reader's I/O buffer (profile.readerBuf)
 	// changesetsOverlap: pass 3 of a superbatch runs while the next one
 	// is sampled (more than one superbatch per epoch), so the sample
 	// stage holds both workspaces; with one superbatch they alternate.
@@ -79,13 +77,15 @@ type plan struct {
 	feasible bool
 }
 
-// size computes Ginex's plan.
-func size(in sizingInput) plan {
+// size computes Ginex's plan (kit.Sizer: Register's floor and the run's
+// plan), with the epoch's iterations from the shape and the batch size.
+func size(in kit.Sizing[options, profile]) plan {
+	batches := numBatches(in.Shape, in.Cfg)
 	o, ws := in.Opt, in.WS
 	nodes, rowBytes := in.Shape.Nodes, in.Shape.RowBytes()
 	// At least one iteration per superbatch: a shape without training
 	// nodes (a preset's dataset before it exists) has no batches.
-	p := plan{superbatch: max(1, min(o.superbatch, in.batches)), readerBuf: in.readerBuf}
+	p := plan{superbatch: max(1, min(o.superbatch, batches)), readerBuf: in.Prof.readerBuf}
 	// Runtime files per iteration ≈ ids (8 B/node) + adj (≈ 3 blocks of
 	// int32 indices) + update; the storage budget caps the superbatch.
 	perIter := int64(ws.MeanInputs) * 24
@@ -108,14 +108,14 @@ func size(in sizingInput) plan {
 	perSampler := sample.IDMapBytes(nodes, ws.MaxInputs) + perBatch + sample.HopScratchBytes(hop) + cachedGatherBytes(hop) + sample.GatherBytes(hop)
 	sampling := int64(o.samplers) * perSampler
 	changesets := cache.ChangesetWorkspaceBytes(nodes, accesses, 0)
-	p.changesetsOverlap = (in.batches+p.superbatch-1)/p.superbatch > 1
+	p.changesetsOverlap = (batches+p.superbatch-1)/p.superbatch > 1
 	p.sampleHeap = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra
 	if p.changesetsOverlap {
 		p.sampleHeap += sampling + changesets
 	} else {
 		p.sampleHeap += max(sampling, changesets)
 	}
-	p.sampleOff = int64(o.samplers) * in.readerBuf
+	p.sampleOff = int64(o.samplers) * in.Prof.readerBuf
 	p.samplePeak = p.sampleHeap + p.sampleHeap/4 + p.sampleOff + p.reserve
 	// Peak of the main loop: model step, prefetched runtime files, a read
 	// chunk with its Reader's bookkeeping and the feature cache's address
@@ -123,7 +123,7 @@ func size(in sizingInput) plan {
 	// it.
 	p.mainHeap = ws.BaseBytes + ws.ArenaBytes + ws.StepExtra + 4*perBatch + gatherChunk*(rowBytes+storage.PlanBytesPerRow) + 4*nodes
 	p.xBuffers = 2
-	p.mainPeak = p.mainHeap + p.mainHeap/4 + 2*p.xBytes + in.readerBuf + p.reserve
+	p.mainPeak = p.mainHeap + p.mainHeap/4 + 2*p.xBytes + in.Prof.readerBuf + p.reserve
 	switch {
 	case o.xBuffers == 1:
 		p.xBuffers, p.oneBuffer = 1, oneBufferAsked
@@ -134,7 +134,7 @@ func size(in sizingInput) plan {
 		p.mainPeak -= p.xBytes
 	}
 	p.overReserve = in.Budget > 0 && p.mainPeak > in.Budget
-	p.minNeed = p.mainHeap + p.xBytes + in.readerBuf
+	p.minNeed = p.mainHeap + p.xBytes + in.Prof.readerBuf
 	if o.xBuffers == 2 {
 		p.minNeed += p.xBytes
 	}
@@ -173,12 +173,8 @@ func numBatches(shape train.DatasetShape, cfg train.Config) int {
 	return int((shape.Train + b - 1) / b)
 }
 
-// feasible is whether the budget holds Ginex's plan (kit.MinMemoryOf).
-func feasible(s kit.Sizing[options]) bool {
-	return size(sizingInput{Sizing: s, batches: numBatches(s.Shape, s.Cfg)}).feasible
-}
-
-var minMemory = kit.MinMemoryOf(parseOptions, feasible)
+// Fits is whether the budget holds Ginex's plan (kit.Fitter).
+func (p plan) Fits() bool { return p.feasible }
 
 // sampleGo is the Go heap of the superbatch sample stage: the neighbour
 // cache and the samplers' I/O buffers off the heap, strict (the model

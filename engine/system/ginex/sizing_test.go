@@ -32,6 +32,7 @@ import (
 // × 1.25 + 32 MiB (the samplers' Readers' buffers) + the reserve.
 var (
 	fixtureShape = systest.FixtureShape(105000)
+	fixtureCfg   = train.Config{Batch: 1000} // 105 iterations per epoch
 	fixtureWS    = kit.Workspace{BaseBytes: 40 * systest.MiB, MaxInputs: 20480, MeanInputs: 20000, BatchBytes: systest.MiB, MaxHopEntries: 100000, RowBytes: 512}
 )
 
@@ -142,7 +143,7 @@ func TestSizing(t *testing.T) {
 			if c.Want.minNeed == 0 {
 				c.Want.minNeed = 74 * systest.MiB // the main loop's heap, one batch input, the Reader's buffer
 			}
-			got := size(sizingInput{Sizing: kit.Sizing[options]{Budget: c.Budget, WS: fixtureWS, Shape: fixtureShape, Opt: fixtureOptions(t, c.Opts)}, batches: 105, readerBuf: fixtureReaderBuf})
+			got := size(kit.Sizing[options, profile]{Cfg: fixtureCfg, Budget: c.Budget, WS: fixtureWS, Shape: fixtureShape, Opt: fixtureOptions(t, c.Opts), Prof: profile{readerBuf: fixtureReaderBuf}})
 			if got != c.Want {
 				t.Errorf("plan\n got %+v\nwant %+v", got, c.Want)
 			}
@@ -158,13 +159,13 @@ func TestSizing(t *testing.T) {
 func TestMinBudget(t *testing.T) {
 	opt := fixtureOptions(t, nil)
 	feasible := func(b int64) bool {
-		return size(sizingInput{Sizing: kit.Sizing[options]{Budget: b, WS: fixtureWS, Shape: fixtureShape, Opt: opt}, batches: 105, readerBuf: fixtureReaderBuf}).feasible
+		return size(kit.Sizing[options, profile]{Cfg: fixtureCfg, Budget: b, WS: fixtureWS, Shape: fixtureShape, Opt: opt, Prof: profile{readerBuf: fixtureReaderBuf}}).feasible
 	}
 	const mainPeak1 = 137101312 - 11*systest.MiB
 	if got := kit.MinBudget(feasible); got != mainPeak1 {
 		t.Fatalf("min budget %d, want %d", got, mainPeak1)
 	}
-	if p := size(sizingInput{Sizing: kit.Sizing[options]{Budget: mainPeak1, WS: fixtureWS, Shape: fixtureShape, Opt: opt}, batches: 105, readerBuf: fixtureReaderBuf}); p.overReserve {
+	if p := size(kit.Sizing[options, profile]{Cfg: fixtureCfg, Budget: mainPeak1, WS: fixtureWS, Shape: fixtureShape, Opt: opt, Prof: profile{readerBuf: fixtureReaderBuf}}); p.overReserve {
 		t.Fatal("the least feasible budget warns of an OOM kill")
 	}
 	systest.CheckMinBudget(t, feasible, mainPeak1, minMemory, fixtureShape)
@@ -176,7 +177,9 @@ func TestMinBudget(t *testing.T) {
 // floor is a number, not a division by zero.
 func TestSizingWithoutTrainingNodes(t *testing.T) {
 	opt := fixtureOptions(t, nil)
-	p := size(sizingInput{Sizing: kit.Sizing[options]{Budget: 256 * systest.MiB, WS: fixtureWS, Shape: fixtureShape, Opt: opt}, batches: 0, readerBuf: fixtureReaderBuf})
+	noTrain := fixtureShape
+	noTrain.Train = 0
+	p := size(kit.Sizing[options, profile]{Cfg: fixtureCfg, Budget: 256 * systest.MiB, WS: fixtureWS, Shape: noTrain, Opt: opt, Prof: profile{readerBuf: fixtureReaderBuf}})
 	if p.superbatch != 1 || p.changesetsOverlap {
 		t.Errorf("no batches: superbatch %d, overlap %v; want 1, false", p.superbatch, p.changesetsOverlap)
 	}
@@ -188,3 +191,6 @@ func TestSizingWithoutTrainingNodes(t *testing.T) {
 		t.Errorf("floor without training nodes: %d", need)
 	}
 }
+
+// minMemory is the floor Register gives Ginex: its sizing's.
+var minMemory = kit.Sizer[options, profile, plan](size).MinMemory(parseOptions)

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 20, MinMemory: minMemory, InOrder: kit.InOrderAlways(), NestedStages: nestedStages, WallStages: wallStages}, newGinex, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 20, InOrder: kit.InOrderAlways(), NestedStages: nestedStages, WallStages: wallStages}, newGinex, (*options).bind, size)
 }
 
 // The inspector (inspect) samples the superbatch, loads the

@@ -101,20 +101,20 @@ func (g *gnnDrive) Prepare(ctx context.Context, env *train.Env) error {
 	if err != nil {
 		return err
 	}
-	in := sizingInput{
-		Sizing:     kit.SizingOf(env, ws, g.opt),
+	s := kit.SizingOf(env, ws, g.opt, profile{
+		run:        true,
 		queueDepth: env.Storage.QueueDepth,
 		cpus:       runtime.NumCPU(),
 		inPlace:    inPlace(env.Shape(), env.Config),
 		device:     budget.Device(),
 		deviceCap:  true,
-	}
-	p := size(in)
+	})
+	p, least := kit.Size(size, s)
 	g.plan, g.maxBatch = p, p.maxBatch
 	if g.releaseEarly = releaseEarly(g.opt.release, p.aliasInput); g.releaseEarly {
 		env.Deviate("%s", earlyReleaseDeviation)
 	}
-	if err := g.explain(env, budget, in, p); err != nil {
+	if err := g.explain(env, budget, s, p, least); err != nil {
 		return err
 	}
 	rowBytes := env.Dataset.RowBytes()
@@ -197,11 +197,11 @@ func (g *gnnDrive) openFeatures(env *train.Env) error {
 
 // explain applies the plan (memory) and warns of what it could not give
 // the paper's pipeline.
-func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, in sizingInput, p plan) error {
+func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, s kit.Sizing[options, profile], p plan, least int64) error {
 	if !p.aliasInput && g.opt.batchInput == "alias" {
 		env.Warnf("gnndrive: batch_input=alias, but the %s model copies its input anyway: the batch input is gathered", env.Config.Model)
 	}
-	if _, err := budget.Apply(g.memory(env, in, p)); err != nil { // the Go limit: goHeap, once the buffers are allocated
+	if _, err := budget.Apply(g.memory(env, s, p, least)); err != nil { // the Go limit: goHeap, once the buffers are allocated
 		return err
 	}
 	if p.onDevice || env.MemBudget <= 0 {
@@ -228,9 +228,9 @@ func (g *gnnDrive) explain(env *train.Env, budget *kit.Budget, in sizingInput, p
 // memory is the plan as the shared preparation applies it (kit.Plan):
 // the refusal of a plan that does not fit, the device parts of the
 // GPU-based layout, and the plan's cuts in words.
-func (g *gnnDrive) memory(env *train.Env, in sizingInput, p plan) kit.Plan {
-	rowBytes, mb := in.Shape.RowBytes(), int64(p.maxBatch)
-	m := kit.Plan{Fits: p.feasible}
+func (g *gnnDrive) memory(env *train.Env, s kit.Sizing[options, profile], p plan, least int64) kit.Plan {
+	rowBytes, mb := s.Shape.RowBytes(), int64(p.maxBatch)
+	m := kit.Plan{Fits: p.feasible, LeastBudget: least}
 	if !p.feasible {
 		what := "the heap of the shortest pipeline (2 queue slots, one extractor), the batch input and one extractor's N_e × M_b reservation"
 		if p.onDevice {
@@ -239,13 +239,13 @@ func (g *gnnDrive) memory(env *train.Env, in sizingInput, p plan) kit.Plan {
 		if p.overReserve {
 			// The budget holds the least pipeline but not its feature
 			// buffer next to the reserve: the minimum is the least budget
-			// whose plan is feasible with this run's profiled workspace,
-			// not p.minNeed (which the budget may well exceed).
+			// whose plan is feasible with this run's profiled workspace
+			// (LeastBudget), not p.minNeed (which the budget may well
+			// exceed).
 			what = "the shortened pipeline's feature buffer, which must hold every extractor's N_e × M_b reservation next to the collector's reserve"
 		}
-		least := leastBudget(in)
-		m.Refusal = fmt.Errorf("%w: gnndrive: the memory budget (%d MiB) is below this variant's minimum of %d MiB on this run (%s, as profiled)",
-			train.ErrConfig, env.MemBudget>>20, (least+(1<<20)-1)>>20, what)
+		m.Refusal = fmt.Errorf("%w: gnndrive: the memory budget (%d MiB) is below this variant's minimum on this run (%s, as profiled)",
+			train.ErrConfig, env.MemBudget>>20, what)
 		return m
 	}
 	if p.aliasInput {
@@ -262,7 +262,7 @@ func (g *gnnDrive) memory(env *train.Env, in sizingInput, p plan) kit.Plan {
 		}
 		m.Why = fmt.Sprintf("as the GPU memory they occupy in GNNDrive's GPU-based layout (§4.2); loads land in the host staging buffer (%d extractor(s) × M_b rows = %d MiB, in the budget) and are copied to the buffer (the host-to-device transfer, untimed as such)", p.extractors, p.hostStaging>>20)
 		if p.slotsCutByDevice {
-			m.Cuts = append(m.Cuts, fmt.Sprintf("the device budget (%d MiB) holds a feature buffer of %d slots, fewer than the paper's (training queue + 1) × M_b = %d", in.device>>20, p.slots, p.paperSlots))
+			m.Cuts = append(m.Cuts, fmt.Sprintf("the device budget (%d MiB) holds a feature buffer of %d slots, fewer than the paper's (training queue + 1) × M_b = %d", s.Prof.device>>20, p.slots, p.paperSlots))
 		}
 		if p.extractors < g.opt.extractors {
 			m.Cuts = append(m.Cuts, fmt.Sprintf("the host budget holds the staging of %d extractor(s) (of %d asked) next to the indices", p.extractors, g.opt.extractors))

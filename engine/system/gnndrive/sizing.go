@@ -29,13 +29,14 @@ import (
 // rows sharing a sector are loaded together).
 const artifactReadBlock = 512
 
-// sizingInput is everything GNNDrive's plan depends on: the sizing of
-// kit.MinMemoryOf (host budget, 0 = unlimited; profiled workspace; shape;
-// options) and what a run knows besides.
-type sizingInput struct {
-	kit.Sizing[options]
-	queueDepth int // I/O depth of an extractor's ring (0 = storage default)
-	cpus       int // cores, the most samplers of shortened queues
+// profile is what GNNDrive's plan depends on besides kit.Sizing (its
+// Prof). The zero profile is the floor's: run false, and the plan takes
+// the configuration's queue depth, this machine's cores and the model's
+// in-place reading (runOf), no device budget.
+type profile struct {
+	run        bool // a run's profile (false: the floor's, runOf)
+	queueDepth int  // I/O depth of an extractor's ring (0 = storage default)
+	cpus       int  // cores, the most samplers of shortened queues
 	// inPlace: the model reads an aliased batch input without copying it
 	// (nn.IndexedInPlace)
 	inPlace bool
@@ -46,6 +47,15 @@ type sizingInput struct {
 	// states (train.Env.HoldDevice).
 	device    int64
 	deviceCap bool
+}
+
+// runOf is the profile s sizes with: s.Prof in a run, the floor's
+// otherwise.
+func runOf(s kit.Sizing[options, profile]) profile {
+	if s.Prof.run {
+		return s.Prof
+	}
+	return profile{run: true, queueDepth: s.Cfg.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(s.Shape, s.Cfg)}
 }
 
 // slotOverhead is the feature buffer's bookkeeping per slot beyond the row:
@@ -103,7 +113,10 @@ type plan struct {
 // with batch_input=auto, when the copy would cost the paper's pipeline
 // something under the budget (fewer extractors, the indices' page cache,
 // shorter queues, or the run itself).
-func size(in sizingInput) plan {
+//
+// It is GNNDrive's sizing (kit.Sizer): Register's floor and the run's plan.
+func size(s kit.Sizing[options, profile]) plan {
+	in := sizingInput{s, runOf(s)}
 	alias := in.inPlace && in.Opt.batchInput == "alias"
 	p := sizeWith(in, alias)
 	if in.inPlace && in.Opt.batchInput == "auto" && in.Budget > 0 && !p.onDevice &&
@@ -227,20 +240,17 @@ func sizeWith(in sizingInput, alias bool) plan {
 	return p
 }
 
-// feasible is whether the budget holds GNNDrive's plan (kit.MinMemoryOf).
-func feasible(s kit.Sizing[options]) bool {
-	return size(sizingInput{Sizing: s, queueDepth: s.Cfg.QueueDepth, cpus: runtime.NumCPU(), inPlace: inPlace(s.Shape, s.Cfg)}).feasible
+// sizingInput is the sizing with the profile resolved (runOf).
+type sizingInput struct {
+	kit.Sizing[options, profile]
+	profile
 }
 
-var minMemory = kit.MinMemoryOf(parseOptions, feasible)
-
-// leastBudget is the least budget whose plan is feasible for in's
-// workspace, shape and options: the minimum a refusal names (the plan's
-// minNeed leaves out the over-reserve case, which a budget above minNeed
-// can still fall into).
-func leastBudget(in sizingInput) int64 {
-	return kit.MinBudget(func(b int64) bool { in.Budget = b; return size(in).feasible })
-}
+// Fits is whether the budget holds GNNDrive's plan (kit.Fitter). The
+// least budget where it does (kit.Size) is what a refusal names:
+// the plan's minNeed leaves out the over-reserve case, which a budget
+// above minNeed can still fall into.
+func (p plan) Fits() bool { return p.feasible }
 
 // inPlace reports whether the run's model reads an aliased batch input in
 // place (nn.IndexedInPlace).

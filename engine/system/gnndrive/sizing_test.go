@@ -197,7 +197,7 @@ func TestSizing(t *testing.T) {
 			if c.want.onDevice {
 				c.want.minNeed = 108 * systest.MiB
 			}
-			got := size(sizingInput{Sizing: kit.Sizing[options]{Budget: c.budget, WS: fixtureWS, Shape: fixtureShape, Opt: fixtureOptions(t, c.opts)}, cpus: 2, inPlace: c.inPlace})
+			got := size(kit.Sizing[options, profile]{Budget: c.budget, WS: fixtureWS, Shape: fixtureShape, Opt: fixtureOptions(t, c.opts), Prof: profile{run: true, cpus: 2, inPlace: c.inPlace}})
 			if got != c.want {
 				t.Errorf("plan\n got %+v\nwant %+v", got, c.want)
 			}
@@ -214,7 +214,7 @@ func TestSizing(t *testing.T) {
 func TestMinBudget(t *testing.T) {
 	opt := fixtureOptions(t, nil)
 	plan := func(b int64) plan {
-		return size(sizingInput{Sizing: kit.Sizing[options]{Budget: b, WS: fixtureWS, Shape: fixtureShape, Opt: opt}, cpus: 2})
+		return size(kit.Sizing[options, profile]{Budget: b, WS: fixtureWS, Shape: fixtureShape, Opt: opt, Prof: profile{run: true, cpus: 2}})
 	}
 	feasible := func(b int64) bool { return plan(b).feasible }
 	want := kit.MinBudget(feasible)
@@ -227,7 +227,7 @@ func TestMinBudget(t *testing.T) {
 	systest.CheckMinBudget(t, feasible, want, minMemory, fixtureShape)
 	// a model that reads aliases in place needs no batch-input copy
 	aliased := func(b int64) bool {
-		return size(sizingInput{Sizing: kit.Sizing[options]{Budget: b, WS: fixtureWS, Shape: fixtureShape, Opt: opt}, cpus: 2, inPlace: true}).feasible
+		return size(kit.Sizing[options, profile]{Budget: b, WS: fixtureWS, Shape: fixtureShape, Opt: opt, Prof: profile{run: true, cpus: 2, inPlace: true}}).feasible
 	}
 	if got := kit.MinBudget(aliased); got >= want || got < 71*systest.MiB+22528*529 {
 		t.Fatalf("min budget aliased %d, want below the copy's %d and at least the heap and one M_b of slots", got, want)
@@ -235,11 +235,11 @@ func TestMinBudget(t *testing.T) {
 }
 
 // TestRefusalNamesAMinimumAboveTheBudget: a refused budget's message names
-// leastBudget, and that is above the budget for every infeasible plan —
+// its least budget (kit.Size), and that is above the budget for every infeasible plan —
 // the over-reserve ones too, whose minNeed the budget already exceeds.
 func TestRefusalNamesAMinimumAboveTheBudget(t *testing.T) {
 	opt := fixtureOptions(t, nil)
-	in := sizingInput{Sizing: kit.Sizing[options]{WS: fixtureWS, Shape: fixtureShape, Opt: opt}, cpus: 2}
+	in := kit.Sizing[options, profile]{WS: fixtureWS, Shape: fixtureShape, Opt: opt, Prof: profile{run: true, cpus: 2}}
 	overReserveSeen := false
 	for b := int64(16 * systest.MiB); b < 512*systest.MiB; b += systest.MiB / 2 {
 		in.Budget = b
@@ -250,7 +250,7 @@ func TestRefusalNamesAMinimumAboveTheBudget(t *testing.T) {
 		if p.overReserve && p.minNeed <= b {
 			overReserveSeen = true
 		}
-		if least := leastBudget(in); least <= b {
+		if _, least := kit.Size(size, in); least <= b {
 			t.Fatalf("budget %d refused (over the reserve %v, minNeed %d) names a minimum of %d", b, p.overReserve, p.minNeed, least)
 		}
 	}
@@ -258,3 +258,6 @@ func TestRefusalNamesAMinimumAboveTheBudget(t *testing.T) {
 		t.Fatal("no budget refused for the reserve alone: the case this test is for was not reached")
 	}
 }
+
+// minMemory is the floor Register gives GNNDrive: its sizing's.
+var minMemory = kit.Sizer[options, profile, plan](size).MinMemory(parseOptions)

@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 40, MinMemory: minMemory, InOrder: inOrder}, newGNNDrive, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 40, InOrder: inOrder}, newGNNDrive, (*options).bind, size)
 }
 
 // one sampler and one extractor deliver the batches in order

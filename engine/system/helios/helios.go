@@ -80,7 +80,7 @@ func (h *helios) Prepare(ctx context.Context, env *train.Env) error {
 	budget, shape, ws := p.Budget, p.Shape, p.WS
 	h.dim, h.rowBytes = shape.FeatureDim, shape.RowBytes()
 	h.opt.device = budget.Device() // gpu_cache auto: the device budget (DESIGN §2 "One memory contract")
-	h.layout = Plan(kit.Sizing[options]{Budget: env.MemBudget, WS: p.PlanWS, Shape: shape, Cfg: env.Config, Opt: h.opt})
+	h.layout = Plan(kit.Sizing[options, kit.NoProfile]{Budget: env.MemBudget, WS: p.PlanWS, Shape: shape, Cfg: env.Config, Opt: h.opt})
 	h.maxBatch = int(h.layout.MaxBatch)
 
 	// §3.2: one epoch of pre-sampling ranks the nodes by accesses

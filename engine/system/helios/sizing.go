@@ -9,7 +9,7 @@ package helios
 //
 // Plan is the pure function from a budget, a profiled (or estimated)
 // workspace, the dataset's shape and the options to the tiers' sizes,
-// with a feasibility verdict; MinMemory is the smallest budget it finds
+// with a feasibility verdict; the floor (kit.Register's) is the smallest budget it finds
 // feasible with the estimated workspace.
 
 import (
@@ -40,7 +40,7 @@ type Layout struct {
 // without the indices, which the plan counts itself) or an estimate.
 // Without a budget and without cpu_cache, the CPU tier is 10% of the
 // feature table (the setting of §4.2's Fig. 6).
-func Plan(s kit.Sizing[options]) Layout {
+func Plan(s kit.Sizing[options, kit.NoProfile]) Layout {
 	budget, ws, shape, o := s.Budget, s.WS, s.Shape, s.Opt
 	rb := shape.RowBytes()
 	n := shape.Nodes
@@ -71,13 +71,9 @@ func Plan(s kit.Sizing[options]) Layout {
 	return l
 }
 
-// MinMemory is the least host budget Helios can start with on a dataset
-// of this shape: the smallest budget whose plan is feasible with the
-// estimated workspace, i.e. that holds the topology, the preparers and the
-// reserve. The CPU tier takes what is left.
-var MinMemory = kit.MinMemoryOf(parseOptions, func(s kit.Sizing[options]) bool {
-	return Plan(s).Feasible
-})
+// Fits is whether the budget holds the layout (kit.Fitter; Register's
+// floor is the least budget where it does).
+func (l Layout) Fits() bool { return l.Feasible }
 
 // gpuCacheAuto is gpu_cache's default: the GPU tier gets what the device
 // budget leaves after the batch buffers and the sampled mini-batches in

@@ -42,24 +42,27 @@ func TestPlan(t *testing.T) {
 			Want: with(func(l *Layout) { l.MaxBatch = 280001 })},
 	}
 	systest.CheckSizing(t, cases, func(c systest.SizingCase[Layout]) Layout {
-		return Plan(kit.Sizing[options]{Budget: c.Budget, WS: ws, Shape: systest.MediumShape, Opt: parsed(t, c.Opts)})
+		return Plan(kit.Sizing[options, kit.NoProfile]{Budget: c.Budget, WS: ws, Shape: systest.MediumShape, Opt: parsed(t, c.Opts)})
 	})
 	// a device budget the batches in flight fill: no GPU tier
 	o := parsed(t, nil)
 	o.device = DeviceOther(ws, 175001, 512, 3)
-	if got := Plan(kit.Sizing[options]{WS: ws, Shape: systest.MediumShape, Opt: o}); got.GPURows != 0 {
+	if got := Plan(kit.Sizing[options, kit.NoProfile]{WS: ws, Shape: systest.MediumShape, Opt: o}); got.GPURows != 0 {
 		t.Errorf("device budget of the batches alone: %d GPU rows", got.GPURows)
 	}
 }
 
 func TestMinMemory(t *testing.T) {
 	cfg := train.DefaultConfig()
-	got := MinMemory(systest.MediumShape, cfg)
+	got := minMemory(systest.MediumShape, cfg)
 	ws, o := kit.EstimateWorkspace(systest.MediumShape, cfg), parsed(t, nil)
-	if !Plan(kit.Sizing[options]{Budget: got, WS: ws, Shape: systest.MediumShape, Opt: o}).Feasible || Plan(kit.Sizing[options]{Budget: got - 1, WS: ws, Shape: systest.MediumShape, Opt: o}).Feasible {
+	if !Plan(kit.Sizing[options, kit.NoProfile]{Budget: got, WS: ws, Shape: systest.MediumShape, Opt: o}).Feasible || Plan(kit.Sizing[options, kit.NoProfile]{Budget: got - 1, WS: ws, Shape: systest.MediumShape, Opt: o}).Feasible {
 		t.Fatalf("MinMemory %d is not the feasibility boundary", got)
 	}
 	if floor := int64(kit.RuntimeFloor) + kit.TopologyBytes(systest.MediumShape) + 4*systest.MediumShape.Nodes; got < floor || got <= 256<<20 {
 		t.Fatalf("MinMemory %d MiB below the topology floor %d MiB (or medium at 25%% would be accepted)", got>>20, floor>>20)
 	}
 }
+
+// minMemory is the floor Register gives the variant: its sizing's.
+var minMemory = kit.Sizer[options, kit.NoProfile, Layout](Plan).MinMemory(parseOptions)

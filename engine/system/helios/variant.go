@@ -10,7 +10,7 @@ import (
 
 func init() {
 	// batches train in the reference order
-	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 70, MinMemory: MinMemory, InOrder: kit.InOrderAlways()}, newHelios, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 70, InOrder: kit.InOrderAlways()}, newHelios, (*options).bind, Plan)
 }
 
 // options are the variant's options, parsed (gpuCache is gpuCacheAuto or

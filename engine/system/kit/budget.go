@@ -7,13 +7,13 @@ package kit
 //	b := kit.NewBudget(env)            // the Go collector under the budget, no plan yet
 //	ws, err := b.Profile(ctx, topo, n) // one step measured with the limit lifted, then held outside
 //	                                   // (ProfileStage: the same, recorded as the stage profile_s)
-//	plan := size(kit.SizingOf(env, ws, opt)) // the variant's pure sizing (its sizing.go)
-//	_, err = b.Apply(plan.Memory())    // memplan.go: refuse, hold the device parts, deviations, Go limit
+//	plan, least := kit.Size(size, kit.SizingOf(env, ws, opt, prof)) // the variant's pure sizing (its sizing.go)
+//	_, err = b.Apply(plan.memory(least)) // memplan.go: refuse, hold the device parts, deviations, Go limit
 //	b.Enter(plan.mainHeap)             // a later phase's Go limit, if any
 //
 // and MinMemory is the smallest budget whose plan is feasible, found by
-// MinBudget over the same sizing with EstimateWorkspace in place of the
-// profile.
+// MinBudget over the same sizing (Sizer.MinMemory, through Register) with
+// EstimateWorkspace in place of the profile and the zero Prof.
 
 import (
 	"context"

@@ -4,9 +4,12 @@
 //   - variant.go: the skeleton of a variant: Register (a train.Variant
 //     with the options of one bind function), Base (name, devices and the
 //     deviations known from the configuration; those decided while
-//     preparing go through train.Env.Deviate), OnCPU, and MinMemoryOf, the
-//     least feasible budget of a variant's pure sizing over one Sizing
-//     (SizingOf: a run's);
+//     preparing go through train.Env.Deviate), OnCPU, and the one
+//     signature of a variant's pure sizing, Sizer (func(Sizing[O, P]) V,
+//     V a Fitter; P the variant's profile, NoProfile for none), which
+//     Register requires and makes the variant's MinMemory of
+//     (Sizer.MinMemory), and Size, a run's plan (SizingOf) and its least
+//     budget (Plan.LeastBudget, which a refusal names);
 //   - graph.go: the topology a variant samples and its training sampler,
 //     loaded as the prepare stage load_topology_s (LoadGraph);
 //   - options.go: the flag-style option Binder (Int, Workers, Float,
@@ -20,7 +23,7 @@
 //     Go memory limit, one profiled step held outside the budget, the
 //     limit again for the planned heap), the reserve kept free
 //     (ReserveBytes), and the lower-bound workspace and search behind each
-//     variant's MinMemory (EstimateWorkspace, MinBudget); ProfileStage,
+//     variant's floor (EstimateWorkspace, MinBudget); ProfileStage,
 //     profiling recorded as the stage profile_s; TopologyBytes;
 //   - host_tier.go: the heap of a variant that pins the graph's indices
 //     (PinnedHeap) and the host feature tier the budget holds beside it

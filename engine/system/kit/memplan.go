@@ -2,8 +2,9 @@ package kit
 
 // The memory plan (DESIGN §2 "One memory contract"): what a variant's
 // sizing decided, in the terms the shared preparation acts on. A variant
-// sizes with its pure function (its sizing.go) and hands the result to
-// Budget.Apply as one Plan: Apply refuses a plan that does not fit, holds
+// sizes with its pure function of one signature (its sizing.go, a Sizer
+// that Register takes; Size gives the plan and its least budget)
+// and hands the result to Budget.Apply as one Plan: Apply refuses a plan that does not fit, holds
 // the device parts outside the host budget (the memory limit and the
 // run's memory account), writes the deviation that states them with the
 // cgroup limit in force, writes what the plan cut, and sets the Go
@@ -49,6 +50,10 @@ type Plan struct {
 	// plan that does not fit runs on, with the variant's warning).
 	Fits    bool
 	Refusal error
+	// LeastBudget is the least budget for which the variant's plan fits
+	// (Size: the same bisection as the floor, over the same sizing
+	// with the run's workspace and profile); a refusal names it.
+	LeastBudget int64
 	// Device are the parts held outside the host budget, in the order the
 	// deviation names them (nil: none, the memory account keeps the model
 	// step alone). Why says why they are held there ("as the GPU memory
@@ -73,12 +78,16 @@ func (p Plan) DeviceBytes() int64 {
 }
 
 // Apply carries out a plan: a plan that does not fit is refused with its
-// Refusal; the device parts are held outside the budget (Hold) and, under
+// Refusal, which Apply ends with the plan's LeastBudget ("the least budget
+// that fits is N MiB", rounded up; no variant computes it by hand); the device parts are held outside the budget (Hold) and, under
 // a budget, stated in one deviation with the cgroup limit in force; the
 // cuts are recorded; the Go memory limit of the first phase is set. It
 // returns that limit (0: no budget, or no phase yet).
 func (b *Budget) Apply(p Plan) (int64, error) {
 	if !p.Fits && p.Refusal != nil {
+		if p.LeastBudget > 0 {
+			return 0, fmt.Errorf("%w; the least budget that fits is %d MiB", p.Refusal, (p.LeastBudget+(1<<20)-1)>>20)
+		}
 		return 0, p.Refusal
 	}
 	if p.Device != nil {

@@ -43,6 +43,14 @@ func TestApply(t *testing.T) {
 	if len(l.holds) != 0 || out.Len() != 0 {
 		t.Fatalf("a refused plan held %v and wrote %q", l.holds, out.String())
 	}
+	// the refusal names the plan's least budget, rounded up to a MiB
+	_, err := b.Apply(Plan{Fits: false, Refusal: refusal, LeastBudget: 300*mib + 1})
+	if !errors.Is(err, refusal) || !strings.HasSuffix(err.Error(), "; the least budget that fits is 301 MiB") {
+		t.Fatalf("a refusal with its least budget: %v", err)
+	}
+	if len(l.holds) != 0 || out.Len() != 0 {
+		t.Fatalf("a refused plan held %v and wrote %q", l.holds, out.String())
+	}
 
 	b, l, out = newBudget()
 	p := Plan{Fits: true, Why: "as the GPU memory it is in the paper",
@@ -75,5 +83,30 @@ func TestApply(t *testing.T) {
 	}
 	if got, want := b.Enter(GoHeap{HeapNeed: 80 * mib}), GoMemoryLimit(512*mib, 50*mib, 0, 0, 80*mib); got != want {
 		t.Errorf("Enter: %d MiB, want %d MiB", got>>20, want>>20)
+	}
+}
+
+// sized is a plan that fits when the budget holds need (0: unlimited).
+type sized struct{ budget, need int64 }
+
+func (p sized) Fits() bool { return p.budget <= 0 || p.need <= p.budget }
+
+// TestSizer: the floor (MinMemory) and a run's least budget (Size) come
+// from the same sizing: the least budget its plan fits, with the
+// estimated workspace and the zero profile for the floor and the run's
+// own for Size.
+func TestSizer(t *testing.T) {
+	type profile struct{ extra int64 }
+	size := Sizer[int64, profile, sized](func(s Sizing[int64, profile]) sized {
+		return sized{budget: s.Budget, need: s.WS.BaseBytes + s.Opt + s.Prof.extra}
+	})
+	s := Sizing[int64, profile]{Budget: 100 * mib, WS: Workspace{BaseBytes: 40 * mib}, Opt: 30 * mib, Prof: profile{extra: 50 * mib}}
+	p, least := Size(size, s)
+	if p.Fits() || p.budget != 100*mib || least != 120*mib {
+		t.Errorf("Size: plan %+v, least %d, want an unfit plan of the 100 MiB budget and 120 MiB", p, least)
+	}
+	s.Budget = 0
+	if _, least := Size(size, s); least != 120*mib {
+		t.Errorf("Size without a budget: least %d, want 120 MiB", least)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"outcore/engine/train"
+	"outcore/engine/vocab"
 )
 
 type testOptions struct {
@@ -123,19 +124,20 @@ func TestSizeBytes(t *testing.T) {
 	}
 }
 
-// TestMinMemoryOf: the least feasible budget of a plan, 0 for options
-// that do not parse or a dataset without nodes.
-func TestMinMemoryOf(t *testing.T) {
+// TestSizerMinMemory: the least feasible budget of a plan with the
+// estimated workspace and the zero profile, 0 for options that do not
+// parse or a dataset without nodes.
+func TestSizerMinMemory(t *testing.T) {
 	shape := train.DatasetShape{Nodes: 1000, FeatureDim: 8, Classes: 2, Train: 100}
 	cfg := train.DefaultConfig()
-	var seen Sizing[testOptions]
-	min := MinMemoryOf(testBind.Parse, func(s Sizing[testOptions]) bool {
+	var seen Sizing[testOptions, NoProfile]
+	min := Sizer[testOptions, NoProfile, sized](func(s Sizing[testOptions, NoProfile]) sized {
 		seen = s
-		return s.Budget >= int64(s.Opt.n)<<20
-	})
+		return sized{budget: s.Budget, need: int64(s.Opt.n) << 20}
+	}).MinMemory(testBind.Parse)
 	cfg.Options = map[string]string{"n": "7"}
 	if got := min(shape, cfg); got != 7<<20 {
-		t.Errorf("MinMemoryOf = %d, want %d", got, 7<<20)
+		t.Errorf("MinMemory = %d, want %d", got, 7<<20)
 	}
 	if seen.Shape != shape || seen.Opt.n != 7 || seen.WS != EstimateWorkspace(shape, cfg) {
 		t.Errorf("sizing saw %+v", seen)
@@ -205,4 +207,18 @@ func TestSizeOrAuto(t *testing.T) {
 			t.Errorf("%q: got %q, %v; want %q", tc.given, o.cache, err, tc.want)
 		}
 	}
+}
+
+// TestRegisterTakesTheFloorFromTheSizing: a variant's floor is its
+// sizing's (Register makes MinMemory of it); one set by hand is refused
+// before anything is registered.
+func TestRegisterTakesTheFloorFromTheSizing(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "MinMemory is the sizing's floor") {
+			t.Errorf("Register with a hand-set MinMemory: %v, want a panic naming the sizing's floor", r)
+		}
+	}()
+	size := func(s Sizing[testOptions, NoProfile]) sized { return sized{budget: s.Budget, need: 1} }
+	Register(vocab.Variant{Name: "hand-floor", MinMemory: func(train.DatasetShape, train.Config) int64 { return 1 }},
+		func(train.Config) (train.System, error) { return nil, nil }, testBind, size)
 }

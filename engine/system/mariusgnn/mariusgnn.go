@@ -88,22 +88,22 @@ func (s *system) Prepare(ctx context.Context, env *train.Env) error {
 	}
 
 	// Buffer capacity from the budget (sizing.go).
-	in := sizingInput{
-		Sizing:      kit.Sizing[options]{Budget: env.MemBudget, WS: ws, Shape: train.ShapeOf(ds.Meta), Cfg: env.Config, Opt: s.opt},
+	in := kit.Sizing[options, profile]{Budget: env.MemBudget, WS: ws, Shape: train.ShapeOf(ds.Meta), Cfg: env.Config, Opt: s.opt, Prof: profile{
+		run:         true,
 		p:           s.l.P,
 		partSize:    s.l.PartSize,
 		trainParts:  s.l.TrainParts,
 		buckets:     bucketSizes(s.b),
 		readerQueue: o.QueueDepth,
-	}
-	pl, err := s.sizeBuffer(ctx, env, in)
+	}}
+	pl, least, in, err := s.sizeBuffer(ctx, env, in)
 	if err != nil {
 		return err
 	}
 	if pl.overReserve {
 		env.Warnf("mariusgnn: a buffer of %d partitions needs about %d MiB with the reserve, over the %d MiB budget: expect an OOM kill", pl.c, pl.need>>20, env.MemBudget>>20)
 	}
-	if _, err := s.mem.Apply(s.memory(env, in, pl)); err != nil {
+	if _, err := s.mem.Apply(s.memory(env, in, pl, least)); err != nil {
 		return err
 	}
 	s.c = pl.c
@@ -207,33 +207,38 @@ func (s *system) openPartitioned(env *train.Env, featPath, edgePath string) (o s
 
 // sizeBuffer sizes the buffer from the budget (sizing.go), the DENSE
 // batches measured first on the largest buffer the budget could hold when
-// the capacity is not given.
-func (s *system) sizeBuffer(ctx context.Context, env *train.Env, in sizingInput) (plan, error) {
+// the capacity is not given. It returns the plan, its least budget
+// (kit.Size) and the sizing it was made of.
+func (s *system) sizeBuffer(ctx context.Context, env *train.Env, in kit.Sizing[options, profile]) (plan, int64, kit.Sizing[options, profile], error) {
 	if env.MemBudget > 0 && s.opt.bufferCapacity == 0 {
 		// Measure DENSE batches on the largest buffer the budget could
 		// hold with no batch at all (their inputs only shrink with the
 		// buffer), then size with that measure.
 		t0 := time.Now()
 		hi := in
-		hi.dense = batchMeasure{maxInputs: 1}
+		hi.Prof.dense = batchMeasure{maxInputs: 1}
 		if hp := size(hi); hp.feasible {
 			m, err := s.profileDense(ctx, env, hp.c)
 			if err != nil {
-				return plan{}, err
+				return plan{}, 0, in, err
 			}
-			in.dense = m
+			in.Prof.dense = m
 			env.Logf("mariusgnn: DENSE batches on a buffer of %d partitions: at most %d input nodes, %d KiB per mini-batch", hp.c, m.maxInputs, m.bytes>>10)
 		}
 		env.PrepareStage("profile_dense_s", time.Since(t0))
 	}
-	return size(in), nil
+	pl, least := kit.Size(size, in)
+	return pl, least, in, nil
 }
 
 // memory is the plan as the shared preparation applies it (kit.Plan): a
 // plan that does not fit, or a capacity below what the ordering keeps
 // resident, refused; the capacity derived from the budget in words.
-func (s *system) memory(env *train.Env, in sizingInput, pl plan) kit.Plan {
+func (s *system) memory(env *train.Env, in kit.Sizing[options, profile], pl plan, least int64) kit.Plan {
 	m := kit.Plan{Fits: pl.feasible && pl.c >= pl.minC}
+	if !pl.feasible {
+		m.LeastBudget = least
+	}
 	switch {
 	case !pl.feasible:
 		m.Refusal = fmt.Errorf("mariusgnn: %w", pl.infeasible(env.MemBudget, in))
@@ -241,7 +246,7 @@ func (s *system) memory(env *train.Env, in sizingInput, pl plan) kit.Plan {
 		m.Refusal = fmt.Errorf("%w: mariusgnn: buffer_capacity %d below the %d training partitions the sequential ordering keeps resident", train.ErrConfig, pl.c, pl.minC)
 	}
 	if env.MemBudget > 0 && s.opt.bufferCapacity == 0 {
-		m.Cuts = append(m.Cuts, fmt.Sprintf("buffer capacity %d of %d partitions derived from the %d MiB memory budget (the artifact takes buffer_capacity from its configuration)", pl.c, in.p, env.MemBudget>>20))
+		m.Cuts = append(m.Cuts, fmt.Sprintf("buffer capacity %d of %d partitions derived from the %d MiB memory budget (the artifact takes buffer_capacity from its configuration)", pl.c, in.Prof.p, env.MemBudget>>20))
 	}
 	return m
 }

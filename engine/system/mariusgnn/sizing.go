@@ -30,11 +30,12 @@ type batchMeasure struct {
 	bytes     int64 // its ids and blocks
 }
 
-// sizingInput is everything the plan depends on: the sizing of
-// kit.MinMemoryOf (host budget, 0 = unlimited; profiled workspace; shape;
-// options) and the layout's.
-type sizingInput struct {
-	kit.Sizing[options]
+// profile is what the plan depends on besides kit.Sizing (its Prof): the
+// layout's. The zero profile is the floor's (runOf): the partitioning
+// NewLayout makes of the shape, the layout's maps and no edges, so the
+// floor is a lower bound of what a run needs.
+type profile struct {
+	run bool // a run's profile (false: the floor's, runOf)
 	// extraBase is held before the buffer but not in WS.BaseBytes (with
 	// an estimated workspace: the layout's maps, allocated before the
 	// profile in a run).
@@ -51,6 +52,22 @@ type sizingInput struct {
 	dense batchMeasure
 	// readerQueue is the buffer readers' queue depth.
 	readerQueue int
+}
+
+// runOf is the profile s sizes with: s.Prof in a run, the floor's
+// otherwise.
+func runOf(s kit.Sizing[options, profile]) profile {
+	if s.Prof.run {
+		return s.Prof
+	}
+	p, ps, tp := layoutShape(s.Shape, s.Opt.partitions)
+	return profile{run: true, extraBase: layoutMapBytes(s.Shape.Nodes), p: p, partSize: ps, trainParts: tp, readerQueue: ioQueueDepth}
+}
+
+// sizingInput is the sizing with its profile resolved (runOf).
+type sizingInput struct {
+	kit.Sizing[options, profile]
+	profile
 }
 
 // plan is MariusGNN's memory plan.
@@ -95,8 +112,10 @@ func edgeBound(buckets []int64, p int) []int64 {
 	return out
 }
 
-// size computes the plan.
-func size(in sizingInput) plan {
+// size computes the plan: MariusGNN's sizing (kit.Sizer), Register's
+// floor and the run's plan.
+func size(s kit.Sizing[options, profile]) plan {
+	in := sizingInput{s, runOf(s)}
 	o, ws := in.Opt, in.WS
 	rowBytes := in.Shape.RowBytes()
 	pl := plan{minC: 1, bound: edgeBound(in.buckets, in.p)}
@@ -167,27 +186,16 @@ func layoutShape(shape train.DatasetShape, p int) (parts int, partSize int64, tr
 	return parts, partSize, trainParts
 }
 
-// feasible is whether the budget holds the plan (kit.MinMemoryOf: with
-// the lower-bound workspace of kit.EstimateWorkspace), with the layout's
-// maps and no edges (so minMemory is a lower bound of what a run needs).
-func feasible(s kit.Sizing[options]) bool {
-	p, ps, tp := layoutShape(s.Shape, s.Opt.partitions)
-	return size(sizingInput{
-		Sizing:      s,
-		extraBase:   layoutMapBytes(s.Shape.Nodes),
-		p:           p,
-		partSize:    ps,
-		trainParts:  tp,
-		readerQueue: ioQueueDepth,
-	}).feasible
-}
-
-var minMemory = kit.MinMemoryOf(parseOptions, feasible)
+// Fits is whether the budget holds the plan (kit.Fitter; Register's
+// floor is the least budget where it does with the floor's profile).
+func (pl plan) Fits() bool { return pl.feasible }
 
 // infeasible is the refusal of a budget the plan does not fit: below
 // minNeed, or (overReserve) below minNeed with the reserve kept for
-// fluctuations. It names the number that was over the budget.
-func (pl plan) infeasible(budget int64, in sizingInput) error {
+// fluctuations. It names what was over the budget; the least budget that
+// fits is the plan's (kit.Plan.LeastBudget, which Apply names).
+func (pl plan) infeasible(budget int64, s kit.Sizing[options, profile]) error {
+	in := sizingInput{s, runOf(s)}
 	mib := func(b int64) int64 { return (b + (1 << 20) - 1) >> 20 }
 	what := fmt.Sprintf("a buffer of %d of %d partitions of %d MiB and what the run holds besides: %d MiB, of which %d MiB per mini-batch",
 		pl.minC, in.p, (in.partSize*in.Shape.RowBytes())>>20, pl.fixed>>20, pl.perBatch>>20)
@@ -195,7 +203,7 @@ func (pl plan) infeasible(budget int64, in sizingInput) error {
 		return fmt.Errorf("memory budget %d MiB below the %d MiB this run needs with the reserve for fluctuations (%d MiB: %d MiB without it, for %s)",
 			budget>>20, mib(pl.need), mib(pl.reserve), mib(pl.minNeed), what)
 	}
-	return fmt.Errorf("memory budget %d MiB below the least this run needs, %d MiB (%s)", budget>>20, mib(pl.minNeed), what)
+	return fmt.Errorf("memory budget %d MiB below the %d MiB this run holds even without the reserve (%s)", budget>>20, mib(pl.minNeed), what)
 }
 
 // goHeap is the Go heap of the run: the buffer and the per-batch memory

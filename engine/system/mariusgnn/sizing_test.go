@@ -28,11 +28,8 @@ const MiB = 1 << 20
 func baseInput(ordering string) sizingInput {
 	shape := train.DatasetShape{Nodes: 16 * 2048, FeatureDim: 128, Train: 5000}
 	return sizingInput{
-		Sizing:      kit.Sizing[options]{WS: kit.Workspace{BaseBytes: 100 * MiB, MaxInputs: 10000, BatchBytes: 1 * MiB, RowBytes: 512}, Shape: shape, Opt: options{ordering: ordering, partitions: 16, samplers: 1, profile: 1, prefetch: true}},
-		p:           16,
-		partSize:    2048,
-		trainParts:  3,
-		readerQueue: 1,
+		Sizing:  kit.Sizing[options, profile]{WS: kit.Workspace{BaseBytes: 100 * MiB, MaxInputs: 10000, BatchBytes: 1 * MiB, RowBytes: 512}, Shape: shape, Opt: options{ordering: ordering, partitions: 16, samplers: 1, profile: 1, prefetch: true}},
+		profile: profile{run: true, p: 16, partSize: 2048, trainParts: 3, readerQueue: 1},
 	}
 }
 
@@ -42,7 +39,7 @@ func baseInput(ordering string) sizingInput {
 func needWith(in sizingInput, c int) int64 {
 	in.Opt.bufferCapacity = c
 	in.Budget = 200 * MiB
-	return size(in).need
+	return size(in.sizing()).need
 }
 
 func TestSizePlans(t *testing.T) {
@@ -77,7 +74,7 @@ func TestSizePlans(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := c.in
 			in.Budget = c.budget
-			pl := size(in)
+			pl := size(in.sizing())
 			if pl.c != c.c || pl.slots != c.slots || pl.feasible != c.feasible {
 				t.Fatalf("plan c=%d slots=%d feasible=%v, want %d, %d, %v (need %d MiB)", pl.c, pl.slots, pl.feasible, c.c, c.slots, c.feasible, pl.need>>20)
 			}
@@ -100,41 +97,41 @@ func TestSizeFloors(t *testing.T) {
 	// that would warn of an OOM kill is not feasible).
 	in := seq
 	in.Budget = 1 << 40
-	least := size(in).minNeed
+	least := size(in.sizing()).minNeed
 	in.Budget = least
-	pl := size(in)
+	pl := size(in.sizing())
 	if pl.feasible || pl.c != 3 || !pl.overReserve {
 		t.Fatalf("at the buffer of 3 without the reserve: %+v, want infeasible (over the reserve)", pl)
 	}
 	floor := pl.fixed + pl.reserve + pl.buffer
 	in.Budget = floor
-	if pl = size(in); !pl.feasible || pl.c != 3 || pl.overReserve {
+	if pl = size(in.sizing()); !pl.feasible || pl.c != 3 || pl.overReserve {
 		t.Fatalf("at the floor with the reserve: %+v, want feasible with c=3", pl)
 	}
 	in.Budget = floor - 1
-	pl = size(in)
+	pl = size(in.sizing())
 	if pl.feasible {
 		t.Fatal("a byte below the floor is feasible")
 	}
-	if err := pl.infeasible(in.Budget, in); !strings.Contains(err.Error(), "3 of 16 partitions") ||
+	if err := pl.infeasible(in.Budget, in.sizing()); !strings.Contains(err.Error(), "3 of 16 partitions") ||
 		!strings.Contains(err.Error(), fmt.Sprintf("below the %d MiB this run needs with the reserve", (floor+(1<<20)-1)>>20)) {
 		t.Fatalf("refusal %q does not name the buffer and the need with the reserve that is over the budget", err)
 	}
 	// Below what the run cannot do without, that is the number named.
 	in.Budget = least - 1
-	if err := size(in).infeasible(in.Budget, in); !strings.Contains(err.Error(), fmt.Sprintf("below the least this run needs, %d MiB", (least+(1<<20)-1)>>20)) {
+	if err := size(in.sizing()).infeasible(in.Budget, in.sizing()); !strings.Contains(err.Error(), fmt.Sprintf("below the %d MiB this run holds even without the reserve", (least+(1<<20)-1)>>20)) {
 		t.Fatalf("refusal %q", err)
 	}
 	in = dis
 	in.Budget = 1 << 40
-	if df := size(in).minNeed; df >= floor {
+	if df := size(in.sizing()).minNeed; df >= floor {
 		t.Fatalf("dispersed floor %d not below sequential %d (one partition against three)", df, floor)
 	}
 	// an explicit capacity wins, and says when it is over the budget
 	in = seq
 	in.Opt.bufferCapacity = 12
 	in.Budget = needWith(seq, 11)
-	if pl := size(in); pl.c != 12 || !pl.overReserve {
+	if pl := size(in.sizing()); pl.c != 12 || !pl.overReserve {
 		t.Fatalf("buffer_capacity=12: %+v", pl)
 	}
 }
@@ -151,19 +148,15 @@ func TestMinMemory(t *testing.T) {
 	opt, _ := parseOptions(cfg)
 	p, ps, tp := layoutShape(shape, opt.partitions)
 	in := sizingInput{
-		Sizing:      kit.Sizing[options]{WS: kit.EstimateWorkspace(shape, cfg), Shape: shape, Opt: opt},
-		extraBase:   layoutMapBytes(shape.Nodes),
-		p:           p,
-		partSize:    ps,
-		trainParts:  tp,
-		readerQueue: ioQueueDepth,
+		Sizing:  kit.Sizing[options, profile]{WS: kit.EstimateWorkspace(shape, cfg), Shape: shape, Opt: opt},
+		profile: profile{run: true, extraBase: layoutMapBytes(shape.Nodes), p: p, partSize: ps, trainParts: tp, readerQueue: ioQueueDepth},
 	}
 	in.Budget = seq
-	if !size(in).feasible {
+	if !size(in.sizing()).feasible {
 		t.Fatal("MinMemory is not feasible")
 	}
 	in.Budget = seq - 1
-	if size(in).feasible {
+	if size(in.sizing()).feasible {
 		t.Fatal("a byte below MinMemory is feasible: not the least")
 	}
 	cfg.Options = map[string]string{"ordering": "dispersed"}
@@ -190,3 +183,14 @@ func TestParseOptions(t *testing.T) {
 		t.Fatalf("defaults %+v, %v", o, err)
 	}
 }
+
+// sizing is the sizing of a test's input: its profile as a run's.
+func (in sizingInput) sizing() kit.Sizing[options, profile] {
+	s := in.Sizing
+	s.Prof = in.profile
+	s.Prof.run = true
+	return s
+}
+
+// minMemory is the floor Register gives MariusGNN: its sizing's.
+var minMemory = kit.Sizer[options, profile, plan](size).MinMemory(parseOptions)

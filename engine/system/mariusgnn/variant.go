@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 30, MinMemory: minMemory, OwnSampling: true, WallStages: wallStages}, newSystem, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 30, OwnSampling: true, WallStages: wallStages}, newSystem, (*options).bind, size)
 }
 
 // Loading a buffer state (the epoch's first: prep, later: swap)

@@ -87,7 +87,7 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 		}
 		env.PrepareStage("profile_s", time.Since(t1))
 	}
-	p.plan = size(kit.SizingOf(env, budget.Workspace(), p.opt))
+	p.plan = size(kit.SizingOf(env, budget.Workspace(), p.opt, kit.NoProfile{}))
 	if kit.ModelMemOutside(env) && !p.plan.feasible {
 		env.Warnf("pyg+: the memory budget (%d MiB) cannot hold the process's base, one mini-batch and its gathered input (%d MiB): expect an OOM kill", env.MemBudget>>20, p.plan.need>>20)
 	}

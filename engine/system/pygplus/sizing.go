@@ -24,7 +24,7 @@ type plan struct {
 }
 
 // size computes PyG+'s plan.
-func size(s kit.Sizing[options]) plan {
+func size(s kit.Sizing[options, kit.NoProfile]) plan {
 	budget, ws, shape, cfg, opt := s.Budget, s.WS, s.Shape, s.Cfg, s.Opt
 	p := plan{xRows: min(shape.Nodes, vocab.MaxInputBound(shape, cfg)), inputs: 1}
 	if opt.overlap {
@@ -35,12 +35,8 @@ func size(s kit.Sizing[options]) plan {
 	return p
 }
 
-// feasible is whether the budget holds PyG+'s plan (kit.MinMemoryOf).
-func feasible(s kit.Sizing[options]) bool {
-	return size(s).feasible
-}
-
-var minMemory = kit.MinMemoryOf(parseOptions, feasible)
+// Fits is whether the budget holds PyG+'s plan (kit.Fitter).
+func (p plan) Fits() bool { return p.feasible }
 
 // memory is the plan as the shared preparation applies it (kit.Plan):
 // nothing held outside the budget but the model step, nothing cut, and the

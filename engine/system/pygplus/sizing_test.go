@@ -49,7 +49,7 @@ func TestSizing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := size(kit.Sizing[options]{Budget: c.budget, WS: c.ws, Shape: shape, Cfg: cfg, Opt: opt}); got != c.want {
+			if got := size(kit.Sizing[options, kit.NoProfile]{Budget: c.budget, WS: c.ws, Shape: shape, Cfg: cfg, Opt: opt}); got != c.want {
 				t.Errorf("plan %+v, want %+v", got, c.want)
 			}
 		})
@@ -67,3 +67,6 @@ func TestMinMemory(t *testing.T) {
 		t.Fatalf("MinMemory %d, want %d", got, want)
 	}
 }
+
+// minMemory is the floor Register gives PyG+: its sizing's.
+var minMemory = kit.Sizer[options, kit.NoProfile, plan](size).MinMemory(parseOptions)

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 10, MinMemory: minMemory, InOrder: kit.InOrderAlways(), NestedStages: nestedStages}, newPyGPlus, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 10, InOrder: kit.InOrderAlways(), NestedStages: nestedStages}, newPyGPlus, (*options).bind, size)
 }
 
 // The trainer's wait for a batch (stall) includes the synchronous

@@ -1,7 +1,7 @@
 // Package toy is the smallest variant on the skeleton of
 // docs/ARCHITECTURE.md "Adding a system", built from nothing but that
-// section: options declared once through a kit.Binder, kit.Register,
-// kit.Base, kit.MinMemoryOf over a pure plan, the shared preparation of
+// section: options declared once through a kit.Binder, kit.Register with
+// the sizing of one signature (its floor), kit.Base, the shared preparation of
 // the memory plan (profile, size, kit.Budget.Apply), files through train.Env,
 // and the plain sample → gather → train loop of the reference
 // (train.Sequential, embedded for RunEpoch). It belongs
@@ -30,7 +30,7 @@ const (
 )
 
 func init() {
-	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 1000, MinMemory: minMemory, InOrder: kit.InOrderAlways()}, newToy, (*options).bind)
+	kit.Register(vocab.Variant{Name: Name, Paper: paper, Summary: summary, Order: 1000, InOrder: kit.InOrderAlways()}, newToy, (*options).bind, size)
 }
 
 // options are the toy's settings.
@@ -59,7 +59,7 @@ type plan struct {
 
 // size is the toy's sizing, a pure function of kit.Sizing (the profiled
 // workspace in a run, kit.EstimateWorkspace for the floor).
-func size(s kit.Sizing[options]) plan {
+func size(s kit.Sizing[options, kit.NoProfile]) plan {
 	p := plan{heap: s.WS.BaseBytes + s.WS.ArenaBytes + s.WS.StepExtra + s.WS.BatchBytes + int64(s.WS.MaxInputs)*s.Shape.RowBytes()}
 	p.need = p.heap
 	if s.Opt.topology == "memory" {
@@ -70,15 +70,14 @@ func size(s kit.Sizing[options]) plan {
 	return p
 }
 
-func feasible(s kit.Sizing[options]) bool { return size(s).feasible }
+// Fits is whether the budget holds the plan (kit.Fitter).
+func (p plan) Fits() bool { return p.feasible }
 
 // memory is the plan as the shared preparation applies it: nothing held
 // outside the budget but the model step, nothing cut, one phase.
 func (p plan) memory() kit.Plan {
 	return kit.Plan{Fits: p.feasible, Heap: &kit.GoHeap{HeapNeed: p.heap}}
 }
-
-var minMemory = kit.MinMemoryOf(parseOptions, feasible)
 
 type toy struct {
 	kit.Base
@@ -111,7 +110,7 @@ func (t *toy) Prepare(ctx context.Context, env *train.Env) error {
 	if err != nil {
 		return err
 	}
-	p := size(kit.SizingOf(env, ws, t.opt))
+	p := size(kit.SizingOf(env, ws, t.opt, kit.NoProfile{}))
 	if !p.feasible {
 		env.Warnf("toy: the %d MiB budget cannot hold the process, a step and a batch (%d MiB): expect an OOM kill", env.MemBudget>>20, p.need>>20)
 	}
