@@ -114,7 +114,7 @@ func TestPreview(t *testing.T) {
 			v.Set("mem_limits", "1MiB, 64MiB, none")
 			v.Set("skip_infeasible", "1")
 			v["variants"] = Variants()
-		}, ">48<", "", ""},
+		}, fmt.Sprintf(">%d<", 6*len(Variants())), "", ""}, // 3 limits × 2 repeats a variant
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
