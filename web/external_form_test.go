@@ -65,6 +65,16 @@ func TestExternalSystemFormOptions(t *testing.T) {
 		t.Fatalf("refused forms created %d experiments", n)
 	}
 
+	// The live preview swaps the option's error in beside its field.
+	pr := e.post("/experiments/preview", form(map[string]string{"ext.tiny-sgd.epochs": "0"}))
+	if b := body(t, pr); pr.StatusCode != 200 || !strings.Contains(b, `id="err-ext-tiny-sgd-epochs" hx-swap-oob="true">external system &#34;tiny-sgd&#34;: option &#34;epochs&#34;: 0 is outside [1, 100]<`) {
+		t.Errorf("preview: %d, no out-of-band error for the option:\n%s", pr.StatusCode, b)
+	}
+	pr = e.post("/experiments/preview", form(map[string]string{"ext.tiny-sgd.epochs": "2, 5"}))
+	if b := body(t, pr); !strings.Contains(b, `id="preview-runs">4<`) {
+		t.Errorf("preview of two epoch values at two limits: want 4 runs:\n%s", b)
+	}
+
 	// Options of a system that is not ticked are ignored.
 	v := form(map[string]string{"ext.tiny-sgd.epochs": "500"})
 	v["variants"] = []string{"pyg+"}

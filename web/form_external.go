@@ -65,9 +65,9 @@ func externalOptionText(key string) bool {
 // combination of those values ("external:NAME:k1=v1,k2=v2"); every other
 // entry is kept as ticked. Each declared option's value is checked alone
 // with reg.CheckText (the grid's check) and its message put on its field
-// (fieldErrs: error key → message, worded as the grid's problem); the
-// grid's check repeats those on the system axis, and ValidateForm drops
-// the repeats. An option field with a name that is no option word is
+// (fieldErrs: error key → message, the grid's problem without its
+// "variants: "); the grid's check repeats those on the system axis
+// (shown: the problems' messages), and ValidateForm drops the repeats. An option field with a name that is no option word is
 // refused on "variants", naming it; an undeclared one reaches the grid's
 // check, which refuses it by name.
 func externalEntries(ticked []string, opts map[string]map[string]string, reg *external.Registry) (entries []string, fieldErrs map[string]string, shown map[string]bool, badNames []string) {
@@ -94,11 +94,12 @@ func externalEntries(ticked []string, opts map[string]map[string]string, reg *ex
 				if _, declared := sys.Options[key]; declared {
 					for _, v := range vals {
 						if err := reg.CheckText(name, map[string]string{key: v}); err != nil {
-							k, msg := externalErrKey(name, key), externalProblem(err)
-							if shown[msg] {
+							k, problem := externalErrKey(name, key), externalProblem(err)
+							if shown[problem] {
 								continue
 							}
-							shown[msg] = true
+							shown[problem] = true
+							msg := strings.TrimPrefix(problem, "variants: ") // it stands by its field
 							if prev := fieldErrs[k]; prev != "" {
 								msg = prev + "; " + msg
 							}
