@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,6 +50,7 @@ func TestExternalSystemFormOptions(t *testing.T) {
 		{"out of range", map[string]string{"ext.tiny-sgd.epochs": "3, 500"}, "err-ext-tiny-sgd-epochs", `option &#34;epochs&#34;: 500 is outside [1, 100]`},
 		{"not a number", map[string]string{"ext.tiny-sgd.train_limit": "many"}, "err-ext-tiny-sgd-train_limit", `option &#34;train_limit&#34;: &#34;many&#34; is not a number`},
 		{"undeclared", map[string]string{"ext.tiny-sgd.command": "/bin/sh"}, "err-variants", `has no option &#34;command&#34;`},
+		{"too many", map[string]string{"ext.tiny-sgd.epochs": seq(1, 100), "ext.tiny-sgd.train_limit": seq(0, 100)}, "err-variants", `make more than 10000 entries`},
 		{"entry text", map[string]string{"ext.tiny-sgd.a=b,command": "/bin/sh"}, "err-variants", `is not an option name of external:tiny-sgd`},
 	} {
 		resp := e.post("/experiments", form(c.fields))
@@ -121,4 +123,16 @@ func parseIDFromLocation(loc string, id *int64) (bool, error) {
 	n, err := parseID(strings.TrimPrefix(loc, "/experiments/"))
 	*id = n
 	return true, err
+}
+
+// seq is "from, from+1, ..., to".
+func seq(from, to int) string {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		if i > from {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(i))
+	}
+	return b.String()
 }

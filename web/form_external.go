@@ -108,6 +108,11 @@ func externalEntries(ticked []string, opts map[string]map[string]string, reg *ex
 					}
 				}
 			}
+			if len(combos)*len(vals) > grid.MaxRuns {
+				badNames = append(badNames, fmt.Sprintf("variants: the values of %s's options make more than %d entries (a grid runs at most %d)", entry, grid.MaxRuns, grid.MaxRuns))
+				combos = nil
+				break
+			}
 			var next []string
 			for _, c := range combos {
 				for _, v := range vals {
@@ -119,6 +124,9 @@ func externalEntries(ticked []string, opts map[string]map[string]string, reg *ex
 				}
 			}
 			combos = next
+		}
+		if combos == nil {
+			entries = append(entries, entry) // refused above; the rest of the form is still checked
 		}
 		for _, c := range combos {
 			if c == "" {
