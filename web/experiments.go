@@ -68,7 +68,7 @@ func externalOffers(ext *external.Registry) []views.FormOption {
 			note += ": " + sys.Help
 		}
 		if len(opts) > 0 {
-			note += "; options " + strings.Join(opts, ", ") + " (set in a grid file or the API as " + external.Prefix + n + ":KEY=VALUE)"
+			note += "; options " + strings.Join(opts, ", ") + " (set under External system options below)"
 		}
 		out = append(out, views.FormOption{Value: external.Prefix + n, Label: external.Prefix + n, Note: note})
 	}
@@ -207,6 +207,7 @@ func (h *ExperimentsHandler) formEnv() (FormEnv, []dataset.Entry) {
 		Preset:    presetMeta,
 		ValidName: dataset.ValidateName,
 		Check:     h.Queue.Check,
+		External:  h.externalSystems(),
 	}, entries
 }
 
@@ -271,9 +272,8 @@ func formView(in FormInput, entries []dataset.Entry, g *grid.Grid, errs map[stri
 	for _, v := range Variants() {
 		f.Variants = append(f.Variants, views.FormOption{Value: v, Label: v, Note: variantNote(v), Selected: contains(in.Variants, v)})
 	}
-	// The operator's external systems (DESIGN §14) beside the variants,
-	// with their declared options (set in a grid file or through the API
-	// as "external:NAME:KEY=VALUE"; the form runs them at their defaults).
+	// The operator's external systems (DESIGN §14) beside the variants;
+	// their declared options are inputs of their own (form_external.go).
 	for _, o := range externalOffers(ext) {
 		o.Selected = contains(in.Variants, o.Value)
 		f.Variants = append(f.Variants, o)
@@ -283,6 +283,7 @@ func formView(in FormInput, entries []dataset.Entry, g *grid.Grid, errs map[stri
 	}
 	f.Profiles = strings.Join(accel.ProfileNames(), ", ")
 	f.OptionAxes = optionAxisOffers(in)
+	f.ExternalOptions = externalOptionOffers(in, ext)
 	if g != nil {
 		f.Preview = views.Preview{Runs: g.Count(), Factors: Factors(g), Skip: in.SkipInfeasible, For: previewFor(g, errs)}
 	}

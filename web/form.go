@@ -10,6 +10,7 @@ import (
 
 	"outcore/engine/dataset"
 	"outcore/engine/vocab"
+	"outcore/experiments/external"
 	"outcore/experiments/grid"
 	"outcore/report"
 	"outcore/web/views"
@@ -78,6 +79,10 @@ type FormInput struct {
 	// its comma-separated values (form fields "axis.options.KEY"; the
 	// grid's "options.KEY" axes).
 	OptionAxes map[string]string
+	// ExternalOptions are the external systems' option fields as given:
+	// system name → option key → comma-separated values (form fields
+	// "ext.NAME.KEY"; form_external.go).
+	ExternalOptions map[string]map[string]string
 }
 
 // OptionAxisField prefixes the form field of a variant option's axis:
@@ -122,6 +127,9 @@ type FormEnv struct {
 	// Check lists the grid's problems; pending names a dataset the form
 	// will generate before the experiment is created.
 	Check func(g *grid.Grid, pending map[string]dataset.Meta) []grid.Problem
+	// External is the operator's registry of external systems (nil =
+	// none): the form's fields of their options are checked against it.
+	External *external.Registry
 }
 
 // formFields maps grid keys (grid.Problem.Field) to form fields.
@@ -186,7 +194,14 @@ func ValidateForm(in FormInput, env FormEnv) (*grid.Grid, map[string]string) {
 		addErr("dataset", fmt.Sprintf("dataset: unknown choice %q", in.DatasetMode))
 	}
 
-	axes := grid.Axes{System: in.Variants, Model: []string{in.Model}}
+	systems, extErrs, extShown, extBad := externalEntries(in.Variants, in.ExternalOptions, env.External)
+	for k, msg := range extErrs {
+		addErr(k, msg)
+	}
+	for _, msg := range extBad {
+		addErr("variants", msg)
+	}
+	axes := grid.Axes{System: systems, Model: []string{in.Model}}
 	if len(in.Variants) == 0 {
 		addErr("variants", "variants: tick at least one")
 	}
@@ -270,7 +285,7 @@ func ValidateForm(in FormInput, env FormEnv) (*grid.Grid, map[string]string) {
 	if errs["dataset"] != "" || errs["new_dataset"] != "" || errs["preset"] != "" {
 		probs = g.Problems() // the dataset is unknown: its checks would only repeat that
 	} else {
-		probs = env.Check(g, pending)
+		probs = dropRepeats(env.Check(g, pending), extShown)
 	}
 	for _, p := range probs {
 		f := formField(p, generate)

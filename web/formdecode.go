@@ -29,7 +29,17 @@ func DecodeForm(contentType string, body []byte) (FormInput, error) {
 		return ""
 	}
 	var optionAxes map[string]string
+	var extOpts map[string]map[string]string
 	for k, v := range vals {
+		if name, key, ok := splitExternalField(k); ok && len(v) > 0 && strings.TrimSpace(v[0]) != "" {
+			if extOpts == nil {
+				extOpts = map[string]map[string]string{}
+			}
+			if extOpts[name] == nil {
+				extOpts[name] = map[string]string{}
+			}
+			extOpts[name][key] = v[0]
+		}
 		if key, ok := strings.CutPrefix(k, OptionAxisField); ok && key != "" && len(v) > 0 && strings.TrimSpace(v[0]) != "" {
 			if optionAxes == nil {
 				optionAxes = map[string]string{}
@@ -38,8 +48,8 @@ func DecodeForm(contentType string, body []byte) (FormInput, error) {
 		}
 	}
 	return FormInput{
-		OptionAxes: optionAxes,
-		Name:       one("name"), DatasetMode: one("dataset_mode"), Dataset: one("dataset"),
+		OptionAxes: optionAxes, ExternalOptions: extOpts,
+		Name: one("name"), DatasetMode: one("dataset_mode"), Dataset: one("dataset"),
 		Preset: one("preset"), NewDataset: one("new_dataset"), Variants: vals["variants"],
 		MemLimits: one("mem_limits"), Dims: one("dims"), Batches: one("batches"),
 		Model: one("model"), Fanouts: one("fanouts"), Compute: one("compute"), Epochs: one("epochs"), Repeats: one("repeats"),

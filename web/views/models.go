@@ -137,8 +137,11 @@ type ExperimentForm struct {
 	RunOrder       string // "", grid, interleave or random
 	// OptionAxes are the variants' options the form offers as axes.
 	OptionAxes []OptionAxis
-	Errors     map[string]string // field name -> message; "" key = whole form
-	Preview    Preview
+	// ExternalOptions are the registered external systems' declared
+	// options, one input each.
+	ExternalOptions []ExternalSystemOptions
+	Errors          map[string]string // field name -> message; "" key = whole form
+	Preview         Preview
 }
 
 // OptionAxis is a variant option offered as an axis: its form field
@@ -148,6 +151,20 @@ type OptionAxis struct {
 	Field, Key, Help string
 	Variants         []string
 	Value            string
+}
+
+// ExternalSystemOptions are one external system's option inputs.
+type ExternalSystemOptions struct {
+	System  string // "external:NAME"
+	Help    string
+	Options []ExternalOption
+}
+
+// ExternalOption is the input of one declared option: its form field
+// ("ext.NAME.KEY"), its id and error key ("ext-NAME-KEY"), its type and
+// range as the hint, its default as the placeholder, the values given.
+type ExternalOption struct {
+	Field, ID, Key, Help, Hint, Placeholder, Value string
 }
 
 // Err returns the error message of a field ("" = none).
