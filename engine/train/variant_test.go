@@ -2,9 +2,10 @@ package train
 
 import (
 	"errors"
-	"outcore/engine/vocab"
 	"strings"
 	"testing"
+
+	"outcore/engine/vocab"
 )
 
 func TestVariantRegistry(t *testing.T) {
