@@ -31,15 +31,15 @@ run: build
 
 ## test: everything CI checks
 test: deps check-generated lint
-	go test -count=1 ./...
+	go test -count=1 -timeout 30m ./...
 	go test -count=1 -race -short $(RACE_PKGS)
 	scripts/fuzz-short.sh
 
 ## test-long: the tests too heavy for `test` (OUTCORE_LONG_TESTS=1): the memory
 ## contract on `medium` at 25 % and 50 % for every variant, each run in a real
 ## memory cgroup, and every variant at its floor on `small` (cmd/outcore/cli
-## TestEveryVariantWithinItsAllowanceOnMedium, TestEveryVariantRunsAtItsFloor;
-## generates `medium` once into $$OUTCORE_TEST_DATA or the user cache directory)
+## TestEveryVariantWithinItsAllowanceOnMedium, TestEveryVariantRunsAtItsFloor,
+## TestEveryStudyCreatesOnMedium; generates `medium` once into $$OUTCORE_TEST_DATA or the user cache directory)
 test-long:
 	OUTCORE_LONG_TESTS=1 go test -count=1 -timeout 75m -run 'OnMedium$$|RunsAtItsFloor$$' -v ./cmd/outcore/cli
 
