@@ -79,6 +79,11 @@ func TestReproduceStartAndCompare(t *testing.T) {
 			t.Fatalf("no run of %s in %v", sys, systems)
 		}
 	}
+	for _, r := range runs { // a study starts under its paper's testbed (DESIGN §13, "Studies")
+		if !strings.Contains(string(r.Config), `"testbed":"gnndrive-icpp24"`) {
+			t.Errorf("run %d (%s) from the Reproduce page: config names no testbed gnndrive-icpp24: %s", r.ID, r.System, r.Config)
+		}
+	}
 	if !strings.Contains(string(systems["gnndrive:feature_buffer=device"].Config), `"feature_buffer":"device"`) {
 		t.Fatalf("the GPU-layout run's config: %s", systems["gnndrive:feature_buffer=device"].Config)
 	}
