@@ -25,7 +25,12 @@ func TestReproducePage(t *testing.T) {
 		t.Fatalf("GET /reproduce: %d", code)
 	}
 	for _, s := range studies.Papers() {
-		for _, want := range []string{`id="study-` + s.ID + `"`, `action="/reproduce/` + s.ID + `"`, s.Figure} {
+		tb, err := s.Testbed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`id="study-` + s.ID + `"`, `action="/reproduce/` + s.ID + `"`, s.Figure,
+			`<td id="testbed-` + s.ID + `"><code>` + tb + `</code>`} {
 			if !strings.Contains(page, want) {
 				t.Errorf("the page lacks %q", want)
 			}

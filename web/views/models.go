@@ -496,6 +496,7 @@ type StudyCard struct {
 	ID, Paper, Figure, Title string
 	PaperSetting, OurSetting string
 	Dataset                  string // the study's own dataset
+	Testbed                  string // the testbed it runs under (studies.Study.Testbed)
 	Systems                  []string
 	MemLimits                string
 	Runs                     int
