@@ -123,6 +123,7 @@ type ExperimentForm struct {
 	Presets        []FormOption
 	NewDataset     string
 	Variants       []FormOption // Selected = checked
+	Testbeds       []FormOption // the testbed select (Selected = chosen)
 	MemLimits      string
 	Dims           string
 	Batches        string
