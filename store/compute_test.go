@@ -102,3 +102,36 @@ func TestExportComputeAndIOFloor(t *testing.T) {
 		t.Fatalf("run %+v, %v", r.Compute, err)
 	}
 }
+
+// TestTestbedAxisIsACell: a grid that varies the testbed keeps each run's
+// testbed in its cell (the experiment page's and compare tables'
+// grouping; DESIGN §13).
+func TestTestbedAxisIsACell(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	e := store.Experiment{Name: "tb", Dataset: "tiny", Grid: json.RawMessage(`{"dataset":"tiny","axes":{"system":["ginex"],"testbed":["this-host","ginex-vldb22"]}}`)}
+	err := s.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertExperiment(&e); err != nil {
+			return err
+		}
+		for i, tb := range []string{"this-host", "ginex-vldb22"} {
+			r := store.Run{ExperimentID: e.ID, Seq: i, System: "ginex", Dataset: "tiny", Model: "sage", Config: json.RawMessage(`{"testbed":"` + tb + `"}`)}
+			if err := tx.InsertRun(&r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Runs(ctx, store.RunFilter{ExperimentID: e.ID})
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	for i, want := range []string{`{"testbed":"this-host"}`, `{"testbed":"ginex-vldb22"}`} {
+		if string(runs[i].Cell) != want {
+			t.Errorf("run %d's cell %s, want %s", i, runs[i].Cell, want)
+		}
+	}
+}
