@@ -14,7 +14,8 @@ import (
 // A run that trained no model (compute none or model:PROFILE) exports its
 // losses and accuracies as n/a, never as 0; its compute mode is a column
 // of every export; io_floor_s and io_efficiency are empty when not
-// measured and the numbers when they were.
+// measured and the numbers when they were; the run's testbed (DESIGN
+// §13) is a column too, "this-host" for a config that names none.
 func TestExportComputeAndIOFloor(t *testing.T) {
 	ctx := context.Background()
 	s := open(t)
@@ -26,7 +27,11 @@ func TestExportComputeAndIOFloor(t *testing.T) {
 			return err
 		}
 		for i, c := range []string{"", "model:h100-roofline"} {
-			r := store.Run{ExperimentID: e.ID, Seq: i, System: "ginex", Dataset: "tiny", Model: "sage", Compute: c, Config: json.RawMessage(`{}`)}
+			cfg := `{}`
+			if c != "" {
+				cfg = `{"testbed":"gids-vldb24"}`
+			}
+			r := store.Run{ExperimentID: e.ID, Seq: i, System: "ginex", Dataset: "tiny", Model: "sage", Compute: c, Config: json.RawMessage(cfg)}
 			if err := tx.InsertRun(&r); err != nil {
 				return err
 			}
@@ -76,6 +81,15 @@ func TestExportComputeAndIOFloor(t *testing.T) {
 		t.Errorf("io floor cells: cpu %q, model %q %q", cpu[col["io_floor_s"]], model[col["io_floor_s"]], model[col["io_efficiency"]])
 	}
 	col, rows = read(store.ExportRuns)
+	if rows[0][col["testbed"]] != "this-host" || rows[1][col["testbed"]] != "gids-vldb24" {
+		t.Errorf("runs' testbed cells %q %q, want this-host, gids-vldb24", rows[0][col["testbed"]], rows[1][col["testbed"]])
+	}
+	for _, brief := range []bool{false, true} { // the run's testbed, from a full and a brief read
+		runs, err := s.Runs(ctx, store.RunFilter{ExperimentID: e.ID, Brief: brief})
+		if err != nil || len(runs) != 2 || runs[0].Testbed() != "this-host" || runs[1].Testbed() != "gids-vldb24" {
+			t.Errorf("brief %v: runs' testbeds %v", brief, runs)
+		}
+	}
 	if rows[1][col["best_val_acc"]] != "n/a" || rows[1][col["compute"]] != "model:h100-roofline" {
 		t.Errorf("runs row %v", rows[1])
 	}
@@ -86,5 +100,38 @@ func TestExportComputeAndIOFloor(t *testing.T) {
 	r, err := s.Run(ctx, ids[1])
 	if err != nil || r.Compute != "model:h100-roofline" || r.Trains() {
 		t.Fatalf("run %+v, %v", r.Compute, err)
+	}
+}
+
+// TestTestbedAxisIsACell: a grid that varies the testbed keeps each run's
+// testbed in its cell (the experiment page's and compare tables'
+// grouping; DESIGN §13).
+func TestTestbedAxisIsACell(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	e := store.Experiment{Name: "tb", Dataset: "tiny", Grid: json.RawMessage(`{"dataset":"tiny","axes":{"system":["ginex"],"testbed":["this-host","ginex-vldb22"]}}`)}
+	err := s.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertExperiment(&e); err != nil {
+			return err
+		}
+		for i, tb := range []string{"this-host", "ginex-vldb22"} {
+			r := store.Run{ExperimentID: e.ID, Seq: i, System: "ginex", Dataset: "tiny", Model: "sage", Config: json.RawMessage(`{"testbed":"` + tb + `"}`)}
+			if err := tx.InsertRun(&r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Runs(ctx, store.RunFilter{ExperimentID: e.ID})
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	for i, want := range []string{`{"testbed":"this-host"}`, `{"testbed":"ginex-vldb22"}`} {
+		if string(runs[i].Cell) != want {
+			t.Errorf("run %d's cell %s, want %s", i, runs[i].Cell, want)
+		}
 	}
 }

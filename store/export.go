@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -164,6 +165,26 @@ func fmtTime(v sql.NullInt64) string {
 // and accuracies are written "n/a".
 var cellCols = []string{"run_id", "system", "dataset", "model", "mem_limit_bytes", "feature_dim", "batch_size", "fanout", "compute", "repeat", "attempt", "status"}
 
+// ThisHost is the testbed of a run whose config names none: this host's
+// own (engine/testbed.ThisHost).
+const ThisHost = "this-host"
+
+// runTestbedSQL is a run's testbed read from its config in SQL (ThisHost
+// when the config names none).
+const runTestbedSQL = `coalesce(nullif(CASE WHEN json_valid(config_json) THEN json_extract(config_json, '$.testbed') END, ''), '` + ThisHost + `')`
+
+// Testbed is the testbed the run's config names (DESIGN §13), ThisHost
+// when it names none.
+func (r Run) Testbed() string {
+	var c struct {
+		Testbed string `json:"testbed"`
+	}
+	if json.Unmarshal(r.Config, &c) != nil || c.Testbed == "" {
+		return ThisHost
+	}
+	return c.Testbed
+}
+
 // notMeasured is written in place of a loss or accuracy of a run that
 // trained no model (compute none or model:PROFILE).
 const notMeasured = "n/a"
@@ -202,11 +223,13 @@ func (s *Store) runCells(ctx context.Context, experimentID int64) ([]runCell, er
 }
 
 // runsHeadCols and runsTailCols are the runs CSV's columns before and after
-// its measurements (fields.Runs, in order, after epochs_done).
+// its measurements (fields.Runs, in order, after epochs_done). testbed is
+// the host the run emulates (DESIGN §13; ThisHost for a config naming
+// none), last so that no earlier column moves.
 var (
 	runsHeadCols = []string{"experiment_id", "seq", "superseded", "retry_of", "limit_enforced", "cgroup_limit_bytes", "limit_note",
 		"cache_dropped", "io_backend", "outcore_version", "go_version", "exit_code", "signal", "error", "epochs_done"}
-	runsTailCols = []string{"queued_at", "started_at", "ended_at", "executor", "job_id", "node", "host_json", "config_json", "cell_json"}
+	runsTailCols = []string{"queued_at", "started_at", "ended_at", "executor", "job_id", "node", "host_json", "config_json", "cell_json", "testbed"}
 )
 
 func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int64) error {
@@ -224,7 +247,7 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 		SELECT id, system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, compute, repeat, attempt, status,
 			experiment_id, seq, superseded, retry_of, limit_enforced, limit_note, cache_dropped, io_backend,
 			outcore_version, go_version, exit_code, signal, error, epochs_done, summary_json, queued_at, started_at, ended_at,
-			executor, job_id, node, host_json, config_json, deviations_json, `+runCellJSON+`
+			executor, job_id, node, host_json, config_json, deviations_json, `+runCellJSON+`, `+runTestbedSQL+`
 		FROM runs WHERE experiment_id = ? ORDER BY id`, experimentID)
 	if err != nil {
 		return err
@@ -236,13 +259,13 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 		var id, limit, expID int64
 		var dim, batch, rep, attempt, seq, epochs int
 		var superseded, enforced, dropped bool
-		var system, dataset, model, fanout, compute, status, note, backend, ov, gv, sig, errMsg, host, config string
+		var system, dataset, model, fanout, compute, tb, status, note, backend, ov, gv, sig, errMsg, host, config string
 		var executor, jobID, node, cell string
 		var retryOf, exit, queued, started, ended sql.NullInt64
 		if err := rows.Scan(&id, &system, &dataset, &model, &limit, &dim, &batch, &fanout, &compute, &rep, &attempt, &status,
 			&expID, &seq, &superseded, &retryOf, &enforced, &note, &dropped, &backend,
 			&ov, &gv, &exit, &sig, &errMsg, &epochs, &summary, &queued, &started, &ended,
-			&executor, &jobID, &node, &host, &config, &deviations, &cell); err != nil {
+			&executor, &jobID, &node, &host, &config, &deviations, &cell, &tb); err != nil {
 			return err
 		}
 		rec = append(rec[:0],
@@ -259,7 +282,7 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 		}
 		rec = append(rec, fmtTime(queued), fmtTime(started), fmtTime(ended),
 			CSVSafe(executor), CSVSafe(jobID), CSVSafe(node), CSVSafe(host), CSVSafe(config),
-			CSVSafe(cell))
+			CSVSafe(cell), CSVSafe(tb))
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

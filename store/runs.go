@@ -153,9 +153,11 @@ func runColsBrief() string {
 
 // briefConfig is the configuration as a brief read has it: only its
 // bound on training nodes per epoch ({"train_max_nodes": N}, null when
-// unset), which the scale figure names (report.ScaleChart).
+// unset), which the scale figure names (report.ScaleChart), and its
+// testbed (Run.Testbed; absent when unset).
 const briefConfig = `CASE WHEN json_valid(config_json)
-	THEN json_object('train_max_nodes', json_extract(config_json, '$.train_max_nodes')) ELSE '{}' END`
+	THEN json_patch(json_object('train_max_nodes', json_extract(config_json, '$.train_max_nodes')),
+		json_object('testbed', json_extract(config_json, '$.testbed'))) ELSE '{}' END`
 
 // briefSummary is the summary as a brief read has it: its memory account
 // and its measurements (fields.Runs; prepare_s is one), read with ->

@@ -80,6 +80,7 @@ type APIRun struct {
 	BatchSize      int             `json:"batch_size"`
 	Fanout         string          `json:"fanout"`
 	Compute        string          `json:"compute"` // DESIGN §10; outside "cpu" best_val_acc and test_acc are null
+	Testbed        string          `json:"testbed"` // DESIGN §13; "this-host" for a run whose config names none
 	Repeat         int             `json:"repeat"`
 	LimitEnforced  bool            `json:"limit_enforced"`
 	LimitNote      string          `json:"limit_note"`
@@ -187,7 +188,7 @@ func apiExperiment(e store.Experiment, withGrid bool) APIExperiment {
 func apiRun(r store.Run, full bool) APIRun {
 	x := APIRun{ID: r.ID, ExperimentID: r.ExperimentID, Seq: r.Seq, Attempt: r.Attempt, RetryOf: r.RetryOf, Superseded: r.Superseded,
 		Status: r.State(), Stall: r.Stall, System: r.System, Dataset: r.Dataset, Model: r.Model, MemLimitBytes: r.MemLimitBytes,
-		FeatureDim: r.FeatureDim, BatchSize: r.BatchSize, Fanout: r.Fanout, Compute: r.Compute, Repeat: r.Repeat,
+		FeatureDim: r.FeatureDim, BatchSize: r.BatchSize, Fanout: r.Fanout, Compute: r.Compute, Testbed: r.Testbed(), Repeat: r.Repeat,
 		LimitEnforced: r.LimitEnforced, LimitNote: r.LimitNote, CacheDropped: r.CacheDropped, IOBackend: r.IOBackend,
 		OutcoreVersion: r.OutcoreVersion, ExitCode: r.ExitCode, Signal: r.Signal, Error: r.Error, EpochsDone: r.EpochsDone,
 		QueuedAt: r.QueuedAt, StartedAt: optTime(r.StartedAt), EndedAt: optTime(r.EndedAt),

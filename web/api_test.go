@@ -74,6 +74,23 @@ func TestJSONAPI(t *testing.T) {
 	if code != 200 || m["status"] != "done" || m["config"] == nil {
 		t.Errorf("run: %d %v", code, m)
 	}
+	if m["testbed"] != "this-host" {
+		t.Errorf("run's testbed %v, want this-host (its config names none)", m["testbed"])
+	}
+	// a grid under a paper's testbed: its runs name it, in a list and alone
+	code, m = e.api("POST", "/api/experiments", `{"dataset":"tiny","testbed":"gids-vldb24","epochs":1,"axes":{"system":["pyg+"],"mem_limit":["64MiB"]}}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create under a testbed: %d %v", code, m)
+	}
+	tbID := int64(m["id"].(float64))
+	code, m = e.api("GET", fmt.Sprintf("/api/experiments/%d/runs", tbID), "")
+	if rs, _ := m["runs"].([]any); code != 200 || len(rs) != 1 || rs[0].(map[string]any)["testbed"] != "gids-vldb24" {
+		t.Errorf("runs under gids-vldb24: %d %v", code, m)
+	}
+	code, m = e.api("GET", fmt.Sprintf("/api/runs/%d", e.runs(tbID)[0].ID), "")
+	if code != 200 || m["testbed"] != "gids-vldb24" {
+		t.Errorf("run under gids-vldb24: %d testbed %v", code, m["testbed"])
+	}
 	code, m = e.api("GET", fmt.Sprintf("/api/runs/%d/epochs", runs[0].ID), "")
 	if eps, _ := m["epochs"].([]any); code != 200 || len(eps) != 2 || eps[1].(map[string]any)["epoch_s"] == nil {
 		t.Errorf("epochs: %d %v", code, m)

@@ -284,6 +284,7 @@ func formView(in FormInput, entries []dataset.Entry, g *grid.Grid, errs map[stri
 	f.Profiles = strings.Join(accel.ProfileNames(), ", ")
 	f.OptionAxes = optionAxisOffers(in)
 	f.ExternalOptions = externalOptionOffers(in, ext)
+	f.Testbeds = testbedOptions(in.Testbeds)
 	if g != nil {
 		f.Preview = views.Preview{Runs: g.Count(), Factors: Factors(g), Skip: in.SkipInfeasible, For: previewFor(g, errs)}
 	}
@@ -302,6 +303,9 @@ func previewFor(g *grid.Grid, errs map[string]string) string {
 	var parts []string
 	if g.Dataset != "" {
 		parts = append(parts, "on "+g.Dataset)
+	}
+	if tb := testbedsOf(g); tb != "" {
+		parts = append(parts, tb)
 	}
 	if errs["batches"] == "" && len(g.Axes.BatchSize) > 0 {
 		var bs []string

@@ -75,6 +75,9 @@ type FormInput struct {
 	// SkipInfeasible: queue the cells that can start, record the others
 	// as refused (the grid's "skip_infeasible").
 	SkipInfeasible bool
+	// Testbeds are the testbeds chosen (form_testbed.go; none or
+	// this-host alone: this host as it is).
+	Testbeds []string
 	// OptionAxes are the variant options varied as axes: option key →
 	// its comma-separated values (form fields "axis.options.KEY"; the
 	// grid's "options.KEY" axes).
@@ -137,6 +140,7 @@ var formFields = map[string]string{
 	"name": "name", "dataset": "dataset", grid.AxisSystem: "variants", grid.AxisMemLimit: "mem_limits",
 	grid.AxisFeatureDim: "dims", grid.AxisBatchSize: "batches", grid.AxisModel: "model",
 	grid.AxisFanout: "fanouts", grid.AxisCompute: "compute", "axes": "option_axes", "options": "option_axes", "frontier": "frontier", "epochs": "epochs", grid.AxisRepeat: "repeats",
+	"testbed": TestbedField,
 }
 
 // formField is the form field a problem is about ("" = the whole form).
@@ -250,6 +254,9 @@ func ValidateForm(in FormInput, env FormEnv) (*grid.Grid, map[string]string) {
 		addErr("fanouts", fmt.Sprintf("fanouts: give at least one (e.g. %s: neighbours per layer, outermost first)", grid.FormatFanout(ExampleFanout())))
 	}
 	base := map[string]any{}
+	if msg := formTestbeds(in.Testbeds, base, &axes); msg != "" {
+		addErr(TestbedField, msg)
+	}
 	if n, err := parseWhole(in.Epochs); err != nil {
 		addErr("epochs", "epochs: "+err.Error())
 	} else {

@@ -165,6 +165,7 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 				card.Generate = fmt.Sprintf("%s (%s of features, ~%s)", s.Dataset, units.Bytes(fb), units.Estimate(max(1, float64(fb)/250e6*1.5)))
 			}
 		}
+		card.Testbed, _ = s.Testbed() // checked when the study was parsed
 		for _, r := range s.Ratios {
 			card.Ratios = append(card.Ratios, fmt.Sprintf("%s = %s", r.Label, r.Paper))
 		}

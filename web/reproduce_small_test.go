@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 
 	"outcore/engine/dataset"
@@ -38,8 +39,16 @@ func TestReproduceSmallFormStartsEveryStudy(t *testing.T) {
 			t.Errorf("study %s: redirect to %q", s.ID, resp.Header.Get("Location"))
 			continue
 		}
-		if runs := e.runs(id); len(runs) == 0 {
+		runs := e.runs(id)
+		if len(runs) == 0 {
 			t.Errorf("study %s at small scale: no run queued", s.ID)
+		}
+		tb, _ := s.Testbed()
+		for _, r := range runs { // the small scale keeps the paper's testbed
+			if !strings.Contains(string(r.Config), `"testbed":"`+tb+`"`) {
+				t.Errorf("study %s at small scale: run %d's config names no testbed %s: %.300s", s.ID, r.ID, tb, r.Config)
+				break
+			}
 		}
 	}
 }

@@ -25,7 +25,12 @@ func TestReproducePage(t *testing.T) {
 		t.Fatalf("GET /reproduce: %d", code)
 	}
 	for _, s := range studies.Papers() {
-		for _, want := range []string{`id="study-` + s.ID + `"`, `action="/reproduce/` + s.ID + `"`, s.Figure} {
+		tb, err := s.Testbed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`id="study-` + s.ID + `"`, `action="/reproduce/` + s.ID + `"`, s.Figure,
+			`<td id="testbed-` + s.ID + `"><code>` + tb + `</code>`} {
 			if !strings.Contains(page, want) {
 				t.Errorf("the page lacks %q", want)
 			}
@@ -77,6 +82,11 @@ func TestReproduceStartAndCompare(t *testing.T) {
 	for _, sys := range s.Systems {
 		if _, ok := systems[sys]; !ok {
 			t.Fatalf("no run of %s in %v", sys, systems)
+		}
+	}
+	for _, r := range runs { // a study starts under its paper's testbed (DESIGN §13, "Studies")
+		if !strings.Contains(string(r.Config), `"testbed":"gnndrive-icpp24"`) {
+			t.Errorf("run %d (%s) from the Reproduce page: config names no testbed gnndrive-icpp24: %s", r.ID, r.System, r.Config)
 		}
 	}
 	if !strings.Contains(string(systems["gnndrive:feature_buffer=device"].Config), `"feature_buffer":"device"`) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"outcore/store"
+	"outcore/web/views"
 )
 
 func logsOf(lines ...string) []store.Event {
@@ -110,5 +111,38 @@ func TestMemoryLimitFactNamesBothLimits(t *testing.T) {
 	r.Deviations = nil
 	if got := memoryLimitFact(r); got != "host budget 146MiB (the cgroup limit in force)" {
 		t.Errorf("fact %q", got)
+	}
+}
+
+// TestRunPageShowsTheTestbed: a run's page names its testbed (DESIGN §13)
+// among its facts, "this-host" for a config that names none, and the
+// mapping's settings the run recorded among its deviations.
+func TestRunPageShowsTheTestbed(t *testing.T) {
+	devs, _ := json.Marshal([]string{"testbed gids-vldb24: modelled step time dilated × 2.5"})
+	for _, c := range []struct {
+		config, want string
+		devs         json.RawMessage
+	}{
+		{`{"testbed":"gids-vldb24"}`, "gids-vldb24", devs},
+		{`{}`, "this-host", nil},
+	} {
+		r := store.Run{ID: 7, Status: store.StatusDone, Config: json.RawMessage(c.config), Deviations: c.devs}
+		v := runView(r, nil, nil)
+		var html strings.Builder
+		if err := views.RunFacts(v).Render(t.Context(), &html); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(html.String(), "<dt>testbed</dt><dd>"+c.want+"</dd>") {
+			t.Errorf("config %s: the run's facts lack testbed %s:\n%.2000s", c.config, c.want, html.String())
+		}
+		if c.devs != nil {
+			html.Reset()
+			if err := views.RunPage(views.Page{Title: "run"}, v).Render(t.Context(), &html); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(html.String(), "testbed gids-vldb24: modelled step time dilated × 2.5") {
+				t.Errorf("the run page lacks the testbed's deviation")
+			}
+		}
 	}
 }

@@ -60,6 +60,7 @@ func runFacts(r store.Run, logs []store.Event) []views.KV {
 		{K: "feature dim", V: dimLabel(r.FeatureDim)},
 		{K: "batch size", V: strconv.Itoa(r.BatchSize)}, {K: "fanout", V: r.Fanout},
 		{K: "compute", V: computeFact(r)},
+		{K: "testbed", V: r.Testbed()}, // DESIGN §13: its settings are among the deviations below
 		{K: "repeat", V: strconv.Itoa(r.Repeat)}, {K: "seed", V: seedOf(r.Config)}, {K: "attempt", V: strconv.Itoa(r.Attempt)},
 		{K: "I/O backend", V: ioBackendFact(r, logs)},
 		{K: "dataset out of the page cache before the run", V: pageCacheFact(r, logs)},

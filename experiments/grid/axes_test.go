@@ -89,3 +89,45 @@ func TestOptionAxisPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestTestbedKeyAndAxis: a grid names a testbed as a key or varies it as
+// an axis (DESIGN §13); epochs 0 (the mapping's) is taken only under a
+// paper's testbed; a wrong type names the type a testbed takes.
+func TestTestbedKeyAndAxis(t *testing.T) {
+	g, err := ParseGrid([]byte(`{"dataset":"tiny","testbed":"gids-vldb24","epochs":0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := g.CellConfig(g.Cells()[0])
+	if err != nil || cfg.Testbed != "gids-vldb24" || cfg.Epochs != 0 {
+		t.Fatalf("cell config %+v, %v: want testbed gids-vldb24, epochs 0", cfg, err)
+	}
+	g, err = ParseGrid([]byte(`{"dataset":"tiny","epochs":2,"axes":{"testbed":["this-host","ginex-vldb22"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range g.Cells() {
+		cfg, err := g.CellConfig(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, cfg.Testbed)
+	}
+	if strings.Join(got, " ") != "this-host ginex-vldb22" {
+		t.Errorf("testbed axis cells %v", got)
+	}
+	for _, c := range []struct{ grid, want string }{
+		{`{"dataset":"tiny","epochs":0}`, `epochs: 0 asks for a paper testbed's epochs, but the run's testbed is "this-host"`},
+		{`{"dataset":"tiny","testbed":"this-host","epochs":0}`, `epochs: 0 asks for a paper testbed's epochs`},
+		{`{"dataset":"tiny","testbed":7}`, `testbed: 7 is not a value of the right type (want a string)`},
+		{`{"dataset":"tiny","step_dilation":"x"}`, `(want a number)`},
+		{`{"dataset":"tiny","testbed":"mars-1"}`, `unknown testbed "mars-1"`},
+		{`{"dataset":"tiny","axes":{"testbed":["gids-vldb24","mars-1"]}}`, `mars-1`},
+	} {
+		_, err := ParseGrid([]byte(c.grid))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.grid, err, c.want)
+		}
+	}
+}

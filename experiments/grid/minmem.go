@@ -2,6 +2,7 @@ package grid
 
 import (
 	"outcore/engine/dataset"
+	"outcore/engine/testbed"
 	"outcore/engine/vocab"
 )
 
@@ -18,4 +19,26 @@ type MinMemoryFunc func(cfg vocab.Config, meta dataset.Meta) int64
 // mini-batch is probed where the dataset exists).
 func VariantMinMemory(cfg vocab.Config, meta dataset.Meta) int64 {
 	return vocab.MinMemoryFor(cfg, meta)
+}
+
+// FloorConfig is cfg as its run sizes itself: under a paper's testbed
+// (DESIGN §13), with the mapping applied as the run applies it
+// (vocab.MapTestbed, vocab.ApplyTestbed) before its floor is checked, so
+// that the floor before the run sees the mapped compute, device budget
+// and I/O depth. The grid has no storage profile: the mapping's
+// storage-derived settings (the I/O depth) are those of an unmeasured
+// host, which the run replaces with the measured ones. A config under
+// this host, or whose mapping fails (refused by the run itself), is
+// returned as it is.
+func FloorConfig(cfg vocab.Config, meta dataset.Meta) vocab.Config {
+	if !cfg.PaperTestbed() {
+		return cfg
+	}
+	s, err := vocab.MapTestbed(cfg, meta, testbed.Storage{})
+	if err != nil {
+		return cfg
+	}
+	vocab.ApplyTestbed(&cfg, s)
+	_ = cfg.ResolveDeviceMem(meta.FeatureBytes()) // as the run does; an unparsable device_mem is the config's own problem
+	return cfg
 }

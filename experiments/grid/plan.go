@@ -254,7 +254,7 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		// needs to start, so its runs are never refused for memory (a limit
 		// too small for it ends as oom, a result like any other).
 		if limit > 0 && w.MinMem != nil && !IsExternal(c.System) {
-			if need := w.MinMem(cfg, info.Meta); limit < need {
+			if need := w.MinMem(FloorConfig(cfg, info.Meta), info.Meta); limit < need { // after a testbed's mapping
 				refused = append(refused, RefusedCell{Seq: c.Seq, System: sp.System, Dataset: sp.Dataset, Model: sp.Model,
 					MemLimit: c.MemLimit, MemLimitBytes: limit, NeedBytes: need, FeatureDim: sp.FeatureDim, BatchSize: sp.BatchSize,
 					Fanout: FormatFanout(sp.Fanout), Repeat: c.Repeat,

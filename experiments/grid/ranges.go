@@ -76,6 +76,13 @@ func RangeProblems(cfg vocab.Config, given func(key string) bool) []Problem {
 	for _, r := range intRanges {
 		v, set := r.get(&cfg)
 		if set && given(r.key) && (v < r.lo || v > r.hi) {
+			if r.key == "epochs" && v == 0 && cfg.PaperTestbed() {
+				continue // the mapping's epochs (DESIGN §13)
+			}
+			if r.key == "epochs" && v == 0 {
+				ps.Add(r.key, "epochs: 0 asks for a paper testbed's epochs, but the run's testbed is %q; set epochs from %d to %d or a paper's testbed", testbedName(cfg.Testbed), r.lo, r.hi)
+				continue
+			}
 			ps.Add(r.key, "%s: %d is not a whole number from %d to %d", r.key, v, r.lo, r.hi)
 		}
 	}
@@ -96,6 +103,13 @@ func RangeProblems(cfg vocab.Config, given func(key string) bool) []Problem {
 		}
 	}
 	return ps
+}
+
+func testbedName(s string) string {
+	if s == "" {
+		return "this-host"
+	}
+	return s
 }
 
 func bound(v float64, open bool) string {

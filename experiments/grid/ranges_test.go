@@ -18,7 +18,7 @@ func TestRangesAtCreation(t *testing.T) {
 		{`"dropout":1`, "dropout: 1 is not a number from 0 to 1 (excluded)"},
 		{`"eval_max_nodes":2147483648`, "eval_max_nodes: 2147483648 is not a whole number from -1 to 1073741824"},
 		{`"queue_depth":5000`, "queue_depth: 5000 is not a whole number from 0 to 4096"},
-		{`"epochs":0`, "epochs: 0 is not a whole number from 1 to 1000"},
+		{`"epochs":0`, `epochs: 0 asks for a paper testbed's epochs, but the run's testbed is "this-host"`},
 		{`"hidden":100000`, "hidden: 100000 is not a whole number from 1 to 8192"},
 		{`"warmup_epochs":5000`, "warmup_epochs: 5000 is not a whole number from 0 to 999"},
 		{`"batch_size":2097152`, "batch sizes: 2097152 is not a whole number from 1 to 1048576"},

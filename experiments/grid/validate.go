@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"outcore/engine/accel"
+	"outcore/engine/testbed"
 	"outcore/engine/vocab"
 	"outcore/internal/units"
 )
@@ -310,6 +311,9 @@ func baseProblems(base map[string]json.RawMessage) []Problem {
 	}
 	given := func(key string) bool { _, ok := base[key]; return ok }
 	ps = append(ps, RangeProblems(cfg, given)...)
+	if given("testbed") && cfg.Testbed != "" && !slices.Contains(testbed.Names(), cfg.Testbed) {
+		ps.Add("testbed", "testbed: unknown testbed %q (have %s)", cfg.Testbed, strings.Join(testbed.Names(), ", "))
+	}
 	if _, given := base["eval_fanout"]; given && cfg.EvalFanout != nil {
 		if msg := fanoutProblem(cfg.EvalFanout); msg != "" {
 			ps.Add("eval_fanout", "eval_fanout: %s", msg)
@@ -341,11 +345,11 @@ func configKeys() []string {
 // jsonTypeOf names the JSON type a run setting takes.
 func jsonTypeOf(key string) string {
 	switch key {
-	case "dataset", "system", "model", "eval", "io", "mem_limit", "model_mem", "compute":
+	case "dataset", "system", "model", "eval", "io", "mem_limit", "model_mem", "compute", "testbed":
 		return "want a string"
 	case "fanout", "eval_fanout":
 		return "want a list of whole numbers"
-	case "dropout", "lr", "weight_decay":
+	case "dropout", "lr", "weight_decay", "step_dilation":
 		return "want a number"
 	case "row_normalize", "allow_buffered":
 		return "want true or false"

@@ -1,6 +1,7 @@
 package studies
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -46,5 +47,43 @@ func TestStudyGridIn(t *testing.T) {
 		if string(plain) != string(own) {
 			t.Errorf("%s: GridIn without mode or repeats differs from Grid", s.ID)
 		}
+	}
+}
+
+// TestStudyTestbed: every reproduction study's grid runs under its
+// paper's testbed (DESIGN §13, "Studies"), at full and small scale; a
+// grid that names its own testbed keeps it.
+func TestStudyTestbed(t *testing.T) {
+	want := map[string]string{"GNNDrive": "gnndrive-icpp24", "Ginex": "ginex-vldb22", "DiskGNN": "diskgnn-arxiv24", "GIDS": "gids-vldb24", "Helios": "helios-preprint"}
+	for _, s := range Papers() {
+		name, _, _ := strings.Cut(s.Paper.Name, " ")
+		tb, err := s.Testbed()
+		if err != nil || tb != want[name] {
+			t.Errorf("%s (%s): testbed %q, %v; want %q", s.ID, s.Paper.Name, tb, err, want[name])
+			continue
+		}
+		small, _ := s.SmallScale(1<<30, func(string) int64 { return 0 })
+		for _, st := range []Study{s, small} {
+			b, err := st.GridIn("", "model:h100-pyg", 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g struct{ Testbed string }
+			if err := json.Unmarshal(b, &g); err != nil || g.Testbed != tb {
+				t.Errorf("%s%s: grid testbed %q, want %q", st.ID, st.Scale, g.Testbed, tb)
+			}
+		}
+	}
+	s, err := Parse("own.json", []byte(`{"grid":{"dataset":"tiny","testbed":"this-host","epochs":1,"axes":{"system":["pyg+"],"mem_limit":["50%"]}},
+		"paper":{"name":"Ginex (VLDB'22)","figure":"Fig. 1","title":"t","paper_setting":"p","our_setting":"o","metric":"epoch_s","points":[{"system":"pyg+","mem_limit":"50%","value":1}],"differ":["a reason"]}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb, _ := s.Testbed(); tb != "this-host" {
+		t.Errorf("own testbed: %q, want this-host", tb)
+	}
+	if _, err := Parse("nope.json", []byte(`{"grid":{"dataset":"tiny","epochs":1,"axes":{"system":["pyg+"],"mem_limit":["50%"]}},
+		"paper":{"name":"Nowhere (X'99)","figure":"Fig. 1","title":"t","paper_setting":"p","our_setting":"o","metric":"epoch_s","points":[{"system":"pyg+","mem_limit":"50%","value":1}],"differ":["a reason"]}}`), nil); err == nil || !strings.Contains(err.Error(), "no testbed for paper") {
+		t.Errorf("a paper without a testbed: %v", err)
 	}
 }

@@ -148,6 +148,9 @@ func Parse(name string, b []byte, reasons map[string]string) (Study, error) {
 	}
 	s.Paper = Paper{Name: p.Name, Figure: p.Figure, Title: p.Title, PaperSetting: p.PaperSetting, OurSetting: p.OurSetting,
 		Metric: p.Metric, Labels: p.Labels, Points: p.Points, Ratios: p.Ratios, RatioMetrics: p.RatioMetrics, Differ: differ}
+	if _, err := s.Testbed(); err != nil {
+		return fail("paper.name", "%v: a study runs under its paper's testbed (DESIGN §13); name one with the grid's \"testbed\"", err)
+	}
 	return s, nil
 }
 

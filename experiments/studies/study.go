@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"outcore/engine/testbed"
 	"outcore/experiments/grid"
 )
 
@@ -163,7 +164,36 @@ func (s Study) Grid(dataset string) ([]byte, error) {
 	axes["system"], axes["mem_limit"] = s.Systems, s.MemLimits
 	g["axes"] = axes
 	g["name"] = s.ExperimentName()
+	if _, swept := axes["testbed"]; !swept {
+		tb, err := s.Testbed()
+		if err != nil {
+			return nil, err
+		}
+		g["testbed"] = tb
+	}
 	return json.Marshal(g)
+}
+
+// Testbed is the testbed a reproduction study runs under (DESIGN §13,
+// "Studies"): the one its grid names ("testbed"), else its paper's
+// (testbed.ForPaper of the paper block's name). An example runs on
+// this host ("this-host" when its grid names none).
+func (s Study) Testbed() (string, error) {
+	var g struct {
+		Testbed string `json:"testbed"`
+	}
+	_ = json.Unmarshal(s.raw, &g)
+	if g.Testbed != "" {
+		return g.Testbed, nil
+	}
+	if !s.IsPaper() {
+		return testbed.ThisHost, nil
+	}
+	p, err := testbed.ForPaper(s.Paper.Name)
+	if err != nil {
+		return "", fmt.Errorf("study %s: %w", s.ID, err)
+	}
+	return p.Name, nil
 }
 
 // sweptByAxis reports whether the grid's axes vary the run setting key

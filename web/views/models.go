@@ -123,6 +123,7 @@ type ExperimentForm struct {
 	Presets        []FormOption
 	NewDataset     string
 	Variants       []FormOption // Selected = checked
+	Testbeds       []FormOption // the testbed select (Selected = chosen)
 	MemLimits      string
 	Dims           string
 	Batches        string
@@ -513,6 +514,7 @@ type StudyCard struct {
 	ID, Paper, Figure, Title string
 	PaperSetting, OurSetting string
 	Dataset                  string // the study's own dataset
+	Testbed                  string // the testbed it runs under (studies.Study.Testbed)
 	Systems                  []string
 	MemLimits                string
 	Runs                     int

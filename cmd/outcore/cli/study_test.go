@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"outcore/store"
 )
 
 // TestExpCreateStudy: --study creates a study's grid (a reproduction
@@ -33,5 +36,34 @@ func TestExpCreateStudy(t *testing.T) {
 	code, stdout, stderr := runCLI("exp", "create", "--study", "gids-fig09-accumulator", "--study-dataset", "tiny", "--data-dir", dir)
 	if code != 0 || !strings.Contains(stdout+stderr, "6 runs") {
 		t.Errorf("an example by id: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestExpCreateStudyTestbed: a reproduction study created by id runs
+// under its paper's testbed (DESIGN §13, "Studies"): every run's config
+// names it. The dataset (128 MiB of features) is one where 60% of the
+// features holds at least one of the study's variants' floors.
+func TestExpCreateStudyTestbed(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := runCLI("data", "gen", "--preset", "tiny", "--nodes", "262144", "--dim", "128", "--name", "t128", "--quiet", "--data-dir", dir); code != 0 {
+		t.Fatalf("data gen: %s", stderr)
+	}
+	if code, stdout, stderr := runCLI("exp", "create", "--study", "gnndrive-table2", "--study-dataset", "t128", "--data-dir", dir); code != 0 {
+		t.Fatalf("exp create --study gnndrive-table2: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	ctx := context.Background()
+	st, err := store.OpenDataDir(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.Runs(ctx, store.RunFilter{})
+	st.Close()
+	if err != nil || len(runs) == 0 { // the cells below their variant's floor are skipped (skip_infeasible)
+		t.Fatalf("runs: %d, %v; want the study's", len(runs), err)
+	}
+	for _, r := range runs {
+		if !strings.Contains(string(r.Config), `"testbed":"gnndrive-icpp24"`) {
+			t.Errorf("run %d (%s): config names no testbed gnndrive-icpp24: %s", r.ID, r.System, r.Config)
+		}
 	}
 }
