@@ -6,8 +6,7 @@ package kit
 // i, one goroutine gathers the rows of batch i+1 into the second of two
 // batch inputs and hands it over through a queue of one. The variant
 // supplies the gather; the loop, its stall accounting and its shutdown
-// live here. (engine/system/pygplus has its own copy of this loop,
-// gather_thread.go, older than this one.)
+// live here (pyg+ and ali+pg).
 
 import (
 	"context"

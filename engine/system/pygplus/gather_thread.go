@@ -8,12 +8,11 @@ package pygplus
 // them into a queue of one. Here one goroutine does that work for the whole
 // epoch with two batch inputs: the trainer trains from one while the
 // gatherer fills the other, and hands it back when the step is done, so at
-// most two gathered inputs exist, as in the artifact.
+// most two gathered inputs exist, as in the artifact. The loop is kit's
+// (gather_ahead.go), which ali+pg shares.
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"outcore/engine/graph"
 	"outcore/engine/metrics"
@@ -22,73 +21,13 @@ import (
 	"outcore/engine/train"
 )
 
-// gathered is a batch whose input the gather thread filled.
-type gathered struct {
-	mb  *graph.MiniBatch
-	x   *nn.Tensor
-	err error
-}
-
 // trainOverlapped trains n batches with the gather thread running one
-// batch ahead. stop cancels the epoch's context (the pool's and the
-// gatherer's); it is called, and the gatherer awaited, before returning,
-// so no gather writes into a batch input after the epoch.
-func (p *pygPlus) trainOverlapped(ctx context.Context, stop context.CancelFunc, env *train.Env, ep *metrics.EpochStats, pool *kit.SamplerPool, n int) (err error) {
-	free := make(chan *nn.Tensor, len(p.xs))
-	for i := range p.xs {
-		free <- &p.xs[i]
-	}
-	ready := make(chan gathered, 1) // the artifact's gather_q (maxsize 1)
-	go func() {
-		defer close(ready)
-		next := pool.InOrder(ctx)
-		for i := 0; i < n; i++ {
-			var x *nn.Tensor
-			select {
-			case x = <-free:
-			case <-ctx.Done():
-				return
-			}
-			mb, err := next(i)
-			if err == nil {
-				pool.Release()
-				t0 := time.Now()
-				err = p.gather(env, ep, mb, x)
-				ep.Add(metrics.StageExtract, time.Since(t0))
-			}
-			if !kit.Send(ctx, ready, gathered{mb: mb, x: x, err: err}) {
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	defer func() {
-		stop()
-		for range ready { // wait for the gatherer to leave
-		}
-	}()
-	for i := 0; i < n; i++ {
-		t0 := time.Now()
-		g, ok := <-ready
-		ep.Add(metrics.StageStall, time.Since(t0))
-		if !ok {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			return fmt.Errorf("pyg+: the gather thread stopped before batch %d", i)
-		}
-		if g.err != nil {
-			return g.err
-		}
-		_, err := env.TrainStep(ep, g.mb, g.x)
-		free <- g.x
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+// batch ahead into PyG+'s two batch inputs: the shared loop of
+// kit.TrainGatheredAhead, with PyG+'s gather from the feature mapping.
+func (p *pygPlus) trainOverlapped(ctx context.Context, stop context.CancelFunc, env *train.Env, ep *metrics.EpochStats, pool *kit.SamplerPool, n int) error {
+	return kit.TrainGatheredAhead(ctx, stop, env, ep, pool, n, p.xs[:], func(mb *graph.MiniBatch, x *nn.Tensor) error {
+		return p.gather(env, ep, mb, x)
+	})
 }
 
 // overlapDeviation is the deviation the gather's placement makes from the
