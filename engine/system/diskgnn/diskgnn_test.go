@@ -106,7 +106,10 @@ func merge(a, b map[string]string) map[string]string {
 // learns; under sample_pool=epoch Prepare samples every epoch anew, the
 // reference's batches. Either way the choice is a recorded deviation.
 func TestSamplePool(t *testing.T) {
-	ref := systest.Reference(t)
+	// the reference over the same three epochs (-short runs two by default)
+	refCfg := systest.Config(t, train.ReferenceName, nil)
+	refCfg.Epochs = 3
+	ref := systest.Run(t, refCfg)
 	run := func(pool string) systest.Result {
 		cfg := systest.Config(t, Name, merge(smallTiers, map[string]string{"sample_pool": pool}))
 		cfg.Epochs = 3
