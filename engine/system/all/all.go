@@ -5,8 +5,6 @@
 package all
 
 import (
-	_ "outcore/engine/system/alipg"
-	_ "outcore/engine/system/dglondisk"
 	_ "outcore/engine/system/diskgnn"
 	_ "outcore/engine/system/gids"
 	_ "outcore/engine/system/ginex"
