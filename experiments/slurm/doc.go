@@ -7,7 +7,7 @@
 // (sbatch, squeue, scontrol, sacct, scancel) and what they print, how a
 // job's state maps to a run's outcome, the memory request of a job, the
 // records files its executions write on shared storage, and the folder a
-// node data directory may be in. It knows the queue only through Host:
+// node data directory may be in. It knows the queue only through executors.Host:
 // the queue (package experiments, executor_host.go) hands it runs, follows
 // the jobs it returns with its one loop (follow.go) and records their
 // outcome.

@@ -49,10 +49,10 @@ const (
 )
 
 // Executor submits runs as Slurm jobs and hands each back as a job the
-// queue follows (job.go). It knows the queue only through Host and the
-// run it launches through Run.
+// queue follows (job.go). It knows the queue only through executors.Host and the
+// run it launches through executors.Run.
 type Executor struct {
-	host   Host
+	host   executors.Host
 	cfg    Config
 	cli    CLI
 	user   string
@@ -72,7 +72,7 @@ type Executor struct {
 }
 
 // NewExecutor returns the executor of a queue over host.
-func NewExecutor(host Host, cfg Config) *Executor {
+func NewExecutor(host executors.Host, cfg Config) *Executor {
 	name := os.Getenv("USER")
 	if u, err := user.Current(); err == nil {
 		name = u.Username
@@ -135,7 +135,7 @@ func (s *Executor) runOptions(ctx context.Context, r store.Run) (Options, error)
 
 // Launch submits the run as a Slurm job and returns the job, or the end
 // of a run that could not be submitted.
-func (s *Executor) Launch(ctx context.Context, r store.Run, ar Run) (executors.Job, *store.RunEnd) {
+func (s *Executor) Launch(ctx context.Context, r store.Run, ar executors.Run) (executors.Job, *store.RunEnd) {
 	r, end, ok := s.submit(ctx, r, ar)
 	if !ok {
 		return nil, &end
@@ -153,7 +153,7 @@ func (s *Executor) forget(jobID string) {
 
 // submit prepares the run's directory and submits its job. ok=false
 // means it was not submitted and end says why.
-func (s *Executor) submit(ctx context.Context, r store.Run, ar Run) (store.Run, store.RunEnd, bool) {
+func (s *Executor) submit(ctx context.Context, r store.Run, ar executors.Run) (store.Run, store.RunEnd, bool) {
 	h := s.host
 	start := time.Now()
 	if end, ok := ar.StoppedEnd(start); ok {

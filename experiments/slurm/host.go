@@ -64,20 +64,6 @@ type Config struct {
 	Version string
 }
 
-// The seam's types, as this package names them.
-type (
-	Host       = executors.Host
-	Run        = executors.Run
-	StopReason = executors.StopReason
-)
-
-// Stop reasons.
-const (
-	StopNone     = executors.StopNone
-	StopCancel   = executors.StopCancel   // a user cancelled the run: scancel, outcome cancelled
-	StopShutdown = executors.StopShutdown // the queue process is stopping: the job goes on
-)
-
 var _ executors.Executor = (*Executor)(nil)
 
 // PickUp takes over a run a stopped queue process left in Slurm: its job
