@@ -15,30 +15,23 @@ type (
 	Option = vocab.Option
 	// DatasetShape is vocab.DatasetShape.
 	DatasetShape = vocab.DatasetShape
-	// InfeasibleError is vocab.InfeasibleError.
-	InfeasibleError = vocab.InfeasibleError
 )
 
 // The configuration's constants (vocab).
 const (
-	EvalSampled         = vocab.EvalSampled
-	EvalFull            = vocab.EvalFull
-	ModelMemDevice      = vocab.ModelMemDevice
-	ModelMemHost        = vocab.ModelMemHost
-	DeviceCPU           = vocab.DeviceCPU
-	DeviceCUDA          = vocab.DeviceCUDA
-	DeviceAuto          = vocab.DeviceAuto
-	DefaultEvalMaxNodes = vocab.DefaultEvalMaxNodes
-	DefaultDeviceMem    = vocab.DefaultDeviceMem
-	DeviceMemNone       = vocab.DeviceMemNone
-	RuntimeFloor        = vocab.RuntimeFloor
-	StartFloor          = vocab.StartFloor
-	OptInt              = vocab.OptInt
-	OptFloat            = vocab.OptFloat
-	OptBool             = vocab.OptBool
-	OptString           = vocab.OptString
-	OptBytes            = vocab.OptBytes
-	OptEnum             = vocab.OptEnum
+	EvalFull     = vocab.EvalFull
+	ModelMemHost = vocab.ModelMemHost
+	DeviceCPU    = vocab.DeviceCPU
+	DeviceCUDA   = vocab.DeviceCUDA
+	DeviceAuto   = vocab.DeviceAuto
+	RuntimeFloor = vocab.RuntimeFloor
+	StartFloor   = vocab.StartFloor
+	OptInt       = vocab.OptInt
+	OptFloat     = vocab.OptFloat
+	OptBool      = vocab.OptBool
+	OptString    = vocab.OptString
+	OptBytes     = vocab.OptBytes
+	OptEnum      = vocab.OptEnum
 )
 
 // ErrConfig is vocab.ErrConfig.
