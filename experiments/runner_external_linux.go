@@ -15,15 +15,11 @@ package experiments
 // pressure itself: those are its measurements, not the program's.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +28,7 @@ import (
 	"outcore/experiments/executors"
 	"outcore/experiments/external"
 	"outcore/experiments/supervise"
+	"outcore/internal/units"
 	"outcore/store"
 )
 
@@ -159,7 +156,7 @@ func (x *externalRun) line(b []byte) {
 	rec, err := external.ParseLine(b)
 	if err != nil {
 		x.push(metrics.LogRecord{Type: metrics.TypeLog, Level: "warn",
-			Msg: fmt.Sprintf("records line %d of external system %s refused: %v: %q", n, x.name, err, clip(string(b), 200))})
+			Msg: fmt.Sprintf("records line %d of external system %s refused: %v: %q", n, x.name, err, units.Clip(string(b), 200))})
 		return
 	}
 	switch {
@@ -185,32 +182,23 @@ func (x *externalRun) line(b []byte) {
 }
 
 // sample writes a sample record every metrics.SampleInterval while the
-// program runs: the cgroup's usage (the ingester fills it on arrival),
-// the program's RSS, CPU and disk reads from /proc.
+// program runs, taken by the sampler outcore train uses on itself, pointed
+// at the program (metrics.NewProcessSampler: its RSS, CPU and disk reads,
+// the system's iowait, the host's pressure); the cgroup's usage the
+// ingester fills on arrival.
 func (x *externalRun) sample() {
 	defer x.sampled.Done()
-	pid := x.j.child.Pid()
+	s := metrics.NewProcessSampler(x.j.child.Pid(), x.j.start)
 	t := time.NewTicker(metrics.SampleInterval)
 	defer t.Stop()
-	prevAt, prevCPU, prevRead := time.Now(), procCPUSeconds(pid), procReadBytes(pid)
-	meter := metrics.NewPressureMeter() // the host's pressure over each second
 	for {
 		select {
 		case <-x.stopSampling:
 			return
-		case now := <-t.C:
-			cpu, read := procCPUSeconds(pid), procReadBytes(pid)
-			rec := metrics.SampleRecord{Type: metrics.TypeSample, T: now.Sub(x.j.start).Seconds(), RSSBytes: procRSS(pid)}
-			if dt := now.Sub(prevAt).Seconds(); dt > 0 {
-				rec.CPUPercent = max(0, 100*(cpu-prevCPU)/dt)
-				rec.DiskReadMBps = max(0, float64(read-prevRead)/1e6/dt)
-			}
-			prevAt, prevCPU, prevRead = now, cpu, read
-			host := meter.Stop()
-			meter = metrics.NewPressureMeter()
-			rec.Host = &host
+		case <-t.C:
+			rec := s.Sample()
 			x.mu.Lock()
-			x.peakRSS = max(x.peakRSS, rec.RSSBytes)
+			x.peakRSS, _ = s.Peaks()
 			x.mu.Unlock()
 			x.push(rec)
 		}
@@ -262,64 +250,4 @@ func (x *externalRun) end(res *supervise.Result) {
 	if err := os.RemoveAll(x.scratch); err != nil {
 		x.j.m.logEvent(x.j.r, "warn", fmt.Sprintf("scratch directory %s not removed: %v", x.scratch, err))
 	}
-}
-
-// clip cuts s to n bytes.
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
-}
-
-// procCPUSeconds is a process's user+system CPU time (0 when unreadable).
-func procCPUSeconds(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// the fields after the command, which is in parentheses
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseFloat(f[11], 64) // field 14, utime
-	st, _ := strconv.ParseFloat(f[12], 64) // field 15, stime
-	return (ut + st) / 100                 // USER_HZ
-}
-
-// procReadBytes is a process's read_bytes of /proc/PID/io (0 when
-// unreadable).
-func procReadBytes(pid int) int64 {
-	return procField(fmt.Sprintf("/proc/%d/io", pid), "read_bytes:", 1)
-}
-
-// procRSS is a process's VmRSS in bytes (0 when unreadable).
-func procRSS(pid int) int64 {
-	return procField(fmt.Sprintf("/proc/%d/status", pid), "VmRSS:", 1024)
-}
-
-// procField reads the number after key in a /proc file, times unit.
-func procField(path, key string, unit int64) int64 {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(io.LimitReader(f, 64<<10))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
-			fs := strings.Fields(rest)
-			if len(fs) == 0 {
-				return 0
-			}
-			v, _ := strconv.ParseInt(fs[0], 10, 64)
-			return v * unit
-		}
-	}
-	return 0
 }

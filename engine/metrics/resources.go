@@ -37,6 +37,7 @@ type ResourceSampler struct {
 	GPU GPUSampler
 
 	mu         sync.Mutex
+	pid        int // the process sampled; 0: this one
 	start      time.Time
 	cgroupFile string
 	prev       snapshot
@@ -61,7 +62,18 @@ func NewResourceSampler(start time.Time) *ResourceSampler {
 	if f, err := osutil.SelfCgroupUsageFile(); err == nil {
 		r.cgroupFile = f
 	}
-	r.prev = takeSnapshot()
+	r.prev = takeSnapshot(0)
+	r.prevHost = readPressureCounters()
+	return r
+}
+
+// NewProcessSampler is a sampler of another process, pid (an external
+// system's program): its CPU, RSS and disk reads, the system's iowait and
+// the host's pressure; no cgroup file (cgroup_bytes stays 0: whoever
+// supervises the process knows its group).
+func NewProcessSampler(pid int, start time.Time) *ResourceSampler {
+	r := &ResourceSampler{pid: pid, start: start}
+	r.prev = takeSnapshot(pid)
 	r.prevHost = readPressureCounters()
 	return r
 }
@@ -69,21 +81,22 @@ func NewResourceSampler(start time.Time) *ResourceSampler {
 // CgroupFile is the memory-cgroup usage file in use, "" when there is none.
 func (r *ResourceSampler) CgroupFile() string { return r.cgroupFile }
 
-// takeSnapshot reads the cumulative counters; unreadable ones stay zero.
-func takeSnapshot() snapshot {
+// takeSnapshot reads the cumulative counters of process pid (0: this
+// one); unreadable ones stay zero.
+func takeSnapshot(pid int) snapshot {
 	s := snapshot{at: time.Now()}
-	s.cpuS, _ = osutil.CPUSeconds()
+	s.cpuS, _ = osutil.ProcessCPUSeconds(pid)
 	s.sysTotal, s.sysIOWait, _ = osutil.SystemCPUTimes()
-	s.readBytes, _ = osutil.ReadBytes()
+	s.readBytes, _ = osutil.ProcessReadBytes(pid)
 	return s
 }
 
 // Sample takes one sample covering the time since the previous one.
 func (r *ResourceSampler) Sample() SampleRecord {
-	cur := takeSnapshot()
+	cur := takeSnapshot(r.pid)
 	host := readPressureCounters()
 	load1, lerr := ReadLoad1()
-	rss, _ := osutil.RSSBytes()
+	rss, _ := osutil.ProcessRSSBytes(r.pid)
 	var cg int64
 	if r.cgroupFile != "" {
 		cg, _ = osutil.ReadInt64File(r.cgroupFile)

@@ -65,6 +65,15 @@ func DropAllCaches() error { return ErrUnsupported }
 // ReadBytes is unsupported off Linux.
 func ReadBytes() (int64, error) { return 0, ErrUnsupported }
 
+// ProcessReadBytes is unsupported off Linux.
+func ProcessReadBytes(pid int) (int64, error) { return 0, ErrUnsupported }
+
+// ProcessRSSBytes is unsupported off Linux.
+func ProcessRSSBytes(pid int) (int64, error) { return 0, ErrUnsupported }
+
+// ProcessCPUSeconds is unsupported off Linux.
+func ProcessCPUSeconds(pid int) (float64, error) { return 0, ErrUnsupported }
+
 // StatusBytes is unsupported off Linux.
 func StatusBytes(field string) (int64, error) { return 0, ErrUnsupported }
 

@@ -21,7 +21,25 @@ func readKeyed(p, key string, mul int64) (int64, error) {
 // ReadBytes returns read_bytes of /proc/self/io: the bytes this process
 // caused to be fetched from the block device (page-cache misses of mmap and
 // buffered reads count, as do O_DIRECT reads; page-cache hits do not).
-func ReadBytes() (int64, error) { return readKeyed("/proc/self/io", "read_bytes:", 1) }
+func ReadBytes() (int64, error) { return ProcessReadBytes(0) }
+
+// procDir is /proc/self for pid 0, else /proc/PID.
+func procDir(pid int) string {
+	if pid == 0 {
+		return "/proc/self"
+	}
+	return fmt.Sprintf("/proc/%d", pid)
+}
+
+// ProcessReadBytes is ReadBytes of process pid (0: this process).
+func ProcessReadBytes(pid int) (int64, error) {
+	return readKeyed(procDir(pid)+"/io", "read_bytes:", 1)
+}
+
+// ProcessRSSBytes is RSSBytes of process pid (0: this process).
+func ProcessRSSBytes(pid int) (int64, error) {
+	return readKeyed(procDir(pid)+"/status", "VmRSS:", 1024)
+}
 
 // StatusBytes returns a kB field of /proc/self/status in bytes, e.g.
 // StatusBytes("VmRSS").
@@ -41,14 +59,18 @@ func PeakRSSBytes() (int64, error) { return StatusBytes("VmHWM") }
 func AnonRSSBytes() (int64, error) { return StatusBytes("RssAnon") }
 
 // CPUSeconds returns the CPU time (user + system) this process has used.
-func CPUSeconds() (float64, error) {
-	b, err := os.ReadFile("/proc/self/stat")
+func CPUSeconds() (float64, error) { return ProcessCPUSeconds(0) }
+
+// ProcessCPUSeconds is CPUSeconds of process pid (0: this process).
+func ProcessCPUSeconds(pid int) (float64, error) {
+	p := procDir(pid) + "/stat"
+	b, err := os.ReadFile(p)
 	if err != nil {
-		return 0, fmt.Errorf("read /proc/self/stat: %w", err)
+		return 0, fmt.Errorf("read %s: %w", p, err)
 	}
 	v, err := ParseProcStatCPU(b)
 	if err != nil {
-		return 0, fmt.Errorf("parse /proc/self/stat: %w", err)
+		return 0, fmt.Errorf("parse %s: %w", p, err)
 	}
 	return v, nil
 }
