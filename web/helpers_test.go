@@ -32,6 +32,10 @@ import (
 var tinyDir string
 
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(dialerEnv); addr != "" {
+		holdConnections(addr)
+		return
+	}
 	// The tests' servers and runs do not measure the storage (a few
 	// seconds per fresh data directory) but where a test turns it back on
 	// (devprofile.ProbeEnv).

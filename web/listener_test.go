@@ -1,10 +1,14 @@
 package web
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
+	"io"
 	"log"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,11 +61,14 @@ func TestListenerSurvivesAcceptErrors(t *testing.T) {
 	}
 }
 
-// TestServerSurvivesDescriptorExhaustion: connections (the test's own
-// ends and the server's) use up every file descriptor; the server's
-// accept fails with EMFILE, logs it and goes on, and once the
-// connections go it answers again. (~20,000 idle connections stopped the
-// listener for good before.)
+// TestServerSurvivesDescriptorExhaustion: connections use up every file
+// descriptor the server's process may open; the server's accept fails
+// with EMFILE, logs it and goes on, and once the connections go it
+// answers again. (~20,000 idle connections stopped the listener for good
+// before.) The client ends live in a child process (the test binary as a
+// dialer, holdConnections), so only the server's own descriptors count
+// against the lowered limit: with both ends in one process, whichever
+// took the last descriptor decided whether the server ever saw EMFILE.
 func TestServerSurvivesDescriptorExhaustion(t *testing.T) {
 	ls := serveAttacked(t, func(c *Config) { c.Limits.MaxConnsPerClient, c.Limits.MaxConns = 1<<20, 1<<20 })
 	var old syscall.Rlimit
@@ -72,32 +79,86 @@ func TestServerSurvivesDescriptorExhaustion(t *testing.T) {
 	if err != nil {
 		t.Skip("no /proc/self/fd")
 	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	// The dialer starts before the limit drops (its pipes are opened
+	// under the old one) and dials when told to.
+	dialer := exec.Command(exe, "-test.run=^$")
+	dialer.Env = append(os.Environ(), dialerEnv+"="+ls.addr)
+	in, err := dialer.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := dialer.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialer.Stderr = os.Stderr
+	if err := dialer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	stopDialer := func() {
+		in.Close()
+		dialer.Process.Kill()
+		dialer.Wait()
+	}
+	defer stopDialer()
+	if !lines.Scan() || lines.Text() != "ready" {
+		t.Fatalf("dialer did not start: %q", lines.Text())
+	}
 	low := old
 	low.Cur = uint64(len(fds) + 120)
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
 		t.Skip(err)
 	}
-	var conns []net.Conn
-	restore := func() {
-		for _, c := range conns {
-			c.Close()
-		}
-		conns = nil
-		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
+	defer syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
+	if _, err := io.WriteString(in, "dial\n"); err != nil {
+		t.Fatal(err)
 	}
-	defer restore()
-	for i := 0; i < 1000; i++ {
-		c, err := net.DialTimeout("tcp", ls.addr, time.Second)
+	if !lines.Scan() {
+		t.Fatal("dialer reported nothing")
+	}
+	t.Logf("dialer: %s", lines.Text())
+	waitFor(t, 20*time.Second, "EMFILE logged", func() bool {
+		return ls.live.Listener().AcceptErrors() > 0 && strings.Contains(ls.log.String(), "too many open files")
+	})
+	stopDialer()
+	syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
+	waitFor(t, 20*time.Second, "answers after the exhaustion", ls.answers)
+}
+
+// dialerEnv names the address the test binary, run as a child, dials.
+const dialerEnv = "OUTCORE_WEB_TEST_DIAL"
+
+// holdConnections is the test binary run as TestServerSurvivesDescriptor-
+// Exhaustion's dialer: it says "ready", waits for a line, opens up to 600
+// connections to addr (stopping at the first that fails), says how many,
+// and holds them until its input closes.
+func holdConnections(addr string) {
+	fmt.Println("ready")
+	r := bufio.NewReader(os.Stdin)
+	if _, err := r.ReadString('\n'); err != nil {
+		os.Exit(1)
+	}
+	var conns []net.Conn
+	var last error
+	for i := 0; i < 600; i++ {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 		if err != nil {
+			last = err
 			break
 		}
 		conns = append(conns, c)
 	}
-	waitFor(t, 10*time.Second, "EMFILE logged", func() bool {
-		return ls.live.Listener().AcceptErrors() > 0 && strings.Contains(ls.log.String(), "too many open files")
-	})
-	restore()
-	waitFor(t, 10*time.Second, "answers after the exhaustion", ls.answers)
+	fmt.Printf("%d connections open (stopped by: %v)\n", len(conns), last)
+	io.Copy(io.Discard, r)
+	for _, c := range conns {
+		c.Close()
+	}
+	os.Exit(0)
 }
 
 func TestConnCap(t *testing.T) {
