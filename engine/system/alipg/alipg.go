@@ -42,6 +42,7 @@ type aliPG struct {
 	resident        []byte
 	check           []bool
 	mem             kit.OffHeap // the feature cache's rows
+	inputs          kit.OffHeap // the two batch inputs, dropped after each epoch
 }
 
 func (a *aliPG) Prepare(ctx context.Context, env *train.Env) error {
@@ -57,13 +58,13 @@ func (a *aliPG) Prepare(ctx context.Context, env *train.Env) error {
 	if err != nil {
 		return err
 	}
-	a.plan = size(kit.SizingOf(env, ws, a.opt, kit.NoProfile{}))
-	if !a.plan.feasible {
-		env.Warnf("ali+pg: the %d MiB budget cannot hold the process, two batches and their inputs and the reserve (%d MiB): expect an OOM kill", env.MemBudget>>20, a.plan.need>>20)
-	}
-	if _, err := budget.Apply(a.plan.memory()); err != nil {
+	var least int64
+	a.plan, least = kit.Size(size, kit.SizingOf(env, ws, a.opt, kit.NoProfile{}))
+	if _, err := budget.Apply(a.plan.memory(env.MemBudget, least)); err != nil {
 		return err
 	}
+	env.Logf("ali+pg: memory plan: %d MiB for PyG+'s pipeline (base %d MiB, %d sampled batches of up to %d MiB, two batch inputs of %d MiB), %d MiB kept as page cache for the mappings, %d MiB to the caches",
+		a.plan.need>>20, ws.BaseBytes>>20, a.plan.heldBatches, ws.BatchBytes>>20, a.plan.inputs/2>>20, a.plan.pageCache>>20, a.plan.available>>20)
 	a.rowBytes, a.dim = env.Dataset.RowBytes(), env.Dataset.Meta.FeatureDim
 	if a.feats, err = osutil.MapFile(env.FeaturesPath()); err != nil {
 		return err
@@ -76,6 +77,17 @@ func (a *aliPG) Prepare(ctx context.Context, env *train.Env) error {
 	topo.Indices = a.src
 	if a.sampler, err = env.NewSampler(topo); err != nil {
 		return err
+	}
+	// The gathered batch inputs, off the Go heap and reserved for the
+	// largest batch these fanouts allow (Resize falls back to the heap
+	// beyond it); only the rows a batch fills are touched, as the plan
+	// counts them.
+	for i := range a.xs {
+		xd, err := a.inputs.Float32s(int(a.plan.xRows) * a.dim)
+		if err != nil {
+			return fmt.Errorf("ali+pg: batch input: %w", err)
+		}
+		a.xs[i].Data = xd[:0]
 	}
 	if len(a.feats.Data) > 0 {
 		a.resident = make([]byte, (len(a.feats.Data)+pageSize-1)/pageSize)
@@ -135,6 +147,9 @@ func (a *aliPG) cachedLists() int {
 }
 
 func (a *aliPG) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *metrics.EpochStats) error {
+	// The batch inputs' pages go back at the end of the epoch, so that
+	// evaluation does not hold them next to its own.
+	defer a.inputs.Drop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := env.EpochBatches(epoch)
@@ -220,6 +235,7 @@ func (a *aliPG) Close() error {
 	c.Close(a.feats)
 	a.fc, a.xs = nil, [2]nn.Tensor{}
 	c.Add(a.mem.Free())
+	c.Add(a.inputs.Free())
 	c.Func(a.closeTopo)
 	return c.Err(Name)
 }

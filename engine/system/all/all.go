@@ -5,6 +5,8 @@
 package all
 
 import (
+	_ "outcore/engine/system/alipg"
+	_ "outcore/engine/system/dglondisk"
 	_ "outcore/engine/system/diskgnn"
 	_ "outcore/engine/system/gids"
 	_ "outcore/engine/system/ginex"

@@ -34,17 +34,15 @@ func (d *dglOnDisk) Prepare(ctx context.Context, env *train.Env) error {
 	}
 	d.closeTopo = closeTopo
 	env.PrepareStage("load_topology_s", time.Since(t0))
-	// the memory plan: profile, size, apply (kit/memplan.go)
-	budget := kit.NewBudget(env)
-	ws, err := budget.ProfileStage(ctx, time.Now(), topo, d.opt.profile)
+	// the memory plan: profile, size, apply (kit/memplan.go). The
+	// profile's base holds the indices loaded above; the plan counts them
+	// itself, so it sizes with the base less them (kit.ProfilePinned).
+	prof, err := kit.ProfilePinned(ctx, env, topo, d.opt.profile)
 	if err != nil {
 		return err
 	}
-	p := size(kit.SizingOf(env, ws, d.opt, kit.NoProfile{}))
-	if !p.feasible {
-		env.Warnf("dgl-ondisk: the %d MiB budget cannot hold the process, the graph structure, a step and a batch (%d MiB): expect an OOM kill", env.MemBudget>>20, p.need>>20)
-	}
-	if _, err := budget.Apply(p.memory()); err != nil {
+	p, least := kit.Size(size, kit.SizingOf(env, prof.PlanWS, d.opt, kit.NoProfile{}))
+	if _, err := prof.Budget.Apply(p.memory(env.MemBudget, least)); err != nil {
 		return err
 	}
 	// one pread per feature row, O_DIRECT: no page cache between the
