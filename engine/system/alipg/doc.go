@@ -34,9 +34,10 @@
 //     neighbour counts (k ≥ 2) and caches k-hop neighbourhoods, which the
 //     samplers here, reading one hop at a time, would not use;
 //   - "the available memory space" is the budget less what PyG+ itself
-//     needs (process, model step, two batches and their inputs) and the
-//     reserve every variant leaves; the page cache of the two mappings gets
-//     what the caches leave of that reserve;
+//     needs (process, model step, the sampled batches the pipeline holds
+//     and the two batch inputs), the reserve every variant leaves, and as
+//     much again kept as page cache for the two mappings, which every miss
+//     of either cache faults through (sizing.go);
 //   - both caches are built in preparation (one pass over the indices for
 //     the out-degrees, one read of the cached rows), outside the epochs, as
 //     PaGraph and AliGraph build theirs offline.

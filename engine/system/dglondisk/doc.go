@@ -10,7 +10,9 @@
 //     feature from disk (without CPU and GPU cache)"), in the plain sample
 //     → gather → train loop of DGL's open-source example (§7.1);
 //   - sizing.go: what the budget must hold (process, one step, one batch
-//     with its input, the in-memory topology), pure;
+//     with its input, the in-memory topology, sized with the profiled
+//     base less the indices it already holds: kit.ProfilePinned), pure; a
+//     plan that does not fit is refused;
 //   - variant.go: registration, options and the constructor.
 //
 // Where the paper is silent the guesses are recorded as deviations of
