@@ -14,7 +14,7 @@ package alipg
 // the feature cache holds 4 B of slot per node and then whole rows.
 //
 // The page-cache share is what make test-long's memory check on medium
-// found missing (docs/REPRODUCTION.md "Ali+PG and DGL-OnDisk"): every
+// found missing (docs/REPRODUCTION.md "The papers' own baselines"): every
 // miss of either cache is a page fault on a mapping, whose pages are
 // charged to the run's cgroup; a plan that gave the caches all but the
 // reserve left the faults of the samplers and gather threads too little
