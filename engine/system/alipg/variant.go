@@ -57,7 +57,7 @@ func deviations(opt options) []string {
 		"training runs on the CPU (the paper's Ali+PG trains on a GPU): the gather thread overlaps batch i+1's gather with batch i's training, but both compete for the same cores",
 		fmt.Sprintf("nc_share=%d: one split of the available memory (%d:%d neighbour:feature cache); the paper reports the best of its five splits for each point", opt.ncPercent(), opt.ncPercent(), 100-opt.ncPercent()),
 		"the neighbour cache ranks nodes by the ratio of direct out- to in-neighbours and caches direct in-neighbour lists (Ginex §3.2's adaptation); AliGraph uses k-hop counts (k ≥ 2), which the paper does not say Ali+PG kept",
-		"the available memory the caches split is the budget less PyG+'s own needs and the reserve; the paper does not define it",
+		"the available memory the caches split is the budget less PyG+'s own needs, the reserve and as much again kept as page cache for the mappings; the paper does not define it",
 		fmt.Sprintf("sampling workers are goroutines sharing one process (%d), not DataLoader sub-processes", opt.workers),
 	)
 }
