@@ -106,6 +106,20 @@ func (c GenConfig) WithIDs(local bool) GenConfig {
 	return c
 }
 
+// Numbering is how a generated dataset numbers its nodes: "local"
+// (IDLocality: community by community) or "scattered"; "" for one not
+// generated (an import's numbering is its source's).
+func (m Meta) Numbering() string {
+	switch g := m.Source.Generator; {
+	case g == nil:
+		return ""
+	case g.IDLocality:
+		return "local"
+	default:
+		return "scattered"
+	}
+}
+
 // DefaultGenConfig holds the values every preset starts from.
 func DefaultGenConfig() GenConfig {
 	return GenConfig{

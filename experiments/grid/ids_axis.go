@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"outcore/engine/dataset"
+	"outcore/engine/vocab"
 )
 
 // The ids axis (issue 37 item 5): the same graph with its nodes numbered
@@ -15,14 +16,21 @@ import (
 // makes the scattered and the community-local twin the same graph
 // (DESIGN §4 "Structure").
 
-// Node numberings, the values of the ids axis.
+// Node numberings, the values of the ids axis (vocab.Config.IDs, which
+// each cell sets).
 const (
 	// IDsScattered: ids scattered over the communities by a keyed
 	// permutation (how every preset but papers-struct numbers them).
-	IDsScattered = "scattered"
+	IDsScattered = vocab.IDsScattered
 	// IDsLocal: ids numbered community by community, most popular first.
-	IDsLocal = "local"
+	IDsLocal = vocab.IDsLocal
 )
+
+// ConfigOnlyAxes are the named axes whose value a run keeps in its
+// configuration only, with no column of its own (store.NamedAxes leaves
+// them out): its cell on them (store.Run.Cell) is read from there, so
+// charts and study tables tell the cells apart.
+var ConfigOnlyAxes = []string{AxisIDs}
 
 // IDsName is the name of the twin of base numbered ids: "medium-ids-local".
 func IDsName(base, ids string) string { return base + "-ids-" + ids }

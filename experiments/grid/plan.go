@@ -356,6 +356,9 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (vocab.Config, 
 	if c.Compute != "" {
 		m["compute"] = c.Compute
 	}
+	if c.IDs != "" {
+		m["ids"] = c.IDs
+	}
 	if c.Fanout != nil {
 		m["fanout"] = c.Fanout
 		if _, ok := g.Base["layers"]; !ok {
