@@ -157,7 +157,7 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 	for _, s := range studies.Papers() {
 		card := views.StudyCard{ID: s.ID, Paper: s.Paper.Name, Figure: s.Figure, Title: s.Title,
 			PaperSetting: s.PaperSetting, OurSetting: s.OurSetting, Dataset: s.Dataset,
-			Systems: s.Systems, MemLimits: strings.Join(s.MemLimits, ", "), Runs: len(s.Systems) * len(s.MemLimits), Differ: s.Differ,
+			Systems: s.Systems, MemLimits: strings.Join(s.MemLimits, ", "), Runs: studyRuns(s), Differ: s.Differ,
 			HaveDataset: contains(v.Datasets, s.Dataset)}
 		if !card.HaveDataset {
 			if cfg, err := dataset.Preset(s.Dataset); err == nil {
@@ -171,7 +171,7 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 		}
 		if first != nil {
 			if small, ok := smallScale(s, *first, h.DataDir); ok {
-				card.SmallDataset, card.SmallLimits, card.SmallRuns = first.Name, strings.Join(small.MemLimits, ", "), len(small.Systems)*len(small.MemLimits)
+				card.SmallDataset, card.SmallLimits, card.SmallRuns = first.Name, strings.Join(small.MemLimits, ", "), studyRuns(small)
 				if b, err := small.Grid(first.Name); err == nil {
 					if g, err := grid.ParseGrid(b); err == nil {
 						refused := h.Queue.Refusals(g, nil)
@@ -190,6 +190,18 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 		v.Studies = append(v.Studies, card)
 	}
 	return v, nil
+}
+
+// studyRuns is the number of runs of s's grid: a run per system and
+// limit times the values of any other axis it sweeps (a batch axis, the
+// structure studies' ids axis).
+func studyRuns(s studies.Study) int {
+	if b, err := s.Grid(""); err == nil {
+		if g, err := grid.ParseGrid(b); err == nil {
+			return g.Count()
+		}
+	}
+	return len(s.Systems) * len(s.MemLimits)
 }
 
 // StudyCSV handles GET /experiments/:id/study.csv: the study table of an
