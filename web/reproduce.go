@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"outcore/engine/dataset"
+	"outcore/engine/metrics/fields"
 	"outcore/engine/vocab"
 	"outcore/experiments/grid"
 	"outcore/experiments/studies"
@@ -192,6 +194,27 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 	return v, nil
 }
 
+// studyValue writes a value of a study's metric in its unit: seconds,
+// a hit ratio as a percentage, bytes, or a count (rows, a counter's mean
+// per epoch).
+func studyValue(metric string, x float64) string {
+	unit := ""
+	if f, ok := fields.Find(metric); ok {
+		unit = f.Unit
+	}
+	switch {
+	case metric == studies.MetricHitRatio:
+		return fmt.Sprintf("%.1f %%", 100*x)
+	case unit == "bytes":
+		return units.Bytes(int64(math.Round(x)))
+	case unit == "rows" || unit == "count" || strings.HasPrefix(metric, report.CounterPrefix):
+		return fmtInt(int64(math.Round(x)))
+	case unit == "ratio":
+		return fmt.Sprintf("%.3f", x)
+	}
+	return fmt.Sprintf("%.1f s", x)
+}
+
 // studyRuns is the number of runs of s's grid: a run per system and
 // limit times the values of any other axis it sweeps (a batch axis, the
 // structure studies' ids axis).
@@ -264,7 +287,7 @@ func studyTable(ctx context.Context, src report.Source, cache *report.DigestCach
 		if !have {
 			return "–"
 		}
-		return fmt.Sprintf("%.1f s", x)
+		return studyValue(s.Metric, x)
 	}
 	for _, r := range t.Rows {
 		runs := fmt.Sprintf("%d of %d done", r.Done, r.Runs)
