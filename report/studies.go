@@ -26,11 +26,11 @@ type StudyRow struct {
 	System, Label, MemLimit string
 	// Cell is the runs' cell on those axes in words ("ids=local"), ""
 	// when the grid has none; Label then ends with it.
-	Cell                    string
-	Paper                   float64 // 0: the paper gives none
-	Ours                    float64 // mean of Metric over the done runs
-	HaveOurs                bool
-	Runs, Done              int
+	Cell       string
+	Paper      float64 // 0: the paper gives none
+	Ours       float64 // mean of Metric over the done runs
+	HaveOurs   bool
+	Runs, Done int
 	// Outcomes of the runs that did not finish as done, e.g. "oom ×1".
 	Outcomes string
 	// Side is the evidence of Ours: how many of the done runs are quiet
