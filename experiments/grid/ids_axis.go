@@ -10,7 +10,8 @@ import (
 // The ids axis (issue 37 item 5): the same graph with its nodes numbered
 // two ways, so that a study shows what the id order decides — a cache
 // of rows keyed by node sees the same graph either way, while
-// partitions by id range, pages of adjacent rows and merged reads see
+// MariusGNN's node blocks by id range, pages of adjacent rows and merged
+// reads see
 // communities only when their ids are close. A cell runs on the grid's
 // dataset renumbered: GenConfig.WithIDs of its generator config, which
 // makes the scattered and the community-local twin the same graph
