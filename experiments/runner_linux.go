@@ -380,8 +380,9 @@ func signalName(s syscall.Signal) string {
 }
 
 // ensureDataset makes sure the run's dataset exists, generating a derived
-// <dataset>-d<dim> from its base's generator config when needed. The
-// generation runs in this process (outside the run's cgroup and clock).
+// <dataset>-d<dim> or <dataset>-ids-<numbering> (grid.IDsDataset) from its
+// base's generator config when needed. The generation runs in this
+// process (outside the run's cgroup and clock).
 func (m *Manager) ensureDataset(ctx context.Context, r store.Run) error {
 	dsDir := dataset.DatasetsDir(m.opts.DataDir)
 	if fileExists(filepath.Join(dsDir, r.Dataset, dataset.MetaFile)) {
@@ -391,7 +392,8 @@ func (m *Manager) ensureDataset(ctx context.Context, r store.Run) error {
 	if err != nil {
 		return err
 	}
-	if r.Dataset == e.Dataset || r.Dataset != grid.DerivedName(e.Dataset, r.FeatureDim) {
+	ids, isIDs := grid.IDsOfName(e.Dataset, r.Dataset)
+	if r.Dataset == e.Dataset || (!isIDs && r.Dataset != grid.DerivedName(e.Dataset, r.FeatureDim)) {
 		return fmt.Errorf("dataset %q not found in %s", r.Dataset, dsDir)
 	}
 	m.dsMu.Lock()
@@ -414,8 +416,14 @@ func (m *Manager) ensureDataset(ctx context.Context, r store.Run) error {
 		return fmt.Errorf("base dataset %q was not generated; cannot derive %q", e.Dataset, r.Dataset)
 	}
 	cfg := *base.Source.Generator
-	cfg.FeatureDim = r.FeatureDim
-	m.logEvent(r, "info", fmt.Sprintf("generating dataset %s (%s at feature_dim %d, same generator config and seed)", r.Dataset, e.Dataset, r.FeatureDim))
+	how := fmt.Sprintf("at feature_dim %d", r.FeatureDim)
+	if isIDs {
+		cfg = cfg.WithIDs(ids == grid.IDsLocal)
+		how = fmt.Sprintf("with %s node ids: the same graph renumbered", ids)
+	} else {
+		cfg.FeatureDim = r.FeatureDim
+	}
+	m.logEvent(r, "info", fmt.Sprintf("generating dataset %s (%s %s, same generator config and seed)", r.Dataset, e.Dataset, how))
 	t0 := time.Now()
 	if _, err := dataset.GenerateWith(ctx, dsDir, r.Dataset, cfg, dataset.GenOptions{Preset: base.Source.Preset, NoIndptr: true}); err != nil {
 		return err

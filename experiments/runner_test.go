@@ -358,6 +358,41 @@ func TestFeatureDimDerivesDataset(t *testing.T) {
 	}
 }
 
+// TestIDsAxisDerivesTwins: the ids axis runs each cell on the dataset's
+// twin numbered so, which the runner makes from the dataset's generator
+// config when its first run starts: the same graph (edges, labels) with
+// its ids scattered or community-local; the run's configuration and its
+// cell say which.
+func TestIDsAxisDerivesTwins(t *testing.T) {
+	h := newHarness(t, nil)
+	h.start()
+	e := h.create(`{"dataset":"tiny","system":"fake","epochs":1,"axes":{"ids":["scattered","local"]}}`)
+	runs := h.waitRuns(e.ID, "finished", finished)
+	base, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(h.dataDir), "tiny"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var edges []int64
+	for i, want := range []string{"scattered", "local"} {
+		r := runs[i]
+		name := "tiny-ids-" + want
+		if r.Status != store.StatusDone || r.Dataset != name || !strings.Contains(string(r.Config), `"ids":"`+want+`"`) || r.Cell != `{"ids":"`+want+`"}` {
+			t.Fatalf("run %d: %s on %s, config %s, cell %q (%s)", r.ID, r.Status, r.Dataset, r.Config, r.Cell, r.Error)
+		}
+		m, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(h.dataDir), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := m.Source.Generator; g == nil || !g.Structured() || m.Numbering() != want || m.Nodes != base.Nodes || g.Seed != base.Source.Generator.Seed {
+			t.Fatalf("%s: meta %+v", name, m)
+		}
+		edges = append(edges, m.Edges)
+	}
+	if edges[0] != edges[1] {
+		t.Fatalf("the twins have %d and %d edges: not the same graph", edges[0], edges[1])
+	}
+}
+
 // TestExportStreams: CSV export of an experiment that ran.
 func TestExportStreams(t *testing.T) {
 	h := newHarness(t, nil)

@@ -17,7 +17,8 @@ type Digest struct {
 	Steady int // epochs the means and sums are over
 	// Mean holds the means of the digested fields (engine/metrics/fields:
 	// those with Mean, each over the steady epochs that measured it, so a
-	// field newer than every epoch has none) and of the variant stages.
+	// field newer than every epoch has none), of the variant stages, and
+	// of the variant counters (CounterPrefix + name).
 	Mean   map[string]float64
 	Stages []string // variant-specific stage names, sorted
 	Tiers  map[string]metrics.TierCount
@@ -73,6 +74,13 @@ type CurvePoint struct {
 // standardStages are the stage fields every epoch record has.
 var standardStages = []string{"sample_s", "extract_s", "train_s", "stall_s"}
 
+// CounterPrefix starts the key in Digest.Mean of a variant's epoch counter
+// (metrics.EpochRecord.Counters: "counter_io_requests",
+// "counter_partition_loads"), as the epoch CSV names its column: the mean
+// per steady epoch, an epoch without it counting 0. A study may compare it
+// (its metric).
+const CounterPrefix = "counter_"
+
 // DigestEpochs summarises a run's epochs; nil for none.
 func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 	if len(eps) == 0 {
@@ -117,6 +125,9 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 			d.Mean[k] += v
 			extra[k] = true
 		}
+		for k, v := range e.Counters {
+			d.Mean[CounterPrefix+k] += float64(v)
+		}
 		var most int64
 		for tier, t := range e.Tiers {
 			c := d.Tiers[tier]
@@ -143,7 +154,7 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 			}
 		}
 	}
-	for k := range d.Mean { // the variant stages: over every steady epoch
+	for k := range d.Mean { // the variant stages and counters: over every steady epoch
 		d.Mean[k] /= float64(d.Steady)
 	}
 	for i, f := range means {

@@ -24,8 +24,9 @@ import (
 
 // digestFormat versions the stored digest: a stored digest of another
 // format, or of another fingerprint, is made again from the epochs.
-// Format 7 added the fingerprint.
-const digestFormat = 7
+// Format 7 added the fingerprint; format 8 the counters' means in Mean
+// (CounterPrefix).
+const digestFormat = 8
 
 var errDigest = errors.New("stored digest: malformed")
 

@@ -19,13 +19,18 @@ import (
 	"outcore/experiments/studies"
 )
 
-// StudyRow is one system at one limit: the paper's number and ours.
+// StudyRow is one system at one limit (and, where the grid varies
+// another axis kept in the runs' configuration — the ids axis, a path
+// axis — one cell of it): the paper's number and ours.
 type StudyRow struct {
 	System, Label, MemLimit string
-	Paper                   float64 // 0: the paper gives none
-	Ours                    float64 // mean of Metric over the done runs
-	HaveOurs                bool
-	Runs, Done              int
+	// Cell is the runs' cell on those axes in words ("ids=local"), ""
+	// when the grid has none; Label then ends with it.
+	Cell       string
+	Paper      float64 // 0: the paper gives none
+	Ours       float64 // mean of Metric over the done runs
+	HaveOurs   bool
+	Runs, Done int
 	// Outcomes of the runs that did not finish as done, e.g. "oom ×1".
 	Outcomes string
 	// Side is the evidence of Ours: how many of the done runs are quiet
@@ -107,16 +112,26 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64, dim int) 
 		}
 		return limitShare(r.MemLimit, fb)
 	}
-	type key struct{ sys, lim string }
+	type key struct{ sys, lim, cell string }
 	sum := map[key]float64{}
 	done := map[key]int{}
 	all := map[key]int{}
 	other := map[key]map[string]int{}
+	var cells []string // the runs' cells on the configuration-kept axes, in order
 	for _, r := range runs {
-		k := key{r.System, share(r)}
+		if !slices.Contains(cells, r.Cell) {
+			cells = append(cells, r.Cell)
+		}
+	}
+	slices.Sort(cells)
+	if len(cells) == 0 {
+		cells = []string{""}
+	}
+	for _, r := range runs {
+		k := key{r.System, share(r), r.Cell}
 		all[k]++
 		if r.Status == RunDone && r.Digest != nil {
-			if v, ok := r.Digest.Mean[s.Metric]; ok {
+			if v, ok := MetricValue(r, s.Metric); ok {
 				sum[k] += v
 				done[k]++
 				continue
@@ -127,16 +142,17 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64, dim int) 
 		}
 		other[k][r.Status]++
 	}
-	ours := func(sys, lim string) (float64, bool) {
-		k := key{sys, lim}
+	ours := func(sys, lim, cell string) (float64, bool) {
+		k := key{sys, lim, cell}
 		if done[k] == 0 {
 			return 0, false
 		}
 		return sum[k] / float64(done[k]), true
 	}
 	// a ratio's own metric: the mean over the side's runs' values of it
-	// (only the quiet warm ones when quietWarm), and the side's evidence
-	side := func(metric, sys, lim string, quietWarm bool) (float64, bool, Side) {
+	// (only the quiet warm ones when quietWarm; of one cell, or of every
+	// cell when cell is nil), and the side's evidence
+	side := func(metric, sys, lim string, cell *string, quietWarm bool) (float64, bool, Side) {
 		if metric == "" {
 			metric = s.Metric
 		}
@@ -144,7 +160,7 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64, dim int) 
 		var sd Side
 		n := 0
 		for _, r := range runs {
-			if r.System != sys || share(r) != lim || r.Status != RunDone {
+			if r.System != sys || share(r) != lim || r.Status != RunDone || cell != nil && r.Cell != *cell {
 				continue
 			}
 			v, ok := MetricValue(r, metric)
@@ -175,37 +191,47 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64, dim int) 
 	}
 	for _, lim := range s.MemLimits {
 		for _, sys := range s.Systems {
-			k := key{sys, studies.NormShare(lim)}
-			row := StudyRow{System: sys, Label: s.Label(sys), MemLimit: lim, Runs: all[k], Done: done[k]}
-			for _, p := range s.Points {
-				if p.System == sys && studies.NormShare(p.MemLimit) == k.lim {
-					row.Paper = p.Value
+			for _, cell := range cells {
+				k := key{sys, studies.NormShare(lim), cell}
+				row := StudyRow{System: sys, Label: s.Label(sys), MemLimit: lim, Cell: cell, Runs: all[k], Done: done[k]}
+				if cell != "" {
+					row.Label += " · " + cell
 				}
+				for _, p := range s.Points {
+					if p.System == sys && studies.NormShare(p.MemLimit) == k.lim {
+						row.Paper = p.Value
+					}
+				}
+				row.Ours, row.HaveOurs = ours(sys, k.lim, cell)
+				_, _, row.Side = side(s.Metric, sys, k.lim, &cell, false)
+				var outs []string
+				for _, st := range slices.Sorted(maps.Keys(other[k])) {
+					outs = append(outs, fmt.Sprintf("%s ×%d", st, other[k][st]))
+				}
+				row.Outcomes = strings.Join(outs, ", ")
+				t.Rows = append(t.Rows, row)
 			}
-			row.Ours, row.HaveOurs = ours(sys, k.lim)
-			_, _, row.Side = side(s.Metric, sys, k.lim, false)
-			var outs []string
-			for _, st := range slices.Sorted(maps.Keys(other[k])) {
-				outs = append(outs, fmt.Sprintf("%s ×%d", st, other[k][st]))
-			}
-			row.Outcomes = strings.Join(outs, ", ")
-			t.Rows = append(t.Rows, row)
 		}
 	}
 	for _, pr := range s.Ratios {
 		rr := RatioRow{PaperRatio: pr}
 		m := s.RatioMetrics[pr.Label]
 		lim := studies.NormShare(pr.MemLimit)
-		n, okn, ns := side(m.Num, pr.Num, lim, false)
-		d, okd, ds := side(m.Den, pr.Den, lim, false)
+		n, okn, ns := side(m.Num, pr.Num, lim, nil, false)
+		d, okd, ds := side(m.Den, pr.Den, lim, nil, false)
 		rr.NumSide, rr.DenSide = ns, ds
 		if rr.Evidence = ns.QuietWarm >= MinEvidence && ds.QuietWarm >= MinEvidence; rr.Evidence {
-			n, okn, _ = side(m.Num, pr.Num, lim, true)
-			d, okd, _ = side(m.Den, pr.Den, lim, true)
+			n, okn, _ = side(m.Num, pr.Num, lim, nil, true)
+			d, okd, _ = side(m.Den, pr.Den, lim, nil, true)
 		}
 		allOOM := func(sys string) bool {
-			k := key{sys, studies.NormShare(pr.MemLimit)}
-			return all[k] > 0 && other[k][RunOOM] == all[k]
+			runs, oom := 0, 0
+			for _, cell := range cells {
+				k := key{sys, studies.NormShare(pr.MemLimit), cell}
+				runs += all[k]
+				oom += other[k][RunOOM]
+			}
+			return runs > 0 && oom == runs
 		}
 		rr.NumOOM, rr.DenOOM = allOOM(pr.Num), allOOM(pr.Den)
 		if okn && okd && d > 0 {
@@ -221,14 +247,17 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64, dim int) 
 	return t
 }
 
-// MetricValue is a run's value of a study metric: a Digest mean, or one
-// of the derived metrics a ratio may compare (studies.MetricEpochNoSample,
+// MetricValue is a run's value of a study metric: a Digest mean, the
+// run's hit ratio (studies.MetricHitRatio), or one of the derived metrics
+// a ratio may compare (studies.MetricEpochNoSample,
 // studies.MetricEpochPlusPrepare); false when the run does not have it.
 func MetricValue(r RunData, metric string) (float64, bool) {
 	if r.Digest == nil {
 		return 0, false
 	}
 	switch metric {
+	case studies.MetricHitRatio:
+		return r.Digest.HitRatio()
 	case studies.MetricEpochNoSample:
 		if r.Digest.WallMeasured == 0 {
 			return 0, false

@@ -254,3 +254,51 @@ func TestStudyCompareAcrossFeatureDims(t *testing.T) {
 		}
 	}
 }
+
+// TestStudyCompareByIDs: a structure study's runs on the two numberings
+// (their cell "ids=scattered" / "ids=local") are rows of their own, each
+// the mean of its own runs' hit ratio (the digest's memory-tier hits over
+// its lookups), and a counter's mean compares as any digest mean.
+func TestStudyCompareByIDs(t *testing.T) {
+	s, ok := studies.Lookup("struct-ginex-cache")
+	if !ok {
+		t.Fatal("no struct-ginex-cache")
+	}
+	const feat = 1 << 30
+	at50 := int64(feat / 2)
+	run := func(sys, cell string, hits, lookups float64) RunData {
+		return RunData{System: sys, MemLimit: at50, Status: RunDone, Cell: cell,
+			Digest: &Digest{Mean: map[string]float64{"epoch_s": 1}, CacheHits: hits, Lookups: lookups}}
+	}
+	runs := []RunData{
+		run("ginex", "ids=scattered", 30, 100),
+		run("ginex", "ids=scattered", 50, 100), // mean 0.4
+		run("ginex", "ids=local", 70, 100),
+		run("ginex:policy=static", "ids=local", 20, 100),
+	}
+	tab := CompareStudy(s, runs, feat, 0)
+	got := map[string]StudyRow{}
+	for _, r := range tab.Rows {
+		got[r.Label] = r
+	}
+	if len(tab.Rows) != 4 {
+		t.Fatalf("%d rows, want 2 systems × 2 numberings: %+v", len(tab.Rows), tab.Rows)
+	}
+	for label, want := range map[string]float64{"Belady (Ginex) · ids=scattered": 0.4, "Belady (Ginex) · ids=local": 0.7, "PaGraph (static) · ids=local": 0.2} {
+		r := got[label]
+		if !r.HaveOurs || math.Abs(r.Ours-want) > 1e-12 {
+			t.Errorf("%s: %+v, want hit ratio %g", label, r, want)
+		}
+	}
+	if r := got["PaGraph (static) · ids=scattered"]; r.HaveOurs || r.Runs != 0 || r.Cell != "ids=scattered" {
+		t.Errorf("a numbering without runs: %+v", r)
+	}
+	d := DigestEpochs([]metrics.EpochRecord{
+		{Epoch: 0, Warmup: true, Counters: map[string]int64{"io_requests": 999}},
+		{Epoch: 1, Counters: map[string]int64{"io_requests": 100}},
+		{Epoch: 2, Counters: map[string]int64{"io_requests": 300}},
+	})
+	if v, ok := MetricValue(RunData{Digest: d}, CounterPrefix+"io_requests"); !ok || v != 200 {
+		t.Errorf("counter_io_requests = %g, %v; want the steady epochs' mean 200", v, ok)
+	}
+}

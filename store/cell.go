@@ -3,7 +3,9 @@ package store
 import "strings"
 
 // NamedAxes are the axes a grid names (experiments/grid.AxisNames, with
-// "batch" for batch_size): a run keeps its values in columns of its own.
+// "batch" for batch_size) whose values a run keeps in columns of its own;
+// the ids axis (grid.ConfigOnlyAxes) is kept in the configuration only
+// ("ids"), so its cell is read from there as a path axis's is.
 // Every other key under a grid's "axes" is a configuration path
 // ("device_mem", "options.window"), whose value a run keeps only in its
 // configuration: its cell on those axes (Run.Cell) is derived from

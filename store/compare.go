@@ -8,9 +8,10 @@ import (
 )
 
 // Cell is one cell of an experiment's grid in a run comparison: the runs
-// that share variant, memory limit, feature dimension, batch size, model
-// and fanout (they differ only in repeat), with statistics over the runs
-// that finished as done.
+// that share variant, memory limit, feature dimension, batch size, model,
+// fanout, dataset (a feature_dim or ids twin) and cell on the axes kept
+// in the configuration (Run.Cell: path axes, ids) — they differ only in
+// repeat —, with statistics over the runs that finished as done.
 type Cell struct {
 	System        string
 	MemLimitBytes int64
@@ -18,6 +19,10 @@ type Cell struct {
 	BatchSize     int
 	Model         string
 	Fanout        string
+	Dataset       string
+	// Cell is Run.Cell of the cell's runs: {"ids":"local"}, "" when the
+	// grid has no such axis.
+	Cell string
 
 	Runs   int // current runs in the cell (superseded attempts excluded)
 	Done   int
@@ -37,11 +42,10 @@ type Cell struct {
 	MeanPeakCgroupBytes *float64
 }
 
-// compareSQL groups an experiment's current runs into cells; it reads the
-// runs_compare index for the experiment and aggregates per-run values that
-// FinishRun stored.
-const compareSQL = `
-	SELECT system, mem_limit_bytes, feature_dim, batch_size, model, fanout,
+// compareSQL groups an experiment's current runs into cells; it
+// aggregates per-run values that FinishRun stored.
+var compareSQL = `
+	SELECT system, mem_limit_bytes, feature_dim, batch_size, model, fanout, dataset, ` + runCellJSON + ` AS cell,
 		count(*),
 		sum(status = 'done'), sum(status = 'oom'), sum(status = 'failed'),
 		sum(CASE WHEN status = 'done' THEN mean_epoch_s END),
@@ -54,12 +58,12 @@ const compareSQL = `
 		avg(CASE WHEN status = 'done' THEN peak_cgroup_bytes END)
 	FROM runs
 	WHERE experiment_id = ? AND superseded = 0
-	GROUP BY system, mem_limit_bytes, feature_dim, batch_size, model, fanout
-	ORDER BY system, mem_limit_bytes, feature_dim, batch_size, model, fanout`
+	GROUP BY system, mem_limit_bytes, feature_dim, batch_size, model, fanout, dataset, cell
+	ORDER BY system, mem_limit_bytes, feature_dim, batch_size, model, fanout, dataset, cell`
 
 // Compare returns an experiment's cells ordered by variant, then memory
-// limit, feature dimension, batch size, model and fanout — the dashboard's
-// comparison table and the data behind "epoch time vs memory limit".
+// limit, feature dimension, batch size, model, fanout, dataset and cell —
+// the table of `outcore exp show`.
 func (s *Store) Compare(ctx context.Context, experimentID int64) ([]Cell, error) {
 	rows, err := s.r.QueryContext(ctx, compareSQL, experimentID)
 	if err != nil {
@@ -71,7 +75,7 @@ func (s *Store) Compare(ctx context.Context, experimentID int64) ([]Cell, error)
 		var c Cell
 		var sum, sumsq, mn, mx, acc, test, peak sql.NullFloat64
 		var n int
-		if err := rows.Scan(&c.System, &c.MemLimitBytes, &c.FeatureDim, &c.BatchSize, &c.Model, &c.Fanout,
+		if err := rows.Scan(&c.System, &c.MemLimitBytes, &c.FeatureDim, &c.BatchSize, &c.Model, &c.Fanout, &c.Dataset, &c.Cell,
 			&c.Runs, &c.Done, &c.OOM, &c.Failed, &sum, &sumsq, &n, &mn, &mx, &acc, &test, &peak); err != nil {
 			return nil, fmt.Errorf("compare experiment %d: %w", experimentID, err)
 		}

@@ -328,6 +328,50 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// TestCompareByCell: runs of one variant and limit on an ids axis's two
+// twins (their dataset and their configuration's "ids" differ) are two
+// cells, not one mixing both numberings.
+func TestCompareByCell(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	e := store.Experiment{Name: "e", Dataset: "tiny", Grid: json.RawMessage(`{"dataset":"tiny","system":"ginex","axes":{"ids":["scattered","local"],"repeat":2}}`)}
+	var runs []store.Run
+	err := s.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertExperiment(&e); err != nil {
+			return err
+		}
+		for i := range 4 {
+			ids := []string{"scattered", "local"}[i%2]
+			r := store.Run{ExperimentID: e.ID, Seq: i, System: "ginex", Dataset: "tiny-ids-" + ids, Model: "sage", Repeat: i / 2,
+				MemLimitBytes: 256 << 20, Config: json.RawMessage(`{"system":"ginex","ids":"` + ids + `"}`)}
+			if err := tx.InsertRun(&r); err != nil {
+				return err
+			}
+			runs = append(runs, r)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range runs {
+		finish(t, s, r.ID, store.StatusDone, float64(1+i%2*10))
+	}
+	cells, err := s.Compare(ctx, e.ID)
+	if err != nil || len(cells) != 2 {
+		t.Fatalf("cells %+v %v", cells, err)
+	}
+	for i, want := range []struct {
+		dataset, cell string
+		mean          float64
+	}{{"tiny-ids-local", `{"ids":"local"}`, 11}, {"tiny-ids-scattered", `{"ids":"scattered"}`, 1}} {
+		c := cells[i]
+		if c.Dataset != want.dataset || c.Cell != want.cell || c.Runs != 2 || c.MeanEpochS == nil || *c.MeanEpochS != want.mean {
+			t.Errorf("cell %d: %+v, want %s %s with mean %g", i, c, want.dataset, want.cell, want.mean)
+		}
+	}
+}
+
 func TestExportCSV(t *testing.T) {
 	ctx := context.Background()
 	s := open(t)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"outcore/engine/dataset"
+	"outcore/engine/metrics/fields"
 	"outcore/engine/vocab"
 	"outcore/experiments/grid"
 	"outcore/experiments/studies"
@@ -157,7 +159,7 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 	for _, s := range studies.Papers() {
 		card := views.StudyCard{ID: s.ID, Paper: s.Paper.Name, Figure: s.Figure, Title: s.Title,
 			PaperSetting: s.PaperSetting, OurSetting: s.OurSetting, Dataset: s.Dataset,
-			Systems: s.Systems, MemLimits: strings.Join(s.MemLimits, ", "), Runs: len(s.Systems) * len(s.MemLimits), Differ: s.Differ,
+			Systems: s.Systems, MemLimits: strings.Join(s.MemLimits, ", "), Runs: studyRuns(s), Differ: s.Differ,
 			HaveDataset: contains(v.Datasets, s.Dataset)}
 		if !card.HaveDataset {
 			if cfg, err := dataset.Preset(s.Dataset); err == nil {
@@ -171,7 +173,7 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 		}
 		if first != nil {
 			if small, ok := smallScale(s, *first, h.DataDir); ok {
-				card.SmallDataset, card.SmallLimits, card.SmallRuns = first.Name, strings.Join(small.MemLimits, ", "), len(small.Systems)*len(small.MemLimits)
+				card.SmallDataset, card.SmallLimits, card.SmallRuns = first.Name, strings.Join(small.MemLimits, ", "), studyRuns(small)
 				if b, err := small.Grid(first.Name); err == nil {
 					if g, err := grid.ParseGrid(b); err == nil {
 						refused := h.Queue.Refusals(g, nil)
@@ -190,6 +192,39 @@ func (h *ReproduceHandler) view(ctx context.Context) (views.ReproduceView, error
 		v.Studies = append(v.Studies, card)
 	}
 	return v, nil
+}
+
+// studyValue writes a value of a study's metric in its unit: seconds,
+// a hit ratio as a percentage, bytes, or a count (rows, a counter's mean
+// per epoch).
+func studyValue(metric string, x float64) string {
+	unit := ""
+	if f, ok := fields.Find(metric); ok {
+		unit = f.Unit
+	}
+	switch {
+	case metric == studies.MetricHitRatio:
+		return fmt.Sprintf("%.1f %%", 100*x)
+	case unit == "bytes":
+		return units.Bytes(int64(math.Round(x)))
+	case unit == "rows" || unit == "count" || strings.HasPrefix(metric, report.CounterPrefix):
+		return fmtInt(int64(math.Round(x)))
+	case unit == "ratio":
+		return fmt.Sprintf("%.3f", x)
+	}
+	return fmt.Sprintf("%.1f s", x)
+}
+
+// studyRuns is the number of runs of s's grid: a run per system and
+// limit times the values of any other axis it sweeps (a batch axis, the
+// structure studies' ids axis).
+func studyRuns(s studies.Study) int {
+	if b, err := s.Grid(""); err == nil {
+		if g, err := grid.ParseGrid(b); err == nil {
+			return g.Count()
+		}
+	}
+	return len(s.Systems) * len(s.MemLimits)
 }
 
 // StudyCSV handles GET /experiments/:id/study.csv: the study table of an
@@ -252,7 +287,7 @@ func studyTable(ctx context.Context, src report.Source, cache *report.DigestCach
 		if !have {
 			return "–"
 		}
-		return fmt.Sprintf("%.1f s", x)
+		return studyValue(s.Metric, x)
 	}
 	for _, r := range t.Rows {
 		runs := fmt.Sprintf("%d of %d done", r.Done, r.Runs)

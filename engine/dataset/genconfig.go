@@ -78,6 +78,12 @@ type GenConfig struct {
 	// (2×LocalDensity) on each side (0 = 0.5). Denser windows close more
 	// triangles (higher clustering).
 	LocalDensity float64 `json:"local_density,omitempty"`
+	// StructuredGenerator selects the structured generator with no other
+	// structure option set: equal communities as contiguous position
+	// ranges, ids scattered (or, with IDLocality, not). It is what
+	// WithIDs sets so that a dataset and its id-local twin are the same
+	// graph numbered two ways.
+	StructuredGenerator bool `json:"structured,omitempty"`
 
 	// Workers is the number of generating goroutines (0 = GOMAXPROCS).
 	Workers int `json:"-"`
@@ -85,7 +91,33 @@ type GenConfig struct {
 
 // Structured reports whether any structure option is set (see GenConfig).
 func (c GenConfig) Structured() bool {
-	return c.CommunitySizeExponent != 0 || c.IDLocality || c.LocalShare != 0 || c.LocalWindow != 0 || c.LocalDensity != 0
+	return c.StructuredGenerator || c.CommunitySizeExponent != 0 || c.IDLocality || c.LocalShare != 0 || c.LocalWindow != 0 || c.LocalDensity != 0
+}
+
+// WithIDs is c with its node ids community-local (local) or scattered,
+// everything else unchanged, on the structured generator: the structured
+// generator draws every node's streams by its position, not its id
+// (Generate), so c.WithIDs(false) and c.WithIDs(true) are the same graph
+// — the same edges, labels, splits and features — numbered two ways
+// (DESIGN §4 "Structure"; the grid's ids axis).
+func (c GenConfig) WithIDs(local bool) GenConfig {
+	c.IDLocality = local
+	c.StructuredGenerator = true
+	return c
+}
+
+// Numbering is how a generated dataset numbers its nodes: "local"
+// (IDLocality: community by community) or "scattered"; "" for one not
+// generated (an import's numbering is its source's).
+func (m Meta) Numbering() string {
+	switch g := m.Source.Generator; {
+	case g == nil:
+		return ""
+	case g.IDLocality:
+		return "local"
+	default:
+		return "scattered"
+	}
 }
 
 // DefaultGenConfig holds the values every preset starts from.

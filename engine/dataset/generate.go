@@ -31,7 +31,8 @@ import (
 //   - its features are the class centroid plus N(0, Noise²) per entry;
 //   - it joins train/val/test with the configured probabilities.
 //
-// Every node has its own random streams derived from (Seed, v), so the output
+// Every node has its own random streams derived from (Seed, v) — with the
+// structure options from (Seed, position of v) — so the output
 // is byte-identical for a seed whatever the number of workers. Memory is
 // O(Classes×FeatureDim) plus a few blocks in flight per worker: never
 // O(Nodes×FeatureDim) or O(Edges). progress, when not nil, receives a
@@ -197,6 +198,19 @@ func (g *generator) classOf(v int64) (class, rank uint64) {
 	return p % g.classes, p / g.classes
 }
 
+// streamKey is what a node's random streams are derived from: its id,
+// or with the structured generator its position, so that the same
+// configuration with and without IDLocality makes the same graph
+// numbered two ways (GenConfig.WithIDs). With IDLocality the position is
+// the id, so id-local datasets are what they were before streams were
+// keyed by position.
+func (g *generator) streamKey(v int64) uint64 {
+	if g.st != nil {
+		return g.posOf(v)
+	}
+	return uint64(v)
+}
+
 // posOf maps a node to its position (see pick); nodeAt is the inverse.
 func (g *generator) posOf(v int64) uint64 {
 	if g.st != nil && g.cfg.IDLocality {
@@ -336,7 +350,8 @@ func (g *generator) fill(b *genBlock, start, count int64) {
 	for i := int64(0); i < count; i++ {
 		v := start + i
 		own, _ := g.classOf(v)
-		r := newStream(c.Seed, uint64(v), streamGraph)
+		key := g.streamKey(v)
+		r := newStream(c.Seed, key, streamGraph)
 
 		// Split and label.
 		s := uint8(inNoSplit)
@@ -391,7 +406,7 @@ func (g *generator) fill(b *genBlock, start, count int64) {
 		b.degrees = append(b.degrees, int64(len(list)))
 
 		// Features: centroid + noise, four normals per 64-bit draw.
-		fr := newStream(c.Seed, uint64(v), streamFeatures)
+		fr := newStream(c.Seed, key, streamFeatures)
 		row := b.features[int(i)*dim : int(i+1)*dim]
 		cent := g.centroids[int(own)*dim : int(own+1)*dim]
 		j := 0

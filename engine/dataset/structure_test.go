@@ -3,6 +3,7 @@ package dataset
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -24,7 +25,7 @@ func TestPresetsWithoutStructure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, key := range []string{"community_size_exponent", "id_locality", "local_share", "local_window", "local_density"} {
+		for _, key := range []string{`"community_size_exponent"`, `"id_locality"`, `"local_share"`, `"local_window"`, `"local_density"`, `"structured"`} {
 			if strings.Contains(string(b), key) {
 				t.Errorf("%s: meta.json's generator config names %s: %s", name, key, b)
 			}
@@ -148,6 +149,107 @@ func TestStructureBadConfig(t *testing.T) {
 		mod(&c)
 		if err := c.Validate(); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: Validate = %v, want ErrConfig", c, err)
+		}
+	}
+}
+
+// WithIDs(false) and WithIDs(true) are the same graph numbered two ways:
+// matching the nodes by their feature rows (centroid plus noise drawn per
+// node, so unique), every label, split and in-neighbour list corresponds;
+// only the ids differ (scattered against grouped by community). Both on a
+// base without structure (medium's kind) and on one with it
+// (papers-struct's kind).
+func TestWithIDsSameGraph(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		mod  func(*GenConfig)
+	}{
+		{"plain", nil},
+		{"structured", func(c *GenConfig) { c.CommunitySizeExponent, c.LocalShare = 1, 0.3 }},
+	} {
+		with := func(local bool) func(*GenConfig) {
+			return func(c *GenConfig) {
+				if tc.mod != nil {
+					tc.mod(c)
+				}
+				*c = c.WithIDs(local)
+			}
+		}
+		sc := genTiny(t, dir, tc.name+"-scattered", with(false))
+		lo := genTiny(t, dir, tc.name+"-local", with(true))
+		if sc.Edges() != lo.Edges() || sc.Nodes() != lo.Nodes() {
+			t.Fatalf("%s: %d/%d nodes, %d/%d edges", tc.name, sc.Nodes(), lo.Nodes(), sc.Edges(), lo.Edges())
+		}
+		n := sc.Nodes()
+		rowKey := func(d *Dataset) []string {
+			rows, err := d.ReadFeatureRows(0, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dim := d.Meta.FeatureDim
+			keys := make([]string, n)
+			for v := range keys {
+				keys[v] = fmt.Sprint(rows[v*dim : (v+1)*dim])
+			}
+			return keys
+		}
+		toLocal := map[string]int64{}
+		for v, k := range rowKey(lo) {
+			toLocal[k] = int64(v)
+		}
+		m := make([]int64, n) // scattered id → local id
+		moved := 0
+		for v, k := range rowKey(sc) {
+			u, ok := toLocal[k]
+			if !ok {
+				t.Fatalf("%s: scattered node %d's features are no local node's", tc.name, v)
+			}
+			m[v] = u
+			if u != int64(v) {
+				moved++
+			}
+		}
+		if moved < int(n)/2 {
+			t.Errorf("%s: only %d of %d nodes renumbered: the ids are not scattered", tc.name, moved, n)
+		}
+		ls, _ := sc.Labels()
+		ll, _ := lo.Labels()
+		if !slices.IsSorted(ll) {
+			t.Errorf("%s: local labels are not grouped by id", tc.name)
+		}
+		for v := range n {
+			if ls[v] != ll[m[v]] {
+				t.Fatalf("%s: node %d: label %d, its twin %d has %d", tc.name, v, ls[v], m[v], ll[m[v]])
+			}
+			a, err := sc.InNeighbors(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := lo.InNeighbors(m[v])
+			if err != nil {
+				t.Fatal(err)
+			}
+			mapped := make([]int64, len(a))
+			for i, u := range a {
+				mapped[i] = m[u]
+			}
+			slices.Sort(mapped)
+			if !slices.Equal(mapped, b) {
+				t.Fatalf("%s: node %d's in-neighbours %v map to %v, its twin %d has %v", tc.name, v, a, mapped, m[v], b)
+			}
+		}
+		for _, split := range []string{SplitTrain, SplitVal, SplitTest} {
+			a, _ := sc.Split(split)
+			b, _ := lo.Split(split)
+			mapped := make([]int64, len(a))
+			for i, u := range a {
+				mapped[i] = m[u]
+			}
+			slices.Sort(mapped)
+			if !slices.Equal(mapped, b) {
+				t.Errorf("%s: %s split differs beyond renumbering", tc.name, split)
+			}
 		}
 	}
 }

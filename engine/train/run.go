@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -104,6 +105,9 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	ds, err := dataset.OpenByName(dataset.ResolveDataDir(cfg.DataDir), cfg.Dataset)
 	if err != nil {
 		return sum, fmt.Errorf("open dataset: %w", err)
+	}
+	if n := ds.Meta.Numbering(); cfg.IDs != "" && n != cfg.IDs {
+		return sum, fmt.Errorf("%w: ids: %q, but dataset %s numbers its nodes %s", ErrConfig, cfg.IDs, cfg.Dataset, cmp.Or(n, "as its source did (imported)"))
 	}
 	if err := cfg.ResolveMemLimit(ds.FeatureBytes()); err != nil {
 		return sum, err

@@ -15,6 +15,12 @@ import (
 // ErrConfig marks an invalid configuration; the message names the field.
 var ErrConfig = errors.New("invalid config")
 
+// Node numberings (Config.IDs; dataset.Meta.Numbering).
+const (
+	IDsScattered = "scattered" // ids scattered over the communities by a keyed permutation
+	IDsLocal     = "local"     // ids numbered community by community, most popular first
+)
+
 // Evaluation modes (Config.Eval).
 const (
 	// EvalSampled runs inference on sampled neighbourhoods with EvalFanout
@@ -85,6 +91,13 @@ type Config struct {
 	// the memory contract's on `medium`; the run records it as a
 	// deviation). 0 = the whole split.
 	TrainMaxNodes int `json:"train_max_nodes,omitempty"`
+	// IDs is the node numbering the run's dataset must have: "scattered"
+	// or "local" (ids numbered community by community), "" = any. A grid's
+	// ids axis sets it on each cell together with the dataset renumbered
+	// so (experiments/grid.IDsDataset); the run refuses a dataset whose
+	// generator config says otherwise, so that a cell's label is never
+	// wrong about the graph it trained on.
+	IDs string `json:"ids,omitempty"`
 
 	// WarmupEpochs are the first epochs flagged warmup in their records and
 	// left out of the summary's mean epoch time. Default 1 when Epochs > 1.
@@ -318,6 +331,9 @@ func (c Config) Validate() error {
 	}
 	if c.EvalEvery < 0 {
 		return bad("eval_every", "%d, want >= 0", c.EvalEvery)
+	}
+	if c.IDs != "" && c.IDs != IDsScattered && c.IDs != IDsLocal {
+		return bad("ids", "%q, want %q, %q or none", c.IDs, IDsScattered, IDsLocal)
 	}
 	if c.TrainMaxNodes < 0 {
 		return bad("train_max_nodes", "%d, want 0 (the whole training split) or a positive count", c.TrainMaxNodes)

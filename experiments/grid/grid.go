@@ -26,11 +26,12 @@ const (
 	AxisFanout     = "fanout"
 	AxisCompute    = "compute"
 	AxisRepeat     = "repeat"
+	AxisIDs        = "ids"
 )
 
 // AxisNames lists the axes a grid may vary, in expansion order (repeat is
 // the outermost loop, mem_limit the innermost).
-var AxisNames = []string{AxisRepeat, AxisSystem, AxisModel, AxisFeatureDim, AxisBatchSize, AxisFanout, AxisCompute, AxisMemLimit}
+var AxisNames = []string{AxisRepeat, AxisSystem, AxisModel, AxisFeatureDim, AxisBatchSize, AxisFanout, AxisCompute, AxisIDs, AxisMemLimit}
 
 // Grid is a parsed grid file:
 //
@@ -49,7 +50,8 @@ var AxisNames = []string{AxisRepeat, AxisSystem, AxisModel, AxisFeatureDim, Axis
 // ("system": "ginex"). Axis → config field: system → system, model →
 // model, batch_size → batch, fanout → fanout, compute → compute (cpu,
 // none, model:PROFILE; DESIGN §10), mem_limit → mem_limit (and the cgroup
-// limit), feature_dim → dataset (see Expand).
+// limit), feature_dim → dataset (see Expand), ids → dataset (the same
+// graph with scattered or community-local node ids, IDsDataset).
 //
 // The dashboard's form builds one with NewGrid; grid files and the JSON
 // API go through ParseGrid. Both are held to the same limits (Problems)
@@ -92,7 +94,10 @@ type Axes struct {
 	Model      []string
 	Fanout     [][]int
 	Compute    []string // "cpu", "none", "model:PROFILE"
-	Repeat     int      // >= 1
+	// IDs are node numberings, IDsScattered or IDsLocal: each runs on the
+	// grid's dataset renumbered so (IDsDataset).
+	IDs    []string
+	Repeat int // >= 1
 	// Extra are the axes over other configuration paths, by path
 	// (path_axes.go): "device_mem", "options.window", ...
 	Extra []PathAxis
@@ -178,6 +183,7 @@ func ParseGrid(b []byte) (*Grid, error) {
 			return ok
 		}, func() bool { return g.Axes.MemLimit != nil }},
 		{"compute", AxisCompute, func(v json.RawMessage) bool { return oneString(v, &g.Axes.Compute) }, func() bool { return g.Axes.Compute != nil }},
+		{"ids", AxisIDs, func(v json.RawMessage) bool { return oneString(v, &g.Axes.IDs) }, func() bool { return g.Axes.IDs != nil }},
 		{"feature_dim", AxisFeatureDim, func(v json.RawMessage) bool { return oneInt(v, &g.Axes.FeatureDim) }, func() bool { return g.Axes.FeatureDim != nil }},
 		{"batch_size", AxisBatchSize, func(v json.RawMessage) bool { return oneInt(v, &g.Axes.BatchSize) }, func() bool { return g.Axes.BatchSize != nil }},
 		{"batch", AxisBatchSize, func(v json.RawMessage) bool { return oneInt(v, &g.Axes.BatchSize) }, func() bool { return g.Axes.BatchSize != nil }},
@@ -282,6 +288,9 @@ func (g *Grid) JSON() json.RawMessage {
 	if a.Compute != nil {
 		axes[AxisCompute] = a.Compute
 	}
+	if a.IDs != nil {
+		axes[AxisIDs] = a.IDs
+	}
 	for _, ax := range a.Extra {
 		axes[ax.Path] = ax.Values
 	}
@@ -384,6 +393,8 @@ func parseAxes(raw json.RawMessage, a *Axes, ps *ProblemList) {
 			ok = stringList(v, &a.Model)
 		case AxisCompute:
 			ok = stringList(v, &a.Compute)
+		case AxisIDs:
+			ok = stringList(v, &a.IDs)
 		case AxisMemLimit:
 			var items []json.RawMessage
 			if ok = json.Unmarshal(v, &items) == nil && len(items) > 0; ok {
@@ -443,7 +454,7 @@ func intList(v json.RawMessage, dst *[]int) bool {
 // that number does not fit an int (the product is checked, never wrapped).
 func (g *Grid) Count() int {
 	n := max(g.Axes.Repeat, 1)
-	lens := []int{len(g.Axes.System), len(g.Axes.MemLimit), len(g.Axes.FeatureDim), len(g.Axes.BatchSize), len(g.Axes.Model), len(g.Axes.Fanout), len(g.Axes.Compute)}
+	lens := []int{len(g.Axes.System), len(g.Axes.MemLimit), len(g.Axes.FeatureDim), len(g.Axes.BatchSize), len(g.Axes.Model), len(g.Axes.Fanout), len(g.Axes.Compute), len(g.Axes.IDs)}
 	for _, ax := range g.Axes.Extra {
 		lens = append(lens, len(ax.Values))
 	}
@@ -469,6 +480,7 @@ type Cell struct {
 	BatchSize  int
 	Fanout     []int
 	Compute    string
+	IDs        string // IDsScattered, IDsLocal, or "" (the dataset as it is)
 	MemLimit   string
 	// Extra are the cell's values on the path axes, in Axes.Extra's order.
 	Extra []AxisValue
@@ -490,7 +502,7 @@ func (g *Grid) Cells() []Cell {
 	for _, ax := range a.Extra {
 		lens = append(lens, len(ax.Values))
 	}
-	lens = append(lens, len(a.MemLimit))
+	lens = append(lens, len(a.IDs), len(a.MemLimit))
 	out := make([]Cell, 0, g.Count())
 	idx := make([]cellIndex, 0, g.Count())
 	for rep := 0; rep < max(a.Repeat, 1); rep++ {
@@ -519,6 +531,9 @@ func (g *Grid) Cells() []Cell {
 				if len(ax.Values) > 0 {
 					c.Extra = append(c.Extra, AxisValue{Path: ax.Path, Value: ax.Values[pos[6+i]]})
 				}
+			}
+			if len(a.IDs) > 0 {
+				c.IDs = a.IDs[pos[len(pos)-2]]
 			}
 			if len(a.MemLimit) > 0 {
 				c.MemLimit = a.MemLimit[pos[len(pos)-1]]

@@ -42,7 +42,7 @@ type AxisValue struct {
 // namedOrFixed are the configuration keys that are not path axes: the
 // named axes (system, model, fanout, batch, compute, mem_limit) and the
 // keys a grid sets otherwise (dataset, options as a whole).
-var namedOrFixed = []string{"dataset", "options", "system", "model", "fanout", "batch", "compute", "mem_limit"}
+var namedOrFixed = []string{"dataset", "options", "system", "model", "fanout", "batch", "compute", "mem_limit", "ids"}
 
 // PathAxisKeys are the run settings an axis may vary by their key.
 func PathAxisKeys() []string {

@@ -21,7 +21,8 @@ import (
 type RunSpec struct {
 	Cell
 	// Dataset is the dataset the run trains on: the grid's dataset, or
-	// <dataset>-d<dim> when the feature_dim axis asks for another dimension.
+	// <dataset>-d<dim> when the feature_dim axis asks for another dimension,
+	// or <dataset>-ids-<numbering> for a cell of the ids axis (IDsDataset).
 	Dataset string
 	// MemLimitBytes is the resolved limit (0 = none).
 	MemLimitBytes int64
@@ -186,6 +187,33 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 			m.Name, m.FeatureDim = name, d
 			datasets[name] = DatasetInfo{Name: name, Meta: m, Exists: false}
 		}
+		for _, ids := range g.Axes.IDs {
+			name := IDsDataset(g.Dataset, base, ids)
+			if (ids != IDsScattered && ids != IDsLocal) || name == g.Dataset {
+				continue // a bad value is reported by Problems
+			}
+			local := ids == IDsLocal
+			if m, err := dataset.ReadMeta(filepath.Join(dsDir, name)); err == nil {
+				if gen := m.Source.Generator; gen == nil || !gen.Structured() || gen.IDLocality != local {
+					ps.Add(AxisIDs, "node numberings: dataset %q exists but was not made as %s with %s ids (GenConfig.WithIDs); remove it or drop the axis", name, g.Dataset, ids)
+					continue
+				}
+				datasets[name] = DatasetInfo{Name: name, Meta: m, Exists: true}
+				continue
+			} else if !errors.Is(err, dataset.ErrNotFound) {
+				ps.Add(AxisIDs, "node numberings: dataset %q: %v", name, err)
+				continue
+			}
+			if base.Source.Kind != "generator" || base.Source.Generator == nil {
+				ps.Add(AxisIDs, "node numberings: dataset %q was imported (%s), not generated, so it cannot be renumbered as the same graph; drop the axis",
+					g.Dataset, base.Source.Kind)
+				continue
+			}
+			m := base
+			gen := base.Source.Generator.WithIDs(local)
+			m.Name, m.Source.Generator = name, &gen
+			datasets[name] = DatasetInfo{Name: name, Meta: m, Exists: false}
+		}
 		// Memory limits resolved per dataset: at least MinMemLimit, and
 		// two values must not be the same limit.
 		for _, name := range sortedKeys(datasets) {
@@ -226,6 +254,9 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		sp := RunSpec{Cell: c, Dataset: g.Dataset}
 		if c.FeatureDim != 0 && c.FeatureDim != base.FeatureDim {
 			sp.Dataset = DerivedName(g.Dataset, c.FeatureDim)
+		}
+		if c.IDs != "" {
+			sp.Dataset = IDsDataset(g.Dataset, base, c.IDs)
 		}
 		info := datasets[sp.Dataset]
 		if c.FeatureDim == 0 {
@@ -325,6 +356,9 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (vocab.Config, 
 	if c.Compute != "" {
 		m["compute"] = c.Compute
 	}
+	if c.IDs != "" {
+		m["ids"] = c.IDs
+	}
 	if c.Fanout != nil {
 		m["fanout"] = c.Fanout
 		if _, ok := g.Base["layers"]; !ok {
@@ -392,6 +426,9 @@ func describeCell(c Cell) string {
 	}
 	if c.FeatureDim != 0 {
 		parts = append(parts, fmt.Sprintf("feature_dim=%d", c.FeatureDim))
+	}
+	if c.IDs != "" {
+		parts = append(parts, "ids="+c.IDs)
 	}
 	if c.BatchSize != 0 {
 		parts = append(parts, fmt.Sprintf("batch_size=%d", c.BatchSize))

@@ -73,7 +73,7 @@ func (g *Grid) orderSeed() int64 {
 }
 
 // cellIndex is a cell's position on each axis (system, model, feature_dim,
-// batch_size, fanout, compute, the path axes, mem_limit) in grid order.
+// batch_size, fanout, compute, the path axes, ids, mem_limit) in grid order.
 type cellIndex []int
 
 // orderCells puts cells (in grid order, with their axis positions) in the

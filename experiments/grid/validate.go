@@ -125,6 +125,7 @@ var axisWords = map[string]words{
 	AxisBatchSize:  {"batch sizes", "want a non-empty list of whole numbers", "want a whole number"},
 	AxisFanout:     {"fanouts", `want a non-empty list of fanouts such as [[10, 5], [15, 10]] or ["10,5"]`, `want a fanout such as [10, 5] or "10,5"`},
 	AxisCompute:    {"compute modes", `want a non-empty list of compute modes such as ["cpu", "none", "model:h100-roofline"]`, `want a compute mode: "cpu", "none" or "model:PROFILE"`},
+	AxisIDs:        {"node numberings", `want a non-empty list of node numberings: ["scattered", "local"]`, `want a node numbering: "scattered" or "local"`},
 	AxisRepeat:     {"repeats", fmt.Sprintf("want a whole number from 1 to %d", MaxRepeats), ""},
 }
 
@@ -181,6 +182,17 @@ func (g *Grid) Problems() []Problem {
 			continue
 		}
 		twice(AxisFeatureDim, seen, strconv.Itoa(d))
+	}
+	seen = map[string]bool{}
+	for _, v := range a.IDs {
+		if v != IDsScattered && v != IDsLocal {
+			ps.Add(AxisIDs, "node numberings: %q is not one (have %q: ids scattered by a keyed permutation, %q: numbered community by community)", v, IDsScattered, IDsLocal)
+			continue
+		}
+		twice(AxisIDs, seen, strconv.Quote(v))
+	}
+	if len(a.IDs) > 0 && len(a.FeatureDim) > 0 {
+		ps.Add(AxisIDs, "node numberings: not together with feature dimensions (each derives a dataset of its own); vary one of them")
 	}
 	seen = map[string]bool{}
 	countValues(AxisBatchSize, len(a.BatchSize))

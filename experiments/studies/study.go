@@ -111,6 +111,10 @@ const (
 	// "DiskGNN + preprocess", "Marius + preprocess" and, with Ginex's
 	// sampling inside its epoch, "Ginex + sample" (DiskGNN Fig. 8).
 	MetricEpochPlusPrepare = "epoch_plus_prepare_s"
+	// MetricHitRatio is the share of feature lookups a memory tier served
+	// (DESIGN §5's hit ratio, report.Digest.HitRatio): what a cache
+	// decides, for the structure studies (issue 37 item 5).
+	MetricHitRatio = "hit_ratio"
 )
 
 // IsPaper reports whether the study reproduces a paper's figure or table

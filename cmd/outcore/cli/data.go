@@ -75,6 +75,7 @@ func dataGenCmd() *Command {
 		fs.Float64Var(&c.LocalShare, "local-share", c.LocalShare, "structure: share of in-neighbours drawn near the node in its community (gives clustering; ≤ homophily)")
 		fs.Int64Var(&c.LocalWindow, "local-window", c.LocalWindow, "structure: least half-width of that neighbourhood (0 = auto)")
 		fs.Float64Var(&c.LocalDensity, "local-density", c.LocalDensity, "structure: share of the neighbourhood the local draws fill (0 = 0.5; denser = more clustering)")
+		fs.BoolVar(&c.StructuredGenerator, "structured", c.StructuredGenerator, "structure: the structured generator even with no other structure option, whose streams follow the community positions: with --id-locality=false and --id-locality, the same graph numbered two ways (the ids axis's twins)")
 		fs.IntVar(&c.Workers, "workers", c.Workers, "generator goroutines (0 = all cores)")
 		return fs
 	}
@@ -215,8 +216,8 @@ func printMeta(w io.Writer, dir string, m dataset.Meta) {
 		fmt.Fprintf(tw, "generator\tseed %d, avg degree %g, homophily %g, degree exponent %g, popularity %g, max degree %d, separation %g, noise %g\n",
 			g.Seed, g.AvgDegree, g.Homophily, g.DegreeExponent, g.Popularity, g.MaxDegree, g.Separation, g.Noise)
 		if g.Structured() {
-			fmt.Fprintf(tw, "structure	community size exponent %g, id locality %v, local share %g, local window %d\n",
-				g.CommunitySizeExponent, g.IDLocality, g.LocalShare, g.LocalWindow)
+			fmt.Fprintf(tw, "structure	community size exponent %g, id locality %v, local share %g, local window %d, local density %g\n",
+				g.CommunitySizeExponent, g.IDLocality, g.LocalShare, g.LocalWindow, g.LocalDensity)
 		}
 	}
 	if s.Split != "" {

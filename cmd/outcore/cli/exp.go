@@ -510,10 +510,10 @@ func expShowCmd() *Command {
 			}
 			fmt.Fprintln(out)
 			tw = tabwriter.NewWriter(out, 0, 2, 2, ' ', 0)
-			fmt.Fprintln(tw, "SYSTEM\tLIMIT\tDIM\tBATCH\tMODEL\tFANOUT\tRUNS\tDONE\tOOM\tFAILED\tEPOCH_S_MEAN\tEPOCH_S_STD\tEPOCH_S_MIN\tEPOCH_S_MAX\tBEST_VAL\tTEST")
+			fmt.Fprintln(tw, "SYSTEM\tLIMIT\tDIM\tBATCH\tMODEL\tFANOUT\tDATASET\tCELL\tRUNS\tDONE\tOOM\tFAILED\tEPOCH_S_MEAN\tEPOCH_S_STD\tEPOCH_S_MIN\tEPOCH_S_MAX\tBEST_VAL\tTEST")
 			for _, cl := range cells {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", cl.System, units.Limit(cl.MemLimitBytes),
-					cl.FeatureDim, cl.BatchSize, cl.Model, cl.Fanout, cl.Runs, cl.Done, cl.OOM, cl.Failed,
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", cl.System, units.Limit(cl.MemLimitBytes),
+					cl.FeatureDim, cl.BatchSize, cl.Model, cl.Fanout, termSafe(cl.Dataset, 0), orDash(termSafe(grid.CellWords(cl.Cell), 0)), cl.Runs, cl.Done, cl.OOM, cl.Failed,
 					fmtPtr(cl.MeanEpochS, "%.3f"), fmtPtr(cl.StdEpochS, "%.3f"), fmtPtr(cl.MinEpochS, "%.3f"), fmtPtr(cl.MaxEpochS, "%.3f"),
 					fmtPtr(cl.MeanBestValAcc, "%.4f"), fmtPtr(cl.MeanTestAcc, "%.4f"))
 			}
