@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -39,15 +41,16 @@ func benchMmapCmd() *Command {
 	fs.StringVar(&c.region, "region", "256MiB", "bytes of the file read per run: each of its pages faulted in once, in random order")
 	fs.StringVar(&c.threads, "threads", "1,4,8,16", "threads faulting at once, comma-separated (one run set each)")
 	fs.IntVar(&c.runs, "runs", 3, "runs per thread count and tool (medians kept)")
-	fs.StringVar(&c.fio, "fio", "auto", "repeat each run with fio --ioengine=mmap: auto (when installed) or off")
+	fs.StringVar(&c.fio, "fio", "auto", "repeat each run with fio (psync O_DIRECT at N jobs; mmap at one): auto (when installed) or off")
 	return &Command{
 		Name:  "mmap",
 		Args:  "[--region 256MiB] [--threads 1,4,8,16] [--runs 3] [--fio auto|off]",
 		Short: "page faults on a memory map against the I/O floor's model of them (DESIGN §11)",
 		Long: "Faults every 4 KiB page of --region of a file (cold: dropped from the page cache first) in random\n" +
 			"order through a read-only map with readahead off, with N threads at once, as PyG+'s gather does\n" +
-			"(kit.GatherMapped), then the same with fio --ioengine=mmap --numjobs=N. For each it measures the major\n" +
-			"faults and the bytes they read (bytes per fault) and puts the run's reads through the I/O floor of\n" +
+			"(kit.GatherMapped), then the same pages with fio: --ioengine=psync --direct=1 --numjobs=N (N requests\n" +
+			"in flight, what the floor models N faulting threads as) and, at one thread, --ioengine=mmap. For\n" +
+			"each it measures the major faults and the bytes they read (bytes per fault) and puts the run's reads through the I/O floor of\n" +
 			"the host's device profile (outcore bench device): the floor as requests at their size at depth N,\n" +
 			"and the bandwidth-only floor memory-mapped reads had before; efficiency = floor / elapsed.",
 		Flags: fs,
@@ -127,7 +130,10 @@ func benchMmap(ctx context.Context, c benchMmapConfig, out io.Writer) error {
 	for _, n := range threads {
 		tools := []string{"ours"}
 		if useFio {
-			tools = append(tools, "fio")
+			if n == 1 {
+				tools = append(tools, "fio-mmap")
+			}
+			tools = append(tools, "fio-psync")
 		}
 		for _, tool := range tools {
 			var iops, perFault, model, bwOnly []float64
@@ -137,7 +143,7 @@ func benchMmap(ctx context.Context, c benchMmapConfig, out io.Writer) error {
 				if tool == "ours" {
 					r, err = faultPages(file, region, n, uint64(i))
 				} else {
-					r, err = fioMmap(ctx, file, region, n)
+					r, err = fioRun(ctx, strings.TrimPrefix(tool, "fio-"), file, region, n)
 				}
 				if err != nil {
 					return fmt.Errorf("bench mmap: %s, %d threads: %w", tool, n, err)
@@ -187,19 +193,27 @@ func faultPages(file string, region int64, threads int, seed uint64) (mmapRun, e
 	return mmapRun{Faults: g.Faults, Bytes: g.DeviceBytes, Seconds: time.Since(t0).Seconds()}, nil
 }
 
-// fioMmap runs fio's mmap engine over the same pages: threads jobs (one
-// process, --thread), each reading its share of the region once in random
-// order (fio's random map), the map advised MADV_RANDOM (fio's
-// fadvise_hint for random reads). The faults and bytes are fio's
-// (getrusage of the child: ru_majflt, ru_inblock), the time fio's.
-func fioMmap(ctx context.Context, file string, region int64, threads int) (mmapRun, error) {
+// fioRun runs fio over the same pages: threads jobs (one process,
+// --thread), each reading its share of the region once in random order
+// (fio's random map), 4 KiB at a time. engine "mmap": through a map (fio
+// advises MADV_RANDOM for random reads), its faults and bytes fio's
+// (getrusage of the child: ru_majflt, ru_inblock); fio 3.33's mmap engine
+// reads the same share in every job when jobs have offsets (four jobs of 64
+// MiB left 64 MiB cached), so it runs with one thread only. engine
+// "psync": pread with O_DIRECT, one request in flight per job, each
+// request counted as a fault of 4 KiB (what the floor models a fault as).
+// The time is the slowest job's.
+func fioRun(ctx context.Context, engine, file string, region int64, threads int) (mmapRun, error) {
 	if err := osutil.DropFileCache(file); err != nil {
 		return mmapRun{}, err
 	}
 	share := region / int64(threads) &^ 4095
-	args := []string{"--name=outcore-mmap", "--filename=" + file, "--readonly", "--ioengine=mmap", "--rw=randread",
+	args := []string{"--name=outcore-" + engine, "--filename=" + file, "--readonly", "--ioengine=" + engine, "--rw=randread",
 		"--bs=4096", "--thread", "--numjobs=" + strconv.Itoa(threads), "--size=" + strconv.FormatInt(share, 10),
-		"--offset_increment=" + strconv.FormatInt(share, 10), "--group_reporting", "--invalidate=1", "--output-format=json"}
+		"--offset_increment=" + strconv.FormatInt(share, 10), "--invalidate=1", "--output-format=json"}
+	if engine == "psync" {
+		args = append(args, "--direct=1")
+	}
 	cmd := exec.CommandContext(ctx, "fio", args...)
 	b, err := cmd.Output()
 	if err != nil {
@@ -209,14 +223,52 @@ func fioMmap(ctx context.Context, file string, region int64, threads int) (mmapR
 		}
 		return mmapRun{}, fmt.Errorf("fio: %w", err)
 	}
-	iops, _, err := parseFio(b)
+	ios, sec, err := parseFioJobs(b)
 	if err != nil {
 		return mmapRun{}, err
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return mmapRun{}, errors.New("fio: no resource usage")
+	r := mmapRun{Faults: ios, Bytes: ios * 4096, Seconds: sec}
+	if engine == "mmap" {
+		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		if !ok {
+			return mmapRun{}, errors.New("fio: no resource usage")
+		}
+		r.Faults, r.Bytes = ru.Majflt, ru.Inblock*512
 	}
-	reads := share * int64(threads) / 4096
-	return mmapRun{Faults: ru.Majflt, Bytes: ru.Inblock * 512, Seconds: float64(reads) / iops}, nil
+	return r, nil
+}
+
+// parseFioJobs reads fio's JSON output of several jobs: their reads in
+// all, and the longest job's run time in seconds.
+func parseFioJobs(b []byte) (ios int64, seconds float64, err error) {
+	var r struct {
+		Jobs []struct {
+			Error int `json:"error"`
+			Read  struct {
+				TotalIOs  int64 `json:"total_ios"`
+				RuntimeMS int64 `json:"runtime"`
+			} `json:"read"`
+		} `json:"jobs"`
+	}
+	for i, c := range b { // fio may print notes before its JSON
+		if c == '{' {
+			b = b[i:]
+			break
+		}
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return 0, 0, fmt.Errorf("fio output: %w", err)
+	}
+	if len(r.Jobs) == 0 {
+		return 0, 0, errors.New("fio output: no job")
+	}
+	var ms int64
+	for _, j := range r.Jobs {
+		if j.Error != 0 || j.Read.TotalIOs <= 0 || j.Read.RuntimeMS <= 0 {
+			return 0, 0, fmt.Errorf("fio output: job error %d, %d reads in %d ms", j.Error, j.Read.TotalIOs, j.Read.RuntimeMS)
+		}
+		ios += j.Read.TotalIOs
+		ms = max(ms, j.Read.RuntimeMS)
+	}
+	return ios, float64(ms) / 1000, nil
 }

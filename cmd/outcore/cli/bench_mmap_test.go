@@ -48,3 +48,20 @@ func TestBenchMmapNeedsTheDeviceFile(t *testing.T) {
 		t.Fatalf("threads 0: %v", err)
 	}
 }
+
+// fio's several jobs: their reads add up, the slowest job's time is the
+// run's; a job that read nothing is an error.
+func TestParseFioJobs(t *testing.T) {
+	out := []byte(`note: both iodepth >= 1 and synchronous I/O engine are selected
+{"jobs": [{"error": 0, "read": {"total_ios": 100, "runtime": 500}}, {"error": 0, "read": {"total_ios": 300, "runtime": 1500}}]}`)
+	ios, sec, err := parseFioJobs(out)
+	if err != nil || ios != 400 || sec != 1.5 {
+		t.Fatalf("parseFioJobs = %d, %v, %v; want 400 reads in 1.5 s", ios, sec, err)
+	}
+	if _, _, err := parseFioJobs([]byte(`{"jobs": [{"error": 0, "read": {"total_ios": 0, "runtime": 0}}]}`)); err == nil {
+		t.Fatal("a job that read nothing was accepted")
+	}
+	if _, _, err := parseFioJobs([]byte(`{"jobs": []}`)); err == nil {
+		t.Fatal("no job accepted")
+	}
+}
