@@ -61,9 +61,11 @@ func TestThreadMeterCountsPageFaults(t *testing.T) {
 	}
 	mapped, cpu, wall := meter.StopMapped()
 	read := mapped.Bytes
-	// One major fault per cold page, each reading at least its page (the
-	// requests the I/O floor counts, DESIGN §11).
-	if mapped.Faults < 60 || mapped.Faults > 64 || read < mapped.Faults*int64(ps) {
+	// A major fault per cold page, each reading at least its page (the
+	// requests the I/O floor counts, DESIGN §11); some may count as minor
+	// (a fault retried after waiting for its read with the map's lock
+	// dropped: seen 45 of 64 on a loaded host, osutil.ThreadIO).
+	if mapped.Faults < 16 || mapped.Faults > 64 || read < mapped.Faults*int64(ps) {
 		t.Errorf("%d major faults reading %d bytes for 64 cold pages", mapped.Faults, read)
 	}
 	if want := int64(64 * ps); read != want {

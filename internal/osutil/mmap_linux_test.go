@@ -363,8 +363,8 @@ func TestWriteback(t *testing.T) {
 
 // TestThreadIOCountsMappedFaults: touching evicted pages of a mapping
 // (readahead off) on a locked thread shows as one major fault per page
-// and one page read per fault (the kernel reads nothing beyond the page:
-// what the I/O floor assumes of a memory-mapped read, DESIGN §11).
+// and one page read per page (the kernel reads nothing beyond the page:
+// what the I/O floor measures of a memory-mapped read, DESIGN §11).
 func TestThreadIOCountsMappedFaults(t *testing.T) {
 	dir := t.TempDir()
 	needPageCache(t, dir)
@@ -387,11 +387,16 @@ func TestThreadIOCountsMappedFaults(t *testing.T) {
 	}
 	b1, f1 := ThreadIO()
 	faults, read := f1-f0, b1-b0
-	if faults < pages/2*9/10 || faults > pages/2 {
-		t.Errorf("%d major faults touching %d evicted pages", faults, pages/2)
+	// Each touched page is read, and nothing beyond it (readahead off).
+	if touchedPages := int64(pages / 2); read < touchedPages*int64(PageSize()) || read > 2*touchedPages*int64(PageSize()) {
+		t.Errorf("%d bytes read touching %d evicted pages: want one %d B page each", read, touchedPages, PageSize())
 	}
-	if read < faults*int64(PageSize()) || read > 2*faults*int64(PageSize()) {
-		t.Errorf("%d bytes read by %d faults: want one %d B page each (readahead off)", read, faults, PageSize())
+	// ru_majflt counts most of those reads, not always all: a fault that
+	// waits for its read with the map's lock dropped is retried, and the
+	// retry, finding the page cached, counts as minor (seen: 108 of 128
+	// on a loaded host). Fewer faults make the floor lower, never higher.
+	if faults < pages/2/4 || faults > pages/2 {
+		t.Errorf("%d major faults touching %d evicted pages", faults, pages/2)
 	}
 	var ws byte
 	for i := 0; i < len(want); i += 2 * PageSize() {

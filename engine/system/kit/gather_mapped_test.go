@@ -63,7 +63,9 @@ func TestGatherMappedMeasuresFaults(t *testing.T) {
 	if g.DeviceRows != 4 || g.DeviceBytes < 4*ps {
 		t.Fatalf("device rows %d bytes %d, want 4 rows and >= %d bytes", g.DeviceRows, g.DeviceBytes, 4*ps)
 	}
-	if g.Faults < 3 || g.Faults > 4 || g.Mapped() != (metrics.MappedReads{Bytes: g.DeviceBytes, Faults: g.Faults}) {
+	// Up to one major fault per page (a retried fault counts as minor:
+	// osutil.ThreadIO).
+	if g.Faults < 1 || g.Faults > 4 || g.Mapped() != (metrics.MappedReads{Bytes: g.DeviceBytes, Faults: g.Faults}) {
 		t.Fatalf("%d major faults for 4 cold pages (%+v)", g.Faults, g.Mapped())
 	}
 	if g.Busy < 0 || g.Wait < 0 || g.Busy+g.Wait <= 0 {
