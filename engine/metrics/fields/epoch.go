@@ -120,13 +120,6 @@ var Epochs = []Field{
 		Get: n(func(e *rec) int64 { return e.MapFaults })},
 	{Key: "map_fault_bytes", Unit: "bytes", Int: true, Since: metrics.MapFaultsVersion, Mean: true, Doc: "device bytes the page faults on memory maps read",
 		Get: n(func(e *rec) int64 { return e.MapFaultBytes })},
-	{Key: "bytes_per_map_fault", Unit: "bytes", Since: metrics.MapFaultsVersion, Derived: true, Doc: "map_fault_bytes / map_faults: what the kernel read per fault (page and readahead)",
-		Get: func(e *rec) (float64, bool) {
-			if e.MapFaults <= 0 {
-				return 0, false
-			}
-			return float64(e.MapFaultBytes) / float64(e.MapFaults), true
-		}},
 	{Key: "map_fault_threads", Unit: "count", Int: true, Since: metrics.MapFaultsVersion, Doc: "threads that could wait on page faults at once: the faults' depth in the I/O floor (0: unknown, the device's best)",
 		Get: n(func(e *rec) int64 { return int64(e.MapFaultThreads) })},
 }
