@@ -67,7 +67,7 @@ func ShortPlan() Plan {
 
 // FullPlan is outcore bench device's default measurement.
 func FullPlan() Plan {
-	return Plan{Mode: ModeFull, FileBytes: 1 << 30, Seconds: 2, Depths: []int{1, 16, 64},
+	return Plan{Mode: ModeFull, FileBytes: 1 << 30, Seconds: 2, Depths: []int{1, 4, 8, 16, 64},
 		Sizes: []int64{512, 4096, 16384, 65536, 262144, 1 << 20}, SeqBytes: 1 << 20, SeqDepth: 8}
 }
 

@@ -116,33 +116,86 @@ func (p *DeviceProfile) BestIOPS(c int) (iops float64, ok bool) {
 	return iops, ok
 }
 
-// IOFloor is the time reads of bytes in requests (counts per class) take
-// at the profile's capability: the requests of each class at that class's
-// best IOPS, one after another (the device serves one mix), against all
-// the bytes at the sequential bandwidth; the larger of the two binds. A
-// class without a measured size takes the IOPS of the nearest smaller
-// class that has one, which bounds its time from below; bytes whose
-// requests are unknown (memory-mapped page faults) count in the bandwidth
-// term only. ok is false when the profile has no bandwidth.
-func (p *DeviceProfile) IOFloor(requests [NumRequestClasses]int64, bytes int64) (floor float64, ok bool) {
+// IOPSAt bounds from above the IOPS of requests of class c with depth of
+// them in flight: the best measured at any depth (BestIOPS), and for each
+// depth d ≤ depth measured, its IOPS × depth / d (Little's law: IOPS =
+// depth / latency, and a request's latency does not fall as the depth
+// rises). depth ≤ 0 (unknown) gives BestIOPS. ok is false when no size of
+// that class was measured.
+func (p *DeviceProfile) IOPSAt(c, depth int) (iops float64, ok bool) {
+	iops, ok = p.BestIOPS(c)
+	if !ok || depth <= 0 {
+		return iops, ok
+	}
+	for _, pt := range p.Random {
+		if RequestClass(pt.Bytes) == c && pt.Depth > 0 && pt.Depth <= depth && pt.IOPS > 0 {
+			iops = math.Min(iops, pt.IOPS*float64(depth)/float64(pt.Depth))
+		}
+	}
+	return iops, true
+}
+
+// DeviceReads are an epoch's device reads as the floor counts them.
+type DeviceReads struct {
+	// Requests are engine/storage's device requests by size class.
+	Requests [NumRequestClasses]int64
+	// Bytes is every device byte: the requests' and the faults'.
+	Bytes int64
+	// Faults are the major page faults on memory maps and the bytes they
+	// read (within Bytes): requests of Faults.Bytes / Faults.Faults each.
+	Faults MappedReads
+	// FaultThreads is how many threads could wait on faults at once (the
+	// faults' depth); 0: unknown.
+	FaultThreads int
+}
+
+// FaultBytes is what the kernel read per page fault (the page and its
+// readahead), rounded up; 0 without faults.
+func (r DeviceReads) FaultBytes() int64 {
+	if r.Faults.Faults <= 0 || r.Faults.Bytes <= 0 {
+		return 0
+	}
+	return (r.Faults.Bytes + r.Faults.Faults - 1) / r.Faults.Faults
+}
+
+// IOFloor is the time reads take at the profile's capability: the requests
+// of each class at that class's best IOPS and the page faults as requests
+// of their measured size (FaultBytes) at the IOPS of that size at their
+// depth (IOPSAt: FaultThreads), one after another (the device serves one
+// mix), against all the bytes at the sequential bandwidth; the larger of
+// the two binds. A class without a measured size takes the IOPS of the
+// nearest smaller class that has one, which bounds its time from below;
+// requests below every measured size count in the bandwidth term only. ok
+// is false when the profile has no bandwidth.
+func (p *DeviceProfile) IOFloor(r DeviceReads) (floor float64, ok bool) {
 	if p == nil || !(p.SeqBytesPerS > 0) {
 		return 0, false
 	}
 	var iopsTime float64
-	for c, n := range requests {
-		if n == 0 {
-			continue
+	for c, n := range r.Requests {
+		if n > 0 {
+			iopsTime += p.requestsTime(n, c, 0)
 		}
-		iops, have := 0.0, false
-		for k := c; k >= 0 && !have; k-- {
-			iops, have = p.BestIOPS(k)
-		}
-		if !have || !(iops > 0) {
-			continue // nothing measured at or below this size: bandwidth only
-		}
-		iopsTime += float64(n) / iops
 	}
-	return math.Max(iopsTime, float64(max(bytes, 0))/p.SeqBytesPerS), true
+	if size := r.FaultBytes(); size > 0 {
+		iopsTime += p.requestsTime(r.Faults.Faults, RequestClass(size), r.FaultThreads)
+	}
+	return math.Max(iopsTime, float64(max(r.Bytes, 0))/p.SeqBytesPerS), true
+}
+
+// requestsTime is n requests of class c at depth (IOPSAt) at the
+// profile's IOPS for them, or of the nearest smaller measured class; 0
+// when none is measured.
+func (p *DeviceProfile) requestsTime(n int64, c, depth int) float64 {
+	for k := c; k >= 0; k-- {
+		if iops, have := p.IOPSAt(k, depth); have {
+			if !(iops > 0) {
+				return 0
+			}
+			return float64(n) / iops
+		}
+	}
+	return 0
 }
 
 // Check reports a profile that cannot be used (no measurement, numbers
@@ -184,16 +237,14 @@ func ReadDeviceProfile(path string) (*DeviceProfile, error) {
 }
 
 // FillIOFloor sets rec's io_floor_s and io_efficiency from the device
-// reads it keeps (io_requests, io_bytes) at p's capability; it reports
-// whether it set them (not without a profile, or for a record that kept no
-// reads).
+// reads it keeps (io_requests, io_bytes, map_faults, map_fault_bytes,
+// map_fault_threads) at p's capability; it reports whether it set them
+// (not without a profile, or for a record that kept no reads).
 func FillIOFloor(rec *EpochRecord, p *DeviceProfile) bool {
 	if p == nil || rec.IORequests == nil {
 		return false
 	}
-	var req [NumRequestClasses]int64
-	copy(req[:], rec.IORequests)
-	floor, ok := p.IOFloor(req, rec.IOBytes)
+	floor, ok := p.IOFloor(rec.DeviceReads())
 	if !ok {
 		return false
 	}
@@ -204,4 +255,13 @@ func FillIOFloor(rec *EpochRecord, p *DeviceProfile) bool {
 		rec.IOEfficiency = &eff
 	}
 	return true
+}
+
+// DeviceReads are the device reads rec keeps (zero faults in records
+// written before faults were counted).
+func (rec *EpochRecord) DeviceReads() DeviceReads {
+	r := DeviceReads{Bytes: rec.IOBytes, FaultThreads: rec.MapFaultThreads,
+		Faults: MappedReads{Bytes: rec.MapFaultBytes, Faults: rec.MapFaults}}
+	copy(r.Requests[:], rec.IORequests)
+	return r
 }

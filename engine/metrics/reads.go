@@ -18,7 +18,9 @@ const (
 // ReadAccount sums the bytes read from the block device, and the feature
 // rows those bytes brought in, by file kind over one run: every
 // engine/storage File opened with it, every memory-mapped file whose page
-// faults are measured (ThreadMeter), and what variants add. The run loop
+// faults are measured (ThreadMeter), and what variants add; and the
+// device requests (engine/storage's, by size) and page faults (AddFaults)
+// those bytes took, for the I/O floor. The run loop
 // takes the difference over an epoch into the epoch record
 // (feature_bytes_read, topology_bytes_read, rows_from_device). A nil
 // *ReadAccount counts nothing. It is safe for concurrent use.
@@ -26,6 +28,7 @@ type ReadAccount struct {
 	classify func(path string) string
 	c        [3]struct{ bytes, rows, delivered atomic.Int64 }
 	requests [NumRequestClasses]atomic.Int64
+	faults   struct{ n, bytes, threads atomic.Int64 }
 }
 
 // NewReadAccount returns an empty account; classify names the kind of a
@@ -106,6 +109,35 @@ func (a *ReadAccount) AddRequests(byClass *[NumRequestClasses]int64) {
 	}
 }
 
+// AddFaults counts major page faults on memory maps and the device bytes
+// they read (r: a ThreadMeter.StopMapped over spans that only copy from
+// maps), for the I/O floor (DESIGN §11), which models them as requests of
+// r.Bytes / r.Faults each. The bytes are counted by Add as well, under
+// their file's kind; this adds no bytes to the totals.
+func (a *ReadAccount) AddFaults(r MappedReads) {
+	if a == nil || (r.Faults == 0 && r.Bytes == 0) {
+		return
+	}
+	a.faults.n.Add(r.Faults)
+	a.faults.bytes.Add(r.Bytes)
+}
+
+// SetFaultThreads says how many threads of the run can wait on page faults
+// at once (a variant's gather threads and samplers over its maps): the
+// depth the floor takes for its faults. The largest value set stays; none
+// set (0), the floor takes the device's best IOPS at any depth.
+func (a *ReadAccount) SetFaultThreads(n int) {
+	if a == nil {
+		return
+	}
+	for {
+		old := a.faults.threads.Load()
+		if int64(n) <= old || a.faults.threads.CompareAndSwap(old, int64(n)) {
+			return
+		}
+	}
+}
+
 // ReadTotals is a reading of a ReadAccount.
 type ReadTotals struct {
 	FeatureBytes, FeatureRows int64
@@ -116,6 +148,11 @@ type ReadTotals struct {
 	OtherBytes           int64
 	// Requests are the device requests by size class (all kinds).
 	Requests [NumRequestClasses]int64
+	// Faults are the major page faults on memory maps (AddFaults), and
+	// FaultThreads the threads that could wait on them at once
+	// (SetFaultThreads; a setting, not differenced by Sub).
+	Faults       MappedReads
+	FaultThreads int
 }
 
 // Bytes is every device byte of the reading.
@@ -135,6 +172,8 @@ func (a *ReadAccount) Totals() ReadTotals {
 	for i := range t.Requests {
 		t.Requests[i] = a.requests[i].Load()
 	}
+	t.Faults = MappedReads{Bytes: a.faults.bytes.Load(), Faults: a.faults.n.Load()}
+	t.FaultThreads = int(a.faults.threads.Load())
 	return t
 }
 
@@ -149,5 +188,7 @@ func (t ReadTotals) Sub(u ReadTotals) ReadTotals {
 	for i := range d.Requests {
 		d.Requests[i] = t.Requests[i] - u.Requests[i]
 	}
+	d.Faults = MappedReads{Bytes: t.Faults.Bytes - u.Faults.Bytes, Faults: t.Faults.Faults - u.Faults.Faults}
+	d.FaultThreads = t.FaultThreads
 	return d
 }

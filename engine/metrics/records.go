@@ -147,8 +147,13 @@ func (e *EpochRecord) HitRatio() (float64, bool) {
 // EpochMetricsVersion is the MetricsVersion of the epoch records this
 // build writes (DESIGN §5). Version 1 is the original contract; version 2
 // added the device reads by file kind and busy/wait; version 3 the
-// wall-clock stages (wall_*_s).
-const EpochMetricsVersion = 3
+// wall-clock stages (wall_*_s); version 4 the page faults on memory maps
+// (map_faults, map_fault_bytes).
+const EpochMetricsVersion = 4
+
+// MapFaultsVersion is the first metrics version that counts page faults on
+// memory maps.
+const MapFaultsVersion = 4
 
 // WallStagesVersion is the first metrics version with wall-clock stages.
 const WallStagesVersion = 3
@@ -253,6 +258,15 @@ type EpochRecord struct {
 	// records written before they were kept.
 	IORequests []int64 `json:"io_requests,omitempty"`
 	IOBytes    int64   `json:"io_bytes,omitempty"`
+	// MapFaults are the epoch's major page faults on memory maps and
+	// MapFaultBytes the device bytes they read (within IOBytes; the run's
+	// read account, ReadAccount.AddFaults): the floor counts them as
+	// MapFaults requests of MapFaultBytes / MapFaults bytes each, at a
+	// depth of MapFaultThreads (the threads that could wait on them at
+	// once; 0: unknown). Since metrics version 4.
+	MapFaults       int64 `json:"map_faults,omitempty"`
+	MapFaultBytes   int64 `json:"map_fault_bytes,omitempty"`
+	MapFaultThreads int   `json:"map_fault_threads,omitempty"`
 
 	// Compute is the run's compute mode (DESIGN §10): "cpu", "none" or
 	// "model:PROFILE"; absent in records written before it existed (cpu).

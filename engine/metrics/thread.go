@@ -8,12 +8,29 @@ import (
 )
 
 // ThreadMeter measures one goroutine, locked to its OS thread, over a span
-// (StartThreadMeter ... Stop): the device reads its thread causes and its
-// CPU time (internal/osutil ThreadReadBytes, ThreadCPU).
+// (StartThreadMeter ... Stop): the device reads its thread causes, its
+// major page faults and its CPU time (internal/osutil ThreadIO,
+// ThreadCPU).
 type ThreadMeter struct {
-	t0    time.Time
-	read0 int64
-	cpu0  time.Duration
+	t0      time.Time
+	read0   int64
+	faults0 int64
+	cpu0    time.Duration
+}
+
+// MappedReads is what a thread's page faults on memory maps read over a
+// span: the device bytes and the major faults that read them. Over a span
+// in which the thread only copies from maps, Bytes / Faults is what the
+// kernel reads per fault (the page and any readahead), which the I/O floor
+// models as one request each (DESIGN §11).
+type MappedReads struct {
+	Bytes, Faults int64
+}
+
+// Add adds r to m.
+func (m *MappedReads) Add(r MappedReads) {
+	m.Bytes += r.Bytes
+	m.Faults += r.Faults
 }
 
 // StartThreadMeter locks the calling goroutine to its OS thread and starts
@@ -28,15 +45,25 @@ func StartThreadMeter() ThreadMeter { return StartThreadMeterSince(time.Now()) }
 // be scheduled is wall time too (not CPU time).
 func StartThreadMeterSince(t0 time.Time) ThreadMeter {
 	runtime.LockOSThread()
-	return ThreadMeter{t0: t0, read0: osutil.ThreadReadBytes(), cpu0: osutil.ThreadCPU()}
+	read, faults := osutil.ThreadIO()
+	return ThreadMeter{t0: t0, read0: read, faults0: faults, cpu0: osutil.ThreadCPU()}
 }
 
 // Stop ends the measurement and unlocks the goroutine: bytes read from the
 // device by the thread, its CPU time and the wall time since the start.
 func (m ThreadMeter) Stop() (readBytes int64, cpu, wall time.Duration) {
-	read, c := osutil.ThreadReadBytes(), osutil.ThreadCPU()
+	r, cpu, wall := m.StopMapped()
+	return r.Bytes, cpu, wall
+}
+
+// StopMapped is Stop with the thread's major page faults in the span
+// beside its device bytes: for spans whose reads are page faults on memory
+// maps (ReadAccount.AddFaults).
+func (m ThreadMeter) StopMapped() (r MappedReads, cpu, wall time.Duration) {
+	read, faults := osutil.ThreadIO()
+	c := osutil.ThreadCPU()
 	wall = time.Since(m.t0)
 	runtime.UnlockOSThread()
 	cpu = max(0, min(c-m.cpu0, wall))
-	return read - m.read0, cpu, wall
+	return MappedReads{Bytes: read - m.read0, Faults: faults - m.faults0}, cpu, wall
 }

@@ -114,8 +114,9 @@ func (s *Sampler) SampleHops(mb *graph.MiniBatch, epoch, batch int, seeds []int6
 		// the batch are the topology's (DESIGN §5).
 		m := metrics.StartThreadMeter()
 		defer func() {
-			read, _, _ := m.Stop()
-			s.account.Add(s.kind, read, 0)
+			read, _, _ := m.StopMapped()
+			s.account.Add(s.kind, read.Bytes, 0)
+			s.account.AddFaults(read)
 		}()
 	}
 	n := s.topo.NumNodes()

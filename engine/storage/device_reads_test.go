@@ -70,6 +70,10 @@ func TestDeviceReadsByKind(t *testing.T) {
 				if st.DeviceRows != 3 {
 					t.Fatalf("mmap device rows %d, want 3 (row 1 shares row 0's page)", st.DeviceRows)
 				}
+				// The account has the page faults that read those bytes.
+				if tot.Faults.Bytes != st.DeviceBytes || tot.Faults.Faults < 1 || tot.Faults.Faults > 3 {
+					t.Fatalf("mmap faults %+v for 3 cold pages (%d device bytes)", tot.Faults, st.DeviceBytes)
+				}
 			default:
 				want := 3 * bs // block of rows 0-1, of 100, of 1000
 				if bs < rb {
@@ -80,6 +84,9 @@ func TestDeviceReadsByKind(t *testing.T) {
 				}
 				if st.DeviceRows != int64(len(ids)) {
 					t.Fatalf("direct device rows %d, want %d", st.DeviceRows, len(ids))
+				}
+				if tot.Faults != (metrics.MappedReads{}) {
+					t.Fatalf("direct reads counted as page faults: %+v", tot.Faults)
 				}
 			}
 			// Second pass: direct I/O reads again, mmap finds the pages

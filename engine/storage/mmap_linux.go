@@ -110,8 +110,8 @@ func (r *mmapReader) ReadRows(ctx context.Context, ids []int64, dst []byte) erro
 			r.t.deliveredRows++
 		}
 	}
-	read, _, _ := m.Stop()
-	r.t.deviceBytes += read
+	read, _, _ := m.StopMapped()
+	r.t.addFaults(read)
 	r.t.rows += int64(len(ids))
 	return nil
 }
@@ -167,9 +167,9 @@ func (r *mmapReader) ReadRange(ctx context.Context, off int64, dst []byte) error
 	}
 	m := metrics.StartThreadMeter()
 	r.copySpan(off, dst)
-	read, _, _ := m.Stop()
-	r.t.deviceBytes += read
-	if read > 0 {
+	read, _, _ := m.StopMapped()
+	r.t.addFaults(read)
+	if read.Bytes > 0 {
 		r.t.deliveredRows += r.f.rangeRows(len(dst))
 	}
 	return nil
@@ -205,8 +205,8 @@ func (r *mmapReader) Submit(reqs []Request) error {
 		}
 		r.ready = append(r.ready, Completion{Tag: reqs[i].Tag})
 	}
-	read, _, _ := m.Stop()
-	r.t.deviceBytes += read
+	read, _, _ := m.StopMapped()
+	r.t.addFaults(read)
 	return nil
 }
 

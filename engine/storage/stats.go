@@ -165,7 +165,15 @@ type tally struct {
 	deviceBytes, deviceRows, deliveredRows                      int64
 	hist                                                        [HistBuckets]int64
 	reqClass                                                    [metrics.NumRequestClasses]int64 // device requests by size (metrics.RequestClass)
+	faults                                                      metrics.MappedReads              // the mmap backend's page faults (for the account)
 	dirty                                                       bool
+}
+
+// addFaults counts the device reads of a span of copies from the mapping:
+// its bytes, and the page faults that read them.
+func (t *tally) addFaults(r metrics.MappedReads) {
+	t.deviceBytes += r.Bytes
+	t.faults.Add(r)
 }
 
 // flush adds t to c (and its device reads to c's account) and zeroes t.
@@ -179,6 +187,7 @@ func (t *tally) flush(c *counters) {
 	c.account.Add(c.kind, t.deviceBytes, t.deviceRows)
 	c.account.AddDelivered(c.kind, t.deliveredRows)
 	c.account.AddRequests(&t.reqClass)
+	c.account.AddFaults(t.faults)
 	c.rows.Add(t.rows)
 	c.requests.Add(t.requests)
 	c.bytesNeeded.Add(t.bytesNeeded)

@@ -40,5 +40,6 @@ func deviceProfileFor(dataDir, dsDir string) (*metrics.DeviceProfile, string) {
 func fillIOFloor(rec *metrics.EpochRecord, p *metrics.DeviceProfile, reads metrics.ReadTotals) {
 	rec.IORequests = append([]int64(nil), reads.Requests[:]...)
 	rec.IOBytes = reads.Bytes()
+	rec.MapFaults, rec.MapFaultBytes, rec.MapFaultThreads = reads.Faults.Faults, reads.Faults.Bytes, reads.FaultThreads
 	metrics.FillIOFloor(rec, p)
 }

@@ -12,8 +12,8 @@
 //   - /proc readers: this process's disk reads (/proc/self/io), RSS, peak
 //     RSS and anonymous RSS (/proc/self/status), CPU time, the machine's
 //     iowait and memory size;
-//   - the calling thread's disk reads and CPU time (ThreadReadBytes,
-//     ThreadCPU), behind metrics.ThreadMeter;
+//   - the calling thread's disk reads, major page faults and CPU time
+//     (ThreadReadBytes, ThreadIO, ThreadCPU), behind metrics.ThreadMeter;
 //   - byte views of number slices (Bytes, View, Aligned), host byte order;
 //   - file-system facts and hints: free space (FreeDiskBytes), sequential
 //     readahead (AdviseSequential), an exclusive advisory lock (TryLock,

@@ -123,6 +123,9 @@ func WaitWriteback(f *os.File, off, n int64) error { return nil }
 // ThreadReadBytes is unavailable off Linux: 0.
 func ThreadReadBytes() int64 { return 0 }
 
+// ThreadIO is unavailable off Linux: 0, 0.
+func ThreadIO() (readBytes, majorFaults int64) { return 0, 0 }
+
 // ThreadCPU is unavailable off Linux: 0.
 func ThreadCPU() time.Duration { return 0 }
 

@@ -45,7 +45,8 @@ func benchDeviceCmd() *Command {
 	fs.StringVar(&c.file, "file", "", "file to read (default <data dir>/bench-device.bin, written once with random bytes)")
 	fs.StringVar(&c.size, "size", "1GiB", "size of the file written (larger than the disk's cache)")
 	fs.Float64Var(&c.seconds, "seconds", 2, "seconds per measurement")
-	fs.StringVar(&c.depths, "depths", "1,16,64", "requests in flight, comma-separated")
+	full := devprofile.FullPlan()
+	fs.StringVar(&c.depths, "depths", joinInts(full.Depths), "requests in flight, comma-separated (the depths between 1 and 16 bound the IOPS of page faults from a few threads, DESIGN §11)")
 	fs.StringVar(&c.sizes, "sizes", "512,4096,16384,65536,262144,1048576", "random-read request sizes in bytes (the variants' 512 B rows and 4 KiB blocks, merged requests)")
 	fs.Int64Var(&c.seqBytes, "seq-bytes", 1<<20, "request size of the sequential-bandwidth measurement")
 	fs.IntVar(&c.seqDepth, "seq-depth", 8, "requests in flight of the sequential-bandwidth measurement")
@@ -53,7 +54,7 @@ func benchDeviceCmd() *Command {
 	fs.IntVar(&c.pairs, "fio-pairs", 3, "times each fio check runs ours then fio back to back (the check keeps the medians)")
 	return &Command{
 		Name:  "device",
-		Args:  "[--size 1GiB] [--seconds 2] [--depths 1,16,64] [--sizes 512,4096,...] [--fio auto|off] [--fio-pairs 3]",
+		Args:  "[--size 1GiB] [--seconds 2] [--depths " + joinInts(full.Depths) + "] [--sizes 512,4096,...] [--fio auto|off] [--fio-pairs 3]",
 		Short: "measure this host's storage (IOPS by request size and depth, sequential bandwidth) for the I/O floor",
 		Long: "Reads a file on the data directory's file system with io_uring and O_DIRECT: random reads at each\n" +
 			"request size and depth, and sequential reads, and checks them against fio when it is installed\n" +
@@ -162,6 +163,15 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 
 // maxFioPairs bounds --fio-pairs (each pair runs both tools once).
 const maxFioPairs = 20
+
+// joinInts writes a list as positiveInts reads it.
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
 
 // positiveInts parses "1,16,64".
 func positiveInts(s string) ([]int, error) {

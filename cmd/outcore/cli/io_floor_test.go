@@ -87,9 +87,7 @@ func checkFloors(t *testing.T, eps []metrics.EpochRecord, p *metrics.DeviceProfi
 		if e.IOFloorS == nil || e.IOEfficiency == nil || len(e.IORequests) != metrics.NumRequestClasses {
 			t.Fatalf("epoch %d: floor %v, efficiency %v, requests %v", e.Epoch, e.IOFloorS, e.IOEfficiency, e.IORequests)
 		}
-		var req [metrics.NumRequestClasses]int64
-		copy(req[:], e.IORequests)
-		want, _ := p.IOFloor(req, e.IOBytes)
+		want, _ := p.IOFloor(e.DeviceReads())
 		if *e.IOFloorS != want || math.Abs(*e.IOEfficiency-want/e.EpochS) > 1e-12 {
 			t.Errorf("epoch %d: floor %v efficiency %v, want %v and %v from the profile", e.Epoch, *e.IOFloorS, *e.IOEfficiency, want, want/e.EpochS)
 		}

@@ -116,4 +116,10 @@ var Epochs = []Field{
 		Get: opt(func(e *rec) *float64 { return e.IOFloorS })},
 	{Key: "io_efficiency", Unit: "ratio", Mean: true, Doc: "io_floor_s / epoch_s",
 		Get: opt(func(e *rec) *float64 { return e.IOEfficiency })},
+	{Key: "map_faults", Unit: "count", Int: true, Since: metrics.MapFaultsVersion, Mean: true, Doc: "major page faults on memory maps (each a device request of the kernel's size)",
+		Get: n(func(e *rec) int64 { return e.MapFaults })},
+	{Key: "map_fault_bytes", Unit: "bytes", Int: true, Since: metrics.MapFaultsVersion, Mean: true, Doc: "device bytes the page faults on memory maps read",
+		Get: n(func(e *rec) int64 { return e.MapFaultBytes })},
+	{Key: "map_fault_threads", Unit: "count", Int: true, Since: metrics.MapFaultsVersion, Doc: "threads that could wait on page faults at once: the faults' depth in the I/O floor (0: unknown, the device's best)",
+		Get: n(func(e *rec) int64 { return int64(e.MapFaultThreads) })},
 }

@@ -92,6 +92,9 @@ func (a *aliPG) Prepare(ctx context.Context, env *train.Env) error {
 	if len(a.feats.Data) > 0 {
 		a.resident = make([]byte, (len(a.feats.Data)+pageSize-1)/pageSize)
 	}
+	// Every gather thread and sampling worker can wait on a page fault at
+	// once: the depth of the faults in the I/O floor (DESIGN §11).
+	env.Reads.SetFaultThreads(a.opt.ioThreads + a.opt.workers)
 	env.Logf("ali+pg: indices and features memory-mapped (MADV_RANDOM); %d MiB available to the caches split %d:%d: neighbour cache %d MiB (%d lists), feature cache %d rows of the highest out-degree; %d sampling workers, %d gather threads",
 		a.plan.available>>20, a.opt.ncPercent(), 100-a.opt.ncPercent(), a.plan.ncBytes>>20, a.cachedLists(), a.plan.fcRows, a.opt.workers, a.opt.ioThreads)
 	return nil
@@ -207,6 +210,7 @@ func (a *aliPG) gather(env *train.Env, ep *metrics.EpochStats, mb *graph.MiniBat
 	scatterMisses(dst, a.missAt, a.rowBytes)
 	w.Stop()
 	env.Reads.Add(metrics.FileFeatures, g.DeviceBytes, g.DeviceRows)
+	env.Reads.AddFaults(g.Mapped())
 	env.Reads.AddDelivered(metrics.FileFeatures, g.DeviceRows)
 	ep.AddWorkerTime(metrics.WorkExtract, g.Busy, g.Wait)
 	if check != nil || len(a.missIDs) == 0 {

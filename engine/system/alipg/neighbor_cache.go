@@ -81,8 +81,9 @@ func (c *cachedIndices) Gather(pos []int64, out []int64) error {
 		// reads in the call are the topology's (DESIGN §5)
 		m := metrics.StartThreadMeter()
 		defer func() {
-			read, _, _ := m.Stop()
-			c.account.Add(c.kind, read, 0)
+			read, _, _ := m.StopMapped()
+			c.account.Add(c.kind, read.Bytes, 0)
+			c.account.AddFaults(read)
 		}()
 	}
 	n := int64(len(c.indptr) - 1)

@@ -52,6 +52,9 @@ type MappedGather struct {
 	// they copied: the page faults on the mapping, exact (per-thread read
 	// counters around each thread's copies).
 	DeviceBytes int64
+	// Faults are the threads' major page faults on the mapping, which
+	// read DeviceBytes (ReadAccount.AddFaults).
+	Faults int64
 	// DeviceRows is the rows marked in check whose copy read from the
 	// device (0 without check).
 	DeviceRows int64
@@ -110,9 +113,10 @@ func GatherMapped(m *osutil.Mapping, rowBytes int64, ids []int64, dst []byte, th
 			meter := metrics.StartThreadMeterSince(t0)
 			dev := C.oc_gather_rows(base, C.int64_t(rowBytes), (*C.int64_t)(unsafe.Pointer(&ids[lo])), C.int64_t(hi-lo),
 				(*C.char)(unsafe.Pointer(&dst[int64(lo)*rowBytes])), chk)
-			read, cpu, wall := meter.Stop()
+			read, cpu, wall := meter.StopMapped()
 			mu.Lock()
-			out.DeviceBytes += read
+			out.DeviceBytes += read.Bytes
+			out.Faults += read.Faults
 			out.DeviceRows += int64(dev)
 			out.Busy += cpu
 			out.Wait += wall - cpu
@@ -121,4 +125,9 @@ func GatherMapped(m *osutil.Mapping, rowBytes int64, ids []int64, dst []byte, th
 	}
 	wg.Wait()
 	return out, nil
+}
+
+// Mapped is the gather's device reads as page faults (ReadAccount.AddFaults).
+func (g MappedGather) Mapped() metrics.MappedReads {
+	return metrics.MappedReads{Bytes: g.DeviceBytes, Faults: g.Faults}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"outcore/engine/metrics"
 	"outcore/internal/osutil"
 )
 
@@ -62,6 +63,11 @@ func TestGatherMappedMeasuresFaults(t *testing.T) {
 	if g.DeviceRows != 4 || g.DeviceBytes < 4*ps {
 		t.Fatalf("device rows %d bytes %d, want 4 rows and >= %d bytes", g.DeviceRows, g.DeviceBytes, 4*ps)
 	}
+	// Up to one major fault per page (a retried fault counts as minor:
+	// osutil.ThreadIO).
+	if g.Faults < 1 || g.Faults > 4 || g.Mapped() != (metrics.MappedReads{Bytes: g.DeviceBytes, Faults: g.Faults}) {
+		t.Fatalf("%d major faults for 4 cold pages (%+v)", g.Faults, g.Mapped())
+	}
 	if g.Busy < 0 || g.Wait < 0 || g.Busy+g.Wait <= 0 {
 		t.Fatalf("busy %v wait %v", g.Busy, g.Wait)
 	}
@@ -69,7 +75,7 @@ func TestGatherMappedMeasuresFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.DeviceRows != 0 || g.DeviceBytes != 0 {
+	if g.DeviceRows != 0 || g.DeviceBytes != 0 || g.Faults != 0 {
 		t.Fatalf("resident pass: %d rows, %d bytes from the device", g.DeviceRows, g.DeviceBytes)
 	}
 	if _, err := GatherMapped(m, rb, ids, dst, 2, check[:3]); err == nil {

@@ -114,6 +114,9 @@ func (p *pygPlus) Prepare(ctx context.Context, env *train.Env) error {
 	if p.opt.pcStats && len(p.feats.Data) > 0 {
 		p.resident = make([]byte, (len(p.feats.Data)+pageSize-1)/pageSize)
 	}
+	// Every gather thread and sampling worker can wait on a page fault at
+	// once: the depth of the faults in the I/O floor (DESIGN §11).
+	env.Reads.SetFaultThreads(p.opt.gatherThreads() + p.opt.workers)
 	env.Logf("pyg+: indices and features memory-mapped (MADV_RANDOM); %d sampling workers, prefetch %d, %d gather threads, gather overlapped with training: %v; memory limit %d MiB (page cache only)",
 		p.opt.workers, p.opt.prefetch, p.opt.gatherThreads(), p.opt.overlap, env.MemBudget>>20)
 	return nil
@@ -213,6 +216,7 @@ func (p *pygPlus) gather(env *train.Env, ep *metrics.EpochStats, mb *graph.MiniB
 		return err
 	}
 	env.Reads.Add(metrics.FileFeatures, g.DeviceBytes, g.DeviceRows)
+	env.Reads.AddFaults(g.Mapped())
 	// The mapped gather is this variant's storage layer: the rows it
 	// delivered from the device are the ones whose copy read (DESIGN §5).
 	env.Reads.AddDelivered(metrics.FileFeatures, g.DeviceRows)

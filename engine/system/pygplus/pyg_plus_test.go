@@ -1,6 +1,7 @@
 package pygplus
 
 import (
+	"runtime"
 	"slices"
 	"testing"
 
@@ -47,6 +48,16 @@ func TestIODepthEmulation(t *testing.T) {
 	}
 	if !systest.HasDeviation(r.Start.Deviations, "io_depth=3: the gather copies from the mapping with 3 threads") || systest.HasDeviation(base.Start.Deviations, "io_depth=") {
 		t.Errorf("deviations: %q (io_depth=3), %q (default)", r.Start.Deviations, base.Start.Deviations)
+	}
+	// The depth of the page faults in the I/O floor (DESIGN §11): every
+	// gather thread and sampling worker can wait on one.
+	for i, e := range r.Epochs {
+		if e.MapFaultThreads != 3+runtime.NumCPU() {
+			t.Errorf("epoch %d: map_fault_threads %d with io_depth=3 and %d samplers, want %d", i, e.MapFaultThreads, runtime.NumCPU(), 3+runtime.NumCPU())
+		}
+		if e.MapFaults > 0 && e.MapFaultBytes < e.MapFaults*int64(pageSize) {
+			t.Errorf("epoch %d: %d page faults read %d bytes, less than a page each", i, e.MapFaults, e.MapFaultBytes)
+		}
 	}
 	if o := (options{ioThreads: 8, ioDepth: 3}); o.gatherThreads() != 3 {
 		t.Errorf("gather threads %d with io_depth=3, want 3", o.gatherThreads())
