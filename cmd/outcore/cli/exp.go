@@ -53,8 +53,8 @@ Axes: system, mem_limit ("512MiB", "25%" of the features, "none"),
 feature_dim (runs on <dataset>-d<dim>, generated from the dataset's
 generator config when missing), batch_size, model, fanout, repeat. Other
 top-level keys are fields of the run configuration (see 'outcore train -h').`),
-		Subcommands: []*Command{expCreateCmd(), expFrontierCmd(), expScaleCmd(), expListCmd(), expShowCmd(), expExportCmd(),
-			expCancelCmd(), expRetryCmd(), expDeleteCmd()},
+		Subcommands: []*Command{expCreateCmd(), expFrontierCmd(), expScaleCmd(), expEstimateCmd(), expListCmd(), expShowCmd(), expExportCmd(),
+			expClaimsCmd(), expCancelCmd(), expRetryCmd(), expDeleteCmd()},
 	}
 }
 
@@ -545,7 +545,8 @@ func expExportCmd() *Command {
 	)
 	fs := newFlagSet("exp export", &dataDir)
 	fs.BoolVar(&csv, "csv", false, "write the tidy CSV table chosen by --what")
-	fs.StringVar(&what, "what", store.ExportRuns, "with --csv: rows of "+strings.Join(store.ExportKinds, ", "))
+	fs.StringVar(&what, "what", store.ExportRuns, "with --csv: rows of "+strings.Join(store.ExportKinds, ", ")+
+		", or "+exportStudy+" (an experiment made for a reproduction study: the paper's points and ratios beside ours)")
 	fs.StringVar(&figure, "figure", "", "write this figure (names below)")
 	fs.StringVar(&format, "format", report.FigureSVG, "with --figure: "+strings.Join(report.ExportFormats, ", ")+" (csv: the figure's data)")
 	fs.StringVar(&baseline, "baseline", "", "with --figure normalised: the variant the runtime is divided by (default: the first)")
@@ -556,7 +557,7 @@ func expExportCmd() *Command {
 	fs.StringVar(&bundle, "bundle", "", "write the paper bundle (a zip: tidy CSVs, every figure as SVG and PDF, the grid, host facts, the version, a re-plot script) to FILE (- = stdout); --size sizes its figures")
 	return &Command{
 		Name: "export",
-		Args: "ID --csv [--what runs|epochs|samples] [--out FILE]\n" +
+		Args: "ID --csv [--what runs|epochs|samples|study] [--out FILE]\n" +
 			"       outcore exp export ID --bundle FILE.zip [--size wide|column]\n" +
 			"       outcore exp export ID --figure NAME [--format svg|pdf|csv] [--baseline V] [--out FILE]\n" +
 			"       outcore exp export --run RUN --figure NAME [--format svg|pdf|csv] [--out FILE]",
@@ -594,8 +595,11 @@ exports (--figure), drawn the same way: SVG or PDF, or the figure's data as CSV.
 				if !csv {
 					return usagef("export needs --csv or --figure NAME (or --bundle FILE.zip)")
 				}
+				if what == exportStudy {
+					return exportStudyCSV(ctx, s, dataDir, id, out)
+				}
 				if !slices.Contains(store.ExportKinds, what) {
-					return usagef("--what %q, want one of %s", what, strings.Join(store.ExportKinds, ", "))
+					return usagef("--what %q, want one of %s or %s", what, strings.Join(store.ExportKinds, ", "), exportStudy)
 				}
 				return exportTable(ctx, s, dataDir, id, what, out)
 			}
@@ -619,6 +623,10 @@ exports (--figure), drawn the same way: SVG or PDF, or the figure's data as CSV.
 		},
 	}
 }
+
+// exportStudy is `exp export --csv --what study`: the study table
+// (report.WriteStudyCSV, the dashboard's /experiments/ID/study.csv).
+const exportStudy = "study"
 
 // exportTable streams a tidy CSV table of the store.
 func exportTable(ctx context.Context, s Streams, dataDir string, id int64, what, out string) error {
