@@ -819,23 +819,92 @@ func expCancelCmd() *Command {
 }
 
 func expRetryCmd() *Command {
-	return runOrExperimentCmd("retry", "requeue an experiment's failed, cancelled and interrupted runs, or one finished run (any outcome)",
-		func(ctx context.Context, s Streams, m *experiments.Manager, id int64, isRun bool) error {
-			if isRun {
-				nr, err := m.RetryRun(ctx, id)
-				if err != nil {
-					return err
+	var dataDir string
+	var run int64
+	var wait bool
+	var conc int
+	fs := newFlagSet("exp retry", &dataDir)
+	fs.Int64Var(&run, "run", 0, "act on this one run instead of an experiment")
+	fs.BoolVar(&wait, "wait", false, "with an experiment ID: run the queue here until the experiment has finished, as exp create --wait (a campaign script resumes a study killed mid-way so: its done runs kept)")
+	fs.IntVar(&conc, "concurrency", 1, "with --wait: local runs at a time")
+	return &Command{
+		Name: "retry", Args: "ID [--wait] | --run RUN [flags]", Short: "requeue an experiment's failed, cancelled and interrupted runs, or one finished run (any outcome)", Flags: fs, MinArgs: 0, MaxArgs: 1,
+		Exec: func(ctx context.Context, s Streams, pos []string) error {
+			switch {
+			case run > 0 && len(pos) == 0:
+				if wait {
+					return usagef("--wait takes an experiment ID, not --run")
 				}
-				fmt.Fprintf(s.Out, "run %d queued as run %d (attempt %d)\n", id, nr.ID, nr.Attempt)
-				return nil
+				return withManager(ctx, dataDir, func(m *experiments.Manager) error {
+					nr, err := m.RetryRun(ctx, run)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(s.Out, "run %d queued as run %d (attempt %d)\n", run, nr.ID, nr.Attempt)
+					return nil
+				})
+			case run == 0 && len(pos) == 1:
+			default:
+				return usagef("give an experiment ID or --run RUN")
 			}
-			runs, err := m.RetryExperiment(ctx, id)
+			id, err := parseID(pos[0], "experiment")
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "experiment %d: %d runs queued again\n", id, len(runs))
+			if !wait {
+				return withManager(ctx, dataDir, func(m *experiments.Manager) error {
+					runs, err := m.RetryExperiment(ctx, id)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(s.Out, "experiment %d: %d runs queued again\n", id, len(runs))
+					return nil
+				})
+			}
+			return retryWait(ctx, s, dataDir, id, conc)
+		},
+	}
+}
+
+// retryWait requeues experiment id's failed, cancelled and interrupted
+// runs and runs the queue here until it has finished; a run a killed
+// queue process left running ends interrupted when this one starts, and
+// is retried in a second pass.
+func retryWait(ctx context.Context, s Streams, dataDir string, id int64, conc int) error {
+	st, dir, err := openStore(ctx, dataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	m, err := experiments.New(experiments.Options{DataDir: dir, Store: st, Concurrency: conc,
+		Finished: func(ctx context.Context, id int64) error { return report.StoreRunDigest(ctx, st, id) },
+		Logf:     func(f string, a ...any) { fmt.Fprintf(s.Err, "outcore exp: "+f+"\n", a...) }})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	for pass := 0; pass < 2; pass++ {
+		lastID, err := st.LastEventID(ctx)
+		if err != nil {
+			return err
+		}
+		runs, err := m.RetryExperiment(ctx, id)
+		if err != nil {
+			return err
+		}
+		e, err := st.Experiment(ctx, id)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(s.Out, "experiment %d: %d runs queued again, %d of %d done\n", id, len(runs), e.Counts.Done, e.Counts.Total)
+		if pass > 0 && len(runs) == 0 {
 			return nil
-		})
+		}
+		if err := waitExperiment(ctx, m, e, lastID, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func expDeleteCmd() *Command {

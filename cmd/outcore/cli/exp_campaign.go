@@ -24,18 +24,19 @@ import (
 const maxCampaignArgs = 1000
 
 func expEstimateCmd() *Command {
-	var dataDir, studyDataset, studyCompute string
+	var dataDir, file, studyDataset, studyCompute string
 	var repeats int
 	var budget time.Duration
 	var fitting bool
 	fs := newFlagSet("exp estimate", &dataDir)
+	fs.StringVar(&file, "file", "", "instead of study ids: estimate this grid file (as exp create --file would queue it)")
 	fs.StringVar(&studyDataset, "study-dataset", "", "plan each study on this dataset instead of its own")
 	fs.StringVar(&studyCompute, "study-compute", "", "plan every run in this compute mode (default: the study's testbed's)")
 	fs.IntVar(&repeats, "study-repeats", 3, "runs per cell")
 	fs.DurationVar(&budget, "budget", 0, "pick, in the order given, the studies whose estimates fit one after another in this time (e.g. 90m; 0 = no budget)")
 	fs.BoolVar(&fitting, "fitting", false, "print only the ids of the studies that fit --budget, one a line (for scripts)")
 	return &Command{
-		Name: "estimate", Args: "[STUDY_ID...] [flags]", Short: "how long studies would take: runs planned × past runs' median epoch time",
+		Name: "estimate", Args: "[STUDY_ID...] | --file GRID.json [flags]", Short: "how long studies would take: runs planned × past runs' median epoch time",
 		Long: `Plans each study as 'exp create --study ID --study-repeats N' would (cells
 below their variant's floor are refused and not counted) and estimates
 each run from the data directory's done runs: the median mean epoch time
@@ -52,7 +53,10 @@ ids: every reproduction study (those with a paper block).`,
 			if fitting && budget <= 0 {
 				return usagef("--fitting needs --budget")
 			}
-			if len(ids) == 0 {
+			if file != "" && len(ids) > 0 {
+				return usagef("give study ids or --file, not both")
+			}
+			if len(ids) == 0 && file == "" {
 				for _, st := range studies.Papers() {
 					ids = append(ids, st.ID)
 				}
@@ -77,7 +81,15 @@ ids: every reproduction study (those with a paper block).`,
 			past := report.PastRunsOf(runs, func(r store.Run) string { return configTestbed(r.Config) })
 			var es []report.StudyEstimate
 			for _, sd := range list {
-				es = append(es, estimateStudy(sd, studyDataset, studyCompute, repeats, dir, past))
+				b, err := sd.GridIn(studyDataset, studyCompute, repeats)
+				es = append(es, estimateGrid(sd.ID, b, err, dir, past))
+			}
+			if file != "" {
+				b, err := os.ReadFile(file)
+				if err != nil {
+					return fmt.Errorf("read grid: %w", err)
+				}
+				es = append(es, estimateGrid(file, b, nil, dir, past))
 			}
 			fit := report.FitBudget(es, budget)
 			if fitting {
@@ -91,13 +103,13 @@ ids: every reproduction study (those with a paper block).`,
 	}
 }
 
-// estimateStudy plans study sd in the data directory dir and estimates
-// its runs from past.
-func estimateStudy(sd studies.Study, dataset, compute string, repeats int, dir string, past []report.PastRun) report.StudyEstimate {
+// estimateGrid plans grid b (named name; err: why it could not be made)
+// in the data directory dir, as exp create would, and estimates its runs
+// from past.
+func estimateGrid(name string, b []byte, err error, dir string, past []report.PastRun) report.StudyEstimate {
 	fail := func(err error) report.StudyEstimate {
-		return report.StudyEstimate{Study: sd.ID, Err: oneLine(err.Error(), 200)}
+		return report.StudyEstimate{Study: name, Err: oneLine(err.Error(), 120)}
 	}
-	b, err := sd.GridIn(dataset, compute, repeats)
 	if err != nil {
 		return fail(err)
 	}
@@ -115,7 +127,7 @@ func estimateStudy(sd studies.Study, dataset, compute string, repeats int, dir s
 		planned[i] = report.PlannedRun{System: sp.System, Dataset: sp.Dataset, Compute: sp.Compute, Testbed: sp.Config.Testbed,
 			MemLimitBytes: sp.MemLimitBytes, Epochs: sp.Config.Epochs}
 	}
-	return report.EstimateStudy(sd.ID, planned, len(refused), past)
+	return report.EstimateStudy(name, planned, len(refused), past)
 }
 
 // configTestbed is the testbed a run's configuration names ("" when none).
