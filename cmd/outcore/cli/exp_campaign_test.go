@@ -154,3 +154,25 @@ func TestExpRetryWait(t *testing.T) {
 		t.Fatalf("exp retry 1 --wait: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
+
+// TestExpEstimateClaimsUsage: the campaign commands' mistakes are usage
+// errors naming what is wrong.
+func TestExpEstimateClaimsUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exp", "estimate", "--fitting"}, "--fitting needs --budget"},
+		{[]string{"exp", "estimate", "--file", "g.json", "gnndrive-table2"}, "give study ids or --file, not both"},
+		{[]string{"exp", "estimate", "nosuch"}, `study "nosuch": no such study`},
+		{[]string{"exp", "estimate", "--study-repeats", "0"}, "--study-repeats 0, want at least 1"},
+		{[]string{"exp", "claims"}, "argument"},
+		{[]string{"exp", "claims", "x"}, `experiment id "x" is not a positive integer`},
+	} {
+		code, _, stderr := runCLI(append(c.args, "--data-dir", dir)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 saying %q", c.args, code, firstLine(stderr), c.want)
+		}
+	}
+}
