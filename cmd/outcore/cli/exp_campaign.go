@@ -43,7 +43,8 @@ each run from the data directory's done runs: the median mean epoch time
 of the runs of the same cell (variant, dataset, compute mode, testbed,
 memory limit), else of the same variant and dataset, times the run's
 epochs (under a testbed that decides them, the median epochs those runs
-did). A run like none is unknown, and so is its study's total. Without
+did): a lower bound, start-up, preparation and evaluation not counted.
+A run like none is unknown, and so is its study's total. Without
 ids: every reproduction study (those with a paper block).`,
 		Flags: fs, MaxArgs: maxCampaignArgs,
 		Exec: func(ctx context.Context, s Streams, ids []string) error {
