@@ -74,9 +74,10 @@ type RatioRow struct {
 	studies.PaperRatio
 	// Ours is the ratio of the sides' means: over their quiet warm runs
 	// when each side has MinEvidence of them (Evidence), else over every
-	// done run.
-	Ours     float64
-	HaveOurs bool
+	// done run. OursMedian is the ratio of the sides' medians over the
+	// same runs (the claims table's "medians of 3", ClaimsTable).
+	Ours, OursMedian float64
+	HaveOurs         bool
 	// NumSide and DenSide are the evidence of each side; Evidence is
 	// whether both have MinEvidence quiet warm runs (the verdict stands).
 	NumSide, DenSide Side
@@ -152,13 +153,13 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64, dim int) 
 	// a ratio's own metric: the mean over the side's runs' values of it
 	// (only the quiet warm ones when quietWarm; of one cell, or of every
 	// cell when cell is nil), and the side's evidence
-	side := func(metric, sys, lim string, cell *string, quietWarm bool) (float64, bool, Side) {
+	side := func(metric, sys, lim string, cell *string, quietWarm bool) (float64, float64, bool, Side) {
 		if metric == "" {
 			metric = s.Metric
 		}
 		var total float64
 		var sd Side
-		n := 0
+		var vals []float64
 		for _, r := range runs {
 			if r.System != sys || share(r) != lim || r.Status != RunDone || cell != nil && r.Cell != *cell {
 				continue
@@ -182,12 +183,12 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64, dim int) 
 				continue
 			}
 			total += v
-			n++
+			vals = append(vals, v)
 		}
-		if n == 0 {
-			return 0, false, sd
+		if len(vals) == 0 {
+			return 0, 0, false, sd
 		}
-		return total / float64(n), true, sd
+		return total / float64(len(vals)), median(vals), true, sd
 	}
 	for _, lim := range s.MemLimits {
 		for _, sys := range s.Systems {
@@ -203,7 +204,7 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64, dim int) 
 					}
 				}
 				row.Ours, row.HaveOurs = ours(sys, k.lim, cell)
-				_, _, row.Side = side(s.Metric, sys, k.lim, &cell, false)
+				_, _, _, row.Side = side(s.Metric, sys, k.lim, &cell, false)
 				var outs []string
 				for _, st := range slices.Sorted(maps.Keys(other[k])) {
 					outs = append(outs, fmt.Sprintf("%s ×%d", st, other[k][st]))
@@ -217,12 +218,12 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64, dim int) 
 		rr := RatioRow{PaperRatio: pr}
 		m := s.RatioMetrics[pr.Label]
 		lim := studies.NormShare(pr.MemLimit)
-		n, okn, ns := side(m.Num, pr.Num, lim, nil, false)
-		d, okd, ds := side(m.Den, pr.Den, lim, nil, false)
+		n, nm, okn, ns := side(m.Num, pr.Num, lim, nil, false)
+		d, dm, okd, ds := side(m.Den, pr.Den, lim, nil, false)
 		rr.NumSide, rr.DenSide = ns, ds
 		if rr.Evidence = ns.QuietWarm >= MinEvidence && ds.QuietWarm >= MinEvidence; rr.Evidence {
-			n, okn, _ = side(m.Num, pr.Num, lim, nil, true)
-			d, okd, _ = side(m.Den, pr.Den, lim, nil, true)
+			n, nm, okn, _ = side(m.Num, pr.Num, lim, nil, true)
+			d, dm, okd, _ = side(m.Den, pr.Den, lim, nil, true)
 		}
 		allOOM := func(sys string) bool {
 			runs, oom := 0, 0
@@ -234,8 +235,8 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64, dim int) 
 			return runs > 0 && oom == runs
 		}
 		rr.NumOOM, rr.DenOOM = allOOM(pr.Num), allOOM(pr.Den)
-		if okn && okd && d > 0 {
-			rr.Ours, rr.HaveOurs = n/d, true
+		if okn && okd && d > 0 && dm > 0 {
+			rr.Ours, rr.OursMedian, rr.HaveOurs = n/d, nm/dm, true
 			lo, hi := pr.Low, pr.High
 			if lo == hi {
 				lo, hi = lo*0.9, hi*1.1

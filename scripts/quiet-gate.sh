@@ -1,5 +1,6 @@
 # quiet-gate: sourced by the measuring scripts (bench-device.sh,
-# frontier-figure.sh, reproduce-compute.sh). require_quiet NAME MAX exits
+# frontier-figure.sh, reproduce-compute.sh,
+# reproduce-testbed.sh). require_quiet NAME MAX exits
 # when the 1-minute load average is above MAX: timings taken on a busy
 # machine are not results.
 require_quiet() {

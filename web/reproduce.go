@@ -248,26 +248,10 @@ func (h *ExperimentsHandler) StudyCSV(c *fiber.Ctx) error {
 	return report.WriteStudyCSV(c.Response().BodyWriter(), t)
 }
 
-// compareStudy compares an experiment made for a study with the paper:
-// runs read with their epochs (digests cached), limits matched as shares
-// of the dataset's feature bytes. ok is false for any other experiment.
+// compareStudy compares an experiment made for a study with the paper
+// (report.LoadStudyTable). ok is false for any other experiment.
 func compareStudy(ctx context.Context, src report.Source, cache *report.DigestCache, dataDir string, e store.Experiment) (report.StudyTable, bool, error) {
-	s, ok := studies.ByExperiment(e.Name)
-	if !ok {
-		return report.StudyTable{}, false, nil
-	}
-	// at the limits the experiment ran at (a small-scale one raised them)
-	s = s.Rescaled(studies.LimitsOfGrid(e.Grid))
-	cmp, err := report.LoadComparison(ctx, src, cache, e.ID)
-	if err != nil {
-		return report.StudyTable{}, false, err
-	}
-	var feat int64
-	var dim int
-	if m, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(dataDir), e.Dataset)); err == nil {
-		feat, dim = m.FeatureBytes(), m.FeatureDim
-	}
-	return report.CompareStudy(s, cmp.Runs(), feat, dim), true, nil
+	return report.LoadStudyTable(ctx, src, cache, dataDir, e)
 }
 
 // studyTable is the paper-beside-ours table of an experiment made for a

@@ -53,8 +53,8 @@ Axes: system, mem_limit ("512MiB", "25%" of the features, "none"),
 feature_dim (runs on <dataset>-d<dim>, generated from the dataset's
 generator config when missing), batch_size, model, fanout, repeat. Other
 top-level keys are fields of the run configuration (see 'outcore train -h').`),
-		Subcommands: []*Command{expCreateCmd(), expFrontierCmd(), expScaleCmd(), expListCmd(), expShowCmd(), expExportCmd(),
-			expCancelCmd(), expRetryCmd(), expDeleteCmd()},
+		Subcommands: []*Command{expCreateCmd(), expFrontierCmd(), expScaleCmd(), expEstimateCmd(), expListCmd(), expShowCmd(), expExportCmd(),
+			expClaimsCmd(), expCancelCmd(), expRetryCmd(), expDeleteCmd()},
 	}
 }
 
@@ -545,7 +545,8 @@ func expExportCmd() *Command {
 	)
 	fs := newFlagSet("exp export", &dataDir)
 	fs.BoolVar(&csv, "csv", false, "write the tidy CSV table chosen by --what")
-	fs.StringVar(&what, "what", store.ExportRuns, "with --csv: rows of "+strings.Join(store.ExportKinds, ", "))
+	fs.StringVar(&what, "what", store.ExportRuns, "with --csv: rows of "+strings.Join(store.ExportKinds, ", ")+
+		", or "+exportStudy+" (an experiment made for a reproduction study: the paper's points and ratios beside ours)")
 	fs.StringVar(&figure, "figure", "", "write this figure (names below)")
 	fs.StringVar(&format, "format", report.FigureSVG, "with --figure: "+strings.Join(report.ExportFormats, ", ")+" (csv: the figure's data)")
 	fs.StringVar(&baseline, "baseline", "", "with --figure normalised: the variant the runtime is divided by (default: the first)")
@@ -556,7 +557,7 @@ func expExportCmd() *Command {
 	fs.StringVar(&bundle, "bundle", "", "write the paper bundle (a zip: tidy CSVs, every figure as SVG and PDF, the grid, host facts, the version, a re-plot script) to FILE (- = stdout); --size sizes its figures")
 	return &Command{
 		Name: "export",
-		Args: "ID --csv [--what runs|epochs|samples] [--out FILE]\n" +
+		Args: "ID --csv [--what runs|epochs|samples|study] [--out FILE]\n" +
 			"       outcore exp export ID --bundle FILE.zip [--size wide|column]\n" +
 			"       outcore exp export ID --figure NAME [--format svg|pdf|csv] [--baseline V] [--out FILE]\n" +
 			"       outcore exp export --run RUN --figure NAME [--format svg|pdf|csv] [--out FILE]",
@@ -594,8 +595,11 @@ exports (--figure), drawn the same way: SVG or PDF, or the figure's data as CSV.
 				if !csv {
 					return usagef("export needs --csv or --figure NAME (or --bundle FILE.zip)")
 				}
+				if what == exportStudy {
+					return exportStudyCSV(ctx, s, dataDir, id, out)
+				}
 				if !slices.Contains(store.ExportKinds, what) {
-					return usagef("--what %q, want one of %s", what, strings.Join(store.ExportKinds, ", "))
+					return usagef("--what %q, want one of %s or %s", what, strings.Join(store.ExportKinds, ", "), exportStudy)
 				}
 				return exportTable(ctx, s, dataDir, id, what, out)
 			}
@@ -619,6 +623,10 @@ exports (--figure), drawn the same way: SVG or PDF, or the figure's data as CSV.
 		},
 	}
 }
+
+// exportStudy is `exp export --csv --what study`: the study table
+// (report.WriteStudyCSV, the dashboard's /experiments/ID/study.csv).
+const exportStudy = "study"
 
 // exportTable streams a tidy CSV table of the store.
 func exportTable(ctx context.Context, s Streams, dataDir string, id int64, what, out string) error {
@@ -811,23 +819,92 @@ func expCancelCmd() *Command {
 }
 
 func expRetryCmd() *Command {
-	return runOrExperimentCmd("retry", "requeue an experiment's failed, cancelled and interrupted runs, or one finished run (any outcome)",
-		func(ctx context.Context, s Streams, m *experiments.Manager, id int64, isRun bool) error {
-			if isRun {
-				nr, err := m.RetryRun(ctx, id)
-				if err != nil {
-					return err
+	var dataDir string
+	var run int64
+	var wait bool
+	var conc int
+	fs := newFlagSet("exp retry", &dataDir)
+	fs.Int64Var(&run, "run", 0, "act on this one run instead of an experiment")
+	fs.BoolVar(&wait, "wait", false, "with an experiment ID: run the queue here until the experiment has finished, as exp create --wait (a campaign script resumes a study killed mid-way so: its done runs kept)")
+	fs.IntVar(&conc, "concurrency", 1, "with --wait: local runs at a time")
+	return &Command{
+		Name: "retry", Args: "ID [--wait] | --run RUN [flags]", Short: "requeue an experiment's failed, cancelled and interrupted runs, or one finished run (any outcome)", Flags: fs, MinArgs: 0, MaxArgs: 1,
+		Exec: func(ctx context.Context, s Streams, pos []string) error {
+			switch {
+			case run > 0 && len(pos) == 0:
+				if wait {
+					return usagef("--wait takes an experiment ID, not --run")
 				}
-				fmt.Fprintf(s.Out, "run %d queued as run %d (attempt %d)\n", id, nr.ID, nr.Attempt)
-				return nil
+				return withManager(ctx, dataDir, func(m *experiments.Manager) error {
+					nr, err := m.RetryRun(ctx, run)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(s.Out, "run %d queued as run %d (attempt %d)\n", run, nr.ID, nr.Attempt)
+					return nil
+				})
+			case run == 0 && len(pos) == 1:
+			default:
+				return usagef("give an experiment ID or --run RUN")
 			}
-			runs, err := m.RetryExperiment(ctx, id)
+			id, err := parseID(pos[0], "experiment")
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "experiment %d: %d runs queued again\n", id, len(runs))
+			if !wait {
+				return withManager(ctx, dataDir, func(m *experiments.Manager) error {
+					runs, err := m.RetryExperiment(ctx, id)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(s.Out, "experiment %d: %d runs queued again\n", id, len(runs))
+					return nil
+				})
+			}
+			return retryWait(ctx, s, dataDir, id, conc)
+		},
+	}
+}
+
+// retryWait requeues experiment id's failed, cancelled and interrupted
+// runs and runs the queue here until it has finished; a run a killed
+// queue process left running ends interrupted when this one starts, and
+// is retried in a second pass.
+func retryWait(ctx context.Context, s Streams, dataDir string, id int64, conc int) error {
+	st, dir, err := openStore(ctx, dataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	m, err := experiments.New(experiments.Options{DataDir: dir, Store: st, Concurrency: conc,
+		Finished: func(ctx context.Context, id int64) error { return report.StoreRunDigest(ctx, st, id) },
+		Logf:     func(f string, a ...any) { fmt.Fprintf(s.Err, "outcore exp: "+f+"\n", a...) }})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	for pass := 0; pass < 2; pass++ {
+		lastID, err := st.LastEventID(ctx)
+		if err != nil {
+			return err
+		}
+		runs, err := m.RetryExperiment(ctx, id)
+		if err != nil {
+			return err
+		}
+		e, err := st.Experiment(ctx, id)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(s.Out, "experiment %d: %d runs queued again, %d of %d done\n", id, len(runs), e.Counts.Done, e.Counts.Total)
+		if pass > 0 && len(runs) == 0 {
 			return nil
-		})
+		}
+		if err := waitExperiment(ctx, m, e, lastID, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func expDeleteCmd() *Command {
