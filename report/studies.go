@@ -85,8 +85,10 @@ type RatioRow struct {
 	// NumOOM and DenOOM: that side's runs all ended out of memory (its
 	// ratio cannot be had: the side is OOM, not pending).
 	NumOOM, DenOOM bool
-	// Within reports whether ours lies in the paper's range (±10% around
-	// a single value).
+	// Within reports whether ours (OursMedian, the ratio of the sides'
+	// medians) lies within ClaimTolerance of the paper's number or range:
+	// the one rule of the dashboard, the study CSV and the claims table
+	// (ClaimVerdict).
 	Within bool
 }
 
@@ -237,11 +239,7 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64, dim int) 
 		rr.NumOOM, rr.DenOOM = allOOM(pr.Num), allOOM(pr.Den)
 		if okn && okd && d > 0 && dm > 0 {
 			rr.Ours, rr.OursMedian, rr.HaveOurs = n/d, nm/dm, true
-			lo, hi := pr.Low, pr.High
-			if lo == hi {
-				lo, hi = lo*0.9, hi*1.1
-			}
-			rr.Within = rr.Ours >= lo && rr.Ours <= hi
+			rr.Within = ClaimVerdict(rr.OursMedian, true, true, pr.Low, pr.High) == ClaimHolds
 		}
 		t.Ratios = append(t.Ratios, rr)
 	}
@@ -320,7 +318,7 @@ func WriteStudyCSV(w io.Writer, t StudyTable) error {
 			enough = "yes"
 		}
 		_ = cw.Write([]string{t.Study.ID, "ratio", r.Label, r.Num + " / " + r.Den, r.MemLimit, metric,
-			r.Paper, num(r.Ours, r.HaveOurs), "", "", "", "", "", "", r.NumSide.Words(), r.DenSide.Words(), enough})
+			r.Paper, num(r.OursMedian, r.HaveOurs), "", "", "", "", "", "", r.NumSide.Words(), r.DenSide.Words(), enough})
 	}
 	cw.Flush()
 	return cw.Error()

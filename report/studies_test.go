@@ -53,7 +53,7 @@ func TestStudyCompare(t *testing.T) {
 		ratios[r.Label] = r
 	}
 	if r := ratios["GNNDrive-CPU / GNNDrive-GPU"]; !r.HaveOurs || r.Ours != 1.6 || !r.Within {
-		t.Errorf("CPU/GPU ratio %+v (paper 1.54, ours 1.6: within 10%%)", r)
+		t.Errorf("CPU/GPU ratio %+v (paper 1.54, ours 1.6: within 30%%)", r)
 	}
 	if r := ratios["Ginex / GNNDrive-GPU"]; !r.HaveOurs || r.Ours != 2.5 || !r.Within {
 		t.Errorf("Ginex/GPU ratio %+v", r)

@@ -299,10 +299,10 @@ func studyTable(ctx context.Context, src report.Source, cache *report.DigestCach
 		}
 		rv.Evidence = fmt.Sprintf("%s: %s · %s: %s", s.Label(r.Num), r.NumSide.Words(), s.Label(r.Den), r.DenSide.Words())
 		if r.HaveOurs {
-			rv.Ours = fmt.Sprintf("%.2f×", r.Ours)
-			side := "outside the paper's range"
+			rv.Ours = fmt.Sprintf("%.2f×", r.OursMedian) // the ratio of the sides' medians, as the claims table
+			side := fmt.Sprintf("outside ±%.0f %% of the paper's", 100*report.ClaimTolerance)
 			if r.Within {
-				side = "within the paper's range"
+				side = fmt.Sprintf("within ±%.0f %% of the paper's", 100*report.ClaimTolerance)
 			}
 			if r.Evidence {
 				rv.Verdict = side + fmt.Sprintf(" (over the quiet warm runs: %d and %d)", r.NumSide.QuietWarm, r.DenSide.QuietWarm)
