@@ -155,3 +155,6 @@ func FileSystemType(path string) string { return "" }
 
 // DevicePart is unknown here.
 func DevicePart(dev uint64) string { return "" }
+
+// RunQueueWait is unsupported off Linux.
+func RunQueueWait() (time.Duration, error) { return 0, ErrUnsupported }

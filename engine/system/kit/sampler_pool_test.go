@@ -27,7 +27,9 @@ func ring(n, deg int) sample.Topology {
 // TestSamplerPoolBusyAndWait runs the pool against a slow consumer: the
 // workers spend most of their life blocked on the full queue, so their
 // busy (CPU) time is small and busy + wait covers the workers × the
-// pool's wall time, less the tail in which workers have run out of batches.
+// pool's wall time, less the tail in which workers have run out of
+// batches, which the test bounds from the batches' arrival times, not
+// from a guess of the time per batch.
 func TestSamplerPoolBusyAndWait(t *testing.T) {
 	topo := ring(5000, 10)
 	s, err := sample.New(topo, []int{5, 5}, 1)
@@ -47,8 +49,11 @@ func TestSamplerPoolBusyAndWait(t *testing.T) {
 	ep := metrics.NewEpochStats()
 	t0 := time.Now()
 	pool := StartSamplers(context.Background(), s, 0, batches, 0, workers, queue, 0, ep)
+	started := time.Now() // every worker's life starts before this
 	got := 0
+	var received []time.Time
 	for mb := range pool.Out {
+		received = append(received, time.Now())
 		if mb == nil || len(mb.InputNodes) < 50 {
 			t.Fatalf("bad batch %v", mb)
 		}
@@ -65,12 +70,15 @@ func TestSamplerPoolBusyAndWait(t *testing.T) {
 	var r metrics.EpochRecord
 	ep.Fill(&r)
 	total := r.SampleBusyS + r.SampleWaitS
-	// Workers run out of batches once the last is taken: at most
-	// workers + queue batches before the end, each taking the consumer one
-	// delay as nominal or, on a loaded machine where sleeps overrun, the
-	// mean time per batch it was seen to take.
-	perBatch := max(delay.Seconds(), wall/nb)
-	lo := workers * (wall - float64(workers+queue+1)*perBatch)
+	// A worker's life ends only when it finds no batch left to take,
+	// after the last batch was taken. Batches taken and not yet received
+	// are held by a worker (one each) or in Out, so when the last was
+	// taken the consumer had received at least nb - workers - queue: the
+	// last take, and the end of every worker's life, came after that
+	// batch arrived (one batch of margin). So each worker lived at least
+	// from the pool's start to that batch's arrival, however long the
+	// tail took on a loaded machine, and at most the pool's wall time.
+	lo := workers * received[nb-workers-queue-2].Sub(started).Seconds()
 	hi := workers * wall
 	t.Logf("wall %.4f s: busy %.4f wait %.4f (sample_s %.4f), bounds [%.4f, %.4f]", wall, r.SampleBusyS, r.SampleWaitS, r.SampleS, lo, hi)
 	if total < lo || total > hi+0.001 {

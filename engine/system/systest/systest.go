@@ -154,8 +154,15 @@ func (r Result) Losses() []float64 {
 // completed.
 func Run(t testing.TB, cfg train.Config) Result {
 	t.Helper()
+	return RunWith(t, cfg, nil)
+}
+
+// RunWith is Run with train.RunOptions (nil: none), e.g. an OnEpoch hook
+// that takes a reading at the end of every epoch.
+func RunWith(t testing.TB, cfg train.Config, opt *train.RunOptions) Result {
+	t.Helper()
 	var out bytes.Buffer
-	sum, err := train.Run(context.Background(), cfg, &out, nil)
+	sum, err := train.Run(context.Background(), cfg, &out, opt)
 	r, perr := Parse(out.Bytes())
 	if perr != nil {
 		t.Fatal(perr)
