@@ -157,6 +157,11 @@ var presets = map[string]struct {
 		return c
 	}},
 	"papers-like": {"ogbn-papers100M's shape at 1/13 scale: 8,388,608 nodes, avg in-degree 14.5, 128 dims, 172 classes, 1.1% train / 0.11% val / 0.19% test, only split nodes labeled (4 GiB of features)", papersLike},
+	"papers-reach": {"ogbn-papers100M's batch reach: 67,108,864 nodes (0.6 of its 111 M), avg in-degree 14.5, 64 dims, 172 classes, papers-like's splits; one batch of 1,000 seeds at fanout 10,10,10 touches about 0.3 % of it (docs/benchmarks/dataset.md \"Batch reach\") (16 GiB of features)", func() GenConfig {
+		c := papersLike()
+		c.Nodes, c.FeatureDim = 67_108_864, 64
+		return c
+	}},
 	"papers-struct": {"papers-like with the structure options (DESIGN §4 \"Structure\"): Zipf community sizes, ids grouped by community, clustering and edge homophily calibrated to ogbn-papers100M / ogbn-arxiv (docs/benchmarks/dataset.md) (4 GiB of features)", func() GenConfig {
 		c := papersLike()
 		c.Homophily = 0.66
@@ -183,7 +188,8 @@ func papersLike() GenConfig {
 }
 
 // Preset returns the generator configuration of a named preset: tiny,
-// small, medium, large, papers-like, papers-struct or products-struct.
+// small, medium, large, papers-like, papers-reach, papers-struct or
+// products-struct.
 func Preset(name string) (GenConfig, error) {
 	p, ok := presets[name]
 	if !ok {

@@ -13,7 +13,7 @@ import (
 // The presets that existed before the structure options keep generating
 // what they did: no option set, nothing new in their meta.json.
 func TestPresetsWithoutStructure(t *testing.T) {
-	for _, name := range []string{"tiny", "small", "medium", "large", "papers-like"} {
+	for _, name := range []string{"tiny", "small", "medium", "large", "papers-like", "papers-reach"} {
 		c, err := Preset(name)
 		if err != nil {
 			t.Fatal(err)

@@ -126,6 +126,13 @@ func expCreateCmd() *Command {
 				}
 				grid, err = st.GridIn(studyDataset, studyCompute, studyRepeats)
 				file = "study " + study
+				if err == nil {
+					ds := studyDataset
+					if ds == "" {
+						ds = st.Dataset
+					}
+					err = ensurePresetDataset(ctx, s, dataDir, ds)
+				}
 			case file == "-":
 				grid, err = io.ReadAll(os.Stdin)
 			default:

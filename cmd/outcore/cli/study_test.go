@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"outcore/engine/dataset"
 	"outcore/store"
 )
 
@@ -22,7 +24,7 @@ func TestExpCreateStudy(t *testing.T) {
 		want string
 	}{
 		{[]string{"--study", "gnndrive-table2", "--study-dataset", "tiny"}, `"60%" is 614.4KiB of tiny, below 1MiB`},
-		{[]string{"--study", "gnndrive-table2"}, `"medium" not found`},
+		{[]string{"--study", "gnndrive-table2", "--study-dataset", "absent"}, `"absent" not found`},
 		{[]string{"--study", "nosuch"}, `--study "nosuch": no such study (have diskgnn-`},
 		{[]string{"--study", "ginex-overall", "--file", "g.json"}, "give one of --file and --study"},
 		{[]string{"--file", "g.json", "--study-dataset", "tiny"}, "--study-dataset needs --study"},
@@ -36,6 +38,37 @@ func TestExpCreateStudy(t *testing.T) {
 	code, stdout, stderr := runCLI("exp", "create", "--study", "gids-fig09-accumulator", "--study-dataset", "tiny", "--data-dir", dir)
 	if code != 0 || !strings.Contains(stdout+stderr, "6 runs") {
 		t.Errorf("an example by id: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestExpCreateStudyGeneratesPreset: on a fresh data directory `exp
+// create --study` generates the study's dataset when it is a preset
+// (here tiny, given by --study-dataset; a study's own is medium or
+// papers-reach), saying so with progress, and queues its runs; a name
+// that is no preset is left to the plan, which says it is missing.
+func TestExpCreateStudyGeneratesPreset(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI("exp", "create", "--study", "gids-fig09-accumulator", "--study-dataset", "tiny", "--data-dir", dir)
+	if code != 0 || !strings.Contains(stdout, "6 runs queued") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"dataset tiny is absent: generating preset tiny (8192 nodes", "outcore exp: generating tiny:", "outcore exp: generated tiny in"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	meta, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(dir), "tiny"))
+	if err != nil || meta.Nodes != 8192 || meta.Source.Preset != "tiny" {
+		t.Fatalf("generated tiny: %+v, %v", meta, err)
+	}
+	// present now: a second study on it generates nothing
+	code, _, stderr = runCLI("exp", "create", "--study", "gids-fig09-accumulator", "--study-dataset", "tiny", "--data-dir", dir)
+	if code != 0 || strings.Contains(stderr, "is absent: generating") {
+		t.Errorf("second create: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runCLI("exp", "create", "--study", "gids-fig09-accumulator", "--study-dataset", "absent", "--data-dir", dir)
+	if code != 2 || strings.Contains(stderr, "is absent: generating") || !strings.Contains(stderr, `"absent" not found`) {
+		t.Errorf("a name that is no preset: exit %d, stderr %q", code, firstLine(stderr))
 	}
 }
 
