@@ -122,8 +122,17 @@ var newDiskGNN = kit.New(parseOptions, func(cfg train.Config, o options) *diskGN
 	if o.ioThreads != 4 {
 		dev = append(dev, fmt.Sprintf("%d io_uring threads read the disk cache (§6: 4)", o.ioThreads))
 	}
-	if o.hashes != 2 {
+	if o.hashes != 2 && o.reorder != reorderNone {
 		dev = append(dev, fmt.Sprintf("MinHash reordering with %d hash functions (§5.1: 2)", o.hashes))
+	}
+	if o.reorder == reorderNone {
+		dev = append(dev, "reorder=none: every disk cache keeps its rows in node order, without Algorithm 1's MinHash reordering (Fig. 5a's and Fig. 13's No-reorder baseline)")
+	}
+	switch {
+	case o.segmentSize == segmentGlobal:
+		dev = append(dev, "segment_size=all: one global disk cache shared by all graph samples (§5.1 \"Reordering for global disk cache\", Fig. 5's Global), not the segmented disk cache; disk_budget does not bound it")
+	case o.segmentSize > 0:
+		dev = append(dev, fmt.Sprintf("segment_size=%d: every segment of the disk cache holds %d graph samples (Fig. 13's fixed segment sizes), not Algorithm 2's search; disk_budget does not bound the layout", o.segmentSize, o.segmentSize))
 	}
 	return &diskGNN{Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "assemble", "train"), dev...), cfg: cfg, o: o}
 })
@@ -410,10 +419,14 @@ func (d *diskGNN) searchSegments(ctx context.Context, env *train.Env, n int, si 
 	coldOf := func(i int) ([]int32, error) { return si.coldOf(ctx, i) }
 	var brute bruteForcePlan
 	search := func(budgetRows int64) (segmentPlan, error) {
+		if d.o.segmentSize != 0 {
+			// Fig. 5's global and Fig. 13's fixed segment sizes
+			return fixedSegmentPlan(n, int(nodes), d.o.segmentSize, coldOf)
+		}
 		if d.o.search == searchBrute {
 			// Table 4's baseline: every (s, m) built and measured
 			var err error
-			brute, err = bruteForceSegments(ctx, n, &d.plan, budgetRows, d.rowBytes, d.o.blockSize, d.o.hashes, uint64(d.cfg.Seed), si.read)
+			brute, err = bruteForceSegments(ctx, n, &d.plan, budgetRows, d.rowBytes, d.o.blockSize, d.o.layoutHashes(), uint64(d.cfg.Seed), si.read)
 			return brute.segmentPlan, err
 		}
 		return searchSegmentSize(n, int(nodes), budgetRows, coldOf)
@@ -423,6 +436,10 @@ func (d *diskGNN) searchSegments(ctx context.Context, env *train.Env, n int, si 
 		return err
 	}
 	if free := freeDisk(d.scratch) - 2<<30; d.sp.EstimatedRows > free/d.rowBytes {
+		if d.o.segmentSize != 0 {
+			return fmt.Errorf("diskgnn: segment_size=%s needs about %d MiB on disk, more than the %d MiB free in %s (2 GiB kept free)",
+				d.o.segmentSizeName(), (d.sp.EstimatedRows*d.rowBytes)>>20, max(0, free)>>20, d.scratch)
+		}
 		// The disk cannot hold what the budget allows: search again under
 		// the space left (2 GiB kept free).
 		budgetRows = max(0, free/d.rowBytes)
@@ -437,11 +454,15 @@ func (d *diskGNN) searchSegments(ctx context.Context, env *train.Env, n int, si 
 	}
 	d.searchTime = time.Since(t3)
 	env.PrepareStage("search_s", d.searchTime)
-	if d.o.search == searchBrute {
+	switch {
+	case d.o.segmentSize != 0:
+		env.Logf("diskgnn: segment size %s (option segment_size): %d of %d samples per segment, %d disk-cache entries per segment, %d MiB estimated on disk",
+			d.o.segmentSizeName(), d.sp.Size, n, d.sp.DiskEntries, (d.sp.EstimatedRows*d.rowBytes)>>20)
+	case d.o.search == searchBrute:
 		env.Deviate("search=brute: the segmented disk cache's segment size and entries come from the brute-force search of Table 4's baseline (%d combinations built and measured), not Algorithm 2", brute.Combinations)
 		env.Logf("diskgnn: brute-force segment search: segment size %d of %d samples, %d disk-cache entries per segment, %d MiB on disk, %d MiB of pages an epoch reads; %d combinations in %.2fs",
 			d.sp.Size, n, d.sp.DiskEntries, (d.sp.EstimatedRows*d.rowBytes)>>20, brute.TrafficBytes>>20, brute.Combinations, d.searchTime.Seconds())
-	} else {
+	default:
 		env.Logf("diskgnn: segment search (Algorithm 2): segment size %d of %d samples, %d disk-cache entries per segment, %d MiB estimated on disk (budget %s)",
 			d.sp.Size, n, d.sp.DiskEntries, (d.sp.EstimatedRows*d.rowBytes)>>20, d.o.diskBudget)
 	}
@@ -545,7 +566,7 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 		},
 	}
 	cfg := layoutConfig{Nodes: ds.Nodes(), RowBytes: rb, Samples: n, Plan: &d.plan, Segment: d.sp,
-		Hashes: d.o.hashes, Seed: uint64(d.cfg.Seed), PartRows: partRows, IDQuota: idQuota(env.MemBudget), SyncEvery: syncEvery,
+		Hashes: d.o.layoutHashes(), Seed: uint64(d.cfg.Seed), PartRows: partRows, IDQuota: idQuota(env.MemBudget), SyncEvery: syncEvery,
 		Progress: func(done, total int) { env.Progress(0, done, total, "prepare") }}
 	t0 := time.Now()
 	l, err := buildLayout(ctx, cfg, lio)
