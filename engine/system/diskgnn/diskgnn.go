@@ -589,7 +589,20 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 		st.Segments, st.DiskCacheRows, st.DiskCacheBytes>>20, st.PackedRows, st.PackedBytes>>20, st.HeaderBytes>>20,
 		float64(st.DiskCacheBytes+st.PackedBytes)/float64(fb), float64(st.DiskCacheBytes+st.PackedBytes)/float64(fb)/float64(d.o.pooledEpochs(d.cfg.Epochs)),
 		st.Sweeps, st.Pack.Partitions, st.Pack.BytesRead>>20, st.Pack.BytesWritten>>20)
-	return nil
+	return d.holdDisk(env, st)
+}
+
+// holdDisk records the disk space of the layout for the run's summary
+// (Fig. 12, Fig. 13's right plot): the packed chunks' rows and the disk
+// caches are the copies of feature rows, as the paper's disk space
+// counts "(|Vd| + |Vp|) × f × 4" bytes (Algorithm 2 line 7); the chunks'
+// interpreted addresses and the graph samples are listed beside them.
+func (d *diskGNN) holdDisk(env *train.Env, st layoutStats) error {
+	files := map[string]int64{"packed.bin": st.PackedBytes, "disk_cache.bin": st.DiskCacheBytes, "chunk_addresses.bin": st.HeaderBytes}
+	if fi, err := os.Stat(filepath.Join(d.scratch, "samples.bin")); err == nil {
+		files["samples.bin"] = fi.Size()
+	}
+	return env.HoldDisk(files, "packed.bin", "disk_cache.bin")
 }
 
 // syncDrop flushes f and drops its clean pages from the page cache: the

@@ -415,3 +415,36 @@ func TestReorderAndSegmentSize(t *testing.T) {
 		}
 	}
 }
+
+// The summary records the layout's disk space (Fig. 12, Fig. 13's right
+// plot): the packed chunks and disk caches as the feature copies, their
+// blowup over the feature table, and every file; a global disk cache
+// stores each cold row once, so it takes no more than segments of two
+// samples, and reordering moves rows without changing their number.
+func TestDiskSpaceRecorded(t *testing.T) {
+	space := func(key, value string) (int64, metrics.SummaryRecord) {
+		r := oneEpochWith(t, key, value)
+		s := r.Summary
+		if s.FeatureDiskBytes == nil || s.FeatureDiskBlowup == nil {
+			t.Fatalf("%s=%s: no disk space in the summary %+v", key, value, s)
+		}
+		f := s.DiskFiles
+		if *s.FeatureDiskBytes != f["packed.bin"]+f["disk_cache.bin"] || f["packed.bin"] <= 0 || f["chunk_addresses.bin"] <= 0 || f["samples.bin"] <= 0 {
+			t.Fatalf("%s=%s: feature disk bytes %d, files %v", key, value, *s.FeatureDiskBytes, f)
+		}
+		return *s.FeatureDiskBytes, s
+	}
+	def, s := space("reorder", "minhash")
+	// the test dataset: 4,000 nodes of FeatureDim float32s
+	if fb := int64(4000 * systest.FeatureDim * 4); *s.FeatureDiskBlowup != float64(def)/float64(fb) {
+		t.Fatalf("blowup %v, want %d / %d", *s.FeatureDiskBlowup, def, fb)
+	}
+	if none, _ := space("reorder", "none"); none != def {
+		t.Errorf("reorder=none stores %d bytes, minhash %d: reordering changed the rows stored", none, def)
+	}
+	all, _ := space("segment_size", "all")
+	two, _ := space("segment_size", "2")
+	if all > two || all <= 0 {
+		t.Errorf("global disk cache %d bytes, segments of 2 samples %d: want the global one no larger", all, two)
+	}
+}
