@@ -13,11 +13,14 @@ package diskgnn
 //     cache (the next ones; what the budget leaves after the pipeline's
 //     buffers), and the disk levels.
 //   - §5.1 segmented disk cache: Algorithm 2 searches the segment size
-//     under option disk_budget (segment_search.go); per segment, the cold
+//     under option disk_budget (segment_search.go), or option segment_size
+//     fixes it (all: one global disk cache); per segment, the cold
 //     features several of its samples share go to its disk cache, reordered
 //     by MinHash (Algorithm 1, minhash_reorder.go,
-//     segmented_disk_cache.go); every other cold feature is packed into its
-//     sample's chunk, with the interpreted addresses (chunk_format.go).
+//     segmented_disk_cache.go; reorder=none: node order); every other cold
+//     feature is packed into its sample's chunk, with the interpreted
+//     addresses (chunk_format.go). The layout's files are the summary's
+//     disk space (holdDisk: Fig. 12, Fig. 13).
 //   - §5.2 batched packing (packing.go, layout.go): one sequential sweep of
 //     the feature table fills every chunk and the memory caches.
 //   - §5.3 four-stage pipeline (pipeline.go) with queues of 2 (§6):
