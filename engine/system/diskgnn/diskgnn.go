@@ -469,7 +469,10 @@ func (d *diskGNN) searchSegments(ctx context.Context, env *train.Env, n int, si 
 		env.Logf("diskgnn: segment search (Algorithm 2): segment size %d of %d samples, %d disk-cache entries per segment, %d MiB estimated on disk (budget %s)",
 			d.sp.Size, n, d.sp.DiskEntries, (d.sp.EstimatedRows*d.rowBytes)>>20, d.o.diskBudget)
 	}
-	if d.sp.DiskEntries == 0 {
+	switch {
+	case d.sp.DiskEntries == 0 && d.o.segmentSize != 0:
+		env.Warnf("diskgnn: no cold row is read by two samples of a segment of %d (segment_size=%s): the disk cache is empty, so Algorithm 1's reordering and the disk-cache reads do not run", d.sp.Size, d.o.segmentSizeName())
+	case d.sp.DiskEntries == 0:
 		env.Warnf("diskgnn: the disk budget (%s) packs every cold row: the segmented disk cache is empty, so Algorithm 1's reordering and the disk-cache reads do not run", d.o.diskBudget)
 	}
 	return nil
