@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"outcore/engine/metrics"
+	"outcore/engine/metrics/fields"
 	"outcore/internal/units"
 )
 
@@ -33,6 +34,9 @@ type RunData struct {
 	// PrepareS is the run's offline preparation (the summary's prepare_s);
 	// nil when its summary does not say.
 	PrepareS *float64
+	// Values are the run's summary keys (fields.Runs: a study's metric
+	// may be one, e.g. feature_disk_blowup); nil without a summary.
+	Values fields.RunValues
 	// Run-level aggregates the store keeps for finished runs; they stand in
 	// for the digest where a page shows only the accuracy table.
 	EpochsDone      int

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"outcore/engine/metrics"
+	"outcore/engine/metrics/fields"
 	"outcore/experiments/grid"
 	"outcore/store"
 )
@@ -35,6 +36,7 @@ func RunDataOf(r store.Run, epochs []store.Epoch) RunData {
 		d.Memory = &m
 	}
 	d.PrepareS = prepareOf(r.Summary)
+	d.Values = fields.ParseRunValues(r.Summary)
 	d.TrainMaxNodes = trainMaxNodesOf(r.Config)
 	if len(epochs) > 0 {
 		recs := make([]metrics.EpochRecord, len(epochs))

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"outcore/engine/metrics/fields"
 	"outcore/experiments/studies"
 )
 
@@ -247,9 +248,11 @@ func CompareStudy(s studies.Study, runs []RunData, featureBytes int64, dim int) 
 }
 
 // MetricValue is a run's value of a study metric: a Digest mean, the
-// run's hit ratio (studies.MetricHitRatio), or one of the derived metrics
+// run's hit ratio (studies.MetricHitRatio), one of the derived metrics
 // a ratio may compare (studies.MetricEpochNoSample,
-// studies.MetricEpochPlusPrepare); false when the run does not have it.
+// studies.MetricEpochPlusPrepare), or else a run-level measurement
+// (fields.Runs, from its summary: DiskGNN Fig. 12's
+// feature_disk_blowup); false when the run does not have it.
 func MetricValue(r RunData, metric string) (float64, bool) {
 	if r.Digest == nil {
 		return 0, false
@@ -268,8 +271,13 @@ func MetricValue(r RunData, metric string) (float64, bool) {
 		}
 		return r.Digest.Mean["epoch_s"] + *r.PrepareS/float64(r.Digest.Epochs), true
 	}
-	v, ok := r.Digest.Mean[metric]
-	return v, ok
+	if v, ok := r.Digest.Mean[metric]; ok {
+		return v, true
+	}
+	if f, ok := fields.FindRun(metric); ok {
+		return f.Value(r.Values)
+	}
+	return 0, false
 }
 
 // limitShare writes a memory limit as a whole-percent share of the

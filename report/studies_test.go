@@ -7,6 +7,7 @@ import (
 
 	"outcore/engine/metrics"
 	"outcore/experiments/studies"
+	"outcore/store"
 )
 
 // TestStudyCompare matches runs to a study's points by system entry and
@@ -300,5 +301,17 @@ func TestStudyCompareByIDs(t *testing.T) {
 	})
 	if v, ok := MetricValue(RunData{Digest: d}, CounterPrefix+"io_requests"); !ok || v != 200 {
 		t.Errorf("counter_io_requests = %g, %v; want the steady epochs' mean 200", v, ok)
+	}
+	// a run-level measurement, read from the run's summary (DiskGNN Fig. 12)
+	rd := RunDataOf(store.Run{Status: RunDone, Summary: []byte(`{"feature_disk_blowup": 2.5, "prepare_s": 1}`)}, nil)
+	rd.Digest = d
+	if v, ok := MetricValue(rd, "feature_disk_blowup"); !ok || v != 2.5 {
+		t.Errorf("feature_disk_blowup = %g, %v; want the summary's 2.5", v, ok)
+	}
+	if _, ok := MetricValue(rd, "feature_disk_bytes"); ok {
+		t.Error("feature_disk_bytes measured in a summary without it")
+	}
+	if _, ok := MetricValue(rd, "no_such_metric"); ok {
+		t.Error("an unknown metric measured")
 	}
 }

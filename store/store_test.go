@@ -422,12 +422,13 @@ func TestExportCSV(t *testing.T) {
 			// the columns as they were before the run measurements derived
 			// from engine/metrics/fields.Runs (migration 0014): a field
 			// added there comes after peak_cgroup_bytes, none moves (testbed,
-			// DESIGN §13, came last)
+			// DESIGN §13, came last; the disk space of DiskGNN's Fig. 12,
+			// feature_disk_bytes and feature_disk_blowup, after the peaks)
 			before := strings.Fields(`run_id system dataset model mem_limit_bytes feature_dim batch_size fanout compute
 				repeat attempt status experiment_id seq superseded retry_of limit_enforced cgroup_limit_bytes limit_note
 				cache_dropped io_backend outcore_version go_version exit_code signal error epochs_done mean_epoch_s
-				best_val_acc test_acc total_s prepare_s peak_rss_bytes peak_cgroup_bytes queued_at started_at ended_at
-				executor job_id node host_json config_json cell_json testbed`)
+				best_val_acc test_acc total_s prepare_s peak_rss_bytes peak_cgroup_bytes feature_disk_bytes feature_disk_blowup
+				queued_at started_at ended_at executor job_id node host_json config_json cell_json testbed`)
 			if !slices.Equal(recs[0], before) {
 				t.Errorf("runs.csv columns changed:\n got %v\nwant %v", recs[0], before)
 			}

@@ -201,6 +201,8 @@ func studyValue(metric string, x float64) string {
 	unit := ""
 	if f, ok := fields.Find(metric); ok {
 		unit = f.Unit
+	} else if f, ok := fields.FindRun(metric); ok {
+		unit = f.Unit
 	}
 	switch {
 	case metric == studies.MetricHitRatio:

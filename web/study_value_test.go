@@ -15,6 +15,8 @@ func TestStudyValue(t *testing.T) {
 		{"feature_bytes_read", 3 << 20, "3MiB"},
 		{"rows_from_device", 1234567, "1,234,567"},
 		{"counter_io_requests", 98765.4, "98,765"},
+		{"feature_disk_blowup", 0.56, "0.560"},  // a run field (DiskGNN Fig. 12)
+		{"feature_disk_bytes", 5 << 20, "5MiB"}, // a run field in bytes
 	} {
 		if got := studyValue(c.metric, c.x); got != c.want {
 			t.Errorf("studyValue(%s, %g) = %q, want %q", c.metric, c.x, got, c.want)

@@ -355,6 +355,17 @@ type SummaryRecord struct {
 	// Testbed is the start record's: the paper's host the run emulates,
 	// empty for this host as it is.
 	Testbed string `json:"testbed,omitempty"`
+	// FeatureDiskBytes is the disk space the variant's own copies of
+	// feature rows took once Prepare wrote them (DiskGNN's packed chunks
+	// and disk caches: its Fig. 12 and Fig. 13), and FeatureDiskBlowup
+	// that over the dataset's feature table (the figures' "disk space
+	// blowup"); DiskFiles is every file the variant wrote for training, by
+	// name, in bytes (the feature copies and the rest: chunk addresses,
+	// graph samples). Nil (absent) for a variant that records none
+	// (train.Env.HoldDisk).
+	FeatureDiskBytes  *int64           `json:"feature_disk_bytes,omitempty"`
+	FeatureDiskBlowup *float64         `json:"feature_disk_blowup,omitempty"`
+	DiskFiles         map[string]int64 `json:"disk_files,omitempty"`
 }
 
 // MemoryAccount is what a run's memory held, beside its peaks (DESIGN §2 "One memory contract"

@@ -67,6 +67,7 @@ type Env struct {
 	prepStages map[string]float64
 	deviations []string
 	memory     *metrics.MemoryAccount // device_mem.go
+	disk       *diskHeld              // disk_held.go
 }
 
 // Deviate records a departure from the paper decided while the run

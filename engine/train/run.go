@@ -277,6 +277,7 @@ func (r *runner) run(ctx context.Context) (sum metrics.SummaryRecord, err error)
 	}
 	sum.Deviations = append(sum.Deviations, env.testbed...)
 	sum.Memory = env.MemoryAccount()
+	sum.FeatureDiskBytes, sum.FeatureDiskBlowup, sum.DiskFiles = env.diskAccount()
 	env.prepMu.Unlock()
 	_ = r.emit.Infof("%s prepared in %.3fs", cfg.System, sum.PrepareS)
 

@@ -53,6 +53,10 @@ var Runs = []RunField{
 		Doc: "the child's peak resident set (the larger of the runner's and the child's reading)"},
 	{Key: "peak_cgroup_bytes", Unit: "bytes", Int: true, Label: "peak cgroup (incl. page cache)", Optional: true, Column: true,
 		Doc: "the run's cgroup peak, page cache included"},
+	{Key: "feature_disk_bytes", Unit: "bytes", Int: true, Label: "disk space of its feature copies", Optional: true,
+		Doc: "disk space of the variant's own copies of feature rows, written in Prepare (DiskGNN: packed chunks and disk caches); absent for a variant that keeps none"},
+	{Key: "feature_disk_blowup", Unit: "ratio", Label: "feature copies / feature table", Optional: true,
+		Doc: "feature_disk_bytes over the dataset's feature table (DiskGNN Fig. 12's disk size blowup)"},
 }
 
 // FindRun returns the run field of a key.

@@ -140,7 +140,7 @@ func measureSegments(ctx context.Context, n, s int, m int64, plan *tierPlan, row
 		if err = b.Choose(hi-lo, lo/s); err != nil {
 			return
 		}
-		for g := lo; g < hi; g++ {
+		for g := lo; g < hi && b.Reorders(); g++ {
 			if buf, err = inputs(ctx, g, buf); err != nil {
 				return
 			}

@@ -13,11 +13,14 @@ package diskgnn
 //     cache (the next ones; what the budget leaves after the pipeline's
 //     buffers), and the disk levels.
 //   - §5.1 segmented disk cache: Algorithm 2 searches the segment size
-//     under option disk_budget (segment_search.go); per segment, the cold
+//     under option disk_budget (segment_search.go), or option segment_size
+//     fixes it (all: one global disk cache); per segment, the cold
 //     features several of its samples share go to its disk cache, reordered
 //     by MinHash (Algorithm 1, minhash_reorder.go,
-//     segmented_disk_cache.go); every other cold feature is packed into its
-//     sample's chunk, with the interpreted addresses (chunk_format.go).
+//     segmented_disk_cache.go; reorder=none: node order); every other cold
+//     feature is packed into its sample's chunk, with the interpreted
+//     addresses (chunk_format.go). The layout's files are the summary's
+//     disk space (holdDisk: Fig. 12, Fig. 13).
 //   - §5.2 batched packing (packing.go, layout.go): one sequential sweep of
 //     the feature table fills every chunk and the memory caches.
 //   - §5.3 four-stage pipeline (pipeline.go) with queues of 2 (§6):
@@ -122,8 +125,17 @@ var newDiskGNN = kit.New(parseOptions, func(cfg train.Config, o options) *diskGN
 	if o.ioThreads != 4 {
 		dev = append(dev, fmt.Sprintf("%d io_uring threads read the disk cache (§6: 4)", o.ioThreads))
 	}
-	if o.hashes != 2 {
+	if o.hashes != 2 && o.reorder != reorderNone {
 		dev = append(dev, fmt.Sprintf("MinHash reordering with %d hash functions (§5.1: 2)", o.hashes))
+	}
+	if o.reorder == reorderNone {
+		dev = append(dev, "reorder=none: every disk cache keeps its rows in node order, without Algorithm 1's MinHash reordering (Fig. 5a's and Fig. 13's No-reorder baseline)")
+	}
+	switch {
+	case o.segmentSize == segmentGlobal:
+		dev = append(dev, "segment_size=all: one global disk cache shared by all graph samples (§5.1 \"Reordering for global disk cache\", Fig. 5's Global), not the segmented disk cache; disk_budget does not bound it")
+	case o.segmentSize > 0:
+		dev = append(dev, fmt.Sprintf("segment_size=%d: every segment of the disk cache holds %d graph samples (Fig. 13's fixed segment sizes), not Algorithm 2's search; disk_budget does not bound the layout", o.segmentSize, o.segmentSize))
 	}
 	return &diskGNN{Base: kit.NewBase(Name, kit.OnCPU("sample", "extract", "assemble", "train"), dev...), cfg: cfg, o: o}
 })
@@ -410,10 +422,14 @@ func (d *diskGNN) searchSegments(ctx context.Context, env *train.Env, n int, si 
 	coldOf := func(i int) ([]int32, error) { return si.coldOf(ctx, i) }
 	var brute bruteForcePlan
 	search := func(budgetRows int64) (segmentPlan, error) {
+		if d.o.segmentSize != 0 {
+			// Fig. 5's global and Fig. 13's fixed segment sizes
+			return fixedSegmentPlan(n, int(nodes), d.o.segmentSize, coldOf)
+		}
 		if d.o.search == searchBrute {
 			// Table 4's baseline: every (s, m) built and measured
 			var err error
-			brute, err = bruteForceSegments(ctx, n, &d.plan, budgetRows, d.rowBytes, d.o.blockSize, d.o.hashes, uint64(d.cfg.Seed), si.read)
+			brute, err = bruteForceSegments(ctx, n, &d.plan, budgetRows, d.rowBytes, d.o.blockSize, d.o.layoutHashes(), uint64(d.cfg.Seed), si.read)
 			return brute.segmentPlan, err
 		}
 		return searchSegmentSize(n, int(nodes), budgetRows, coldOf)
@@ -423,6 +439,10 @@ func (d *diskGNN) searchSegments(ctx context.Context, env *train.Env, n int, si 
 		return err
 	}
 	if free := freeDisk(d.scratch) - 2<<30; d.sp.EstimatedRows > free/d.rowBytes {
+		if d.o.segmentSize != 0 {
+			return fmt.Errorf("diskgnn: segment_size=%s needs about %d MiB on disk, more than the %d MiB free in %s (2 GiB kept free)",
+				d.o.segmentSizeName(), (d.sp.EstimatedRows*d.rowBytes)>>20, max(0, free)>>20, d.scratch)
+		}
 		// The disk cannot hold what the budget allows: search again under
 		// the space left (2 GiB kept free).
 		budgetRows = max(0, free/d.rowBytes)
@@ -437,15 +457,22 @@ func (d *diskGNN) searchSegments(ctx context.Context, env *train.Env, n int, si 
 	}
 	d.searchTime = time.Since(t3)
 	env.PrepareStage("search_s", d.searchTime)
-	if d.o.search == searchBrute {
+	switch {
+	case d.o.segmentSize != 0:
+		env.Logf("diskgnn: segment size %s (option segment_size): %d of %d samples per segment, %d disk-cache entries per segment, %d MiB estimated on disk",
+			d.o.segmentSizeName(), d.sp.Size, n, d.sp.DiskEntries, (d.sp.EstimatedRows*d.rowBytes)>>20)
+	case d.o.search == searchBrute:
 		env.Deviate("search=brute: the segmented disk cache's segment size and entries come from the brute-force search of Table 4's baseline (%d combinations built and measured), not Algorithm 2", brute.Combinations)
 		env.Logf("diskgnn: brute-force segment search: segment size %d of %d samples, %d disk-cache entries per segment, %d MiB on disk, %d MiB of pages an epoch reads; %d combinations in %.2fs",
 			d.sp.Size, n, d.sp.DiskEntries, (d.sp.EstimatedRows*d.rowBytes)>>20, brute.TrafficBytes>>20, brute.Combinations, d.searchTime.Seconds())
-	} else {
+	default:
 		env.Logf("diskgnn: segment search (Algorithm 2): segment size %d of %d samples, %d disk-cache entries per segment, %d MiB estimated on disk (budget %s)",
 			d.sp.Size, n, d.sp.DiskEntries, (d.sp.EstimatedRows*d.rowBytes)>>20, d.o.diskBudget)
 	}
-	if d.sp.DiskEntries == 0 {
+	switch {
+	case d.sp.DiskEntries == 0 && d.o.segmentSize != 0:
+		env.Warnf("diskgnn: no cold row is read by two samples of a segment of %d (segment_size=%s): the disk cache is empty, so Algorithm 1's reordering and the disk-cache reads do not run", d.sp.Size, d.o.segmentSizeName())
+	case d.sp.DiskEntries == 0:
 		env.Warnf("diskgnn: the disk budget (%s) packs every cold row: the segmented disk cache is empty, so Algorithm 1's reordering and the disk-cache reads do not run", d.o.diskBudget)
 	}
 	return nil
@@ -545,7 +572,7 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 		},
 	}
 	cfg := layoutConfig{Nodes: ds.Nodes(), RowBytes: rb, Samples: n, Plan: &d.plan, Segment: d.sp,
-		Hashes: d.o.hashes, Seed: uint64(d.cfg.Seed), PartRows: partRows, IDQuota: idQuota(env.MemBudget), SyncEvery: syncEvery,
+		Hashes: d.o.layoutHashes(), Seed: uint64(d.cfg.Seed), PartRows: partRows, IDQuota: idQuota(env.MemBudget), SyncEvery: syncEvery,
 		Progress: func(done, total int) { env.Progress(0, done, total, "prepare") }}
 	t0 := time.Now()
 	l, err := buildLayout(ctx, cfg, lio)
@@ -568,7 +595,20 @@ func (d *diskGNN) buildLayout(ctx context.Context, env *train.Env, n int, partRo
 		st.Segments, st.DiskCacheRows, st.DiskCacheBytes>>20, st.PackedRows, st.PackedBytes>>20, st.HeaderBytes>>20,
 		float64(st.DiskCacheBytes+st.PackedBytes)/float64(fb), float64(st.DiskCacheBytes+st.PackedBytes)/float64(fb)/float64(d.o.pooledEpochs(d.cfg.Epochs)),
 		st.Sweeps, st.Pack.Partitions, st.Pack.BytesRead>>20, st.Pack.BytesWritten>>20)
-	return nil
+	return d.holdDisk(env, st)
+}
+
+// holdDisk records the disk space of the layout for the run's summary
+// (Fig. 12, Fig. 13's right plot): the packed chunks' rows and the disk
+// caches are the copies of feature rows, as the paper's disk space
+// counts "(|Vd| + |Vp|) × f × 4" bytes (Algorithm 2 line 7); the chunks'
+// interpreted addresses and the graph samples are listed beside them.
+func (d *diskGNN) holdDisk(env *train.Env, st layoutStats) error {
+	files := map[string]int64{"packed.bin": st.PackedBytes, "disk_cache.bin": st.DiskCacheBytes, "chunk_addresses.bin": st.HeaderBytes}
+	if fi, err := os.Stat(filepath.Join(d.scratch, "samples.bin")); err == nil {
+		files["samples.bin"] = fi.Size()
+	}
+	return env.HoldDisk(files, "packed.bin", "disk_cache.bin")
 }
 
 // syncDrop flushes f and drops its clean pages from the page cache: the

@@ -187,6 +187,8 @@ func TestBadOptions(t *testing.T) {
 		{"disk_budget": "lots"}, {"disk_budget": "-2x"}, {"disk_budget": "0"},
 		{"gpu_cache": "half"}, {"gpu_cache": "120%"},
 		{"io_threads": "0"}, {"pipeline_queue": "0"}, {"hashes": "0"}, {"block_size": "1000"},
+		{"reorder": "random"}, {"segment_size": "0"}, {"segment_size": "-3"}, {"segment_size": "many"},
+		{"segment_size": "4", "search": "brute"}, {"segment_size": "all", "search": "brute"},
 	} {
 		cfg := systest.Config(t, Name, opts)
 		if err := cfg.Validate(); err == nil {
@@ -374,5 +376,75 @@ func TestBruteForceSegments(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// reorder=none (Fig. 5a's No-reorder) and segment_size (Fig. 13's fixed
+// sizes, Fig. 5's global disk cache with all) change only where rows are
+// stored: the same batches train to the same losses; the layout has the
+// segments the option asks for, and each run records its deviation.
+func TestReorderAndSegmentSize(t *testing.T) {
+	def := oneEpochWith(t, "reorder", "minhash")
+	n := def.Epochs[0].Batches
+	if n < 3 {
+		t.Fatalf("%d batches: too few to cut into segments", n)
+	}
+	for _, c := range []struct {
+		key, value, deviation string
+		size                  int64 // 0: any
+	}{
+		{"reorder", "none", "reorder=none", 0},
+		{"segment_size", "2", "segment_size=2", 2},
+		{"segment_size", "all", "segment_size=all", int64(n)},
+	} {
+		r := oneEpochWith(t, c.key, c.value)
+		if !slices.Equal(r.Losses(), def.Losses()) {
+			t.Errorf("%s=%s: losses %v, default %v", c.key, c.value, r.Losses(), def.Losses())
+		}
+		if !systest.HasDeviation(r.Summary.Deviations, c.deviation) || systest.HasDeviation(def.Summary.Deviations, c.deviation) {
+			t.Errorf("%s=%s: deviations %q (default %q)", c.key, c.value, r.Summary.Deviations, def.Summary.Deviations)
+		}
+		e := r.Epochs[0]
+		if c.size > 0 {
+			if e.Counters["segment_size"] != c.size || e.Counters["segments"] != (int64(n)+c.size-1)/c.size {
+				t.Errorf("%s=%s: counters %v, want segments of %d of %d batches", c.key, c.value, e.Counters, c.size, n)
+			}
+		}
+		if e.Tiers[metrics.TierDiskCache].Hits == 0 {
+			t.Errorf("%s=%s: the disk cache served nothing: %+v", c.key, c.value, e.Tiers)
+		}
+	}
+}
+
+// The summary records the layout's disk space (Fig. 12, Fig. 13's right
+// plot): the packed chunks and disk caches as the feature copies, their
+// blowup over the feature table, and every file; a global disk cache
+// stores each cold row once, so it takes no more than segments of two
+// samples, and reordering moves rows without changing their number.
+func TestDiskSpaceRecorded(t *testing.T) {
+	space := func(key, value string) (int64, metrics.SummaryRecord) {
+		r := oneEpochWith(t, key, value)
+		s := r.Summary
+		if s.FeatureDiskBytes == nil || s.FeatureDiskBlowup == nil {
+			t.Fatalf("%s=%s: no disk space in the summary %+v", key, value, s)
+		}
+		f := s.DiskFiles
+		if *s.FeatureDiskBytes != f["packed.bin"]+f["disk_cache.bin"] || f["packed.bin"] <= 0 || f["chunk_addresses.bin"] <= 0 || f["samples.bin"] <= 0 {
+			t.Fatalf("%s=%s: feature disk bytes %d, files %v", key, value, *s.FeatureDiskBytes, f)
+		}
+		return *s.FeatureDiskBytes, s
+	}
+	def, s := space("reorder", "minhash")
+	// the test dataset: 4,000 nodes of FeatureDim float32s
+	if fb := int64(4000 * systest.FeatureDim * 4); *s.FeatureDiskBlowup != float64(def)/float64(fb) {
+		t.Fatalf("blowup %v, want %d / %d", *s.FeatureDiskBlowup, def, fb)
+	}
+	if none, _ := space("reorder", "none"); none != def {
+		t.Errorf("reorder=none stores %d bytes, minhash %d: reordering changed the rows stored", none, def)
+	}
+	all, _ := space("segment_size", "all")
+	two, _ := space("segment_size", "2")
+	if all > two || all <= 0 {
+		t.Errorf("global disk cache %d bytes, segments of 2 samples %d: want the global one no larger", all, two)
 	}
 }

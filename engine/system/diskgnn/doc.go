@@ -13,9 +13,12 @@
 //     frequency: device ("GPU") cache, host cache, and what is left for the
 //     disk (§4).
 //   - segment_search.go: Algorithm 2, the 1-D approximate search for the
-//     segment size under the disk budget (§5.1).
+//     segment size under the disk budget (§5.1), and the plan for a
+//     segment size given instead (option segment_size: Fig. 13's 50, 100
+//     and 150 mini-batches, or all: Fig. 5's global disk cache).
 //   - minhash_reorder.go: Algorithm 1, MinHash reordering of a segment's
-//     disk cache (§5.1).
+//     disk cache (§5.1; option reorder=none keeps node order, the
+//     "No-reorder" baseline of Fig. 5 and Fig. 13).
 //   - segmented_disk_cache.go: per-segment disk caches of the nodes a
 //     segment's batches share, and each batch's interpreted addresses
 //     (§5.1, §6 "Feature assembling").

@@ -236,7 +236,7 @@ func buildLayout(ctx context.Context, cfg layoutConfig, lio layoutIO) (*layout, 
 		if err := b.Choose(end-first, seg); err != nil {
 			return nil, err
 		}
-		for g := first; g < end; g++ {
+		for g := first; g < end && b.Reorders(); g++ {
 			if err := read(g); err != nil {
 				return nil, err
 			}

@@ -102,3 +102,40 @@ func TestMinHashBadInput(t *testing.T) {
 		t.Fatalf("no samples: %v %v, want the incoming order", order, err)
 	}
 }
+
+// TestSegmentBuilderWithoutReordering: with no hash functions (option
+// reorder=none) a segment's disk cache keeps its entries in node order;
+// with MinHash the same entries are stored, in signature order.
+func TestSegmentBuilderWithoutReordering(t *testing.T) {
+	samples := [][]int64{{9, 1, 5, 7}, {5, 9, 3}, {7, 3, 1, 8}, {8, 1, 9}}
+	plan, err := planTiers(make([]int32, 10), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(hashes int) []int32 {
+		b := newSegmentBuilder(&plan, 100, hashes, 1)
+		for _, s := range samples {
+			b.Count(s)
+		}
+		if err := b.Choose(len(samples), 0); err != nil {
+			t.Fatal(err)
+		}
+		if b.Reorders() != (hashes > 0) {
+			t.Fatalf("%d hash functions: Reorders %v", hashes, b.Reorders())
+		}
+		for i, s := range samples {
+			if err := b.Hash(i, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return slices.Clone(b.Reorder())
+	}
+	none, mh := build(0), build(2)
+	// nodes read by two samples or more, in node order
+	if want := []int32{1, 3, 5, 7, 8, 9}; !slices.Equal(none, want) {
+		t.Fatalf("reorder=none: entries %v, want node order %v", none, want)
+	}
+	if s := slices.Sorted(slices.Values(mh)); !slices.Equal(s, none) {
+		t.Fatalf("minhash stores entries %v, without reordering %v: not the same set", mh, none)
+	}
+}

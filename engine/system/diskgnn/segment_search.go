@@ -149,3 +149,32 @@ func coldInputs(inputs []int64, slot []int32, dst []int32) []int32 {
 	}
 	return dst
 }
+
+// fixedSegmentPlan is the plan for a segment size given instead of
+// searched (option segment_size; size >= n or segmentGlobal: one global
+// disk cache of all n samples): m and the estimate are Algorithm 2's for a
+// segment of the first size samples (lines 6–7), and Fits is true, the
+// disk budget not being searched against.
+func fixedSegmentPlan(n, nodes, size int, cold func(i int) ([]int32, error)) (segmentPlan, error) {
+	if size == segmentGlobal || size > n {
+		size = n
+	}
+	if size < 1 {
+		return segmentPlan{}, fmt.Errorf("diskgnn: segment size %d", size)
+	}
+	s, err := newSegmentSearcher(n, nodes, math.MaxInt64)
+	if err != nil {
+		return segmentPlan{}, err
+	}
+	var p segmentPlan
+	for i := 0; i < size; i++ {
+		ids, err := cold(i)
+		if err != nil {
+			return segmentPlan{}, err
+		}
+		if p, err = s.Add(ids); err != nil {
+			return segmentPlan{}, err
+		}
+	}
+	return p, nil
+}

@@ -141,3 +141,42 @@ func TestSegmentSearchBadInput(t *testing.T) {
 		t.Fatal("node outside the graph accepted")
 	}
 }
+
+// TestFixedSegmentPlan: a segment size given (option segment_size) takes
+// Algorithm 2's m and estimate for that size, whatever the budget, and
+// reads only that segment's samples; a size over the samples and
+// segment_size=all are one segment of every sample.
+func TestFixedSegmentPlan(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	samples := randomSamples(r, 20, 150, 25)
+	n := len(samples)
+	for _, c := range []struct{ size, want int }{{1, 1}, {4, 4}, {20, 20}, {50, 20}, {segmentGlobal, 20}} {
+		reads := 0
+		p, err := fixedSegmentPlan(n, 150, c.size, func(i int) ([]int32, error) { reads++; return samples[i], nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the exhaustive evaluation of exactly that size: a budget of its
+		// estimate makes it the first that fits unless a smaller one does,
+		// so evaluate the size alone
+		count := map[int32]int{}
+		for _, b := range samples[:c.want] {
+			for _, v := range b {
+				count[v]++
+			}
+		}
+		var shared int64
+		for _, k := range count {
+			if k > 1 {
+				shared++
+			}
+		}
+		est := int64(math.Ceil(float64(len(count)) * float64(n) / float64(c.want)))
+		if !p.Fits || p.Size != c.want || p.DiskEntries != shared || p.EstimatedRows != est || reads != c.want {
+			t.Errorf("size %d: plan %+v after %d reads, want size %d, m %d, %d rows, %d reads", c.size, p, reads, c.want, shared, est, c.want)
+		}
+	}
+	if _, err := fixedSegmentPlan(n, 150, 0, func(i int) ([]int32, error) { return samples[i], nil }); err == nil {
+		t.Error("segment size 0 accepted")
+	}
+}

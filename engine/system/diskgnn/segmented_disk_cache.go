@@ -19,6 +19,11 @@ package diskgnn
 //  2. Choose the entries and feed each sample's entries to MinHash.
 //  3. Classify each sample's inputs into the chunk header's four lists
 //     (cache slot, disk-cache row, packed) — the interpreted addresses.
+//
+// With no hash functions (option reorder=none, Fig. 5a's "No-reorder"
+// baseline) pass 2 is skipped: the disk cache keeps its entries in node
+// order, the feature table's, as the disk features are "before
+// reordering" in Fig. 4.
 
 import (
 	"fmt"
@@ -45,7 +50,7 @@ type posPair struct{ key, pos int32 }
 
 // newSegmentBuilder prepares segment passes for the tier plan's slot table,
 // at most m disk-cache entries per segment, MinHash with hashes functions
-// and seed.
+// and seed (0 functions: no reordering, the entries in node order).
 func newSegmentBuilder(plan *tierPlan, m int64, hashes int, seed uint64) *segmentBuilder {
 	b := &segmentBuilder{slot: plan.Slot, slots: int32(plan.Cached()), m: m, hashes: hashes, seed: seed,
 		count: make([]int32, len(plan.Slot)), loc: make([]int32, len(plan.Slot))}
@@ -90,13 +95,23 @@ func (b *segmentBuilder) Choose(n int, segment int) error {
 	for i, v := range b.entries {
 		b.loc[v] = int32(i) // entry index until Reorder
 	}
+	if b.hashes == 0 {
+		return nil
+	}
 	var err error
 	b.mh, err = newMinHasher(len(b.entries), n, b.hashes, b.seed+uint64(segment)*0x9e3779b97f4a7c15)
 	return err
 }
 
-// Hash is pass 2 for sample i (0-based within the segment).
+// Reorders reports whether pass 2 runs (MinHash reordering is on).
+func (b *segmentBuilder) Reorders() bool { return b.hashes > 0 }
+
+// Hash is pass 2 for sample i (0-based within the segment); a no-op
+// without reordering.
 func (b *segmentBuilder) Hash(i int, inputs []int64) error {
+	if b.mh == nil {
+		return nil
+	}
 	b.scratch = b.scratch[:0]
 	for _, v := range inputs {
 		if e := b.loc[v]; e >= 0 {
@@ -106,9 +121,17 @@ func (b *segmentBuilder) Hash(i int, inputs []int64) error {
 	return b.mh.Add(i, b.scratch)
 }
 
-// Reorder ends pass 2: it sorts the entries by MinHash signature and
-// returns them in disk-cache file order (valid until Done).
+// Reorder ends pass 2: it sorts the entries by MinHash signature (without
+// reordering: by node id) and returns them in disk-cache file order (valid
+// until Done).
 func (b *segmentBuilder) Reorder() []int32 {
+	if b.mh == nil {
+		slices.Sort(b.entries)
+		for p, v := range b.entries {
+			b.loc[v] = int32(p)
+		}
+		return b.entries
+	}
 	order := b.mh.Order()
 	sorted := make([]int32, len(order))
 	for p, e := range order {

@@ -50,6 +50,10 @@ const (
 	searchBrute       = "brute"
 	poolReuse         = "reuse"
 	poolEpoch         = "epoch"
+	reorderMinHash    = "minhash"
+	reorderNone       = "none"
+	segmentSearch     = "search"
+	segmentAll        = "all"
 )
 
 // options are the parsed variant options: disk_budget as diskX (> 0: a
@@ -67,7 +71,15 @@ type options struct {
 	packing                                     string // "batched" (§5.2) or "individual" (Fig. 14's baseline)
 	search                                      string // "approximate" (Algorithm 2) or "brute" (Table 4's baseline)
 	samplePool                                  string // "reuse" (the artifact) or "epoch"
+	reorder                                     string // "minhash" (Algorithm 1) or "none" (Fig. 5a's No-reorder)
+	// segmentSize is option segment_size: 0 = the search's (option
+	// search), segmentGlobal = one disk cache for all graph samples, else
+	// graph samples per segment.
+	segmentSize int
 }
+
+// segmentGlobal is segmentSize's value for segment_size=all.
+const segmentGlobal = -1
 
 func (o *options) bind(b *kit.Binder) {
 	o.diskBudget, o.diskX, o.gpuAuto = defaultDiskBudget, defaultDiskBudgetX, true
@@ -87,6 +99,53 @@ func (o *options) bind(b *kit.Binder) {
 	b.Enum(&o.packing, "packing", packingBatched, []string{packingBatched, packingIndividual}, "batched: the feature table swept once in partitions for every chunk (§5.2); individual: each chunk gathered with random row reads (Fig. 14's naive baseline)")
 	b.Enum(&o.samplePool, "sample_pool", poolReuse, []string{poolReuse, poolEpoch}, "reuse (the artifact's default: it samples one pool of graph samples and trains it every epoch, and §6 prepares the interpreted addresses once to avoid regenerating them for each graph sample across epochs): one epoch's batches are sampled and packed once in Prepare and every epoch trains them again, so pre-processing is amortised over the epochs (Fig. 8's \"+ preprocess\"); epoch: every epoch of the run is sampled and packed in Prepare, each epoch training the reference's batches of that epoch")
 	b.Enum(&o.search, "search", searchApprox, []string{searchApprox, searchBrute}, "segmented disk cache parameters: approximate (Algorithm 2, a linear search on the segment size) or brute (Table 4's brute-force search over segment size and disk-cache entries, by the pages an epoch reads)")
+	b.Enum(&o.reorder, "reorder", reorderMinHash, []string{reorderMinHash, reorderNone}, "order of each disk cache's rows: minhash (Algorithm 1, \"storing node features in the disk cache according to a better node ordering\", §5.1) or none (node order: Fig. 5a's and Fig. 13's \"No-reorder\"/\"w/o Reorder\" baseline)")
+	b.Func("segment_size", segmentSearch, "graph samples (mini-batches) per segment of the disk cache: search (Algorithm 2 or search=brute under disk_budget), N (fixed, Fig. 13's \"three configurations (i.e., 50, 100, and 150) for the number of min-batches in a segment\"; disk_budget then does not bound the layout), or all (one global disk cache shared by all graph samples, §5.1 \"Reordering for global disk cache\", Fig. 5's Global)", o.parseSegmentSize)
+	b.Check(func() error {
+		if o.segmentSize != 0 && o.search == searchBrute {
+			return fmt.Errorf("segment_size=%s fixes the segment size that search=brute searches: give one of them", o.segmentSizeName())
+		}
+		return nil
+	})
+}
+
+// parseSegmentSize reads segment_size: search, all or a count.
+func (o *options) parseSegmentSize(s string) error {
+	switch v := strings.ToLower(strings.TrimSpace(s)); v {
+	case segmentSearch, "":
+		o.segmentSize = 0
+		return nil
+	case segmentAll:
+		o.segmentSize = segmentGlobal
+		return nil
+	default:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q: want search, all or a number of mini-batches (1 or more)", s)
+		}
+		o.segmentSize = n
+		return nil
+	}
+}
+
+// segmentSizeName is segment_size as written.
+func (o options) segmentSizeName() string {
+	switch o.segmentSize {
+	case 0:
+		return segmentSearch
+	case segmentGlobal:
+		return segmentAll
+	}
+	return strconv.Itoa(o.segmentSize)
+}
+
+// layoutHashes is the MinHash functions the layout reorders with: 0 under
+// reorder=none.
+func (o options) layoutHashes() int {
+	if o.reorder == reorderNone {
+		return 0
+	}
+	return o.hashes
 }
 
 // parseDiskBudget reads disk_budget: unlimited, <N>x or bytes.
@@ -171,12 +230,12 @@ func (o options) gpuRows(featureBytes, rowBytes int64) int64 {
 
 // trainReaderBytes is the staging of the storage readers an epoch holds:
 // the graph samples, the chunks' addresses and packed rows (sequential), and io_threads
-// disk-cache readers unless the disk budget is unlimited (then Algorithm 2
-// picks segments of one sample, which share nothing: there is no disk
-// cache).
+// disk-cache readers unless the disk budget is unlimited and the segment
+// size searched (then Algorithm 2 picks segments of one sample, which
+// share nothing: there is no disk cache).
 func (o options) trainReaderBytes() int64 {
 	b := int64(3 * seqArena)
-	if o.diskX != 0 || o.diskBytes != 0 {
+	if o.diskX != 0 || o.diskBytes != 0 || o.segmentSize != 0 {
 		b += int64(o.ioThreads) * randArena
 	}
 	return b
