@@ -131,6 +131,7 @@ func trainFlags(c *train.Config, configPath *string) *flag.FlagSet {
 	fs.StringVar(configPath, "config", "", "JSON file with the run configuration (fields as train.Config); flags given override it")
 	fs.StringVar(&c.Dataset, "dataset", c.Dataset, "dataset name (in the data directory)")
 	fs.StringVar(&c.System, "system", c.System, "system variant")
+	fs.StringVar(&c.IDs, "ids", c.IDs, `the node numbering the dataset must have: "scattered" or "local" (a grid's ids axis sets it; the run refuses a dataset numbered otherwise); empty: any`)
 	fs.StringVar(&c.Model, "model", c.Model, "sage, gcn or gat")
 	fs.IntVar(&c.Layers, "layers", c.Layers, "layers (default: number of fanouts; must match)")
 	fs.IntVar(&c.Hidden, "hidden", c.Hidden, "hidden width (gat: concatenated width of all heads)")
