@@ -61,7 +61,7 @@ func TestGridFromCLI(t *testing.T) {
 	show := run("exp", "show", "1")
 	for _, sys := range []string{"pyg+", "ginex", "gnndrive"} {
 		runRow := regexp.MustCompile(`(?m)^\d+\s+\d+\s+1\s+` + regexp.QuoteMeta(sys) + `\s+tiny\s+.*\sdone\s`)
-		cellRow := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(sys) + `\s+\d+MiB\s+32\s+1000\s+sage\s+5,5\s+2\s+2\s+0\s+0\s`)
+		cellRow := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(sys) + `\s+\d+MiB\s+32\s+1000\s+sage\s+5,5\s+tiny\s+-\s+2\s+2\s+0\s+0\s`)
 		if n, c := len(runRow.FindAllString(show, -1)), len(cellRow.FindAllString(show, -1)); n != 6 || c != 3 {
 			t.Errorf("exp show: %d done runs and %d cells of %s, want 6 and 3:\n%s", n, c, sys, show)
 		}
