@@ -394,6 +394,10 @@ func isTimeout(err error) bool {
 // every connection serves a request it gets 503 at once (TestShedOrder).
 func TestConnectionCaps(t *testing.T) {
 	ls := serveAttacked(t, func(c *Config) { c.Limits.MaxConnsPerClient = 8 })
+	// serveAttacked's start-up probe (answers) may still hold its
+	// connection on the server's side: with it, the 8th connection below
+	// would already be over the cap and shed one (CI saw 2 shed).
+	waitFor(t, 5*time.Second, "the start-up probe's connection closed", func() bool { return ls.live.Listener().Open() == 0 })
 	var held []net.Conn
 	for i := 0; i < 8; i++ {
 		c, err := net.Dial("tcp", ls.addr)
@@ -404,6 +408,10 @@ func TestConnectionCaps(t *testing.T) {
 	}
 	defer closeAll(held)
 	waitFor(t, 5*time.Second, "8 connections open", func() bool { return ls.live.Listener().Open() == 8 })
+	shedBefore := ls.live.Listener().Shed()
+	if shedBefore != 0 {
+		t.Errorf("%d connections shed before the 9th", shedBefore)
+	}
 	if !ls.answers() {
 		t.Error("the 9th connection of a client holding 8 idle ones was not served")
 	}
