@@ -91,3 +91,22 @@ func mustMeta(t *testing.T, dataDir, name string) dataset.Meta {
 	}
 	return m
 }
+
+// TestTestbedHostMemoryBelowFloorRefused is the regression of a grid
+// under a paper's testbed with no limit of its own on a dataset far
+// smaller than the paper's (helios-preprint on tiny: the mapping's host
+// memory, 75 % of the features, is well under a MiB): its runs were queued
+// and each failed in the child with a usage message. The mapping's host
+// memory is now checked against the floor when the grid is made, as a
+// given limit is.
+func TestTestbedHostMemoryBelowFloorRefused(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.MinMemory = grid.VariantMinMemory })
+	_, err := h.m.Create(context.Background(), []byte(`{"dataset":"tiny","system":"ginex","testbed":"ginex-vldb22","epochs":0}`))
+	if !errors.Is(err, grid.ErrInvalid) || !strings.Contains(err.Error(), "testbed ginex-vldb22's host memory") || !strings.Contains(err.Error(), "that ginex needs to start on tiny") {
+		t.Fatalf("a testbed's host memory below the floor: %v", err)
+	}
+	// a limit of the run's own (recorded as a deviation by the run) starts
+	if _, err := h.m.Create(context.Background(), []byte(`{"dataset":"tiny","system":"ginex","testbed":"ginex-vldb22","epochs":0,"mem_limit":"1GiB"}`)); err != nil {
+		t.Fatalf("with a limit of its own: %v", err)
+	}
+}

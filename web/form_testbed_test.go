@@ -15,6 +15,10 @@ import (
 func TestFormTestbed(t *testing.T) {
 	env := formEnvFor(t)
 	in := goodInput()
+	// A paper testbed's cell with no limit of its own takes the mapping's
+	// host memory, on tiny far below every floor, and is refused
+	// (TestFormTestbedNoLimitRefused); here every limit is given.
+	in.MemLimits = "64MiB, 8000%, 1GiB"
 	in.Testbeds = []string{"gids-vldb24"}
 	g, errs := ValidateForm(in, env)
 	if len(errs) != 0 || string(g.Base["testbed"]) != `"gids-vldb24"` || g.Count() != 2*3*2*2*2 {
@@ -64,5 +68,19 @@ func TestFormTestbed(t *testing.T) {
 	opts := testbedOptions(nil)
 	if len(opts) != len(testbed.Names()) || opts[0].Value != testbed.ThisHost || !opts[0].Selected || opts[1].Selected {
 		t.Errorf("options %+v", opts)
+	}
+}
+
+// TestFormTestbedNoLimitRefused: under a paper's testbed a cell with no
+// limit of its own ("none") runs at the mapping's host memory; on tiny
+// that is below the variants' floors, so the form refuses those cells on
+// the limits' field, naming the testbed's host memory, instead of
+// queueing runs that fail in the child.
+func TestFormTestbedNoLimitRefused(t *testing.T) {
+	in := goodInput() // its limits end with "none"
+	in.Testbeds = []string{"gids-vldb24"}
+	_, errs := ValidateForm(in, formEnvFor(t))
+	if !strings.Contains(errs["mem_limits"], `"testbed gids-vldb24's host memory" is`) || !strings.Contains(errs["mem_limits"], "skip_infeasible") {
+		t.Errorf("no limit under a paper's testbed on tiny: %v", errs)
 	}
 }

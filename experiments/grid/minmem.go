@@ -42,3 +42,15 @@ func FloorConfig(cfg vocab.Config, meta dataset.Meta) vocab.Config {
 	_ = cfg.ResolveDeviceMem(meta.FeatureBytes()) // as the run does; an unparsable device_mem is the config's own problem
 	return cfg
 }
+
+// testbedHostLimit is the host memory a run under a paper's testbed takes
+// when it gives no limit of its own (the mapping's, as outcore train
+// --testbed sets it), 0 when the mapping gives none.
+func testbedHostLimit(cfg vocab.Config, meta dataset.Meta) int64 {
+	s, err := vocab.MapTestbed(cfg, meta, testbed.Storage{})
+	if err != nil {
+		return 0
+	}
+	host, _, _ := s.For(cfg.System)
+	return host
+}

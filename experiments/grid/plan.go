@@ -284,16 +284,25 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		// An external system has no floor: outcore does not know what it
 		// needs to start, so its runs are never refused for memory (a limit
 		// too small for it ends as oom, a result like any other).
-		if limit > 0 && w.MinMem != nil && !IsExternal(c.System) {
-			if need := w.MinMem(FloorConfig(cfg, info.Meta), info.Meta); limit < need { // after a testbed's mapping
+		// Without a limit of its own, a run under a paper's testbed takes the
+		// mapping's host memory (outcore train --testbed), which is checked
+		// against the floor here as a given limit is.
+		floorLimit, limitWords := limit, c.MemLimit
+		if limit == 0 && cfg.PaperTestbed() {
+			if host := testbedHostLimit(cfg, info.Meta); host > 0 {
+				floorLimit, limitWords = host, "testbed "+cfg.Testbed+"'s host memory"
+			}
+		}
+		if floorLimit > 0 && w.MinMem != nil && !IsExternal(c.System) {
+			if need := w.MinMem(FloorConfig(cfg, info.Meta), info.Meta); floorLimit < need { // after a testbed's mapping
 				refused = append(refused, RefusedCell{Seq: c.Seq, System: sp.System, Dataset: sp.Dataset, Model: sp.Model,
-					MemLimit: c.MemLimit, MemLimitBytes: limit, NeedBytes: need, FeatureDim: sp.FeatureDim, BatchSize: sp.BatchSize,
+					MemLimit: c.MemLimit, MemLimitBytes: floorLimit, NeedBytes: need, FeatureDim: sp.FeatureDim, BatchSize: sp.BatchSize,
 					Fanout: FormatFanout(sp.Fanout), Repeat: c.Repeat,
 					Reason: fmt.Sprintf("%s is below the %s that %s needs to start on %s (%d nodes, %d-dim features)",
-						units.Bytes(limit), units.Bytes(need), cfg.System, sp.Dataset, info.Meta.Nodes, info.Meta.FeatureDim)})
+						units.Bytes(floorLimit), units.Bytes(need), cfg.System, sp.Dataset, info.Meta.Nodes, info.Meta.FeatureDim)})
 				if !g.SkipInfeasible {
 					ps.Add(AxisMemLimit, "memory limits: %q is %s, below the %s that %s needs to start on %s (%d nodes, %d-dim features)",
-						c.MemLimit, units.Bytes(limit), units.Bytes(need), cfg.System, sp.Dataset, info.Meta.Nodes, info.Meta.FeatureDim)
+						limitWords, units.Bytes(floorLimit), units.Bytes(need), cfg.System, sp.Dataset, info.Meta.Nodes, info.Meta.FeatureDim)
 				}
 				continue
 			}
