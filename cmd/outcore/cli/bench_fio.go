@@ -109,22 +109,31 @@ func parseFio(b []byte) (iops, bw float64, err error) {
 			} `json:"read"`
 		} `json:"jobs"`
 	}
-	// fio may print notes before its JSON: start at the first '{'.
-	for i, c := range b {
-		if c == '{' {
-			b = b[i:]
-			break
-		}
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return 0, 0, fmt.Errorf("fio output: %w", err)
-	}
-	if len(r.Jobs) == 0 {
-		return 0, 0, errors.New("fio output: no job")
+	if err := decodeFio(b, &r, func() int { return len(r.Jobs) }); err != nil {
+		return 0, 0, err
 	}
 	j := r.Jobs[0]
 	if j.Error != 0 || !(j.Read.IOPS > 0) || !(j.Read.BWBytes > 0) {
 		return 0, 0, fmt.Errorf("fio output: job error %d, %v IOPS, %v bytes/s", j.Error, j.Read.IOPS, j.Read.BWBytes)
 	}
 	return j.Read.IOPS, j.Read.BWBytes, nil
+}
+
+// decodeFio decodes fio's JSON output into r, skipping the notes fio may
+// print before it (from the first '{'); jobs counts the decoded jobs, and
+// none is an error.
+func decodeFio(b []byte, r any, jobs func() int) error {
+	for i, c := range b {
+		if c == '{' {
+			b = b[i:]
+			break
+		}
+	}
+	if err := json.Unmarshal(b, r); err != nil {
+		return fmt.Errorf("fio output: %w", err)
+	}
+	if jobs() == 0 {
+		return errors.New("fio output: no job")
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -250,17 +249,8 @@ func parseFioJobs(b []byte) (ios int64, seconds float64, err error) {
 			} `json:"read"`
 		} `json:"jobs"`
 	}
-	for i, c := range b { // fio may print notes before its JSON
-		if c == '{' {
-			b = b[i:]
-			break
-		}
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return 0, 0, fmt.Errorf("fio output: %w", err)
-	}
-	if len(r.Jobs) == 0 {
-		return 0, 0, errors.New("fio output: no job")
+	if err := decodeFio(b, &r, func() int { return len(r.Jobs) }); err != nil {
+		return 0, 0, err
 	}
 	var ms int64
 	for _, j := range r.Jobs {
