@@ -93,8 +93,12 @@ func TestStoreFaultsLoseNoEpoch(t *testing.T) {
 	h.waitRuns(e.ID, "finished", finished)
 	writes := fw.calls
 	fw.arm(0, 0, nil)
-	if writes < 8 {
-		t.Fatalf("a run made %d writes", writes)
+	// The writes every run makes whatever the timing: its start record,
+	// one per epoch and its outcome (the claim may commit before arm;
+	// samples, events and progress flush as the timing falls: a clean
+	// run made 11 or 12 here, 7 on the CI host).
+	if least := epochs + 2; writes < least {
+		t.Fatalf("a run made %d writes, want at least %d (its start record, %d epochs, its outcome)", writes, least, epochs)
 	}
 	t.Logf("a clean run makes %d store writes", writes)
 	for _, kind := range []struct {

@@ -14,9 +14,9 @@ import (
 // for a variant without a floor of its own only the runtime's applies.
 func TestCheckFeasible(t *testing.T) {
 	RegisterVariant(Variant{New: func(Config) (System, error) { return nil, nil }, Variant: vocab.Variant{Name: "test-floor",
-		MinMemory: func(s DatasetShape, _ Config) int64 { return 20<<20 + 1000*s.Nodes }}})
+		MinMemory: func(s DatasetShape, _ Config) int64 { return 30<<20 + 1000*s.Nodes }}})
 	meta := dataset.Meta{Name: "d", Nodes: 1000, FeatureDim: 8}
-	need := int64(20<<20 + 1_000_000)
+	need := int64(30<<20 + 1_000_000)
 	cfg := Config{System: "test-floor", Dataset: "d", DataDir: t.TempDir(), MemLimitBytes: need - 1}
 	if got := MinMemoryFor(cfg, meta); got != need {
 		t.Fatalf("MinMemoryFor = %d, want %d", got, need)
@@ -26,7 +26,7 @@ func TestCheckFeasible(t *testing.T) {
 	if !ok || !errors.Is(err, ErrConfig) || ie.Need != need || !strings.Contains(err.Error(), "test-floor needs to start on d") {
 		t.Fatalf("budget below the floor: %v", err)
 	}
-	if !strings.Contains(ie.Reason(), "is below the 21.0MiB that test-floor needs to start on d") {
+	if !strings.Contains(ie.Reason(), "is below the 31.0MiB that test-floor needs to start on d") {
 		t.Fatalf("reason %q", ie.Reason())
 	}
 	cfg.MemLimitBytes = need
