@@ -11,6 +11,7 @@ import (
 	_ "outcore/engine/system/ginex" // the real variant of the regression below
 	"outcore/engine/train"
 	"outcore/experiments/grid"
+	"outcore/store"
 )
 
 // TestSkipInfeasibleCells: a cell below its variant's floor refuses the
@@ -106,7 +107,18 @@ func TestTestbedHostMemoryBelowFloorRefused(t *testing.T) {
 		t.Fatalf("a testbed's host memory below the floor: %v", err)
 	}
 	// a limit of the run's own (recorded as a deviation by the run) starts
-	if _, err := h.m.Create(context.Background(), []byte(`{"dataset":"tiny","system":"ginex","testbed":"ginex-vldb22","epochs":0,"mem_limit":"1GiB"}`)); err != nil {
+	e, err := h.m.Create(context.Background(), []byte(`{"dataset":"tiny","system":"ginex","testbed":"ginex-vldb22","epochs":0,"mem_limit":"1GiB"}`))
+	if err != nil {
 		t.Fatalf("with a limit of its own: %v", err)
+	}
+	// Its run is queued with the compute it will use, the mapping's (the
+	// paper's V100), not the configuration's empty one (before: "cpu" in
+	// the runs CSV, the API and the estimate's past runs).
+	runs, err := h.st.Runs(context.Background(), store.RunFilter{ExperimentID: e.ID})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs: %v %v", runs, err)
+	}
+	if got := runs[0].Compute; got != "model:v100-pcie-from-h100-pyg" {
+		t.Fatalf("a run under ginex-vldb22 queued with compute %q, want the mapping's model:v100-pcie-from-h100-pyg", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"outcore/engine/accel"
 	"outcore/engine/metrics"
 	"outcore/engine/metrics/fields"
 )
@@ -411,13 +412,27 @@ func (t *Tx) ApplyStartRecord(id int64, rec metrics.StartRecord, host json.RawMe
 	if rec.Deviations == nil {
 		deviations = []byte("[]")
 	}
+	// The compute mode the child ran, from its configuration as applied
+	// (a paper's testbed maps an empty one to its GPU's model:): what the
+	// run did, over what it was queued with.
+	var ran struct {
+		Compute string `json:"compute"`
+	}
+	if len(rec.Config) > 0 && json.Unmarshal(rec.Config, &ran) == nil && ran.Compute != "" {
+		if m, err := accel.ParseMode(ran.Compute); err == nil {
+			ran.Compute = m.String()
+		} else {
+			ran.Compute = ""
+		}
+	}
 	_, err = t.tx.ExecContext(t.ctx, `
 		UPDATE runs SET io_backend = ?, devices_json = ?, deviations_json = ?,
 			outcore_version = CASE WHEN ? <> '' THEN ? ELSE outcore_version END,
-			host_json = CASE WHEN ? <> '' THEN ? ELSE host_json END
+			host_json = CASE WHEN ? <> '' THEN ? ELSE host_json END,
+			compute = CASE WHEN ? <> '' THEN ? ELSE compute END
 		WHERE id = ?`,
 		rec.IOBackend, string(devices), string(deviations), rec.Host.Version, rec.Host.Version,
-		string(host), string(host), id)
+		string(host), string(host), ran.Compute, ran.Compute, id)
 	if err != nil {
 		return fmt.Errorf("run %d start record: %w", id, err)
 	}

@@ -606,6 +606,35 @@ func TestSetDeviations(t *testing.T) {
 	}
 }
 
+// TestStartRecordSetsCompute: the compute mode the child reports in its
+// start record's configuration (a paper's testbed maps an empty one to
+// its GPU's model:) is the run's; a record without one, or with one that
+// does not parse, leaves the queued mode.
+func TestStartRecordSetsCompute(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	_, runs := seed(t, s, "ginex", "ginex", "ginex")
+	for i, tc := range []struct{ config, want string }{
+		{`{"system":"ginex","compute":"model:v100-pcie-from-h100-pyg"}`, "model:v100-pcie-from-h100-pyg"},
+		{`{"system":"ginex"}`, store.ComputeCPU},
+		{`{"system":"ginex","compute":"quantum"}`, store.ComputeCPU},
+	} {
+		id := runs[i].ID
+		if err := s.Update(ctx, func(tx *store.Tx) error {
+			return tx.ApplyStartRecord(id, metrics.StartRecord{Config: json.RawMessage(tc.config)}, nil)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Run(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Compute != tc.want {
+			t.Errorf("start record config %s: run compute %q, want %q", tc.config, r.Compute, tc.want)
+		}
+	}
+}
+
 // TestExperimentAggregatesAndEpochs: the experiment list carries each
 // experiment's variants and wall-clock span without reading its runs, and
 // an experiment's epochs come in one query, superseded attempts left out.

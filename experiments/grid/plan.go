@@ -275,7 +275,11 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		}
 		sp.Config = cfg
 		sp.System, sp.Model, sp.BatchSize, sp.Fanout = cfg.System, cfg.Model, cfg.Batch, cfg.Fanout
-		if m, err := accel.ParseMode(cfg.Compute); err == nil {
+		// The compute the run will use: under a paper's testbed the
+		// mapping's (model:<the paper GPU's profile>) unless the config
+		// sets one, as the run applies it (FloorConfig); the runs CSV,
+		// the API and the estimate's past runs read this.
+		if m, err := accel.ParseMode(FloorConfig(cfg, info.Meta).Compute); err == nil {
 			sp.Compute = m.String() // validated with the configuration
 		}
 		if c.System != "" && c.System != cfg.System {
