@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -191,16 +192,44 @@ const notMeasured = "n/a"
 
 // runCell is a run's identifying columns, already formatted.
 type runCell struct {
-	id     int64
-	cells  []string
-	trains bool // compute cpu: losses and accuracies are measurements
+	id      int64
+	cells   []string
+	trains  bool              // compute cpu: losses and accuracies are measurements
+	testbed string            // the run's testbed (ThisHost when its config names none)
+	axes    map[string]string // its cell on the grid's path axes ("options.window" → "4")
+}
+
+// axisKeys are the sorted path axes of runs' cells (the union: a grid's
+// axes are the same for each of its runs).
+func axisKeys(runs []runCell) []string {
+	var keys []string
+	for _, r := range runs {
+		for k := range r.axes {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// axisValue is a path axis's value in a CSV cell: a JSON string as its
+// text, anything else (a number, a list) as its JSON.
+func axisValue(raw json.RawMessage) string {
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return str
+	}
+	return string(raw)
 }
 
 // runCells lists an experiment's runs (every attempt) in id order with
 // their cell columns; a run list is small (one row per run).
 func (s *Store) runCells(ctx context.Context, experimentID int64) ([]runCell, error) {
 	rows, err := s.r.QueryContext(ctx, `
-		SELECT id, system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, compute, repeat, attempt, status
+		SELECT id, system, dataset, model, mem_limit_bytes, feature_dim, batch_size, fanout, compute, repeat, attempt, status,
+			`+runTestbedSQL+`, `+runCellJSON+`
 		FROM runs WHERE experiment_id = ? ORDER BY id`, experimentID)
 	if err != nil {
 		return nil, err
@@ -210,11 +239,22 @@ func (s *Store) runCells(ctx context.Context, experimentID int64) ([]runCell, er
 	for rows.Next() {
 		var id, limit int64
 		var dim, batch, rep, attempt int
-		var system, dataset, model, fanout, compute, status string
-		if err := rows.Scan(&id, &system, &dataset, &model, &limit, &dim, &batch, &fanout, &compute, &rep, &attempt, &status); err != nil {
+		var system, dataset, model, fanout, compute, status, testbed, cell string
+		if err := rows.Scan(&id, &system, &dataset, &model, &limit, &dim, &batch, &fanout, &compute, &rep, &attempt, &status, &testbed, &cell); err != nil {
 			return nil, err
 		}
-		out = append(out, runCell{id: id, trains: compute == ComputeCPU, cells: []string{
+		var axes map[string]string
+		if cell != "" {
+			var raw map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(cell), &raw); err != nil {
+				return nil, fmt.Errorf("run %d: its cell %s: %w", id, cell, err)
+			}
+			axes = make(map[string]string, len(raw))
+			for k, v := range raw {
+				axes[k] = axisValue(v)
+			}
+		}
+		out = append(out, runCell{id: id, trains: compute == ComputeCPU, testbed: testbed, axes: axes, cells: []string{
 			fmtI(id), CSVSafe(system), CSVSafe(dataset), CSVSafe(model), fmtI(limit), strconv.Itoa(dim), strconv.Itoa(batch),
 			CSVSafe(fanout), CSVSafe(compute), strconv.Itoa(rep), strconv.Itoa(attempt), status,
 		}})
@@ -361,6 +401,14 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 	for _, k := range counterKeys {
 		header = append(header, "counter_"+k)
 	}
+	// Last, so that no earlier column moves: the run's testbed and its
+	// value on each of the grid's path axes ("axis_options.window"), which
+	// tell apart the epochs of cells that differ only there.
+	axes := axisKeys(runs)
+	header = append(header, "testbed")
+	for _, k := range axes {
+		header = append(header, "axis_"+k)
+	}
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -407,6 +455,10 @@ func (s *Store) exportEpochs(ctx context.Context, cw *csv.Writer, experimentID i
 				} else {
 					rec = append(rec, "")
 				}
+			}
+			rec = append(rec, CSVSafe(rc.testbed))
+			for _, k := range axes {
+				rec = append(rec, CSVSafe(rc.axes[k])) // empty: not on this run's cell
 			}
 			if err := cw.Write(rec); err != nil {
 				rows.Close()

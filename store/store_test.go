@@ -845,3 +845,53 @@ func TestExportRunsCgroupLimit(t *testing.T) {
 		t.Errorf("cgroup_limit_bytes by system %v", got)
 	}
 }
+
+// TestExportEpochsAxes: the epochs CSV ends with the run's testbed and
+// one column per path axis of its grid, so that the epochs of cells that
+// differ only in an option (GIDS's window 0, 4, 8) are told apart without
+// joining the runs CSV.
+func TestExportEpochsAxes(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	e := store.Experiment{Name: "w", Dataset: "tiny", Grid: json.RawMessage(`{"dataset":"tiny","system":"gids","axes":{"options.window":[0,4],"device_mem":["1GiB"]}}`)}
+	var ids []int64
+	if err := s.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertExperiment(&e); err != nil {
+			return err
+		}
+		for i, cfg := range []string{
+			`{"system":"gids","options":{"window":"0"},"device_mem":"1GiB"}`,
+			`{"system":"gids","options":{"window":"4"},"device_mem":"1GiB","testbed":"gids-vldb24"}`,
+		} {
+			r := store.Run{ExperimentID: e.ID, Seq: i, System: "gids", Dataset: "tiny", Model: "sage", Config: json.RawMessage(cfg)}
+			if err := tx.InsertRun(&r); err != nil {
+				return err
+			}
+			ids = append(ids, r.ID)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	finish(t, s, ids[0], store.StatusDone, 1.5)
+	finish(t, s, ids[1], store.StatusDone, 2.5)
+	var buf bytes.Buffer
+	if err := s.ExportCSV(ctx, &buf, e.ID, store.ExportEpochs); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("epochs CSV: %v rows, %v", len(rows), err)
+	}
+	head := rows[0]
+	n := len(head)
+	if got := head[n-3:]; got[0] != "testbed" || got[1] != "axis_device_mem" || got[2] != "axis_options.window" {
+		t.Fatalf("last columns %q", got)
+	}
+	if got := rows[1][n-3:]; got[0] != store.ThisHost || got[1] != "1GiB" || got[2] != "0" {
+		t.Fatalf("run 1: %q", got)
+	}
+	if got := rows[2][n-3:]; got[0] != "gids-vldb24" || got[2] != "4" {
+		t.Fatalf("run 2: %q", got)
+	}
+}
