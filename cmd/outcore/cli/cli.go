@@ -88,6 +88,14 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		msg = strings.TrimPrefix(msg, ErrUsage.Error()+": ")
 	}
 	fmt.Fprintf(stderr, "%s: %s\n", ce.cmd.path, msg)
+	var ve *valueError
+	if errors.As(ce.err, &ve) {
+		// A value the command refused (a configuration that does not
+		// validate, a limit below the floor): the message alone, the last
+		// line a supervisor reads (the runner's ERROR column), not the
+		// flag list after it.
+		return 2
+	}
 	if errors.Is(ce.err, ErrUsage) {
 		fmt.Fprintln(stderr)
 		ce.cmd.help(stderr)
@@ -112,6 +120,17 @@ type cmdError struct {
 
 func (e *cmdError) Error() string { return e.cmd.path + ": " + e.err.Error() }
 func (e *cmdError) Unwrap() error { return e.err }
+
+// valueError is a usage error (ErrUsage: exit status 2) about a value
+// the command was given, not about how it was called: Main prints its
+// message without the command's help.
+type valueError struct{ err error }
+
+func (e *valueError) Error() string   { return e.err.Error() }
+func (e *valueError) Unwrap() []error { return []error{ErrUsage, e.err} }
+
+// badValue makes err a valueError.
+func badValue(err error) error { return &valueError{err} }
 
 // usagef makes a usage error.
 func usagef(format string, a ...any) error {

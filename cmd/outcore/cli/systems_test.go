@@ -84,6 +84,13 @@ func TestTrainBelowVariantFloor(t *testing.T) {
 	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "that ginex needs to start on "+systest.DatasetName) {
 		t.Fatalf("err %v", err)
 	}
+	// As main prints it: exit status 2 and the reason as the last line
+	// (what a supervisor shows as the run's error), not the flag list.
+	code, _, stderr := runCLI(append([]string{"train"}, args...)...)
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	if last := lines[len(lines)-1]; code != 2 || strings.Contains(stderr, "usage:") || !strings.Contains(last, "that ginex needs to start on") {
+		t.Fatalf("exit %d, stderr %q: want 2 with the reason last and no usage", code, stderr)
+	}
 }
 
 // TestTrainFloorSamplesTheFirstBatch: the floor the CLI checks holds the

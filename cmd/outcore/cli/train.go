@@ -60,10 +60,10 @@ systems: ` + strings.Join(train.Names(), ", "),
 		}
 		cfg.Normalize()
 		if err := cfg.Validate(); err != nil {
-			return fmt.Errorf("%w: %v", ErrUsage, err)
+			return badValue(err)
 		}
 		if err := checkMinMemory(cfg); err != nil {
-			return fmt.Errorf("%w: %v", ErrUsage, err)
+			return badValue(err)
 		}
 		// The storage the dataset is on, measured once on this host before
 		// its first run (DESIGN §11), outside the run's cgroup and clock: a
@@ -93,7 +93,7 @@ systems: ` + strings.Join(train.Names(), ", "),
 				cfg.MemLimit = lim
 				raw = append(raw, "--mem-limit="+lim)
 				if err := checkMinMemory(cfg); err != nil {
-					return fmt.Errorf("%w: testbed %s: %v (the mapping's host memory; give --mem-limit to run under another limit, recorded among the deviations)", ErrUsage, cfg.Testbed, err)
+					return badValue(fmt.Errorf("testbed %s: %w (the mapping's host memory; give --mem-limit to run under another limit, recorded among the deviations)", cfg.Testbed, err))
 				}
 			}
 		}
