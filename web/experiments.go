@@ -285,6 +285,7 @@ func formView(in FormInput, entries []dataset.Entry, g *grid.Grid, errs map[stri
 	f.OptionAxes = optionAxisOffers(in)
 	f.ExternalOptions = externalOptionOffers(in, ext)
 	f.Testbeds = testbedOptions(in.Testbeds)
+	f.IDs = idsOptions(in.IDs)
 	if g != nil {
 		f.Preview = views.Preview{Runs: g.Count(), Factors: Factors(g), Skip: in.SkipInfeasible, For: previewFor(g, errs)}
 	}

@@ -78,6 +78,9 @@ type FormInput struct {
 	// Testbeds are the testbeds chosen (form_testbed.go; none or
 	// this-host alone: this host as it is).
 	Testbeds []string
+	// IDs are the node numberings ticked (form_ids.go; none: the
+	// dataset's own ids, no axis).
+	IDs []string
 	// OptionAxes are the variant options varied as axes: option key →
 	// its comma-separated values (form fields "axis.options.KEY"; the
 	// grid's "options.KEY" axes).
@@ -139,7 +142,7 @@ type FormEnv struct {
 var formFields = map[string]string{
 	"name": "name", "dataset": "dataset", grid.AxisSystem: "variants", grid.AxisMemLimit: "mem_limits",
 	grid.AxisFeatureDim: "dims", grid.AxisBatchSize: "batches", grid.AxisModel: "model",
-	grid.AxisFanout: "fanouts", grid.AxisCompute: "compute", "axes": "option_axes", "options": "option_axes", "frontier": "frontier", "epochs": "epochs", grid.AxisRepeat: "repeats",
+	grid.AxisFanout: "fanouts", grid.AxisCompute: "compute", "axes": "option_axes", "options": "option_axes", "frontier": "frontier", "epochs": "epochs", grid.AxisRepeat: "repeats", grid.AxisIDs: IDsField,
 	"testbed": TestbedField,
 }
 
@@ -256,6 +259,9 @@ func ValidateForm(in FormInput, env FormEnv) (*grid.Grid, map[string]string) {
 	base := map[string]any{}
 	if msg := formTestbeds(in.Testbeds, base, &axes); msg != "" {
 		addErr(TestbedField, msg)
+	}
+	if msg := formIDs(in.IDs, &axes); msg != "" {
+		addErr(IDsField, msg)
 	}
 	if n, err := parseWhole(in.Epochs); err != nil {
 		addErr("epochs", "epochs: "+err.Error())

@@ -54,7 +54,7 @@ func DecodeForm(contentType string, body []byte) (FormInput, error) {
 		MemLimits: one("mem_limits"), Dims: one("dims"), Batches: one("batches"),
 		Model: one("model"), Fanouts: one("fanouts"), Compute: one("compute"), Epochs: one("epochs"), Repeats: one("repeats"),
 		Frontier: one("frontier") != "", RunOrder: one("run_order"),
-		SkipInfeasible: one("skip_infeasible") != "", Testbeds: vals[TestbedField],
+		SkipInfeasible: one("skip_infeasible") != "", Testbeds: vals[TestbedField], IDs: vals[IDsField],
 	}, nil
 }
 

@@ -124,6 +124,7 @@ type ExperimentForm struct {
 	NewDataset     string
 	Variants       []FormOption // Selected = checked
 	Testbeds       []FormOption // the testbed select (Selected = chosen)
+	IDs            []FormOption // the node numberings, checkboxes (Selected = ticked; none: the dataset's own)
 	MemLimits      string
 	Dims           string
 	Batches        string
