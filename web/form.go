@@ -345,6 +345,9 @@ func Factors(g *grid.Grid) string {
 	if n := len(a.Compute); n > 0 {
 		parts = append(parts, part(n, "compute mode", "compute modes"))
 	}
+	if n := len(a.IDs); n > 0 {
+		parts = append(parts, part(n, "id numbering", "id numberings"))
+	}
 	for _, ax := range a.Extra {
 		parts = append(parts, fmt.Sprintf("%d × %s", len(ax.Values), ax.Path))
 	}

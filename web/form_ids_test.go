@@ -25,6 +25,9 @@ func TestFormIDs(t *testing.T) {
 	if !strings.Contains(string(g.JSON()), `"ids":["scattered","local"]`) {
 		t.Errorf("grid %s has no ids axis", g.JSON())
 	}
+	if f := Factors(g); !strings.Contains(f, "2 id numberings") {
+		t.Errorf("preview's factors %q leave out the numberings", f)
+	}
 	in.IDs = []string{"by-degree"}
 	if _, errs = ValidateForm(in, env); !strings.Contains(errs[IDsField], `unknown numbering "by-degree"`) {
 		t.Errorf("unknown numbering: %v", errs)
