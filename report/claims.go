@@ -173,6 +173,117 @@ func WriteClaimsMarkdown(w io.Writer, column string, cs []Claim) error {
 	return err
 }
 
+// ClaimCondition is where a claim was measured: its dataset and testbed
+// ("medium, gids-vldb24").
+func (c Claim) ClaimCondition() string {
+	if c.Testbed == "" {
+		return c.Dataset
+	}
+	return c.Dataset + ", " + c.Testbed
+}
+
+// claimKey is a claim as the paper states it, whatever it was measured
+// on: its study, ratio and limit (a share of the features, the same on
+// every dataset).
+func (c Claim) claimKey() string {
+	return c.Study + "\x00" + c.Ratio.Label + "\x00" + c.Ratio.MemLimit
+}
+
+// ClaimConditions are the conditions the claims were measured under, in
+// the order first seen.
+func ClaimConditions(cs []Claim) []string {
+	var out []string
+	for _, c := range cs {
+		if k := c.ClaimCondition(); !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// WriteClaimsSideBySide writes the claims measured under more than one
+// condition (dataset and testbed) as one row per claim and one column
+// per condition (issue 37 item 4: a claim's result on `medium` beside
+// the one on a graph shaped like the paper's), each cell the ratio and
+// its verdict, then each column's count of claims that hold. With one
+// condition it writes nothing.
+func WriteClaimsSideBySide(w io.Writer, cs []Claim) error {
+	conds := ClaimConditions(cs)
+	if len(conds) < 2 {
+		return nil
+	}
+	var keys []string
+	at := map[string]map[string]Claim{}
+	first := map[string]Claim{}
+	for _, c := range cs {
+		k := c.claimKey()
+		if at[k] == nil {
+			at[k] = map[string]Claim{}
+			keys = append(keys, k)
+			first[k] = c
+		}
+		if _, seen := at[k][c.ClaimCondition()]; !seen { // the first experiment given wins
+			at[k][c.ClaimCondition()] = c
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| paper: claim | limit | paper |")
+	for _, cond := range conds {
+		fmt.Fprintf(&b, " ours, %s |", mdCell(cond))
+	}
+	b.WriteString("\n|---|---|---:|")
+	b.WriteString(strings.Repeat("---:|", len(conds)))
+	b.WriteString("\n")
+	holds := make([]int, len(conds))
+	measured := make([]int, len(conds))
+	for _, k := range keys {
+		f := first[k]
+		fmt.Fprintf(&b, "| %s %s: %s | %s | %s |", mdCell(f.Paper), mdCell(f.Figure), mdCell(f.Ratio.Label), mdCell(f.Ratio.MemLimit), mdCell(f.Ratio.Paper))
+		for i, cond := range conds {
+			c, ok := at[k][cond]
+			if !ok {
+				b.WriteString(" – |")
+				continue
+			}
+			fmt.Fprintf(&b, " %s |", claimCell(c))
+			if c.Verdict != ClaimNotMeasured {
+				measured[i]++
+			}
+			if c.Verdict == ClaimHolds {
+				holds[i]++
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| **hold within ±30 %** | | |")
+	for i := range conds {
+		fmt.Fprintf(&b, " %d of %d measured |", holds[i], measured[i])
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// claimCell is a claim's ratio and verdict in one table cell.
+func claimCell(c Claim) string {
+	if !c.Ratio.HaveOurs {
+		if c.Ratio.NumOOM || c.Ratio.DenOOM {
+			return "– (a side OOM)"
+		}
+		return "–"
+	}
+	v := fmt.Sprintf("%.2f×", c.Ratio.OursMedian)
+	switch c.Verdict {
+	case ClaimHolds:
+		return v + " **yes**"
+	case ClaimFails:
+		return v + " **no**"
+	case ClaimNoEvidence:
+		return v + " (not enough evidence)"
+	}
+	return v
+}
+
 // mdCell keeps a markdown table cell on one line and its pipes escaped.
 func mdCell(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")

@@ -1,6 +1,9 @@
 package report
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestClaimVerdict: a claim holds within ±30 % of the paper's number or
 // between its range's ends; without both sides' evidence it is not enough
@@ -42,5 +45,46 @@ func TestMedian(t *testing.T) {
 	}
 	if m := median(nil); m != 0 {
 		t.Errorf("median() = %v; want 0", m)
+	}
+}
+
+// TestWriteClaimsSideBySide: claims of the same study measured on two
+// datasets are one row each with a column per dataset and testbed, a
+// claim missing on one side shows "–", and each column counts what holds
+// of what it measured; one condition alone writes nothing.
+func TestWriteClaimsSideBySide(t *testing.T) {
+	ratio := func(label string, ours float64, have bool) RatioRow {
+		r := RatioRow{OursMedian: ours, HaveOurs: have, Evidence: true}
+		r.Label, r.MemLimit, r.Paper, r.Low, r.High = label, "25%", "2.00×", 2, 2
+		return r
+	}
+	claim := func(ds, label string, ours float64, have bool) Claim {
+		c := Claim{Study: "s1", Paper: "GIDS", Figure: "Fig. 11", Dataset: ds, Testbed: "gids-vldb24", Ratio: ratio(label, ours, have)}
+		c.Verdict = ClaimVerdict(ours, have, true, 2, 2)
+		return c
+	}
+	cs := []Claim{
+		claim("medium", "window 4 / 0", 2.1, true),
+		claim("medium", "window 8 / 0", 1.0, true),
+		claim("papers-reach", "window 4 / 0", 1.2, true),
+	}
+	var b strings.Builder
+	if err := WriteClaimsSideBySide(&b, cs); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"| ours, medium, gids-vldb24 | ours, papers-reach, gids-vldb24 |",
+		"| GIDS Fig. 11: window 4 / 0 | 25% | 2.00× | 2.10× **yes** | 1.20× **no** |",
+		"| GIDS Fig. 11: window 8 / 0 | 25% | 2.00× | 1.00× **no** | – |",
+		"| **hold within ±30 %** | | | 1 of 2 measured | 0 of 1 measured |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("side by side lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	if err := WriteClaimsSideBySide(&b, cs[:2]); err != nil || b.Len() != 0 {
+		t.Errorf("one condition wrote %q (%v)", b.String(), err)
 	}
 }

@@ -205,7 +205,9 @@ study), the paper's number beside ours — the ratio of the sides' medians,
 over their quiet warm runs when each side has ` + fmt.Sprint(report.MinEvidence) + ` of them —, each side's
 evidence (n, quiet warm, cold, busy) and whether it holds within ±30 % of
 the paper's number (or between its range's ends); then the count of
-claims that hold. Markdown for docs/REPRODUCTION.md.`,
+claims that hold. Experiments on more than one dataset or testbed (a study
+on medium and on papers-reach) add a table with a row per claim and a
+column per dataset and testbed. Markdown for docs/REPRODUCTION.md.`,
 		Flags: fs, MinArgs: 1, MaxArgs: maxCampaignArgs,
 		Exec: func(ctx context.Context, s Streams, pos []string) error {
 			var ids []int64
@@ -239,8 +241,17 @@ claims that hold. Markdown for docs/REPRODUCTION.md.`,
 				exps = append(exps, e)
 			}
 			var b strings.Builder
-			if err := report.WriteClaimsMarkdown(&b, column, report.Claims(tables, exps)); err != nil {
+			cs := report.Claims(tables, exps)
+			if err := report.WriteClaimsMarkdown(&b, column, cs); err != nil {
 				return err
+			}
+			// Experiments on more than one dataset or testbed: each claim's
+			// results side by side, a column per condition.
+			if len(report.ClaimConditions(cs)) > 1 {
+				b.WriteString("\nSide by side, a column per dataset and testbed:\n\n")
+				if err := report.WriteClaimsSideBySide(&b, cs); err != nil {
+					return err
+				}
 			}
 			if out == "" || out == "-" {
 				_, err := fmt.Fprint(s.Out, b.String())
