@@ -142,13 +142,7 @@ func WriteClaimsMarkdown(w io.Writer, column string, cs []Claim) error {
 	b.WriteString("|---|---|---:|---:|---|---|\n")
 	for _, c := range cs {
 		r := c.Ratio
-		ours := "–"
-		if r.HaveOurs {
-			ours = fmt.Sprintf("%.2f×", r.OursMedian)
-		}
-		if r.NumOOM || r.DenOOM {
-			ours += " (a side OOM)"
-		}
+		ours := oursWords(r)
 		verdict := c.Verdict
 		switch verdict {
 		case ClaimHolds:
@@ -264,15 +258,22 @@ func WriteClaimsSideBySide(w io.Writer, cs []Claim) error {
 	return err
 }
 
+// oursWords is our ratio in a table cell: its value ("–" without one),
+// and whether a side ran out of memory.
+func oursWords(r RatioRow) string {
+	ours := "–"
+	if r.HaveOurs {
+		ours = fmt.Sprintf("%.2f×", r.OursMedian)
+	}
+	if r.NumOOM || r.DenOOM {
+		ours += " (a side OOM)"
+	}
+	return ours
+}
+
 // claimCell is a claim's ratio and verdict in one table cell.
 func claimCell(c Claim) string {
-	if !c.Ratio.HaveOurs {
-		if c.Ratio.NumOOM || c.Ratio.DenOOM {
-			return "– (a side OOM)"
-		}
-		return "–"
-	}
-	v := fmt.Sprintf("%.2f×", c.Ratio.OursMedian)
+	v := oursWords(c.Ratio)
 	switch c.Verdict {
 	case ClaimHolds:
 		return v + " **yes**"

@@ -9,7 +9,6 @@ package web
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"outcore/engine/vocab"
 	"outcore/experiments/grid"
@@ -29,16 +28,9 @@ var idNumberings = []struct{ value, note string }{
 // formIDs puts the ticked numberings into the grid's ids axis, or returns
 // what is wrong with them ("" when fine).
 func formIDs(ticked []string, axes *grid.Axes) string {
-	var picked []string
-	for _, t := range ticked {
-		t = strings.TrimSpace(t)
-		if t == "" || slices.Contains(picked, t) {
-			continue
-		}
-		if t != vocab.IDsScattered && t != vocab.IDsLocal {
-			return fmt.Sprintf("node ids: unknown numbering %q (have %s, %s)", t, vocab.IDsScattered, vocab.IDsLocal)
-		}
-		picked = append(picked, t)
+	picked, unknown := pickKnown(ticked, []string{vocab.IDsScattered, vocab.IDsLocal})
+	if unknown != "" {
+		return fmt.Sprintf("node ids: unknown numbering %q (have %s, %s)", unknown, vocab.IDsScattered, vocab.IDsLocal)
 	}
 	if len(picked) > 0 {
 		axes.IDs = picked

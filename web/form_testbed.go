@@ -23,16 +23,9 @@ const TestbedField = "testbed"
 // returns what is wrong with them ("" when fine).
 func formTestbeds(chosen []string, base map[string]any, axes *grid.Axes) string {
 	names := testbed.Names()
-	var picked []string
-	for _, c := range chosen {
-		c = strings.TrimSpace(c)
-		if c == "" || slices.Contains(picked, c) {
-			continue
-		}
-		if !slices.Contains(names, c) {
-			return fmt.Sprintf("testbed: unknown testbed %q (have %s)", c, strings.Join(names, ", "))
-		}
-		picked = append(picked, c)
+	picked, unknown := pickKnown(chosen, names)
+	if unknown != "" {
+		return fmt.Sprintf("testbed: unknown testbed %q (have %s)", unknown, strings.Join(names, ", "))
 	}
 	switch {
 	case len(picked) == 1 && picked[0] != testbed.ThisHost:
@@ -46,6 +39,22 @@ func formTestbeds(chosen []string, base map[string]any, axes *grid.Axes) string 
 		axes.Extra = append(axes.Extra, ax)
 	}
 	return ""
+}
+
+// pickKnown is the distinct non-empty values of a multiple-choice field,
+// in the order chosen, or the first that is not one of known.
+func pickKnown(chosen, known []string) (picked []string, unknown string) {
+	for _, c := range chosen {
+		c = strings.TrimSpace(c)
+		if c == "" || slices.Contains(picked, c) {
+			continue
+		}
+		if !slices.Contains(known, c) {
+			return nil, c
+		}
+		picked = append(picked, c)
+	}
+	return picked, ""
 }
 
 // testbedOptions are the select's options: this-host first (the

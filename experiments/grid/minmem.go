@@ -31,26 +31,25 @@ func VariantMinMemory(cfg vocab.Config, meta dataset.Meta) int64 {
 // this host, or whose mapping fails (refused by the run itself), is
 // returned as it is.
 func FloorConfig(cfg vocab.Config, meta dataset.Meta) vocab.Config {
-	if !cfg.PaperTestbed() {
-		return cfg
-	}
-	s, err := vocab.MapTestbed(cfg, meta, testbed.Storage{})
-	if err != nil {
-		return cfg
-	}
-	vocab.ApplyTestbed(&cfg, s)
-	_ = cfg.ResolveDeviceMem(meta.FeatureBytes()) // as the run does; an unparsable device_mem is the config's own problem
-	return cfg
+	fc, _ := floorAndHost(cfg, meta)
+	return fc
 }
 
-// testbedHostLimit is the host memory a run under a paper's testbed takes
-// when it gives no limit of its own (the mapping's, as outcore train
-// --testbed sets it), 0 when the mapping gives none.
-func testbedHostLimit(cfg vocab.Config, meta dataset.Meta) int64 {
+// floorAndHost is FloorConfig with, from the same mapping, the host
+// memory a run under a paper's testbed takes when it gives no limit of
+// its own (the mapping's, as outcore train --testbed sets it; 0 under
+// this host, when the mapping fails or gives none): the plan maps each
+// cell once.
+func floorAndHost(cfg vocab.Config, meta dataset.Meta) (vocab.Config, int64) {
+	if !cfg.PaperTestbed() {
+		return cfg, 0
+	}
 	s, err := vocab.MapTestbed(cfg, meta, testbed.Storage{})
 	if err != nil {
-		return 0
+		return cfg, 0
 	}
 	host, _, _ := s.For(cfg.System)
-	return host
+	vocab.ApplyTestbed(&cfg, s)
+	_ = cfg.ResolveDeviceMem(meta.FeatureBytes()) // as the run does; an unparsable device_mem is the config's own problem
+	return cfg, host
 }

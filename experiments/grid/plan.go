@@ -275,11 +275,14 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		}
 		sp.Config = cfg
 		sp.System, sp.Model, sp.BatchSize, sp.Fanout = cfg.System, cfg.Model, cfg.Batch, cfg.Fanout
+		// The cell as its run sizes itself (FloorConfig) and the host
+		// memory a paper's testbed gives it, from one mapping.
+		floorCfg, testbedHost := floorAndHost(cfg, info.Meta)
 		// The compute the run will use: under a paper's testbed the
 		// mapping's (model:<the paper GPU's profile>) unless the config
-		// sets one, as the run applies it (FloorConfig); the runs CSV,
-		// the API and the estimate's past runs read this.
-		if m, err := accel.ParseMode(FloorConfig(cfg, info.Meta).Compute); err == nil {
+		// sets one, as the run applies it; the runs CSV, the API and the
+		// estimate's past runs read this.
+		if m, err := accel.ParseMode(floorCfg.Compute); err == nil {
 			sp.Compute = m.String() // validated with the configuration
 		}
 		if c.System != "" && c.System != cfg.System {
@@ -292,13 +295,11 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		// mapping's host memory (outcore train --testbed), which is checked
 		// against the floor here as a given limit is.
 		floorLimit, limitWords := limit, c.MemLimit
-		if limit == 0 && cfg.PaperTestbed() {
-			if host := testbedHostLimit(cfg, info.Meta); host > 0 {
-				floorLimit, limitWords = host, "testbed "+cfg.Testbed+"'s host memory"
-			}
+		if limit == 0 && testbedHost > 0 {
+			floorLimit, limitWords = testbedHost, "testbed "+cfg.Testbed+"'s host memory"
 		}
 		if floorLimit > 0 && w.MinMem != nil && !IsExternal(c.System) {
-			if need := w.MinMem(FloorConfig(cfg, info.Meta), info.Meta); floorLimit < need { // after a testbed's mapping
+			if need := w.MinMem(floorCfg, info.Meta); floorLimit < need { // after a testbed's mapping
 				refused = append(refused, RefusedCell{Seq: c.Seq, System: sp.System, Dataset: sp.Dataset, Model: sp.Model,
 					MemLimit: c.MemLimit, MemLimitBytes: floorLimit, NeedBytes: need, FeatureDim: sp.FeatureDim, BatchSize: sp.BatchSize,
 					Fanout: FormatFanout(sp.Fanout), Repeat: c.Repeat,
