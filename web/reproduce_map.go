@@ -24,8 +24,8 @@ func (h *ReproduceHandler) figureMap(ctx context.Context, exps []store.Experimen
 	for _, p := range studies.FigureMap() {
 		n := studies.FigureCounts(p)
 		mp := views.FigureMapPaper{Name: p.Name, File: p.File, Anchor: "map-" + strings.ToLower(p.Short),
-			Counts: fmt.Sprintf("%d figures and tables: %d with a study, %d need other hardware, %d without a study yet, %d not experiments",
-				len(p.Figures), n[studies.StatusStudy], n[studies.StatusNeedsHardware], n[studies.StatusNotYet], n[studies.StatusNotAnExperiment])}
+			Counts: fmt.Sprintf("%d figures and tables: %d with a study, %d with a bench command, %d need other hardware, %d without a study yet, %d not experiments",
+				len(p.Figures), n[studies.StatusStudy], n[studies.StatusBench], n[studies.StatusNeedsHardware], n[studies.StatusNotYet], n[studies.StatusNotAnExperiment])}
 		for _, f := range p.Figures {
 			row := views.FigureRow{ID: f.ID, Section: f.Section, Plots: f.Plots, Key: f.Status, Status: studies.StatusWords(f.Status),
 				Badge: statusBadge(f.Status), Note: f.Note}
@@ -33,6 +33,8 @@ func (h *ReproduceHandler) figureMap(ctx context.Context, exps []store.Experimen
 				row.Measured, row.MeasuredBadge, row.MeasuredText, row.MeasuredWhere = studies.MeasuredWords(m.Verdict), measuredBadge(m.Verdict), m.Text, m.Where
 			}
 			switch f.Status {
+			case studies.StatusBench:
+				row.Detail = "measured by " + f.Command + " (a device measurement, not a training grid)"
 			case studies.StatusNeedsHardware:
 				row.Detail = f.Reason + "; runs on " + f.RunsOn
 			case studies.StatusNotYet:
@@ -138,7 +140,7 @@ func ofRatios(k, n int) string {
 // statusBadge is the badge class a figure's status is drawn with.
 func statusBadge(status string) string {
 	switch status {
-	case studies.StatusStudy:
+	case studies.StatusStudy, studies.StatusBench:
 		return "done"
 	case studies.StatusNeedsHardware:
 		return "interrupted"

@@ -247,10 +247,23 @@ func EnsureFile(path string, size int64) error {
 // the device queue drained to empty before each refill (docs/benchmarks/
 // storage.md, "completion convoys").
 func Reads(ctx context.Context, file string, reqBytes int64, depth int, dur time.Duration, seq bool) (int64, storage.Stats, float64, error) {
+	return ReadsWith(ctx, storage.BackendUring, file, reqBytes, depth, dur, seq)
+}
+
+// ReadsWith is Reads through backend: storage.BackendUring as Reads, or
+// storage.BackendPread, where depth worker threads each block in one
+// pread(2) at a time (O_DIRECT): synchronous reads from depth threads,
+// the thread-per-request model GNNDrive's Appendix B sets against one
+// thread's io_uring queue (outcore bench sync).
+func ReadsWith(ctx context.Context, backend storage.Backend, file string, reqBytes int64, depth int, dur time.Duration, seq bool) (int64, storage.Stats, float64, error) {
+	if backend != storage.BackendUring && backend != storage.BackendPread {
+		return 0, storage.Stats{}, 0, fmt.Errorf("reads through %s: want %s or %s", backend, storage.BackendUring, storage.BackendPread)
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	f, err := storage.OpenFile(file, storage.Options{Backend: storage.BackendUring, RowBytes: reqBytes, QueueDepth: depth,
-		MaxMergeBytes: max(reqBytes, storage.DefaultMaxMergeBytes), SeparateReads: true, SingleIssuer: true, Logger: func(string) {}})
+	f, err := storage.OpenFile(file, storage.Options{Backend: backend, RowBytes: reqBytes, QueueDepth: depth, Workers: depth,
+		MaxMergeBytes: max(reqBytes, storage.DefaultMaxMergeBytes), SeparateReads: true,
+		SingleIssuer: backend == storage.BackendUring, Logger: func(string) {}})
 	if err != nil {
 		return 0, storage.Stats{}, 0, err
 	}

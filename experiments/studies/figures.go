@@ -23,6 +23,10 @@ const (
 	// naming the figure in its paper block, or an example grid named
 	// "SHORT Fig. N: ...").
 	StatusStudy = "study"
+	// StatusBench: reproduced by a bench command (Command, "outcore bench
+	// ..."), not a training grid: a device measurement such as GNNDrive's
+	// Appendix B.
+	StatusBench = "bench"
 	// StatusNeedsHardware: needs hardware this host lacks (Reason), and
 	// what would run it (RunsOn); Studies may name what of it runs here.
 	StatusNeedsHardware = "needs-hardware"
@@ -62,6 +66,8 @@ type Figure struct {
 	RunsOn string `json:"runs_on,omitempty"`
 	// Todo is what a study of it would need (StatusNotYet).
 	Todo string `json:"todo,omitempty"`
+	// Command is the bench command that measures it (StatusBench).
+	Command string `json:"command,omitempty"`
 	// Measured is the result recorded in docs/REPRODUCTION.md, where the
 	// figure was measured (by its study or by a grid of its own).
 	Measured *Measured `json:"measured,omitempty"`
@@ -255,21 +261,27 @@ func checkFigure(fig Figure, p FigurePaper, papers []FigurePaper, byID map[strin
 	}
 	studies := field{"studies", len(fig.Studies) > 0}
 	reason, runsOn, todo := field{"reason", !blank(fig.Reason)}, field{"runs_on", !blank(fig.RunsOn)}, field{"todo", !blank(fig.Todo)}
+	command := field{"command", !blank(fig.Command)}
 	var err error
 	switch fig.Status {
 	case StatusStudy:
-		err = want([]field{studies}, []field{reason, runsOn, todo})
+		err = want([]field{studies}, []field{reason, runsOn, todo, command})
+	case StatusBench:
+		err = want([]field{command}, []field{studies, reason, runsOn, todo})
 	case StatusNeedsHardware:
-		err = want([]field{reason, runsOn}, []field{todo})
+		err = want([]field{reason, runsOn}, []field{todo, command})
 	case StatusNotYet:
-		err = want([]field{todo}, []field{studies, reason, runsOn})
+		err = want([]field{todo}, []field{studies, reason, runsOn, command})
 	case StatusNotAnExperiment:
-		err = want(nil, []field{studies, reason, runsOn, todo})
+		err = want(nil, []field{studies, reason, runsOn, todo, command})
 	default:
-		return fmt.Errorf("status %q: want %s, %s, %s or %s", fig.Status, StatusStudy, StatusNeedsHardware, StatusNotYet, StatusNotAnExperiment)
+		return fmt.Errorf("status %q: want %s, %s, %s, %s or %s", fig.Status, StatusStudy, StatusBench, StatusNeedsHardware, StatusNotYet, StatusNotAnExperiment)
 	}
 	if err != nil {
 		return err
+	}
+	if command.set && !strings.HasPrefix(fig.Command, "outcore bench ") {
+		return fmt.Errorf("command %q: want an outcore bench command (\"outcore bench ...\")", fig.Command)
 	}
 	if m := fig.Measured; m != nil {
 		switch {
@@ -336,6 +348,8 @@ func StatusWords(status string) string {
 	switch status {
 	case StatusStudy:
 		return "study"
+	case StatusBench:
+		return "bench"
 	case StatusNeedsHardware:
 		return "needs other hardware"
 	case StatusNotYet:
@@ -379,14 +393,16 @@ func FigureMapMarkdown(papers []FigurePaper) string {
 	for _, p := range papers {
 		n := FigureCounts(p)
 		fmt.Fprintf(&b, "\n### %s: figures and tables\n\n", p.Name)
-		fmt.Fprintf(&b, "%d figures and tables (`%s`): %d reproduced by a study, %d need other hardware, %d without a study yet, %d not experiments.\n\n",
-			len(p.Figures), p.File, n[StatusStudy], n[StatusNeedsHardware], n[StatusNotYet], n[StatusNotAnExperiment])
+		fmt.Fprintf(&b, "%d figures and tables (`%s`): %d reproduced by a study, %d by a bench command, %d need other hardware, %d without a study yet, %d not experiments.\n\n",
+			len(p.Figures), p.File, n[StatusStudy], n[StatusBench], n[StatusNeedsHardware], n[StatusNotYet], n[StatusNotAnExperiment])
 		b.WriteString("| figure | section | what it plots | status |\n|---|---|---|---|\n")
 		for _, f := range p.Figures {
 			var st string
 			switch f.Status {
 			case StatusStudy:
 				st = "**study** " + codeList(f.Studies)
+			case StatusBench:
+				st = "**bench** `" + f.Command + "`"
 			case StatusNeedsHardware:
 				st = "**needs other hardware**: " + f.Reason + "; runs on " + f.RunsOn
 				if len(f.Studies) > 0 {

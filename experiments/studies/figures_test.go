@@ -160,19 +160,24 @@ func TestParseFiguresBad(t *testing.T) {
 		{doc(fig("Fig. 15", "study", `, "studies": ["g14"]`), okGids), `Fig. 15: studies: "g14" reproduces Ginex (VLDB'22) Fig. 14, not this figure`},
 		{doc(fig("Fig. 9", "study", `, "studies": ["gids9"]`), okGids), `Fig. 9: studies: "gids9" reproduces GIDS (VLDB'24) Fig. 9`},
 		{doc(fig("Fig. 14", "study", `, "studies": ["all"]`), okGids), `Fig. 14: studies: "all" reproduces`},
+		{doc(fig("Fig. 1", "bench", ""), okGids), `Fig. 1: command: required with status "bench"`},
+		{doc(fig("Fig. 1", "bench", `, "command": "fio --rw=randread"`), okGids), `Fig. 1: command "fio --rw=randread": want an outcore bench command`},
+		{doc(fig("Fig. 14", "bench", `, "command": "outcore bench sync", "studies": ["g14"]`), okGids), `Fig. 14: studies: not a field of status "bench"`},
+		{doc(fig("Fig. 1", "not-yet", `, "todo": "t", "command": "outcore bench sync"`), okGids), `Fig. 1: command: not a field of status "not-yet"`},
 	} {
 		_, err := ParseFigures("figs.json", []byte(c.body), all)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "figs.json: ") {
 			t.Errorf("%s:\n  %v, want an error with %q", c.body, err, c.want)
 		}
 	}
-	good := doc(fig("Fig. 1", "not-an-experiment", "")+","+fig("Fig. 14", "study", `, "studies": ["g14"]`), okGids+","+
+	good := doc(fig("Fig. 1", "not-an-experiment", "")+","+fig("Fig. 14", "study", `, "studies": ["g14"]`)+","+
+		fig("Fig. 20", "bench", `, "command": "outcore bench sync --bs 512"`), okGids+","+
 		fig("Fig. 10", "needs-hardware", `, "reason": "several SSDs", "runs_on": "a cluster"`))
 	m, err := ParseFigures("figs.json", []byte(good), all)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m) != 2 || len(m[0].Figures) != 2 || m[1].Figures[1].Reason != "several SSDs" {
+	if len(m) != 2 || len(m[0].Figures) != 3 || m[1].Figures[1].Reason != "several SSDs" || m[0].Figures[2].Command != "outcore bench sync --bs 512" {
 		t.Fatalf("a good map read as %+v", m)
 	}
 	if err := CheckFigureCoverage(m, all); err != nil {

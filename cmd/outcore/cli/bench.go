@@ -19,8 +19,8 @@ func benchCmd() *Command {
 	return &Command{
 		Name:        "bench",
 		Args:        "<benchmark> [flags]",
-		Short:       "micro-benchmarks and device measurements (bench io, bench device, bench mmap, bench profile-fit)",
-		Subcommands: []*Command{benchIOCmd(), benchDeviceCmd(), benchMmapCmd(), benchProfileCmd()},
+		Short:       "micro-benchmarks and device measurements (bench io, bench device, bench mmap, bench sync, bench profile-fit)",
+		Subcommands: []*Command{benchIOCmd(), benchDeviceCmd(), benchMmapCmd(), benchSyncCmd(), benchProfileCmd()},
 	}
 }
 
