@@ -42,7 +42,7 @@ type benchDeviceConfig struct {
 func benchDeviceCmd() *Command {
 	var c benchDeviceConfig
 	fs := newFlagSet("bench device", &c.dataDir)
-	fs.StringVar(&c.file, "file", "", "file to read (default <data dir>/bench-device.bin, written once with random bytes)")
+	fs.StringVar(&c.file, "file", "", "file to read (default <data dir>/bench-device.bin, written once with random bytes); an existing file is never rewritten: its size must be --size")
 	fs.StringVar(&c.size, "size", "1GiB", "size of the file written (larger than the disk's cache)")
 	fs.Float64Var(&c.seconds, "seconds", 2, "seconds per measurement")
 	full := devprofile.FullPlan()
@@ -104,6 +104,10 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 	file := c.file
 	if file == "" {
 		file = filepath.Join(dataDir, "bench-device.bin")
+	} else if fi, err := os.Stat(file); err == nil && fi.Size() != plan.FileBytes {
+		// a named file that exists is only read: it may be a dataset's
+		return usagef("--file %s holds %d B, --size asks for %d B: an existing file is read as it is, never rewritten (pass --size %d, or a path that does not exist for a new probe file)",
+			file, fi.Size(), plan.FileBytes, fi.Size())
 	}
 	p, err := devprofile.MeasureFile(ctx, plan, file, func(pr devprofile.Progress) {
 		fmt.Fprintf(out, "# %d/%d %s\n", pr.Step, pr.Steps, pr.What)

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -82,5 +85,28 @@ func TestBenchDeviceThenIOFloor(t *testing.T) {
 	}
 	if epochs != 2 || !strings.Contains(out, "I/O floor against the storage profile "+path+" (full mode") {
 		t.Errorf("%d epochs; log without the floor's source:\n%s", epochs, out)
+	}
+}
+
+// bench device never rewrites an existing file it is pointed at (a
+// dataset's features, say) whose size is not --size: it refuses, naming
+// the sizes, and the file is as it was.
+func TestBenchDeviceNeverRewritesANamedFile(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := runCLI("data", "gen", "--preset", "tiny", "--quiet", "--data-dir", dir); code != 0 {
+		t.Fatalf("data gen: %s", stderr)
+	}
+	feats := filepath.Join(dataset.DatasetsDir(dir), "tiny", "features.bin")
+	before, err := os.ReadFile(feats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI("bench", "device", "--data-dir", dir, "--file", feats, "--size", "8MiB", "--seconds", "0.05", "--depths", "1", "--sizes", "512", "--fio", "off")
+	if code != 2 || !strings.Contains(stderr, "never rewritten") || !strings.Contains(stderr, fmt.Sprint(len(before))) {
+		t.Fatalf("exit %d, stderr %q: want a refusal naming the file's size", code, stderr)
+	}
+	after, err := os.ReadFile(feats)
+	if err != nil || !bytes.Equal(before, after) {
+		t.Fatalf("the dataset's features changed (%d bytes, was %d): %v", len(after), len(before), err)
 	}
 }

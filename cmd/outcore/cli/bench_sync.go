@@ -39,8 +39,8 @@ type benchSyncConfig struct {
 func benchSyncCmd() *Command {
 	var c benchSyncConfig
 	fs := newFlagSet("bench sync", &c.dataDir)
-	fs.StringVar(&c.file, "file", "", "file to read (default <data dir>/bench-sync.bin, written once with random bytes)")
-	fs.StringVar(&c.size, "size", "30GB", "size of the file written (GNNDrive's Appendix B reads a 30 GB file)")
+	fs.StringVar(&c.file, "file", "", "existing file to read, never written (default <data dir>/bench-sync.bin, written once with random bytes at --size)")
+	fs.StringVar(&c.size, "size", "30GB", "size of the default file written (GNNDrive's Appendix B reads a 30 GB file); not used with --file")
 	fs.Int64Var(&c.bs, "bs", 512, "bytes per read (the paper's: the legacy sector size, 512 B)")
 	fs.StringVar(&c.counts, "counts", "1,2,4,8,16,32,64,128", "threads of synchronous reads, and io_uring depths, comma-separated")
 	fs.Float64Var(&c.seconds, "seconds", 3, "seconds per measurement")
@@ -100,12 +100,18 @@ func benchSync(ctx context.Context, c benchSyncConfig, out io.Writer) error {
 	if err != nil || size < 4*c.bs || size < devprofile.MinFileBytes {
 		return usagef("--size %q, want a size of at least %s such as 30GB", c.size, units.Bytes(devprofile.MinFileBytes))
 	}
+	// A file named by --file is only read, never written: it may be a
+	// dataset's. Only the default probe file is written (at --size).
 	file := c.file
 	if file == "" {
 		file = filepath.Join(dataset.ResolveDataDir(c.dataDir), "bench-sync.bin")
-	}
-	if err := ensureSyncFile(file, size, out); err != nil {
-		return fmt.Errorf("bench sync: %w", err)
+		if err := ensureSyncFile(file, size, out); err != nil {
+			return fmt.Errorf("bench sync: %w", err)
+		}
+	} else if fi, err := os.Stat(file); err != nil {
+		return fmt.Errorf("bench sync: --file: %w", err)
+	} else if !fi.Mode().IsRegular() || fi.Size() < 4*c.bs {
+		return fmt.Errorf("bench sync: --file %s: want a regular file of at least 4 reads (%d B), it has %d B", file, 4*c.bs, fi.Size())
 	}
 	useFio := c.fio == "auto"
 	if _, err := exec.LookPath("fio"); useFio && err != nil {

@@ -78,6 +78,38 @@ func TestBenchSyncWithFio(t *testing.T) {
 	}
 }
 
+// A file named by --file is read as it is, never written, whatever
+// --size says: it may be a dataset's features.
+func TestBenchSyncNeverWritesTheNamedFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "features.bin")
+	want := make([]byte, 1<<20)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(file, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := benchSyncConfig{dataDir: dir, file: file, size: "30GB", bs: 512, counts: "2", seconds: 0.1, runs: 1, fio: "off"}
+	if err := benchSync(context.Background(), c, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(file)
+	if err != nil || len(got) != len(want) || string(got) != string(want) {
+		t.Fatalf("the named file changed: %d bytes (%v), want its %d bytes as they were", len(got), err, len(want))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bench-sync.bin")); !os.IsNotExist(err) {
+		t.Errorf("the default probe file was written beside --file: %v", err)
+	}
+	c.file = filepath.Join(dir, "absent.bin")
+	if err := benchSync(context.Background(), c, io.Discard); err == nil || !strings.Contains(err.Error(), "--file") {
+		t.Errorf("an absent --file: %v", err)
+	}
+	if _, err := os.Stat(c.file); !os.IsNotExist(err) {
+		t.Errorf("an absent --file was created: %v", err)
+	}
+}
+
 // Bad settings are refused, each naming its flag; a file larger than the
 // free space is refused before anything is written.
 func TestBenchSyncRefusesBadSettings(t *testing.T) {
