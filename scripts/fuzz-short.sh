@@ -27,6 +27,7 @@ declare -A targets=(
   [store]="FuzzJSONMaps"                              # stages_json and tiers_json as read back
   [engine/accel]="FuzzParseProfile FuzzParseMode"     # accelerator profiles; --compute and the grid's compute axis
   [engine/metrics]="FuzzHostPressureParsers FuzzDeviceProfile"  # /proc/stat, /proc/pressure/*, /proc/loadavg; device profiles as read back
+  [cmd/outcore/cli]="FuzzFioOutput"                   # fio's JSON output as the bench commands read it
 )
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
