@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -87,15 +88,26 @@ func runFio(ctx context.Context, file, rw string, bs int64, depth int, seconds f
 	args := []string{"--name=outcore", "--filename=" + file, "--readonly", "--rw=" + rw, "--bs=" + strconv.FormatInt(bs, 10),
 		"--iodepth=" + strconv.Itoa(depth), "--ioengine=io_uring", "--direct=1", "--time_based",
 		"--runtime=" + strconv.FormatInt(max(int64(seconds*1000), 1), 10) + "ms", "--output-format=json"}
-	b, err := exec.CommandContext(ctx, "fio", args...).Output()
+	b, _, err := execFio(ctx, args)
+	if err != nil {
+		return 0, 0, err
+	}
+	return parseFio(b)
+}
+
+// execFio runs fio with args and returns its standard output and process
+// state; a failure names the arguments and what fio printed on stderr.
+func execFio(ctx context.Context, args []string) ([]byte, *os.ProcessState, error) {
+	cmd := exec.CommandContext(ctx, "fio", args...)
+	b, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return 0, 0, fmt.Errorf("fio %v: %w: %s", args, err, ee.Stderr)
+			return nil, nil, fmt.Errorf("fio %v: %w: %s", args, err, ee.Stderr)
 		}
-		return 0, 0, fmt.Errorf("fio: %w", err)
+		return nil, nil, fmt.Errorf("fio: %w", err)
 	}
-	return parseFio(b)
+	return b, cmd.ProcessState, nil
 }
 
 // parseFio reads fio's JSON output: the first job's read IOPS and bytes/s.

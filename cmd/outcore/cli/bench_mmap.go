@@ -213,14 +213,9 @@ func fioRun(ctx context.Context, engine, file string, region int64, threads int)
 	if engine == "psync" {
 		args = append(args, "--direct=1")
 	}
-	cmd := exec.CommandContext(ctx, "fio", args...)
-	b, err := cmd.Output()
+	b, state, err := execFio(ctx, args)
 	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return mmapRun{}, fmt.Errorf("fio %v: %w: %s", args, err, ee.Stderr)
-		}
-		return mmapRun{}, fmt.Errorf("fio: %w", err)
+		return mmapRun{}, err
 	}
 	ios, sec, err := parseFioJobs(b)
 	if err != nil {
@@ -228,7 +223,7 @@ func fioRun(ctx context.Context, engine, file string, region int64, threads int)
 	}
 	r := mmapRun{Faults: ios, Bytes: ios * 4096, Seconds: sec}
 	if engine == "mmap" {
-		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		ru, ok := state.SysUsage().(*syscall.Rusage)
 		if !ok {
 			return mmapRun{}, errors.New("fio: no resource usage")
 		}

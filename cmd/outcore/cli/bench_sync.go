@@ -100,31 +100,18 @@ func benchSync(ctx context.Context, c benchSyncConfig, out io.Writer) error {
 	if err != nil || size < 4*c.bs || size < devprofile.MinFileBytes {
 		return usagef("--size %q, want a size of at least %s such as 30GB", c.size, units.Bytes(devprofile.MinFileBytes))
 	}
-	// A file named by --file is only read, never written: it may be a
-	// dataset's. Only the default probe file is written (at --size).
-	file := c.file
-	if file == "" {
-		file = filepath.Join(dataset.ResolveDataDir(c.dataDir), "bench-sync.bin")
-		if err := ensureSyncFile(file, size, out); err != nil {
-			return fmt.Errorf("bench sync: %w", err)
-		}
-	} else if fi, err := os.Stat(file); err != nil {
-		return fmt.Errorf("bench sync: --file: %w", err)
-	} else if !fi.Mode().IsRegular() || fi.Size() < 4*c.bs {
-		return fmt.Errorf("bench sync: --file %s: want a regular file of at least 4 reads (%d B), it has %d B", file, 4*c.bs, fi.Size())
+	file, fileBytes, err := syncFile(c, size, out)
+	if err != nil {
+		return fmt.Errorf("bench sync: %w", err)
 	}
 	useFio := c.fio == "auto"
 	if _, err := exec.LookPath("fio"); useFio && err != nil {
 		fmt.Fprintln(out, "fio: not installed, ours only (scripts/install-deps.sh installs it)")
 		useFio = false
 	}
-	st, err := os.Stat(file)
-	if err != nil {
-		return fmt.Errorf("bench sync: %w", err)
-	}
 	load0, _ := metrics.ReadLoad1()
 	fmt.Fprintf(out, "# %s: %s, random %d B reads, O_DIRECT, %g s each, medians of %d; load average %.2f\n",
-		file, units.Bytes(st.Size()), c.bs, c.seconds, c.runs, load0)
+		file, units.Bytes(fileBytes), c.bs, c.seconds, c.runs, load0)
 	fmt.Fprintln(out, "mode n | ours MB/s, mean latency µs | fio MB/s, mean latency µs")
 	dur := time.Duration(c.seconds * float64(time.Second))
 	var all []syncPoint
@@ -164,18 +151,31 @@ func benchSync(ctx context.Context, c benchSyncConfig, out io.Writer) error {
 	return nil
 }
 
-// ensureSyncFile writes the probe file unless one of its size is there,
+// syncFile is the file the bench reads and its size. A file named by
+// --file is only read, never written: it may be a dataset's. The default
+// probe file is written at size unless one of that size is there,
 // refusing one the file system has no room for.
-func ensureSyncFile(file string, size int64, out io.Writer) error {
+func syncFile(c benchSyncConfig, size int64, out io.Writer) (string, int64, error) {
+	if c.file != "" {
+		fi, err := os.Stat(c.file)
+		switch {
+		case err != nil:
+			return "", 0, fmt.Errorf("--file: %w", err)
+		case !fi.Mode().IsRegular() || fi.Size() < 4*c.bs:
+			return "", 0, fmt.Errorf("--file %s: want a regular file of at least 4 reads (%d B), it has %d B", c.file, 4*c.bs, fi.Size())
+		}
+		return c.file, fi.Size(), nil
+	}
+	file := filepath.Join(dataset.ResolveDataDir(c.dataDir), "bench-sync.bin")
 	if fi, err := os.Stat(file); err == nil && fi.Size() == size {
-		return nil
+		return file, size, nil
 	}
 	if free, err := osutil.FreeDiskBytes(filepath.Dir(file)); err == nil && free < size+(1<<30) {
-		return fmt.Errorf("%s: %s to write, %s free on its file system (want 1 GiB more than the file); pass a smaller --size or another --file",
+		return "", 0, fmt.Errorf("%s: %s to write, %s free on its file system (want 1 GiB more than the file); pass a smaller --size or another --file",
 			file, units.Bytes(size), units.Bytes(free))
 	}
 	fmt.Fprintf(out, "# writing %s of random bytes to %s\n", units.Bytes(size), file)
-	return devprofile.EnsureFile(file, size)
+	return file, size, devprofile.EnsureFile(file, size)
 }
 
 // syncRun measures one point once.
@@ -215,13 +215,9 @@ func runFioLatency(ctx context.Context, file, mode string, bs int64, n int, seco
 	} else {
 		args = append(args, "--ioengine=io_uring", "--iodepth="+strconv.Itoa(n))
 	}
-	b, err := exec.CommandContext(ctx, "fio", args...).Output()
+	b, _, err := execFio(ctx, args)
 	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return 0, 0, fmt.Errorf("fio %v: %w: %s", args, err, ee.Stderr)
-		}
-		return 0, 0, fmt.Errorf("fio: %w", err)
+		return 0, 0, err
 	}
 	return parseFioLatency(b)
 }
