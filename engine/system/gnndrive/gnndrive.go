@@ -272,6 +272,12 @@ func (g *gnnDrive) memory(env *train.Env, s kit.Sizing[options, profile], p plan
 	if env.MemBudget <= 0 {
 		return m
 	}
+	if p.slots < p.paperSlots {
+		// buffer_factor asks for paperSlots; the budget gives p.slots. Not
+		// saying so would show a larger buffer_factor as a run that had it.
+		m.Cuts = append(m.Cuts, fmt.Sprintf("the memory budget (%d MiB) holds a feature buffer of %d slots (%d MiB), fewer than the paper's (training queue + 1) × M_b × buffer_factor = %d (buffer_factor %g)",
+			env.MemBudget>>20, p.slots, (p.slots*rowBytes)>>20, p.paperSlots, g.opt.bufferFactor))
+	}
 	if p.topoSqueezed {
 		m.Cuts = append(m.Cuts, "the memory budget cannot hold a mini-batch of features next to the page cache of the indices: the topology is squeezed")
 	}

@@ -1,6 +1,9 @@
 package gnndrive
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"outcore/engine/system/kit"
@@ -261,3 +264,42 @@ func TestRefusalNamesAMinimumAboveTheBudget(t *testing.T) {
 
 // minMemory is the floor Register gives GNNDrive: its sizing's.
 var minMemory = kit.Sizer[options, profile, plan](size).MinMemory(parseOptions)
+
+// TestBudgetCappedBufferIsADeviation: in the host layout a budget that
+// holds fewer slots than buffer_factor asks for says so among the plan's
+// cuts, naming both counts; a budget that holds them says nothing. (A run
+// at buffer_factor=2 under such a budget had the same buffer as at 1 and
+// did not say so.)
+func TestBudgetCappedBufferIsADeviation(t *testing.T) {
+	const cut = "holds a feature buffer of"
+	for _, bf := range []string{"1", "2"} {
+		opt := fixtureOptions(t, map[string]string{"buffer_factor": bf})
+		g := &gnnDrive{opt: opt}
+		var capped, whole bool
+		for b := int64(64 * systest.MiB); b < 4096*systest.MiB; b += 8 * systest.MiB {
+			in := kit.Sizing[options, profile]{Budget: b, WS: fixtureWS, Shape: fixtureShape, Opt: opt, Prof: profile{run: true, cpus: 2}}
+			p := size(in)
+			if !p.feasible {
+				continue
+			}
+			m := g.memory(&train.Env{MemBudget: b}, in, p, 0)
+			said := slices.ContainsFunc(m.Cuts, func(c string) bool {
+				return strings.Contains(c, cut) && strings.Contains(c, fmt.Sprint(p.slots)) && strings.Contains(c, fmt.Sprint(p.paperSlots))
+			})
+			if p.slots < p.paperSlots {
+				capped = true
+				if !said {
+					t.Fatalf("buffer_factor %s, budget %d MiB: %d of %d slots, cuts %q", bf, b>>20, p.slots, p.paperSlots, m.Cuts)
+				}
+			} else {
+				whole = true
+				if slices.ContainsFunc(m.Cuts, func(c string) bool { return strings.Contains(c, cut) }) {
+					t.Fatalf("buffer_factor %s, budget %d MiB: the whole buffer (%d slots) named as cut: %q", bf, b>>20, p.slots, m.Cuts)
+				}
+			}
+		}
+		if !capped || !whole {
+			t.Fatalf("buffer_factor %s: the sweep saw capped %v, whole %v: widen it", bf, capped, whole)
+		}
+	}
+}
