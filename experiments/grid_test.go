@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -101,6 +102,8 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		{"dataset missing", `{"dataset":"nosuch","system":"fake"}`, []string{"dataset:", `"nosuch" not found`}},
 		{"bad dataset name", `{"dataset":"../etc","system":"fake"}`, []string{"dataset:"}},
 		{"feature_dim of imported", `{"dataset":"mini","system":"fake","axes":{"feature_dim":[8]}}`, []string{"feature dimensions:", "imported"}},
+		{"mem_share_of unknown", `{"dataset":"tiny","system":"fake","mem_share_of":"dataset","axes":{"feature_dim":[8]}}`, []string{"mem_share_of:", `want "run"`, `or "base"`}},
+		{"mem_share_of not a string", `{"dataset":"tiny","system":"fake","mem_share_of":true}`, []string{"mem_share_of:"}},
 		{"feature_dim zero", `{"dataset":"tiny","system":"fake","axes":{"feature_dim":[0]}}`, []string{"feature dimensions:", "from 1 to 65536"}},
 		{"batch negative", `{"dataset":"tiny","system":"fake","axes":{"batch_size":[-1]}}`, []string{"batch sizes:", "from 1 to"}},
 		{"unknown config field", `{"dataset":"tiny","system":"fake","hiden":5}`, []string{"hiden: not a setting of a run", "hidden"}},
@@ -123,6 +126,54 @@ func TestCreateRejectsBadInput(t *testing.T) {
 	list, err := h.st.ListExperiments(context.Background())
 	if err != nil || len(list) != 0 {
 		t.Fatalf("rejected grids stored experiments: %v %v", list, err)
+	}
+}
+
+// TestMemShareOfBase: a share limit is of each run's own dataset by
+// default, so under a feature_dim axis it moves with the dimension; with
+// "mem_share_of": "base" every dimension runs under the same bytes, the
+// share of the grid's dataset, and the run's configuration carries those
+// bytes (not the share, which the run would resolve against its own
+// features).
+func TestMemShareOfBase(t *testing.T) {
+	h := newHarness(t, nil)
+	const tinyFeatures = 8192 * 32 * 4 // tiny: 8192 nodes, 32 dims, float32
+	for _, tc := range []struct {
+		of        string
+		want16    int64
+		wantShare bool // the run's config keeps "5000%"
+	}{
+		{"", 50 * tinyFeatures / 2, true},
+		{`"mem_share_of":"run",`, 50 * tinyFeatures / 2, true},
+		{`"mem_share_of":"base",`, 50 * tinyFeatures, false},
+	} {
+		e := h.create(`{"dataset":"tiny","system":"fake","epochs":1,` + tc.of + `"axes":{"feature_dim":[32,16],"mem_limit":["5000%"]}}`)
+		runs, err := h.st.Runs(context.Background(), store.RunFilter{ExperimentID: e.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 2 {
+			t.Fatalf("%s: %d runs", tc.of, len(runs))
+		}
+		for _, r := range runs {
+			want := int64(50 * tinyFeatures)
+			if r.FeatureDim == 16 {
+				want = tc.want16
+			}
+			if r.MemLimitBytes != want {
+				t.Errorf("%s: run on %s (%d dims): limit %d bytes, want %d", tc.of, r.Dataset, r.FeatureDim, r.MemLimitBytes, want)
+			}
+			var cfg struct {
+				MemLimit      string `json:"mem_limit"`
+				MemLimitBytes int64  `json:"mem_limit_bytes"`
+			}
+			if err := json.Unmarshal(r.Config, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			if cfg.MemLimitBytes != want || (cfg.MemLimit == "5000%") != tc.wantShare {
+				t.Errorf("%s: run on %s: config mem_limit %q, mem_limit_bytes %d (want %d)", tc.of, r.Dataset, cfg.MemLimit, cfg.MemLimitBytes, want)
+			}
+		}
 	}
 }
 

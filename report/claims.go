@@ -54,6 +54,9 @@ func LoadStudyTable(ctx context.Context, src Source, cache *DigestCache, dataDir
 	if m, err := dataset.ReadMeta(filepath.Join(dataset.DatasetsDir(dataDir), e.Dataset)); err == nil {
 		feat, dim = m.FeatureBytes(), m.FeatureDim
 	}
+	if studies.SharesOfBase(e.Grid) {
+		dim = 0 // every run's limit is a share of the dataset's own features
+	}
 	return CompareStudy(s, cmp.Runs(), feat, dim), true, nil
 }
 

@@ -105,7 +105,9 @@ type StudyTable struct {
 // memory limit is the limit's share of its own feature bytes (rounded to
 // whole percent): featureBytes, the experiment's dataset's, scaled to the
 // run's feature dimension where a study sweeps it (dim is the dataset's;
-// 0 when unknown, every run then at featureBytes). Ours is the mean of the
+// 0 when unknown or when the experiment's grid takes its shares of the
+// dataset for every run, "mem_share_of": "base": every run then at
+// featureBytes). Ours is the mean of the
 // study's metric over the runs that finished as done.
 func CompareStudy(s studies.Study, runs []RunData, featureBytes int64, dim int) StudyTable {
 	t := StudyTable{Study: s}

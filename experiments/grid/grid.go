@@ -31,6 +31,12 @@ const (
 
 // AxisNames lists the axes a grid may vary, in expansion order (repeat is
 // the outermost loop, mem_limit the innermost).
+// The values of a grid's "mem_share_of" (Grid.MemShareOf).
+const (
+	MemShareRun  = ""     // "run": each run's own dataset
+	MemShareBase = "base" // the grid's dataset
+)
+
 var AxisNames = []string{AxisRepeat, AxisSystem, AxisModel, AxisFeatureDim, AxisBatchSize, AxisFanout, AxisCompute, AxisIDs, AxisMemLimit}
 
 // Grid is a parsed grid file:
@@ -42,7 +48,10 @@ var AxisNames = []string{AxisRepeat, AxisSystem, AxisModel, AxisFeatureDim, Axis
 // "executor" (a registered executor's name, experiments/executors) and
 // the options block under that executor's name say where the runs run. "skip_infeasible": true queues the cells that can start and
 // records the others (a memory limit below the variant's floor) as
-// refused, each with its reason; without it such a cell refuses the grid. Every other top-level key besides "name" and "axes" is a field of the run
+// refused, each with its reason; without it such a cell refuses the grid.
+// "mem_share_of": "base" resolves share limits ("60%") against the grid's
+// dataset for every run, where by default each run's own dataset (a
+// feature_dim axis's regenerated one) is the base (MemShareOf). Every other top-level key besides "name" and "axes" is a field of the run
 // configuration (engine/vocab.Config: dataset, model, epochs, hidden, lr,
 // io, options, ...), shared by all runs. Each axis lists values for one
 // field; the runs are the cartesian product of the axes, each repeated
@@ -80,6 +89,14 @@ type Grid struct {
 	// SkipInfeasible is the grid's "skip_infeasible": cells that cannot
 	// start are recorded as refused instead of refusing the grid.
 	SkipInfeasible bool
+	// MemShareOf is the grid's "mem_share_of": what a limit given as a
+	// share ("60%") is a share of. MemShareRun ("", the default): each
+	// run's own dataset, so under a feature_dim axis the limit grows with
+	// the dimension. MemShareBase: the grid's dataset, so every feature
+	// dimension runs under the same bytes, as a paper that holds its
+	// host memory fixed while it sweeps the dimension (GNNDrive Fig. 8,
+	// Ginex Fig. 17).
+	MemShareOf string
 	// topLevel maps an axis given once at the top level to its key there.
 	topLevel map[string]string
 }
@@ -147,6 +164,13 @@ func ParseGrid(b []byte) (*Grid, error) {
 		case "skip_infeasible":
 			if err := json.Unmarshal(v, &g.SkipInfeasible); err != nil {
 				ps.Add("skip_infeasible", "skip_infeasible: want true or false")
+			}
+		case "mem_share_of":
+			var w string
+			if err := json.Unmarshal(v, &w); err != nil || (w != "run" && w != MemShareBase) {
+				ps.Add("mem_share_of", "mem_share_of: want %q (a share limit is of each run's own dataset, the default) or %q (of the grid's dataset: the same bytes at every feature dimension)", "run", MemShareBase)
+			} else if w == MemShareBase {
+				g.MemShareOf = MemShareBase
 			}
 		default:
 			if isExecutorKey(k) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"outcore/engine/accel"
@@ -223,7 +224,7 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 				if limitSyntaxProblem(l) != "" {
 					continue
 				}
-				v, err := ParseLimit(l, info.Meta.FeatureBytes())
+				v, err := ParseLimit(l, g.shareBase(info.Meta, base))
 				if err != nil {
 					ps.Add(AxisMemLimit, "memory limits: %v", err)
 					continue
@@ -262,7 +263,7 @@ func Plan(g *Grid, w World, limitsOK bool) ([]RunSpec, map[string]DatasetInfo, P
 		if c.FeatureDim == 0 {
 			sp.FeatureDim = info.Meta.FeatureDim
 		}
-		limit, _ := ParseLimit(c.MemLimit, info.Meta.FeatureBytes())
+		limit, _ := ParseLimit(c.MemLimit, g.shareBase(info.Meta, base))
 		sp.MemLimitBytes = limit
 
 		cfg, msg := runConfig(g, c, sp.Dataset, absData, limit)
@@ -381,6 +382,12 @@ func runConfig(g *Grid, c Cell, ds, dataDir string, limit int64) (vocab.Config, 
 	}
 	if limit > 0 {
 		m["mem_limit"] = c.MemLimit
+		if g.MemShareOf == MemShareBase && strings.HasSuffix(strings.TrimSpace(c.MemLimit), "%") {
+			// a share of the grid's dataset, not of the run's: the run
+			// gets the bytes, which it would otherwise re-resolve
+			// against its own features (train.Run)
+			m["mem_limit"] = strconv.FormatInt(limit, 10)
+		}
 		m["mem_limit_bytes"] = limit
 	}
 	if err := applyPathValues(m, c.Extra); err != nil {
@@ -461,6 +468,16 @@ func describeCell(c Cell) string {
 	}
 	parts = append(parts, fmt.Sprintf("repeat=%d", c.Repeat))
 	return strings.Join(parts, " ")
+}
+
+// shareBase is the feature bytes a share limit of g is a share of, for a
+// run on the dataset whose meta is run: that dataset's own, or with
+// "mem_share_of": "base" the grid's dataset's (base).
+func (g *Grid) shareBase(run, base dataset.Meta) int64 {
+	if g.MemShareOf == MemShareBase && base.Nodes > 0 {
+		return base.FeatureBytes()
+	}
+	return run.FeatureBytes()
 }
 
 // ParseLimit parses a memory limit: "none" (or "") is 0 = no limit; sizes

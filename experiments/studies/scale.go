@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"outcore/experiments/grid"
 )
 
 // A study at small scale (the Reproduce page's "small-scale" form): the
@@ -132,6 +134,18 @@ func LimitsOfGrid(grid []byte) []string {
 		return nil
 	}
 	return g.Axes.MemLimit
+}
+
+// SharesOfBase says whether an experiment's grid resolves its share
+// limits against the grid's dataset for every run ("mem_share_of":
+// "base", grid.MemShareBase) rather than each run's own, so that a run's
+// limit is matched to a study's share at the dataset's feature bytes
+// whatever its feature dimension.
+func SharesOfBase(gridJSON []byte) bool {
+	var g struct {
+		MemShareOf string `json:"mem_share_of"`
+	}
+	return json.Unmarshal(gridJSON, &g) == nil && g.MemShareOf == grid.MemShareBase
 }
 
 // NormShare writes a study limit ("60%", " 60 %") as a whole percent

@@ -84,3 +84,19 @@ func TestStudySmallScale(t *testing.T) {
 		}
 	}
 }
+
+// TestSharesOfBase: an experiment's grid takes its share limits of the
+// grid's dataset only when it says "mem_share_of": "base".
+func TestSharesOfBase(t *testing.T) {
+	for grid, want := range map[string]bool{
+		`{"dataset":"medium","mem_share_of":"base","axes":{"feature_dim":[64]}}`: true,
+		`{"dataset":"medium","mem_share_of":"run"}`:                              false,
+		`{"dataset":"medium"}`:                     false,
+		`{"dataset":"medium","mem_share_of":true}`: false,
+		`not json`: false,
+	} {
+		if got := SharesOfBase([]byte(grid)); got != want {
+			t.Errorf("SharesOfBase(%s) = %v, want %v", grid, got, want)
+		}
+	}
+}

@@ -262,7 +262,7 @@ func (g *gnnDrive) memory(env *train.Env, s kit.Sizing[options, profile], p plan
 		}
 		m.Why = fmt.Sprintf("as the GPU memory they occupy in GNNDrive's GPU-based layout (§4.2); loads land in the host staging buffer (%d extractor(s) × M_b rows = %d MiB, in the budget) and are copied to the buffer (the host-to-device transfer, untimed as such)", p.extractors, p.hostStaging>>20)
 		if p.slotsCutByDevice {
-			m.Cuts = append(m.Cuts, fmt.Sprintf("the device budget (%d MiB) holds a feature buffer of %d slots, fewer than the paper's (training queue + 1) × M_b = %d", s.Prof.device>>20, p.slots, p.paperSlots))
+			m.Cuts = append(m.Cuts, fmt.Sprintf("the device budget (%d MiB) holds a feature buffer of %d slots, fewer than the paper's (training queue + 1) × M_b × buffer_factor = %d (buffer_factor %g)", s.Prof.device>>20, p.slots, p.paperSlots, g.opt.bufferFactor))
 		}
 		if p.extractors < g.opt.extractors {
 			m.Cuts = append(m.Cuts, fmt.Sprintf("the host budget holds the staging of %d extractor(s) (of %d asked) next to the indices", p.extractors, g.opt.extractors))
