@@ -29,14 +29,14 @@ const (
 	AxisIDs        = "ids"
 )
 
-// AxisNames lists the axes a grid may vary, in expansion order (repeat is
-// the outermost loop, mem_limit the innermost).
 // The values of a grid's "mem_share_of" (Grid.MemShareOf).
 const (
 	MemShareRun  = ""     // "run": each run's own dataset
 	MemShareBase = "base" // the grid's dataset
 )
 
+// AxisNames lists the axes a grid may vary, in expansion order (repeat is
+// the outermost loop, mem_limit the innermost).
 var AxisNames = []string{AxisRepeat, AxisSystem, AxisModel, AxisFeatureDim, AxisBatchSize, AxisFanout, AxisCompute, AxisIDs, AxisMemLimit}
 
 // Grid is a parsed grid file:
@@ -288,6 +288,9 @@ func (g *Grid) JSON() json.RawMessage {
 	}
 	if g.SkipInfeasible {
 		m["skip_infeasible"] = true
+	}
+	if g.MemShareOf != MemShareRun {
+		m["mem_share_of"] = g.MemShareOf
 	}
 	axes := map[string]any{"repeat": g.Axes.Repeat}
 	a := g.Axes

@@ -22,6 +22,8 @@ func FuzzParseGrid(f *testing.F) {
 		`{"dataset":"tiny","system":"fake","batch":64,"fanout":"5,5","mem_limit":268435456}`,
 		`{"dataset":"tiny","axes":{"system":["a","b","c","d"],"repeat":4611686018427387904}}`,
 		`{"dataset":"tiny","axes":{"fanout":[[10,5],"-1,-1"],"feature_dim":[16,32],"batch_size":[1,1048576]}}`,
+		`{"dataset":"tiny","mem_share_of":"base","axes":{"feature_dim":[16,32],"mem_limit":["60%"]}}`,
+		`{"dataset":"tiny","mem_share_of":["run"]}`,
 		`{"dataset":"tiny","hidden":1000000000,"options":{"cache":"1e30"}}`,
 		`{"dataset":"tiny","axes":{"mem_limit":[1e30,"-5MiB",true]}}`,
 		`[]`, `null`, `{"axes":null}`,
@@ -58,7 +60,7 @@ func FuzzParseGrid(f *testing.F) {
 			t.Fatalf("count %d, %d cells", n, len(g.Cells()))
 		}
 		back, err := ParseGrid(g.JSON())
-		if err != nil || back.Count() != n || back.Dataset != g.Dataset || back.Name != g.Name {
+		if err != nil || back.Count() != n || back.Dataset != g.Dataset || back.Name != g.Name || back.MemShareOf != g.MemShareOf {
 			t.Fatalf("JSON %s reads back as %+v, %v", g.JSON(), back, err)
 		}
 		// An executor's options block is kept as given (compacted), for
