@@ -501,14 +501,14 @@ func expShowCmd() *Command {
 				e.ID, orDash(termSafe(e.Name, 0)), termSafe(e.Dataset, 0), e.CreatedAt.Format(time.RFC3339), c.State(), c.Total, c.Queued, c.Running, c.Done, c.OOM,
 				c.Failed, c.Cancelled, c.Interrupted, e.Grid)
 			tw := tabwriter.NewWriter(out, 0, 2, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN\tSEQ\tATT\tSYSTEM\tDATASET\tMODEL\tBATCH\tFANOUT\tLIMIT\tENFORCED\tREP\tSTATUS\tEPOCHS\tMEAN_EPOCH_S\tBEST_VAL\tTEST\tPEAK_CGROUP\tERROR")
+			fmt.Fprintln(tw, "RUN\tSEQ\tATT\tSYSTEM\tDATASET\tMODEL\tBATCH\tFANOUT\tLIMIT\tENFORCED\tCGROUP_LIMIT\tREP\tSTATUS\tEPOCHS\tMEAN_EPOCH_S\tBEST_VAL\tTEST\tPEAK_CGROUP\tERROR")
 			for _, r := range runs {
 				status := r.State() // "stalled": running, its child silent (the error column says why)
 				if r.Superseded {
 					status += " (retried)"
 				}
-				fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%v\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Seq, r.Attempt, r.System,
-					r.Dataset, r.Model, r.BatchSize, r.Fanout, units.Limit(r.MemLimitBytes), r.LimitEnforced, r.Repeat, status, r.EpochsDone,
+				fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%v\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Seq, r.Attempt, r.System,
+					r.Dataset, r.Model, r.BatchSize, r.Fanout, units.Limit(r.MemLimitBytes), r.LimitEnforced, cgroupLimitCell(r), r.Repeat, status, r.EpochsDone,
 					fmtPtr(r.MeanEpochS, "%.3f"), fmtPtr(r.BestValAcc, "%.4f"), fmtPtr(r.TestAcc, "%.4f"), bytesPtr(r.PeakCgroupBytes),
 					oneLine(cmp.Or(r.Error, r.Stall), 60))
 			}
@@ -948,6 +948,21 @@ func fmtPtr(v *float64, f string) string {
 		return "-"
 	}
 	return fmt.Sprintf(f, *v)
+}
+
+// cgroupLimitCell is exp show's CGROUP_LIMIT: the limit the run's cgroup
+// had in force. Where the run held its model step or GPU tiers beside its
+// host budget (LIMIT), that is the larger limit its deviations name, so
+// that a PEAK_CGROUP above LIMIT reads against the limit that bound it;
+// else the budget where it was enforced, and "-" where none was.
+func cgroupLimitCell(r store.Run) string {
+	if cg := r.CgroupLimit(); r.MemLimitBytes > 0 && cg > r.MemLimitBytes {
+		return units.Bytes(cg)
+	}
+	if r.MemLimitBytes > 0 && r.LimitEnforced {
+		return units.Bytes(r.MemLimitBytes)
+	}
+	return "-"
 }
 
 func bytesPtr(v *int64) string {

@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"outcore/internal/units"
 	"outcore/report"
 	"outcore/store"
 	"outcore/store/storetest"
@@ -157,5 +159,31 @@ func TestExpExportBundle(t *testing.T) {
 	}
 	if code, _, _ := runCLI("exp", "export", id, "--bundle", out, "--csv", "--data-dir", dir); code != 2 {
 		t.Errorf("--bundle with --csv: exit %d, want 2", code)
+	}
+}
+
+// TestCgroupLimitCell: exp show's CGROUP_LIMIT is the limit that bound the
+// run — the larger one its deviations name where it held its model step or
+// GPU tiers beside the budget, else the enforced budget, else "-".
+func TestCgroupLimitCell(t *testing.T) {
+	const mib = int64(1) << 20
+	devs := func(s ...string) json.RawMessage { b, _ := json.Marshal(s); return b }
+	cases := []struct {
+		name string
+		run  store.Run
+		want string
+	}{
+		{"beside the budget", store.Run{MemLimitBytes: 614 * mib, LimitEnforced: true,
+			Deviations: devs("x", "feature buffer held outside the 614 MiB host budget ...; the cgroup limit is 884 MiB")}, units.Bytes(884 * mib)},
+		{"the budget itself", store.Run{MemLimitBytes: 614 * mib, LimitEnforced: true, Deviations: devs("x")}, units.Bytes(614 * mib)},
+		{"a smaller number named", store.Run{MemLimitBytes: 614 * mib, LimitEnforced: true,
+			Deviations: devs("the cgroup limit is 100 MiB")}, units.Bytes(614 * mib)},
+		{"not enforced", store.Run{MemLimitBytes: 614 * mib}, "-"},
+		{"no limit", store.Run{LimitEnforced: true, Deviations: devs("the cgroup limit is 884 MiB")}, "-"},
+	}
+	for _, c := range cases {
+		if got := cgroupLimitCell(c.run); got != c.want {
+			t.Errorf("%s: CGROUP_LIMIT %q, want %q", c.name, got, c.want)
+		}
 	}
 }
