@@ -330,14 +330,13 @@ func (s *Store) exportRuns(ctx context.Context, cw *csv.Writer, experimentID int
 	return rows.Err()
 }
 
-// cgroupLimitCell is the limit a run's cgroup had in force: the budget
-// raised by what it held beside it (Run.CgroupLimit), else the budget;
-// empty where no limit was enforced.
+// cgroupLimitCell is the CSV's cgroup_limit_bytes (enforcedLimit); empty
+// where no limit was enforced.
 func cgroupLimitCell(enforced bool, budget int64, deviations []byte) string {
-	if !enforced || budget <= 0 {
-		return ""
+	if lim := enforcedLimit(enforced, budget, deviations); lim > 0 {
+		return fmtI(lim)
 	}
-	return fmtI(max(budget, cgroupLimitOf(deviations)))
+	return ""
 }
 
 // jsonKeys returns the sorted distinct keys of an object of the records of

@@ -829,6 +829,21 @@ var cgroupLimitRE = regexp.MustCompile(`the cgroup limit is (\d+) MiB`)
 // budget).
 func (r Run) CgroupLimit() int64 { return cgroupLimitOf(r.Deviations) }
 
+// EnforcedLimit is the limit the run's cgroup had in force: its budget
+// raised by what it held beside it (CgroupLimit), else the budget; 0 where
+// no limit was enforced. The runs CSV's cgroup_limit_bytes and exp show's
+// CGROUP_LIMIT.
+func (r Run) EnforcedLimit() int64 {
+	return enforcedLimit(r.LimitEnforced, r.MemLimitBytes, r.Deviations)
+}
+
+func enforcedLimit(enforced bool, budget int64, deviations []byte) int64 {
+	if !enforced || budget <= 0 {
+		return 0
+	}
+	return max(budget, cgroupLimitOf(deviations))
+}
+
 func cgroupLimitOf(deviations []byte) int64 {
 	var devs []string
 	if json.Unmarshal(deviations, &devs) != nil {

@@ -950,17 +950,12 @@ func fmtPtr(v *float64, f string) string {
 	return fmt.Sprintf(f, *v)
 }
 
-// cgroupLimitCell is exp show's CGROUP_LIMIT: the limit the run's cgroup
-// had in force. Where the run held its model step or GPU tiers beside its
-// host budget (LIMIT), that is the larger limit its deviations name, so
-// that a PEAK_CGROUP above LIMIT reads against the limit that bound it;
-// else the budget where it was enforced, and "-" where none was.
+// cgroupLimitCell is exp show's CGROUP_LIMIT, the limit the run's cgroup
+// had in force (store.Run.EnforcedLimit), so that a PEAK_CGROUP above
+// LIMIT reads against the limit that bound it; "-" where none was.
 func cgroupLimitCell(r store.Run) string {
-	if cg := r.CgroupLimit(); r.MemLimitBytes > 0 && cg > r.MemLimitBytes {
-		return units.Bytes(cg)
-	}
-	if r.MemLimitBytes > 0 && r.LimitEnforced {
-		return units.Bytes(r.MemLimitBytes)
+	if lim := r.EnforcedLimit(); lim > 0 {
+		return units.Bytes(lim)
 	}
 	return "-"
 }
