@@ -315,11 +315,30 @@ func (e *engine) finishSeg(s *segment, now int64) {
 			e.finishReq(p.req)
 		}
 	}
-	clear(s.pieces)
-	s.pieces = s.pieces[:0]
 	e.slots[s.slot] = nil
 	e.freeSlots = append(e.freeSlots, s.slot)
 	s.buf = nil
+	e.recycle(s)
+}
+
+// pooledPieces is the most pieces a pooled segment keeps room for. A
+// segment merges up to MaxMergeBytes of rows (128 rows of 512 B at 64
+// KiB), and the pool keeps as many segments as the largest call had: had
+// each kept the room of the most pieces it ever served, a Reader would
+// hold segments × most pieces, far more than PlanBytesPerRow per row of
+// its largest call: 1,891 B per row for 512-byte rows after calls of
+// changing density (TestReadPlanBytesPerRowMerged), and 21.6 MB in
+// DiskGNN's four disk-cache readers. A segment with more pieces than this
+// allocates them for its call, which carries at least as many rows.
+const pooledPieces = 8
+
+// recycle returns a segment whose pieces are finished to the pool.
+func (e *engine) recycle(s *segment) {
+	clear(s.pieces)
+	s.pieces = s.pieces[:0]
+	if cap(s.pieces) > pooledPieces {
+		s.pieces = nil
+	}
 	e.segFree = append(e.segFree, s)
 }
 
@@ -336,9 +355,7 @@ func (e *engine) dropPending(err error) {
 				e.finishReq(p.req)
 			}
 		}
-		clear(s.pieces)
-		s.pieces = s.pieces[:0]
-		e.segFree = append(e.segFree, s)
+		e.recycle(s)
 	}
 	clear(e.pending)
 	e.pending = e.pending[:0]

@@ -65,3 +65,66 @@ func TestReadPlanBytesPerRow(t *testing.T) {
 		})
 	}
 }
+
+// TestReadPlanBytesPerRowMerged checks the same bound where rows merge:
+// 512-byte rows in 4 KiB blocks, merged into requests of up to 64 KiB,
+// read in ascending shares whose density changes from call to call (a
+// DiskGNN disk-cache reader's pattern: dense shares put many pieces in a
+// segment, sparse ones many segments in a call). The pool keeps segments
+// between calls; what they keep must stay within PlanBytesPerRow per row
+// of the largest call.
+func TestReadPlanBytesPerRowMerged(t *testing.T) {
+	dir := directDir(t)
+	const size = 256 << 20
+	const rb = 512
+	p := filepath.Join(dir, "rows.bin")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, size); err != nil {
+		t.Fatal(err)
+	}
+	for _, be := range []Backend{BackendPread, BackendUring} {
+		t.Run(string(be), func(t *testing.T) {
+			f, err := OpenFile(p, Options{Backend: be, RowBytes: rb, BlockSize: 4096, QueueDepth: 64, MaxMergeBytes: 64 << 10})
+			if err != nil {
+				t.Skip(err)
+			}
+			defer f.Close()
+			r, err := f.NewReader()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			const most = 4096 // rows of the largest call
+			rng := rand.New(rand.NewPCG(3, 4))
+			dst := make([]byte, most*rb)
+			ids := make([]int64, 0, most)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			largest := 0
+			for round := 0; round < 300; round++ {
+				n := most/4 + rng.IntN(most-most/4+1)
+				stride := int64(1) << rng.IntN(7) // 1 (every row) to 64 rows apart
+				at := rng.Int64N(size/rb - int64(n)*stride)
+				ids = ids[:0]
+				for i := 0; i < n; i++ {
+					ids = append(ids, at+int64(i)*stride+rng.Int64N(stride))
+				}
+				if err := r.ReadRows(context.Background(), ids, dst[:n*rb]); err != nil {
+					t.Fatal(err)
+				}
+				largest = max(largest, n)
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+			t.Logf("%s: largest call %d rows: reader holds %d B of heap, %.0f B per row", be, largest, held, float64(held)/float64(largest))
+			if held > PlanBytesPerRow*int64(largest) {
+				t.Errorf("%s: a Reader holds %d B after 300 calls of at most %d merged rows: %.0f B per row, PlanBytesPerRow is %d", be, held, largest, float64(held)/float64(largest), PlanBytesPerRow)
+			}
+			runtime.KeepAlive(r)
+		})
+	}
+}

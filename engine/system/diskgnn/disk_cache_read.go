@@ -16,7 +16,8 @@ import (
 )
 
 // readDiskRows reads rows of the disk-cache file into dst (one row
-// after the other), a share per reader of fl.disk: the last share on the calling
+// after the other), a share per reader of fl.disk, in calls of at most
+// diskCallRows rows: the last share on the calling
 // goroutine (the loader, already timed), the others each on a goroutine
 // that is an extract worker of the epoch since t1.
 func (fl *featureLoader) readDiskRows(ctx context.Context, t1 time.Time, rows []int64, dst []byte) error {
@@ -31,7 +32,12 @@ func (fl *featureLoader) readDiskRows(ctx context.Context, t1 time.Time, rows []
 			break
 		}
 		read := func(k, lo, hi int) {
-			errs[k] = fl.disk[k].ReadRows(ctx, rows[lo:hi], dst[int64(lo)*rb:int64(hi)*rb])
+			// calls of at most diskCallRows rows: the reader keeps
+			// bookkeeping for its largest call (sizing.go)
+			for a := lo; a < hi && errs[k] == nil; a += diskCallRows {
+				b := min(a+diskCallRows, hi)
+				errs[k] = fl.disk[k].ReadRows(ctx, rows[a:b], dst[int64(a)*rb:int64(b)*rb])
+			}
 		}
 		if k == parts-1 {
 			read(k, lo, hi) // on the loader's own (already timed) thread

@@ -213,11 +213,11 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 	}
 
 	// The memory tiers and the disk levels (§5.1–§5.2).
-	gpu, err := d.devMem.Float32s(len(d.plan.GPU) * d.dim)
+	gpu, err := d.devMem.Float32s(d.plan.GPURows() * d.dim)
 	if err != nil {
 		return fmt.Errorf("diskgnn: gpu cache: %w", err)
 	}
-	cpu, err := d.cacheMem.Float32s(len(d.plan.CPU) * d.dim)
+	cpu, err := d.cacheMem.Float32s(d.plan.CPURows() * d.dim)
 	if err != nil {
 		return fmt.Errorf("diskgnn: cpu cache: %w", err)
 	}
@@ -228,7 +228,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 		return err
 	}
 	si.buf, si.cold, si.ids = nil, nil, nil
-	d.plan.Slot = nil // the chunk headers hold the addresses
+	d.plan.release() // the chunk headers hold the addresses
 	runtime.GC()
 	debug.FreeOSMemory()
 
@@ -238,7 +238,7 @@ func (d *diskGNN) Prepare(ctx context.Context, env *train.Env) error {
 		return err
 	}
 	env.PrepareStage("open_s", time.Since(t6))
-	budget.Enter(d.mp.goHeap(len(d.plan.CPU), d.rowBytes, d.partialBytes, d.maxGraph))
+	budget.Enter(d.mp.goHeap(d.plan.CPURows(), d.rowBytes, d.partialBytes, d.maxGraph))
 	return nil
 }
 
@@ -386,9 +386,9 @@ func (d *diskGNN) planMemory(env *train.Env, budget *kit.Budget, off offline, rp
 		return 0, err
 	}
 	env.Logf("diskgnn: memory plan: %s; %d nodes accessed; the caches hold %d (%.1f%%)", d.mp, accessed, d.plan.Cached(), 100*float64(d.plan.Cached())/float64(env.Dataset.Nodes()))
-	gpuBytes := int64(len(d.plan.GPU)) * d.rowBytes
+	gpuBytes := int64(d.plan.GPURows()) * d.rowBytes
 	m.Device = []kit.Part{
-		{Name: "gpu_cache", Bytes: gpuBytes, What: fmt.Sprintf("the GPU cache (%d rows)", len(d.plan.GPU))},
+		{Name: "gpu_cache", Bytes: gpuBytes, What: fmt.Sprintf("the GPU cache (%d rows)", d.plan.GPURows())},
 		{Name: "batch_inputs", Bytes: d.mp.Device - gpuBytes, What: fmt.Sprintf("%d assembled batch inputs (up to %d MiB each)", d.mp.Buffers, d.mp.InputBytes>>20)},
 	}
 	_, err = budget.Apply(m)
@@ -693,7 +693,7 @@ func (d *diskGNN) RunEpoch(ctx context.Context, env *train.Env, epoch int, ep *m
 	defer graphMem.Free()
 	var allocP, allocX, allocG error // set by NewP (loader), NewX (assembler), NewG (graph loader)
 	nb := d.perEpoch
-	hasGPU, hasDisk := len(d.plan.GPU) > 0, d.layout.Stats.DiskCacheRows > 0
+	hasGPU, hasDisk := d.plan.GPURows() > 0, d.layout.Stats.DiskCacheRows > 0
 	stages := stages[partial, nn.Tensor, graphBuf]{
 		LoadFeatures: func(ctx context.Context, i int, p *partial) error {
 			if p.buf == nil {

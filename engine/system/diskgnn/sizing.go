@@ -19,10 +19,13 @@ package diskgnn
 //     prepare for training": the host budget holds the process's base, the
 //     reserve kept free, the pipeline's buffers — with queues of depth q,
 //     q + 2 partial inputs (the features read from disk, in host memory)
-//     and q + 2 graph samples — the readers' staging, and the CPU cache
-//     gets the rest. A partial input is as large as the most cold rows of
-//     any batch, which depends on the cache size (rankProfile.MaxCold), so
-//     the plan tries cache sizes and keeps the largest that fits.
+//     and q + 2 graph samples — the readers' staging, the Go heap the
+//     epochs keep (the base's, each partial's decoded chunk header, the
+//     disk-cache readers' request bookkeeping) with the quarter the
+//     collector lets it grow, and the CPU cache gets the rest. A partial
+//     input is as large as the most cold rows of any batch, which depends
+//     on the cache size (rankProfile.MaxCold), so the plan tries cache
+//     sizes and keeps the largest that fits.
 //   - The complete inputs the assembler builds are GPU memory in the paper
 //     (q + 2 of them): held outside the host budget with the device cache.
 //   - Pre-processing (layout, packing) must fit the same budget: the cache
@@ -56,10 +59,13 @@ type sizingInput struct {
 	MaxGraphBytes int64
 	Queue         int // pipeline queue depth (§6: 2)
 	// ReaderBytes and PrepReaderBytes are the staging arenas of the
-	// storage readers an epoch and pre-processing hold.
-	ReaderBytes, PrepReaderBytes int64
-	PartBytes                    int64 // packing partition buffer
-	IDQuota                      int64 // packed ids held between packing sweeps
+	// storage readers an epoch and pre-processing hold; ReaderHeap is the
+	// request bookkeeping the epoch's disk-cache readers keep on the Go
+	// heap (storage.PlanBytesPerRow per row of their largest call, which
+	// readDiskRows bounds to diskCallRows).
+	ReaderBytes, PrepReaderBytes, ReaderHeap int64
+	PartBytes                                int64 // packing partition buffer
+	IDQuota                                  int64 // packed ids held between packing sweeps
 	// GPURows is the device cache in rows, or -1 for "from the device
 	// budget": Device less the complete inputs. CPURows is the host cache
 	// in rows, or -1 for "from the budget".
@@ -88,7 +94,11 @@ type plan struct {
 	// pre-processing; Device is what is held outside the host budget (the
 	// model step is on top).
 	HostTrain, HostPrepare, Device int64
-	// HeapNeed is the Go heap the epoch needs (for the collector's limit).
+	// HeapNeed is the Go heap the epoch needs (for the collector's limit):
+	// the resident base (its Go heap with what it measured beside it), each
+	// buffer's decoded degrees and chunk header, and the disk-cache
+	// readers' bookkeeping. The collector lets it grow a quarter over
+	// (heapSlack), which the host peaks count.
 	HeapNeed int64
 	Feasible bool
 	// MinBudget is the least host peak among the host caches planMemory
@@ -102,6 +112,18 @@ type plan struct {
 const (
 	heapSlack        = 4 // the Go heap grows a quarter over its live data (GOGC 25)
 	prepBytesPerNode = 12
+	// partialHeapPerInput is what a partial input keeps on the Go heap
+	// per input of its batch, at most: the decoded chunk header (two
+	// int32 per input: a cached input's slot and position, a disk-cache
+	// input's row and position, a packed input's position), the header
+	// check's seen flags (a byte per input) and the disk-cache rows' file
+	// rows (an int64 per disk-cache input).
+	partialHeapPerInput = 8 + 1 + 8
+	// diskCallRows bounds one ReadRows call of a disk-cache reader
+	// (readDiskRows), so that the bookkeeping each reader keeps
+	// (storage.PlanBytesPerRow per row of its largest call) is a constant
+	// of the plan, not a share of the largest batch.
+	diskCallRows = 4096
 )
 
 // gpuRows is the device cache: GPURows, or with -1 the rows the device
@@ -138,9 +160,9 @@ func (in sizingInput) at(cpu int64) plan {
 	p.GraphBytes = in.MaxGraphBytes + degrees
 	p.InputBytes = in.MaxInputs * in.RowBytes
 	b := int64(p.Buffers)
-	p.HeapNeed = b * degrees
+	p.HeapNeed = in.Base + b*(degrees+partialHeapPerInput*in.MaxInputs) + in.ReaderHeap
 	cache := p.CPURows * in.RowBytes
-	p.HostTrain = in.Base + in.Reserve + p.HeapNeed + p.HeapNeed/heapSlack + b*(p.PartialBytes+in.MaxGraphBytes) + in.ReaderBytes + cache
+	p.HostTrain = in.Reserve + p.HeapNeed + p.HeapNeed/heapSlack + b*(p.PartialBytes+in.MaxGraphBytes) + in.ReaderBytes + cache
 	prepHeap := prepBytesPerNode*in.Nodes + in.IDQuota + 2*in.PartBytes // partition and staging window
 	p.HostPrepare = in.Base + in.Reserve + prepHeap + prepHeap/heapSlack + in.PrepReaderBytes + cache
 	p.Device = p.GPURows*in.RowBytes + b*p.InputBytes
@@ -277,6 +299,7 @@ func inputOf(s kit.Sizing[options, profile]) sizingInput {
 		RowBytes:        rowBytes,
 		Queue:           s.Opt.queue,
 		ReaderBytes:     s.Opt.trainReaderBytes(),
+		ReaderHeap:      s.Opt.trainReaderHeap(),
 		PrepReaderBytes: prepReaderBytes,
 		PartBytes:       partitionRows(s) * rowBytes,
 		IDQuota:         idQuota(s.Budget),

@@ -30,7 +30,7 @@ func TestPlanMemoryTable(t *testing.T) {
 			// the device budget holds 400 K rows next to the four
 			// complete inputs, the host caches the other 400 K accessed
 			name: "roomy", edit: func(in *sizingInput) { in.Budget = 2 << 30; in.Device = 400_000*512 + 4*100_000*512 },
-			want:   plan{CPURows: 400_000, GPURows: 400_000, HostTrain: 372_622_464, HostPrepare: 484_041_152, Device: 409_600_000, Buffers: 4},
+			want:   plan{CPURows: 400_000, GPURows: 400_000, HostTrain: 391_608_224, HostPrepare: 484_041_152, Device: 409_600_000, Buffers: 4},
 			feasib: true,
 		},
 		{
@@ -54,7 +54,7 @@ func TestPlanMemoryTable(t *testing.T) {
 			// four partial inputs of every cold row do not fit 100 MiB; the
 			// least budget is the plan without caches
 			name: "cannot fit", edit: func(in *sizingInput) { in.Budget = 100 << 20 },
-			want:   plan{MinBudget: 331_662_464},
+			want:   plan{MinBudget: 350_648_224},
 			feasib: false,
 		},
 		{
@@ -121,6 +121,28 @@ func TestPlanMemoryTight(t *testing.T) {
 		if p.MinBudget > budget {
 			t.Fatalf("budget %d MiB fits, but the least budget is %d", budget>>20, p.MinBudget)
 		}
+	}
+}
+
+// TestPlanMemoryCountsEpochHeap: what the epochs keep on the Go heap —
+// the base, each buffer's decoded degrees and chunk header, the disk-cache
+// readers' bookkeeping — is the heap the collector's limit is set from
+// (HeapNeed), and the host peak counts it with the quarter the collector
+// lets it grow: at a fixed host cache, the readers' bookkeeping raises the
+// peak by itself and a quarter, and the base is in the heap.
+func TestPlanMemoryCountsEpochHeap(t *testing.T) {
+	in := sizingBase()
+	in.Budget = 2 << 30
+	in.CPURows = 100_000
+	without := planMemory(in)
+	in.ReaderHeap = 4 * diskCallRows * 384
+	with := planMemory(in)
+	if d := with.HostTrain - without.HostTrain; d != in.ReaderHeap+in.ReaderHeap/heapSlack {
+		t.Fatalf("reader bookkeeping %d B raised the host peak by %d B, want %d", in.ReaderHeap, d, in.ReaderHeap+in.ReaderHeap/heapSlack)
+	}
+	perBuffer := int64(4+partialHeapPerInput) * in.MaxInputs
+	if want := in.Base + int64(with.Buffers)*perBuffer + in.ReaderHeap; with.HeapNeed != want {
+		t.Fatalf("heap need %d, want base %d + %d buffers × %d + readers %d = %d", with.HeapNeed, in.Base, with.Buffers, perBuffer, in.ReaderHeap, want)
 	}
 }
 

@@ -33,13 +33,25 @@ type tierPlan struct {
 	CPU []int32
 	// Slot maps every node to its cache slot, or -1 when it is on disk.
 	Slot []int32
+	// gpuN and cpuN are the tiers' rows, kept when release drops the ids.
+	gpuN, cpuN int
 }
 
+// GPURows and CPURows report the rows of the device and host caches.
+func (p *tierPlan) GPURows() int { return p.gpuN }
+func (p *tierPlan) CPURows() int { return p.cpuN }
+
 // Cached reports the number of cached nodes (both memory tiers).
-func (p *tierPlan) Cached() int { return len(p.GPU) + len(p.CPU) }
+func (p *tierPlan) Cached() int { return p.gpuN + p.cpuN }
 
 // InGPU reports whether slot s is a device-cache slot.
-func (p *tierPlan) InGPU(s int32) bool { return s >= 0 && int(s) < len(p.GPU) }
+func (p *tierPlan) InGPU(s int32) bool { return s >= 0 && int(s) < p.gpuN }
+
+// release drops the node ids once the caches are filled and the chunk
+// headers hold the addresses: the epochs need only the tiers' sizes. The
+// ids are views of the popularity order of every accessed node (4 bytes
+// each), which the plan does not hold through the epochs.
+func (p *tierPlan) release() { p.GPU, p.CPU, p.Slot = nil, nil, nil }
 
 // popularityOrder returns the nodes with at least one access, most
 // accessed first, ties by ascending id (a stable counting sort over the
@@ -87,7 +99,7 @@ func planTiers(counts []int32, gpuRows, cpuRows int64) (tierPlan, error) {
 	order := popularityOrder(counts)
 	g := min(gpuRows, int64(len(order)))
 	c := min(cpuRows, int64(len(order))-g)
-	p := tierPlan{GPU: order[:g:g], CPU: order[g : g+c : g+c], Slot: make([]int32, len(counts))}
+	p := tierPlan{GPU: order[:g:g], CPU: order[g : g+c : g+c], Slot: make([]int32, len(counts)), gpuN: int(g), cpuN: int(c)}
 	for i := range p.Slot {
 		p.Slot[i] = -1
 	}

@@ -17,17 +17,17 @@ import "fmt"
 // ("GPU") cache and the host ("CPU") cache rows, in tierPlan slot order.
 type store struct {
 	Dim  int
-	GPU  []float32 // len(plan.GPU) × Dim
-	CPU  []float32 // len(plan.CPU) × Dim
+	GPU  []float32 // plan.GPURows() × Dim
+	CPU  []float32 // plan.CPURows() × Dim
 	gpuN int32
 }
 
 // newStore wraps cache memory for plan (gpu and cpu must hold its rows).
 func newStore(plan *tierPlan, dim int, gpu, cpu []float32) (*store, error) {
-	if len(gpu) < len(plan.GPU)*dim || len(cpu) < len(plan.CPU)*dim {
-		return nil, fmt.Errorf("diskgnn: cache memory %d+%d floats for %d+%d rows of %d", len(gpu), len(cpu), len(plan.GPU), len(plan.CPU), dim)
+	if len(gpu) < plan.GPURows()*dim || len(cpu) < plan.CPURows()*dim {
+		return nil, fmt.Errorf("diskgnn: cache memory %d+%d floats for %d+%d rows of %d", len(gpu), len(cpu), plan.GPURows(), plan.CPURows(), dim)
 	}
-	return &store{Dim: dim, GPU: gpu[:len(plan.GPU)*dim], CPU: cpu[:len(plan.CPU)*dim], gpuN: int32(len(plan.GPU))}, nil
+	return &store{Dim: dim, GPU: gpu[:plan.GPURows()*dim], CPU: cpu[:plan.CPURows()*dim], gpuN: int32(plan.GPURows())}, nil
 }
 
 // Row returns the cached row in slot s.

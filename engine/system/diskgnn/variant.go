@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"outcore/engine/metrics"
+	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/vocab"
 	"outcore/internal/units"
@@ -235,8 +236,24 @@ func (o options) gpuRows(featureBytes, rowBytes int64) int64 {
 // share nothing: there is no disk cache).
 func (o options) trainReaderBytes() int64 {
 	b := int64(3 * seqArena)
-	if o.diskX != 0 || o.diskBytes != 0 || o.segmentSize != 0 {
+	if o.hasDiskCache() {
 		b += int64(o.ioThreads) * randArena
 	}
 	return b
+}
+
+// trainReaderHeap is the request bookkeeping the disk-cache readers keep
+// on the Go heap: storage.PlanBytesPerRow per row of a reader's largest
+// call, diskCallRows (readDiskRows); none without a disk cache.
+func (o options) trainReaderHeap() int64 {
+	if !o.hasDiskCache() {
+		return 0
+	}
+	return int64(o.ioThreads) * diskCallRows * storage.PlanBytesPerRow
+}
+
+// hasDiskCache is whether the options can give the layout a disk cache
+// (trainReaderBytes).
+func (o options) hasDiskCache() bool {
+	return o.diskX != 0 || o.diskBytes != 0 || o.segmentSize != 0
 }
