@@ -16,6 +16,13 @@ const MaxMemLimitBytes int64 = 1 << 50
 // MaxMemLimitText names MaxMemLimitBytes in messages.
 const MaxMemLimitText = "1 PiB (1125899906842624 bytes)"
 
+// MaxMemLimitPercent is the largest share of the features a limit may
+// name. Shares far above 100 % are what a study at small scale asks for
+// on a dataset of a few MiB (the variants' floors do not shrink with the
+// features: 11,000 % of `tiny`'s 1 MiB, studies.Study.SmallScale); what
+// bounds a limit is MaxMemLimitBytes.
+const MaxMemLimitPercent = 1_000_000
+
 // ParseMemLimit parses a memory limit: a byte count with an optional unit
 // (B, KB, MB, GB, TB powers of 1000; KiB, MiB, GiB, TiB powers of 1024; K, M,
 // G, T are taken as binary), or a percentage of featureBytes ("25%").
@@ -46,7 +53,7 @@ func parseMemLimit(s string) (v float64, pct bool, err error) {
 	}
 	if strings.HasSuffix(t, "%") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
-		if err != nil || !(v > 0 && v <= 10000) {
+		if err != nil || !(v > 0 && v <= MaxMemLimitPercent) {
 			return 0, false, fmt.Errorf("bad percentage %q (want e.g. 25%%)", s)
 		}
 		return v, true, nil

@@ -63,6 +63,9 @@ func TestParseMemLimitBounds(t *testing.T) {
 		{strconv.FormatInt(MaxMemLimitBytes, 10), 0, MaxMemLimitBytes, ""},
 		{strconv.FormatInt(MaxMemLimitBytes+1, 10), 0, 0, "largest memory limit"},
 		{"10000%", math.MaxInt64, 0, "largest memory limit"},
+		{"11000%", 1 << 20, 11000 * (1 << 20) / 100, ""}, // a small-scale study's share on tiny's 1 MiB
+		{"1000000%", 1 << 20, 10000 * (1 << 20), ""},
+		{"1000001%", 1 << 20, 0, "bad percentage"},
 		{"100%", math.MaxInt64, 0, "largest memory limit"},
 		{"1%", 1 << 40, 1 << 40 / 100, ""},
 		{"NaN%", 100, 0, "bad percentage"},
