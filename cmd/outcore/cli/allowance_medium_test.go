@@ -159,17 +159,11 @@ func TestDiskGNNDiskCacheWithinItsAllowanceOnMedium(t *testing.T) {
 	}
 	needCgroups(t)
 	dir := mediumDataDir(t)
-	args := []string{"--dataset", "medium", "--data-dir", dir, "--system", "diskgnn", "--opt", "disk_budget=0.55x",
-		"--testbed", "diskgnn-arxiv24", "--mem-limit", "35%", "--eval-every", "1000"}
-	cfg, placed, err := parseTrainArgs(args)
+	out, err := trainUnderLimit(t, "--dataset", "medium", "--data-dir", dir, "--system", "diskgnn", "--opt", "disk_budget=0.55x",
+		"--testbed", "diskgnn-arxiv24", "--mem-limit", "35%", "--eval-every", "1000")
+	start, sum, _ := records(t, out)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	_, err = placement{sup: &supervise.Supervisor{}, stdout: &stdout, stderr: &stderr}.run(context.Background(), cfg, placed, args)
-	start, sum, _ := records(t, stdout.Bytes())
-	if err != nil {
-		t.Fatalf("%v (outcome %s)\nstderr:\n%s", err, sum.Outcome, stderr.String())
+		t.Fatalf("%v (outcome %s)", err, sum.Outcome)
 	}
 	if !start.LimitEnforced {
 		t.Skip("the limit is not enforced here")

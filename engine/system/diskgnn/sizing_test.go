@@ -3,6 +3,7 @@ package diskgnn
 import (
 	"testing"
 
+	"outcore/engine/storage"
 	"outcore/engine/system/kit"
 	"outcore/engine/train"
 )
@@ -135,7 +136,7 @@ func TestPlanMemoryCountsEpochHeap(t *testing.T) {
 	in.Budget = 2 << 30
 	in.CPURows = 100_000
 	without := planMemory(in)
-	in.ReaderHeap = 4 * diskCallRows * 384
+	in.ReaderHeap = 4 * diskCallRows * storage.PlanBytesPerRow
 	with := planMemory(in)
 	if d := with.HostTrain - without.HostTrain; d != in.ReaderHeap+in.ReaderHeap/heapSlack {
 		t.Fatalf("reader bookkeeping %d B raised the host peak by %d B, want %d", in.ReaderHeap, d, in.ReaderHeap+in.ReaderHeap/heapSlack)
