@@ -263,7 +263,9 @@ type EpochRecord struct {
 	// read account, ReadAccount.AddFaults): the floor counts them as
 	// MapFaults requests of MapFaultBytes / MapFaults bytes each, at a
 	// depth of MapFaultThreads (the threads that could wait on them at
-	// once; 0: unknown). Since metrics version 4.
+	// once; 0: unknown). A thread that faults on a page another thread is
+	// already reading counts a fault and no bytes, so MapFaultBytes can be
+	// below a page per fault, by at most that depth. Since metrics version 4.
 	MapFaults       int64 `json:"map_faults,omitempty"`
 	MapFaultBytes   int64 `json:"map_fault_bytes,omitempty"`
 	MapFaultThreads int   `json:"map_fault_threads,omitempty"`
