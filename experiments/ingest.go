@@ -563,6 +563,11 @@ func (g *ingester) applyStart(rec metrics.StartRecord, line []byte) {
 	if c.GEMM != "" {
 		h.GEMM = c.GEMM
 	}
+	if c.Hostname != "" {
+		// The child looked at the host as it started: its finding, none
+		// included, is the run's (the runner's may be older).
+		h.Reclaim = c.Reclaim
+	}
 	if c.Storage != "" {
 		// The child's names the file system of the dataset it read, the
 		// runner's that of the data directory: the I/O floor's profile is

@@ -185,7 +185,7 @@ func FillIOFloors(ctx context.Context, st *store.Store, dataDir string) (int, []
 				if !metrics.FillIOFloor(&rec, f.p) {
 					continue
 				}
-				ok, err := tx.SetIOFloor(e.RunID, rec.Epoch, *rec.IOFloorS, rec.IOEfficiency)
+				ok, err := tx.SetIOFloor(e.RunID, rec.Epoch, *rec.IOFloorS, rec.IOEfficiency, rec.DiskService)
 				if err != nil {
 					return err
 				}

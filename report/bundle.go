@@ -181,7 +181,7 @@ func hostReport(runs []store.Run, opts BundleOptions) HostReport {
 	for _, r := range runs {
 		var hf metrics.HostFacts
 		if json.Unmarshal(r.Host, &hf) == nil && hf.Hostname != "" {
-			key := hf.Hostname + "|" + hf.Kernel + "|" + hf.DiskModel + "|" + hf.GEMM
+			key := hf.Hostname + "|" + hf.Kernel + "|" + hf.DiskModel + "|" + hf.GEMM + "|" + hf.Reclaim
 			if !seen[key] {
 				seen[key] = true
 				h.Hosts = append(h.Hosts, hf)
@@ -289,6 +289,9 @@ func bundleReadme(w io.Writer, e store.Experiment, runs []store.Run, h HostRepor
 		fmt.Fprintf(&b, "- %s: %d cores, %s memory, kernel %s, disk %s, GPU %s, GEMM %s, %s\n",
 			readmeSafe(hf.Hostname), hf.Cores, units.ByteFormat{Unit: units.GiB, Space: true, Decimals: 1}.Format(hf.MemBytes), readmeSafe(hf.Kernel),
 			readmeSafe(orNone(hf.DiskModel)), readmeSafe(orNone(hf.GPU)), readmeSafe(orNone(hf.GEMM)), readmeSafe(hf.GoVersion))
+		if hf.Reclaim != "" {
+			fmt.Fprintf(&b, "  - proactive reclaim: %s\n", readmeSafe(hf.Reclaim))
+		}
 	}
 	if h.CPU != "" {
 		fmt.Fprintf(&b, "- CPU: %s\n", readmeSafe(h.CPU))

@@ -40,7 +40,8 @@ type Digest struct {
 	// vocabulary"); their means are in Mean only when WallMeasured > 0.
 	WallMeasured int
 	// BusyEpochs is the epochs measured on a busy host
-	// (metrics.BusyReasons of their host_pressure, DESIGN §5).
+	// or a disk slower than its profile (metrics.EpochBusyReasons of their
+	// host_pressure and disk_service, DESIGN §5).
 	BusyEpochs int
 	// Warm is how many of the Steady epochs are warm: not the run's first
 	// epoch, which starts cold (its dataset evicted from the page cache,
@@ -98,7 +99,7 @@ func DigestEpochs(eps []metrics.EpochRecord) *Digest {
 	sums, counts := make([]float64, len(means)), make([]int, len(means))
 	seenEval := false
 	for _, e := range eps {
-		if e.HostPressure != nil && len(metrics.BusyReasons(*e.HostPressure)) > 0 {
+		if len(metrics.EpochBusyReasons(e)) > 0 {
 			d.BusyEpochs++
 		}
 		if Evaluated(e) {

@@ -14,7 +14,8 @@ import (
 // RunPressure summarises a run's epochs' host pressure: the largest other
 // processes' CPU, steal and PSI shares of any epoch, and the mean load
 // average; busy lists the epochs that were on a busy host and why
-// (metrics.BusyReasons). nil when no epoch recorded it.
+// (metrics.EpochBusyReasons: a busy host or a disk slower than its
+// profile). nil when no epoch recorded it.
 func RunPressure(eps []metrics.EpochRecord) (p *metrics.HostPressure, busy []string) {
 	n := 0
 	for _, e := range eps {
@@ -39,7 +40,7 @@ func RunPressure(eps []metrics.EpochRecord) (p *metrics.HostPressure, busy []str
 			}
 			*f.dst = &v
 		}
-		if r := metrics.BusyReasons(*h); len(r) > 0 {
+		if r := metrics.EpochBusyReasons(e); len(r) > 0 {
 			busy = append(busy, fmt.Sprintf("epoch %d: %s", e.Epoch, strings.Join(r, ", ")))
 		}
 	}
@@ -62,4 +63,42 @@ func PressureText(p *metrics.HostPressure) string {
 	}
 	return fmt.Sprintf("load %.2f; other processes' CPU up to %.0f %%, steal up to %.0f %%; PSI (some, this run included) cpu %s, io %s, memory %s",
 		p.Load1, p.OthersCPUPct, p.StealPct, psi(p.PSICPUPct), psi(p.PSIIOPct), psi(p.PSIMemoryPct))
+}
+
+// DiskText is how the dataset's disk served a run's epochs, for people
+// (DESIGN §5 "Disk service"): the epoch slowest against the storage
+// profile, or without a profile the one with the slowest reads; "" when
+// no epoch measured it.
+func DiskText(eps []metrics.EpochRecord) string {
+	// a judged epoch is worse than an unjudged one; judged ones compare
+	// by slowdown, unjudged ones by read time
+	worse := func(a, b *metrics.DiskService) bool {
+		if (a.Slowdown != nil) != (b.Slowdown != nil) {
+			return a.Slowdown != nil
+		}
+		if a.Slowdown != nil {
+			return *a.Slowdown > *b.Slowdown
+		}
+		return a.ReadMs > b.ReadMs
+	}
+	var worst *metrics.EpochRecord
+	for i := range eps {
+		if d := eps[i].DiskService; d != nil && (worst == nil || worse(d, worst.DiskService)) {
+			worst = &eps[i]
+		}
+	}
+	if worst == nil {
+		return ""
+	}
+	d := worst.DiskService
+	s := fmt.Sprintf("%.3f ms a read at %.1f in flight (busy %.0f s)", d.ReadMs, d.Depth, d.BusyS)
+	if d.Slowdown != nil {
+		s += fmt.Sprintf(", the storage profile's %.3f ms: %.2f×", *d.ProfileMs, *d.Slowdown)
+	} else {
+		s += ", not judged: the storage profile measured no read of that size at that depth or less"
+	}
+	if len(eps) > 1 {
+		s += fmt.Sprintf(" (epoch %d, the slowest)", worst.Epoch)
+	}
+	return s
 }

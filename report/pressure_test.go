@@ -25,3 +25,33 @@ func TestRunPressureFlagsBusyEpochs(t *testing.T) {
 		t.Errorf("no pressure recorded: %+v %v", p, r)
 	}
 }
+
+// TestDiskSlowerThanItsProfileIsBusy: an epoch whose disk served reads
+// twice as slowly as its storage profile is flagged as busy, and the run's
+// disk text names the slowest epoch.
+func TestDiskSlowerThanItsProfileIsBusy(t *testing.T) {
+	prof := 0.115
+	fast, slow := 0.9, 9.8
+	quiet := &metrics.HostPressure{Load1: 1}
+	eps := []metrics.EpochRecord{
+		{Epoch: 0, HostPressure: quiet, DiskService: &metrics.DiskService{Reads: 10, ReadMs: 0.1035, Depth: 10, BusyS: 30, ProfileMs: &prof, Slowdown: &fast}},
+		{Epoch: 1, HostPressure: quiet, DiskService: &metrics.DiskService{Reads: 10, ReadMs: 1.127, Depth: 10, BusyS: 31, ProfileMs: &prof, Slowdown: &slow}},
+	}
+	_, reasons := RunPressure(eps)
+	if len(reasons) != 1 || !strings.HasPrefix(reasons[0], "epoch 1: the disk served reads 9.8× slower than its storage profile") {
+		t.Errorf("reasons %q", reasons)
+	}
+	if s := DiskText(eps); s != "1.127 ms a read at 10.0 in flight (busy 31 s), the storage profile's 0.115 ms: 9.80× (epoch 1, the slowest)" {
+		t.Errorf("disk text %q", s)
+	}
+	d := DigestEpochs(eps)
+	if d.BusyEpochs != 1 {
+		t.Errorf("busy epochs %d, want 1", d.BusyEpochs)
+	}
+	if s := DiskText([]metrics.EpochRecord{{DiskService: &metrics.DiskService{Reads: 5, ReadMs: 0.2, Depth: 1, BusyS: 2}}}); !strings.Contains(s, "not judged") {
+		t.Errorf("unjudged disk text %q", s)
+	}
+	if DiskText([]metrics.EpochRecord{{Epoch: 0}}) != "" {
+		t.Error("disk text without a measurement")
+	}
+}

@@ -186,15 +186,18 @@ func (s *Store) FloorlessEpochs(ctx context.Context) ([]FloorlessEpoch, error) {
 const floorlessSQL = `json_extract(record_json, '$.io_floor_s') IS NULL AND json_type(record_json, '$.io_requests') IS NOT NULL`
 
 // SetIOFloor fills in an epoch's io_floor_s and io_efficiency (nil: n/a)
-// where it has none; it reports whether it changed the epoch.
-func (t *Tx) SetIOFloor(runID int64, epoch int, floor float64, eff *float64) (bool, error) {
+// where it has none, with its disk service judged against the same
+// profile (nil: not measured; metrics.FillIOFloor); it reports whether it
+// changed the epoch.
+func (t *Tx) SetIOFloor(runID int64, epoch int, floor float64, eff *float64, disk *metrics.DiskService) (bool, error) {
 	// a patch of the record made here (SQLite's own rendering of a real
 	// keeps 15 digits); json_patch leaves out a null io_efficiency, as the
 	// record does
 	patch, err := json.Marshal(struct {
-		Floor float64  `json:"io_floor_s"`
-		Eff   *float64 `json:"io_efficiency"`
-	}{floor, eff})
+		Floor float64              `json:"io_floor_s"`
+		Eff   *float64             `json:"io_efficiency"`
+		Disk  *metrics.DiskService `json:"disk_service,omitempty"`
+	}{floor, eff, disk})
 	if err != nil {
 		return false, fmt.Errorf("set the I/O floor of epoch %d of run %d: %w", epoch, runID, err)
 	}

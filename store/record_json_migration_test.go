@@ -221,7 +221,8 @@ func TestMigrationMovesEpochColumnsIntoRecords(t *testing.T) {
 	}
 	eff := tenth + 0.2
 	if err := s.Update(ctx, func(tx *store.Tx) error {
-		ok, err := tx.SetIOFloor(7, 2, 1.0/3, &eff)
+		prof, slow := 0.1, 3.0
+		ok, err := tx.SetIOFloor(7, 2, 1.0/3, &eff, &metrics.DiskService{Reads: 3, ReadBytes: 12288, ReadMs: 0.3, Depth: 1, BusyS: 0.001, ProfileMs: &prof, Slowdown: &slow})
 		if err == nil && !ok {
 			err = fmt.Errorf("SetIOFloor changed nothing")
 		}
@@ -232,6 +233,9 @@ func TestMigrationMovesEpochColumnsIntoRecords(t *testing.T) {
 	eps, _ = s.Epochs(ctx, 7)
 	if e := eps[2]; e.IOFloorS == nil || *e.IOFloorS != 1.0/3 || e.IOEfficiency == nil || *e.IOEfficiency != eff || e.Type != metrics.TypeEpoch {
 		t.Fatalf("filled floor read back as %v %v", e.IOFloorS, e.IOEfficiency)
+	}
+	if d := eps[2].DiskService; d == nil || d.Reads != 3 || d.Slowdown == nil || *d.Slowdown != 3 {
+		t.Fatalf("disk service judged with the filled floor read back as %+v", d)
 	}
 	if fl, _ := s.FloorlessEpochs(ctx); len(fl) != 0 {
 		t.Fatalf("floorless epochs after the fill: %+v", fl)

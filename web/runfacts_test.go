@@ -146,3 +146,24 @@ func TestRunPageShowsTheTestbed(t *testing.T) {
 		}
 	}
 }
+
+// TestRunFactsShowProactiveReclaim: a run whose host paged out idle
+// memory beside its limit says so on its page; one whose host did not
+// has no such row.
+func TestRunFactsShowProactiveReclaim(t *testing.T) {
+	row := func(host string) (string, bool) {
+		for _, kv := range runFacts(store.Run{Status: store.StatusDone, Host: json.RawMessage(host)}, nil) {
+			if kv.K == "proactive reclaim" {
+				return kv.V, true
+			}
+		}
+		return "", false
+	}
+	v, ok := row(`{"hostname":"h","cores":2,"reclaim":"DAMON pageout (kdamond 0) of the host's memory idle ≥ 60 s, up to 128 MiB/s"}`)
+	if !ok || !strings.HasPrefix(v, "DAMON pageout (kdamond 0) of the host's memory idle ≥ 60 s, up to 128 MiB/s") {
+		t.Errorf("reclaim row %q (shown %v)", v, ok)
+	}
+	if v, ok := row(`{"hostname":"h","cores":2}`); ok {
+		t.Errorf("a host without reclaim shows %q", v)
+	}
+}

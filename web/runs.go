@@ -81,6 +81,9 @@ func runFacts(r store.Run, logs []store.Event) []views.KV {
 			views.KV{K: "disk", V: orDash(host.DiskModel)},
 			views.KV{K: "GPU", V: orDash(host.GPU)},
 			views.KV{K: "GEMM", V: orDash(host.GEMM)})
+		if host.Reclaim != "" {
+			kv = append(kv, views.KV{K: "proactive reclaim", V: host.Reclaim + ": idle page cache paged out beside the memory limit"})
+		}
 	}
 	kv = append(kv, views.KV{K: "versions", V: fmt.Sprintf("outcore %s · %s", orDash(r.OutcoreVersion), orDash(r.GoVersion))})
 	return kv
@@ -195,6 +198,9 @@ func runView(r store.Run, epochs []store.Epoch, logs []store.Event) views.RunVie
 		if len(v.Summary) > 0 {
 			v.Summary = append(v.Summary, views.KV{K: "host while training", V: report.PressureText(p)})
 		}
+	}
+	if t := report.DiskText(recs); t != "" && len(v.Summary) > 0 {
+		v.Summary = append(v.Summary, views.KV{K: "disk while training", V: t})
 	}
 	tail := logs
 	if len(tail) > logTail {

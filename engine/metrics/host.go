@@ -8,5 +8,5 @@ import "outcore/internal/osutil"
 func CollectHost(dir string) HostFacts {
 	h := osutil.CollectHost(dir)
 	return HostFacts{Hostname: h.Hostname, Kernel: h.Kernel, Cores: h.Cores, MemBytes: h.MemBytes,
-		DiskModel: h.DiskModel, GoVersion: h.GoVersion, GPU: "none", Storage: h.Storage}
+		DiskModel: h.DiskModel, GoVersion: h.GoVersion, GPU: "none", Storage: h.Storage, Reclaim: h.Reclaim}
 }

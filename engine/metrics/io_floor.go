@@ -238,12 +238,14 @@ func ReadDeviceProfile(path string) (*DeviceProfile, error) {
 
 // FillIOFloor sets rec's io_floor_s and io_efficiency from the device
 // reads it keeps (io_requests, io_bytes, map_faults, map_fault_bytes,
-// map_fault_threads) at p's capability; it reports whether it set them
+// map_fault_threads) at p's capability, and its disk service's profile time
+// (FillDiskService); it reports whether it set the floor
 // (not without a profile, or for a record that kept no reads).
 func FillIOFloor(rec *EpochRecord, p *DeviceProfile) bool {
 	if p == nil || rec.IORequests == nil {
 		return false
 	}
+	FillDiskService(rec.DiskService, p)
 	floor, ok := p.IOFloor(rec.DeviceReads())
 	if !ok {
 		return false

@@ -40,6 +40,10 @@ type HostFacts struct {
 	// the data directory (the runner's): osutil.FileSystemID. With
 	// Hostname it picks the device profile of the run's I/O floor.
 	Storage string `json:"storage,omitempty"`
+	// Reclaim is the proactive reclaim the host ran beside the memory
+	// limits (osutil.ProactiveReclaim: DAMON pageout), "" when none: it
+	// pages out idle page cache whatever the run's cgroup allows.
+	Reclaim string `json:"reclaim,omitempty"`
 }
 
 // StartRecord opens a run's stream.
@@ -188,6 +192,11 @@ type EpochRecord struct {
 	// (DESIGN §5, "Host pressure"); nil in records written before it was
 	// measured.
 	HostPressure *HostPressure `json:"host_pressure,omitempty"`
+	// DiskService is how the dataset's disk served reads during the epoch
+	// (disk_service.go), set beside its storage profile; nil when the
+	// device could not be read or in records written before it was
+	// measured.
+	DiskService *DiskService `json:"disk_service,omitempty"`
 
 	Batches int                  `json:"batches"`
 	Tiers   map[string]TierCount `json:"tiers,omitempty"`

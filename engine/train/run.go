@@ -355,6 +355,9 @@ func (r *runner) start(env *Env, sys System, backend storage.Backend) error {
 	for _, l := range pending {
 		_ = r.emit.Infof("%s", l)
 	}
+	if host.Reclaim != "" {
+		_ = r.emit.Warnf("host: proactive reclaim is on (%s): it pages out idle page cache beside this run's memory limit, so cache residency and page faults are not the limit's alone", host.Reclaim)
+	}
 	return nil
 }
 
@@ -368,11 +371,13 @@ func (r *runner) epoch(ctx context.Context, env *Env, sys System, ev *Evaluator,
 	reads0 := env.Reads.Totals()
 	rb0, _ := osutil.ReadBytes()
 	pm := metrics.NewPressureMeter()
+	dm := metrics.NewDiskMeter(env.Dataset.Dir)
 	ep.BatchStarted()
 	if err := sys.RunEpoch(ctx, env, epoch, ep); err != nil {
 		return metrics.EpochRecord{}, fmt.Errorf("%s epoch %d: %w", cfg.System, epoch, err)
 	}
 	pressure := pm.Stop()
+	disk := dm.Stop()
 	rb1, _ := osutil.ReadBytes()
 	reads := env.Reads.Totals().Sub(reads0)
 	var rec metrics.EpochRecord
@@ -381,6 +386,7 @@ func (r *runner) epoch(ctx context.Context, env *Env, sys System, ev *Evaluator,
 	rec.Epoch = epoch
 	rec.Warmup = epoch < cfg.Warmup()
 	rec.HostPressure = &pressure
+	rec.DiskService = disk // its profile time comes with the I/O floor (fillIOFloor)
 	// Device reads (DESIGN §5): the process total, and the run's account
 	// of feature and topology files (engine/storage Files, measured
 	// memory maps, what the variant added) over the same window.

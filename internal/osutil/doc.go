@@ -18,7 +18,9 @@
 //   - file-system facts and hints: free space (FreeDiskBytes), sequential
 //     readahead (AdviseSequential), an exclusive advisory lock (TryLock,
 //     Unlock);
-//   - the host facts of run records (CollectHost, DiskModel).
+//   - the host facts of run records (CollectHost, DiskModel,
+//     ProactiveReclaim);
+//   - a block device's read counters (BlockStatFile, ReadBlockCounters).
 //
 // The Linux implementations live in _linux.go files; elsewhere the same
 // functions exist and report ErrUnsupported (or an empty fact).

@@ -11,4 +11,7 @@ type Host struct {
 	DiskModel string // of the disk holding the directory asked about
 	GoVersion string
 	Storage   string // FileSystemID of the directory asked about
+	// Reclaim is the proactive reclaim running beside the memory limits
+	// (ProactiveReclaim), "" when none.
+	Reclaim string
 }

@@ -20,6 +20,7 @@ func CollectHost(dir string) Host {
 		h.Kernel = unix.ByteSliceToString(u.Release[:])
 	}
 	h.MemBytes, _ = MemTotalBytes()
+	h.Reclaim = ProactiveReclaim()
 	if dir != "" {
 		h.DiskModel = DiskModel(dir)
 		h.Storage, _ = FileSystemID(dir)
@@ -33,15 +34,25 @@ func CollectHost(dir string) Host {
 // (virtio_blk)"). It returns "" when the device cannot be found (e.g. an
 // overlay or tmpfs).
 func DiskModel(path string) string {
-	var st unix.Stat_t
-	if unix.Stat(path, &st) != nil {
+	dir, err := sysBlockDir(path)
+	if err != nil {
 		return ""
 	}
-	sys, err := filepath.EvalSymlinks(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev))))
+	sys, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return ""
 	}
 	return diskModelAt(sys)
+}
+
+// sysBlockDir is the sysfs directory of the block device holding path
+// (/sys/dev/block/MAJ:MIN, a link; the partition's when path is on one).
+func sysBlockDir(path string) (string, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev))), nil
 }
 
 // diskModelAt names the block device whose sysfs directory is sys (a

@@ -158,3 +158,12 @@ func DevicePart(dev uint64) string { return "" }
 
 // RunQueueWait is unsupported off Linux.
 func RunQueueWait() (time.Duration, error) { return 0, ErrUnsupported }
+
+// ProactiveReclaim is unknown off Linux.
+func ProactiveReclaim() string { return "" }
+
+// BlockStatFile is unsupported off Linux.
+func BlockStatFile(path string) (string, error) { return "", ErrUnsupported }
+
+// ReadBlockCounters is unsupported off Linux.
+func ReadBlockCounters(file string) (BlockCounters, error) { return BlockCounters{}, ErrUnsupported }

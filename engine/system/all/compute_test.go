@@ -39,9 +39,19 @@ func TestVariantsComputeModes(t *testing.T) {
 			cpu := run(t, v, "cpu")
 			cpu2 := run(t, v, "cpu")
 			none := run(t, v, "none")
-			exact := true
-			for i := range cpu.Epochs {
-				exact = exact && cpu.Epochs[i].FeatureBytesRead == cpu2.Epochs[i].FeatureBytesRead && cpu.Epochs[i].RowsFromDevice == cpu2.Epochs[i].RowsFromDevice
+			same := func(a, b systest.Result) bool {
+				for i := range a.Epochs {
+					if a.Epochs[i].FeatureBytesRead != b.Epochs[i].FeatureBytesRead || a.Epochs[i].RowsFromDevice != b.Epochs[i].RowsFromDevice {
+						return false
+					}
+				}
+				return true
+			}
+			exact := same(cpu, cpu2)
+			if exact && !same(cpu, none) {
+				// Two timing-dependent cpu runs can read alike by chance
+				// (GIDS's did, once in many): a third tells.
+				exact = same(cpu, run(t, v, "cpu"))
 			}
 			if !exact {
 				t.Logf("%s reads differently in two cpu runs (its reads depend on timing): none is held within 5 %% of cpu", v.Name)

@@ -1,0 +1,159 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"outcore/internal/osutil"
+)
+
+// Disk service (DESIGN §5, "Disk service"): how the block device holding
+// the dataset served reads while an epoch ran, from its sysfs counters,
+// set beside what its storage profile says it serves. A virtual disk can
+// slow down under a run (a provider's burst allowance spent, a neighbour's
+// load): the epoch's io_efficiency then falls for a reason that is the
+// disk's, not the system's, and the epoch is flagged like one measured on
+// a busy host.
+
+// DiskService is how the dataset's disk served reads during an epoch. The
+// counters are the whole device's: other processes' reads count too.
+type DiskService struct {
+	Reads     int64 `json:"reads"`
+	ReadBytes int64 `json:"read_bytes"`
+	// ReadMs is the mean time a read spent in the device and its queue.
+	ReadMs float64 `json:"read_ms"`
+	// Depth is the mean number of reads in flight while the device was
+	// busy: the reads' summed time over the time it had any request in
+	// flight (the whole window on kernels that do not count it), so that
+	// bursts of reads count at the depth they ran at.
+	Depth float64 `json:"depth"`
+	// BusyS is the time the device had any request in flight.
+	BusyS float64 `json:"busy_s"`
+	// ProfileMs is the time the storage profile gives a read of the mean
+	// size at that depth (ProfileReadMs); nil without a profile.
+	ProfileMs *float64 `json:"profile_ms,omitempty"`
+	// Slowdown is ReadMs / ProfileMs; nil without a profile.
+	Slowdown *float64 `json:"slowdown,omitempty"`
+}
+
+// DiskSlowFactor is the slowdown from which an epoch's disk counts as
+// slower than its profile (DiskSlowReason): twice the profile's time per
+// read at the same size and depth, a margin over the swings of a quiet
+// virtual disk between two profiles (a third, engine/metrics FioCheck).
+const DiskSlowFactor = 2.0
+
+// DiskMeter measures a DiskService over a window.
+type DiskMeter struct {
+	file  string
+	start osutil.BlockCounters
+	at    time.Time
+	ok    bool
+}
+
+// NewDiskMeter starts measuring the block device holding dir; a meter of
+// a directory without one (tmpfs, overlay) measures nothing.
+func NewDiskMeter(dir string) *DiskMeter {
+	m := &DiskMeter{at: time.Now()}
+	if f, err := osutil.BlockStatFile(dir); err == nil {
+		if c, err := osutil.ReadBlockCounters(f); err == nil {
+			m.file, m.start, m.ok = f, c, true
+		}
+	}
+	return m
+}
+
+// Stop returns the disk service since NewDiskMeter; nil when the device
+// could not be read or served no read.
+func (m *DiskMeter) Stop() *DiskService {
+	if m == nil || !m.ok {
+		return nil
+	}
+	c, err := osutil.ReadBlockCounters(m.file)
+	if err != nil {
+		return nil
+	}
+	return diskServiceBetween(m.start, c, time.Since(m.at))
+}
+
+func diskServiceBetween(a, b osutil.BlockCounters, window time.Duration) *DiskService {
+	reads := b.Reads - a.Reads
+	if reads <= 0 || window <= 0 {
+		return nil
+	}
+	ticks := float64(b.ReadTicksMs - a.ReadTicksMs)
+	busy := float64(b.IOTicksMs - a.IOTicksMs)
+	if busy <= 0 {
+		busy = float64(window) / float64(time.Millisecond)
+	}
+	d := &DiskService{Reads: reads, ReadBytes: (b.SectorsRead - a.SectorsRead) * 512,
+		ReadMs: ticks / float64(reads), BusyS: busy / 1000}
+	// A window too short for the kernel's millisecond ticks (reads that
+	// took no whole tick) has no depth to state: 0, never 0/0, which no
+	// record can hold.
+	if ticks > 0 && busy > 0 {
+		d.Depth = ticks / busy
+	}
+	return d
+}
+
+// ProfileReadMs is the time p gives one read of size bytes with depth of
+// them in flight: depth / IOPSAt (Little's law), at depth 1 at least, of
+// the request class of size or the nearest smaller measured one. It is a
+// floor: a read's latency does not fall as the depth rises. ok is false
+// when p measured no such class at a depth at or below depth (a short
+// profile measures deep queues only, whose best IOPS would make any
+// shallow read look slow).
+func (p *DeviceProfile) ProfileReadMs(size int64, depth float64) (ms float64, ok bool) {
+	d := max(1, int(math.Round(depth)))
+	for c := RequestClass(size); c >= 0; c-- {
+		iops, have := p.IOPSAt(c, d)
+		if !have || !(iops > 0) {
+			continue
+		}
+		for _, pt := range p.Random {
+			if RequestClass(pt.Bytes) == c && pt.Depth > 0 && pt.Depth <= d && pt.IOPS > 0 {
+				return 1000 * float64(d) / iops, true
+			}
+		}
+		return 0, false
+	}
+	return 0, false
+}
+
+// FillDiskService sets d's profile time and slowdown from p (nothing
+// without one).
+func FillDiskService(d *DiskService, p *DeviceProfile) {
+	if d == nil || p == nil || d.Reads <= 0 {
+		return
+	}
+	ms, ok := p.ProfileReadMs(d.ReadBytes/d.Reads, d.Depth)
+	if !ok {
+		return
+	}
+	slow := d.ReadMs / ms
+	d.ProfileMs, d.Slowdown = &ms, &slow
+}
+
+// DiskSlowReason says why an epoch's disk counts as slower than its
+// profile ("" when it does not, or was not measured against one).
+func DiskSlowReason(d *DiskService) string {
+	if d == nil || d.Slowdown == nil || *d.Slowdown < DiskSlowFactor {
+		return ""
+	}
+	return fmt.Sprintf("the disk served reads %.1f× slower than its storage profile (%.2f ms a read at %.1f in flight, the profile's %.2f ms)",
+		*d.Slowdown, d.ReadMs, d.Depth, *d.ProfileMs)
+}
+
+// EpochBusyReasons are the reasons an epoch was measured on a busy host
+// (BusyReasons of its host pressure) or a disk slower than its profile.
+func EpochBusyReasons(e EpochRecord) []string {
+	var out []string
+	if e.HostPressure != nil {
+		out = BusyReasons(*e.HostPressure)
+	}
+	if r := DiskSlowReason(e.DiskService); r != "" {
+		out = append(out, r)
+	}
+	return out
+}

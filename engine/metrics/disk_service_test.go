@@ -1,0 +1,119 @@
+package metrics
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"outcore/internal/osutil"
+)
+
+// profile4K is a storage profile's 4 KiB random reads as `outcore bench
+// device` measured them on a virtual disk (depth: IOPS).
+func profile4K() *DeviceProfile {
+	p := &DeviceProfile{SeqBytesPerS: 1.6e9}
+	for _, pt := range []struct {
+		d    int
+		iops float64
+	}{{1, 11479}, {4, 40831}, {8, 69410}, {16, 100734}, {64, 130944}} {
+		p.Random = append(p.Random, IOPSPoint{Bytes: 4096, Depth: pt.d, IOPS: pt.iops})
+	}
+	return p
+}
+
+func TestDiskServiceAgainstItsProfile(t *testing.T) {
+	// The same disk ten seconds apart: 65,540 reads of 4 KiB with 10 in
+	// flight, 1.13 ms each (throttled), then 650,000 at 0.15 ms.
+	a := osutil.BlockCounters{Reads: 1000, SectorsRead: 8000, ReadTicksMs: 500, IOTicksMs: 100}
+	slow := diskServiceBetween(a, osutil.BlockCounters{Reads: 1000 + 65540, SectorsRead: 8000 + 65540*8, ReadTicksMs: 500 + 74060, IOTicksMs: 100 + 7406}, 10*time.Second)
+	if slow == nil || slow.Reads != 65540 || slow.ReadBytes != 65540*4096 || math.Abs(slow.ReadMs-1.13) > 0.01 || math.Abs(slow.Depth-10) > 0.01 || slow.BusyS != 7.406 {
+		t.Fatalf("slow window %+v", slow)
+	}
+	FillDiskService(slow, profile4K())
+	// the profile at depth 10: 69,410 × 10/8 = 86,762 IOPS (Little's law
+	// from depth 8), so 10 / 86,762 s = 0.1153 ms a read
+	if slow.ProfileMs == nil || math.Abs(*slow.ProfileMs-0.11525) > 0.0001 || math.Abs(*slow.Slowdown-1.13/0.11525) > 0.01 {
+		t.Fatalf("profile %v slowdown %v", slow.ProfileMs, slow.Slowdown)
+	}
+	r := DiskSlowReason(slow)
+	if !strings.Contains(r, "9.8× slower than its storage profile") || !strings.Contains(r, "1.13 ms a read at 10.0 in flight, the profile's 0.12 ms") {
+		t.Errorf("reason %q", r)
+	}
+	if got := EpochBusyReasons(EpochRecord{DiskService: slow, HostPressure: &HostPressure{StealPct: 6}}); len(got) != 2 || got[1] != r {
+		t.Errorf("busy reasons %q", got)
+	}
+
+	healthy := &DiskService{Reads: 650000, ReadBytes: 650000 * 4096, ReadMs: 0.15, Depth: 10}
+	FillDiskService(healthy, profile4K())
+	if healthy.Slowdown == nil || *healthy.Slowdown >= DiskSlowFactor || DiskSlowReason(healthy) != "" {
+		t.Errorf("a disk near its profile flagged: %+v", healthy)
+	}
+	if len(EpochBusyReasons(EpochRecord{DiskService: healthy, HostPressure: &HostPressure{}})) != 0 {
+		t.Error("a quiet epoch is busy")
+	}
+
+	// 512 B reads take the nearest smaller measured class's... none is
+	// smaller than 4 KiB here, so no profile time: not judged.
+	small := &DiskService{Reads: 10, ReadBytes: 5120, ReadMs: 5, Depth: 1}
+	FillDiskService(small, profile4K())
+	if small.Slowdown != nil || DiskSlowReason(small) != "" {
+		t.Errorf("judged without a measured size: %+v", small)
+	}
+	// A short profile (deep queues only) does not judge shallow reads:
+	// its best IOPS would make a read at depth 1 look 5× slow.
+	short := &DeviceProfile{SeqBytesPerS: 1.9e9, Random: []IOPSPoint{{Bytes: 4096, Depth: 64, IOPS: 84188}}}
+	shallow := &DiskService{Reads: 342236, ReadBytes: 342236 * 4228, ReadMs: 0.060, Depth: 0.49}
+	FillDiskService(shallow, short)
+	if shallow.Slowdown != nil {
+		t.Errorf("a short profile judged reads at depth 0.49: %+v", shallow)
+	}
+	// A burst: the window's reads ran at depth 10 in its busy second; the
+	// idle rest does not dilute the depth.
+	burst := diskServiceBetween(osutil.BlockCounters{}, osutil.BlockCounters{Reads: 8676, SectorsRead: 8676 * 8, ReadTicksMs: 1000, IOTicksMs: 100}, 10*time.Second)
+	if math.Abs(burst.Depth-10) > 0.01 {
+		t.Errorf("burst depth %v, want 10", burst.Depth)
+	}
+	// Kernels that count no I/O ticks: the depth over the whole window.
+	if d := diskServiceBetween(osutil.BlockCounters{}, osutil.BlockCounters{Reads: 10, ReadTicksMs: 500}, time.Second); d.Depth != 0.5 || d.BusyS != 1 {
+		t.Errorf("no io ticks: %+v", d)
+	}
+	// A window shorter than the kernel's millisecond tick, whose reads
+	// took no whole tick (a variant's empty epoch): a depth of 0, not
+	// 0/0, so the epoch's record still marshals (make test failed once
+	// on a NaN here).
+	tiny := diskServiceBetween(osutil.BlockCounters{}, osutil.BlockCounters{Reads: 3, SectorsRead: 24}, 300*time.Microsecond)
+	if tiny == nil || tiny.Depth != 0 || tiny.ReadMs != 0 || tiny.BusyS != 0.0003 {
+		t.Errorf("sub-millisecond window %+v", tiny)
+	}
+	FillDiskService(tiny, profile4K())
+	if _, err := json.Marshal(EpochRecord{DiskService: tiny}); err != nil {
+		t.Errorf("a sub-millisecond window's record: %v", err)
+	}
+	// no profile, no reads, no device: nothing to judge
+	FillDiskService(&DiskService{Reads: 1, ReadMs: 9}, nil)
+	if diskServiceBetween(a, a, time.Second) != nil || (*DiskMeter)(nil).Stop() != nil {
+		t.Error("a window without reads has a disk service")
+	}
+	if DiskSlowReason(nil) != "" || len(EpochBusyReasons(EpochRecord{})) != 0 {
+		t.Error("an unmeasured epoch is busy")
+	}
+}
+
+// TestDiskMeterOnThisDisk: a meter of a temporary directory's disk sees
+// a read that missed the page cache, or nothing where there is no block
+// device.
+func TestDiskMeterOnThisDisk(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := osutil.BlockStatFile(dir); err != nil {
+		t.Skipf("no block device: %v", err)
+	}
+	m := NewDiskMeter(dir)
+	if m == nil || !m.ok {
+		t.Fatal("meter of a block device measures nothing")
+	}
+	if NewDiskMeter("/proc").Stop() != nil {
+		t.Error("a meter of /proc measured a disk")
+	}
+}
