@@ -39,8 +39,8 @@ func (c *Comparison) Caveats() Caveats {
 		}
 	}
 	if len(busy) > 0 {
-		cv.Flags = append(append([]string(nil), cv.Flags...), fmt.Sprintf("%d of %d runs were measured on a busy host (other processes' CPU ≥ %.0f %%, steal ≥ %.0f %% or the dataset's disk ≥ %.0f× slower than its storage profile in an epoch): runs %s",
-			len(busy), len(c.runs), metrics.BusyOthersCPUPct, metrics.BusyStealPct, metrics.DiskSlowFactor, strings.Join(busy, ", ")))
+		cv.Flags = append(append([]string(nil), cv.Flags...), fmt.Sprintf("%d of %d runs were measured on a busy host (other processes' CPU ≥ %.0f %%, steal ≥ %.0f %% or the dataset's disk ≥ %.0f× slower than its storage profile, able to have cost ≥ %.0f %% of an epoch): runs %s",
+			len(busy), len(c.runs), metrics.BusyOthersCPUPct, metrics.BusyStealPct, metrics.DiskSlowFactor, 100*metrics.DiskSlowShare, strings.Join(busy, ", ")))
 	}
 	return cv
 }

@@ -31,11 +31,13 @@ func TestRunPressureFlagsBusyEpochs(t *testing.T) {
 // disk text names the slowest epoch.
 func TestDiskSlowerThanItsProfileIsBusy(t *testing.T) {
 	prof := 0.115
-	fast, slow := 0.9, 9.8
+	fast, slow, brief := 0.9, 9.8, 3.0
 	quiet := &metrics.HostPressure{Load1: 1}
 	eps := []metrics.EpochRecord{
-		{Epoch: 0, HostPressure: quiet, DiskService: &metrics.DiskService{Reads: 10, ReadMs: 0.1035, Depth: 10, BusyS: 30, ProfileMs: &prof, Slowdown: &fast}},
-		{Epoch: 1, HostPressure: quiet, DiskService: &metrics.DiskService{Reads: 10, ReadMs: 1.127, Depth: 10, BusyS: 31, ProfileMs: &prof, Slowdown: &slow}},
+		{Epoch: 0, EpochS: 40, HostPressure: quiet, DiskService: &metrics.DiskService{Reads: 10, ReadMs: 0.1035, Depth: 10, BusyS: 30, ProfileMs: &prof, Slowdown: &fast}},
+		{Epoch: 1, EpochS: 40, HostPressure: quiet, DiskService: &metrics.DiskService{Reads: 10, ReadMs: 1.127, Depth: 10, BusyS: 31, ProfileMs: &prof, Slowdown: &slow}},
+		// slow reads for 0.3 s of 49: at most 0.2 s lost, not busy
+		{Epoch: 2, EpochS: 49, HostPressure: quiet, DiskService: &metrics.DiskService{Reads: 10, ReadMs: 0.345, Depth: 10, BusyS: 0.3, ProfileMs: &prof, Slowdown: &brief}},
 	}
 	_, reasons := RunPressure(eps)
 	if len(reasons) != 1 || !strings.HasPrefix(reasons[0], "epoch 1: the disk served reads 9.8× slower than its storage profile") {

@@ -43,6 +43,23 @@ type DiskService struct {
 // virtual disk between two profiles (a third, engine/metrics FioCheck).
 const DiskSlowFactor = 2.0
 
+// DiskSlowShare is the least share of an epoch that a slow disk must have
+// been able to cost it (DiskLostS) for the epoch to be flagged: a few
+// slow reads in an epoch that barely reads (a cold epoch's first index
+// pages) are slow but cannot have moved its time, the way steal of 5 %
+// (BusyStealPct) can.
+const DiskSlowShare = 0.05
+
+// DiskLostS is the most time the disk's slowdown can have cost: the time
+// it was busy less the time the profile would have taken for the same
+// reads, busy × (1 − 1/slowdown); 0 without a slowdown or below 1×.
+func DiskLostS(d *DiskService) float64 {
+	if d == nil || d.Slowdown == nil || *d.Slowdown <= 1 {
+		return 0
+	}
+	return d.BusyS * (1 - 1 / *d.Slowdown)
+}
+
 // DiskMeter measures a DiskService over a window.
 type DiskMeter struct {
 	file  string
@@ -135,14 +152,21 @@ func FillDiskService(d *DiskService, p *DeviceProfile) {
 	d.ProfileMs, d.Slowdown = &ms, &slow
 }
 
-// DiskSlowReason says why an epoch's disk counts as slower than its
-// profile ("" when it does not, or was not measured against one).
-func DiskSlowReason(d *DiskService) string {
+// DiskSlowReason says why an epoch of epochS seconds counts as measured
+// on a disk slower than its profile: DiskSlowFactor slower or more, and
+// able to have cost at least DiskSlowShare of the epoch (DiskLostS; not
+// asked when epochS is unknown, 0). "" when it does not count, or was not
+// measured against a profile.
+func DiskSlowReason(d *DiskService, epochS float64) string {
 	if d == nil || d.Slowdown == nil || *d.Slowdown < DiskSlowFactor {
 		return ""
 	}
-	return fmt.Sprintf("the disk served reads %.1f× slower than its storage profile (%.2f ms a read at %.1f in flight, the profile's %.2f ms)",
-		*d.Slowdown, d.ReadMs, d.Depth, *d.ProfileMs)
+	lost := DiskLostS(d)
+	if epochS > 0 && lost < DiskSlowShare*epochS {
+		return ""
+	}
+	return fmt.Sprintf("the disk served reads %.1f× slower than its storage profile (%.2f ms a read at %.1f in flight, the profile's %.2f ms; up to %.1f s of the epoch lost)",
+		*d.Slowdown, d.ReadMs, d.Depth, *d.ProfileMs, lost)
 }
 
 // EpochBusyReasons are the reasons an epoch was measured on a busy host
@@ -152,7 +176,7 @@ func EpochBusyReasons(e EpochRecord) []string {
 	if e.HostPressure != nil {
 		out = BusyReasons(*e.HostPressure)
 	}
-	if r := DiskSlowReason(e.DiskService); r != "" {
+	if r := DiskSlowReason(e.DiskService, e.EpochS); r != "" {
 		out = append(out, r)
 	}
 	return out

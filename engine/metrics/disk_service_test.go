@@ -37,17 +37,42 @@ func TestDiskServiceAgainstItsProfile(t *testing.T) {
 	if slow.ProfileMs == nil || math.Abs(*slow.ProfileMs-0.11525) > 0.0001 || math.Abs(*slow.Slowdown-1.13/0.11525) > 0.01 {
 		t.Fatalf("profile %v slowdown %v", slow.ProfileMs, slow.Slowdown)
 	}
-	r := DiskSlowReason(slow)
-	if !strings.Contains(r, "9.8× slower than its storage profile") || !strings.Contains(r, "1.13 ms a read at 10.0 in flight, the profile's 0.12 ms") {
+	r := DiskSlowReason(slow, 10)
+	// busy 7.406 s, of which the profile would have taken 1/9.8: up to
+	// 6.65 s of the ten lost
+	if !strings.Contains(r, "9.8× slower than its storage profile") || !strings.Contains(r, "1.13 ms a read at 10.0 in flight, the profile's 0.12 ms; up to 6.7 s of the epoch lost") {
 		t.Errorf("reason %q", r)
 	}
-	if got := EpochBusyReasons(EpochRecord{DiskService: slow, HostPressure: &HostPressure{StealPct: 6}}); len(got) != 2 || got[1] != r {
+	if got := EpochBusyReasons(EpochRecord{EpochS: 10, DiskService: slow, HostPressure: &HostPressure{StealPct: 6}}); len(got) != 2 || got[1] != r {
 		t.Errorf("busy reasons %q", got)
+	}
+	// The same slow reads in an epoch 200 times as long cost it at most
+	// 3.3 %: slow, but not a busy epoch.
+	if got := DiskSlowReason(slow, 200); got != "" {
+		t.Errorf("a slow disk that cannot have cost 5 %% of the epoch flagged: %q", got)
+	}
+	if got := DiskSlowReason(slow, 132); got == "" {
+		t.Error("a slow disk that can have cost 5 % of the epoch not flagged")
+	}
+	// A cold epoch that barely reads: 2,000 reads 1.94× the profile's
+	// time in 0.3 s of a 49 s epoch.
+	few := &DiskService{Reads: 2000, ReadBytes: 2000 * 4096, ReadMs: 1.94 * 1000 / 11479, Depth: 1, BusyS: 0.3}
+	FillDiskService(few, profile4K())
+	if few.Slowdown == nil || math.Abs(*few.Slowdown-1.94) > 0.01 || math.Abs(DiskLostS(few)-0.3*(1-1/1.94)) > 0.001 {
+		t.Fatalf("few reads %+v lost %v", few, DiskLostS(few))
+	}
+	few.ReadMs *= 2 // 3.88×: slow, and still at most 0.22 s of 49
+	FillDiskService(few, profile4K())
+	if r := DiskSlowReason(few, 49); r != "" || len(EpochBusyReasons(EpochRecord{EpochS: 49, DiskService: few})) != 0 {
+		t.Errorf("an epoch that barely read flagged: %q", r)
+	}
+	if DiskLostS(nil) != 0 || DiskLostS(&DiskService{BusyS: 5}) != 0 {
+		t.Error("lost time without a slowdown")
 	}
 
 	healthy := &DiskService{Reads: 650000, ReadBytes: 650000 * 4096, ReadMs: 0.15, Depth: 10}
 	FillDiskService(healthy, profile4K())
-	if healthy.Slowdown == nil || *healthy.Slowdown >= DiskSlowFactor || DiskSlowReason(healthy) != "" {
+	if healthy.Slowdown == nil || *healthy.Slowdown >= DiskSlowFactor || DiskSlowReason(healthy, 0) != "" {
 		t.Errorf("a disk near its profile flagged: %+v", healthy)
 	}
 	if len(EpochBusyReasons(EpochRecord{DiskService: healthy, HostPressure: &HostPressure{}})) != 0 {
@@ -58,7 +83,7 @@ func TestDiskServiceAgainstItsProfile(t *testing.T) {
 	// smaller than 4 KiB here, so no profile time: not judged.
 	small := &DiskService{Reads: 10, ReadBytes: 5120, ReadMs: 5, Depth: 1}
 	FillDiskService(small, profile4K())
-	if small.Slowdown != nil || DiskSlowReason(small) != "" {
+	if small.Slowdown != nil || DiskSlowReason(small, 0) != "" {
 		t.Errorf("judged without a measured size: %+v", small)
 	}
 	// A short profile (deep queues only) does not judge shallow reads:
@@ -96,7 +121,7 @@ func TestDiskServiceAgainstItsProfile(t *testing.T) {
 	if diskServiceBetween(a, a, time.Second) != nil || (*DiskMeter)(nil).Stop() != nil {
 		t.Error("a window without reads has a disk service")
 	}
-	if DiskSlowReason(nil) != "" || len(EpochBusyReasons(EpochRecord{})) != 0 {
+	if DiskSlowReason(nil, 0) != "" || len(EpochBusyReasons(EpochRecord{})) != 0 {
 		t.Error("an unmeasured epoch is busy")
 	}
 }
