@@ -40,7 +40,9 @@ func TestExportComputeAndIOFloor(t *testing.T) {
 			}
 			rec := metrics.EpochRecord{Epoch: 0, EpochS: 6, TrainLoss: 0.7, TrainAcc: 0.5, ValAcc: 0.4, TestAcc: 0.3}
 			if c != "" {
-				rec = metrics.EpochRecord{Epoch: 0, EpochS: 6, IOFloorS: &floor, IOEfficiency: &eff, Compute: c}
+				prof, slow := 0.1, 4.0
+				rec = metrics.EpochRecord{Epoch: 0, EpochS: 6, IOFloorS: &floor, IOEfficiency: &eff, Compute: c,
+					DiskService: &metrics.DiskService{Reads: 9000, ReadBytes: 9000 * 4096, ReadMs: 0.4, Depth: 12.5, BusyS: 2, ProfileMs: &prof, Slowdown: &slow}}
 			}
 			if err := tx.InsertEpoch(r.ID, &rec); err != nil {
 				return err
@@ -79,6 +81,13 @@ func TestExportComputeAndIOFloor(t *testing.T) {
 	}
 	if cpu[col["io_floor_s"]] != "" || model[col["io_floor_s"]] != "1.5" || model[col["io_efficiency"]] != "0.25" {
 		t.Errorf("io floor cells: cpu %q, model %q %q", cpu[col["io_floor_s"]], model[col["io_floor_s"]], model[col["io_efficiency"]])
+	}
+	// the disk service through the store: its columns from the record,
+	// empty for an epoch that measured none
+	for k, want := range map[string]string{"disk_reads": "9000", "disk_read_bytes": "36864000", "disk_depth": "12.5", "disk_slowdown": "4", "disk_lost_s": "1.5"} {
+		if model[col[k]] != want || cpu[col[k]] != "" {
+			t.Errorf("%s: model %q (want %q), cpu %q (want empty)", k, model[col[k]], want, cpu[col[k]])
+		}
 	}
 	col, rows = read(store.ExportRuns)
 	if rows[0][col["testbed"]] != "this-host" || rows[1][col["testbed"]] != "gids-vldb24" {

@@ -56,6 +56,7 @@ func TestEpochTableIsWhole(t *testing.T) {
 func TestFieldValuesFromTheRecord(t *testing.T) {
 	line := `{"type":"epoch","epoch":2,"epoch_s":1.5,"bytes_read":300,"feature_bytes_read":100,"topology_bytes_read":50,
 		"metrics_version":2,"wall_stall_s":0.25,"io_floor_s":0.5,"host_pressure":{"load1":2,"others_cpu_pct":0,"steal_pct":0,"psi_io_some_pct":7},
+		"disk_service":{"reads":4000,"read_bytes":16384000,"read_ms":0.5,"depth":8,"busy_s":2,"profile_ms":0.125,"slowdown":4},
 		"new_metric":12.5,"not_a_number":"x"}`
 	var e metrics.EpochRecord
 	if err := json.Unmarshal([]byte(line), &e); err != nil {
@@ -80,6 +81,10 @@ func TestFieldValuesFromTheRecord(t *testing.T) {
 		{must(t, "psi_io_pct"), 7, true, "7"},
 		{must(t, "psi_cpu_pct"), 0, false, ""},
 		{must(t, "val_acc"), 0, true, "0"},
+		{must(t, "disk_reads"), 4000, true, "4000"},
+		{must(t, "disk_read_ms"), 0.5, true, "0.5"},
+		{must(t, "disk_slowdown"), 4, true, "4"},
+		{must(t, "disk_lost_s"), 1.5, true, "1.5"}, // 2 s busy, a quarter of it the profile's
 		{&newMetric, 12.5, true, "12.5"},
 		{&text, 0, false, ""},
 		{&absent, 0, false, ""},
@@ -91,6 +96,21 @@ func TestFieldValuesFromTheRecord(t *testing.T) {
 	}
 	if got := must(t, "val_acc").Cell(&e, false, "n/a"); got != "n/a" {
 		t.Errorf("val_acc of a run that trained no model: %q", got)
+	}
+	// a disk measured without a profile is not judged; an epoch without a
+	// disk service measured none of it
+	e.DiskService.ProfileMs, e.DiskService.Slowdown = nil, nil
+	for _, k := range []string{"disk_profile_read_ms", "disk_slowdown", "disk_lost_s"} {
+		if _, ok := must(t, k).Value(&e); ok {
+			t.Errorf("%s measured without a profile", k)
+		}
+	}
+	if v, ok := must(t, "disk_busy_s").Value(&e); !ok || v != 2 {
+		t.Errorf("disk_busy_s without a profile: %v %v", v, ok)
+	}
+	e.DiskService = nil
+	if _, ok := must(t, "disk_reads").Value(&e); ok {
+		t.Error("disk_reads measured without a disk service")
 	}
 	// a record of version 1 (metrics_version absent) has no version-2 fields
 	e.MetricsVersion = 0
