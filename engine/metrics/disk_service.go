@@ -115,27 +115,57 @@ func diskServiceBetween(a, b osutil.BlockCounters, window time.Duration) *DiskSe
 }
 
 // ProfileReadMs is the time p gives one read of size bytes with depth of
-// them in flight: depth / IOPSAt (Little's law), at depth 1 at least, of
-// the request class of size or the nearest smaller measured one. It is a
-// floor: a read's latency does not fall as the depth rises. ok is false
-// when p measured no such class at a depth at or below depth (a short
-// profile measures deep queues only, whose best IOPS would make any
-// shallow read look slow).
+// them in flight, at depth 1 at least. A measured size class's time is
+// depth / IOPSAt (Little's law; a floor, as a read's latency does not
+// fall as the depth rises). The time of size is that of the nearest
+// measured class at or below it, grown toward the next measured larger
+// class's in proportion to the bytes between the two classes' sizes (a
+// 750 KB read is not judged as a 256 KiB one), and beyond the largest
+// measured class in proportion to the bytes (the device's bandwidth). ok
+// is false when p measured no class at or below size, or that class at
+// no depth at or below depth (a short profile measures deep queues only,
+// whose best IOPS would make any shallow read look slow).
 func (p *DeviceProfile) ProfileReadMs(size int64, depth float64) (ms float64, ok bool) {
 	d := max(1, int(math.Round(depth)))
-	for c := RequestClass(size); c >= 0; c-- {
+	// classMs: the time of a read of class c at d; have is false when c
+	// was not measured, ok when it was at a depth at or below d
+	classMs := func(c int) (t float64, have, ok bool) {
 		iops, have := p.IOPSAt(c, d)
 		if !have || !(iops > 0) {
-			continue
+			return 0, false, false
 		}
 		for _, pt := range p.Random {
 			if RequestClass(pt.Bytes) == c && pt.Depth > 0 && pt.Depth <= d && pt.IOPS > 0 {
-				return 1000 * float64(d) / iops, true
+				return 1000 * float64(d) / iops, true, true
 			}
 		}
+		return 0, true, false
+	}
+	lo, tlo := -1, 0.0
+	for c := RequestClass(size); c >= 0 && lo < 0; c-- {
+		t, have, ok := classMs(c)
+		switch {
+		case !have:
+			continue
+		case !ok:
+			return 0, false
+		}
+		lo, tlo = c, t
+	}
+	if lo < 0 {
 		return 0, false
 	}
-	return 0, false
+	at := RequestClassBytes[lo]
+	if size <= at {
+		return tlo, true
+	}
+	for c := lo + 1; c < NumRequestClasses; c++ {
+		if thi, _, ok := classMs(c); ok {
+			frac := float64(size-at) / float64(RequestClassBytes[c]-at)
+			return tlo + max(0, thi-tlo)*frac, true
+		}
+	}
+	return tlo * float64(size) / float64(at), true
 }
 
 // FillDiskService sets d's profile time and slowdown from p (nothing

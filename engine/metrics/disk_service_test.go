@@ -94,6 +94,32 @@ func TestDiskServiceAgainstItsProfile(t *testing.T) {
 	if shallow.Slowdown != nil {
 		t.Errorf("a short profile judged reads at depth 0.49: %+v", shallow)
 	}
+	// Reads between two measured sizes take a time between theirs, in
+	// proportion to the bytes: 750,000 B reads at depth 4 (a partition
+	// buffer's) between the 256 KiB class (4,000 IOPS at depth 4: 1 ms)
+	// and the 1 MiB class (1,200: 3.33 ms), not the 256 KiB class's 1 ms,
+	// which made such reads look 3-4x slow; beyond the largest class in
+	// proportion to the bytes.
+	big := &DeviceProfile{SeqBytesPerS: 1.2e9, Random: []IOPSPoint{{Bytes: 256 << 10, Depth: 4, IOPS: 4000}, {Bytes: 1 << 20, Depth: 4, IOPS: 1200}}}
+	frac := float64(750000-(256<<10)) / float64((1<<20)-(256<<10))
+	for _, c := range []struct {
+		size int64
+		want float64
+	}{
+		{256 << 10, 1}, // at a class's size: its time
+		{750000, 1 + (4000.0/1200-1)*frac},
+		{1 << 20, 4000.0 / 1200},
+		{2 << 20, 2 * 4000.0 / 1200}, // twice the largest class's bytes
+	} {
+		if ms, ok := big.ProfileReadMs(c.size, 4); !ok || math.Abs(ms-c.want) > 1e-9 {
+			t.Errorf("a read of %d B at depth 4: %v ms %v, want %v", c.size, ms, ok, c.want)
+		}
+	}
+	marius := &DiskService{Reads: 7274, ReadBytes: 7274 * 750000, ReadMs: 3.0, Depth: 4.6, BusyS: 6.4}
+	FillDiskService(marius, big)
+	if marius.Slowdown == nil || *marius.Slowdown > 1.2 || DiskSlowReason(marius, 45) != "" {
+		t.Errorf("large reads near their sizes' profile judged slow: %+v", marius)
+	}
 	// A burst: the window's reads ran at depth 10 in its busy second; the
 	// idle rest does not dilute the depth.
 	burst := diskServiceBetween(osutil.BlockCounters{}, osutil.BlockCounters{Reads: 8676, SectorsRead: 8676 * 8, ReadTicksMs: 1000, IOTicksMs: 100}, 10*time.Second)
