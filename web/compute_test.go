@@ -28,6 +28,18 @@ func TestRowsOfARunWithoutTraining(t *testing.T) {
 	if f := computeFact(model); !strings.Contains(f, "model:h100-roofline") || !strings.Contains(f, "n/a") {
 		t.Errorf("compute fact %q", f)
 	}
+	// an epoch faster than its floor says why the floor was not one
+	// (GNNDrive-GPU at 1.06: 104.8 M reads at depth 226, the profile's
+	// deepest 64)
+	floor, over := 1178.7, 1.06
+	row = epochRow(model, metrics.EpochRecord{EpochS: 1110.5, IOFloorS: &floor, IOEfficiency: &over,
+		DiskService: &metrics.DiskService{Reads: 104819951, Depth: 226.1}})
+	if row.IOEff != "1.06" || !strings.Contains(row.IOTitle, "above 1") || !strings.Contains(row.IOTitle, "104819951 reads at a mean depth of 226") {
+		t.Errorf("epoch above its floor: %q %q", row.IOEff, row.IOTitle)
+	}
+	if row = epochRow(model, e); strings.Contains(row.IOTitle, "above 1") {
+		t.Errorf("an epoch at half its floor is above it: %q", row.IOTitle)
+	}
 	cpu := store.Run{ID: 2, Compute: "cpu"}
 	e = metrics.EpochRecord{EpochS: 5, TrainLoss: 0.75, Evaluated: true, ValAcc: 0.5}
 	row = epochRow(cpu, e)

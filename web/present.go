@@ -296,6 +296,15 @@ func epochRow(r store.Run, e metrics.EpochRecord) views.EpochRow {
 	if e.IOFloorS == nil {
 		row.IOTitle = "none yet: the run's storage had not been measured (its I/O floor fact says why); an epoch that kept its reads gets its floor once a profile exists"
 	}
+	if e.IOEfficiency != nil && *e.IOEfficiency > 1 {
+		// The floor is the profile's capability: an epoch above it read
+		// faster than the profile measured the disk, and the number must
+		// not read as a system beating the hardware (DESIGN §11).
+		row.IOTitle = "above 1: this epoch's reads went faster than the storage profile measured the disk going (a queue deeper than the profile measures, or a disk faster than when profiled), so here the floor is not a floor"
+		if d := e.DiskService; d != nil && d.Reads > 0 {
+			row.IOTitle += fmt.Sprintf("; the disk served %d reads at a mean depth of %.0f", d.Reads, d.Depth)
+		}
+	}
 	// the wall-clock stages, which add up to the epoch (DESIGN §5); epochs
 	// recorded before them show their summed stage seconds, and say so
 	row.StageTitle = "summed seconds of each stage's calls (recorded before metrics version 3): parallel workers' seconds add up, so they can exceed the epoch"
