@@ -127,42 +127,37 @@ func diskServiceBetween(a, b osutil.BlockCounters, window time.Duration) *DiskSe
 // whose best IOPS would make any shallow read look slow).
 func (p *DeviceProfile) ProfileReadMs(size int64, depth float64) (ms float64, ok bool) {
 	d := max(1, int(math.Round(depth)))
-	// classMs: the time of a read of class c at d; have is false when c
-	// was not measured, ok when it was at a depth at or below d
-	classMs := func(c int) (t float64, have, ok bool) {
-		iops, have := p.IOPSAt(c, d)
-		if !have || !(iops > 0) {
-			return 0, false, false
-		}
+	// measuredAt: p measured class c at a depth at or below d (its IOPS
+	// there, IOPSAt, is then positive)
+	measuredAt := func(c int) bool {
 		for _, pt := range p.Random {
 			if RequestClass(pt.Bytes) == c && pt.Depth > 0 && pt.Depth <= d && pt.IOPS > 0 {
-				return 1000 * float64(d) / iops, true, true
+				return true
 			}
 		}
-		return 0, true, false
+		return false
 	}
-	lo, tlo := -1, 0.0
-	for c := RequestClass(size); c >= 0 && lo < 0; c-- {
-		t, have, ok := classMs(c)
-		switch {
-		case !have:
-			continue
-		case !ok:
-			return 0, false
+	classMs := func(c int) float64 {
+		iops, _ := p.IOPSAt(c, d)
+		return 1000 * float64(d) / iops
+	}
+	lo := RequestClass(size)
+	for ; lo >= 0; lo-- {
+		if _, have := p.BestIOPS(lo); have {
+			break
 		}
-		lo, tlo = c, t
 	}
-	if lo < 0 {
+	if lo < 0 || !measuredAt(lo) {
 		return 0, false
 	}
-	at := RequestClassBytes[lo]
+	tlo, at := classMs(lo), RequestClassBytes[lo]
 	if size <= at {
 		return tlo, true
 	}
 	for c := lo + 1; c < NumRequestClasses; c++ {
-		if thi, _, ok := classMs(c); ok {
+		if measuredAt(c) {
 			frac := float64(size-at) / float64(RequestClassBytes[c]-at)
-			return tlo + max(0, thi-tlo)*frac, true
+			return tlo + max(0, classMs(c)-tlo)*frac, true
 		}
 	}
 	return tlo * float64(size) / float64(at), true

@@ -55,6 +55,16 @@ func sysBlockDir(path string) (string, error) {
 	return fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev))), nil
 }
 
+// readTrim is a sysfs file's text without its surrounding space; "" when
+// it cannot be read.
+func readTrim(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
 // diskModelAt names the block device whose sysfs directory is sys (a
 // parameter so that tests can use a fixture tree).
 func diskModelAt(sys string) string {
@@ -62,10 +72,8 @@ func diskModelAt(sys string) string {
 		sys = filepath.Dir(sys)
 	}
 	name := filepath.Base(sys)
-	if b, err := os.ReadFile(filepath.Join(sys, "device", "model")); err == nil {
-		if m := strings.TrimSpace(string(b)); m != "" {
-			return m
-		}
+	if m := readTrim(filepath.Join(sys, "device", "model")); m != "" {
+		return m
 	}
 	if slaves, err := os.ReadDir(filepath.Join(sys, "slaves")); err == nil && len(slaves) > 0 {
 		return name + " on " + slaves[0].Name()

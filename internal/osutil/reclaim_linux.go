@@ -3,7 +3,6 @@ package osutil
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -67,14 +66,6 @@ func proactiveReclaimAt(sys string) string {
 			seconds(ageUs), rate(quota, resetMs)))
 	}
 	return strings.Join(out, "; ")
-}
-
-func readTrim(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
 }
 
 // seconds formats a duration in µs ("60 s", "0.5 s", "? s" when unknown).

@@ -37,14 +37,24 @@ func host(get func(*metrics.HostPressure) *float64) func(*rec) (float64, bool) {
 }
 
 // disk reads a number of how the dataset's disk served the epoch (not
-// measured: no disk service, or an optional part of it nil).
-func disk(get func(*metrics.DiskService) (float64, bool)) func(*rec) (float64, bool) {
+// measured: no disk service, or an optional part of it nil), as host does
+// the host pressure.
+func disk(get func(*metrics.DiskService) *float64) func(*rec) (float64, bool) {
 	return func(e *rec) (float64, bool) {
 		if e.DiskService == nil {
 			return 0, false
 		}
-		return get(e.DiskService)
+		if p := get(e.DiskService); p != nil {
+			return *p, true
+		}
+		return 0, false
 	}
+}
+
+// count is a count of the disk service as a number.
+func count(n int64) *float64 {
+	v := float64(n)
+	return &v
 }
 
 // Epochs declares every epoch measurement (DESIGN §5), in the order of the
@@ -134,34 +144,25 @@ var Epochs = []Field{
 	{Key: "map_fault_threads", Unit: "count", Int: true, Since: metrics.MapFaultsVersion, Doc: "threads that could wait on page faults at once: the faults' depth in the I/O floor (0: unknown, the device's best)",
 		Get: n(func(e *rec) int64 { return int64(e.MapFaultThreads) })},
 	{Key: "disk_reads", Unit: "count", Int: true, Derived: true, Doc: "disk service: reads the dataset's block device served, every process's (DESIGN §5 \"Disk service\")",
-		Get: disk(func(d *metrics.DiskService) (float64, bool) { return float64(d.Reads), true })},
+		Get: disk(func(d *metrics.DiskService) *float64 { return count(d.Reads) })},
 	{Key: "disk_read_bytes", Unit: "bytes", Int: true, Derived: true, Doc: "disk service: bytes those reads read",
-		Get: disk(func(d *metrics.DiskService) (float64, bool) { return float64(d.ReadBytes), true })},
+		Get: disk(func(d *metrics.DiskService) *float64 { return count(d.ReadBytes) })},
 	{Key: "disk_read_ms", Derived: true, Doc: "disk service: a read's mean time in the device and its queue, in milliseconds",
-		Get: disk(func(d *metrics.DiskService) (float64, bool) { return d.ReadMs, true })},
+		Get: disk(func(d *metrics.DiskService) *float64 { return &d.ReadMs })},
 	{Key: "disk_depth", Derived: true, Doc: "disk service: mean reads in flight while the device was busy",
-		Get: disk(func(d *metrics.DiskService) (float64, bool) { return d.Depth, true })},
+		Get: disk(func(d *metrics.DiskService) *float64 { return &d.Depth })},
 	{Key: "disk_busy_s", Unit: "s", Derived: true, Doc: "disk service: time the device had a request in flight",
-		Get: disk(func(d *metrics.DiskService) (float64, bool) { return d.BusyS, true })},
+		Get: disk(func(d *metrics.DiskService) *float64 { return &d.BusyS })},
 	{Key: "disk_profile_read_ms", Derived: true, Doc: "disk service: the storage profile's time for a read of that size at that depth, in milliseconds (empty: not judged)",
-		Get: disk(func(d *metrics.DiskService) (float64, bool) {
-			if d.ProfileMs == nil {
-				return 0, false
-			}
-			return *d.ProfileMs, true
-		})},
+		Get: disk(func(d *metrics.DiskService) *float64 { return d.ProfileMs })},
 	{Key: "disk_slowdown", Derived: true, Doc: "disk service: disk_read_ms / disk_profile_read_ms (empty: not judged)",
-		Get: disk(func(d *metrics.DiskService) (float64, bool) {
-			if d.Slowdown == nil {
-				return 0, false
-			}
-			return *d.Slowdown, true
-		})},
+		Get: disk(func(d *metrics.DiskService) *float64 { return d.Slowdown })},
 	{Key: "disk_lost_s", Unit: "s", Derived: true, Doc: "disk service: the most the slowdown can have cost the epoch, disk_busy_s × (1 − 1/disk_slowdown) (empty: not judged)",
-		Get: disk(func(d *metrics.DiskService) (float64, bool) {
+		Get: disk(func(d *metrics.DiskService) *float64 {
 			if d.Slowdown == nil {
-				return 0, false
+				return nil
 			}
-			return metrics.DiskLostS(d), true
+			v := metrics.DiskLostS(d)
+			return &v
 		})},
 }
