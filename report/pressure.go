@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"outcore/engine/metrics"
@@ -12,12 +13,13 @@ import (
 // host_pressure.
 
 // RunPressure summarises a run's epochs' host pressure: the largest other
-// processes' CPU, steal and PSI shares of any epoch, and the mean load
-// average; busy lists the epochs that were on a busy host and why
-// (metrics.EpochBusyReasons: a busy host or a disk slower than its
-// profile). nil when no epoch recorded it.
+// processes' CPU, steal and PSI shares of any epoch, the mean load
+// average and every proactive reclaim an epoch saw; busy lists the epochs
+// that were on a busy host and why (metrics.EpochBusyReasons: a busy host
+// or a disk slower than its profile). nil when no epoch recorded it.
 func RunPressure(eps []metrics.EpochRecord) (p *metrics.HostPressure, busy []string) {
 	n := 0
+	var reclaims []string
 	for _, e := range eps {
 		h := e.HostPressure
 		if h == nil {
@@ -40,12 +42,16 @@ func RunPressure(eps []metrics.EpochRecord) (p *metrics.HostPressure, busy []str
 			}
 			*f.dst = &v
 		}
+		if h.Reclaim != "" && !slices.Contains(reclaims, h.Reclaim) {
+			reclaims = append(reclaims, h.Reclaim)
+		}
 		if r := metrics.EpochBusyReasons(e); len(r) > 0 {
 			busy = append(busy, fmt.Sprintf("epoch %d: %s", e.Epoch, strings.Join(r, ", ")))
 		}
 	}
 	if p != nil {
 		p.Load1 /= float64(n)
+		p.Reclaim = strings.Join(reclaims, "; ")
 	}
 	return p, busy
 }
@@ -61,8 +67,12 @@ func PressureText(p *metrics.HostPressure) string {
 		}
 		return fmt.Sprintf("%.0f %%", *v)
 	}
-	return fmt.Sprintf("load %.2f; other processes' CPU up to %.0f %%, steal up to %.0f %%; PSI (some, this run included) cpu %s, io %s, memory %s",
+	s := fmt.Sprintf("load %.2f; other processes' CPU up to %.0f %%, steal up to %.0f %%; PSI (some, this run included) cpu %s, io %s, memory %s",
 		p.Load1, p.OthersCPUPct, p.StealPct, psi(p.PSICPUPct), psi(p.PSIIOPct), psi(p.PSIMemoryPct))
+	if p.Reclaim != "" {
+		s += "; proactive reclaim on: " + p.Reclaim
+	}
+	return s
 }
 
 // DiskText is how the dataset's disk served a run's epochs, for people

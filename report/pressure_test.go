@@ -57,3 +57,27 @@ func TestDiskSlowerThanItsProfileIsBusy(t *testing.T) {
 		t.Error("disk text without a measurement")
 	}
 }
+
+// A run whose epochs saw the host's proactive reclaim says so in its
+// host text and flags those epochs busy, each reclaim named once.
+func TestRunPressureNamesProactiveReclaim(t *testing.T) {
+	const damon = "DAMON pageout (kdamond 0) of the host's memory idle ≥ 60 s, up to 128 MiB/s"
+	eps := []metrics.EpochRecord{
+		{Epoch: 0, HostPressure: &metrics.HostPressure{Load1: 1}},
+		{Epoch: 1, HostPressure: &metrics.HostPressure{Load1: 1, Reclaim: damon}},
+		{Epoch: 2, HostPressure: &metrics.HostPressure{Load1: 1, Reclaim: damon}},
+	}
+	p, busy := RunPressure(eps)
+	if p == nil || p.Reclaim != damon {
+		t.Fatalf("pressure %+v", p)
+	}
+	if len(busy) != 2 || !strings.HasPrefix(busy[0], "epoch 1: the host's proactive reclaim was on") {
+		t.Errorf("busy %v", busy)
+	}
+	if s := PressureText(p); !strings.HasSuffix(s, "; proactive reclaim on: "+damon) {
+		t.Errorf("text %q", s)
+	}
+	if p, _ := RunPressure(eps[:1]); strings.Contains(PressureText(p), "reclaim") {
+		t.Errorf("no reclaim, text %q", PressureText(p))
+	}
+}

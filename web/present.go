@@ -324,6 +324,16 @@ func epochRow(r store.Run, e metrics.EpochRecord) views.EpochRow {
 		// bytes_needed (DESIGN §5): not the same quantity.
 		row.AmpTitle = fmt.Sprintf("recorded before metrics version 2: not measured (bytes read / bytes needed was %s)", fmtF(e.ReadAmplification))
 	}
+	// host pressure over the epoch (DESIGN §5): what competed with it
+	row.Host, row.HostTitle = "–", "host pressure not recorded"
+	if h := e.HostPressure; h != nil {
+		row.Host = fmt.Sprintf("%.0f / %.0f", h.OthersCPUPct, h.StealPct)
+		row.HostTitle = report.PressureText(h)
+	}
+	if why := metrics.EpochBusyReasons(e); len(why) > 0 {
+		row.Busy = true
+		row.HostTitle = "busy: " + strings.Join(why, "; ") + " — " + row.HostTitle
+	}
 	if report.Evaluated(e) { // epochs skipped by eval_every have no accuracy
 		row.ValAcc, row.TestAcc = fmtF(e.ValAcc), fmtF(e.TestAcc)
 	}

@@ -29,7 +29,8 @@ func TestRunPageFlagsBusyHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, page = e.get(fmt.Sprintf("/runs/%d", runs[0].ID))
-	for _, want := range []string{`id="run-busy-host"`, "epoch 2: other processes used 60 % of the CPUs", "memory unavailable"} {
+	for _, want := range []string{`id="run-busy-host"`, "epoch 2: other processes used 60 % of the CPUs", "memory unavailable",
+		`title="busy: other processes used 60 % of the CPUs`, `60 / 0 <span class="tag warn">busy</span>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("busy run page lacks %q", want)
 		}
@@ -50,5 +51,27 @@ func TestEpochRowShowsWallClockStages(t *testing.T) {
 	row = epochRow(store.Run{ID: 1}, legacy)
 	if row.SampleS != fmtF(legacy.SampleS) || !strings.Contains(row.StageTitle, "before metrics version 3") {
 		t.Errorf("legacy epoch row: sample %s (%s)", row.SampleS, row.StageTitle)
+	}
+}
+
+// The epoch table shows each epoch's other processes' CPU and steal, and
+// marks an epoch busy with why, a proactive reclaim included; an epoch
+// without host pressure shows a dash.
+func TestEpochRowShowsHostPressure(t *testing.T) {
+	e := storetest.Epoch(1, 10)
+	e.HostPressure = &metrics.HostPressure{Load1: 1, OthersCPUPct: 3.4, StealPct: 2.6}
+	row := epochRow(store.Run{ID: 1}, e)
+	if row.Host != "3 / 3" || row.Busy || !strings.HasPrefix(row.HostTitle, "load 1.00") {
+		t.Errorf("quiet epoch: %q busy %v (%s)", row.Host, row.Busy, row.HostTitle)
+	}
+	e.HostPressure.Reclaim = "DAMON pageout (kdamond 0) of the host's memory idle ≥ 60 s, up to 128 MiB/s"
+	row = epochRow(store.Run{ID: 1}, e)
+	if !row.Busy || !strings.HasPrefix(row.HostTitle, "busy: the host's proactive reclaim was on (DAMON pageout") ||
+		!strings.HasSuffix(row.HostTitle, "proactive reclaim on: "+e.HostPressure.Reclaim) {
+		t.Errorf("epoch under reclaim: busy %v (%s)", row.Busy, row.HostTitle)
+	}
+	e.HostPressure = nil
+	if row = epochRow(store.Run{ID: 1}, e); row.Host != "–" || row.Busy {
+		t.Errorf("no host pressure: %q busy %v", row.Host, row.Busy)
 	}
 }

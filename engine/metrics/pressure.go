@@ -35,6 +35,11 @@ type HostPressure struct {
 	PSICPUPct    *float64 `json:"psi_cpu_some_pct"`
 	PSIIOPct     *float64 `json:"psi_io_some_pct"`
 	PSIMemoryPct *float64 `json:"psi_memory_some_pct"`
+	// Reclaim is the host's proactive reclaim (osutil.ProactiveReclaim:
+	// DAMON pageout) seen on at any look from the window's start to its
+	// end (a look a second while a run samples, DESIGN §5 "Proactive
+	// reclaim"); "" when none was on.
+	Reclaim string `json:"reclaim,omitempty"`
 }
 
 // Busy-host thresholds of BusyReasons.
@@ -45,10 +50,14 @@ const (
 
 // BusyReasons says why a run measured under p was on a busy host (nil:
 // not busy). Only what the run cannot cause itself counts: other
-// processes' CPU time and steal. Load average and PSI include the run's
-// own threads and I/O, so they are recorded and shown, not judged.
+// processes' CPU time, steal, and a proactive reclaim paging out memory
+// beside the run's limit. Load average and PSI include the run's own
+// threads and I/O, so they are recorded and shown, not judged.
 func BusyReasons(p HostPressure) []string {
 	var out []string
+	if p.Reclaim != "" {
+		out = append(out, "the host's proactive reclaim was on ("+p.Reclaim+")")
+	}
 	if p.OthersCPUPct >= BusyOthersCPUPct {
 		out = append(out, fmt.Sprintf("other processes used %.0f %% of the CPUs", p.OthersCPUPct))
 	}
@@ -120,16 +129,25 @@ func clampPct(v float64) float64 { return min(max(v, 0), 100) }
 
 // PressureMeter measures the host pressure over a window: NewPressureMeter
 // at its start, Stop at its end.
-type PressureMeter struct{ start pressureCounters }
+type PressureMeter struct {
+	start   pressureCounters
+	reclaim uint64 // the reclaim observation at the start
+}
 
 // NewPressureMeter starts a window now.
-func NewPressureMeter() PressureMeter { return PressureMeter{start: readPressureCounters()} }
+func NewPressureMeter() PressureMeter {
+	return PressureMeter{start: readPressureCounters(), reclaim: reclaimSeen.observe()}
+}
 
-// Stop ends the window and returns its host pressure.
+// Stop ends the window and returns its host pressure, with every
+// proactive reclaim seen on since its start.
 func (m PressureMeter) Stop() HostPressure {
 	end := readPressureCounters()
 	load1, _ := ReadLoad1()
-	return pressureBetween(m.start, end, load1, runtime.NumCPU())
+	p := pressureBetween(m.start, end, load1, runtime.NumCPU())
+	reclaimSeen.observe()
+	p.Reclaim = reclaimSeen.since(m.reclaim)
+	return p
 }
 
 // ReadLoad1 is the host's 1-minute load average (/proc/loadavg).

@@ -152,8 +152,14 @@ func (e *EpochRecord) HitRatio() (float64, bool) {
 // build writes (DESIGN §5). Version 1 is the original contract; version 2
 // added the device reads by file kind and busy/wait; version 3 the
 // wall-clock stages (wall_*_s); version 4 the page faults on memory maps
-// (map_faults, map_fault_bytes).
-const EpochMetricsVersion = 4
+// (map_faults, map_fault_bytes); version 5 watches the host's proactive
+// reclaim through the epoch (host_pressure.reclaim).
+const EpochMetricsVersion = 5
+
+// ReclaimWatchVersion is the first metrics version whose host pressure
+// looked for proactive reclaim through the epoch, not only at the run's
+// start.
+const ReclaimWatchVersion = 5
 
 // MapFaultsVersion is the first metrics version that counts page faults on
 // memory maps.

@@ -412,6 +412,11 @@ type EpochRow struct {
 	AmpTitle                                  string // what Amplification means for this epoch
 	Loss, TrainAcc, ValAcc, TestAcc, WallS    string
 	IOFloor, IOEff, IOTitle                   string // "–" when the host's storage was not measured
+	// Host is the epoch's other processes' CPU and steal ("–" when not
+	// recorded); Busy says the epoch was measured on a busy host or a
+	// slow disk, HostTitle why and the rest of its host pressure.
+	Host, HostTitle string
+	Busy            bool
 }
 
 // LogLine is one line of a run's log.

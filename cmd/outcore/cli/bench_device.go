@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,7 +35,16 @@ type benchDeviceConfig struct {
 	seqDepth int
 	fio      string
 	pairs    int
+	maxLoad  float64
+	// load reads the host's 1-minute load average (metrics.ReadLoad1; a
+	// fixture in tests)
+	load func() (float64, error)
 }
+
+// defaultMaxLoad is the quiet machine of the measuring scripts
+// (scripts/quiet-gate.sh): a profile every later run's I/O floor is
+// judged against is measured there or not at all.
+const defaultMaxLoad = 1.5
 
 // benchDeviceCmd is `outcore bench device`: measure the storage holding
 // the data directory once (DESIGN §11) and keep the profile there, for
@@ -52,9 +62,11 @@ func benchDeviceCmd() *Command {
 	fs.IntVar(&c.seqDepth, "seq-depth", 8, "requests in flight of the sequential-bandwidth measurement")
 	fs.StringVar(&c.fio, "fio", "auto", "repeat the largest-depth 512 B and 4 KiB reads and the sequential read with fio: auto (when installed) or off")
 	fs.IntVar(&c.pairs, "fio-pairs", 3, "times each fio check runs ours then fio back to back (the check keeps the medians)")
+	fs.Float64Var(&c.maxLoad, "max-load", defaultMaxLoad, "highest 1-minute load average to measure at, checked before the measurement and at its end (a profile taken on a busy machine is not saved); 0 measures whatever the load")
+	c.load = metrics.ReadLoad1
 	return &Command{
 		Name:  "device",
-		Args:  "[--size 1GiB] [--seconds 2] [--depths " + joinInts(full.Depths) + "] [--sizes 512,4096,...] [--fio auto|off] [--fio-pairs 3]",
+		Args:  "[--size 1GiB] [--seconds 2] [--depths " + joinInts(full.Depths) + "] [--sizes 512,4096,...] [--fio auto|off] [--fio-pairs 3] [--max-load 1.5]",
 		Short: "measure this host's storage (IOPS by request size and depth, sequential bandwidth) for the I/O floor",
 		Long: "Reads a file on the data directory's file system with io_uring and O_DIRECT: random reads at each\n" +
 			"request size and depth, and sequential reads, and checks them against fio when it is installed\n" +
@@ -62,7 +74,8 @@ func benchDeviceCmd() *Command {
 			"Writes <data dir>/" + devprofile.DirName + "/<host>--<file system>.json, which every later run on this host\n" +
 			"whose dataset is on that file system uses for its epochs' io_floor_s and io_efficiency (replacing the\n" +
 			"short measurement a first run takes; docs/DESIGN.md §11), and fills in the floor of the runs recorded\n" +
-			"before it. Measure on a quiet machine.",
+			"before it. Measure on a quiet machine: above --max-load (the 1-minute load average, before the\n" +
+			"measurement and at its end) nothing is measured or saved.",
 		Flags: fs,
 		Exec: func(ctx context.Context, s Streams, _ []string) error {
 			return benchDevice(ctx, c, s.Out)
@@ -96,6 +109,12 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 	}
 	if c.pairs < 1 || c.pairs > maxFioPairs {
 		return usagef("--fio-pairs %d, want 1 to %d", c.pairs, maxFioPairs)
+	}
+	if !(c.maxLoad >= 0) || math.IsInf(c.maxLoad, 0) {
+		return usagef("--max-load %v, want a load average of 0 or more (0: no check)", c.maxLoad)
+	}
+	if _, err := c.quiet("before the measurement"); err != nil {
+		return err
 	}
 	dataDir := dataset.ResolveDataDir(c.dataDir)
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
@@ -150,7 +169,10 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 			}
 		}
 	}
-	p.LoadAvg[1], _ = metrics.ReadLoad1()
+	var qerr error
+	if p.LoadAvg[1], qerr = c.quiet("at the measurement's end"); qerr != nil {
+		return fmt.Errorf("%w; the profile was not saved (runs keep the profile they had)", qerr)
+	}
 	path, err := devprofile.Save(dataDir, p)
 	if err != nil {
 		return err
@@ -163,6 +185,22 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 		fmt.Fprintf(out, "filled in the I/O floor of %d epochs of %d runs recorded before this profile\n", n, runs)
 	}
 	return nil
+}
+
+// quiet reads the 1-minute load average and refuses a machine above
+// --max-load (0: never), saying when it was read.
+func (c benchDeviceConfig) quiet(when string) (float64, error) {
+	load, err := c.load()
+	if c.maxLoad == 0 {
+		return load, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("bench device: cannot read the load average %s (%v): pass --max-load 0 to measure without the check", when, err)
+	}
+	if load > c.maxLoad {
+		return load, fmt.Errorf("bench device: the load average is %.2f %s, above --max-load %g: not a quiet machine, and a busy disk or CPU would set every later run's I/O floor (wait for the machine to settle, or pass --max-load 0 to measure anyway)", load, when, c.maxLoad)
+	}
+	return load, nil
 }
 
 // maxFioPairs bounds --fio-pairs (each pair runs both tools once).

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -29,7 +30,8 @@ func TestBenchDeviceThenIOFloor(t *testing.T) {
 		t.Fatalf("data gen: %s", stderr)
 	}
 	code, out, stderr := runCLI("bench", "device", "--data-dir", dir, "--size", "8MiB", "--seconds", "0.05",
-		"--depths", "1,4", "--sizes", "512,4096", "--seq-bytes", "65536", "--seq-depth", "2", "--fio-pairs", "2")
+		"--depths", "1,4", "--sizes", "512,4096", "--seq-bytes", "65536", "--seq-depth", "2", "--fio-pairs", "2",
+		"--max-load", "0") // the test machine may be busy: the plumbing is under test, not the numbers
 	if code != 0 {
 		if strings.Contains(stderr, "O_DIRECT") {
 			t.Skipf("the temp dir refuses O_DIRECT: %s", stderr)
@@ -101,12 +103,70 @@ func TestBenchDeviceNeverRewritesANamedFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := runCLI("bench", "device", "--data-dir", dir, "--file", feats, "--size", "8MiB", "--seconds", "0.05", "--depths", "1", "--sizes", "512", "--fio", "off")
+	code, _, stderr := runCLI("bench", "device", "--data-dir", dir, "--file", feats, "--size", "8MiB", "--seconds", "0.05", "--depths", "1", "--sizes", "512", "--fio", "off", "--max-load", "0")
 	if code != 2 || !strings.Contains(stderr, "never rewritten") || !strings.Contains(stderr, fmt.Sprint(len(before))) {
 		t.Fatalf("exit %d, stderr %q: want a refusal naming the file's size", code, stderr)
 	}
 	after, err := os.ReadFile(feats)
 	if err != nil || !bytes.Equal(before, after) {
 		t.Fatalf("the dataset's features changed (%d bytes, was %d): %v", len(after), len(before), err)
+	}
+}
+
+// bench device measures only a quiet machine: above --max-load before the
+// measurement it measures nothing and writes nothing; when the load rises
+// above it during the measurement the profile is not saved, so no later
+// run's I/O floor is judged against a busy disk; a bad --max-load is a
+// usage error.
+func TestBenchDeviceOnlyOnAQuietMachine(t *testing.T) {
+	dir := t.TempDir()
+	cfg := func(loads ...float64) benchDeviceConfig {
+		i := 0
+		return benchDeviceConfig{dataDir: dir, size: "8MiB", seconds: 0.05, depths: "1", sizes: "512",
+			seqBytes: 65536, seqDepth: 1, fio: "off", pairs: 1, maxLoad: 1.5,
+			load: func() (float64, error) {
+				l := loads[min(i, len(loads)-1)]
+				i++
+				return l, nil
+			}}
+	}
+	profiles := func() []string {
+		m, _ := filepath.Glob(filepath.Join(dir, devprofile.DirName, "*.json"))
+		return m
+	}
+
+	var out bytes.Buffer
+	err := benchDevice(context.Background(), cfg(3), &out)
+	if err == nil || !strings.Contains(err.Error(), "load average is 3.00 before the measurement, above --max-load 1.5") {
+		t.Fatalf("busy before: %v", err)
+	}
+	if _, serr := os.Stat(filepath.Join(dir, "bench-device.bin")); serr == nil || len(profiles()) != 0 {
+		t.Fatalf("a refused measurement wrote the probe file or a profile: %v", profiles())
+	}
+
+	out.Reset()
+	err = benchDevice(context.Background(), cfg(0.5, 4), &out)
+	if err != nil && strings.Contains(err.Error(), "O_DIRECT") {
+		t.Skipf("the temp dir refuses O_DIRECT: %v", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "4.00 at the measurement's end") || !strings.Contains(err.Error(), "the profile was not saved") {
+		t.Fatalf("busy at the end: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "randread bytes=512 depth=1") || len(profiles()) != 0 {
+		t.Fatalf("want a measurement and no profile; profiles %v, output:\n%s", profiles(), out.String())
+	}
+
+	out.Reset()
+	if err := benchDevice(context.Background(), cfg(0.5, 1.2), &out); err != nil {
+		t.Fatalf("quiet: %v", err)
+	}
+	if len(profiles()) != 1 || !strings.Contains(out.String(), "→ 1.20 on") {
+		t.Fatalf("quiet: profiles %v, output:\n%s", profiles(), out.String())
+	}
+
+	for _, bad := range []string{"-1", "NaN", "+Inf", "x"} {
+		if code, _, stderr := runCLI("bench", "device", "--data-dir", dir, "--max-load", bad); code != 2 || !strings.Contains(stderr, "max-load") {
+			t.Errorf("--max-load %s: exit %d, %q", bad, code, stderr)
+		}
 	}
 }

@@ -165,4 +165,14 @@ var Epochs = []Field{
 			v := metrics.DiskLostS(d)
 			return &v
 		})},
+	{Key: "host_reclaim", Int: true, Derived: true, Since: metrics.ReclaimWatchVersion, Doc: "host pressure: 1 when the host's proactive reclaim (DAMON pageout, named in host_pressure.reclaim) was on at some look in the epoch, 0 when never",
+		Get: func(e *rec) (float64, bool) {
+			if e.HostPressure == nil {
+				return 0, false
+			}
+			if e.HostPressure.Reclaim != "" {
+				return 1, true
+			}
+			return 0, true
+		}},
 }
