@@ -17,6 +17,7 @@
 # env:   BENCH_DEVICE_SIZE      file size (default 8GiB: beyond the disk's and the host's caches)
 #        BENCH_DEVICE_SECONDS   seconds per measurement (default 5)
 #        BENCH_DEVICE_PAIRS     back-to-back ours/fio pairs per fio check (default 3)
+#        BENCH_DEVICE_ROUNDS    rounds of every measurement, each point their median (default 3)
 #        BENCH_DEVICE_MAX_LOAD  highest 1-minute load average to start at and to end at (default 1.5)
 #        OUTCORE                outcore binary (default bin/outcore, built if missing)
 set -euo pipefail
@@ -26,12 +27,13 @@ size=${BENCH_DEVICE_SIZE:-8GiB}
 secs=${BENCH_DEVICE_SECONDS:-5}
 maxload=${BENCH_DEVICE_MAX_LOAD:-1.5}
 pairs=${BENCH_DEVICE_PAIRS:-3}
+rounds=${BENCH_DEVICE_ROUNDS:-3}
 outcore=${OUTCORE:-bin/outcore}
 command -v fio >/dev/null || { echo "bench-device: fio not installed (scripts/install-deps.sh installs it)" >&2; exit 1; }
 . scripts/quiet-gate.sh
 require_quiet bench-device "$maxload"
 [[ -x $outcore ]] || make build >/dev/null
-out=$("$outcore" bench device --data-dir "$data" --size "$size" --seconds "$secs" --fio-pairs "$pairs" --max-load "$maxload")
+out=$("$outcore" bench device --data-dir "$data" --size "$size" --seconds "$secs" --fio-pairs "$pairs" --rounds "$rounds" --max-load "$maxload")
 echo "$out"
 echo "--- outcore bench device vs fio (medians of $pairs back-to-back pairs, ${secs}s each; load average now $(cut -d' ' -f1 /proc/loadavg))"
 grep '^fio ' <<<"$out" | sed -E 's/^fio ([^:]*): ours ([0-9.]+), fio ([0-9.]+), ratio ([0-9.]+).*\((agrees|DISAGREES)[^)]*\)$/\1 | ours \2 | fio \3 | ratio \4 | \5/' 

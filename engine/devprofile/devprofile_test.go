@@ -45,6 +45,8 @@ func TestPlanCheck(t *testing.T) {
 		{"seconds NaN", func(p *Plan) { p.Seconds = nan() }, "--seconds NaN"},
 		{"file too small", func(p *Plan) { p.FileBytes = 1 << 20; p.Sizes = []int64{512 << 10} }, "--size 1MiB, want at least 1MiB and 4 of the largest request"},
 		{"mode", func(p *Plan) { p.Mode = "quick" }, `mode "quick"`},
+		{"rounds -1", func(p *Plan) { p.Rounds = -1 }, "--rounds -1, want 1 to 9"},
+		{"rounds 10", func(p *Plan) { p.Rounds = 10 }, "--rounds 10, want 1 to 9"},
 	} {
 		p := tinyPlan()
 		c.edit(&p)
@@ -219,3 +221,40 @@ func TestLoadIsPerHostAndFileSystem(t *testing.T) {
 }
 
 func jsonOf(p *metrics.DeviceProfile) ([]byte, error) { return json.Marshal(p) }
+
+// TestMeasureInRounds: a plan of 3 rounds measures every point three
+// times, in whole rounds one after another, and keeps each point's median
+// with its rounds (ascending), the sequential bandwidth likewise; a plan
+// of one round records no rounds.
+func TestMeasureInRounds(t *testing.T) {
+	plan := tinyPlan()
+	plan.Mode, plan.Rounds = ModeFull, 3
+	var steps []Progress
+	p, err := MeasureFile(context.Background(), plan, filepath.Join(t.TempDir(), "probe.bin"), func(pr Progress) { steps = append(steps, pr) })
+	skipWithoutDirect(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != plan.Steps() || plan.Steps() != 1+3*(2+1) || !strings.Contains(steps[len(steps)-1].What, "(sequential) (round 3 of 3)") {
+		t.Errorf("steps %d (plan %d): %+v", len(steps), plan.Steps(), steps)
+	}
+	if p.Rounds != 3 || len(p.Random) != 2 || len(p.SeqRounds) != 3 || p.SeqBytesPerS != p.SeqRounds[1] {
+		t.Fatalf("profile rounds %d, %d points, sequential %v of %v", p.Rounds, len(p.Random), p.SeqBytesPerS, p.SeqRounds)
+	}
+	for _, pt := range p.Random {
+		r := pt.IOPSRounds
+		if len(r) != 3 || !(r[0] <= r[1] && r[1] <= r[2]) || pt.IOPS != r[1] || pt.RoundsSpread() != r[2]/r[0] {
+			t.Errorf("point %+v: want three ascending rounds and their median", pt)
+		}
+	}
+	if err := p.Check(); err != nil {
+		t.Error(err)
+	}
+	one, err := MeasureFile(context.Background(), tinyPlan(), filepath.Join(t.TempDir(), "probe.bin"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Rounds != 0 || one.SeqRounds != nil || one.Random[0].IOPSRounds != nil || one.Random[0].RoundsSpread() != 1 {
+		t.Errorf("one round recorded rounds: %+v", one)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -34,7 +35,18 @@ type Plan struct {
 	Sizes     []int64 // random-read request sizes, bytes
 	SeqBytes  int64   // the sequential measurement's request size
 	SeqDepth  int
+	// Rounds is how many times every measurement is taken, in whole
+	// rounds one after another (0 and 1: once); each point keeps the
+	// median of its rounds, so a disk whose rate moves from minute to
+	// minute is not profiled by one slow (or fast) window.
+	Rounds int
 }
+
+// MaxRounds bounds Plan.Rounds.
+const MaxRounds = 9
+
+// rounds is the plan's number of rounds, at least 1.
+func (p Plan) rounds() int { return max(p.Rounds, 1) }
 
 // The bounds Plan.Check holds a plan to.
 const (
@@ -68,7 +80,7 @@ func ShortPlan() Plan {
 // FullPlan is outcore bench device's default measurement.
 func FullPlan() Plan {
 	return Plan{Mode: ModeFull, FileBytes: 1 << 30, Seconds: 2, Depths: []int{1, 4, 8, 16, 64},
-		Sizes: []int64{512, 4096, 16384, 65536, 262144, 1 << 20}, SeqBytes: 1 << 20, SeqDepth: 8}
+		Sizes: []int64{512, 4096, 16384, 65536, 262144, 1 << 20}, SeqBytes: 1 << 20, SeqDepth: 8, Rounds: 3}
 }
 
 // Check refuses a plan whose numbers cannot measure the device: each error
@@ -112,6 +124,9 @@ func (p Plan) Check() error {
 	} else if int64(p.SeqDepth)*p.SeqBytes > MaxInFlightBytes {
 		errs = append(errs, fmt.Sprintf("--seq-bytes %d at --seq-depth %d: %s in flight, want at most %s", p.SeqBytes, p.SeqDepth, units.Bytes(int64(p.SeqDepth)*p.SeqBytes), units.Bytes(MaxInFlightBytes)))
 	}
+	if p.Rounds < 0 || p.Rounds > MaxRounds {
+		errs = append(errs, fmt.Sprintf("--rounds %d, want 1 to %d", p.Rounds, MaxRounds))
+	}
 	if p.FileBytes < MinFileBytes || p.FileBytes < 4*maxReq {
 		errs = append(errs, fmt.Sprintf("--size %s, want at least %s and 4 of the largest request (%s)", units.Bytes(p.FileBytes), units.Bytes(MinFileBytes), units.Bytes(maxReq)))
 	}
@@ -132,7 +147,7 @@ func checkRequest(n int64) error {
 }
 
 // Steps is how many progress steps Measure reports for the plan.
-func (p Plan) Steps() int { return 1 + len(p.Sizes)*len(p.Depths) + 1 }
+func (p Plan) Steps() int { return 1 + p.rounds()*(len(p.Sizes)*len(p.Depths)+1) }
 
 // Measure measures the storage holding dir by the plan: it writes a probe
 // file there (removed afterwards), reads it with io_uring and O_DIRECT,
@@ -180,29 +195,62 @@ func MeasureFile(ctx context.Context, plan Plan, file string, progress func(Prog
 		SeqRequestBytes: plan.SeqBytes, SeqDepth: plan.SeqDepth}
 	p.LoadAvg[0], _ = metrics.ReadLoad1()
 	dur := time.Duration(plan.Seconds * float64(time.Second))
+	rounds := plan.rounds()
+	type window struct {
+		iops, p50, p99 float64
+	}
+	points := make([][]window, len(plan.Sizes)*len(plan.Depths))
+	var seq []float64
 	step := 1
-	for _, sz := range plan.Sizes {
-		for _, d := range plan.Depths {
-			step++
-			say(step, fmt.Sprintf("randread %d B depth %d", sz, d))
-			n, st, sec, err := Reads(ctx, file, sz, d, dur, false)
-			if err != nil {
-				return nil, fmt.Errorf("measure %d B reads at depth %d: %w", sz, d, err)
+	for r := range rounds {
+		round := ""
+		if rounds > 1 {
+			round = fmt.Sprintf(" (round %d of %d)", r+1, rounds)
+		}
+		for i, sz := range plan.Sizes {
+			for j, d := range plan.Depths {
+				step++
+				say(step, fmt.Sprintf("randread %d B depth %d%s", sz, d, round))
+				n, st, sec, err := Reads(ctx, file, sz, d, dur, false)
+				if err != nil {
+					return nil, fmt.Errorf("measure %d B reads at depth %d: %w", sz, d, err)
+				}
+				if n == 0 {
+					return nil, fmt.Errorf("measure %d B reads at depth %d: none finished in %v", sz, d, dur)
+				}
+				k := i*len(plan.Depths) + j
+				points[k] = append(points[k], window{iops: float64(n) / sec,
+					p50: float64(st.Latency.Percentile(0.5)) / 1e3, p99: float64(st.Latency.Percentile(0.99)) / 1e3})
 			}
-			if n == 0 {
-				return nil, fmt.Errorf("measure %d B reads at depth %d: none finished in %v", sz, d, dur)
+		}
+		step++
+		say(step, fmt.Sprintf("read %d B depth %d (sequential)%s", plan.SeqBytes, plan.SeqDepth, round))
+		n, _, sec, err := Reads(ctx, file, plan.SeqBytes, plan.SeqDepth, dur, true)
+		if err != nil {
+			return nil, fmt.Errorf("measure sequential reads: %w", err)
+		}
+		seq = append(seq, float64(n*plan.SeqBytes)/sec)
+	}
+	for i, sz := range plan.Sizes {
+		for j, d := range plan.Depths {
+			ws := points[i*len(plan.Depths)+j]
+			// the median round's window, latencies included
+			sort.Slice(ws, func(a, b int) bool { return ws[a].iops < ws[b].iops })
+			m := ws[(len(ws)-1)/2]
+			pt := metrics.IOPSPoint{Bytes: sz, Depth: d, IOPS: m.iops, P50us: m.p50, P99us: m.p99}
+			if rounds > 1 {
+				for _, w := range ws {
+					pt.IOPSRounds = append(pt.IOPSRounds, w.iops)
+				}
 			}
-			p.Random = append(p.Random, metrics.IOPSPoint{Bytes: sz, Depth: d, IOPS: float64(n) / sec,
-				P50us: float64(st.Latency.Percentile(0.5)) / 1e3, P99us: float64(st.Latency.Percentile(0.99)) / 1e3})
+			p.Random = append(p.Random, pt)
 		}
 	}
-	step++
-	say(step, fmt.Sprintf("read %d B depth %d (sequential)", plan.SeqBytes, plan.SeqDepth))
-	n, _, sec, err := Reads(ctx, file, plan.SeqBytes, plan.SeqDepth, dur, true)
-	if err != nil {
-		return nil, fmt.Errorf("measure sequential reads: %w", err)
+	sort.Float64s(seq)
+	p.SeqBytesPerS = seq[(len(seq)-1)/2]
+	if rounds > 1 {
+		p.Rounds, p.SeqRounds = rounds, seq
 	}
-	p.SeqBytesPerS = float64(n*plan.SeqBytes) / sec
 	p.LoadAvg[1], _ = metrics.ReadLoad1()
 	if err := p.Check(); err != nil {
 		return nil, err

@@ -78,6 +78,11 @@ type DeviceProfile struct {
 	SeqDepth        int     `json:"seq_depth"`
 	// Fio holds the same measurements taken by fio, when it was installed.
 	Fio []FioCheck `json:"fio,omitempty"`
+	// Rounds is how many times each measurement was taken (absent: once);
+	// each point is the median of its rounds, and SeqRounds are the
+	// sequential bandwidth's rounds, ascending.
+	Rounds    int       `json:"rounds,omitempty"`
+	SeqRounds []float64 `json:"seq_rounds,omitempty"`
 }
 
 // IOPSPoint is one random-read measurement.
@@ -87,6 +92,19 @@ type IOPSPoint struct {
 	IOPS  float64 `json:"iops"`
 	P50us float64 `json:"p50_us"`
 	P99us float64 `json:"p99_us"`
+	// IOPSRounds are the rounds' IOPS, ascending, when the profile took
+	// more than one (IOPS is their median, and the latencies are the
+	// median round's).
+	IOPSRounds []float64 `json:"iops_rounds,omitempty"`
+}
+
+// RoundsSpread is the largest over the smallest of a point's rounds (1
+// without rounds): how far the disk's rate moved during the profile.
+func (pt IOPSPoint) RoundsSpread() float64 {
+	if len(pt.IOPSRounds) < 2 || !(pt.IOPSRounds[0] > 0) {
+		return 1
+	}
+	return pt.IOPSRounds[len(pt.IOPSRounds)-1] / pt.IOPSRounds[0]
 }
 
 // FioCheck is one measurement repeated by fio: ours, fio's, and ours /
@@ -210,6 +228,11 @@ func (p *DeviceProfile) Check() error {
 	for _, pt := range p.Random {
 		if pt.Bytes < 512 || pt.Bytes%512 != 0 || pt.Depth <= 0 || !(pt.IOPS > 0) || math.IsInf(pt.IOPS, 0) {
 			return fmt.Errorf("device profile: measurement %+v, want a size of whole 512 B blocks, a positive depth and IOPS", pt)
+		}
+		for _, r := range pt.IOPSRounds {
+			if !(r > 0) || math.IsInf(r, 0) {
+				return fmt.Errorf("device profile: measurement of %d B at depth %d: a round of %v IOPS, want a positive number", pt.Bytes, pt.Depth, r)
+			}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -144,6 +145,10 @@ func TestReadDeviceProfile(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, DeviceProfileFile), []byte(`{"seq_bytes_per_s": 0}`), 0o644)
 	if _, err := ReadDeviceProfile(DeviceProfilePath(dir)); err == nil {
 		t.Fatal("profile without bandwidth loaded")
+	}
+	os.WriteFile(filepath.Join(dir, DeviceProfileFile), []byte(`{"seq_bytes_per_s": 5e8, "random": [{"bytes": 4096, "depth": 8, "iops": 5e4, "iops_rounds": [4e4, 5e4, 0]}]}`), 0o644)
+	if _, err := ReadDeviceProfile(DeviceProfilePath(dir)); err == nil || !strings.Contains(err.Error(), "a round of 0 IOPS") {
+		t.Fatalf("a round of 0 IOPS: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, DeviceProfileFile), []byte(`{"seq_bytes_per_s": 5e8, "random": [{"bytes": 4096, "depth": 8, "iops": 5e4}]}`), 0o644)
 	if p, err := ReadDeviceProfile(DeviceProfilePath(dir)); err != nil || p.SeqBytesPerS != 5e8 {

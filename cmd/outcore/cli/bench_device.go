@@ -36,6 +36,7 @@ type benchDeviceConfig struct {
 	fio      string
 	pairs    int
 	maxLoad  float64
+	rounds   int
 	// load reads the host's 1-minute load average (metrics.ReadLoad1; a
 	// fixture in tests)
 	load func() (float64, error)
@@ -62,11 +63,12 @@ func benchDeviceCmd() *Command {
 	fs.IntVar(&c.seqDepth, "seq-depth", 8, "requests in flight of the sequential-bandwidth measurement")
 	fs.StringVar(&c.fio, "fio", "auto", "repeat the largest-depth 512 B and 4 KiB reads and the sequential read with fio: auto (when installed) or off")
 	fs.IntVar(&c.pairs, "fio-pairs", 3, "times each fio check runs ours then fio back to back (the check keeps the medians)")
+	fs.IntVar(&c.rounds, "rounds", full.Rounds, "times every measurement is taken, in whole rounds one after another; each keeps the median of its rounds (a disk's rate can move from minute to minute)")
 	fs.Float64Var(&c.maxLoad, "max-load", defaultMaxLoad, "highest 1-minute load average to measure at, checked before the measurement and at its end (a profile taken on a busy machine is not saved); 0 measures whatever the load")
 	c.load = metrics.ReadLoad1
 	return &Command{
 		Name:  "device",
-		Args:  "[--size 1GiB] [--seconds 2] [--depths " + joinInts(full.Depths) + "] [--sizes 512,4096,...] [--fio auto|off] [--fio-pairs 3] [--max-load 1.5]",
+		Args:  "[--size 1GiB] [--seconds 2] [--depths " + joinInts(full.Depths) + "] [--sizes 512,4096,...] [--rounds 3] [--fio auto|off] [--fio-pairs 3] [--max-load 1.5]",
 		Short: "measure this host's storage (IOPS by request size and depth, sequential bandwidth) for the I/O floor",
 		Long: "Reads a file on the data directory's file system with io_uring and O_DIRECT: random reads at each\n" +
 			"request size and depth, and sequential reads, and checks them against fio when it is installed\n" +
@@ -97,7 +99,7 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 		return usagef("--size: %q, want a size such as 1GiB", c.size)
 	}
 	plan := devprofile.Plan{Mode: devprofile.ModeFull, FileBytes: size, Seconds: c.seconds, Depths: depths,
-		SeqBytes: c.seqBytes, SeqDepth: c.seqDepth}
+		SeqBytes: c.seqBytes, SeqDepth: c.seqDepth, Rounds: c.rounds}
 	for _, s := range sizes {
 		plan.Sizes = append(plan.Sizes, int64(s))
 	}
@@ -134,10 +136,30 @@ func benchDevice(ctx context.Context, c benchDeviceConfig, out io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("bench device: %w", err)
 	}
+	var moved []string
 	for _, pt := range p.Random {
-		fmt.Fprintf(out, "randread bytes=%d depth=%d iops=%.0f mbps=%.1f p50_us=%.1f p99_us=%.1f\n", pt.Bytes, pt.Depth, pt.IOPS, pt.IOPS*float64(pt.Bytes)/1e6, pt.P50us, pt.P99us)
+		fmt.Fprintf(out, "randread bytes=%d depth=%d iops=%.0f mbps=%.1f p50_us=%.1f p99_us=%.1f", pt.Bytes, pt.Depth, pt.IOPS, pt.IOPS*float64(pt.Bytes)/1e6, pt.P50us, pt.P99us)
+		if len(pt.IOPSRounds) > 1 {
+			fmt.Fprintf(out, " rounds=%s", joinFloats(pt.IOPSRounds))
+			if sp := pt.RoundsSpread(); sp > roundsSpreadNote {
+				moved = append(moved, fmt.Sprintf("%d B at depth %d %.2f×", pt.Bytes, pt.Depth, sp))
+			}
+		}
+		fmt.Fprintln(out)
 	}
-	fmt.Fprintf(out, "read bytes=%d depth=%d mbps=%.1f\n", p.SeqRequestBytes, p.SeqDepth, p.SeqBytesPerS/1e6)
+	fmt.Fprintf(out, "read bytes=%d depth=%d mbps=%.1f", p.SeqRequestBytes, p.SeqDepth, p.SeqBytesPerS/1e6)
+	if len(p.SeqRounds) > 1 {
+		mb := make([]float64, len(p.SeqRounds))
+		for i, v := range p.SeqRounds {
+			mb[i] = v / 1e6
+		}
+		fmt.Fprintf(out, " rounds_mbps=%s", joinFloats(mb))
+	}
+	fmt.Fprintln(out)
+	if len(moved) > 0 {
+		fmt.Fprintf(out, "note: the disk's rate moved between rounds by more than %.2f× (%s): each point is its rounds' median; compare runs within one profile, and measure again on a quieter disk for a steadier one\n",
+			roundsSpreadNote, strings.Join(moved, ", "))
+	}
 	dur := time.Duration(c.seconds * float64(time.Second))
 	if c.fio == "auto" {
 		if _, err := exec.LookPath("fio"); err != nil {
@@ -201,6 +223,19 @@ func (c benchDeviceConfig) quiet(when string) (float64, error) {
 		return load, fmt.Errorf("bench device: the load average is %.2f %s, above --max-load %g: not a quiet machine, and a busy disk or CPU would set every later run's I/O floor (wait for the machine to settle, or pass --max-load 0 to measure anyway)", load, when, c.maxLoad)
 	}
 	return load, nil
+}
+
+// roundsSpreadNote is the largest over the smallest round of a point
+// beyond which bench device says the disk's rate moved.
+const roundsSpreadNote = 1.25
+
+// joinFloats writes rounds as "41203,47101,52004".
+func joinFloats(v []float64) string {
+	s := make([]string, len(v))
+	for i, f := range v {
+		s[i] = strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	return strings.Join(s, ",")
 }
 
 // maxFioPairs bounds --fio-pairs (each pair runs both tools once).

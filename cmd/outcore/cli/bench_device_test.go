@@ -55,6 +55,11 @@ func TestBenchDeviceThenIOFloor(t *testing.T) {
 	if len(p.Random) != 4 || p.Hostname == "" || p.Device == 0 || p.FileBytes != 8<<20 || p.Mode != devprofile.ModeFull || p.Storage != k.Storage {
 		t.Errorf("profile %+v", p)
 	}
+	// three rounds by default, each point their median
+	if p.Rounds != 3 || len(p.Random[0].IOPSRounds) != 3 || p.Random[0].IOPS != p.Random[0].IOPSRounds[1] ||
+		!strings.Contains(out, " rounds=") || !strings.Contains(out, " rounds_mbps=") {
+		t.Errorf("rounds %d, first point %+v, output:\n%s", p.Rounds, p.Random[0], out)
+	}
 	if _, err := exec.LookPath("fio"); err == nil {
 		if len(p.Fio) != 3 || !(p.Fio[0].Fio > 0) {
 			t.Errorf("fio installed but checks %+v", p.Fio)
