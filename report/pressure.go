@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"outcore/engine/metrics"
@@ -42,16 +41,14 @@ func RunPressure(eps []metrics.EpochRecord) (p *metrics.HostPressure, busy []str
 			}
 			*f.dst = &v
 		}
-		if h.Reclaim != "" && !slices.Contains(reclaims, h.Reclaim) {
-			reclaims = append(reclaims, h.Reclaim)
-		}
+		reclaims = append(reclaims, h.Reclaim)
 		if r := metrics.EpochBusyReasons(e); len(r) > 0 {
 			busy = append(busy, fmt.Sprintf("epoch %d: %s", e.Epoch, strings.Join(r, ", ")))
 		}
 	}
 	if p != nil {
 		p.Load1 /= float64(n)
-		p.Reclaim = strings.Join(reclaims, "; ")
+		p.Reclaim = metrics.MergeReclaim(reclaims...)
 	}
 	return p, busy
 }

@@ -136,7 +136,8 @@ type PressureMeter struct {
 
 // NewPressureMeter starts a window now.
 func NewPressureMeter() PressureMeter {
-	return PressureMeter{start: readPressureCounters(), reclaim: reclaimSeen.observe()}
+	seq, _ := reclaimSeen.observe()
+	return PressureMeter{start: readPressureCounters(), reclaim: seq}
 }
 
 // Stop ends the window and returns its host pressure, with every

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -27,8 +28,8 @@ type reclaimLog struct {
 var reclaimSeen = &reclaimLog{last: map[string]uint64{}, read: osutil.ProactiveReclaim}
 
 // observe reads the host's proactive reclaim now, notes it and returns
-// the observation's number.
-func (l *reclaimLog) observe() uint64 {
+// the observation's number and what it saw.
+func (l *reclaimLog) observe() (uint64, string) {
 	d := l.read()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -36,20 +37,42 @@ func (l *reclaimLog) observe() uint64 {
 	if d != "" {
 		l.last[d] = l.seq
 	}
-	return l.seq
+	return l.seq, d
 }
 
-// since is every reclaim seen by observation seq or a later one, joined
-// with "; " in a stable order ("" when none was).
+// since is every reclaim seen by observation seq or a later one
+// (MergeReclaim of them; "" when none was).
 func (l *reclaimLog) since(seq uint64) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []string
+	var seen []string
 	for d, n := range l.last {
 		if n >= seq {
-			out = append(out, d)
+			seen = append(seen, d)
+		}
+	}
+	return MergeReclaim(seen...)
+}
+
+// reclaimSep separates the reclaimers of one description
+// (osutil.ProactiveReclaim joins a host's with it).
+const reclaimSep = "; "
+
+// MergeReclaim is the reclaimers named in any of descs, each once, in a
+// stable order, joined as osutil.ProactiveReclaim joins them ("" when
+// none): a window that saw "a" and then "a; b" saw a and b.
+func MergeReclaim(descs ...string) string {
+	var out []string
+	for _, d := range descs {
+		if d == "" {
+			continue
+		}
+		for _, r := range strings.Split(d, reclaimSep) {
+			if !slices.Contains(out, r) {
+				out = append(out, r)
+			}
 		}
 	}
 	sort.Strings(out)
-	return strings.Join(out, "; ")
+	return strings.Join(out, reclaimSep)
 }

@@ -97,7 +97,7 @@ func (r *ResourceSampler) Sample() SampleRecord {
 	host := readPressureCounters()
 	// a look at the host's reclaim each sample, so that a window (an
 	// epoch) sees a reclaim switched on and off again inside it
-	reclaimSeq := reclaimSeen.observe()
+	_, reclaim := reclaimSeen.observe()
 	load1, lerr := ReadLoad1()
 	rss, _ := osutil.ProcessRSSBytes(r.pid)
 	var cg int64
@@ -111,7 +111,7 @@ func (r *ResourceSampler) Sample() SampleRecord {
 	rec := SampleRecord{Type: TypeSample, T: cur.at.Sub(r.start).Seconds(), RSSBytes: rss, CgroupBytes: cg}
 	if lerr == nil || host.statOK {
 		p := pressureBetween(prevHost, host, load1, runtime.NumCPU())
-		p.Reclaim = reclaimSeen.since(reclaimSeq)
+		p.Reclaim = reclaim
 		rec.Host = &p
 	}
 	if dt := cur.at.Sub(prev.at).Seconds(); dt > 0 {

@@ -166,13 +166,11 @@ var Epochs = []Field{
 			return &v
 		})},
 	{Key: "host_reclaim", Int: true, Derived: true, Since: metrics.ReclaimWatchVersion, Doc: "host pressure: 1 when the host's proactive reclaim (DAMON pageout, named in host_pressure.reclaim) was on at some look in the epoch, 0 when never",
-		Get: func(e *rec) (float64, bool) {
-			if e.HostPressure == nil {
-				return 0, false
+		Get: host(func(h *metrics.HostPressure) *float64 {
+			on := 0.0
+			if h.Reclaim != "" {
+				on = 1
 			}
-			if e.HostPressure.Reclaim != "" {
-				return 1, true
-			}
-			return 0, true
-		}},
+			return &on
+		})},
 }
