@@ -24,6 +24,9 @@
 #        MAX_LOAD         highest 1-minute load average to start at (default 1.5)
 #        OUTCORE          outcore binary (default bin/outcore, built if missing)
 #        OUTCORE_DATA     the data directory, as for outcore itself
+#        DROP_CACHES      1 (the default as root): drop the page cache before
+#                         each probe, so that no probe reads pages an earlier
+#                         one left cached outside its cgroup; 0: keep it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 outcore=${OUTCORE:-bin/outcore}
@@ -41,7 +44,9 @@ if ! "$outcore" data list 2>/dev/null | grep -qw -- "$ds"; then
   "$outcore" data gen --preset "$ds" --quiet
 fi
 log="$out/frontier.log"
-echo "== frontier $ds $compute $systems (load $load, $(date -u +%FT%TZ))" | tee "$log"
+drop=()
+if [[ ${DROP_CACHES:-$([[ $EUID == 0 ]] && echo 1 || echo 0)} == 1 ]]; then drop=(--drop-caches); fi
+echo "== frontier $ds $compute $systems (load $load, ${drop[*]:-page cache kept}, $(date -u +%FT%TZ))" | tee "$log"
 start=$(date +%s)
 # Failed probes are what a frontier search is made of: exp frontier exits
 # non-zero when any probe failed, which is no reason to stop here.
@@ -49,7 +54,7 @@ rc=0
 "$outcore" exp frontier --dataset "$ds" --system "$systems" --compute "$compute" \
   --max-probes "${FRONTIER_PROBES:-6}" --tolerance "${FRONTIER_TOL:-0.1}" \
   --max-cell-seconds "${FRONTIER_CELL_S:-180}" --train-max-nodes "${FRONTIER_TRAIN_NODES:-20000}" \
-  --wait 2>&1 | tee -a "$log" || rc=$?
+  "${drop[@]}" --wait 2>&1 | tee -a "$log" || rc=$?
 [[ $rc == 0 ]] || echo "== exp frontier exited $rc (failed probes are expected below the frontier)" | tee -a "$log"
 echo "== search took $(( $(date +%s) - start )) s (load $(cut -d' ' -f1 /proc/loadavg))" | tee -a "$log"
 id=$(sed -n 's/^experiment \([0-9]*\) created.*/\1/p' "$log" | head -1)

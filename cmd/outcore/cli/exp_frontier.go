@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"unicode/utf8"
+
+	"outcore/experiments/grid"
 )
 
 // expFrontierCmd is `outcore exp frontier`: a memory-frontier search
@@ -81,7 +84,7 @@ func expFrontierCmd() *Command {
 				g["train_max_nodes"] = trainNodes
 			}
 			if _, ok := g["name"]; !ok {
-				g["name"] = fmt.Sprintf("memory frontier of %s", strings.ReplaceAll(systems, ",", ", "))
+				g["name"] = frontierName(axesSystems(g))
 			}
 			g["frontier"] = map[string]any{"tolerance": tol, "max_probes": probes, "max_limit": maxLimit, "max_cell_s": cellS}
 			grid, err := json.Marshal(g)
@@ -91,4 +94,38 @@ func expFrontierCmd() *Command {
 			return createExperiment(ctx, s, createArgs{dataDir: dataDir, label: "frontier", grid: grid, wait: wait, conc: conc, drop: drop})
 		},
 	}
+}
+
+// axesSystems is the grid's system axis as strings (nil when it has none).
+func axesSystems(g map[string]any) []string {
+	axes, _ := g["axes"].(map[string]any)
+	var out []string
+	switch l := axes["system"].(type) {
+	case []string:
+		out = l
+	case []any:
+		for _, v := range l {
+			out = append(out, fmt.Sprint(v))
+		}
+	}
+	return out
+}
+
+// frontierName names a search by its variants, as many as fit in a
+// grid's name (grid.MaxNameLen); the rest are counted ("and 3 more").
+func frontierName(systems []string) string {
+	name := "memory frontier of " + strings.Join(systems, ", ")
+	if utf8.RuneCountInString(name) <= grid.MaxNameLen {
+		return name
+	}
+	for n := len(systems) - 1; n >= 0; n-- {
+		name = fmt.Sprintf("memory frontier of %s and %d more", strings.Join(systems[:n], ", "), len(systems)-n)
+		if n == 0 {
+			name = fmt.Sprintf("memory frontier of %d variant%s", len(systems), map[bool]string{true: "s"}[len(systems) != 1])
+		}
+		if utf8.RuneCountInString(name) <= grid.MaxNameLen {
+			return name
+		}
+	}
+	return name
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"outcore/experiments/grid"
 	"outcore/store"
 )
 
@@ -91,5 +92,32 @@ func TestFrontierEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(string(runs[0].Config), `"train_max_nodes":2000`) {
 		t.Errorf("probe config without the training subset: %s", runs[0].Config)
+	}
+}
+
+// TestFrontierNameFits: a search of many variants gets a name the grid
+// accepts (at most grid.MaxNameLen characters), naming as many variants as
+// fit and counting the rest; a short list is named whole.
+func TestFrontierNameFits(t *testing.T) {
+	short := []string{"pyg+", "ginex"}
+	if got, want := frontierName(short), "memory frontier of pyg+, ginex"; got != want {
+		t.Errorf("frontierName(%q) = %q, want %q", short, got, want)
+	}
+	long := []string{"pyg+", "ginex", "gnndrive", "gnndrive:feature_buffer=device", "diskgnn", "mariusgnn", "gids", "helios", "ali+pg", "dgl-ondisk"}
+	got := frontierName(long)
+	if n := len([]rune(got)); n > grid.MaxNameLen {
+		t.Fatalf("frontierName of %d variants is %d characters, above %d: %q", len(long), n, grid.MaxNameLen, got)
+	}
+	m := regexp.MustCompile(`^memory frontier of (.+) and (\d+) more$`).FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("frontierName of %d variants = %q, want the first ones and a count of the rest", len(long), got)
+	}
+	named := strings.Split(m[1], ", ")
+	if rest, _ := strconv.Atoi(m[2]); len(named)+rest != len(long) || named[0] != "pyg+" {
+		t.Errorf("frontierName = %q: %d named and %s more, want the first ones of %d", got, len(named), m[2], len(long))
+	}
+	huge := []string{strings.Repeat("v", 120)}
+	if got := frontierName(huge); got != "memory frontier of 1 variant" {
+		t.Errorf("frontierName of one 120-character variant = %q, want the count", got)
 	}
 }
