@@ -10,8 +10,15 @@ const DataDirEnv = "OUTCORE_DATA"
 
 // ResolveDataDir returns the data directory: flagValue when set, else
 // $OUTCORE_DATA, else $XDG_DATA_HOME/outcore, else ~/.local/share/outcore.
-// Datasets live by name under DatasetsDir of it.
+// Datasets live by name under DatasetsDir of it. A relative directory is
+// made absolute against the working directory here, once: the runs'
+// paths are stored and handed to training processes that start in their
+// own run folders, where a relative one would name another place.
 func ResolveDataDir(flagValue string) string {
+	return absDir(resolveDataDir(flagValue))
+}
+
+func resolveDataDir(flagValue string) string {
 	if flagValue != "" {
 		return flagValue
 	}
@@ -25,6 +32,15 @@ func ResolveDataDir(flagValue string) string {
 		return filepath.Join(home, ".local", "share", "outcore")
 	}
 	return filepath.Join(os.TempDir(), "outcore")
+}
+
+// absDir is dir made absolute, or dir as it is when the working directory
+// cannot be known (the error then shows where the path is used).
+func absDir(dir string) string {
+	if a, err := filepath.Abs(dir); err == nil {
+		return a
+	}
+	return dir
 }
 
 // DatasetsDir is the folder under a data directory that holds one folder per dataset.
