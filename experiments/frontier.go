@@ -91,9 +91,12 @@ func NextFrontierProbe(floor, ceil int64, probes []FrontierProbe, spec grid.Fron
 			note = fmt.Sprintf("failed at %s, above the frontier (not monotone in the limit)", units.Bytes(p.Limit))
 		}
 	}
-	if floor >= hi {
+	// The first probe is its limit rounded up to whole MiB, so a top below
+	// the floor starts at the floor plus less than 1 MiB: that is the
+	// floor's probe, not one to repeat below it.
+	if floor >= hi || hi-floor < grid.FrontierMinStepBytes {
 		why := "the computed floor is at or above the least limit that finished"
-		if hi == floor {
+		if hi >= floor && hi-floor < grid.FrontierMinStepBytes {
 			why = "finished at its computed floor"
 		}
 		return FrontierStep{Done: true, Frontier: hi, Note: join(note, why)}

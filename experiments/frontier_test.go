@@ -61,6 +61,25 @@ func TestNextFrontierProbe(t *testing.T) {
 	}
 }
 
+// A top below the variant's floor is raised to the floor rounded up to
+// whole MiB (firstProbes); when that probe finishes it is the floor's,
+// and no second probe less than 1 MiB below it follows.
+func TestFrontierFloorRoundedUp(t *testing.T) {
+	const MiB = 1 << 20
+	spec := grid.FrontierSpec{Tolerance: 0.1, MaxProbes: 6}
+	floor := 11420*int64(MiB) + 300<<10
+	top := 11421 * int64(MiB)
+	got := NextFrontierProbe(floor, top, []FrontierProbe{{Limit: top, Epoch: true}}, spec)
+	if !got.Done || got.Frontier != top || !strings.Contains(got.Note, "finished at its computed floor") {
+		t.Errorf("step %+v, want done at %d MiB, finished at its computed floor", got, top/MiB)
+	}
+	// A floor 1 MiB or more below the least success is still probed.
+	got = NextFrontierProbe(floor-MiB, top, []FrontierProbe{{Limit: top, Epoch: true}}, spec)
+	if got.Done || got.Next != floor-MiB {
+		t.Errorf("step %+v, want the floor %d next", got, floor-MiB)
+	}
+}
+
 func TestFrontierGrid(t *testing.T) {
 	g, err := grid.ParseGrid([]byte(`{"dataset":"tiny","axes":{"system":["fake","fake2"]},"frontier":{"tolerance":0.1}}`))
 	if err != nil || g.Frontier == nil || g.Frontier.Tolerance != 0.1 {
