@@ -30,7 +30,9 @@ import (
 // every line of Settings.Deviations among the start record's and the
 // summary's deviations.
 func TestEveryVariantRunsUnderEveryTestbed(t *testing.T) {
-	dataDir := systest.DiskDir(t)
+	// The data directory as a run resolves it (absolute): the deviations
+	// name the storage profile by its path under it.
+	dataDir := dataset.ResolveDataDir(systest.DiskDir(t))
 	gen, err := dataset.Preset("tiny")
 	if err != nil {
 		t.Fatal(err)
