@@ -94,9 +94,10 @@ func NextFrontierProbe(floor, ceil int64, probes []FrontierProbe, spec grid.Fron
 	// The first probe is its limit rounded up to whole MiB, so a top below
 	// the floor starts at the floor plus less than 1 MiB: that is the
 	// floor's probe, not one to repeat below it.
-	if floor >= hi || hi-floor < grid.FrontierMinStepBytes {
+	atFloor := hi >= floor && hi-floor < grid.FrontierMinStepBytes
+	if atFloor || floor > hi {
 		why := "the computed floor is at or above the least limit that finished"
-		if hi >= floor && hi-floor < grid.FrontierMinStepBytes {
+		if atFloor {
 			why = "finished at its computed floor"
 		}
 		return FrontierStep{Done: true, Frontier: hi, Note: join(note, why)}

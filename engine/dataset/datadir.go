@@ -15,7 +15,11 @@ const DataDirEnv = "OUTCORE_DATA"
 // paths are stored and handed to training processes that start in their
 // own run folders, where a relative one would name another place.
 func ResolveDataDir(flagValue string) string {
-	return absDir(resolveDataDir(flagValue))
+	dir := resolveDataDir(flagValue)
+	if a, err := filepath.Abs(dir); err == nil {
+		return a
+	}
+	return dir // the working directory cannot be known: the error shows where the path is used
 }
 
 func resolveDataDir(flagValue string) string {
@@ -32,15 +36,6 @@ func resolveDataDir(flagValue string) string {
 		return filepath.Join(home, ".local", "share", "outcore")
 	}
 	return filepath.Join(os.TempDir(), "outcore")
-}
-
-// absDir is dir made absolute, or dir as it is when the working directory
-// cannot be known (the error then shows where the path is used).
-func absDir(dir string) string {
-	if a, err := filepath.Abs(dir); err == nil {
-		return a
-	}
-	return dir
 }
 
 // DatasetsDir is the folder under a data directory that holds one folder per dataset.
